@@ -1,0 +1,76 @@
+#include "model/gated_deltanet.h"
+
+#include "model/common.h"
+#include "model/gated_delta_rule.h"
+
+namespace recipebench::torch_model {
+
+torch::Tensor causal_depthwise_conv1d_silu(const torch::Tensor& x, const torch::Tensor& w) {
+  TORCH_CHECK(x.dim() == 3 && w.dim() == 3 && w.size(0) == x.size(2) && w.size(1) == 1, "conv1d: x ", x.sizes(),
+              " w ", w.sizes());
+  const int64_t seq = x.size(1), channels = x.size(2), kernel = w.size(2);
+  // Pad K-1 on both sides and keep the first seq outputs: output t sees inputs t-K+1 .. t.
+  const auto y = torch::conv1d(x.transpose(1, 2).to(w.scalar_type()), w, /*bias=*/{}, /*stride=*/1,
+                               /*padding=*/kernel - 1, /*dilation=*/1, /*groups=*/channels)
+                     .narrow(-1, 0, seq);
+  return torch::silu(y).transpose(1, 2).to(x.scalar_type());
+}
+
+torch::Tensor l2_normalize(const torch::Tensor& x, double eps) {
+  return x * torch::rsqrt(x.pow(2).sum(-1, /*keepdim=*/true) + eps);
+}
+
+GatedDeltaNetImpl::GatedDeltaNetImpl(const ModelConfig& cfg, GdnKernel kernel_)
+    : num_k_heads(cfg.linear_num_key_heads),
+      num_v_heads(cfg.linear_num_value_heads),
+      head_k_dim(cfg.linear_key_head_dim),
+      head_v_dim(cfg.linear_value_head_dim),
+      chunk_size(cfg.gdn_chunk_size),
+      kernel(kernel_) {
+  TORCH_CHECK(num_k_heads > 0 && num_v_heads % num_k_heads == 0, "GDN value heads ", num_v_heads,
+              " not a multiple of key heads ", num_k_heads);
+  const int64_t h = cfg.hidden_size, kd = cfg.linear_key_dim(), vd = cfg.linear_value_dim();
+  const int64_t conv_dim = 2 * kd + vd;
+  using torch::nn::LinearOptions;
+  in_proj_qkv = register_module("in_proj_qkv", torch::nn::Linear(LinearOptions(h, conv_dim).bias(false)));
+  in_proj_z = register_module("in_proj_z", torch::nn::Linear(LinearOptions(h, vd).bias(false)));
+  in_proj_b = register_module("in_proj_b", torch::nn::Linear(LinearOptions(h, num_v_heads).bias(false)));
+  in_proj_a = register_module("in_proj_a", torch::nn::Linear(LinearOptions(h, num_v_heads).bias(false)));
+  conv1d = register_module("conv1d", torch::nn::Conv1d(torch::nn::Conv1dOptions(conv_dim, conv_dim, cfg.linear_conv_kernel)
+                                                           .groups(conv_dim)
+                                                           .bias(false)
+                                                           .padding(cfg.linear_conv_kernel - 1)));
+  // Hugging Face init: dt_bias = 1, A = U(0.01, 16) (A_log = log A), gated norm weight 1, projections N(0, 0.02);
+  // the conv keeps torch's default (Kaiming uniform) init.
+  dt_bias = register_parameter("dt_bias", torch::ones({num_v_heads}));
+  A_log = register_parameter("A_log", torch::empty({num_v_heads}));
+  {
+    torch::NoGradGuard no_grad;
+    A_log.uniform_(0.01, 16.0).log_();
+  }
+  norm = register_module("norm", GatedRMSNorm(head_v_dim, cfg.rms_norm_eps));
+  out_proj = register_module("out_proj", torch::nn::Linear(LinearOptions(vd, h).bias(false)));
+  for (auto* lin : {&in_proj_qkv, &in_proj_z, &in_proj_b, &in_proj_a, &out_proj}) init_normal_((*lin)->weight, kInitStd);
+}
+
+torch::Tensor GatedDeltaNetImpl::forward(const torch::Tensor& x) {
+  TORCH_CHECK(x.dim() == 3, "GatedDeltaNet expects [batch, seq, hidden], got ", x.sizes());
+  const int64_t b = x.size(0), s = x.size(1);
+  const int64_t kd = num_k_heads * head_k_dim, vd = num_v_heads * head_v_dim;
+  const auto ct = compute_dtype(x.scalar_type());
+
+  const auto qkv = causal_depthwise_conv1d_silu(in_proj_qkv(x), conv1d->weight);  // [b, s, 2kd + vd]
+  const auto q = l2_normalize(qkv.narrow(-1, 0, kd).reshape({b, s, num_k_heads, head_k_dim}).to(ct));
+  const auto k = l2_normalize(qkv.narrow(-1, kd, kd).reshape({b, s, num_k_heads, head_k_dim}).to(ct));
+  const auto v = qkv.narrow(-1, 2 * kd, vd).reshape({b, s, num_v_heads, head_v_dim});
+
+  const auto beta = torch::sigmoid(in_proj_b(x));                                              // [b, s, hv]
+  const auto g = -A_log.to(ct).exp() * torch::softplus(in_proj_a(x).to(ct) + dt_bias.to(ct));  // [b, s, hv]
+
+  const auto o = kernel == GdnKernel::Chunked ? chunk_gated_delta_rule(q, k, v, g, beta, chunk_size).output
+                                              : recurrent_gated_delta_rule(q, k, v, g, beta).output;  // [b, s, hv, dv]
+  const auto z = in_proj_z(x).reshape({b, s, num_v_heads, head_v_dim});
+  return out_proj(norm(o, z).reshape({b, s, vd}));
+}
+
+}  // namespace recipebench::torch_model

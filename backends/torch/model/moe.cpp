@@ -1,0 +1,106 @@
+#include "model/moe.h"
+
+#include "compat.h"
+#include "model/common.h"
+
+#include <vector>
+
+namespace recipebench::torch_model {
+
+SwiGLUImpl::SwiGLUImpl(int64_t hidden, int64_t ffn) {
+  using torch::nn::LinearOptions;
+  gate_proj = register_module("gate_proj", torch::nn::Linear(LinearOptions(hidden, ffn).bias(false)));
+  up_proj = register_module("up_proj", torch::nn::Linear(LinearOptions(hidden, ffn).bias(false)));
+  down_proj = register_module("down_proj", torch::nn::Linear(LinearOptions(ffn, hidden).bias(false)));
+  for (auto* lin : {&gate_proj, &up_proj, &down_proj}) init_normal_((*lin)->weight, kInitStd);
+}
+
+torch::Tensor SwiGLUImpl::forward(const torch::Tensor& x) {
+  return down_proj(torch::silu(gate_proj(x)) * up_proj(x));
+}
+
+Routing route_topk(const torch::Tensor& x, const torch::Tensor& router_weight, int64_t top_k) {
+  TORCH_CHECK(x.dim() == 2 && router_weight.dim() == 2 && x.size(1) == router_weight.size(1), "router: x ",
+              x.sizes(), " weight ", router_weight.sizes());
+  TORCH_CHECK(top_k > 0 && top_k <= router_weight.size(0), "top_k ", top_k, " of ", router_weight.size(0), " experts");
+  Routing r;
+  r.logits = torch::linear(x, router_weight);
+  const auto probs = torch::softmax(r.logits.to(compute_dtype(x.scalar_type())), -1);
+  auto [top_p, top_i] = probs.topk(top_k, -1);  // sorted, descending
+  r.weights = (top_p / top_p.sum(-1, /*keepdim=*/true)).to(x.scalar_type());
+  r.indices = top_i;
+  return r;
+}
+
+RoutedExpertsImpl::RoutedExpertsImpl(int64_t num_experts_, int64_t hidden_, int64_t ffn_, ExpertsImpl impl_)
+    : num_experts(num_experts_), hidden(hidden_), ffn(ffn_), impl(impl_) {
+  gate_up_proj = register_parameter("gate_up_proj", torch::empty({num_experts, 2 * ffn, hidden}));
+  down_proj = register_parameter("down_proj", torch::empty({num_experts, hidden, ffn}));
+  init_normal_(gate_up_proj, kInitStd);
+  init_normal_(down_proj, kInitStd);
+}
+
+torch::Tensor RoutedExpertsImpl::forward(const torch::Tensor& x, const torch::Tensor& indices,
+                                         const torch::Tensor& weights) {
+  TORCH_CHECK(x.dim() == 2 && x.size(1) == hidden, "experts: x ", x.sizes(), " hidden ", hidden);
+  TORCH_CHECK(indices.dim() == 2 && indices.size(0) == x.size(0) && weights.sizes() == indices.sizes(),
+              "experts: indices ", indices.sizes(), " weights ", weights.sizes());
+  const int64_t k = indices.size(1);
+  // Sort the N * k (token, slot) assignments by expert; the stable sort keeps token order inside an expert.
+  const auto flat = indices.reshape({-1});
+  const auto sorted = flat.sort(/*stable=*/true, /*dim=*/0, /*descending=*/false);
+  const auto& order = std::get<1>(sorted);                         // [N * k] positions into flat
+  const auto token = order.div(k, "floor");                        // token of each sorted assignment
+  const auto xs = x.index_select(0, token);                        // [N * k, hidden]
+  const auto ws = weights.reshape({-1}).index_select(0, order);    // [N * k]
+  const auto counts = torch::bincount(flat, /*weights=*/{}, num_experts);  // [experts] tokens per expert
+
+  const bool grouped = impl == ExpertsImpl::Grouped || (impl == ExpertsImpl::Auto && compat::grouped_mm_usable(x));
+  torch::Tensor ys;  // [N * k, hidden], expert outputs in sorted order
+  if (grouped) {
+    const auto offs = counts.cumsum(0).to(torch::kInt);
+    const auto gu = compat::grouped_mm(xs, gate_up_proj.transpose(1, 2), offs);  // [N * k, 2 ffn]
+    const auto act = torch::silu(gu.narrow(-1, 0, ffn)) * gu.narrow(-1, ffn, ffn);
+    ys = compat::grouped_mm(act, down_proj.transpose(1, 2), offs);                // [N * k, hidden]
+  } else {
+    const auto counts_cpu = counts.to(torch::kCPU);
+    const auto* c = counts_cpu.data_ptr<int64_t>();
+    std::vector<torch::Tensor> parts;
+    int64_t start = 0;
+    for (int64_t e = 0; e < num_experts; ++e) {
+      if (c[e] == 0) continue;  // an expert without tokens costs nothing (and gets a zero gradient)
+      const auto seg = xs.narrow(0, start, c[e]);
+      const auto gu = torch::linear(seg, gate_up_proj[e]);  // [c_e, 2 ffn]
+      const auto act = torch::silu(gu.narrow(-1, 0, ffn)) * gu.narrow(-1, ffn, ffn);
+      parts.push_back(torch::linear(act, down_proj[e]));   // [c_e, hidden]
+      start += c[e];
+    }
+    ys = parts.empty() ? torch::zeros({0, hidden}, x.options()) : torch::cat(parts, 0);
+  }
+  ys = ys * ws.unsqueeze(-1);
+  return torch::zeros_like(x).index_add(0, token, ys);
+}
+
+SparseMoeBlockImpl::SparseMoeBlockImpl(const ModelConfig& cfg, ExpertsImpl impl) : top_k(cfg.top_k) {
+  const int64_t h = cfg.hidden_size;
+  using torch::nn::LinearOptions;
+  gate = register_module("gate", torch::nn::Linear(LinearOptions(h, cfg.num_experts).bias(false)));
+  experts = register_module("experts", RoutedExperts(cfg.num_experts, h, cfg.expert_ffn, impl));
+  shared_expert = register_module("shared_expert", SwiGLU(h, cfg.shared_expert_ffn));
+  shared_expert_gate = register_module("shared_expert_gate", torch::nn::Linear(LinearOptions(h, 1).bias(false)));
+  init_normal_(gate->weight, kInitStd);
+  init_normal_(shared_expert_gate->weight, kInitStd);
+}
+
+Routing SparseMoeBlockImpl::route(const torch::Tensor& x) { return route_topk(x, gate->weight, top_k); }
+
+torch::Tensor SparseMoeBlockImpl::forward(const torch::Tensor& x) {
+  TORCH_CHECK(x.dim() == 3, "SparseMoeBlock expects [batch, seq, hidden], got ", x.sizes());
+  const auto flat = x.reshape({-1, x.size(2)});
+  const Routing r = route(flat);
+  const auto routed = experts(flat, r.indices, r.weights);
+  const auto shared = torch::sigmoid(shared_expert_gate(flat)) * shared_expert(flat);
+  return (routed + shared).view(x.sizes());
+}
+
+}  // namespace recipebench::torch_model

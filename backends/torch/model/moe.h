@@ -1,0 +1,77 @@
+// Sparse MoE block of Qwen3.5 (DESIGN.md section 6): softmax top-k router, routed SwiGLU experts stored as
+// stacked weights, one sigmoid-gated shared SwiGLU expert.
+#pragma once
+
+#include "catalog/models.h"
+#include "model/options.h"
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/pimpl.h>
+#include <torch/types.h>
+
+#include <cstdint>
+
+namespace recipebench::torch_model {
+
+/// SwiGLU feed-forward (Shazeer, "GLU Variants Improve Transformer", arXiv 2002.05202):
+///   down_proj(silu(gate_proj(x)) * up_proj(x)). Parameters gate_proj.weight, up_proj.weight [ffn, hidden],
+///   down_proj.weight [hidden, ffn]; no biases (Hugging Face Qwen3_5MoeMLP).
+struct SwiGLUImpl : torch::nn::Module {
+  SwiGLUImpl(int64_t hidden, int64_t ffn);
+  /// x: [..., hidden] -> [..., hidden].
+  torch::Tensor forward(const torch::Tensor& x);
+
+  torch::nn::Linear gate_proj{nullptr}, up_proj{nullptr}, down_proj{nullptr};
+};
+TORCH_MODULE(SwiGLU);
+
+/// Routing decision of the router for N tokens.
+struct Routing {
+  torch::Tensor logits;   ///< [N, experts], dtype of x (router_logits, e.g. for a load-balancing loss)
+  torch::Tensor weights;  ///< [N, top_k], dtype of x: top-k softmax probabilities renormalised to sum 1
+  torch::Tensor indices;  ///< [N, top_k], int64 expert ids, by descending probability
+};
+
+/// Router: softmax over all experts in fp32 (fp64 for fp64 x), top-k, weights renormalised to sum to 1
+/// (Hugging Face Qwen3_5MoeTopKRouter). x: [N, hidden]; router_weight: [experts, hidden].
+Routing route_topk(const torch::Tensor& x, const torch::Tensor& router_weight, int64_t top_k);
+
+/// Routed SwiGLU experts with stacked weights (Hugging Face Qwen3_5MoeExperts):
+///   gate_up_proj [experts, 2 * ffn, hidden] (rows 0..ffn-1: gate, ffn..2ffn-1: up), down_proj [experts, hidden, ffn].
+/// Expert e maps a token x to down_proj[e] (silu(gate[e] x) * (up[e] x)).
+struct RoutedExpertsImpl : torch::nn::Module {
+  RoutedExpertsImpl(int64_t num_experts, int64_t hidden, int64_t ffn, ExpertsImpl impl = ExpertsImpl::Auto);
+
+  /// out[n] = sum_j weights[n, j] * expert_{indices[n, j]}(x[n]).
+  /// x: [N, hidden]; indices: int64 [N, top_k]; weights: [N, top_k] (dtype of x). Returns [N, hidden].
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& indices, const torch::Tensor& weights);
+
+  torch::Tensor gate_up_proj, down_proj;
+  int64_t num_experts, hidden, ffn;
+  ExpertsImpl impl;
+};
+TORCH_MODULE(RoutedExperts);
+
+/// Sparse MoE block (Hugging Face Qwen3_5MoeSparseMoeBlock):
+///   out = experts(x, route_topk(x)) + sigmoid(shared_expert_gate(x)) * shared_expert(x)
+/// Parameters (Hugging Face names under "mlp."): gate.weight [experts, hidden] (the router),
+/// experts.gate_up_proj, experts.down_proj (see RoutedExperts), shared_expert.{gate,up,down}_proj.weight,
+/// shared_expert_gate.weight [1, hidden].
+struct SparseMoeBlockImpl : torch::nn::Module {
+  explicit SparseMoeBlockImpl(const ModelConfig& cfg, ExpertsImpl impl = ExpertsImpl::Auto);
+
+  /// x: [batch, seq, hidden] -> [batch, seq, hidden].
+  torch::Tensor forward(const torch::Tensor& x);
+  /// The router's decision for x: [N, hidden] (see route_topk).
+  Routing route(const torch::Tensor& x);
+
+  torch::nn::Linear gate{nullptr};
+  RoutedExperts experts{nullptr};
+  SwiGLU shared_expert{nullptr};
+  torch::nn::Linear shared_expert_gate{nullptr};
+  int64_t top_k;
+};
+TORCH_MODULE(SparseMoeBlock);
+
+}  // namespace recipebench::torch_model

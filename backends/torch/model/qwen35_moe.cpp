@@ -1,0 +1,71 @@
+#include "model/qwen35_moe.h"
+
+#include "model/common.h"
+
+namespace recipebench::torch_model {
+
+SftLossSum sft_loss_sum(const torch::Tensor& logits, const torch::Tensor& targets, const torch::Tensor& loss_mask) {
+  TORCH_CHECK(logits.dim() == 3 && targets.sizes() == logits.sizes().slice(0, 2) &&
+                  loss_mask.sizes() == targets.sizes(),
+              "SFT loss: logits ", logits.sizes(), " targets ", targets.sizes(), " mask ", loss_mask.sizes());
+  const auto ct = compute_dtype(logits.scalar_type());
+  const auto mask = loss_mask.to(torch::kBool);
+  const auto safe_targets = targets.masked_fill(mask.logical_not(), 0);  // unsupervised targets may be -100
+  const auto logp = torch::log_softmax(logits.to(ct), -1);
+  const auto nll = -logp.gather(-1, safe_targets.unsqueeze(-1)).squeeze(-1);  // [batch, seq]
+  SftLossSum r;
+  r.sum = torch::where(mask, nll, torch::zeros_like(nll)).sum();
+  r.count = mask.sum();
+  return r;
+}
+
+torch::Tensor sft_loss(const torch::Tensor& logits, const torch::Tensor& targets, const torch::Tensor& loss_mask) {
+  const auto s = sft_loss_sum(logits, targets, loss_mask);
+  return s.sum / s.count.clamp_min(1).to(s.sum.scalar_type());
+}
+
+TextModelImpl::TextModelImpl(const ModelConfig& cfg, const KernelOptions& opt) {
+  embed_tokens = register_module("embed_tokens", torch::nn::Embedding(cfg.vocab_size, cfg.hidden_size));
+  init_normal_(embed_tokens->weight, kInitStd);
+  layers = register_module("layers", torch::nn::ModuleList());
+  for (int64_t i = 0; i < cfg.num_layers; ++i) {
+    decoder_layers.push_back(DecoderLayer(cfg, i, opt));
+    layers->push_back(decoder_layers.back());
+  }
+  norm = register_module("norm", RMSNorm(cfg.hidden_size, cfg.rms_norm_eps));
+}
+
+torch::Tensor TextModelImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& positions) {
+  TORCH_CHECK(input_ids.dim() == 2, "input_ids must be [batch, seq], got ", input_ids.sizes());
+  auto h = embed_tokens(input_ids);
+  for (auto& layer : decoder_layers) h = layer(h, positions);
+  return norm(h);
+}
+
+Qwen35MoeForCausalLMImpl::Qwen35MoeForCausalLMImpl(const ModelConfig& cfg_, const KernelOptions& opt) : cfg(cfg_) {
+  model = register_module("model", TextModel(cfg, opt));
+  lm_head = register_module(
+      "lm_head", torch::nn::Linear(torch::nn::LinearOptions(cfg.hidden_size, cfg.vocab_size).bias(false)));
+  init_normal_(lm_head->weight, kInitStd);
+}
+
+torch::Tensor Qwen35MoeForCausalLMImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& positions) {
+  return lm_head(model(input_ids, positions));
+}
+
+SftLossSum Qwen35MoeForCausalLMImpl::sft_loss_sum(const torch::Tensor& input_ids, const torch::Tensor& loss_mask) {
+  TORCH_CHECK(loss_mask.sizes() == input_ids.sizes(), "loss mask ", loss_mask.sizes(), " != input_ids ",
+              input_ids.sizes());
+  const int64_t s = input_ids.size(1);
+  TORCH_CHECK(s >= 2, "next-token loss needs at least 2 tokens per row");
+  const auto logits = forward(input_ids);
+  return torch_model::sft_loss_sum(logits.narrow(1, 0, s - 1), input_ids.narrow(1, 1, s - 1),
+                                   loss_mask.narrow(1, 1, s - 1));
+}
+
+torch::Tensor Qwen35MoeForCausalLMImpl::sft_loss(const torch::Tensor& input_ids, const torch::Tensor& loss_mask) {
+  const auto s = sft_loss_sum(input_ids, loss_mask);
+  return s.sum / s.count.clamp_min(1).to(s.sum.scalar_type());
+}
+
+}  // namespace recipebench::torch_model

@@ -1,0 +1,76 @@
+// The Qwen3.5 MoE text model (DESIGN.md section 6) and the SFT loss.
+#pragma once
+
+#include "catalog/models.h"
+#include "model/decoder_layer.h"
+#include "model/options.h"
+#include "model/rms_norm.h"
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/pimpl.h>
+#include <torch/types.h>
+
+#include <vector>
+
+namespace recipebench::torch_model {
+
+/// Sum and count of the SFT loss, kept apart so that microbatches and data-parallel ranks can be reduced
+/// before the division (the loss of a step is normalised by all its supervised tokens).
+struct SftLossSum {
+  torch::Tensor sum;    ///< scalar, fp32 (fp64 for fp64 logits): sum of -log p(target) over supervised tokens
+  torch::Tensor count;  ///< scalar int64: number of supervised tokens
+};
+
+/// Per-token cross-entropy summed over supervised tokens. The log-softmax is computed in fp32 (fp64 for fp64).
+/// logits: [batch, seq, vocab]; targets: int64 [batch, seq] (the token each position must predict; any value,
+/// e.g. -100, where unsupervised); loss_mask: [batch, seq], bool or 0/1, true where the target is supervised.
+SftLossSum sft_loss_sum(const torch::Tensor& logits, const torch::Tensor& targets, const torch::Tensor& loss_mask);
+
+/// sft_loss_sum(...).sum / count: mean cross-entropy over supervised tokens (0 when there are none). Scalar.
+torch::Tensor sft_loss(const torch::Tensor& logits, const torch::Tensor& targets, const torch::Tensor& loss_mask);
+
+/// Decoder stack (Hugging Face Qwen3_5MoeTextModel): embed_tokens.weight [vocab, hidden], layers.<i>.*,
+/// norm.weight [hidden] (zero-centred final RMSNorm).
+struct TextModelImpl : torch::nn::Module {
+  explicit TextModelImpl(const ModelConfig& cfg, const KernelOptions& opt = {});
+
+  /// input_ids: int64 [batch, seq] -> final-normed hidden states [batch, seq, hidden] (dtype of the parameters);
+  /// positions: int64 [seq] or [batch, seq], default 0..seq-1.
+  torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& positions = {});
+
+  torch::nn::Embedding embed_tokens{nullptr};
+  torch::nn::ModuleList layers{nullptr};
+  std::vector<DecoderLayer> decoder_layers;  ///< the same modules as `layers`, typed
+  RMSNorm norm{nullptr};
+};
+TORCH_MODULE(TextModel);
+
+/// Qwen3.5 MoE causal LM with an untied output layer (Hugging Face Qwen3_5MoeForCausalLM):
+/// named_parameters() gives Hugging Face's names, e.g. "model.embed_tokens.weight",
+/// "model.layers.0.linear_attn.in_proj_qkv.weight", "model.layers.3.self_attn.q_proj.weight",
+/// "model.layers.0.mlp.experts.gate_up_proj", "model.norm.weight", "lm_head.weight".
+/// (The multimodal checkpoints prefix the text model with "model.language_model."; MTP layers are not built.)
+/// Parameters are created in fp32 on the CPU; use ->to(device, dtype) afterwards.
+struct Qwen35MoeForCausalLMImpl : torch::nn::Module {
+  explicit Qwen35MoeForCausalLMImpl(const ModelConfig& cfg, const KernelOptions& opt = {});
+
+  /// input_ids: int64 [batch, seq] -> logits [batch, seq, vocab] (dtype of the parameters).
+  torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& positions = {});
+
+  /// Next-token SFT loss of rows: position t predicts input_ids[:, t + 1], counted where loss_mask[:, t + 1]
+  /// is set (loss_mask marks the supervised tokens of the row, e.g. the response; loss_mask[:, 0] is unused).
+  /// input_ids: int64 [batch, seq]; loss_mask: [batch, seq] bool or 0/1.
+  SftLossSum sft_loss_sum(const torch::Tensor& input_ids, const torch::Tensor& loss_mask);
+  /// sft_loss_sum's sum / count (scalar).
+  torch::Tensor sft_loss(const torch::Tensor& input_ids, const torch::Tensor& loss_mask);
+
+  TextModel model{nullptr};
+  torch::nn::Linear lm_head{nullptr};
+  ModelConfig cfg;
+};
+TORCH_MODULE(Qwen35MoeForCausalLM);
+
+}  // namespace recipebench::torch_model

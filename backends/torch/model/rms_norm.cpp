@@ -1,0 +1,44 @@
+#include "model/rms_norm.h"
+
+#include "model/common.h"
+
+namespace recipebench::torch_model {
+
+namespace {
+torch::Tensor normalise(const torch::Tensor& xf, double eps) {
+  return xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
+}
+}  // namespace
+
+torch::Tensor zero_centred_rms_norm(const torch::Tensor& x, const torch::Tensor& w, double eps) {
+  const auto ct = compute_dtype(x.scalar_type());
+  const auto y = normalise(x.to(ct), eps) * (w.to(ct) + 1.0);
+  return y.to(x.scalar_type());
+}
+
+torch::Tensor gated_rms_norm(const torch::Tensor& x, const torch::Tensor& z, const torch::Tensor& w, double eps) {
+  const auto ct = compute_dtype(x.scalar_type());
+  const auto n = normalise(x.to(ct), eps).to(x.scalar_type()) * w;
+  return (n.to(ct) * torch::silu(z.to(ct))).to(x.scalar_type());
+}
+
+RMSNormImpl::RMSNormImpl(int64_t dim_, double eps_) : dim(dim_), eps(eps_) {
+  weight = register_parameter("weight", torch::zeros({dim}));
+}
+
+torch::Tensor RMSNormImpl::forward(const torch::Tensor& x) {
+  TORCH_CHECK(x.size(-1) == dim, "RMSNorm: last dim ", x.size(-1), " != ", dim);
+  return zero_centred_rms_norm(x, weight, eps);
+}
+
+GatedRMSNormImpl::GatedRMSNormImpl(int64_t dim_, double eps_) : dim(dim_), eps(eps_) {
+  weight = register_parameter("weight", torch::ones({dim}));
+}
+
+torch::Tensor GatedRMSNormImpl::forward(const torch::Tensor& x, const torch::Tensor& z) {
+  TORCH_CHECK(x.size(-1) == dim && z.sizes() == x.sizes(), "GatedRMSNorm: x ", x.sizes(), " z ", z.sizes(),
+              " dim ", dim);
+  return gated_rms_norm(x, z, weight, eps);
+}
+
+}  // namespace recipebench::torch_model

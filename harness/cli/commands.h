@@ -1,0 +1,20 @@
+// The CLI's subcommands. Each adds itself to the app and returns the exit code through `run`.
+#pragma once
+
+#include <functional>
+
+namespace CLI {
+class App;
+}
+
+namespace recipebench::cli {
+
+/// Exit codes: 0 all good, 1 a checked input failed, 2 usage error (bad arguments, missing paths).
+enum ExitCode { kOk = 0, kFailed = 1, kUsage = 2 };
+
+/// Registers a subcommand on `app`; sets `run` to the function that executes it after parsing.
+void add_validate_command(CLI::App& app, std::function<int()>& run);
+void add_report_command(CLI::App& app, std::function<int()>& run);
+void add_models_command(CLI::App& app, std::function<int()>& run);
+
+}  // namespace recipebench::cli

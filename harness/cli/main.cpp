@@ -1,0 +1,33 @@
+// recipebench: validate training recipes, run them, and rank them into leaderboards.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  using namespace recipebench::cli;
+  CLI::App app{"recipebench " RECIPEBENCH_VERSION ": reproducible benchmarks of LLM training recipes"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "recipebench " RECIPEBENCH_VERSION);
+  std::function<int()> run;
+  add_validate_command(app, run);
+  add_report_command(app, run);
+  add_models_command(app, run);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kUsage;
+  }
+  try {
+    return run();
+  } catch (const std::exception& e) {
+    std::cerr << "recipebench: error: " << e.what() << "\n";
+    return kFailed;
+  }
+}

@@ -1,0 +1,57 @@
+// `recipebench models [--format text|json]`: the model registry with parameter counts.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+#include "catalog/models.h"
+#include "commands.h"
+#include "util/format.h"
+#include "util/json.h"
+
+namespace recipebench::cli {
+
+void add_models_command(CLI::App& app, std::function<int()>& run) {
+  auto* cmd = app.add_subcommand("models", "List the model registry: widths, experts and parameter counts");
+  auto format = std::make_shared<std::string>("text");
+  cmd->add_option("--format", *format, "Output format")->check(CLI::IsMember({"text", "json"}));
+  cmd->callback([&run, format] {
+    run = [format]() -> int {
+      if (*format == "json") {
+        Json out = Json::array();
+        for (const auto& m : model_registry()) {
+          const ParamCounts c = count_params(m);
+          out.push_back(Json{{"name", m.name},
+                             {"hidden_size", m.hidden_size},
+                             {"layers", m.num_layers},
+                             {"linear_attention_layers", m.num_linear_attention_layers()},
+                             {"full_attention_layers", m.num_full_attention_layers()},
+                             {"experts", m.num_experts},
+                             {"top_k", m.top_k},
+                             {"expert_ffn", m.expert_ffn},
+                             {"vocab_size", m.vocab_size},
+                             {"total_params", c.total},
+                             {"active_params", c.active}});
+        }
+        std::cout << out.dump(2) << "\n";
+        return kOk;
+      }
+      std::printf("%-20s %7s %12s %8s %6s %20s %18s\n", "model", "hidden", "layers(l/f)", "experts", "top-k",
+                  "total params", "active params");
+      for (const auto& m : model_registry()) {
+        const ParamCounts c = count_params(m);
+        const std::string layers = std::to_string(m.num_layers) + " (" + std::to_string(m.num_linear_attention_layers()) +
+                                   "/" + std::to_string(m.num_full_attention_layers()) + ")";
+        std::printf("%-20s %7lld %12s %8lld %6lld %20s %18s\n", m.name.c_str(), static_cast<long long>(m.hidden_size),
+                    layers.c_str(), static_cast<long long>(m.num_experts), static_cast<long long>(m.top_k),
+                    with_commas(c.total).c_str(), with_commas(c.active).c_str());
+      }
+      std::printf("active: weight matrices a token passes through (top-k + shared experts, router, projections, conv,\n"
+                  "output layer), not the embedding, norms or per-head scalars (docs/metrics.md). total: all parameters\n"
+                  "without the MTP layer.\n");
+      return kOk;
+    };
+  });
+}
+
+}  // namespace recipebench::cli

@@ -1,0 +1,84 @@
+// `recipebench report PATH... --out DIR [--usd-per-gpu-hour X]`
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <ctime>
+#include <iostream>
+
+#include "commands.h"
+#include "recipe/validate.h"
+#include "report/leaderboard.h"
+#include "util/atomic_file.h"
+
+namespace recipebench::cli {
+
+namespace {
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  return gethostname(buf, sizeof buf - 1) == 0 ? buf : "unknown";
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app, std::function<int()>& run) {
+  auto* cmd = app.add_subcommand("report", "Rank recipes into DIR/leaderboard.json and DIR/leaderboard.html");
+  struct Args {
+    std::vector<std::string> paths;
+    std::string out;
+    std::optional<double> price;
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("paths", a->paths, "Recipe files, or folders searched recursively for *.yaml / *.yml")->required();
+  cmd->add_option("--out", a->out, "Folder for leaderboard.json and leaderboard.html")->required();
+  cmd->add_option("--usd-per-gpu-hour", a->price, "Price every entry at this $/GPU-hour instead of the catalog's")
+      ->check(CLI::PositiveNumber);
+  cmd->callback([&run, a] {
+    run = [a]() -> int {
+      std::vector<std::string> files;
+      try {
+        files = collect_files(a->paths, {".yaml", ".yml"});
+      } catch (const std::invalid_argument& e) {
+        std::cerr << "recipebench report: " << e.what() << "\n";
+        return kUsage;
+      }
+      std::vector<Recipe> recipes;
+      size_t failed = 0;
+      for (const auto& f : files) {
+        ValidatedRecipe v = validate_recipe_file(f);
+        for (const auto& d : v.errors) std::cerr << d.to_string() << "\n";
+        if (!v.ok()) ++failed;
+        else recipes.push_back(std::move(*v.recipe));
+      }
+      if (failed) {
+        std::cerr << "recipebench report: " << failed << " input" << (failed == 1 ? "" : "s")
+                  << " failed validation; nothing written\n";
+        return kFailed;
+      }
+      ReportOptions options;
+      options.usd_per_gpu_hour = a->price;
+      Leaderboard board = build_leaderboard(recipes, options);
+      board.context["generated_at"] = utc_now();
+      board.context["recipebench_version"] = RECIPEBENCH_VERSION;
+      board.context["host"] = host_name();
+      const std::string json_path = a->out + "/leaderboard.json", html_path = a->out + "/leaderboard.html";
+      write_file_atomic(json_path, leaderboard_to_json(board).dump(2) + "\n");
+      write_file_atomic(html_path, leaderboard_to_html(board));
+      size_t entries = 0;
+      for (const auto& g : board.groups) entries += g.entries.size();
+      std::cout << "ranked " << entries << " entr" << (entries == 1 ? "y" : "ies") << " in " << board.groups.size()
+                << " group" << (board.groups.size() == 1 ? "" : "s") << " (" << board.unranked.size()
+                << " unranked): " << json_path << ", " << html_path << "\n";
+      return kOk;
+    };
+  });
+}
+
+}  // namespace recipebench::cli

@@ -1,0 +1,66 @@
+#include "metrics/metrics.h"
+
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+namespace recipebench {
+
+int64_t window_tokens(const StepWindow& w, int64_t global_batch, int64_t row_tokens) {
+  return static_cast<int64_t>(w.steps()) * global_batch * row_tokens;
+}
+
+double tokens_per_s_per_gpu(double window_tokens, double window_seconds, int gpus) {
+  if (window_seconds <= 0) throw std::invalid_argument("tokens/s/GPU: window time must be > 0 s");
+  if (gpus <= 0) throw std::invalid_argument("tokens/s/GPU: GPUs must be > 0");
+  return window_tokens / window_seconds / gpus;
+}
+
+double mean(const std::vector<double>& x) {
+  if (x.empty()) throw std::invalid_argument("mean of no samples");
+  return std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(x.size());
+}
+
+double step_time_cv_percent(const std::vector<double>& t) {
+  if (t.size() < 2) throw std::invalid_argument("step-time CV needs at least 2 steps, got " + std::to_string(t.size()));
+  const double m = mean(t);
+  if (m <= 0) throw std::invalid_argument("step-time CV: mean step time must be > 0");
+  double ss = 0;
+  for (double v : t) ss += (v - m) * (v - m);
+  return 100.0 * std::sqrt(ss / static_cast<double>(t.size() - 1)) / m;
+}
+
+double mfu_6n(double active_params, double tps_per_gpu, double peak_flops) {
+  if (peak_flops <= 0) throw std::invalid_argument("MFU: peak FLOP/s must be > 0");
+  return 6.0 * active_params * tps_per_gpu / peak_flops;
+}
+
+double usd_per_million_tokens(double usd_per_gpu_hour, double tps_per_gpu) {
+  if (tps_per_gpu <= 0) throw std::invalid_argument("$/1M tokens: tokens/s/GPU must be > 0");
+  return usd_per_gpu_hour / (tps_per_gpu * 3600.0) * 1e6;
+}
+
+double gpu_hours(int gpus, double wall_seconds) { return gpus * wall_seconds / 3600.0; }
+
+WindowMetrics window_metrics(const std::vector<double>& step_seconds, const std::vector<int64_t>& step_tokens,
+                             const StepWindow& window, int gpus) {
+  if (step_seconds.size() != step_tokens.size())
+    throw std::invalid_argument("window metrics: " + std::to_string(step_seconds.size()) + " step times but " +
+                                std::to_string(step_tokens.size()) + " token counts");
+  if (!window.inside(static_cast<int>(step_seconds.size())))
+    throw std::invalid_argument("window " + std::to_string(window.first) + ".." + std::to_string(window.last) +
+                                " is not inside steps 0.." + std::to_string(static_cast<int>(step_seconds.size()) - 1));
+  if (window.steps() < 2) throw std::invalid_argument("window metrics need at least 2 steps in the window");
+  WindowMetrics m;
+  m.window = window;
+  std::vector<double> t(step_seconds.begin() + window.first, step_seconds.begin() + window.last + 1);
+  for (int i = window.first; i <= window.last; ++i) m.tokens += step_tokens[i];
+  m.seconds = std::accumulate(t.begin(), t.end(), 0.0);
+  m.mean_step_seconds = mean(t);
+  m.tokens_per_s_per_gpu = tokens_per_s_per_gpu(static_cast<double>(m.tokens), m.seconds, gpus);
+  m.step_time_cv_percent = step_time_cv_percent(t);
+  return m;
+}
+
+}  // namespace recipebench

@@ -1,0 +1,179 @@
+#include "recipe/layout_check.h"
+
+#include <sstream>
+
+#include "util/format.h"
+
+namespace recipebench {
+
+std::vector<int64_t> stage_layer_counts(int64_t num_layers, int pp, std::optional<int> first, std::optional<int> last) {
+  if (pp < 1) return {};
+  if (!first && !last) {
+    if (num_layers % pp != 0) return {};
+    return std::vector<int64_t>(pp, num_layers / pp);
+  }
+  const int64_t f = first.value_or(0), l = last.value_or(0);
+  if (f <= 0 || l <= 0 || pp < 2) return {};
+  const int64_t middle_layers = num_layers - f - l;
+  const int middle_stages = pp - 2;
+  if (middle_stages == 0) {
+    if (middle_layers != 0) return {};
+    return {f, l};
+  }
+  if (middle_layers <= 0 || middle_layers % middle_stages != 0) return {};
+  std::vector<int64_t> out(pp, middle_layers / middle_stages);
+  out.front() = f;
+  out.back() = l;
+  return out;
+}
+
+int64_t rows_per_microbatch(int64_t max_tokens_per_gpu, int64_t row_tokens) {
+  return row_tokens > 0 ? max_tokens_per_gpu / row_tokens : 0;
+}
+
+namespace {
+
+std::string list(const std::vector<int64_t>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s;
+}
+
+}  // namespace
+
+Diagnostics check_layout(const Recipe& r, const ModelConfig* model, const SourceDoc& src) {
+  Diagnostics out;
+  const RecipeLayout& L = r.layout;
+  const int64_t world = L.world();
+
+  // World size: TP x CP x DP x PP = GPUs.
+  if (world != r.gpu.count) {
+    out.push_back(src.at("/gpu/count", std::to_string(r.gpu.count) + " GPUs",
+                         "TP x CP x DP x PP = " + std::to_string(L.tp) + " x " + std::to_string(L.cp) + " x " +
+                             std::to_string(L.dp) + " x " + std::to_string(L.pp) + " = " + std::to_string(world) +
+                             " GPUs (the layout's world size)"));
+  }
+  if (r.gpu.per_node > 0 && r.gpu.count % r.gpu.per_node != 0) {
+    out.push_back(src.at("/gpu/per_node", std::to_string(r.gpu.per_node) + " GPUs per node",
+                         "a divisor of gpu.count " + std::to_string(r.gpu.count) + " (whole nodes)"));
+  }
+
+  // Expert grid ("MoE parallel folding"): EDP = world / (ETP x EP x PP) whole.
+  const int etp = L.effective_etp();
+  const int64_t expert_grid = static_cast<int64_t>(etp) * L.ep * L.pp;
+  if (world % expert_grid != 0) {
+    std::ostringstream found;
+    found << "EP " << L.ep << " with ETP " << etp << (L.etp ? "" : " (= TP, etp not given)") << " and PP " << L.pp
+          << " on " << world << " GPUs: EDP = " << world << " / (" << etp << " x " << L.ep << " x " << L.pp
+          << ") = " << shortest(static_cast<double>(world) / expert_grid);
+    out.push_back(src.at("/layout/ep", found.str(),
+                         "a whole expert-data-parallel degree (world divisible by ETP x EP x PP = " +
+                             std::to_string(expert_grid) + ")"));
+  }
+
+  if (model) {
+    if (model->num_experts % L.ep != 0) {
+      out.push_back(src.at("/layout/ep", "EP " + std::to_string(L.ep),
+                           "a divisor of the " + std::to_string(model->num_experts) + " experts of " + model->name +
+                               " (" + std::to_string(model->num_experts) + " / " + std::to_string(L.ep) + " = " +
+                               shortest(static_cast<double>(model->num_experts) / L.ep) + " experts per rank)"));
+    }
+    struct HeadCount {
+      const char* what;
+      int64_t n;
+    };
+    const HeadCount heads[] = {{"attention heads", model->num_attention_heads},
+                               {"KV heads", model->num_kv_heads},
+                               {"gated-delta-net key heads", model->linear_num_key_heads},
+                               {"gated-delta-net value heads", model->linear_num_value_heads}};
+    for (const auto& h : heads) {
+      if (h.n % L.tp != 0) {
+        out.push_back(src.at("/layout/tp", "TP " + std::to_string(L.tp),
+                             "a divisor of the " + std::to_string(h.n) + " " + h.what + " of " + model->name));
+      }
+    }
+  }
+
+  // Sequence parallel.
+  const bool moe = !model || model->num_experts > 0;
+  if (moe && L.tp > 1 && !L.sequence_parallel) {
+    out.push_back(src.at("/layout/sequence_parallel", "false with TP " + std::to_string(L.tp) + " on a MoE model",
+                         "true (MoE with TP > 1 requires sequence parallel)"));
+  }
+  if (L.tp == 1 && L.sequence_parallel) {
+    out.push_back(src.at("/layout/sequence_parallel", "true with TP 1",
+                         "false (sequence parallel splits activations across the TP group; with TP 1 there is none)"));
+  }
+
+  // Layers per pipeline stage, and VPP.
+  if (model) {
+    const int64_t layers = model->num_layers;
+    const auto stages = stage_layer_counts(layers, L.pp, L.first_stage_layers, L.last_stage_layers);
+    if (stages.empty()) {
+      if (!L.first_stage_layers) {
+        out.push_back(src.at("/layout/pp", "PP " + std::to_string(L.pp) + " for " + std::to_string(layers) + " layers (" +
+                                               shortest(static_cast<double>(layers) / L.pp) + " per stage)",
+                             "a PP degree dividing " + std::to_string(layers) +
+                                 " layers, or layout.layer_split with first and last stage layer counts"));
+      } else if (L.pp < 2) {
+        out.push_back(src.at("/layout/layer_split", "a first/last stage split with PP " + std::to_string(L.pp),
+                             "PP >= 2, or no layer_split"));
+      } else {
+        const int64_t f = *L.first_stage_layers, l = *L.last_stage_layers;
+        const int64_t middle = layers - f - l;
+        const int middle_stages = L.pp - 2;
+        std::ostringstream found;
+        found << "first " << f << " + last " << l << " of " << layers << " layers leaves " << middle << " for "
+              << middle_stages << " middle stages";
+        if (middle_stages > 0) found << " (" << shortest(static_cast<double>(middle) / middle_stages) << " each)";
+        out.push_back(src.at("/layout/layer_split", found.str(),
+                             middle_stages > 0 ? "a positive whole number of layers per middle stage"
+                                               : "first + last = " + std::to_string(layers) + " with PP 2"));
+      }
+    } else if (L.vpp > 1) {
+      for (size_t s = 0; s < stages.size(); ++s) {
+        if (stages[s] % L.vpp != 0) {
+          out.push_back(src.at("/layout/vpp",
+                               "VPP " + std::to_string(L.vpp) + " with stage layer counts " + list(stages) + " (stage " +
+                                   std::to_string(s) + " has " + std::to_string(stages[s]) + ")",
+                               "a divisor of every stage's layer count"));
+          break;
+        }
+      }
+    }
+  }
+
+  // Microbatches: rows per microbatch and microbatches per step per DP rank.
+  const int64_t row_tokens = r.workload.row_tokens;
+  const int64_t rows_mb = rows_per_microbatch(L.max_tokens_per_gpu, row_tokens);
+  if (rows_mb < 1) {
+    out.push_back(src.at("/layout/max_tokens_per_gpu", std::to_string(L.max_tokens_per_gpu) + " tokens",
+                         "at least one row of " + std::to_string(row_tokens) + " tokens (workload.row_tokens)"));
+    return out;
+  }
+  if (L.rows_per_microbatch && *L.rows_per_microbatch != rows_mb) {
+    out.push_back(src.at("/layout/rows_per_microbatch", std::to_string(*L.rows_per_microbatch),
+                         std::to_string(rows_mb) + " = max_tokens_per_gpu " + std::to_string(L.max_tokens_per_gpu) +
+                             " / row_tokens " + std::to_string(row_tokens)));
+  }
+  const int64_t per_dp_rows = r.workload.global_batch;
+  if (per_dp_rows % (static_cast<int64_t>(L.dp) * rows_mb) != 0) {
+    out.push_back(src.at("/workload/global_batch", "global batch " + std::to_string(per_dp_rows) + " over DP " +
+                                                       std::to_string(L.dp) + " with " + std::to_string(rows_mb) +
+                                                       " rows per microbatch = " +
+                                                       shortest(static_cast<double>(per_dp_rows) / L.dp / rows_mb) +
+                                                       " microbatches per DP rank",
+                         "a whole number of microbatches per DP rank (global batch divisible by DP x rows per "
+                         "microbatch = " + std::to_string(L.dp * rows_mb) + ")"));
+  } else if (L.vpp > 1) {
+    const int64_t mbs = per_dp_rows / L.dp / rows_mb;
+    if (mbs < L.pp || mbs % L.pp != 0) {
+      out.push_back(src.at("/layout/vpp", "VPP " + std::to_string(L.vpp) + " with " + std::to_string(mbs) +
+                                              " microbatches per DP rank and PP " + std::to_string(L.pp),
+                           "microbatches per DP rank >= PP and a multiple of PP (interleaved schedule)"));
+    }
+  }
+  return out;
+}
+
+}  // namespace recipebench

@@ -1,0 +1,27 @@
+// Layout arithmetic checks (DESIGN.md section 5), in one place, with messages that state the arithmetic.
+#pragma once
+
+#include <vector>
+
+#include "catalog/models.h"
+#include "recipe/diagnostic.h"
+#include "recipe/recipe.h"
+#include "recipe/source_doc.h"
+
+namespace recipebench {
+
+/// Decoder layers of each pipeline stage: `num_layers / pp` each, or `first` and `last` given and the rest
+/// split evenly over the pp - 2 middle stages. Returns an empty vector when the split does not add up.
+std::vector<int64_t> stage_layer_counts(int64_t num_layers, int pp, std::optional<int> first, std::optional<int> last);
+
+/// Rows per microbatch = max_tokens_per_gpu / row_tokens (whole rows; dynamic batching packs rows
+/// first-fit up to max_tokens_per_gpu). 0 when a row does not fit.
+int64_t rows_per_microbatch(int64_t max_tokens_per_gpu, int64_t row_tokens);
+
+/// Every layout check of DESIGN.md section 5 that needs no result: world size, GPUs per node, expert grid
+/// (EDP whole, experts divisible by EP), heads divisible by TP, sequence parallel rules, layer split and
+/// VPP, microbatches per DP rank. `model` may be null (unknown model: model-dependent checks are skipped).
+/// Locations come from `src`, the document the recipe was built from.
+Diagnostics check_layout(const Recipe& recipe, const ModelConfig* model, const SourceDoc& src);
+
+}  // namespace recipebench

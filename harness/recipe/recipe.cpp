@@ -1,0 +1,92 @@
+#include "recipe/recipe.h"
+
+namespace recipebench {
+
+namespace {
+
+template <typename T>
+std::optional<T> opt(const Json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return std::nullopt;
+  return j[key].get<T>();
+}
+
+std::string str(const Json& j, const char* key) {
+  auto v = opt<std::string>(j, key);
+  return v ? *v : std::string();
+}
+
+}  // namespace
+
+Recipe recipe_from_json(const Json& doc, const std::string& file) {
+  Recipe r;
+  r.file = file;
+  r.doc = doc;
+  r.schema_version = doc.at("schema_version").get<int>();
+  r.model = doc.at("model").get<std::string>();
+  r.status = doc.at("status").get<std::string>();
+
+  const Json& g = doc.at("gpu");
+  r.gpu.type = g.at("type").get<std::string>();
+  r.gpu.memory_gb = g.value("memory_gb", 0.0);
+  r.gpu.count = g.at("count").get<int>();
+  r.gpu.per_node = g.value("per_node", r.gpu.count);
+  r.gpu.instance = str(g, "instance");
+  r.gpu.usd_per_gpu_hour = opt<double>(g, "usd_per_gpu_hour");
+
+  const Json& a = doc.at("author");
+  r.author = a.at("name").get<std::string>();
+  r.author_url = str(a, "url");
+
+  const Json& w = doc.at("workload");
+  r.workload.row_tokens = w.at("row_tokens").get<int64_t>();
+  r.workload.global_batch = w.at("global_batch").get<int64_t>();
+  r.workload.rows = str(w, "rows");
+  r.workload.precision = w.at("precision").get<std::string>();
+  if (w.contains("dataset") && w["dataset"].is_object()) r.workload.dataset_name = str(w["dataset"], "name");
+
+  const Json& l = doc.at("layout");
+  RecipeLayout& L = r.layout;
+  L.label = str(l, "label");
+  L.summary = str(l, "summary");
+  L.highlights = str(l, "highlights");
+  L.tp = l.at("tp").get<int>();
+  L.pp = l.at("pp").get<int>();
+  L.vpp = opt<int>(l, "vpp").value_or(1);
+  L.cp = l.at("cp").get<int>();
+  L.ep = l.at("ep").get<int>();
+  L.dp = l.at("dp").get<int>();
+  L.etp = opt<int>(l, "etp");
+  L.sequence_parallel = l.at("sequence_parallel").get<bool>();
+  if (l.contains("layer_split") && l["layer_split"].is_object()) {
+    L.first_stage_layers = l["layer_split"].at("first").get<int>();
+    L.last_stage_layers = l["layer_split"].at("last").get<int>();
+  }
+  L.max_tokens_per_gpu = l.at("max_tokens_per_gpu").get<int64_t>();
+  L.rows_per_microbatch = opt<int>(l, "rows_per_microbatch");
+  const Json& rc = l.at("recompute");
+  L.recompute.granularity = rc.at("granularity").get<std::string>();
+  L.recompute.method = str(rc, "method");
+  L.recompute.num_layers = opt<int>(rc, "num_layers").value_or(0);
+  L.offload = str(l, "offload");
+  L.dispatcher = l.at("dispatcher").get<std::string>();
+
+  if (doc.contains("result") && doc["result"].is_object()) {
+    const Json& res = doc["result"];
+    RecipeResult out;
+    out.tokens_per_s_per_gpu = res.at("tokens_per_s_per_gpu").get<double>();
+    out.usd_per_million_tokens = opt<double>(res, "usd_per_million_tokens");
+    out.step_time_cv_percent = opt<double>(res, "step_time_cv_percent");
+    out.mfu = opt<double>(res, "mfu");
+    if (res.contains("active_params") && res["active_params"].is_object())
+      out.active_params = opt<int64_t>(res["active_params"], "count");
+    out.measured = res.at("measured").get<std::string>();
+    out.steps_per_run = res.at("steps_per_run").get<int>();
+    out.window = StepWindow{res.at("window").at(0).get<int>(), res.at("window").at(1).get<int>()};
+    out.window_tokens = res.at("window_tokens").get<int64_t>();
+    out.gpu_hours = opt<double>(res, "gpu_hours");
+    r.result = out;
+  }
+  return r;
+}
+
+}  // namespace recipebench

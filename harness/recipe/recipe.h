@@ -1,0 +1,89 @@
+// The typed recipe: what the checks, backends and reports read. Built only from schema-valid documents.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "metrics/metrics.h"
+#include "util/json.h"
+
+namespace recipebench {
+
+struct RecipeGpu {
+  std::string type;                        ///< "B200", "H200", "H100"
+  double memory_gb = 0;                    ///< per GPU, GB
+  int count = 0;                           ///< GPUs of the run
+  int per_node = 0;
+  std::string instance;                    ///< e.g. "AWS p6-b200.48xlarge" (may be empty)
+  std::optional<double> usd_per_gpu_hour;  ///< the recipe's own price, $/GPU-hour
+};
+
+struct RecipeWorkload {
+  int64_t row_tokens = 0;    ///< tokens per row
+  int64_t global_batch = 0;  ///< rows per optimizer step
+  std::string rows;          ///< what the rows are ("SFT conversations")
+  std::string precision;     ///< "bf16", ...
+  std::string dataset_name;
+};
+
+struct RecipeRecompute {
+  std::string granularity = "none";  ///< full, selective, none
+  std::string method;                ///< uniform, block
+  int num_layers = 0;
+};
+
+/// Parallel layout. Degrees are >= 1; etp defaults to tp (DESIGN.md section 5).
+struct RecipeLayout {
+  std::string label, summary, highlights;
+  int tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1, dp = 1;
+  std::optional<int> etp;
+  bool sequence_parallel = false;
+  std::optional<int> first_stage_layers, last_stage_layers;
+  int64_t max_tokens_per_gpu = 0;
+  std::optional<int> rows_per_microbatch;
+  RecipeRecompute recompute;
+  std::string offload;     ///< empty = no offload
+  std::string dispatcher;  ///< alltoall, allgather, flex, deepep
+
+  int effective_etp() const { return etp ? *etp : tp; }
+  /// world = TP x CP x DP x PP
+  int64_t world() const { return static_cast<int64_t>(tp) * cp * dp * pp; }
+};
+
+/// The measured result a recipe reports (absent for proposed recipes).
+struct RecipeResult {
+  double tokens_per_s_per_gpu = 0;
+  std::optional<double> usd_per_million_tokens;
+  std::optional<double> step_time_cv_percent;
+  std::optional<double> mfu;               ///< fraction (0.0537 = 5.37%)
+  std::optional<int64_t> active_params;
+  std::string measured;                    ///< YYYY-MM-DD
+  int steps_per_run = 20;
+  StepWindow window;
+  int64_t window_tokens = 0;
+  std::optional<double> gpu_hours;
+};
+
+/// A recipe file, typed. `doc` keeps the full document for the report's detail sections.
+struct Recipe {
+  std::string file;
+  int schema_version = 1;
+  std::string model;
+  RecipeGpu gpu;
+  std::string author, author_url;
+  std::string status;
+  RecipeWorkload workload;
+  RecipeLayout layout;
+  std::optional<RecipeResult> result;
+  Json doc;
+};
+
+/// Builds the typed recipe from a document that passed the recipe schema. Fields the schema makes
+/// optional take their documented defaults. Throws nlohmann::json::exception only if the document
+/// was not schema-valid (a programming error).
+Recipe recipe_from_json(const Json& doc, const std::string& file);
+
+}  // namespace recipebench

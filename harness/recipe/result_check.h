@@ -1,0 +1,31 @@
+// Consistency of a recipe's reported result with the metric definitions (DESIGN.md section 4).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "catalog/hardware.h"
+#include "catalog/models.h"
+#include "recipe/diagnostic.h"
+#include "recipe/recipe.h"
+#include "recipe/source_doc.h"
+
+namespace recipebench {
+
+/// The $/GPU-hour a recipe is priced at, and where it comes from.
+struct Price {
+  double usd_per_gpu_hour = 0;
+  std::string source;  ///< "recipe (gpu.usd_per_gpu_hour)", "catalog: AWS p6-b200.48xlarge $113.9328 / 8 GPUs", ...
+};
+
+/// Price of a recipe: the recipe's own gpu.usd_per_gpu_hour, else its catalog instance, else the catalog's
+/// default instance of its GPU type. nullopt when none applies.
+std::optional<Price> recipe_price(const Recipe& r);
+
+/// Checks the catalog references (model, instance, GPU) and, when the recipe has a result: the window lies
+/// inside the steps; window_tokens = window steps x global batch x row tokens; $/1M tokens and MFU
+/// recomputed from tokens/s/GPU with the catalog agree to the printed precision of the recipe's figure;
+/// active_params.count equals the registry's count. Locations come from `src`.
+Diagnostics check_result(const Recipe& r, const ModelConfig* model, const SourceDoc& src);
+
+}  // namespace recipebench

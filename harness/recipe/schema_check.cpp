@@ -1,0 +1,287 @@
+#include "recipe/schema_check.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/schema.h>
+#include <rapidjson/stringbuffer.h>
+
+#include <algorithm>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace recipebench {
+
+extern const char* const kRecipeSchemaYaml;  // generated from schema/recipe.schema.yaml
+
+const Json& recipe_schema() {
+  static const Json schema = parse_yaml(kRecipeSchemaYaml, "schema/recipe.schema.yaml").value;
+  return schema;
+}
+
+namespace {
+
+std::string type_name(const Json& v) {
+  switch (v.type()) {
+    case Json::value_t::null: return "null";
+    case Json::value_t::boolean: return "boolean";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned: return "integer";
+    case Json::value_t::number_float: return "number";
+    case Json::value_t::string: return "string";
+    case Json::value_t::array: return "array";
+    case Json::value_t::object: return "mapping";
+    default: return "value";
+  }
+}
+
+/// Short rendering of a value as the user wrote it.
+std::string show(const Json& v, const SourceNode* n) {
+  if (v.is_object()) return "a mapping";
+  if (v.is_array()) return "a list of " + std::to_string(v.size()) + " items";
+  if (n && !n->text.empty()) return v.is_string() ? "'" + n->text + "'" : n->text;
+  if (v.is_string()) return "'" + v.get<std::string>() + "'";
+  return v.dump();
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
+  return out;
+}
+
+std::string json_type_word(const std::string& t) { return t == "object" ? "mapping" : t == "array" ? "list" : t; }
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string stringify(const rapidjson::GenericPointer<rapidjson::Value>& p) {
+  rapidjson::StringBuffer sb;
+  p.Stringify(sb);
+  return sb.GetString();
+}
+
+/// Follows local "$ref"s ("#/definitions/x") so keyword lookups see the real schema.
+Json& deref(Json& root, Json& s) {
+  Json* cur = &s;
+  for (int i = 0; i < 16 && cur->is_object() && cur->contains("$ref"); ++i) {
+    std::string ref = (*cur)["$ref"].get<std::string>();
+    if (ref.rfind("#", 0) == 0) ref = ref.substr(1);
+    cur = &root.at(Json::json_pointer(ref));
+  }
+  return *cur;
+}
+
+/// Unescapes one JSON pointer reference token (~1 -> /, ~0 -> ~).
+std::string unescape_token(const std::string& token) {
+  std::string key;
+  for (size_t i = 0; i < token.size(); ++i) {
+    if (token[i] == '~' && i + 1 < token.size()) {
+      key += token[i + 1] == '1' ? '/' : '~';
+      ++i;
+    } else {
+      key += token[i];
+    }
+  }
+  return key;
+}
+
+bool matches_pattern_properties(const Json& schema, const std::string& key) {
+  if (!schema.contains("patternProperties")) return false;
+  for (const auto& [pattern, _] : schema["patternProperties"].items()) {
+    // Patterns used by our schemas are prefix or whole-name patterns; std::regex is ECMAScript like JSON Schema.
+    if (std::regex_search(key, std::regex(pattern))) return true;
+  }
+  return false;
+}
+
+/// The schema that governs the document node at `pointer`, found by walking properties, patternProperties
+/// and items from the root (following $refs). nullptr when no schema describes it.
+Json* schema_for(Json& root, const Json& doc, const std::string& pointer) {
+  Json* cur = &deref(root, root);
+  const Json* node = &doc;
+  size_t pos = 0;
+  while (pos < pointer.size()) {
+    const size_t next = pointer.find('/', pos + 1);
+    const std::string token = unescape_token(pointer.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1));
+    pos = next == std::string::npos ? pointer.size() : next;
+    Json* child = nullptr;
+    if (node->is_array()) {
+      if (cur->contains("items")) child = &(*cur)["items"];
+      node = &(*node)[std::stoul(token)];
+    } else {
+      if (cur->contains("properties") && (*cur)["properties"].contains(token)) child = &(*cur)["properties"][token];
+      else if (cur->contains("patternProperties"))
+        for (auto& [pattern, sub] : (*cur)["patternProperties"].items())
+          if (std::regex_search(token, std::regex(pattern))) child = &sub;
+      node = node->contains(token) ? &(*node)[token] : node;
+    }
+    if (!child) return nullptr;
+    cur = &deref(root, *child);
+  }
+  return cur;
+}
+
+}  // namespace
+
+SchemaChecker::SchemaChecker(Json schema) : schema_(std::move(schema)) {
+  if (!schema_.is_object()) throw std::invalid_argument("a JSON Schema must be an object");
+}
+
+SchemaChecker::~SchemaChecker() = default;
+
+Diagnostics SchemaChecker::check(const SourceDoc& doc, size_t max_errors) const {
+  Diagnostics out;
+  Json value = doc.value;     // repaired as violations are reported
+  Json schema = schema_;      // `required` relaxed as missing fields are reported
+  std::set<std::string> reported;
+  std::set<std::string> removed;  // pointers of members removed after a report: not "missing" afterwards
+
+  for (size_t round = 0; round < 4 * max_errors && out.size() < max_errors; ++round) {
+    rapidjson::Document sd;
+    sd.Parse(schema.dump().c_str());
+    rapidjson::SchemaDocument schema_doc(sd);
+    rapidjson::Document d;
+    d.Parse(value.dump().c_str());
+    rapidjson::SchemaValidator validator(schema_doc);
+    if (d.Accept(validator)) break;
+
+    std::string keyword = validator.GetInvalidSchemaKeyword();
+    const std::string doc_ptr = stringify(validator.GetInvalidDocumentPointer());
+    const std::string schema_ptr = stringify(validator.GetInvalidSchemaPointer());
+    Json& here = deref(schema, schema.at(Json::json_pointer(schema_ptr)));
+    Json& here_schema = here;
+    Json* here_override = nullptr;
+    const Json node_value = value.at(Json::json_pointer(doc_ptr));
+    const SourceNode* node = doc.node(doc_ptr);
+    bool repaired = false;
+
+    auto report = [&](Diagnostic d) {
+      const std::string key = d.path + "|" + d.found;
+      if (reported.insert(key).second) out.push_back(std::move(d));
+    };
+
+    if (keyword == "required") {
+      Json& req = here["required"];
+      Json kept = Json::array();
+      for (const auto& name : req) {
+        const std::string n = name.get<std::string>();
+        if (node_value.is_object() && !node_value.contains(n)) {
+          repaired = true;
+          if (removed.count(pointer_append(doc_ptr, n))) continue;
+          std::string desc;
+          if (here.contains("properties") && here["properties"].contains(n) && here["properties"][n].contains("description"))
+            desc = " (" + here["properties"][n]["description"].get<std::string>() + ")";
+          report(doc.at(pointer_append(doc_ptr, n), "missing required field '" + n + "'", "a value" + desc));
+        } else {
+          kept.push_back(name);
+        }
+      }
+      req = kept;
+    } else if (keyword == "additionalProperties" || (keyword == "not" && schema_ptr == "/definitions/noField")) {
+      // Unknown fields. With `additionalProperties: false` the error points at the object; with the
+      // `{$ref: noField}` form (see the schema's header) it points at the unknown member itself.
+      const bool at_member = keyword == "not";
+      const std::string object_ptr = at_member ? doc_ptr.substr(0, doc_ptr.rfind('/')) : doc_ptr;
+      const Json* object_schema = at_member ? schema_for(schema, value, object_ptr) : &here;
+      std::vector<std::string> known;
+      if (object_schema && object_schema->contains("properties"))
+        for (const auto& [k, _] : (*object_schema)["properties"].items()) known.push_back(k);
+      std::vector<std::string> unknown;
+      if (at_member) {
+        unknown.push_back(unescape_token(doc_ptr.substr(doc_ptr.rfind('/') + 1)));
+      } else {
+        for (const auto& [k, _] : node_value.items())
+          if (std::find(known.begin(), known.end(), k) == known.end() && !matches_pattern_properties(here, k))
+            unknown.push_back(k);
+      }
+      for (const auto& k : unknown) {
+        std::string hint;
+        for (const auto& cand : known)
+          if (hint.empty() && edit_distance(k, cand) <= 2) hint = "'" + cand + "' (did you mean it?), or ";
+        report(doc.at_key(pointer_append(object_ptr, k), "unknown field '" + k + "'",
+                          hint + "one of " + join(known, ", ") + ", or a custom field named x-..."));
+        value.at(Json::json_pointer(object_ptr)).erase(k);
+        removed.insert(pointer_append(object_ptr, k));
+        repaired = true;
+      }
+    } else {
+      std::string found = show(node_value, node), expected;
+      if (keyword == "patternProperties") {  // a member matched a pattern and failed its schema: describe that
+        if (Json* own = schema_for(schema, value, doc_ptr)) {
+          here_override = own;
+          if (own->contains("type")) keyword = "type";
+        }
+      }
+      const Json& here = here_override ? *here_override : here_schema;
+      if (keyword == "type") {
+        std::vector<std::string> types;
+        if (here["type"].is_array())
+          for (const auto& t : here["type"]) types.push_back(json_type_word(t.get<std::string>()));
+        else
+          types.push_back(json_type_word(here["type"].get<std::string>()));
+        found = type_name(node_value) + " " + found;
+        expected = join(types, " or ");
+        const bool wants_string = std::find(types.begin(), types.end(), "string") != types.end();
+        if (wants_string && node && node->plain && (node_value.is_number() || node_value.is_boolean()))
+          expected = "a string: quote it ('" + node->text + "') so YAML does not read it as a " + type_name(node_value);
+      } else if (keyword == "enum") {
+        std::vector<std::string> options;
+        for (const auto& e : here["enum"]) options.push_back(e.is_string() ? e.get<std::string>() : e.dump());
+        expected = "one of " + join(options, ", ");
+      } else if (keyword == "minimum") {
+        const bool excl = here.value("exclusiveMinimum", false);
+        expected = std::string(excl ? "a value > " : "a value >= ") + here["minimum"].dump();
+      } else if (keyword == "maximum") {
+        const bool excl = here.value("exclusiveMaximum", false);
+        expected = std::string(excl ? "a value < " : "a value <= ") + here["maximum"].dump();
+      } else if (keyword == "pattern") {
+        expected = "text matching " + here["pattern"].get<std::string>();
+      } else if (keyword == "minLength") {
+        expected = "at least " + here["minLength"].dump() + " characters";
+      } else if (keyword == "minItems") {
+        expected = "at least " + here["minItems"].dump() + " items";
+      } else if (keyword == "maxItems") {
+        expected = "at most " + here["maxItems"].dump() + " items";
+      } else if (keyword == "multipleOf") {
+        expected = "a multiple of " + here["multipleOf"].dump();
+      } else if (keyword == "oneOf" || keyword == "anyOf") {
+        std::vector<std::string> forms;
+        for (auto& alt : (here_override ? *here_override : here_schema)[keyword]) {
+          const Json& a = deref(schema, alt);
+          forms.push_back(a.contains("type") ? (a["type"].is_string() ? json_type_word(a["type"].get<std::string>()) : a["type"].dump())
+                                             : a.value("description", "a schema"));
+        }
+        found = type_name(node_value) + " " + found;
+        expected = "one of these forms: " + join(forms, "; ");
+      } else {
+        expected = "a value satisfying '" + keyword + "' of the schema at " + schema_ptr;
+      }
+      if (here.contains("description") && keyword != "type")
+        expected += " (" + here["description"].get<std::string>() + ")";
+      report(doc.at(doc_ptr, found, expected));
+      if (!doc_ptr.empty()) {  // drop the offending node so the next round finds the next problem
+        const auto slash = doc_ptr.rfind('/');
+        Json& parent = value.at(Json::json_pointer(doc_ptr.substr(0, slash)));
+        const std::string token = unescape_token(doc_ptr.substr(slash + 1));
+        if (parent.is_object()) parent.erase(token);
+        else parent.erase(std::stoul(token));
+        removed.insert(doc_ptr);
+        repaired = true;
+      }
+    }
+    if (!repaired) break;
+  }
+  return out;
+}
+
+}  // namespace recipebench

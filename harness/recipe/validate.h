@@ -1,0 +1,29 @@
+// `validate`: load -> schema -> typed recipe -> layout and result checks, for files and folders.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "recipe/diagnostic.h"
+#include "recipe/recipe.h"
+
+namespace recipebench {
+
+/// The outcome of validating one recipe file.
+struct ValidatedRecipe {
+  std::string file;
+  Diagnostics errors;            ///< empty when the recipe passed every check
+  std::optional<Recipe> recipe;  ///< set when the file loaded and passed the schema (even if layout checks failed)
+  bool ok() const { return errors.empty(); }
+};
+
+/// Validates one recipe file: YAML loading (syntax, duplicate keys, core-schema typing), the recipe schema,
+/// then check_layout and check_result. Never throws for bad input: problems are returned as diagnostics.
+ValidatedRecipe validate_recipe_file(const std::string& file);
+
+/// Expands PATHs: files are kept as given; folders are searched recursively for *.yaml / *.yml (sorted).
+/// Throws std::invalid_argument naming the first path that does not exist.
+std::vector<std::string> collect_files(const std::vector<std::string>& paths, const std::vector<std::string>& extensions);
+
+}  // namespace recipebench

@@ -1,0 +1,67 @@
+// The ranked leaderboard: entries grouped by model, GPU type and workload, ranked by tokens/s/GPU.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "recipe/recipe.h"
+#include "util/json.h"
+
+namespace recipebench {
+
+/// One ranked row and the facts its detail section shows.
+struct LeaderboardEntry {
+  std::string id;                 ///< HTML anchor and stable key: the file's stem
+  std::string kind;               ///< "recipe" (figures reported by the recipe) or "run" (a run record)
+  std::string file;
+  std::string backend;            ///< run records: the backend that measured it; recipes: empty
+  std::string model, gpu_type, instance;
+  int gpus = 0, gpus_per_node = 0;
+  double gpu_memory_gb = 0;
+  int64_t row_tokens = 0, global_batch = 0;
+  std::string precision, rows;
+  std::string layout_label, layout_highlights, layout_summary;
+  int rank = 0;                   ///< 1-based within its group
+  double tokens_per_s_per_gpu = 0;  ///< measured (by the recipe's run or the run record)
+  double usd_per_million_tokens = 0;  ///< computed: price / (tokens/s/GPU x 3600) x 1e6
+  double usd_per_gpu_hour = 0;
+  std::string price_source;
+  std::optional<double> mfu;      ///< computed: 6 x N_active x tokens/s/GPU / peak dense BF16 (fraction)
+  int64_t active_params = 0;
+  double peak_flops = 0;          ///< FLOP/s used for MFU
+  std::optional<double> step_time_cv_percent;  ///< measured
+  std::optional<double> gpu_hours;             ///< measured
+  std::string measured, author, author_url, status;
+  Json details;                   ///< stack, env, patches, run, correctness, dataset, notes (as in the recipe)
+};
+
+/// One table: same model, GPU type, row tokens, global batch and precision.
+struct LeaderboardGroup {
+  std::string id, model, gpu_type, precision, rows;
+  int64_t row_tokens = 0, global_batch = 0;
+  std::vector<LeaderboardEntry> entries;  ///< ranked, best first
+};
+
+struct Leaderboard {
+  std::vector<LeaderboardGroup> groups;
+  std::vector<std::string> unranked;  ///< inputs with no result to rank (e.g. status proposed), with the reason
+  Json context;                       ///< generated_at, recipebench version, host, inputs
+};
+
+struct ReportOptions {
+  std::optional<double> usd_per_gpu_hour;  ///< price override for every entry ($/GPU-hour)
+};
+
+/// Builds the ranked leaderboard from validated recipes. Recipes without a result go to `unranked`.
+/// Throws std::invalid_argument when an entry cannot be priced (no catalog instance and no price given).
+Leaderboard build_leaderboard(const std::vector<Recipe>& recipes, const ReportOptions& options);
+
+/// The JSON form, described by schema/leaderboard.schema.json.
+Json leaderboard_to_json(const Leaderboard& board);
+
+/// One self-contained HTML page (inline CSS, no scripts, no network fetch).
+std::string leaderboard_to_html(const Leaderboard& board);
+
+}  // namespace recipebench

@@ -1,0 +1,50 @@
+#include "util/format.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace recipebench {
+
+std::string with_commas(int64_t v) {
+  std::string digits = std::to_string(v < 0 ? -v : v), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return v < 0 ? "-" + out : out;
+}
+
+std::string fixed(double v, int decimals, bool commas) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  if (!commas) return buf;
+  std::string s = buf, sign;
+  if (!s.empty() && s[0] == '-') {
+    sign = "-";
+    s = s.substr(1);
+  }
+  const auto dot = s.find('.');
+  std::string int_part = s.substr(0, dot), frac = dot == std::string::npos ? "" : s.substr(dot);
+  return sign + with_commas(std::stoll(int_part)) + frac;
+}
+
+std::string shortest(double v) {
+  char buf[64];
+  for (int p = 1; p <= 17; ++p) {
+    std::snprintf(buf, sizeof buf, "%.*g", p, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
+}
+
+int printed_decimals(const std::string& text) {
+  const auto e = text.find_first_of("eE");
+  const std::string mantissa = text.substr(0, e);
+  const auto dot = mantissa.find('.');
+  int decimals = dot == std::string::npos ? 0 : static_cast<int>(mantissa.size() - dot - 1);
+  if (e != std::string::npos) decimals -= std::atoi(text.c_str() + e + 1);
+  return decimals;
+}
+
+}  // namespace recipebench
