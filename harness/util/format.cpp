@@ -31,6 +31,10 @@ std::string fixed(double v, int decimals, bool commas) {
 
 std::string shortest(double v) {
   char buf[64];
+  if (std::fabs(v) < 1e15 && v == std::floor(v)) {
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+    return buf;
+  }
   for (int p = 1; p <= 17; ++p) {
     std::snprintf(buf, sizeof buf, "%.*g", p, v);
     if (std::strtod(buf, nullptr) == v) break;

@@ -10,7 +10,7 @@ namespace recipebench {
 std::string with_commas(int64_t v);
 /// Fixed decimals with thousands separators: (1232.53, 1) -> "1,232.5"
 std::string fixed(double v, int decimals, bool commas = true);
-/// Shortest round-trip text of a double: 0.0537 -> "0.0537", 2.25e15 -> "2.25e+15"
+/// Shortest round-trip text of a double: 180 -> "180", 0.0537 -> "0.0537", 2.25e15 -> "2.25e+15"
 std::string shortest(double v);
 /// Decimals as written in a number's text: "1075.50" -> 2, "3" -> 0, "8.6e-05" -> 6 (place of last digit).
 int printed_decimals(const std::string& text);

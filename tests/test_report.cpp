@@ -1,0 +1,151 @@
+// The leaderboard: grouping, ranking and figures of the seed page, its JSON schema and its HTML.
+#include <catch2/catch.hpp>
+
+#include <rapidjson/document.h>
+#include <rapidjson/schema.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "recipe/validate.h"
+#include "report/leaderboard.h"
+#include "test_util.h"
+#include "util/format.h"
+
+using namespace recipebench;
+
+namespace {
+
+std::vector<Recipe> seed_recipes() {
+  std::vector<Recipe> out;
+  for (const auto& f : collect_files({test::source_path("recipes/qwen3.5-397b-a17b/b200")}, {".yaml"})) {
+    ValidatedRecipe v = validate_recipe_file(f);
+    REQUIRE(v.ok());
+    out.push_back(*v.recipe);
+  }
+  REQUIRE(out.size() == 3);
+  return out;
+}
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+TEST_CASE("the seed recipes rank as on the seed page", "[report]") {
+  const Leaderboard board = build_leaderboard(seed_recipes(), {});
+  REQUIRE(board.groups.size() == 1);
+  const LeaderboardGroup& g = board.groups[0];
+  CHECK(g.model == "Qwen3.5-397B-A17B");
+  CHECK(g.gpu_type == "B200");
+  CHECK(g.row_tokens == 8192);
+  CHECK(g.global_batch == 128);
+  REQUIRE(g.entries.size() == 3);
+  struct Row {
+    const char* tps;
+    const char* usd;
+    int gpus;
+    const char* label;
+    const char* highlights;
+    const char* mfu;
+  };
+  const Row expected[] = {
+      {"1,232.5", "3.21", 64, "TP2 PP8 VPP2 EP8 DP4", "max 16,384 tokens/GPU, VPP 2, no offload", "5.4"},
+      {"1,130.7", "3.50", 64, "TP2 PP8 VPP2 EP8 DP4", "max 8,192 tokens/GPU, VPP 2, no offload", "4.9"},
+      {"1,075.5", "3.68", 48, "TP2 PP6 EP8 DP4", "max 8,192 tokens/GPU, no offload", "4.7"},
+  };
+  for (size_t i = 0; i < 3; ++i) {
+    const LeaderboardEntry& e = g.entries[i];
+    INFO("rank " << i + 1 << ": " << e.file);
+    CHECK(e.rank == static_cast<int>(i + 1));
+    CHECK(fixed(e.tokens_per_s_per_gpu, 1) == expected[i].tps);
+    CHECK(fixed(e.usd_per_million_tokens, 2) == expected[i].usd);
+    CHECK(e.gpus == expected[i].gpus);
+    CHECK(e.layout_label == expected[i].label);
+    CHECK(e.layout_highlights == expected[i].highlights);
+    REQUIRE(e.mfu);
+    CHECK(fixed(100 * *e.mfu, 1) == expected[i].mfu);
+    CHECK(e.measured == "2026-10-18");
+    CHECK(e.author == "ATTUNE");
+  }
+  CHECK(*g.entries[0].step_time_cv_percent == 2.72);
+  CHECK(*g.entries[2].step_time_cv_percent == 7.39);
+}
+
+TEST_CASE("a price override changes every $ figure and says so", "[report]") {
+  ReportOptions o;
+  o.usd_per_gpu_hour = 7.2;
+  const Leaderboard board = build_leaderboard(seed_recipes(), o);
+  const LeaderboardEntry& top = board.groups[0].entries[0];
+  CHECK(top.usd_per_million_tokens == Approx(7.2 / (1232.53 * 3600) * 1e6));
+  CHECK_THAT(top.price_source, Catch::Contains("--usd-per-gpu-hour"));
+}
+
+TEST_CASE("groups split by GPU type and workload, and recipes without a result are listed unranked", "[report]") {
+  std::vector<Recipe> recipes = seed_recipes();
+  Recipe h200 = recipes[0];
+  h200.file = "other/h200-run.yaml";
+  h200.gpu.type = "H200";
+  h200.gpu.instance = "AWS p5en.48xlarge";
+  h200.result->tokens_per_s_per_gpu = 545.3;
+  Recipe proposed = recipes[1];
+  proposed.file = "other/proposed.yaml";
+  proposed.status = "proposed";
+  proposed.result.reset();
+  recipes.push_back(h200);
+  recipes.push_back(proposed);
+  const Leaderboard board = build_leaderboard(recipes, {});
+  REQUIRE(board.groups.size() == 2);
+  CHECK(board.groups[1].gpu_type == "H200");
+  CHECK(fixed(board.groups[1].entries[0].usd_per_million_tokens, 2) == "4.03");
+  REQUIRE(board.unranked.size() == 1);
+  CHECK_THAT(board.unranked[0], Catch::Contains("proposed"));
+}
+
+TEST_CASE("the leaderboard JSON follows schema/leaderboard.schema.json", "[report][schema]") {
+  Leaderboard board = build_leaderboard(seed_recipes(), {});
+  board.context["generated_at"] = "2026-11-29T00:00:00Z";
+  const std::string json = leaderboard_to_json(board).dump();
+  rapidjson::Document sd;
+  sd.Parse(read(test::source_path("schema/leaderboard.schema.json")).c_str());
+  REQUIRE_FALSE(sd.HasParseError());
+  rapidjson::SchemaDocument schema(sd);
+  rapidjson::Document d;
+  d.Parse(json.c_str());
+  rapidjson::SchemaValidator validator(schema);
+  INFO("failed keyword: " << (d.Accept(validator) ? "" : validator.GetInvalidSchemaKeyword()));
+  CHECK(d.Accept(validator));
+  // Negative control: a rank of 0 must fail the schema.
+  Json broken = leaderboard_to_json(board);
+  broken["groups"][0]["entries"][0]["rank"] = 0;
+  rapidjson::Document bd;
+  bd.Parse(broken.dump().c_str());
+  rapidjson::SchemaValidator validator2(schema);
+  CHECK_FALSE(bd.Accept(validator2));
+}
+
+TEST_CASE("the HTML page is self-contained, escaped and lists the rows in rank order", "[report][html]") {
+  std::vector<Recipe> recipes = seed_recipes();
+  recipes[2].author = "A <b>&</b> B";
+  const std::string html = leaderboard_to_html(build_leaderboard(recipes, {}));
+  CHECK_THAT(html, Catch::StartsWith("<!DOCTYPE html>"));
+  CHECK(html.find("<script") == std::string::npos);
+  CHECK(html.find("http://") == std::string::npos);   // nothing fetched: only the author link is https
+  CHECK(html.find("<link") == std::string::npos);
+  CHECK(html.find("A &lt;b&gt;&amp;&lt;/b&gt; B") != std::string::npos);
+  const auto r1 = html.find("<td class=\"num\">1,232.5</td>");
+  const auto r2 = html.find("<td class=\"num\">1,130.7</td>");
+  const auto r3 = html.find("<td class=\"num\">1,075.5</td>");
+  REQUIRE(r1 != std::string::npos);
+  REQUIRE(r2 != std::string::npos);
+  REQUIRE(r3 != std::string::npos);
+  CHECK(r1 < r2);
+  CHECK(r2 < r3);
+  // Each row links to its detail section.
+  CHECK(html.find("href=\"#attune-tp2-pp8-ep8-vpp2-mt16k\"") != std::string::npos);
+  CHECK(html.find("<article class=\"entry\" id=\"attune-tp2-pp8-ep8-vpp2-mt16k\">") != std::string::npos);
+}

@@ -1,0 +1,70 @@
+// The recipe schema through RapidJSON's validator: known keys, custom x- keys, types and messages.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "recipe/schema_check.h"
+#include "recipe/source_doc.h"
+#include "test_util.h"
+
+using namespace recipebench;
+
+namespace {
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Diagnostics check_text(const std::string& text) {
+  static const SchemaChecker checker(recipe_schema());
+  return checker.check(parse_yaml(text, "r.yaml"));
+}
+
+std::string seed_text() { return read(test::seed_recipe("attune-tp2-pp8-ep8-vpp2-mt16k")); }
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  const auto at = s.find(from);
+  REQUIRE(at != std::string::npos);
+  return s.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("the embedded schema is draft-04 and the seed recipes pass it", "[schema]") {
+  CHECK(recipe_schema()["$schema"] == "http://json-schema.org/draft-04/schema#");
+  CHECK(check_text(seed_text()).empty());
+}
+
+TEST_CASE("custom x- fields pass at the top level and inside objects", "[schema]") {
+  std::string t = seed_text() + "x-team: perf\n";
+  t = replace(t, "  dispatcher: alltoall\n", "  dispatcher: alltoall\n  x-note: tuned by hand\n");
+  CHECK(check_text(t).empty());
+}
+
+TEST_CASE("several problems are reported in one pass", "[schema]") {
+  std::string t = replace(seed_text(), "  tp: 2\n", "  tp: two\n");
+  t = replace(t, "status: verified\n", "status: great\n");
+  t = replace(t, "  cuda: '12.9'\n", "  cuda: 12.9\n");
+  const Diagnostics d = check_text(t);
+  REQUIRE(d.size() == 3);
+  std::string all;
+  for (const auto& e : d) all += e.to_string() + "\n";
+  CHECK_THAT(all, Catch::Contains("layout.tp: string 'two', expected integer"));
+  CHECK_THAT(all, Catch::Contains("status: 'great', expected one of proposed, measured, verified"));
+  CHECK_THAT(all, Catch::Contains("stack.cuda: number 12.9, expected a string: quote it ('12.9')"));
+}
+
+TEST_CASE("an unknown key suggests the close known key", "[schema]") {
+  const Diagnostics d = check_text(replace(seed_text(), "layout:\n", "layuot:\n"));
+  // The misspelt section is unknown, and the required `layout` is then missing.
+  REQUIRE(d.size() == 2);
+  CHECK(d[0].path == "layuot");
+  CHECK_THAT(d[0].found, Catch::Equals("unknown field 'layuot'"));
+  CHECK_THAT(d[0].expected, Catch::StartsWith("'layout' (did you mean it?)"));
+  CHECK(d[1].path == "layout");
+  CHECK_THAT(d[1].found, Catch::Equals("missing required field 'layout'"));
+}
