@@ -1,1 +1,129 @@
+// The bad recipes of tests/data/bad: each is a seed recipe with exactly one defect, and `validate` must report
+// exactly that one problem, at the right place, with the right field path and a telling message.
 #include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "recipe/validate.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+using recipebench::test::source_path;
+
+namespace {
+
+struct BadRecipe {
+  const char* stem;  ///< tests/data/bad/<stem>.yaml
+  int line;          ///< where the one error is located (1-based)
+  int column;
+  const char* path;  ///< its dotted field path ("" for the document itself)
+  const char* text;  ///< a distinctive part of its found / expected text
+};
+
+// One row per fixture. Locations were read off the fixtures: the offending value, the key for unknown and
+// duplicate keys, the parent mapping's first key for a missing required field, the mapping for layer_split and
+// the list for result.window, the parser's position for malformed YAML, 1:1 for an empty file.
+const BadRecipe kBadRecipes[] = {
+    // Layout arithmetic (DESIGN.md section 5).
+    {"world-size-mismatch", 8, 10, "gpu.count", "TP x CP x DP x PP = 2 x 1 x 4 x 6 = 48 GPUs"},
+    {"per-node-not-dividing-count", 9, 13, "gpu.per_node", "a divisor of gpu.count 48"},
+    {"ep-not-dividing-experts", 65, 7, "layout.ep", "a divisor of the 512 experts"},
+    {"expert-grid-not-whole", 65, 7, "layout.ep", "EDP = 48 / (1 x 16 x 6) = 0.5"},
+    {"tp-not-dividing-kv-heads", 61, 7, "layout.tp", "a divisor of the 2 KV heads"},
+    {"moe-tp-without-sequence-parallel", 68, 22, "layout.sequence_parallel", "MoE with TP > 1 requires sequence parallel"},
+    {"sequence-parallel-with-tp1", 68, 22, "layout.sequence_parallel", "true with TP 1"},
+    {"pp-not-dividing-layers", 62, 7, "layout.pp", "PP 7 for 60 layers"},
+    {"layer-split-does-not-add-up", 71, 5, "layout.layer_split", "first 6 + last 5 of 60 layers leaves 49 for 6 middle stages"},
+    {"vpp-not-dividing-stage-layers", 64, 8, "layout.vpp", "(stage 1 has 8)"},
+    {"vpp-microbatches-not-multiple-of-pp", 64, 8, "layout.vpp", "20 microbatches per DP rank and PP 8"},
+    {"rows-per-microbatch-mismatch", 74, 24, "layout.rows_per_microbatch", "2 = max_tokens_per_gpu 16384 / row_tokens 8192"},
+    {"microbatches-not-whole", 34, 17, "workload.global_batch", "= 16.5 microbatches per DP rank"},
+    // Result consistency (DESIGN.md section 4) and catalog references.
+    {"window-outside-steps", 91, 3, "result.window", "0 <= first <= last <= 19"},
+    {"window-tokens-wrong", 93, 18, "result.window_tokens", "15,728,640 = 15 steps x 128 rows x 8192 tokens"},
+    {"usd-inconsistent", 83, 27, "result.usd_per_million_tokens", "$3.50, expected $3.21"},
+    {"mfu-inconsistent", 85, 8, "result.mfu", "0.0269, expected 0.0537"},
+    {"active-params-wrong", 85, 12, "result.active_params.count", "expected 16,331,407,360 active parameters"},
+    {"unknown-model", 4, 8, "model", "unknown model 'Qwen3-397B-A17B'"},
+    {"unknown-instance", 10, 13, "gpu.instance", "unknown instance 'AWS p6-b200.24xlarge'"},
+    // Schema.
+    {"unquoted-cuda-version", 20, 9, "stack.cuda", "quote it ('12.9')"},
+    {"unknown-key-in-layout", 76, 3, "layout.ofload", "'offload' (did you mean it?)"},
+    {"unknown-top-level-key", 104, 1, "pacthes", "'patches' (did you mean it?)"},
+    {"wrong-type-tp", 61, 7, "layout.tp", "string 'two', expected integer"},
+    {"missing-required-field", 32, 3, "workload.precision", "missing required field 'precision'"},
+    {"zero-degree", 64, 7, "layout.cp", "0, expected a value >= 1"},
+    {"negative-degree", 67, 7, "layout.dp", "-4, expected a value >= 1"},
+    {"bad-date", 88, 13, "result.measured", "'2026-10-8', expected text matching"},
+    {"unknown-status", 14, 9, "status", "'verifed', expected one of proposed, measured, verified"},
+    // YAML loading.
+    {"duplicate-key", 78, 3, "layout.vpp", "duplicate key 'vpp' (first defined at line 63)"},
+    {"malformed-yaml-unclosed-bracket", 91, 16, "", "malformed YAML"},
+    {"malformed-yaml-bad-indent", 62, 7, "", "malformed YAML"},
+    {"empty-file", 1, 1, "", "an empty file"},
+};
+
+std::string bad_path(const std::string& stem) { return source_path("tests/data/bad/" + stem + ".yaml"); }
+
+}  // namespace
+
+TEST_CASE("each bad recipe gives exactly its one located error", "[bad]") {
+  for (const auto& bad : kBadRecipes) {
+    const std::string file = bad_path(bad.stem);
+    INFO("fixture " << bad.stem << ".yaml");
+    REQUIRE(fs::exists(file));
+    const auto v = recipebench::validate_recipe_file(file);
+    std::string all;
+    for (const auto& d : v.errors) all += d.to_string() + "\n";
+    INFO("errors:\n" << all);
+    REQUIRE(v.errors.size() == 1);
+    const auto& d = v.errors.front();
+    CHECK(d.file == file);
+    CHECK(d.line == bad.line);
+    CHECK(d.column == bad.column);
+    CHECK(d.path == bad.path);
+    CHECK_THAT(d.to_string(), Catch::Contains(bad.text));
+    CHECK_THAT(d.to_string(), Catch::StartsWith(file + ":" + std::to_string(bad.line) + ":" +
+                                                std::to_string(bad.column) + ": error: "));
+    CHECK(!v.ok());
+  }
+}
+
+TEST_CASE("every fixture in tests/data/bad is listed in the bad-recipe table, once", "[bad]") {
+  std::set<std::string> listed;
+  for (const auto& bad : kBadRecipes) {
+    INFO("table row " << bad.stem);
+    CHECK(listed.insert(bad.stem).second);
+  }
+  std::set<std::string> on_disk;
+  for (const auto& entry : fs::directory_iterator(source_path("tests/data/bad"))) {
+    const std::string ext = entry.path().extension().string();
+    if (entry.is_regular_file() && (ext == ".yaml" || ext == ".yml")) on_disk.insert(entry.path().stem().string());
+  }
+  for (const auto& stem : on_disk) {
+    INFO("tests/data/bad/" << stem << " has no row in kBadRecipes (tests/test_bad_recipes.cpp)");
+    CHECK(listed.count(stem) == 1);
+  }
+  for (const auto& stem : listed) {
+    INFO("kBadRecipes lists " << stem << " but tests/data/bad/" << stem << ".yaml does not exist");
+    CHECK(on_disk.count(stem) == 1);
+  }
+  CHECK(on_disk.size() >= 17);
+}
+
+TEST_CASE("the seed recipes the bad recipes are copied from give no error", "[bad][seed]") {
+  for (const char* stem :
+       {"attune-48gpu-tp2-pp6-ep8", "attune-tp2-pp8-ep8-vpp2-mt8k", "attune-tp2-pp8-ep8-vpp2-mt16k"}) {
+    const std::string file = recipebench::test::seed_recipe(stem);
+    const auto v = recipebench::validate_recipe_file(file);
+    std::string all;
+    for (const auto& d : v.errors) all += d.to_string() + "\n";
+    INFO(file << "\n" << all);
+    CHECK(v.errors.empty());
+    CHECK(v.recipe.has_value());
+  }
+}

@@ -68,3 +68,22 @@ TEST_CASE("an unknown key suggests the close known key", "[schema]") {
   CHECK(d[1].path == "layout");
   CHECK_THAT(d[1].found, Catch::Equals("missing required field 'layout'"));
 }
+
+#include <cstdlib>
+
+#include "recipe/schema_doc.h"
+#include "util/atomic_file.h"
+
+TEST_CASE("docs/recipe-format.md is generated from the schema and up to date", "[schema][docs]") {
+  const std::string generated = schema_markdown(recipe_schema());
+  const std::string path = test::source_path("docs/recipe-format.md");
+  if (const char* update = std::getenv("RECIPEBENCH_UPDATE_DOCS"); update && std::string(update) == "1")
+    write_file_atomic(path, generated);
+  INFO("docs/recipe-format.md is stale: run scripts/gen-docs");
+  CHECK(read(path) == generated);
+  // Every field the seeds use is documented, nested ones included.
+  for (const char* field : {"`layout.recompute.granularity`", "`result.active_params.count`",
+                            "`correctness.convergence.correlation`", "`workload.dataset.build.supervised_token_ratio`",
+                            "`correctness.component_tests[].detail`"})
+    CHECK(generated.find(field) != std::string::npos);
+}
