@@ -25,15 +25,16 @@ struct BadRecipe {
 };
 
 // One row per fixture. Locations were read off the fixtures: the offending value, the key for unknown and
-// duplicate keys, the parent mapping's first key for a missing required field, the mapping for layer_split and
-// the list for result.window, the parser's position for malformed YAML, 1:1 for an empty file.
+// duplicate keys, the key of the mapping that lacks a missing required field, the mapping for layer_split and
+// the offending bound for result.window, the parser's position for malformed YAML, 1:1 for an empty file.
 const BadRecipe kBadRecipes[] = {
     // Layout arithmetic (DESIGN.md section 5).
+    {"cp-not-dividing-row-tokens", 64, 7, "layout.cp", "divisible by 2 x CP = 6"},
     {"world-size-mismatch", 8, 10, "gpu.count", "TP x CP x DP x PP = 2 x 1 x 4 x 6 = 48 GPUs"},
     {"per-node-not-dividing-count", 9, 13, "gpu.per_node", "a divisor of gpu.count 48"},
     {"ep-not-dividing-experts", 65, 7, "layout.ep", "a divisor of the 512 experts"},
     {"expert-grid-not-whole", 65, 7, "layout.ep", "EDP = 48 / (1 x 16 x 6) = 0.5"},
-    {"tp-not-dividing-kv-heads", 61, 7, "layout.tp", "a divisor of the 2 KV heads"},
+    {"tp-not-dividing-kv-heads", 61, 7, "layout.tp", "TP 4, which does not divide the 2 KV heads"},
     {"moe-tp-without-sequence-parallel", 68, 22, "layout.sequence_parallel", "MoE with TP > 1 requires sequence parallel"},
     {"sequence-parallel-with-tp1", 68, 22, "layout.sequence_parallel", "true with TP 1"},
     {"pp-not-dividing-layers", 62, 7, "layout.pp", "PP 7 for 60 layers"},
@@ -43,7 +44,7 @@ const BadRecipe kBadRecipes[] = {
     {"rows-per-microbatch-mismatch", 74, 24, "layout.rows_per_microbatch", "2 = max_tokens_per_gpu 16384 / row_tokens 8192"},
     {"microbatches-not-whole", 34, 17, "workload.global_batch", "= 16.5 microbatches per DP rank"},
     // Result consistency (DESIGN.md section 4) and catalog references.
-    {"window-outside-steps", 91, 3, "result.window", "0 <= first <= last <= 19"},
+    {"window-outside-steps", 92, 5, "result.window[1]", "0 <= first <= last <= 19"},
     {"window-tokens-wrong", 93, 18, "result.window_tokens", "15,728,640 = 15 steps x 128 rows x 8192 tokens"},
     {"usd-inconsistent", 83, 27, "result.usd_per_million_tokens", "$3.50, expected $3.21"},
     {"mfu-inconsistent", 85, 8, "result.mfu", "0.0269, expected 0.0537"},
@@ -55,10 +56,10 @@ const BadRecipe kBadRecipes[] = {
     {"unknown-key-in-layout", 76, 3, "layout.ofload", "'offload' (did you mean it?)"},
     {"unknown-top-level-key", 104, 1, "pacthes", "'patches' (did you mean it?)"},
     {"wrong-type-tp", 61, 7, "layout.tp", "string 'two', expected integer"},
-    {"missing-required-field", 32, 3, "workload.precision", "missing required field 'precision'"},
+    {"missing-required-field", 31, 1, "workload.precision", "missing required field 'precision'"},
     {"zero-degree", 64, 7, "layout.cp", "0, expected a value >= 1"},
     {"negative-degree", 67, 7, "layout.dp", "-4, expected a value >= 1"},
-    {"bad-date", 88, 13, "result.measured", "'2026-10-8', expected text matching"},
+    {"bad-date", 88, 13, "result.measured", "'2026-10-8', expected a calendar date written YYYY-MM-DD"},
     {"unknown-status", 14, 9, "status", "'verifed', expected one of proposed, measured, verified"},
     // YAML loading.
     {"duplicate-key", 78, 3, "layout.vpp", "duplicate key 'vpp' (first defined at line 63)"},

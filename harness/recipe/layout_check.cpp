@@ -65,8 +65,10 @@ Diagnostics check_layout(const Recipe& r, const ModelConfig* model, const Source
     std::ostringstream found;
     found << "EP " << L.ep << " with ETP " << etp << (L.etp ? "" : " (= TP, etp not given)") << " and PP " << L.pp
           << " on " << world << " GPUs: EDP = " << world << " / (" << etp << " x " << L.ep << " x " << L.pp
-          << ") = " << shortest(static_cast<double>(world) / expert_grid);
-    out.push_back(src.at("/layout/ep", found.str(),
+          << ") = " << approx(static_cast<double>(world) / expert_grid);
+    // Point at ETP when it was given and EP alone would fit the grid.
+    const bool etp_at_fault = L.etp && world % (static_cast<int64_t>(L.ep) * L.pp) == 0;
+    out.push_back(src.at(etp_at_fault ? "/layout/etp" : "/layout/ep", found.str(),
                          "a whole expert-data-parallel degree (world divisible by ETP x EP x PP = " +
                              std::to_string(expert_grid) + ")"));
   }
@@ -76,7 +78,7 @@ Diagnostics check_layout(const Recipe& r, const ModelConfig* model, const Source
       out.push_back(src.at("/layout/ep", "EP " + std::to_string(L.ep),
                            "a divisor of the " + std::to_string(model->num_experts) + " experts of " + model->name +
                                " (" + std::to_string(model->num_experts) + " / " + std::to_string(L.ep) + " = " +
-                               shortest(static_cast<double>(model->num_experts) / L.ep) + " experts per rank)"));
+                               approx(static_cast<double>(model->num_experts) / L.ep) + " experts per rank)"));
     }
     struct HeadCount {
       const char* what;
@@ -86,11 +88,16 @@ Diagnostics check_layout(const Recipe& r, const ModelConfig* model, const Source
                                {"KV heads", model->num_kv_heads},
                                {"gated-delta-net key heads", model->linear_num_key_heads},
                                {"gated-delta-net value heads", model->linear_num_value_heads}};
-    for (const auto& h : heads) {
-      if (h.n % L.tp != 0) {
-        out.push_back(src.at("/layout/tp", "TP " + std::to_string(L.tp),
-                             "a divisor of the " + std::to_string(h.n) + " " + h.what + " of " + model->name));
-      }
+    std::string failing;
+    for (const auto& h : heads)
+      if (h.n % L.tp != 0) failing += (failing.empty() ? "" : ", ") + std::to_string(h.n) + " " + h.what;
+    if (!failing.empty()) {
+      out.push_back(src.at("/layout/tp", "TP " + std::to_string(L.tp) + ", which does not divide the " + failing +
+                                             " of " + model->name,
+                           "a divisor of the attention heads (" + std::to_string(model->num_attention_heads) +
+                               "), KV heads (" + std::to_string(model->num_kv_heads) + ") and gated-delta-net key (" +
+                               std::to_string(model->linear_num_key_heads) + ") and value heads (" +
+                               std::to_string(model->linear_num_value_heads) + ")"));
     }
   }
 
@@ -112,7 +119,7 @@ Diagnostics check_layout(const Recipe& r, const ModelConfig* model, const Source
     if (stages.empty()) {
       if (!L.first_stage_layers) {
         out.push_back(src.at("/layout/pp", "PP " + std::to_string(L.pp) + " for " + std::to_string(layers) + " layers (" +
-                                               shortest(static_cast<double>(layers) / L.pp) + " per stage)",
+                                               approx(static_cast<double>(layers) / L.pp) + " per stage)",
                              "a PP degree dividing " + std::to_string(layers) +
                                  " layers, or layout.layer_split with first and last stage layer counts"));
       } else if (L.pp < 2) {
@@ -125,7 +132,7 @@ Diagnostics check_layout(const Recipe& r, const ModelConfig* model, const Source
         std::ostringstream found;
         found << "first " << f << " + last " << l << " of " << layers << " layers leaves " << middle << " for "
               << middle_stages << " middle stages";
-        if (middle_stages > 0) found << " (" << shortest(static_cast<double>(middle) / middle_stages) << " each)";
+        if (middle_stages > 0) found << " (" << approx(static_cast<double>(middle) / middle_stages) << " each)";
         out.push_back(src.at("/layout/layer_split", found.str(),
                              middle_stages > 0 ? "a positive whole number of layers per middle stage"
                                                : "first + last = " + std::to_string(layers) + " with PP 2"));
@@ -141,6 +148,14 @@ Diagnostics check_layout(const Recipe& r, const ModelConfig* model, const Source
         }
       }
     }
+  }
+
+  // Context parallel splits each row into 2 x CP chunks (load-balanced causal CP, as in Megatron-LM).
+  if (L.cp > 1 && r.workload.row_tokens % (2 * L.cp) != 0) {
+    out.push_back(src.at("/layout/cp", "CP " + std::to_string(L.cp) + " with " + std::to_string(r.workload.row_tokens) +
+                                           "-token rows",
+                         "a CP degree with row_tokens divisible by 2 x CP = " + std::to_string(2 * L.cp) +
+                             " (each row is split into 2 x CP chunks)"));
   }
 
   // Microbatches: rows per microbatch and microbatches per step per DP rank.
@@ -161,7 +176,7 @@ Diagnostics check_layout(const Recipe& r, const ModelConfig* model, const Source
     out.push_back(src.at("/workload/global_batch", "global batch " + std::to_string(per_dp_rows) + " over DP " +
                                                        std::to_string(L.dp) + " with " + std::to_string(rows_mb) +
                                                        " rows per microbatch = " +
-                                                       shortest(static_cast<double>(per_dp_rows) / L.dp / rows_mb) +
+                                                       approx(static_cast<double>(per_dp_rows) / L.dp / rows_mb) +
                                                        " microbatches per DP rank",
                          "a whole number of microbatches per DP rank (global batch divisible by DP x rows per "
                          "microbatch = " + std::to_string(L.dp * rows_mb) + ")"));

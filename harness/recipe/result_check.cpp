@@ -10,6 +10,8 @@ namespace recipebench {
 std::optional<Price> recipe_price(const Recipe& r) {
   if (r.gpu.usd_per_gpu_hour) return Price{*r.gpu.usd_per_gpu_hour, "recipe (gpu.usd_per_gpu_hour)"};
   const InstanceSpec* inst = r.gpu.instance.empty() ? nullptr : find_instance(r.gpu.instance);
+  const GpuSpec* gpu = find_gpu(r.gpu.type);
+  if (inst && gpu && inst->gpu != gpu->name) inst = nullptr;  // reported by check_result; price by GPU type
   if (!inst) inst = default_instance_for_gpu(r.gpu.type);
   if (!inst) return std::nullopt;
   return Price{inst->usd_per_gpu_hour(), "catalog: " + inst->label() + " on-demand $" + shortest(inst->usd_per_hour) +
@@ -56,7 +58,8 @@ Diagnostics check_result(const Recipe& r, const ModelConfig* model, const Source
   const RecipeResult& res = *r.result;
 
   if (!res.window.inside(res.steps_per_run)) {
-    out.push_back(src.at("/result/window",
+    const bool first_bad = res.window.first < 0 || res.window.first > res.window.last;
+    out.push_back(src.at(first_bad ? "/result/window/0" : "/result/window/1",
                          "window " + std::to_string(res.window.first) + ".." + std::to_string(res.window.last) +
                              " with " + std::to_string(res.steps_per_run) + " steps per run",
                          "0 <= first <= last <= " + std::to_string(res.steps_per_run - 1) + " (steps numbered from 0)"));

@@ -5,6 +5,7 @@
 #include <rapidjson/stringbuffer.h>
 
 #include <algorithm>
+#include <cctype>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -81,6 +82,20 @@ Json& deref(Json& root, Json& s) {
   return *cur;
 }
 
+/// A schema description as the tail of a message: first letter lower-case, no final period.
+std::string sentence(std::string s) {
+  if (!s.empty() && s.back() == '.') s.pop_back();
+  if (s.size() > 1 && std::isupper(static_cast<unsigned char>(s[0])) && !std::isupper(static_cast<unsigned char>(s[1])))
+    s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
+  return s;
+}
+
+/// True when the object at `object_ptr` in `doc` has member `name`.
+bool node_value_has(const Json& doc, const std::string& object_ptr, const std::string& name) {
+  const Json& o = doc.at(Json::json_pointer(object_ptr));
+  return o.is_object() && o.contains(name);
+}
+
 /// Unescapes one JSON pointer reference token (~1 -> /, ~0 -> ~).
 std::string unescape_token(const std::string& token) {
   std::string key;
@@ -144,7 +159,8 @@ Diagnostics SchemaChecker::check(const SourceDoc& doc, size_t max_errors) const 
   Json value = doc.value;     // repaired as violations are reported
   Json schema = schema_;      // `required` relaxed as missing fields are reported
   std::set<std::string> reported;
-  std::set<std::string> removed;  // pointers of members removed after a report: not "missing" afterwards
+  std::set<std::string> removed;    // pointers of members removed after a report: not "missing" afterwards
+  std::set<std::string> suggested;  // members named by a "did you mean" hint: their absence is the same problem
 
   for (size_t round = 0; round < 4 * max_errors && out.size() < max_errors; ++round) {
     rapidjson::Document sd;
@@ -177,11 +193,23 @@ Diagnostics SchemaChecker::check(const SourceDoc& doc, size_t max_errors) const 
         const std::string n = name.get<std::string>();
         if (node_value.is_object() && !node_value.contains(n)) {
           repaired = true;
-          if (removed.count(pointer_append(doc_ptr, n))) continue;
-          std::string desc;
-          if (here.contains("properties") && here["properties"].contains(n) && here["properties"][n].contains("description"))
-            desc = " (" + here["properties"][n]["description"].get<std::string>() + ")";
-          report(doc.at(pointer_append(doc_ptr, n), "missing required field '" + n + "'", "a value" + desc));
+          const std::string missing = pointer_append(doc_ptr, n);
+          if (removed.count(missing) || suggested.count(missing)) continue;
+          std::string expected = "a value";
+          if (here.contains("properties") && here["properties"].contains(n)) {
+            Json& prop = here["properties"][n];
+            const Json& target = deref(schema, prop);
+            if (target.contains("enum")) {
+              std::vector<std::string> options;
+              for (const auto& e : target["enum"]) options.push_back(e.is_string() ? e.get<std::string>() : e.dump());
+              expected = "one of " + join(options, ", ");
+            }
+            const std::string desc = prop.value("description", target.value("description", std::string()));
+            if (!desc.empty()) expected += " (" + sentence(desc) + ")";
+          }
+          // Located at the key of the mapping that lacks the field (the file's start for a top-level field).
+          const SourceMark m = doc_ptr.empty() ? SourceMark{1, 1} : doc.key_mark(doc_ptr);
+          report(Diagnostic{doc.file, m.line, m.column, doc.path(missing), "missing required field '" + n + "'", expected});
         } else {
           kept.push_back(name);
         }
@@ -207,7 +235,10 @@ Diagnostics SchemaChecker::check(const SourceDoc& doc, size_t max_errors) const 
       for (const auto& k : unknown) {
         std::string hint;
         for (const auto& cand : known)
-          if (hint.empty() && edit_distance(k, cand) <= 2) hint = "'" + cand + "' (did you mean it?), or ";
+          if (hint.empty() && edit_distance(k, cand) <= 2 && !node_value_has(value, object_ptr, cand)) {
+            hint = "'" + cand + "' (did you mean it?), or ";
+            suggested.insert(pointer_append(object_ptr, cand));
+          }
         report(doc.at_key(pointer_append(object_ptr, k), "unknown field '" + k + "'",
                           hint + "one of " + join(known, ", ") + ", or a custom field named x-..."));
         value.at(Json::json_pointer(object_ptr)).erase(k);
@@ -245,7 +276,8 @@ Diagnostics SchemaChecker::check(const SourceDoc& doc, size_t max_errors) const 
         const bool excl = here.value("exclusiveMaximum", false);
         expected = std::string(excl ? "a value < " : "a value <= ") + here["maximum"].dump();
       } else if (keyword == "pattern") {
-        expected = "text matching " + here["pattern"].get<std::string>();
+        expected = here.contains("description") ? sentence(here["description"].get<std::string>())
+                                                : "text matching " + here["pattern"].get<std::string>();
       } else if (keyword == "minLength") {
         expected = "at least " + here["minLength"].dump() + " characters";
       } else if (keyword == "minItems") {
@@ -266,8 +298,6 @@ Diagnostics SchemaChecker::check(const SourceDoc& doc, size_t max_errors) const 
       } else {
         expected = "a value satisfying '" + keyword + "' of the schema at " + schema_ptr;
       }
-      if (here.contains("description") && keyword != "type")
-        expected += " (" + here["description"].get<std::string>() + ")";
       report(doc.at(doc_ptr, found, expected));
       if (!doc_ptr.empty()) {  // drop the offending node so the next round finds the next problem
         const auto slash = doc_ptr.rfind('/');
@@ -281,6 +311,9 @@ Diagnostics SchemaChecker::check(const SourceDoc& doc, size_t max_errors) const 
     }
     if (!repaired) break;
   }
+  std::stable_sort(out.begin(), out.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    return a.line != b.line ? a.line < b.line : a.column < b.column;
+  });
   return out;
 }
 

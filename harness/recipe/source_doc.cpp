@@ -143,6 +143,23 @@ class Converter {
   SourceDoc& doc_;
 };
 
+/// yaml-cpp's parser messages, said in terms of what the user wrote.
+std::string explain_parser_error(const std::string& msg) {
+  if (msg.find("end of sequence flow not found") != std::string::npos)
+    return "a '[' list that is never closed with ']' (the position is where the parser gave up)";
+  if (msg.find("end of map flow not found") != std::string::npos)
+    return "a '{' mapping that is never closed with '}' (the position is where the parser gave up)";
+  if (msg.find("illegal map value") != std::string::npos)
+    return "a 'key: value' where none can start (check this line's indentation against the lines above)";
+  if (msg.find("end of map not found") != std::string::npos)
+    return "a mapping that does not end where expected (check the indentation)";
+  if (msg.find("unknown escape character") != std::string::npos)
+    return "an unknown escape sequence in a double-quoted string (use single quotes, or escape the backslash)";
+  if (msg.find("end of sequence not found") != std::string::npos)
+    return "a '- item' list that does not end where expected (check the indentation)";
+  return msg;
+}
+
 }  // namespace
 
 const SourceNode* SourceDoc::node(const std::string& pointer) const {
@@ -191,7 +208,8 @@ SourceDoc parse_yaml(const std::string& text, const std::string& file) {
     docs = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
     const SourceMark m = to_mark(e.mark);
-    throw InputError(Diagnostic{file, m.line, m.column, "", "malformed YAML (" + e.msg + ")", "well-formed YAML"});
+    throw InputError(Diagnostic{file, m.line, m.column, "", "malformed YAML: " + explain_parser_error(e.msg),
+                                "well-formed YAML"});
   }
   if (docs.empty() || (docs.size() == 1 && docs[0].IsNull()))
     throw InputError(Diagnostic{file, 1, 1, "", "an empty file", "a YAML mapping of recipe fields"});

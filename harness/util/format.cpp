@@ -42,6 +42,16 @@ std::string shortest(double v) {
   return buf;
 }
 
+std::string approx(double v) {
+  std::string s = fixed(v, 2, false);
+  while (s.find('.') != std::string::npos && (s.back() == '0' || s.back() == '.')) {
+    const bool dot = s.back() == '.';
+    s.pop_back();
+    if (dot) break;
+  }
+  return s;
+}
+
 int printed_decimals(const std::string& text) {
   const auto e = text.find_first_of("eE");
   const std::string mantissa = text.substr(0, e);
