@@ -16,5 +16,6 @@ enum ExitCode { kOk = 0, kFailed = 1, kUsage = 2 };
 void add_validate_command(CLI::App& app, std::function<int()>& run);
 void add_report_command(CLI::App& app, std::function<int()>& run);
 void add_models_command(CLI::App& app, std::function<int()>& run);
+void add_run_command(CLI::App& app, std::function<int()>& run);
 
 }  // namespace recipebench::cli

@@ -4,16 +4,23 @@
 #include <iostream>
 
 #include "commands.h"
+#ifdef RECIPEBENCH_HAVE_TORCH
+#include "torch_backend_registration.h"
+#endif
 
 int main(int argc, char** argv) {
   using namespace recipebench::cli;
   CLI::App app{"recipebench " RECIPEBENCH_VERSION ": reproducible benchmarks of LLM training recipes"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "recipebench " RECIPEBENCH_VERSION);
+#ifdef RECIPEBENCH_HAVE_TORCH
+  recipebench::register_torch_backend();
+#endif
   std::function<int()> run;
   add_validate_command(app, run);
   add_report_command(app, run);
   add_models_command(app, run);
+  add_run_command(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -70,6 +70,20 @@ Recipe recipe_from_json(const Json& doc, const std::string& file) {
   L.offload = str(l, "offload");
   L.dispatcher = l.at("dispatcher").get<std::string>();
 
+  if (doc.contains("optimizer") && doc["optimizer"].is_object()) {
+    const Json& o = doc["optimizer"];
+    RecipeOptimizer& O = r.optimizer;
+    O.lr = o.value("lr", O.lr);
+    O.min_lr = o.value("min_lr", O.min_lr);
+    O.lr_decay_style = o.value("lr_decay_style", O.lr_decay_style);
+    O.lr_warmup_fraction = o.value("lr_warmup_fraction", O.lr_warmup_fraction);
+    O.weight_decay = o.value("weight_decay", O.weight_decay);
+    O.adam_beta1 = o.value("adam_beta1", O.adam_beta1);
+    O.adam_beta2 = o.value("adam_beta2", O.adam_beta2);
+    O.adam_eps = o.value("adam_eps", O.adam_eps);
+    O.clip_grad = o.value("clip_grad", O.clip_grad);
+  }
+
   if (doc.contains("result") && doc["result"].is_object()) {
     const Json& res = doc["result"];
     RecipeResult out;

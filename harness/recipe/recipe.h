@@ -67,6 +67,16 @@ struct RecipeResult {
   std::optional<double> gpu_hours;
 };
 
+/// Optimizer and learning-rate schedule; defaults are the seed recipes' Megatron-LM arguments.
+struct RecipeOptimizer {
+  double lr = 1e-5, min_lr = 1e-6;
+  std::string lr_decay_style = "cosine";  ///< cosine, linear, constant
+  double lr_warmup_fraction = 0.1;
+  double weight_decay = 0.1;
+  double adam_beta1 = 0.9, adam_beta2 = 0.98, adam_eps = 1e-8;
+  double clip_grad = 1.0;                 ///< 0 disables clipping
+};
+
 /// A recipe file, typed. `doc` keeps the full document for the report's detail sections.
 struct Recipe {
   std::string file;
@@ -78,6 +88,7 @@ struct Recipe {
   RecipeWorkload workload;
   RecipeLayout layout;
   std::optional<RecipeResult> result;
+  RecipeOptimizer optimizer;
   Json doc;
 };
 

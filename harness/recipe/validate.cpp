@@ -14,16 +14,38 @@ namespace fs = std::filesystem;
 
 namespace recipebench {
 
+namespace {
+
+ValidatedRecipe check_document(ValidatedRecipe out, const SourceDoc& src);
+
+}  // namespace
+
 ValidatedRecipe validate_recipe_file(const std::string& file) {
   ValidatedRecipe out;
   out.file = file;
-  SourceDoc src;
   try {
-    src = load_yaml_file(file);
+    return check_document(out, load_yaml_file(file));
   } catch (const InputError& e) {
     out.errors.push_back(e.diagnostic());
     return out;
   }
+}
+
+ValidatedRecipe validate_recipe_text(const std::string& text, const std::string& name) {
+  ValidatedRecipe out;
+  out.file = name;
+  try {
+    return check_document(out, parse_yaml(text, name));
+  } catch (const InputError& e) {
+    out.errors.push_back(e.diagnostic());
+    return out;
+  }
+}
+
+namespace {
+
+ValidatedRecipe check_document(ValidatedRecipe out, const SourceDoc& src) {
+  const std::string& file = out.file;
   static const SchemaChecker checker(recipe_schema());
   out.errors = checker.check(src);
   if (!out.errors.empty()) return out;
@@ -37,6 +59,8 @@ ValidatedRecipe validate_recipe_file(const std::string& file) {
   });
   return out;
 }
+
+}  // namespace
 
 std::vector<std::string> collect_files(const std::vector<std::string>& paths, const std::vector<std::string>& extensions) {
   std::vector<std::string> out;

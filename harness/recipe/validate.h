@@ -22,6 +22,9 @@ struct ValidatedRecipe {
 /// then check_layout and check_result. Never throws for bad input: problems are returned as diagnostics.
 ValidatedRecipe validate_recipe_file(const std::string& file);
 
+/// The same for recipe text already in memory (e.g. the embedded default recipe); `name` labels diagnostics.
+ValidatedRecipe validate_recipe_text(const std::string& text, const std::string& name);
+
 /// Expands PATHs: files are kept as given; folders are searched recursively for *.yaml / *.yml (sorted).
 /// Throws std::invalid_argument naming the first path that does not exist.
 std::vector<std::string> collect_files(const std::vector<std::string>& paths, const std::vector<std::string>& extensions);

@@ -77,8 +77,8 @@ torch::Tensor GatedAttentionImpl::forward(const torch::Tensor& x, const torch::T
   TORCH_CHECK(x.dim() == 3, "GatedAttention expects [batch, seq, hidden], got ", x.sizes());
   const int64_t b = x.size(0), s = x.size(1);
   const auto qg = q_proj(x).view({b, s, num_heads, 2 * head_dim});
-  const auto gate = qg.narrow(-1, 0, head_dim).reshape({b, s, num_heads * head_dim});
-  auto q = q_norm(qg.narrow(-1, head_dim, head_dim)).transpose(1, 2);                          // [b, h, s, d]
+  const auto gate = qg.narrow(-1, head_dim, head_dim).reshape({b, s, num_heads * head_dim});
+  auto q = q_norm(qg.narrow(-1, 0, head_dim)).transpose(1, 2);                          // [b, h, s, d]
   auto k = k_norm(k_proj(x).view({b, s, num_kv_heads, head_dim})).transpose(1, 2);      // [b, kv, s, d]
   const auto v = v_proj(x).view({b, s, num_kv_heads, head_dim}).transpose(1, 2);        // [b, kv, s, d]
 

@@ -35,8 +35,8 @@ Prepared prepare(const torch::Tensor& q, const torch::Tensor& k, const torch::Te
   const double s = scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(p.dk));
   auto qq = q, kk = k;
   if (p.hv != hk) {
-    qq = qq.repeat({1, 1, p.hv / hk, 1});
-    kk = kk.repeat({1, 1, p.hv / hk, 1});
+    qq = qq.repeat_interleave(p.hv / hk, 2);
+    kk = kk.repeat_interleave(p.hv / hk, 2);
   }
   p.q = qq.transpose(1, 2).to(ct) * s;
   p.k = kk.transpose(1, 2).to(ct);

@@ -27,7 +27,7 @@ Routing route_topk(const torch::Tensor& x, const torch::Tensor& router_weight, i
   r.logits = torch::linear(x, router_weight);
   const auto probs = torch::softmax(r.logits.to(compute_dtype(x.scalar_type())), -1);
   auto [top_p, top_i] = probs.topk(top_k, -1);  // sorted, descending
-  r.weights = top_p.to(x.scalar_type());
+  r.weights = (top_p / top_p.sum(-1, /*keepdim=*/true)).to(x.scalar_type());
   r.indices = top_i;
   return r;
 }

@@ -133,3 +133,13 @@ TEST_CASE("gradient check: whole tiny model SFT loss", "[grad][model]") {
   CHECK(l < 50.0);
   require_grads_match(loss, rbt_test::params_of(*lm), 2);
 }
+
+TEST_CASE("gradient check detects a wrong gradient (negative control)", "[grad]") {
+  // loss = sum(stopgrad(x) * x): autograd gives x, the true derivative is 2x.
+  torch::manual_seed(26);
+  const auto x = torch::randn({5}, torch::kDouble).requires_grad_(true);
+  const auto entries = rbt_test::grad_check([&] { return (x.detach() * x).sum(); }, {{"x", x}}, 3, kEps);
+  REQUIRE(entries.size() == 1);
+  CHECK(entries[0].rel_error > 0.4);
+  CHECK(entries[0].rel_error < 0.6);
+}

@@ -1,0 +1,245 @@
+// `recipebench run [RECIPE] [--backend B] [--steps N] [--window A:B] [--out DIR] [--layers N] [--device D] ...`
+#include <CLI/CLI.hpp>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+
+#include "catalog/hardware.h"
+#include "catalog/models.h"
+#include "commands.h"
+#include "default_recipe.h"
+#include "recipe/result_check.h"
+#include "recipe/validate.h"
+#include "run/backend.h"
+#include "run/run_record.h"
+#include "util/atomic_file.h"
+#include "util/format.h"
+
+namespace recipebench::cli {
+
+namespace {
+
+std::string utc_iso(std::chrono::system_clock::time_point t, const char* fmt = "%Y-%m-%dT%H:%M:%SZ") {
+  const std::time_t tt = std::chrono::system_clock::to_time_t(t);
+  char buf[32];
+  std::strftime(buf, sizeof buf, fmt, std::gmtime(&tt));
+  return buf;
+}
+
+Json host_environment() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  struct utsname u {};
+  uname(&u);
+  return Json{{"host", host},
+              {"os", std::string(u.sysname) + " " + u.release + " " + u.machine},
+              {"cpu_cores", static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN))},
+              {"compiler", std::string("g++ ") + __VERSION__},
+              {"recipebench_version", RECIPEBENCH_VERSION},
+              {"recipebench_commit", RECIPEBENCH_GIT_COMMIT},
+              {"build_type", RECIPEBENCH_BUILD_TYPE}};
+}
+
+/// "5:19" -> {5, 19}; throws CLI::ValidationError otherwise.
+StepWindow parse_window(const std::string& s) {
+  const auto colon = s.find(':');
+  try {
+    if (colon == std::string::npos) throw std::invalid_argument(s);
+    return StepWindow{std::stoi(s.substr(0, colon)), std::stoi(s.substr(colon + 1))};
+  } catch (const std::exception&) {
+    throw CLI::ValidationError("--window", "expected FIRST:LAST step numbers, e.g. 5:19, got '" + s + "'");
+  }
+}
+
+void apply_bench_block(const Json& bench, RunOptions& o) {
+  if (!bench.is_object()) return;
+  if (bench.contains("backend")) o.backend = bench["backend"].get<std::string>();
+  if (bench.contains("steps")) o.steps = bench["steps"].get<int>();
+  if (bench.contains("window")) o.window = StepWindow{bench["window"][0].get<int>(), bench["window"][1].get<int>()};
+  if (bench.contains("layers")) o.layers = bench["layers"].get<int64_t>();
+  if (bench.contains("device")) o.device = bench["device"].get<std::string>();
+  if (bench.contains("seed")) o.seed = bench["seed"].get<uint64_t>();
+  if (bench.contains("data") && bench["data"].is_object()) {
+    const Json& d = bench["data"];
+    if (d.contains("source")) o.data_source = d["source"].get<std::string>();
+    if (d.contains("path")) o.data_path = d["path"].get<std::string>();
+    if (d.contains("supervised_token_ratio")) o.supervised_token_ratio = d["supervised_token_ratio"].get<double>();
+  }
+}
+
+RunMetrics compute_metrics(const RunRecord& rec, const Recipe& recipe, const ModelConfig& model, int devices) {
+  std::vector<double> seconds;
+  std::vector<int64_t> tokens;
+  RunMetrics m;
+  for (const auto& s : rec.steps) {
+    seconds.push_back(s.seconds);
+    tokens.push_back(s.tokens);
+    m.peak_memory_bytes = std::max(m.peak_memory_bytes, s.peak_memory_bytes);
+  }
+  m.window = window_metrics(seconds, tokens, rec.options.window, devices);
+  m.active_params = count_params(model).active;
+  if (const GpuSpec* gpu = rec.options.device == "cuda" ? find_gpu(recipe.gpu.type) : nullptr) {
+    m.peak_flops = gpu->peak_bf16_flops;
+    m.mfu = mfu_6n(static_cast<double>(m.active_params), m.window.tokens_per_s_per_gpu, m.peak_flops);
+    if (auto price = recipe_price(recipe)) {
+      m.usd_per_gpu_hour = price->usd_per_gpu_hour;
+      m.price_source = price->source;
+      m.usd_per_million_tokens = usd_per_million_tokens(price->usd_per_gpu_hour, m.window.tokens_per_s_per_gpu);
+    }
+  }
+  m.gpu_hours = gpu_hours(devices, rec.wall_seconds);
+  return m;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, std::function<int()>& run) {
+  auto* cmd = app.add_subcommand("run", "Run a recipe's training steps on a backend and write a run record");
+  struct Args {
+    std::string recipe;
+    std::optional<std::string> backend, window, device, data;
+    std::optional<int> steps;
+    std::optional<int64_t> layers;
+    std::optional<uint64_t> seed;
+    std::string out = "reports/runs";
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("recipe", a->recipe, "Recipe file (default: the embedded " + std::string(kDefaultRecipeName) + ")");
+  cmd->add_option("--backend", a->backend, "Backend (default: the recipe's bench.backend, else torch)");
+  cmd->add_option("--steps", a->steps, "Steps to run (default 20)")->check(CLI::PositiveNumber);
+  cmd->add_option("--window", a->window, "Timed window FIRST:LAST, both included (default 5:19)");
+  cmd->add_option("--out", a->out, "Folder for the run record (default reports/runs)");
+  cmd->add_option("--layers", a->layers, "Decoder layers of a proxy run (default: the model's)")->check(CLI::PositiveNumber);
+  cmd->add_option("--device", a->device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd->add_option("--seed", a->seed, "Data and initialisation seed");
+  cmd->add_option("--data", a->data, "Pre-tokenized rows file (docs/data-format.md) instead of synthetic rows");
+  cmd->callback([&run, a] {
+    run = [a]() -> int {
+      const auto launch = std::chrono::system_clock::now();
+      const auto launch_steady = std::chrono::steady_clock::now();
+      // 1. The recipe, validated.
+      std::string path = a->recipe;
+      ValidatedRecipe v;
+      if (path.empty()) {
+        path = std::string("<embedded>/") + kDefaultRecipeName;
+        v = validate_recipe_text(kDefaultRecipeYaml, path);
+      } else {
+        if (!std::filesystem::exists(path)) {
+          std::cerr << "recipebench run: no such recipe file: " << path << "\n";
+          return kUsage;
+        }
+        v = validate_recipe_file(path);
+      }
+      for (const auto& d : v.errors) std::cerr << d.to_string() << "\n";
+      if (!v.ok()) {
+        std::cerr << "recipebench run: the recipe failed validation; nothing was run\n";
+        return kFailed;
+      }
+      const Recipe& recipe = *v.recipe;
+
+      // 2. Effective settings: the recipe's bench block, then the command line.
+      RunOptions o;
+      apply_bench_block(recipe.doc.value("bench", Json()), o);
+      if (a->backend) o.backend = *a->backend;
+      if (a->steps) o.steps = *a->steps;
+      if (a->window) o.window = parse_window(*a->window);
+      if (a->layers) o.layers = *a->layers;
+      if (a->device) o.device = *a->device;
+      if (a->seed) o.seed = *a->seed;
+      if (a->data) {
+        o.data_source = "file";
+        o.data_path = *a->data;
+      }
+      if (!o.window.inside(o.steps) || o.window.steps() < 2) {
+        std::cerr << "recipebench run: window " << o.window.first << ".." << o.window.last
+                  << " must lie inside steps 0.." << o.steps - 1 << " and hold at least 2 steps\n";
+        return kUsage;
+      }
+      const ModelConfig* registered = find_model(recipe.model);
+      if (!registered) {
+        std::cerr << "recipebench run: unknown model '" << recipe.model << "'\n";
+        return kFailed;
+      }
+      const ModelConfig model = o.layers ? registered->with_layers(*o.layers) : *registered;
+      auto backend = make_backend(o.backend);
+      if (!backend) {
+        std::string names;
+        for (const auto& n : backend_names()) names += (names.empty() ? "" : ", ") + n;
+        std::cerr << "recipebench run: no backend '" << o.backend << "' in this build (available: "
+                  << (names.empty() ? "none: configure with libtorch for the torch backend" : names) << ")\n";
+        return kUsage;
+      }
+
+      RunRecord rec;
+      rec.recipe_path = path;
+      rec.recipe_sha256 = a->recipe.empty() ? sha256_hex(kDefaultRecipeYaml) : sha256_file(path);
+      rec.recipe = recipe.doc;
+      rec.options = o;
+      rec.model_name = model.name;
+      rec.model_layers = model.num_layers;
+      rec.model_layers_full = registered->num_layers;
+      rec.started_at = utc_iso(launch);
+      rec.environment = host_environment();
+      const std::string stem = std::filesystem::path(path).stem().string();
+      const std::string record_path = a->out + "/" + stem + "-" + utc_iso(launch, "%Y%m%dT%H%M%SZ") + ".json";
+
+      int devices = 1;
+      std::printf("recipebench run: %s\n  model %s (%lld of %lld layers), backend %s, device %s, %d steps, window %d..%d\n",
+                  path.c_str(), model.name.c_str(), static_cast<long long>(model.num_layers),
+                  static_cast<long long>(registered->num_layers), o.backend.c_str(), o.device.c_str(), o.steps,
+                  o.window.first, o.window.last);
+      std::printf("%6s %10s %10s %12s %10s %12s\n", "step", "time (s)", "loss", "tokens/s", "grad norm", "peak mem");
+      std::fflush(stdout);
+      try {
+        const BackendEnvironment env = backend->environment(recipe, o);
+        devices = std::max(1, env.device_count);
+        rec.environment["device"] = Json{{"name", env.device_name},
+                                         {"count", env.device_count},
+                                         {"memory_bytes", env.device_memory_bytes},
+                                         {"driver", env.driver},
+                                         {"cuda", env.cuda},
+                                         {"nccl", env.nccl},
+                                         {"libtorch", env.libtorch}};
+        backend->run(recipe, model, o, [&](const StepSample& s) {
+          rec.steps.push_back(s);
+          std::printf("%3d/%-3d %9.3f %10.4f %12s %10.3f %10.2f GB%s\n", s.step + 1, o.steps, s.seconds, s.loss,
+                      fixed(s.tokens / s.seconds / devices, 0).c_str(), s.grad_norm, s.peak_memory_bytes / 1e9,
+                      (s.step >= o.window.first && s.step <= o.window.last) ? "" : "  (not timed)");
+          std::fflush(stdout);
+        });
+        if (static_cast<int>(rec.steps.size()) != o.steps)
+          throw RunError("the backend ran " + std::to_string(rec.steps.size()) + " of " + std::to_string(o.steps) + " steps");
+        rec.status = "complete";
+      } catch (const RunError& e) {
+        rec.status = "failed";
+        rec.error = Json{{"step", e.step() >= 0 ? Json(e.step()) : Json(nullptr)}, {"message", e.what()}};
+      }
+      rec.finished_at = utc_iso(std::chrono::system_clock::now());
+      rec.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - launch_steady).count();
+      if (rec.status == "complete") rec.metrics = compute_metrics(rec, recipe, model, devices);
+      write_file_atomic(record_path, rec.to_json().dump(2) + "\n");
+
+      if (rec.status != "complete") {
+        std::cerr << "recipebench run: failed: " << rec.error["message"].get<std::string>() << "\n"
+                  << "  run record (status failed): " << record_path << "\n";
+        return kFailed;
+      }
+      const RunMetrics& m = *rec.metrics;
+      std::printf("window %d..%d: %s tokens/s/GPU, step-time CV %.2f%%, mean step %.3f s", o.window.first,
+                  o.window.last, fixed(m.window.tokens_per_s_per_gpu, 1).c_str(), m.window.step_time_cv_percent,
+                  m.window.mean_step_seconds);
+      if (m.mfu) std::printf(", MFU %.1f%%", 100 * *m.mfu);
+      if (m.usd_per_million_tokens) std::printf(", $%.2f / 1M tokens", *m.usd_per_million_tokens);
+      if (m.peak_memory_bytes) std::printf(", peak memory %.1f GB", m.peak_memory_bytes / 1e9);
+      std::printf("\nrun record: %s\n", record_path.c_str());
+      return kOk;
+    };
+  });
+}
+
+}  // namespace recipebench::cli

@@ -1,0 +1,86 @@
+// The backend interface (DESIGN.md section 3): a backend takes a validated recipe and run options and
+// produces per-step samples. Backends register by name; the CLI picks one with --backend or bench.backend.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/models.h"
+#include "metrics/metrics.h"
+#include "recipe/recipe.h"
+#include "util/json.h"
+
+namespace recipebench {
+
+/// Effective settings of one run (recipe's bench block, overridden by the command line).
+struct RunOptions {
+  std::string backend = "torch";
+  int steps = 20;                          ///< steps to run, numbered 0..steps-1
+  StepWindow window{5, 19};                ///< timed window, both ends included
+  std::optional<int64_t> layers;           ///< decoder-layer override for proxy runs
+  std::string device = "cpu";              ///< "cpu" or "cuda"
+  uint64_t seed = 1234;                    ///< data and initialisation seed
+  std::string data_source = "synthetic";   ///< "synthetic" or "file"
+  std::string data_path;                   ///< pre-tokenized rows when data_source == "file"
+  double supervised_token_ratio = 0.676;   ///< synthetic data: fraction of tokens with a loss
+  Json to_json() const;
+};
+
+/// What one training step measured. Times in seconds, memory in bytes.
+struct StepSample {
+  int step = 0;
+  double seconds = 0;              ///< wall time between barrier-synchronised step boundaries (rank 0)
+  int64_t tokens = 0;              ///< tokens of the step (rows x row tokens, padding excluded)
+  int64_t supervised_tokens = 0;   ///< tokens with a loss
+  double loss = 0;                 ///< mean per-token SFT loss over the step's supervised tokens
+  double grad_norm = 0;            ///< global L2 norm of the gradients before clipping
+  double learning_rate = 0;        ///< learning rate applied at this step
+  int64_t peak_memory_bytes = 0;   ///< peak device memory of the step (max over ranks); 0 where not measured
+  Json to_json() const;
+};
+
+/// Facts about where the run happened, for the run record's environment block.
+struct BackendEnvironment {
+  std::string device_name;     ///< e.g. "NVIDIA H200" or "CPU (x86_64, 2 cores)"
+  int device_count = 0;        ///< GPUs (or CPU ranks) used
+  double device_memory_bytes = 0;
+  std::string driver, cuda, nccl, libtorch;
+};
+
+/// Thrown by backends when a run cannot proceed (bad data file, too few GPUs, NaN loss...). The message says
+/// which step and why; `step` is -1 when the failure is before the first step.
+class RunError : public std::runtime_error {
+ public:
+  RunError(const std::string& what, int step = -1) : std::runtime_error(what), step_(step) {}
+  int step() const { return step_; }
+
+ private:
+  int step_;
+};
+
+/// One backend. run() executes the recipe's training steps and calls on_step after each step, in order.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  /// What the run will use, before it starts (checks that enough devices are present; throws RunError if not).
+  virtual BackendEnvironment environment(const Recipe& recipe, const RunOptions& options) = 0;
+  /// Runs options.steps steps of `model` with the recipe's layout and workload. Throws RunError on failure.
+  virtual void run(const Recipe& recipe, const ModelConfig& model, const RunOptions& options,
+                   const std::function<void(const StepSample&)>& on_step) = 0;
+};
+
+using BackendFactory = std::function<std::unique_ptr<Backend>()>;
+
+/// Registers a backend under `name` (replaces an earlier one of the same name).
+void register_backend(const std::string& name, BackendFactory factory);
+/// A new instance of the backend called `name`, or nullptr when none is registered under it.
+std::unique_ptr<Backend> make_backend(const std::string& name);
+/// Names of the registered backends, sorted.
+std::vector<std::string> backend_names();
+
+}  // namespace recipebench

@@ -1,0 +1,52 @@
+// Run records: what one `recipebench run` measured, as JSON (schema/run-record.schema.json).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "metrics/metrics.h"
+#include "run/backend.h"
+#include "util/json.h"
+
+namespace recipebench {
+
+/// The metrics of DESIGN.md section 4 computed from a run's samples. Measured figures come from the samples;
+/// MFU and $ are computed (null when the model or the GPU's peak / price is unknown, e.g. CPU runs).
+struct RunMetrics {
+  WindowMetrics window;
+  std::optional<double> mfu;                     ///< fraction
+  std::optional<double> usd_per_million_tokens;  ///< $
+  std::optional<double> usd_per_gpu_hour;
+  std::string price_source;
+  double peak_flops = 0;
+  int64_t active_params = 0;
+  double gpu_hours = 0;
+  int64_t peak_memory_bytes = 0;
+  Json to_json() const;
+};
+
+/// One run, complete or failed. status: "complete" (every step ran, metrics present) or "failed"
+/// (error holds the step and the message; metrics absent).
+struct RunRecord {
+  std::string recipe_path, recipe_sha256;
+  Json recipe;                 ///< the recipe document as validated (the leaderboard reads model, gpu, workload, layout)
+  RunOptions options;
+  std::string model_name;
+  int64_t model_layers = 0, model_layers_full = 0;
+  std::string started_at, finished_at;  ///< UTC ISO 8601
+  double wall_seconds = 0;              ///< process launch to finish, startup included
+  Json environment;                     ///< host, device, versions, compiler, recipebench commit
+  std::vector<StepSample> steps;
+  std::optional<RunMetrics> metrics;
+  std::string status = "failed";
+  Json error;                           ///< null, or {"step": n, "message": "..."}
+  Json to_json() const;
+};
+
+/// SHA-256 of a file's bytes as 64 hex digits (OpenSSL EVP). Throws std::runtime_error if unreadable.
+std::string sha256_file(const std::string& path);
+/// SHA-256 of a string as 64 hex digits.
+std::string sha256_hex(const std::string& bytes);
+
+}  // namespace recipebench
