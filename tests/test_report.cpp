@@ -63,7 +63,8 @@ TEST_CASE("the seed recipes rank as on the seed page", "[report]") {
     INFO("rank " << i + 1 << ": " << e.file);
     CHECK(e.rank == static_cast<int>(i + 1));
     CHECK(fixed(e.tokens_per_s_per_gpu, 1) == expected[i].tps);
-    CHECK(fixed(e.usd_per_million_tokens, 2) == expected[i].usd);
+    REQUIRE(e.usd_per_million_tokens);
+    CHECK(fixed(*e.usd_per_million_tokens, 2) == expected[i].usd);
     CHECK(e.gpus == expected[i].gpus);
     CHECK(e.layout_label == expected[i].label);
     CHECK(e.layout_highlights == expected[i].highlights);
@@ -81,7 +82,7 @@ TEST_CASE("a price override changes every $ figure and says so", "[report]") {
   o.usd_per_gpu_hour = 7.2;
   const Leaderboard board = build_leaderboard(seed_recipes(), o);
   const LeaderboardEntry& top = board.groups[0].entries[0];
-  CHECK(top.usd_per_million_tokens == Approx(7.2 / (1232.53 * 3600) * 1e6));
+  CHECK(*top.usd_per_million_tokens == Approx(7.2 / (1232.53 * 3600) * 1e6));
   CHECK_THAT(top.price_source, Catch::Contains("--usd-per-gpu-hour"));
 }
 
@@ -101,7 +102,7 @@ TEST_CASE("groups split by GPU type and workload, and recipes without a result a
   const Leaderboard board = build_leaderboard(recipes, {});
   REQUIRE(board.groups.size() == 2);
   CHECK(board.groups[1].gpu_type == "H200");
-  CHECK(fixed(board.groups[1].entries[0].usd_per_million_tokens, 2) == "4.03");
+  CHECK(fixed(*board.groups[1].entries[0].usd_per_million_tokens, 2) == "4.03");
   REQUIRE(board.unranked.size() == 1);
   CHECK_THAT(board.unranked[0], Catch::Contains("proposed"));
 }

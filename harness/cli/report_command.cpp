@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "commands.h"
@@ -36,7 +38,9 @@ void add_report_command(CLI::App& app, std::function<int()>& run) {
     std::optional<double> price;
   };
   auto a = std::make_shared<Args>();
-  cmd->add_option("paths", a->paths, "Recipe files, or folders searched recursively for *.yaml / *.yml")->required();
+  cmd->add_option("paths", a->paths,
+                  "Recipes (*.yaml, *.yml) and run records (*.json), or folders searched recursively for them")
+      ->required();
   cmd->add_option("--out", a->out, "Folder for leaderboard.json and leaderboard.html")->required();
   cmd->add_option("--usd-per-gpu-hour", a->price, "Price every entry at this $/GPU-hour instead of the catalog's")
       ->check(CLI::PositiveNumber);
@@ -44,14 +48,28 @@ void add_report_command(CLI::App& app, std::function<int()>& run) {
     run = [a]() -> int {
       std::vector<std::string> files;
       try {
-        files = collect_files(a->paths, {".yaml", ".yml"});
+        files = collect_files(a->paths, {".yaml", ".yml", ".json"});
       } catch (const std::invalid_argument& e) {
         std::cerr << "recipebench report: " << e.what() << "\n";
         return kUsage;
       }
       std::vector<Recipe> recipes;
+      std::vector<RunRecordInput> runs;
       size_t failed = 0;
       for (const auto& f : files) {
+        if (std::filesystem::path(f).extension() == ".json") {
+          std::ifstream in(f);
+          Json record = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+          const std::string schema = record.is_object() ? record.value("schema", std::string()) : "";
+          if (schema == "recipebench-leaderboard/1") continue;  // an earlier report's output, not an input
+          if (record.is_discarded() || schema != "recipebench-run-record/1") {
+            std::cerr << f << ": error: not a recipebench run record (no \"schema\": \"recipebench-run-record/1\")\n";
+            ++failed;
+            continue;
+          }
+          runs.push_back({f, std::move(record)});
+          continue;
+        }
         ValidatedRecipe v = validate_recipe_file(f);
         for (const auto& d : v.errors) std::cerr << d.to_string() << "\n";
         if (!v.ok()) ++failed;
@@ -64,7 +82,7 @@ void add_report_command(CLI::App& app, std::function<int()>& run) {
       }
       ReportOptions options;
       options.usd_per_gpu_hour = a->price;
-      Leaderboard board = build_leaderboard(recipes, options);
+      Leaderboard board = build_leaderboard(recipes, options, runs);
       board.context["generated_at"] = utc_now();
       board.context["recipebench_version"] = RECIPEBENCH_VERSION;
       board.context["host"] = host_name();

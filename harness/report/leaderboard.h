@@ -25,7 +25,7 @@ struct LeaderboardEntry {
   std::string layout_label, layout_highlights, layout_summary;
   int rank = 0;                   ///< 1-based within its group
   double tokens_per_s_per_gpu = 0;  ///< measured (by the recipe's run or the run record)
-  double usd_per_million_tokens = 0;  ///< computed: price / (tokens/s/GPU x 3600) x 1e6
+  std::optional<double> usd_per_million_tokens;  ///< computed: price / (tokens/s/GPU x 3600) x 1e6
   double usd_per_gpu_hour = 0;
   std::string price_source;
   std::optional<double> mfu;      ///< computed: 6 x N_active x tokens/s/GPU / peak dense BF16 (fraction)
@@ -34,6 +34,7 @@ struct LeaderboardEntry {
   std::optional<double> step_time_cv_percent;  ///< measured
   std::optional<double> gpu_hours;             ///< measured
   std::string measured, author, author_url, status;
+  std::string hardware;           ///< run records: the device the backend measured on (e.g. "1 x NVIDIA H200")
   Json details;                   ///< stack, env, patches, run, correctness, dataset, notes (as in the recipe)
 };
 
@@ -54,9 +55,17 @@ struct ReportOptions {
   std::optional<double> usd_per_gpu_hour;  ///< price override for every entry ($/GPU-hour)
 };
 
-/// Builds the ranked leaderboard from validated recipes. Recipes without a result go to `unranked`.
-/// Throws std::invalid_argument when an entry cannot be priced (no catalog instance and no price given).
-Leaderboard build_leaderboard(const std::vector<Recipe>& recipes, const ReportOptions& options);
+/// A run record (schema/run-record.schema.json) read from `file`.
+struct RunRecordInput {
+  std::string file;
+  Json record;
+};
+
+/// Builds the ranked leaderboard from validated recipes and run records. Recipes without a result and run
+/// records that are not complete go to `unranked`. Entries that cannot be priced (CPU runs, no catalog
+/// instance and no price given) show no $ figure.
+Leaderboard build_leaderboard(const std::vector<Recipe>& recipes, const ReportOptions& options,
+                              const std::vector<RunRecordInput>& runs = {});
 
 /// The JSON form, described by schema/leaderboard.schema.json.
 Json leaderboard_to_json(const Leaderboard& board);

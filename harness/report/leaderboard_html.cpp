@@ -88,9 +88,30 @@ void details_html(std::ostringstream& o, const LeaderboardEntry& e) {
   facts_row(o, "GPUs", esc(gpus));
   facts_row(o, "Layout", esc(e.layout_summary.empty() ? e.layout_label : e.layout_summary));
   facts_row(o, "Tokens/s per GPU", esc(fixed(e.tokens_per_s_per_gpu, 2)) + " <span class=\"muted\">(measured)</span>");
-  facts_row(o, "$ / 1M tokens",
-            "$" + esc(fixed(e.usd_per_million_tokens, 2)) + " <span class=\"muted\">(computed at $" +
-                esc(fixed(e.usd_per_gpu_hour, 4)) + "/GPU-hour; " + esc(e.price_source) + ")</span>");
+  if (e.usd_per_million_tokens)
+    facts_row(o, "$ / 1M tokens",
+              "$" + esc(fixed(*e.usd_per_million_tokens, 2)) + " <span class=\"muted\">(computed at $" +
+                  esc(fixed(e.usd_per_gpu_hour, 4)) + "/GPU-hour; " + esc(e.price_source) + ")</span>");
+  else
+    facts_row(o, "$ / 1M tokens", "— <span class=\"muted\">(" + esc(e.price_source) + ")</span>");
+  if (d.contains("measurement")) {
+    const Json& m = d["measurement"];
+    facts_row(o, "Measured by", "recipebench, backend " + esc(e.backend) + ", on " + esc(e.hardware));
+    facts_row(o, "Mean step time", esc(fixed(m.value("mean_step_seconds", 0.0), 3)) + " s");
+    if (m.value("peak_memory_bytes", int64_t{0}) > 0)
+      facts_row(o, "Peak memory", esc(fixed(m["peak_memory_bytes"].get<double>() / 1e9, 1)) + " GB");
+    if (m.contains("final_loss") && m["final_loss"].is_number())
+      facts_row(o, "Final loss", esc(fixed(m["final_loss"].get<double>(), 4)));
+    const Json& env = m.value("environment", Json::object());
+    std::string versions;
+    for (const char* k : {"compiler", "recipebench_commit"})
+      if (env.contains(k)) versions += std::string(versions.empty() ? "" : "; ") + k + " " + text(env[k]);
+    if (env.contains("device") && env["device"].is_object())
+      for (const char* k : {"libtorch", "cuda", "nccl", "driver"})
+        if (!text(env["device"].value(k, Json(""))).empty())
+          versions += std::string(versions.empty() ? "" : "; ") + k + " " + text(env["device"][k]);
+    facts_row(o, "Environment", esc(versions));
+  }
   if (e.mfu)
     facts_row(o, "MFU", esc(pct(*e.mfu, 1)) + " <span class=\"muted\">(computed: 6 x N x tokens/s/GPU / " +
                             esc(shortest(e.peak_flops)) + " FLOP/s; N = " + esc(with_commas(e.active_params)) +
@@ -142,7 +163,7 @@ void details_html(std::ostringstream& o, const LeaderboardEntry& e) {
     for (const auto& p : d["patches"]) o << "<li><code>" << esc(text(p)) << "</code></li>";
     o << "</ul>\n";
   }
-  if (d.contains("run")) o << "<h4>Command</h4>\n<pre>" << esc(text(d["run"])) << "</pre>\n";
+  if (d.contains("run") && d["run"].is_string()) o << "<h4>Command</h4>\n<pre>" << esc(text(d["run"])) << "</pre>\n";
   if (d.contains("notes")) o << "<h4>Notes</h4>\n<p>" << esc(text(d["notes"])) << "</p>\n";
 }
 
@@ -172,7 +193,8 @@ std::string leaderboard_to_html(const Leaderboard& board) {
     for (const auto& e : g.entries) {
       o << "<tr id=\"row-" << esc(e.id) << "\"><td class=\"rank\">#" << e.rank << "</td>"
         << "<td class=\"num\">" << esc(fixed(e.tokens_per_s_per_gpu, 1)) << "</td>"
-        << "<td class=\"num\">$" << esc(fixed(e.usd_per_million_tokens, 2)) << "</td>"
+        << "<td class=\"num\">" << (e.usd_per_million_tokens ? "$" + esc(fixed(*e.usd_per_million_tokens, 2)) : "—")
+        << "</td>"
         << "<td class=\"num\">" << e.gpus << "</td>"
         << "<td><span class=\"layout-label\">" << esc(e.layout_label) << "</span>";
       if (!e.layout_highlights.empty()) o << "<span class=\"layout-hl\">" << esc(e.layout_highlights) << "</span>";

@@ -1,0 +1,189 @@
+// Training pieces of the torch backend: learning-rate schedule, mixed-precision Adam against an FP64 reference,
+// the rows sources, and a real run in which the loss falls.
+#include <catch2/catch.hpp>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "catalog/models.h"
+#include "run/backend.h"
+#include "torch_backend_registration.h"
+#include "train/adam.h"
+#include "train/lr_schedule.h"
+#include "train/rows.h"
+
+using namespace recipebench;
+
+TEST_CASE("learning rate: linear warm-up then cosine decay to min_lr", "[train][lr]") {
+  RecipeOptimizer o;
+  o.lr = 1e-3;
+  o.min_lr = 1e-4;
+  o.lr_warmup_fraction = 0.1;  // 2 of 20 steps
+  CHECK(train::learning_rate(o, 0, 20) == Approx(0.5e-3));
+  CHECK(train::learning_rate(o, 1, 20) == Approx(1e-3));
+  CHECK(train::learning_rate(o, 2, 20) == Approx(1e-3));        // decay starts at the peak
+  CHECK(train::learning_rate(o, 19, 20) == Approx(1e-4));       // ends at min_lr
+  // Halfway through the decay (step 2 + 17/2): cosine is at the midpoint of lr and min_lr.
+  const double mid = 0.5 * (1e-3 + 1e-4);
+  CHECK(train::learning_rate(o, 10, 20) == Approx(1e-4 + 0.9e-3 * 0.5 * (1 + std::cos(M_PI * 8.0 / 17.0))));
+  CHECK(train::learning_rate(o, 10, 20) < mid + 1e-4);
+  o.lr_decay_style = "constant";
+  CHECK(train::learning_rate(o, 15, 20) == Approx(1e-3));
+}
+
+namespace {
+
+/// One AdamW step in float64 on the host: the reference of DESIGN.md section 7's component test.
+std::vector<double> reference_adam(const std::vector<double>& w, const std::vector<double>& g, const RecipeOptimizer& o,
+                                   double lr, bool decay) {
+  std::vector<double> out(w.size());
+  for (size_t i = 0; i < w.size(); ++i) {
+    const double m = (1 - o.adam_beta1) * g[i], v = (1 - o.adam_beta2) * g[i] * g[i];
+    const double mhat = m / (1 - o.adam_beta1), vhat = v / (1 - o.adam_beta2);
+    out[i] = w[i] * (decay ? 1 - lr * o.weight_decay : 1.0) - lr * mhat / (std::sqrt(vhat) + o.adam_eps);
+  }
+  return out;
+}
+
+double relative_l2(const std::vector<double>& a, const std::vector<double>& b) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    num += (a[i] - b[i]) * (a[i] - b[i]);
+    den += b[i] * b[i];
+  }
+  return std::sqrt(num / den);
+}
+
+std::vector<double> to_vec(const torch::Tensor& t) {
+  auto c = t.to(torch::kFloat64).contiguous();
+  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+}
+
+}  // namespace
+
+TEST_CASE("mixed-precision Adam matches an FP64 reference; a BF16-only update fails it", "[train][adam]") {
+  torch::manual_seed(7);
+  RecipeOptimizer o;  // the seed's settings: betas 0.9 / 0.98, wd 0.1
+  const double lr = 1e-5;
+  auto w32 = torch::randn({64, 128});
+  auto g = torch::randn({64, 128}) * 1e-2;
+  // BF16 parameter + FP32 master: the master's update (~lr, far below bf16's resolution of the weights) must match
+  // the reference's update to a relative L2 error <= 1e-3 (DESIGN.md section 7).
+  auto p = w32.to(torch::kBFloat16).set_requires_grad(true);
+  const auto w_old = to_vec(p.detach());  // the master starts from the bf16 value
+  std::vector<double> w_ref_from_bf16 = reference_adam(w_old, to_vec(g), o, lr, true);
+  train::MixedPrecisionAdam adam({p}, o);
+  p.mutable_grad() = g.clone();  // an fp32 gradient, as the FP32 accumulation would hold it
+  adam.accumulate_grads();
+  adam.step(lr);
+  std::vector<double> du(w_old.size()), du_ref(w_old.size());
+  const auto w_new = to_vec(adam.master()[0]);
+  for (size_t i = 0; i < du.size(); ++i) {
+    du[i] = w_new[i] - w_old[i];
+    du_ref[i] = w_ref_from_bf16[i] - w_old[i];
+  }
+  CHECK(relative_l2(du, du_ref) < 1e-3);
+
+  // Negative control: applying the same update directly to BF16 weights loses it to rounding.
+  torch::Tensor bf = w32.to(torch::kBFloat16);
+  std::vector<double> bf_new = to_vec(bf);
+  for (size_t i = 0; i < bf_new.size(); ++i) bf_new[i] += du_ref[i];
+  const auto rounded = to_vec(torch::tensor(std::vector<double>(bf_new)).to(torch::kBFloat16));
+  std::vector<double> du_bf(w_old.size());
+  for (size_t i = 0; i < du_bf.size(); ++i) du_bf[i] = rounded[i] - w_old[i];
+  CHECK(relative_l2(du_bf, du_ref) > 1e-3);
+}
+
+TEST_CASE("gradient norm and clipping", "[train][adam]") {
+  auto p = torch::zeros({3}).set_requires_grad(true);
+  RecipeOptimizer o;
+  o.clip_grad = 1.0;
+  train::MixedPrecisionAdam adam({p}, o);
+  p.mutable_grad() = torch::tensor({3.0f, 4.0f, 0.0f});
+  adam.accumulate_grads();
+  p.mutable_grad() = torch::tensor({3.0f, 4.0f, 0.0f});
+  adam.accumulate_grads();  // two microbatches accumulate: (6, 8, 0)
+  CHECK(adam.grad_norm() == Approx(10.0));
+  CHECK(adam.clip(10.0) == Approx(0.1).epsilon(1e-5));
+  CHECK(adam.grad_norm() == Approx(1.0).epsilon(1e-5));
+}
+
+TEST_CASE("synthetic rows: exact supervised ratio, deterministic, learnable structure", "[train][rows]") {
+  train::SyntheticRows a(512, 128, 0.676, 42), b(512, 128, 0.676, 42);
+  const train::Rows ra = a.next(4), rb = b.next(4);
+  CHECK(ra.tokens == rb.tokens);
+  CHECK(ra.mask == rb.mask);
+  for (int64_t i = 0; i < 4; ++i) {
+    int64_t s = 0;
+    for (int64_t t = 0; t < 128; ++t) s += ra.mask[i * 128 + t];
+    CHECK(s == std::llround(0.676 * 128));  // 87 supervised tokens per row
+    CHECK(ra.mask[i * 128] == 0);           // the first token has nothing before it
+  }
+  // A supervised token is determined by the token before it: the same predecessor gives the same token.
+  std::map<int64_t, int64_t> next_of;
+  for (int64_t i = 0; i < 4 * 128; ++i)
+    if (ra.mask[i]) {
+      auto [it, fresh] = next_of.emplace(ra.tokens[i - 1], ra.tokens[i]);
+      CHECK(it->second == ra.tokens[i]);
+    }
+}
+
+TEST_CASE("rows file: round trip and clear errors", "[train][rows]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "recipebench-rows-test";
+  fs::remove_all(dir);
+  train::SyntheticRows gen(512, 64, 0.5, 1);
+  const train::Rows rows = gen.next(3);
+  train::write_rows_file((dir / "rows.bin").string(), rows);
+  train::FileRows f((dir / "rows.bin").string(), 64, 512);
+  CHECK(f.rows() == 3);
+  const train::Rows back = f.next(3);
+  CHECK(back.tokens == rows.tokens);
+  CHECK(back.mask == rows.mask);
+  CHECK(f.next(1).tokens == std::vector<int64_t>(rows.tokens.begin(), rows.tokens.begin() + 64));  // wraps around
+  CHECK_THROWS_WITH(train::FileRows((dir / "rows.bin").string(), 128, 512),
+                    Catch::Contains("rows of 64 tokens, expected 128 (workload.row_tokens)"));
+  CHECK_THROWS_WITH(train::FileRows((dir / "rows.bin").string(), 64, 100), Catch::Contains("expected 0..99"));
+  fs::resize_file(dir / "rows.bin", fs::file_size(dir / "rows.bin") - 1);
+  CHECK_THROWS_WITH(train::FileRows((dir / "rows.bin").string(), 64, 512), Catch::Contains("bytes, expected"));
+  std::ofstream(dir / "junk.bin") << "not rows at all, just text";
+  CHECK_THROWS_WITH(train::FileRows((dir / "junk.bin").string(), 64, 512), Catch::Contains("RBROWS01"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("the torch backend trains the tiny model: 20 steps, the loss falls", "[train][backend]") {
+  register_torch_backend();
+  auto backend = make_backend("torch");
+  REQUIRE(backend);
+  Recipe r;
+  r.model = "Qwen3.5-tiny";
+  r.gpu.type = "CPU";
+  r.gpu.count = 1;
+  r.workload.row_tokens = 64;
+  r.workload.global_batch = 8;
+  r.workload.precision = "fp32";
+  r.layout.label = "TP1";
+  r.layout.max_tokens_per_gpu = 256;  // 4 rows per microbatch, 2 microbatches
+  r.optimizer.lr = 3e-3;
+  r.optimizer.min_lr = 3e-4;
+  RunOptions o;
+  o.steps = 20;
+  o.seed = 3;
+  const BackendEnvironment env = backend->environment(r, o);
+  CHECK(env.device_count == 1);
+  std::vector<StepSample> samples;
+  backend->run(r, *find_model("Qwen3.5-tiny"), o, [&](const StepSample& s) { samples.push_back(s); });
+  REQUIRE(samples.size() == 20);
+  for (const auto& s : samples) {
+    CHECK(s.tokens == 8 * 64);
+    CHECK(s.seconds > 0);
+    CHECK(std::isfinite(s.loss));
+  }
+  CHECK(samples[0].loss == Approx(std::log(512.0)).epsilon(0.05));  // random init: ~ln(vocab)
+  CHECK(samples.back().loss < samples[0].loss - 0.5);                // it learns the permutation
+  // A layout of more than one rank is refused with the arithmetic.
+  r.layout.dp = 2;
+  CHECK_THROWS_WITH(backend->environment(r, o), Catch::Contains("needs 2 ranks"));
+}

@@ -1,0 +1,44 @@
+// Adam with decoupled weight decay over low-precision parameters with FP32 master weights and FP32 gradient
+// accumulation (the "precision-aware" optimizer of the seed recipes, in its plain form).
+#pragma once
+
+#include <torch/types.h>
+
+#include <vector>
+
+#include "recipe/recipe.h"
+
+namespace recipebench::train {
+
+/// Holds, per parameter p (any float dtype, e.g. bf16 on GPU, fp32 on CPU): an FP32 master copy (p itself
+/// when p is fp32), an FP32 gradient accumulator and the FP32 Adam moments.
+/// Use: zero_grad(); for each microbatch { backward; accumulate_grads(); } grad_norm(); clip(); step(lr).
+/// Update (Loshchilov & Hutter, arXiv 1711.05101; Kingma & Ba, arXiv 1412.6980):
+///   m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;  w -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps) + lr wd w
+/// with weight decay only on matrices (dim >= 2), not on norms, biases or per-head scalars (as Megatron-LM).
+class MixedPrecisionAdam {
+ public:
+  MixedPrecisionAdam(std::vector<torch::Tensor> params, const RecipeOptimizer& options);
+
+  /// Adds every parameter's .grad() (any dtype) into its FP32 accumulator and clears .grad().
+  void accumulate_grads();
+  /// Zeros the FP32 accumulators.
+  void zero_grad();
+  /// Global L2 norm of the accumulated gradients (FP32 scalar; synchronises with the device).
+  double grad_norm();
+  /// Scales the accumulated gradients by clip / norm when norm > clip (> 0). Returns the scale applied (<= 1).
+  double clip(double norm);
+  /// One Adam step at learning rate `lr`; then each parameter is the master weight cast to its dtype.
+  void step(double lr);
+
+  /// FP32 master weights, in parameter order (tests compare them against references).
+  const std::vector<torch::Tensor>& master() const { return master_; }
+
+ private:
+  std::vector<torch::Tensor> params_, master_, grads_, exp_avg_, exp_avg_sq_;
+  std::vector<bool> decay_;
+  RecipeOptimizer o_;
+  int64_t t_ = 0;
+};
+
+}  // namespace recipebench::train
