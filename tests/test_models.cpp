@@ -52,3 +52,47 @@ TEST_CASE("GPU and instance catalog", "[catalog]") {
   CHECK(default_instance_for_gpu("H100")->name == "p5.48xlarge");
   CHECK(find_instance("AWS p9.48xlarge") == nullptr);
 }
+
+#include "catalog/hf_config.h"
+
+namespace {
+/// The Qwen3.5-397B-A17B text config in Hugging Face's multimodal form (values of the public config.json).
+Json qwen35_397b_hf_config() {
+  Json types = Json::array();
+  for (int i = 0; i < 60; ++i) types.push_back((i + 1) % 4 == 0 ? "full_attention" : "linear_attention");
+  return Json{{"model_type", "qwen3_5_moe"},
+              {"text_config",
+               Json{{"vocab_size", 248320}, {"hidden_size", 4096}, {"num_hidden_layers", 60},
+                    {"num_attention_heads", 32}, {"num_key_value_heads", 2}, {"head_dim", 256},
+                    {"rms_norm_eps", 1e-6}, {"rope_parameters", Json{{"rope_theta", 10000000}}},
+                    {"partial_rotary_factor", 0.25}, {"linear_num_key_heads", 16}, {"linear_num_value_heads", 64},
+                    {"linear_key_head_dim", 128}, {"linear_value_head_dim", 128}, {"linear_conv_kernel_dim", 4},
+                    {"num_experts", 512}, {"num_experts_per_tok", 10}, {"moe_intermediate_size", 1024},
+                    {"shared_expert_intermediate_size", 1024}, {"mtp_num_hidden_layers", 1}, {"layer_types", types}}}};
+}
+}  // namespace
+
+TEST_CASE("a Hugging Face config.json gives the registry's model and counts", "[models][hf]") {
+  const ModelConfig m = model_config_from_hf(qwen35_397b_hf_config(), "config.json", "Qwen3.5-397B-A17B");
+  const ModelConfig& reg = *find_model("Qwen3.5-397B-A17B");
+  CHECK(m.rope_dims == 64);
+  CHECK(m.rope_theta == 1e7);
+  CHECK(m.full_attention_interval == 4);
+  CHECK(m.num_full_attention_layers() == 15);
+  CHECK(count_params(m).active == 16331407360LL);
+  CHECK(count_params(m).total == count_params(reg).total);
+}
+
+TEST_CASE("a config.json with a missing or wrong field is rejected with its path", "[models][hf]") {
+  Json c = qwen35_397b_hf_config();
+  c["text_config"].erase("num_experts");
+  CHECK_THROWS_WITH(model_config_from_hf(c, "cfg.json", "x"),
+                    "cfg.json: text_config.num_experts: missing, expected an integer >= 1");
+  c = qwen35_397b_hf_config();
+  c["text_config"]["hidden_size"] = "4096";
+  CHECK_THROWS_WITH(model_config_from_hf(c, "cfg.json", "x"), Catch::Contains("text_config.hidden_size: \"4096\""));
+  c = qwen35_397b_hf_config();
+  c["text_config"]["layer_types"][5] = "full_attention";
+  CHECK_THROWS_WITH(model_config_from_hf(c, "cfg.json", "x"), Catch::Contains("text_config.layer_types[5]"));
+  CHECK_THROWS_WITH(load_hf_config("/nonexistent/config.json"), Catch::Contains("cannot read"));
+}

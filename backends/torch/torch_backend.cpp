@@ -123,7 +123,11 @@ class TorchBackend : public Backend {
     model->train();
     train::MixedPrecisionAdam adam(model->parameters(), recipe.optimizer);
 
+    auto tail_start = Clock::now();  // end of the previous step's timing
+    double pending_overhead = 0;
     for (int step = 0; step < o.steps; ++step) {
+      const auto data_start = Clock::now();
+      if (step > 0) pending_overhead = std::chrono::duration<double>(data_start - tail_start).count();
       // Rows of the step, copied to the device before the clock starts (data loading is not timed).
       std::vector<std::pair<torch::Tensor, torch::Tensor>> batches;
       int64_t supervised = 0;
@@ -138,15 +142,27 @@ class TorchBackend : public Backend {
       synchronize(device);
       reset_peak_memory(device);
       const auto t0 = Clock::now();
+      const double data_seconds = std::chrono::duration<double>(t0 - data_start).count();
+      double fwd = 0, bwd = 0;
+      auto lap = [&](double& acc, Clock::time_point& since) {
+        if (!o.profile) return;
+        synchronize(device);
+        const auto now = Clock::now();
+        acc += std::chrono::duration<double>(now - since).count();
+        since = now;
+      };
+      auto since = t0;
 
       adam.zero_grad();
       torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
       const double denom = static_cast<double>(std::max<int64_t>(1, supervised));
       for (auto& [ids, mask] : batches) {
         const auto s = model->sft_loss_sum(ids, mask);
+        lap(fwd, since);
         // Per-token normalisation over the whole step: each microbatch's sum is divided by the step's count.
         (s.sum / denom).backward();
         adam.accumulate_grads();
+        lap(bwd, since);
         loss_sum += s.sum.detach().to(torch::kFloat64);
       }
       const double norm = adam.grad_norm();
@@ -159,7 +175,8 @@ class TorchBackend : public Backend {
       const double lr = train::learning_rate(recipe.optimizer, step, o.steps);
       adam.step(lr);
       synchronize(device);
-      const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      const auto t1 = Clock::now();
+      const double seconds = std::chrono::duration<double>(t1 - t0).count();
 
       StepSample sample;
       sample.step = step;
@@ -170,6 +187,14 @@ class TorchBackend : public Backend {
       sample.grad_norm = norm;
       sample.learning_rate = lr;
       sample.peak_memory_bytes = peak_memory(device);
+      sample.data_seconds = data_seconds;
+      sample.overhead_seconds = pending_overhead;
+      if (o.profile) {
+        sample.forward_seconds = fwd;
+        sample.backward_seconds = bwd;
+        sample.optimizer_seconds = std::chrono::duration<double>(t1 - since).count();
+      }
+      tail_start = t1;
       on_step(sample);
     }
   }

@@ -3,6 +3,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -10,6 +12,7 @@
 #include <iostream>
 
 #include "catalog/hardware.h"
+#include "catalog/hf_config.h"
 #include "catalog/models.h"
 #include "commands.h"
 #include "default_recipe.h"
@@ -93,6 +96,12 @@ RunMetrics compute_metrics(const RunRecord& rec, const Recipe& recipe, const Mod
     }
   }
   m.gpu_hours = gpu_hours(devices, rec.wall_seconds);
+  // Harness overhead: loop time outside the steps and their data preparation, per step of the window, as a
+  // fraction of the window's step time (the tail of step i is recorded with step i + 1).
+  double overhead = 0;
+  for (int i = rec.options.window.first + 1; i <= rec.options.window.last; ++i) overhead += rec.steps[i].overhead_seconds;
+  const int tails = rec.options.window.last - rec.options.window.first;
+  m.harness_overhead_fraction = tails > 0 ? overhead / tails / m.window.mean_step_seconds : 0.0;
   return m;
 }
 
@@ -102,10 +111,11 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
   auto* cmd = app.add_subcommand("run", "Run a recipe's training steps on a backend and write a run record");
   struct Args {
     std::string recipe;
-    std::optional<std::string> backend, window, device, data;
+    std::optional<std::string> backend, window, device, data, model_config;
     std::optional<int> steps;
     std::optional<int64_t> layers;
     std::optional<uint64_t> seed;
+    bool profile = false;
     std::string out = "reports/runs";
   };
   auto a = std::make_shared<Args>();
@@ -117,6 +127,10 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--layers", a->layers, "Decoder layers of a proxy run (default: the model's)")->check(CLI::PositiveNumber);
   cmd->add_option("--device", a->device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--seed", a->seed, "Data and initialisation seed");
+  cmd->add_option("--model-config", a->model_config,
+                  "Hugging Face config.json of the model to build instead of the registry's widths");
+  cmd->add_flag("--profile", a->profile,
+                "Synchronise between forward, backward and optimizer to time each phase (adds device syncs)");
   cmd->add_option("--data", a->data, "Pre-tokenized rows file (docs/data-format.md) instead of synthetic rows");
   cmd->callback([&run, a] {
     run = [a]() -> int {
@@ -151,6 +165,7 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
       if (a->layers) o.layers = *a->layers;
       if (a->device) o.device = *a->device;
       if (a->seed) o.seed = *a->seed;
+      o.profile = a->profile;
       if (a->data) {
         o.data_source = "file";
         o.data_path = *a->data;
@@ -160,11 +175,21 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
                   << " must lie inside steps 0.." << o.steps - 1 << " and hold at least 2 steps\n";
         return kUsage;
       }
-      const ModelConfig* registered = find_model(recipe.model);
-      if (!registered) {
-        std::cerr << "recipebench run: unknown model '" << recipe.model << "'\n";
+      std::optional<ModelConfig> base;
+      if (a->model_config) {
+        try {
+          base = load_hf_config(*a->model_config);
+        } catch (const std::invalid_argument& e) {
+          std::cerr << "recipebench run: " << e.what() << "\n";
+          return kFailed;
+        }
+      } else if (const ModelConfig* m = find_model(recipe.model)) {
+        base = *m;
+      } else {
+        std::cerr << "recipebench run: unknown model '" << recipe.model << "' (give --model-config)\n";
         return kFailed;
       }
+      const ModelConfig* registered = &*base;
       const ModelConfig model = o.layers ? registered->with_layers(*o.layers) : *registered;
       auto backend = make_backend(o.backend);
       if (!backend) {
@@ -183,11 +208,27 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
       rec.model_name = model.name;
       rec.model_layers = model.num_layers;
       rec.model_layers_full = registered->num_layers;
+      if (a->model_config) rec.model_config = Json{{"path", *a->model_config}, {"sha256", sha256_file(*a->model_config)}};
       rec.started_at = utc_iso(launch);
       rec.environment = host_environment();
       const std::string stem = std::filesystem::path(path).stem().string();
       const std::string record_path = a->out + "/" + stem + "-" + utc_iso(launch, "%Y%m%dT%H%M%SZ") + ".json";
 
+      // The recipe's environment variables, set in this process before the backend starts (the CUDA caching
+      // allocator reads PYTORCH_CUDA_ALLOC_CONF at its first use). Values that need a shell ($...) are skipped.
+      Json applied_env = Json::object();
+      if (recipe.doc.contains("env") && recipe.doc["env"].is_object()) {
+        for (const auto& [k, v] : recipe.doc["env"].items()) {
+          const std::string value = v.get<std::string>();
+          if (value.find('$') != std::string::npos) {
+            std::fprintf(stderr, "recipebench run: env %s needs a shell to expand (%s); not set\n", k.c_str(), value.c_str());
+            continue;
+          }
+          setenv(k.c_str(), value.c_str(), 1);
+          applied_env[k] = value;
+        }
+      }
+      rec.environment["recipe_env_applied"] = applied_env;
       int devices = 1;
       std::printf("recipebench run: %s\n  model %s (%lld of %lld layers), backend %s, device %s, %d steps, window %d..%d\n",
                   path.c_str(), model.name.c_str(), static_cast<long long>(model.num_layers),
@@ -236,6 +277,7 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
       if (m.mfu) std::printf(", MFU %.1f%%", 100 * *m.mfu);
       if (m.usd_per_million_tokens) std::printf(", $%.2f / 1M tokens", *m.usd_per_million_tokens);
       if (m.peak_memory_bytes) std::printf(", peak memory %.1f GB", m.peak_memory_bytes / 1e9);
+      std::printf(", harness overhead %.3f%% of step time", 100 * m.harness_overhead_fraction);
       std::printf("\nrun record: %s\n", record_path.c_str());
       return kOk;
     };

@@ -31,6 +31,7 @@ Json RunOptions::to_json() const {
          {"layers", layers ? Json(*layers) : Json(nullptr)},
          {"device", device},
          {"seed", seed},
+         {"profile", profile},
          {"data", Json{{"source", data_source}}}};
   if (data_source == "file") j["data"]["path"] = data_path;
   else j["data"]["supervised_token_ratio"] = supervised_token_ratio;
@@ -45,7 +46,12 @@ Json StepSample::to_json() const {
               {"loss", loss},
               {"grad_norm", grad_norm},
               {"learning_rate", learning_rate},
-              {"peak_memory_bytes", peak_memory_bytes}};
+              {"peak_memory_bytes", peak_memory_bytes},
+              {"data_seconds", data_seconds},
+              {"overhead_seconds", overhead_seconds},
+              {"phases", Json{{"forward_seconds", forward_seconds},
+                              {"backward_seconds", backward_seconds},
+                              {"optimizer_seconds", optimizer_seconds}}}};
 }
 
 }  // namespace recipebench

@@ -27,6 +27,7 @@ struct RunOptions {
   std::string data_source = "synthetic";   ///< "synthetic" or "file"
   std::string data_path;                   ///< pre-tokenized rows when data_source == "file"
   double supervised_token_ratio = 0.676;   ///< synthetic data: fraction of tokens with a loss
+  bool profile = false;                    ///< synchronise between phases to time forward / backward / optimizer
   Json to_json() const;
 };
 
@@ -40,6 +41,10 @@ struct StepSample {
   double grad_norm = 0;            ///< global L2 norm of the gradients before clipping
   double learning_rate = 0;        ///< learning rate applied at this step
   int64_t peak_memory_bytes = 0;   ///< peak device memory of the step (max over ranks); 0 where not measured
+  double data_seconds = 0;         ///< rows generated / read and copied to the device before the step (not timed)
+  double overhead_seconds = 0;     ///< loop time outside the step and its data: callbacks, progress, bookkeeping
+                                   ///< (measured for the previous step's tail; 0 for step 0)
+  double forward_seconds = 0, backward_seconds = 0, optimizer_seconds = 0;  ///< with profile only, else 0
   Json to_json() const;
 };
 

@@ -46,7 +46,8 @@ Json RunMetrics::to_json() const {
               {"usd_per_million_tokens", opt(usd_per_million_tokens)},
               {"price", Json{{"usd_per_gpu_hour", opt(usd_per_gpu_hour)}, {"source", price_source}}},
               {"gpu_hours", gpu_hours},
-              {"peak_memory_bytes", peak_memory_bytes}};
+              {"peak_memory_bytes", peak_memory_bytes},
+              {"harness_overhead_fraction", harness_overhead_fraction}};
 }
 
 Json RunRecord::to_json() const {
@@ -59,7 +60,7 @@ Json RunRecord::to_json() const {
               {"backend", options.backend},
               {"settings", options.to_json()},
               {"model", Json{{"name", model_name}, {"layers", model_layers}, {"layers_full", model_layers_full},
-                             {"proxy", model_layers != model_layers_full}}},
+                             {"proxy", model_layers != model_layers_full}, {"config", model_config}}},
               {"started_at", started_at},
               {"finished_at", finished_at},
               {"wall_seconds", wall_seconds},

@@ -23,6 +23,7 @@ struct RunMetrics {
   int64_t active_params = 0;
   double gpu_hours = 0;
   int64_t peak_memory_bytes = 0;
+  double harness_overhead_fraction = 0;  ///< measured: loop time outside steps and data, / mean step time
   Json to_json() const;
 };
 
@@ -34,6 +35,7 @@ struct RunRecord {
   RunOptions options;
   std::string model_name;
   int64_t model_layers = 0, model_layers_full = 0;
+  Json model_config;                    ///< null (registry widths) or {"path", "sha256"} of a config.json
   std::string started_at, finished_at;  ///< UTC ISO 8601
   double wall_seconds = 0;              ///< process launch to finish, startup included
   Json environment;                     ///< host, device, versions, compiler, recipebench commit

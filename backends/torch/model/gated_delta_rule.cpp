@@ -125,16 +125,36 @@ GatedDeltaRuleOutput chunk_gated_delta_rule(const torch::Tensor& q, const torch:
   const auto k_decayed = kc * (g_last - gcum).exp().unsqueeze(-1);                 // diag(e^(G_C - G)) K
   const auto chunk_decay = g_last.exp().unsqueeze(-1);                             // [b, h, n, 1, 1]
 
-  auto state = p.state;  // [b, h, dk, dv]
-  std::vector<torch::Tensor> outs;
-  outs.reserve(n);
+  // The only sequential part is the state: S_{i+1} = S_i * e^{G_C} + (diag(e^(G_C - G)) K_i)^T U_i with
+  // U_i = U0_i - W_i S_i. The loop keeps 3 kernels per chunk (a batched matmul-add for U_i, a scale and a
+  // batched matmul-add for the state) on chunk-major contiguous copies; the outputs
+  // O_i = diag(e^G) Q_i S_i + ((Q K^T) * D)_i U_i are then two batched matmuls over all chunks at once.
+  const int64_t bh = b * h;
+  auto chunk_major = [&](const torch::Tensor& x) {  // [b, h, n, c, d] -> [n, b*h, c, d], contiguous
+    return x.permute({2, 0, 1, 3, 4}).reshape({n, bh, x.size(3), x.size(4)}).contiguous();
+  };
+  const auto u0_cm = chunk_major(u0), w_cm = chunk_major(w);
+  const auto kt_cm = chunk_major(k_decayed).transpose(-1, -2).contiguous();  // [n, b*h, dk, c]
+  const auto decay_cm = chunk_decay.permute({2, 0, 1, 3, 4}).reshape({n, bh, 1, 1}).contiguous();
+  auto state = p.state.reshape({bh, dk, dv});
+  std::vector<torch::Tensor> states, us;  // S_i before chunk i, and U_i
+  states.reserve(n);
+  us.reserve(n);
   for (int64_t i = 0; i < n; ++i) {
-    const auto u = u0.select(2, i) - torch::matmul(w.select(2, i), state);                       // [b, h, c, dv]
-    outs.push_back(torch::matmul(q_decayed.select(2, i), state) + torch::matmul(intra.select(2, i), u));
-    state = state * chunk_decay.select(2, i) + torch::matmul(k_decayed.select(2, i).transpose(-1, -2), u);
+    const auto u = torch::baddbmm(u0_cm[i], w_cm[i], state, /*beta=*/1, /*alpha=*/-1);  // U0 - W S
+    states.push_back(state);
+    us.push_back(u);
+    state = torch::baddbmm(state * decay_cm[i], kt_cm[i], u);
   }
+  torch::Tensor out_chunks;  // [b, h, n, c, dv]
+  if (n > 0) {
+    const auto s_all = torch::stack(states, 0).reshape({n, b, h, dk, dv}).permute({1, 2, 0, 3, 4});
+    const auto u_all = torch::stack(us, 0).reshape({n, b, h, c, dv}).permute({1, 2, 0, 3, 4});
+    out_chunks = torch::matmul(q_decayed, s_all) + torch::matmul(intra, u_all);
+  }
+  state = state.reshape({b, h, dk, dv});
   GatedDeltaRuleOutput r;
-  const auto out = n > 0 ? torch::stack(outs, 2).reshape({b, h, n * c, dv}).narrow(2, 0, p.t)
+  const auto out = n > 0 ? out_chunks.reshape({b, h, n * c, dv}).narrow(2, 0, p.t)
                          : torch::zeros({b, h, 0, dv}, p.v.options());
   r.output = out.transpose(1, 2).contiguous().to(v.scalar_type());  // [b, t, h, dv]
   if (output_final_state) r.final_state = state;

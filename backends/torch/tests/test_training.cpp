@@ -187,3 +187,30 @@ TEST_CASE("the torch backend trains the tiny model: 20 steps, the loss falls", "
   r.layout.dp = 2;
   CHECK_THROWS_WITH(backend->environment(r, o), Catch::Contains("needs 2 ranks"));
 }
+
+TEST_CASE("a loss that turns NaN stops the run at that step and says so", "[train][backend]") {
+  register_torch_backend();
+  auto backend = make_backend("torch");
+  Recipe r;
+  r.model = "Qwen3.5-tiny";
+  r.gpu.type = "CPU";
+  r.gpu.count = 1;
+  r.workload.row_tokens = 32;
+  r.workload.global_batch = 2;
+  r.workload.precision = "fp32";
+  r.layout.max_tokens_per_gpu = 64;
+  r.optimizer.lr = 1e30;  // every Adam update moves each weight by ~1e30: the logits overflow
+  r.optimizer.min_lr = 1e30;
+  r.optimizer.lr_warmup_fraction = 0;
+  RunOptions o;
+  o.steps = 10;
+  int ran = 0;
+  try {
+    backend->run(r, *find_model("Qwen3.5-tiny"), o, [&](const StepSample&) { ++ran; });
+    FAIL("the run did not stop");
+  } catch (const RunError& e) {
+    CHECK(e.step() >= 1);
+    CHECK(e.step() == ran);  // the failing step is not reported as a sample
+    CHECK_THAT(e.what(), Catch::Contains("the run stops here"));
+  }
+}
