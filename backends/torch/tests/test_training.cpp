@@ -9,6 +9,7 @@
 
 #include "catalog/models.h"
 #include "run/backend.h"
+#include "temp_dir.h"
 #include "torch_backend_registration.h"
 #include "train/adam.h"
 #include "train/lr_schedule.h"
@@ -132,8 +133,8 @@ TEST_CASE("synthetic rows: exact supervised ratio, deterministic, learnable stru
 
 TEST_CASE("rows file: round trip and clear errors", "[train][rows]") {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / "recipebench-rows-test";
-  fs::remove_all(dir);
+  const test::TempDir tmp("recipebench-rows");
+  const fs::path dir = tmp.path();
   train::SyntheticRows gen(512, 64, 0.5, 1);
   const train::Rows rows = gen.next(3);
   train::write_rows_file((dir / "rows.bin").string(), rows);
@@ -150,7 +151,6 @@ TEST_CASE("rows file: round trip and clear errors", "[train][rows]") {
   CHECK_THROWS_WITH(train::FileRows((dir / "rows.bin").string(), 64, 512), Catch::Contains("bytes, expected"));
   std::ofstream(dir / "junk.bin") << "not rows at all, just text";
   CHECK_THROWS_WITH(train::FileRows((dir / "junk.bin").string(), 64, 512), Catch::Contains("RBROWS01"));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("the torch backend trains the tiny model: 20 steps, the loss falls", "[train][backend]") {
