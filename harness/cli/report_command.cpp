@@ -86,7 +86,8 @@ void add_report_command(CLI::App& app, std::function<int()>& run) {
       board.context["generated_at"] = utc_now();
       board.context["recipebench_version"] = RECIPEBENCH_VERSION;
       board.context["host"] = host_name();
-      const std::string json_path = a->out + "/leaderboard.json", html_path = a->out + "/leaderboard.html";
+      const std::string json_path = (std::filesystem::path(a->out) / "leaderboard.json").string();
+      const std::string html_path = (std::filesystem::path(a->out) / "leaderboard.html").string();
       write_file_atomic(json_path, leaderboard_to_json(board).dump(2) + "\n");
       write_file_atomic(html_path, leaderboard_to_html(board));
       size_t entries = 0;

@@ -147,10 +147,14 @@ Leaderboard build_leaderboard(const std::vector<Recipe>& recipes, const ReportOp
     } else {
       e.price_source = "not priced: a CPU run";
     }
-    if (model_json.value("proxy", false))
-      e.layout_highlights = "proxy: " + std::to_string(model_json.value("layers", 0)) + " of " +
-                            std::to_string(model_json.value("layers_full", 0)) + " layers" +
-                            (e.layout_highlights.empty() ? "" : ", " + e.layout_highlights);
+    if (model_json.value("proxy", false)) {
+      const std::string layers = std::to_string(model_json.value("layers", 0)) + " of " +
+                                 std::to_string(model_json.value("layers_full", 0)) + " layers";
+      if (e.layout_highlights.find(layers) != std::string::npos)  // the recipe already says it
+        e.layout_highlights.replace(e.layout_highlights.find(layers), layers.size(), "proxy: " + layers);
+      else
+        e.layout_highlights = "proxy: " + layers + (e.layout_highlights.empty() ? "" : ", " + e.layout_highlights);
+    }
     e.details["measurement"] = Json{{"backend", e.backend},
                             {"hardware", e.hardware},
                             {"settings", rec["settings"]},

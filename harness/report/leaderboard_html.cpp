@@ -145,7 +145,7 @@ void details_html(std::ostringstream& o, const LeaderboardEntry& e) {
     if (ds.contains("rows_sha256")) s += " (rows_sha256 " + text(ds["rows_sha256"]) + ")";
     facts_row(o, "Rows", esc(s));
   }
-  facts_row(o, "Recipe file", "<code>" + esc(e.file) + "</code>");
+  facts_row(o, e.kind == "run" ? "Run record" : "Recipe file", "<code>" + esc(e.file) + "</code>");
   o << "</dl>\n";
 
   if (d.contains("stack")) {

@@ -31,7 +31,7 @@ std::string fixed(double v, int decimals, bool commas) {
 
 std::string shortest(double v) {
   char buf[64];
-  if (std::fabs(v) < 1e15 && v == std::floor(v)) {
+  if (std::fabs(v) < 1e9 && v == std::floor(v)) {
     std::snprintf(buf, sizeof buf, "%.0f", v);
     return buf;
   }
