@@ -23,6 +23,13 @@
 #define RECIPEBENCH_TORCH_HAS_GROUPED_MM 0
 #endif
 
+#if TORCH_VERSION_MAJOR >= 2 && __has_include(<ATen/ops/_fused_adamw.h>)
+#include <ATen/ops/_fused_adamw.h>
+#define RECIPEBENCH_TORCH_HAS_FUSED_ADAMW 1
+#else
+#define RECIPEBENCH_TORCH_HAS_FUSED_ADAMW 0
+#endif
+
 namespace recipebench::torch_model::compat {
 
 constexpr bool kHasSdpa = RECIPEBENCH_TORCH_HAS_SDPA != 0;
@@ -60,6 +67,23 @@ inline at::Tensor grouped_mm(const at::Tensor& a, const at::Tensor& b, const at:
   (void)offs;
   TORCH_CHECK(false, "_grouped_mm needs libtorch >= 2.8 (this build: ", TORCH_VERSION, ")");
   return a;
+#endif
+}
+
+/// True when fused_adamw() can run on `x`: libtorch 2.x with at::_fused_adamw_ and a CUDA tensor.
+inline bool fused_adamw_usable(const at::Tensor& x) { return RECIPEBENCH_TORCH_HAS_FUSED_ADAMW && x.is_cuda(); }
+
+/// One AdamW step over lists of FP32 tensors with one multi-tensor CUDA kernel (PyTorch's fused AdamW):
+/// w <- w (1 - lr wd) - lr (m / (1 - b1^t)) / (sqrt(v) / sqrt(1 - b2^t) + eps), with m, v updated first.
+/// `steps` are float32 scalars on the device holding t (incremented by the caller before the call).
+inline void fused_adamw(at::TensorList w, at::TensorList g, at::TensorList m, at::TensorList v, at::TensorList steps,
+                        double lr, double beta1, double beta2, double weight_decay, double eps) {
+#if RECIPEBENCH_TORCH_HAS_FUSED_ADAMW
+  at::_fused_adamw_(w, g, m, v, /*max_exp_avg_sqs=*/{}, steps, lr, beta1, beta2, weight_decay, eps,
+                    /*amsgrad=*/false, /*maximize=*/false);
+#else
+  (void)w, (void)g, (void)m, (void)v, (void)steps, (void)lr, (void)beta1, (void)beta2, (void)weight_decay, (void)eps;
+  TORCH_CHECK(false, "_fused_adamw_ needs libtorch >= 2 (this build: ", TORCH_VERSION, ")");
 #endif
 }
 

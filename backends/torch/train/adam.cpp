@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "compat.h"
+
 namespace recipebench::train {
 
 MixedPrecisionAdam::MixedPrecisionAdam(std::vector<torch::Tensor> params, const RecipeOptimizer& options)
@@ -53,6 +55,27 @@ double MixedPrecisionAdam::clip(double norm) {
 void MixedPrecisionAdam::step(double lr) {
   torch::NoGradGuard no_grad;
   ++t_;
+  if (!master_.empty() && torch_model::compat::fused_adamw_usable(master_[0])) {
+    if (steps_.empty())
+      for (const auto& w : master_) steps_.push_back(torch::zeros({}, w.options()));
+    std::vector<torch::Tensor> w[2], g[2], m[2], v[2], s[2];  // [0]: no weight decay, [1]: weight decay
+    for (size_t i = 0; i < master_.size(); ++i) {
+      const int d = decay_[i] ? 1 : 0;
+      w[d].push_back(master_[i]);
+      g[d].push_back(grads_[i]);
+      m[d].push_back(exp_avg_[i]);
+      v[d].push_back(exp_avg_sq_[i]);
+      s[d].push_back(steps_[i]);
+    }
+    for (auto& t : steps_) t.add_(1);
+    for (int d = 0; d < 2; ++d)
+      if (!w[d].empty())
+        torch_model::compat::fused_adamw(w[d], g[d], m[d], v[d], s[d], lr, o_.adam_beta1, o_.adam_beta2,
+                                         d ? o_.weight_decay : 0.0, o_.adam_eps);
+    for (size_t i = 0; i < params_.size(); ++i)
+      if (params_[i].scalar_type() != torch::kFloat32) params_[i].copy_(master_[i]);
+    return;
+  }
   const double b1 = o_.adam_beta1, b2 = o_.adam_beta2;
   const double bc1 = 1.0 - std::pow(b1, static_cast<double>(t_));
   const double bc2 = 1.0 - std::pow(b2, static_cast<double>(t_));

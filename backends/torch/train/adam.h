@@ -29,6 +29,8 @@ class MixedPrecisionAdam {
   /// Scales the accumulated gradients by clip / norm when norm > clip (> 0). Returns the scale applied (<= 1).
   double clip(double norm);
   /// One Adam step at learning rate `lr`; then each parameter is the master weight cast to its dtype.
+  /// On CUDA with libtorch 2.x the update runs as PyTorch's fused multi-tensor AdamW kernel (compat.h),
+  /// elsewhere as per-tensor ops; both compute the same formula.
   void step(double lr);
 
   /// FP32 master weights, in parameter order (tests compare them against references).
@@ -37,6 +39,7 @@ class MixedPrecisionAdam {
  private:
   std::vector<torch::Tensor> params_, master_, grads_, exp_avg_, exp_avg_sq_;
   std::vector<bool> decay_;
+  std::vector<torch::Tensor> steps_;  ///< per-tensor step counts for the fused CUDA kernel
   RecipeOptimizer o_;
   int64_t t_ = 0;
 };
