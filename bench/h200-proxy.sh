@@ -33,6 +33,7 @@ for k in ("forward_seconds", "backward_seconds", "optimizer_seconds"):
     print(f"{k:20s} {v * 1e3:9.1f} ms  {100 * v / tot:5.1f}% of the {tot * 1e3:.1f} ms step (profiled run)")
 PY
 echo "== each layer type alone (torch_model_check --cuda)" >> "$out/breakdown.log"
-(cd build-gpu && timeout "${CTEST_TIMEOUT:-150}" ctest -j8 --output-on-failure -E 'browser' > "$out/ctest.log" 2>&1; tail -n 5 "$out/ctest.log")
+# CPU tests in parallel: 2 OpenMP threads each, or 8 libtorch processes x 16 threads oversubscribe the 16 cores.
+(cd build-gpu && OMP_NUM_THREADS=2 timeout "${CTEST_TIMEOUT:-150}" ctest -j8 --output-on-failure -E 'browser' > "$out/ctest.log" 2>&1; tail -n 5 "$out/ctest.log")
 [ "${SKIP_LAYERS:-0}" = 1 ] || [ ! -x build-gpu/backends/torch/torch_model_check ] || timeout 120 build-gpu/backends/torch/torch_model_check --cuda >> "$out/breakdown.log" 2>&1
 ls -la "$out"
