@@ -27,12 +27,6 @@ std::vector<Recipe> seed_recipes() {
   return out;
 }
 
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 }  // namespace
 
@@ -112,7 +106,7 @@ TEST_CASE("the leaderboard JSON follows schema/leaderboard.schema.json", "[repor
   board.context["generated_at"] = "2026-11-29T00:00:00Z";
   const std::string json = leaderboard_to_json(board).dump();
   rapidjson::Document sd;
-  sd.Parse(read(test::source_path("schema/leaderboard.schema.json")).c_str());
+  sd.Parse(test::read_file(test::source_path("schema/leaderboard.schema.json")).c_str());
   REQUIRE_FALSE(sd.HasParseError());
   rapidjson::SchemaDocument schema(sd);
   rapidjson::Document d;

@@ -12,19 +12,13 @@ using namespace recipebench;
 
 namespace {
 
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 Diagnostics check_text(const std::string& text) {
   static const SchemaChecker checker(recipe_schema());
   return checker.check(parse_yaml(text, "r.yaml"));
 }
 
-std::string seed_text() { return read(test::seed_recipe("attune-tp2-pp8-ep8-vpp2-mt16k")); }
+std::string seed_text() { return test::read_file(test::seed_recipe("attune-tp2-pp8-ep8-vpp2-mt16k")); }
 
 std::string replace(std::string s, const std::string& from, const std::string& to) {
   const auto at = s.find(from);
@@ -82,7 +76,7 @@ TEST_CASE("docs/recipe-format.md is generated from the schema and up to date", "
   if (const char* update = std::getenv("RECIPEBENCH_UPDATE_DOCS"); update && std::string(update) == "1")
     write_file_atomic(path, generated);
   INFO("docs/recipe-format.md is stale: run scripts/gen-docs");
-  CHECK(read(path) == generated);
+  CHECK(test::read_file(path) == generated);
   // Every field the seeds use is documented, nested ones included.
   for (const char* field : {"`layout.recompute.granularity`", "`result.active_params.count`",
                             "`correctness.convergence.correlation`", "`workload.dataset.build.supervised_token_ratio`",

@@ -96,19 +96,6 @@ bool node_value_has(const Json& doc, const std::string& object_ptr, const std::s
   return o.is_object() && o.contains(name);
 }
 
-/// Unescapes one JSON pointer reference token (~1 -> /, ~0 -> ~).
-std::string unescape_token(const std::string& token) {
-  std::string key;
-  for (size_t i = 0; i < token.size(); ++i) {
-    if (token[i] == '~' && i + 1 < token.size()) {
-      key += token[i + 1] == '1' ? '/' : '~';
-      ++i;
-    } else {
-      key += token[i];
-    }
-  }
-  return key;
-}
 
 bool matches_pattern_properties(const Json& schema, const std::string& key) {
   if (!schema.contains("patternProperties")) return false;
@@ -127,7 +114,7 @@ Json* schema_for(Json& root, const Json& doc, const std::string& pointer) {
   size_t pos = 0;
   while (pos < pointer.size()) {
     const size_t next = pointer.find('/', pos + 1);
-    const std::string token = unescape_token(pointer.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1));
+    const std::string token = pointer_unescape(pointer.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1));
     pos = next == std::string::npos ? pointer.size() : next;
     Json* child = nullptr;
     if (node->is_array()) {
@@ -226,7 +213,7 @@ Diagnostics SchemaChecker::check(const SourceDoc& doc, size_t max_errors) const 
         for (const auto& [k, _] : (*object_schema)["properties"].items()) known.push_back(k);
       std::vector<std::string> unknown;
       if (at_member) {
-        unknown.push_back(unescape_token(doc_ptr.substr(doc_ptr.rfind('/') + 1)));
+        unknown.push_back(pointer_unescape(doc_ptr.substr(doc_ptr.rfind('/') + 1)));
       } else {
         for (const auto& [k, _] : node_value.items())
           if (std::find(known.begin(), known.end(), k) == known.end() && !matches_pattern_properties(here, k))
@@ -302,7 +289,7 @@ Diagnostics SchemaChecker::check(const SourceDoc& doc, size_t max_errors) const 
       if (!doc_ptr.empty()) {  // drop the offending node so the next round finds the next problem
         const auto slash = doc_ptr.rfind('/');
         Json& parent = value.at(Json::json_pointer(doc_ptr.substr(0, slash)));
-        const std::string token = unescape_token(doc_ptr.substr(slash + 1));
+        const std::string token = pointer_unescape(doc_ptr.substr(slash + 1));
         if (parent.is_object()) parent.erase(token);
         else parent.erase(std::stoul(token));
         removed.insert(doc_ptr);

@@ -20,6 +20,19 @@ std::string pointer_append(const std::string& pointer, const std::string& token)
   return out;
 }
 
+std::string pointer_unescape(const std::string& token) {
+  std::string out;
+  for (size_t i = 0; i < token.size(); ++i) {
+    if (token[i] == '~' && i + 1 < token.size()) {
+      out += token[i + 1] == '1' ? '/' : '~';
+      ++i;
+    } else {
+      out += token[i];
+    }
+  }
+  return out;
+}
+
 namespace {
 
 SourceMark to_mark(const YAML::Mark& m) {
@@ -32,18 +45,7 @@ std::string parent_of(const std::string& pointer) {
   return slash == std::string::npos ? std::string() : pointer.substr(0, slash);
 }
 
-std::string last_token(const std::string& pointer) {
-  std::string raw = pointer.substr(pointer.rfind('/') + 1), out;
-  for (size_t i = 0; i < raw.size(); ++i) {
-    if (raw[i] == '~' && i + 1 < raw.size()) {
-      out += raw[i + 1] == '1' ? '/' : '~';
-      ++i;
-    } else {
-      out += raw[i];
-    }
-  }
-  return out;
-}
+std::string last_token(const std::string& pointer) { return pointer_unescape(pointer.substr(pointer.rfind('/') + 1)); }
 
 class Converter {
  public:

@@ -58,4 +58,7 @@ SourceDoc load_yaml_file(const std::string& file);
 /// Appends one reference token to a JSON pointer, escaping '~' and '/' (RFC 6901).
 std::string pointer_append(const std::string& pointer, const std::string& token);
 
+/// Unescapes one JSON pointer reference token: "~1" -> "/", "~0" -> "~" (RFC 6901).
+std::string pointer_unescape(const std::string& token);
+
 }  // namespace recipebench
