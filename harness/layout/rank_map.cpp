@@ -1,0 +1,99 @@
+#include "layout/rank_map.h"
+
+#include <cstdio>
+#include <stdexcept>
+
+#include "recipe/layout_check.h"
+
+namespace recipebench {
+
+RankMap build_rank_map(const Recipe& r, const ModelConfig& model) {
+  const RecipeLayout& L = r.layout;
+  RankMap m;
+  m.world = static_cast<int>(L.world());
+  m.tp = L.tp;
+  m.cp = L.cp;
+  m.dp = L.dp;
+  m.pp = L.pp;
+  m.vpp = L.vpp;
+  m.etp = L.effective_etp();
+  m.ep = L.ep;
+  m.per_node = r.gpu.per_node > 0 ? r.gpu.per_node : m.world;
+  if (m.world % (m.etp * m.ep * m.pp) != 0)
+    throw std::invalid_argument("expert grid: world " + std::to_string(m.world) + " not divisible by ETP x EP x PP = " +
+                                std::to_string(m.etp * m.ep * m.pp));
+  m.edp = m.world / (m.etp * m.ep * m.pp);
+  m.stage_layers = stage_layer_counts(model.num_layers, L.pp, L.first_stage_layers, L.last_stage_layers);
+  if (m.stage_layers.empty()) throw std::invalid_argument("the layers do not split over PP " + std::to_string(L.pp));
+  for (int64_t n : m.stage_layers)
+    if (n % L.vpp != 0) throw std::invalid_argument("a stage's layers are not divisible by VPP " + std::to_string(L.vpp));
+  m.rows_per_microbatch = rows_per_microbatch(L.max_tokens_per_gpu, r.workload.row_tokens);
+  if (m.rows_per_microbatch < 1) throw std::invalid_argument("max_tokens_per_gpu holds no row");
+  m.microbatches = r.workload.global_batch / L.dp / m.rows_per_microbatch;
+  m.schedule = L.pp == 1 ? "no pipeline" : L.vpp == 1 ? "1F1B" : "interleaved 1F1B (VPP " + std::to_string(L.vpp) + ")";
+
+  // Layers of virtual stage v on pipeline rank p: chunk v of every stage, stages in order, then chunk v + 1.
+  std::vector<std::vector<LayerRange>> stage_chunks(L.pp);
+  int64_t offset = 0;
+  for (int v = 0; v < L.vpp; ++v)
+    for (int p = 0; p < L.pp; ++p) {
+      const int64_t n = m.stage_layers[p] / L.vpp;
+      stage_chunks[p].push_back(LayerRange{v, offset, n});
+      offset += n;
+    }
+
+  for (int rank = 0; rank < m.world; ++rank) {
+    RankPlacement q;
+    q.rank = rank;
+    q.node = rank / m.per_node;
+    q.local_rank = rank % m.per_node;
+    int rest = rank;
+    q.tp = rest % m.tp, rest /= m.tp;
+    q.cp = rest % m.cp, rest /= m.cp;
+    q.dp = rest % m.dp, rest /= m.dp;
+    q.pp = rest;
+    rest = rank;
+    q.etp = rest % m.etp, rest /= m.etp;
+    q.ep = rest % m.ep, rest /= m.ep;
+    q.edp = rest % m.edp, rest /= m.edp;
+    if (rest != q.pp) throw std::logic_error("attention and expert grids disagree on the pipeline rank");
+    q.layers = stage_chunks[q.pp];
+    q.microbatches = m.microbatches;
+    m.ranks.push_back(q);
+  }
+  return m;
+}
+
+std::string format_rank_map(const RankMap& m) {
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "world %d = TP %d x CP %d x DP %d x PP %d; experts: ETP %d x EP %d x EDP %d x PP %d; VPP %d; %d per node\n",
+                m.world, m.tp, m.cp, m.dp, m.pp, m.etp, m.ep, m.edp, m.pp, m.vpp, m.per_node);
+  out += line;
+  std::string split;
+  for (size_t i = 0; i < m.stage_layers.size(); ++i) split += (i ? ", " : "") + std::to_string(m.stage_layers[i]);
+  std::snprintf(line, sizeof line,
+                "layers per pipeline stage: %s; %lld row(s) per microbatch, %lld microbatches per step per DP rank; "
+                "schedule: %s\n",
+                split.c_str(), static_cast<long long>(m.rows_per_microbatch), static_cast<long long>(m.microbatches),
+                m.schedule.c_str());
+  out += line;
+  std::snprintf(line, sizeof line, "%5s %5s %5s | %3s %3s %3s %3s | %3s %3s %3s | %s\n", "rank", "node", "local", "tp",
+                "cp", "dp", "pp", "etp", "ep", "edp", "layers (virtual stage: first-last)");
+  out += line;
+  for (const auto& q : m.ranks) {
+    std::string layers;
+    for (const auto& lr : q.layers) {
+      if (!layers.empty()) layers += "  ";
+      layers += "v" + std::to_string(lr.virtual_stage) + ": " + std::to_string(lr.first) + "-" +
+                std::to_string(lr.first + lr.count - 1);
+    }
+    std::snprintf(line, sizeof line, "%5d %5d %5d | %3d %3d %3d %3d | %3d %3d %3d | %s\n", q.rank, q.node, q.local_rank,
+                  q.tp, q.cp, q.dp, q.pp, q.etp, q.ep, q.edp, layers.c_str());
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace recipebench

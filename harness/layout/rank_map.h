@@ -1,0 +1,50 @@
+// Which part of the model and the batch every rank holds: the rank map of a layout (for `run --dry-run`).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "catalog/models.h"
+#include "recipe/recipe.h"
+
+namespace recipebench {
+
+/// Decoder layers [first, first + count) held by one virtual pipeline stage of a rank.
+struct LayerRange {
+  int virtual_stage = 0;  ///< 0..VPP-1 on this pipeline rank
+  int64_t first = 0;
+  int64_t count = 0;
+};
+
+/// One rank's coordinates. Attention grid (Megatron-LM order tp-cp-dp-pp, TP fastest):
+/// rank = tp + TP (cp + CP (dp + DP pp)). Expert grid over the same ranks ("MoE parallel folding"):
+/// rank = etp + ETP (ep + EP (edp + EDP pp)), EDP = world / (ETP EP PP). Source: Megatron-Core
+/// parallel_state.RankGenerator with order "tp-cp-ep-dp-pp".
+struct RankPlacement {
+  int rank = 0, node = 0, local_rank = 0;
+  int tp = 0, cp = 0, dp = 0, pp = 0;
+  int etp = 0, ep = 0, edp = 0;
+  std::vector<LayerRange> layers;  ///< one entry per virtual stage, in model order on this rank
+  int64_t microbatches = 0;        ///< per step, per DP rank
+};
+
+/// The whole map: grid sizes, the per-stage layer split and every rank.
+struct RankMap {
+  int world = 0, tp = 1, cp = 1, dp = 1, pp = 1, vpp = 1, etp = 1, ep = 1, edp = 1, per_node = 1;
+  std::vector<int64_t> stage_layers;  ///< decoder layers per pipeline stage
+  int64_t rows_per_microbatch = 0, microbatches = 0;
+  std::string schedule;               ///< "no pipeline", "1F1B", "interleaved 1F1B (VPP 2)"
+  std::vector<RankPlacement> ranks;
+};
+
+/// Builds the rank map of a validated recipe's layout for `model`. Layers of virtual stage v on pipeline rank p
+/// follow Megatron-Core's get_transformer_layer_offset: each stage's layers split evenly over its VPP chunks and
+/// chunk v of every stage taken in pipeline order before chunk v + 1. Throws std::invalid_argument when the
+/// layout's arithmetic does not hold (validate reports the same problems with locations).
+RankMap build_rank_map(const Recipe& recipe, const ModelConfig& model);
+
+/// The map as text: a header with the grid and schedule, then one line per rank.
+std::string format_rank_map(const RankMap& map);
+
+}  // namespace recipebench
