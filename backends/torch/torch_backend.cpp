@@ -5,12 +5,17 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <memory>
+#include <optional>
 
+#include "dist/process_group.h"
 #include "model/qwen35_moe.h"
 #include "run/backend.h"
 #include "torch_backend_registration.h"
 #include "train/adam.h"
+#include "train/distributed_adam.h"
 #include "train/lr_schedule.h"
 #include "train/rows.h"
 
@@ -62,6 +67,27 @@ int64_t peak_memory(const torch::Device& device) {
   return static_cast<int64_t>(u.ru_maxrss) * 1024;
 }
 
+/// An integer environment variable, or nullopt when unset or empty.
+std::optional<int> env_int(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return std::nullopt;
+  return std::atoi(v);
+}
+
+/// Collectives' and rendezvous timeout: RECIPEBENCH_DIST_TIMEOUT seconds, default 300.
+std::chrono::seconds dist_timeout() { return std::chrono::seconds(env_int("RECIPEBENCH_DIST_TIMEOUT").value_or(300)); }
+
+/// The optimizer of the run: MixedPrecisionAdam on one rank, DistributedAdam (sharded over DP) on several.
+struct Optimizer {
+  std::unique_ptr<train::MixedPrecisionAdam> one;
+  std::unique_ptr<train::DistributedAdam> sharded;
+  void zero_grad() { one ? one->zero_grad() : sharded->zero_grad(); }
+  void accumulate_grads() { one ? one->accumulate_grads() : sharded->accumulate_grads(); }
+  double grad_norm() { return one ? one->grad_norm() : sharded->grad_norm(); }
+  double clip(double norm) { return one ? one->clip(norm) : sharded->clip(norm); }
+  void step(double lr) { one ? one->step(lr) : sharded->step(lr); }
+};
+
 class TorchBackend : public Backend {
  public:
   std::string name() const override { return "torch"; }
@@ -69,10 +95,22 @@ class TorchBackend : public Backend {
   BackendEnvironment environment(const Recipe& recipe, const RunOptions& o) override {
     BackendEnvironment env;
     env.libtorch = TORCH_VERSION;
-    const int64_t world = recipe.layout.world();
-    if (world != 1 || recipe.layout.ep != 1)
-      throw RunError("this torch backend runs one rank (TP = PP = CP = DP = EP = 1); the recipe's layout " +
-                     recipe.layout.label + " needs " + std::to_string(world) + " ranks");
+    const auto& l = recipe.layout;
+    const int64_t world = l.world();
+    if (l.ep != 1)
+      throw RunError("the recipe's layout " + l.label + " has EP = " + std::to_string(l.ep) +
+                     ": expert parallelism is not implemented in the torch backend yet (it runs DP with TP = PP = CP "
+                     "= EP = 1)");
+    if (l.tp != 1 || l.pp != 1 || l.cp != 1)
+      throw RunError("the recipe's layout " + l.label + " has TP = " + std::to_string(l.tp) + ", PP = " +
+                     std::to_string(l.pp) + ", CP = " + std::to_string(l.cp) +
+                     ": the torch backend runs data parallel only (TP = PP = CP = EP = 1)");
+    if (world != o.world)
+      throw RunError("the recipe's layout " + l.label + " needs " + std::to_string(world) + " ranks (DP = " +
+                     std::to_string(l.dp) + ") but this run has " + std::to_string(o.world) +
+                     " (start it with --nproc " + std::to_string(world) + ", torchrun or srun: docs/distributed.md)");
+    if (o.world > 1 && o.device == "cuda")
+      throw RunError("multi-rank runs on CUDA (NCCL process groups) are not implemented yet; DP runs on CPU (Gloo)");
     if (o.device == "cuda") {
       const auto count = torch::cuda::device_count();
       if (count < 1) throw RunError("--device cuda but no CUDA device is visible (torch::cuda::device_count() = 0)");
@@ -91,7 +129,7 @@ class TorchBackend : public Backend {
 #endif
 #endif
     } else {
-      env.device_count = 1;
+      env.device_count = o.world;
       env.device_name = "CPU (" + std::to_string(torch::get_num_threads()) + " threads)";
     }
     return env;
@@ -106,96 +144,172 @@ class TorchBackend : public Backend {
 
     const int64_t row_tokens = recipe.workload.row_tokens;
     const int64_t rows_per_mb = std::max<int64_t>(1, recipe.layout.max_tokens_per_gpu / row_tokens);
-    const int64_t microbatches = recipe.workload.global_batch / rows_per_mb;
+    // DESIGN.md section 5: microbatches per step per DP rank = global_batch / DP / rows per microbatch. Every rank
+    // draws the step's whole global batch in microbatches (the single-rank order) and keeps its contiguous block.
+    const int64_t dp = o.world;
+    const int64_t global_microbatches = recipe.workload.global_batch / rows_per_mb;
+    const int64_t microbatches = global_microbatches / dp;
+    if (dp > 1 && (recipe.workload.global_batch % (dp * rows_per_mb) != 0 || microbatches < 1))
+      throw RunError("global_batch " + std::to_string(recipe.workload.global_batch) + " is not a whole number of " +
+                     std::to_string(rows_per_mb) + "-row microbatches per DP rank for DP = " + std::to_string(dp));
+    const int64_t first_mb = o.rank * microbatches;
 
-    std::unique_ptr<train::RowSource> source;
-    try {
-      if (o.data_source == "file")
-        source = std::make_unique<train::FileRows>(o.data_path, row_tokens, cfg.vocab_size);
-      else
-        source = std::make_unique<train::SyntheticRows>(cfg.vocab_size, row_tokens, o.supervised_token_ratio, o.seed);
-    } catch (const std::exception& e) {
-      throw RunError(std::string("data: ") + e.what());
+    // The process group (rendezvous at rank 0's TCPStore) of a multi-rank run.
+    std::unique_ptr<dist::ProcessGroup> group;
+    if (o.world > 1) {
+      try {
+        group = std::make_unique<dist::ProcessGroup>(o.rank, o.world, o.master_addr, o.master_port, dist_timeout());
+      } catch (const std::exception& e) {
+        throw RunError("rank " + std::to_string(o.rank) + ": rendezvous with rank 0 at " + o.master_addr + ":" +
+                       std::to_string(o.master_port) + " failed: " + e.what());
+      }
     }
+    const std::optional<int> fail_rank = env_int("RECIPEBENCH_FAIL_RANK"), fail_step = env_int("RECIPEBENCH_FAIL_STEP");
 
-    torch_model::Qwen35MoeForCausalLM model(cfg);
-    model->to(device, dtype);
-    model->train();
-    train::MixedPrecisionAdam adam(model->parameters(), recipe.optimizer);
-
-    auto tail_start = Clock::now();  // end of the previous step's timing
-    double pending_overhead = 0;
-    for (int step = 0; step < o.steps; ++step) {
-      const auto data_start = Clock::now();
-      if (step > 0) pending_overhead = std::chrono::duration<double>(data_start - tail_start).count();
-      // Rows of the step, copied to the device before the clock starts (data loading is not timed).
-      std::vector<std::pair<torch::Tensor, torch::Tensor>> batches;
-      int64_t supervised = 0;
-      for (int64_t mb = 0; mb < microbatches; ++mb) {
-        train::Rows rows = source->next(rows_per_mb);
-        auto ids = torch::from_blob(rows.tokens.data(), {rows.rows, row_tokens}, torch::kInt64).clone().to(device);
-        auto mask = torch::from_blob(rows.mask.data(), {rows.rows, row_tokens}, torch::kUInt8).clone().to(device);
-        for (int64_t i = 0; i < rows.rows; ++i)
-          for (int64_t t = 1; t < row_tokens; ++t) supervised += rows.mask[i * row_tokens + t];
-        batches.emplace_back(ids, mask);
+    int step = -1;
+    try {
+      std::unique_ptr<train::RowSource> source;
+      try {
+        if (o.data_source == "file")
+          source = std::make_unique<train::FileRows>(o.data_path, row_tokens, cfg.vocab_size);
+        else
+          source = std::make_unique<train::SyntheticRows>(cfg.vocab_size, row_tokens, o.supervised_token_ratio, o.seed);
+      } catch (const std::exception& e) {
+        throw RunError(std::string("data: ") + e.what());
       }
-      synchronize(device);
-      reset_peak_memory(device);
-      const auto t0 = Clock::now();
-      const double data_seconds = std::chrono::duration<double>(t0 - data_start).count();
-      double fwd = 0, bwd = 0;
-      auto lap = [&](double& acc, Clock::time_point& since) {
-        if (!o.profile) return;
-        synchronize(device);
-        const auto now = Clock::now();
-        acc += std::chrono::duration<double>(now - since).count();
-        since = now;
+
+      torch_model::Qwen35MoeForCausalLM model(cfg);
+      model->to(device, dtype);
+      model->train();
+      Optimizer adam;
+      if (group)
+        adam.sharded = std::make_unique<train::DistributedAdam>(model->parameters(), recipe.optimizer, *group);
+      else
+        adam.one = std::make_unique<train::MixedPrecisionAdam>(model->parameters(), recipe.optimizer);
+      auto barrier = [&] {
+        if (group) group->barrier();
       };
-      auto since = t0;
 
-      adam.zero_grad();
-      torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
-      const double denom = static_cast<double>(std::max<int64_t>(1, supervised));
-      for (auto& [ids, mask] : batches) {
-        const auto s = model->sft_loss_sum(ids, mask);
-        lap(fwd, since);
-        // Per-token normalisation over the whole step: each microbatch's sum is divided by the step's count.
-        (s.sum / denom).backward();
-        adam.accumulate_grads();
-        lap(bwd, since);
-        loss_sum += s.sum.detach().to(torch::kFloat64);
-      }
-      const double norm = adam.grad_norm();
-      const double loss = loss_sum.item<double>() / denom;
-      if (!std::isfinite(loss) || !std::isfinite(norm))
-        throw RunError("step " + std::to_string(step) + ": the loss is " + std::to_string(loss) +
-                           " and the gradient norm " + std::to_string(norm) + "; the run stops here",
-                       step);
-      adam.clip(norm);
-      const double lr = train::learning_rate(recipe.optimizer, step, o.steps);
-      adam.step(lr);
-      synchronize(device);
-      const auto t1 = Clock::now();
-      const double seconds = std::chrono::duration<double>(t1 - t0).count();
+      auto tail_start = Clock::now();  // end of the previous step's timing
+      double pending_overhead = 0;
+      for (step = 0; step < o.steps; ++step) {
+        const auto data_start = Clock::now();
+        if (step > 0) pending_overhead = std::chrono::duration<double>(data_start - tail_start).count();
+        // Rows of the step, copied to the device before the clock starts (data loading is not timed).
+        std::vector<std::pair<torch::Tensor, torch::Tensor>> batches;
+        int64_t supervised = 0;
+        for (int64_t mb = 0; mb < global_microbatches; ++mb) {
+          train::Rows rows = source->next(rows_per_mb);
+          if (mb < first_mb || mb >= first_mb + microbatches) continue;  // another DP rank's rows
+          auto ids = torch::from_blob(rows.tokens.data(), {rows.rows, row_tokens}, torch::kInt64).clone().to(device);
+          auto mask = torch::from_blob(rows.mask.data(), {rows.rows, row_tokens}, torch::kUInt8).clone().to(device);
+          for (int64_t i = 0; i < rows.rows; ++i)
+            for (int64_t t = 1; t < row_tokens; ++t) supervised += rows.mask[i * row_tokens + t];
+          batches.emplace_back(ids, mask);
+        }
+        if (fail_rank && fail_step && *fail_rank == o.rank && *fail_step == step)
+          throw RunError("injected failure on rank " + std::to_string(o.rank) + " at step " + std::to_string(step) +
+                             " (RECIPEBENCH_FAIL_RANK, RECIPEBENCH_FAIL_STEP)",
+                         step);
+        synchronize(device);
+        barrier();
+        reset_peak_memory(device);
+        const auto t0 = Clock::now();
+        const double data_seconds = std::chrono::duration<double>(t0 - data_start).count();
+        double fwd = 0, bwd = 0;
+        auto lap = [&](double& acc, Clock::time_point& since) {
+          if (!o.profile) return;
+          synchronize(device);
+          const auto now = Clock::now();
+          acc += std::chrono::duration<double>(now - since).count();
+          since = now;
+        };
+        auto since = t0;
 
-      StepSample sample;
-      sample.step = step;
-      sample.seconds = seconds;
-      sample.tokens = recipe.workload.global_batch * row_tokens;
-      sample.supervised_tokens = supervised;
-      sample.loss = loss;
-      sample.grad_norm = norm;
-      sample.learning_rate = lr;
-      sample.peak_memory_bytes = peak_memory(device);
-      sample.data_seconds = data_seconds;
-      sample.overhead_seconds = pending_overhead;
-      if (o.profile) {
-        sample.forward_seconds = fwd;
-        sample.backward_seconds = bwd;
-        sample.optimizer_seconds = std::chrono::duration<double>(t1 - since).count();
+        adam.zero_grad();
+        torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
+        if (group) {  // per-token normalisation over the whole global batch: the supervised count of all ranks
+          auto count = torch::tensor({static_cast<double>(supervised)}, torch::kFloat64);
+          group->all_reduce_sum(count);
+          supervised = static_cast<int64_t>(std::llround(count.item<double>()));
+        }
+        const double denom = static_cast<double>(std::max<int64_t>(1, supervised));
+        for (auto& [ids, mask] : batches) {
+          const auto s = model->sft_loss_sum(ids, mask);
+          lap(fwd, since);
+          // Per-token normalisation over the whole step: each microbatch's sum is divided by the step's count.
+          (s.sum / denom).backward();
+          adam.accumulate_grads();
+          lap(bwd, since);
+          loss_sum += s.sum.detach().to(torch::kFloat64);
+        }
+        const double norm = adam.grad_norm();
+        if (group) {
+          loss_sum = loss_sum.cpu();
+          group->all_reduce_sum(loss_sum);
+        }
+        const double loss = loss_sum.item<double>() / denom;
+        if (!std::isfinite(loss) || !std::isfinite(norm))
+          throw RunError("step " + std::to_string(step) + ": the loss is " + std::to_string(loss) +
+                             " and the gradient norm " + std::to_string(norm) + "; the run stops here",
+                         step);
+        adam.clip(norm);
+        const double lr = train::learning_rate(recipe.optimizer, step, o.steps);
+        adam.step(lr);
+        synchronize(device);
+        barrier();
+        const auto t1 = Clock::now();
+        const double seconds = std::chrono::duration<double>(t1 - t0).count();
+
+        StepSample sample;
+        sample.step = step;
+        sample.seconds = seconds;
+        sample.tokens = recipe.workload.global_batch * row_tokens;
+        sample.supervised_tokens = supervised;
+        sample.loss = loss;
+        sample.grad_norm = norm;
+        sample.learning_rate = lr;
+        sample.peak_memory_bytes = peak_memory(device);
+        if (group) {  // the maximum over ranks
+          auto peak = torch::tensor({sample.peak_memory_bytes}, torch::kInt64);
+          group->all_reduce_max(peak);
+          sample.peak_memory_bytes = peak.item<int64_t>();
+        }
+        sample.data_seconds = data_seconds;
+        sample.overhead_seconds = pending_overhead;
+        if (o.profile) {
+          sample.forward_seconds = fwd;
+          sample.backward_seconds = bwd;
+          sample.optimizer_seconds = std::chrono::duration<double>(t1 - since).count();
+        }
+        tail_start = t1;
+        on_step(sample);
       }
-      tail_start = t1;
-      on_step(sample);
+      // Test hook: the final parameters, float32, one after the other in model->parameters() order.
+      if (const char* dump = std::getenv("RECIPEBENCH_DUMP_PARAMS"); dump && *dump && o.rank == 0) {
+        std::ofstream out(dump, std::ios::binary);
+        for (const auto& p : model->parameters()) {
+          const auto c = p.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+          out.write(static_cast<const char*>(c.data_ptr()), static_cast<std::streamsize>(c.numel() * sizeof(float)));
+        }
+        if (!out) throw RunError(std::string("RECIPEBENCH_DUMP_PARAMS: cannot write ") + dump);
+      }
+    } catch (const std::exception& e) {
+      // On several ranks: the first rank to fail shows its message; the others stop quietly (rank 0's run record
+      // carries the first failure's message when the store still answers).
+      const auto* run_error = dynamic_cast<const RunError*>(&e);
+      const int at = run_error ? run_error->step() : step;
+      if (!group) {
+        if (run_error) throw;
+        throw RunError((step >= 0 ? "step " + std::to_string(step) + ": " : std::string()) + e.what(), at);
+      }
+      const bool first = group->report_failure(e.what());
+      std::string message = e.what();
+      if (!first) {
+        const std::string f = group->first_failure();
+        message = f.empty() ? "stopped after another rank failed (" + message + ")" : "stopped after " + f;
+      }
+      throw RunError(message, at, !first);
     }
   }
 };

@@ -19,6 +19,7 @@
 #include "recipe/result_check.h"
 #include "recipe/validate.h"
 #include "run/backend.h"
+#include "run/launch.h"
 #include "run/run_record.h"
 #include "util/atomic_file.h"
 #include "util/format.h"
@@ -112,7 +113,7 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
   struct Args {
     std::string recipe;
     std::optional<std::string> backend, window, device, data, model_config;
-    std::optional<int> steps;
+    std::optional<int> steps, nproc;
     std::optional<int64_t> layers;
     std::optional<uint64_t> seed;
     bool profile = false;
@@ -131,6 +132,10 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
                   "Hugging Face config.json of the model to build instead of the registry's widths");
   cmd->add_flag("--profile", a->profile,
                 "Synchronise between forward, backward and optimizer to time each phase (adds device syncs)");
+  cmd->add_option("--nproc", a->nproc,
+                  "Ranks to start on this host (one process each; CPU: Gloo). Without it the rank comes from "
+                  "torchrun-style (RANK, WORLD_SIZE...) or Slurm variables (docs/distributed.md)")
+      ->check(CLI::Range(1, 1024));
   cmd->add_option("--data", a->data, "Pre-tokenized rows file (docs/data-format.md) instead of synthetic rows");
   cmd->callback([&run, a] {
     run = [a]() -> int {
@@ -200,6 +205,34 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
         return kUsage;
       }
 
+      // 3. Ranks: start them here (--nproc), or find this process's rank in the environment.
+      RankEnv ranks;
+      try {
+        ranks = rank_env();
+      } catch (const std::invalid_argument& e) {
+        std::cerr << "recipebench run: rank variables: " << e.what() << "\n";
+        return kUsage;
+      }
+      if (a->nproc && *a->nproc > 1 && !launched_by_recipebench()) {
+        if (ranks.world > 1) {
+          std::cerr << "recipebench run: --nproc " << *a->nproc << " but this process is already rank " << ranks.rank
+                    << " of " << ranks.world << " (" << ranks.source << " variables); drop --nproc\n";
+          return kUsage;
+        }
+        if (*a->nproc != recipe.layout.world()) {
+          std::cerr << "recipebench run: --nproc " << *a->nproc << " but the recipe's layout " << recipe.layout.label
+                    << " needs " << recipe.layout.world() << " ranks (TP x CP x DP x PP)\n";
+          return kUsage;
+        }
+        return launch_local(*a->nproc);
+      }
+      o.rank = ranks.rank;
+      o.world = ranks.world;
+      o.local_rank = ranks.local_rank;
+      o.master_addr = ranks.master_addr;
+      o.master_port = ranks.master_port;
+      const bool lead = o.rank == 0;  // only rank 0 prints progress and writes the run record
+
       RunRecord rec;
       rec.recipe_path = path;
       rec.recipe_sha256 = a->recipe.empty() ? sha256_hex(kDefaultRecipeYaml) : sha256_file(path);
@@ -230,14 +263,16 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
       }
       rec.environment["recipe_env_applied"] = applied_env;
       int devices = 1;
-      std::printf("recipebench run: %s\n  model %s (%lld of %lld layers), backend %s, device %s, %d steps, window %d..%d\n",
+      if (lead) std::printf("recipebench run: %s\n  model %s (%lld of %lld layers), backend %s, device %s, %d steps, window %d..%d\n",
                   path.c_str(), model.name.c_str(), static_cast<long long>(model.num_layers),
                   static_cast<long long>(registered->num_layers), o.backend.c_str(), o.device.c_str(), o.steps,
                   o.window.first, o.window.last);
-      std::printf("%6s %10s %10s %12s %10s %12s\n", "step", "time (s)", "loss", "tokens/s", "grad norm", "peak mem");
+      if (lead) std::printf("%6s %10s %10s %12s %10s %12s\n", "step", "time (s)", "loss", "tokens/s", "grad norm", "peak mem");
       std::fflush(stdout);
+      bool secondary = false, started = false;
       try {
         const BackendEnvironment env = backend->environment(recipe, o);
+        started = true;
         devices = std::max(1, env.device_count);
         rec.environment["device"] = Json{{"name", env.device_name},
                                          {"count", env.device_count},
@@ -248,6 +283,7 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
                                          {"libtorch", env.libtorch}};
         backend->run(recipe, model, o, [&](const StepSample& s) {
           rec.steps.push_back(s);
+          if (!lead) return;
           std::printf("%3d/%-3d %9.3f %10.4f %12s %10.3f %10.2f GB%s\n", s.step + 1, o.steps, s.seconds, s.loss,
                       fixed(s.tokens / s.seconds / devices, 0).c_str(), s.grad_norm, s.peak_memory_bytes / 1e9,
                       (s.step >= o.window.first && s.step <= o.window.last) ? "" : "  (not timed)");
@@ -259,17 +295,27 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
       } catch (const RunError& e) {
         rec.status = "failed";
         rec.error = Json{{"step", e.step() >= 0 ? Json(e.step()) : Json(nullptr)}, {"message", e.what()}};
+        // Another rank failed first and shows its message; this rank only stops (rank 0 still writes the record).
+        // A refusal before the run (the same check fails on every rank) is shown by rank 0 only.
+        secondary = e.secondary() || (!lead && !started);
+        if (!lead) {
+          if (!secondary) std::cerr << "recipebench run: rank " << o.rank << " failed: " << e.what() << "\n";
+          return kFailed;
+        }
       }
+      if (!lead) return kOk;
       rec.finished_at = utc_iso(std::chrono::system_clock::now());
       rec.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - launch_steady).count();
       if (rec.status == "complete") rec.metrics = compute_metrics(rec, recipe, model, devices);
       write_file_atomic(record_path, rec.to_json().dump(2) + "\n");
 
       if (rec.status != "complete") {
-        std::cerr << "recipebench run: failed: " << rec.error["message"].get<std::string>() << "\n"
-                  << "  run record (status failed): " << record_path << "\n";
+        if (!secondary)
+          std::cerr << "recipebench run: failed: " << rec.error["message"].get<std::string>() << "\n";
+        std::cerr << "  run record (status failed): " << record_path << "\n";
         return kFailed;
       }
+
       const RunMetrics& m = *rec.metrics;
       std::printf("window %d..%d: %s tokens/s/GPU, step-time CV %.2f%%, mean step %.3f s", o.window.first,
                   o.window.last, fixed(m.window.tokens_per_s_per_gpu, 1).c_str(), m.window.step_time_cv_percent,

@@ -28,6 +28,10 @@ struct RunOptions {
   std::string data_path;                   ///< pre-tokenized rows when data_source == "file"
   double supervised_token_ratio = 0.676;   ///< synthetic data: fraction of tokens with a loss
   bool profile = false;                    ///< synchronise between phases to time forward / backward / optimizer
+  // Where this process sits among the ranks (run/launch.h); world == 1 is a one-rank run.
+  int rank = 0, world = 1, local_rank = 0;
+  std::string master_addr = "127.0.0.1";   ///< rank 0's host: the c10d TCPStore of the rendezvous
+  int master_port = 29500;
   Json to_json() const;
 };
 
@@ -60,11 +64,16 @@ struct BackendEnvironment {
 /// which step and why; `step` is -1 when the failure is before the first step.
 class RunError : public std::runtime_error {
  public:
-  RunError(const std::string& what, int step = -1) : std::runtime_error(what), step_(step) {}
+  RunError(const std::string& what, int step = -1, bool secondary = false)
+      : std::runtime_error(what), step_(step), secondary_(secondary) {}
   int step() const { return step_; }
+  /// True when this rank stopped because another rank failed first (whose message that rank shows): the CLI
+  /// then exits non-zero without repeating a message.
+  bool secondary() const { return secondary_; }
 
  private:
   int step_;
+  bool secondary_;
 };
 
 /// One backend. run() executes the recipe's training steps and calls on_step after each step, in order.

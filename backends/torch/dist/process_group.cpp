@@ -1,0 +1,106 @@
+#include "dist/process_group.h"
+
+#include "dist/compat_c10d.h"
+
+#include <stdexcept>
+
+namespace recipebench::dist {
+
+#if RECIPEBENCH_HAVE_C10D_GLOO
+
+namespace {
+constexpr const char* kFailureCount = "recipebench/failures";
+constexpr const char* kFirstFailure = "recipebench/first_failure";
+}  // namespace
+
+struct ProcessGroup::Impl {
+  c10::intrusive_ptr<c10d::TCPStore> store;
+  c10::intrusive_ptr<compat::GlooGroup> group;
+};
+
+ProcessGroup::ProcessGroup(int rank, int world, const std::string& master_addr, int master_port,
+                           std::chrono::seconds timeout)
+    : impl_(std::make_unique<Impl>()), rank_(rank), world_(world) {
+  c10d::TCPStoreOptions so;
+  so.port = static_cast<std::uint16_t>(master_port);
+  so.isServer = rank == 0;
+  so.numWorkers = static_cast<std::size_t>(world);
+  so.waitWorkers = true;
+  so.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
+  impl_->store = c10::make_intrusive<c10d::TCPStore>(master_addr, so);
+  // Rank 0 on loopback: every rank is on this host, Gloo talks over loopback too.
+  const bool one_host = master_addr == "127.0.0.1" || master_addr == "localhost";
+  impl_->group = compat::make_gloo_group(impl_->store, rank, world, one_host,
+                                         std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
+}
+
+ProcessGroup::~ProcessGroup() = default;
+
+void ProcessGroup::all_reduce_sum(at::Tensor& t) {
+  std::vector<at::Tensor> v{t};
+  impl_->group->allreduce(v)->wait();
+}
+
+void ProcessGroup::all_reduce_max(at::Tensor& t) {
+  std::vector<at::Tensor> v{t};
+  c10d::AllreduceOptions o;
+  o.reduceOp = c10d::ReduceOp::MAX;
+  impl_->group->allreduce(v, o)->wait();
+}
+
+void ProcessGroup::reduce_scatter_sum(at::Tensor& full, at::Tensor& shard) {
+  compat::reduce_scatter_sum(*impl_->group, full, shard);
+}
+
+void ProcessGroup::all_gather(const at::Tensor& shard, at::Tensor& full) {
+  std::vector<std::vector<at::Tensor>> out(1);
+  const int64_t n = shard.numel();
+  for (int r = 0; r < world_; ++r) out[0].push_back(full.narrow(0, r * n, n));
+  std::vector<at::Tensor> in{shard};
+  impl_->group->allgather(out, in)->wait();
+}
+
+void ProcessGroup::barrier() { impl_->group->barrier()->wait(); }
+
+bool ProcessGroup::report_failure(const std::string& message) {
+  try {
+    if (impl_->store->add(kFailureCount, 1) != 1) return false;
+    const std::string m = "rank " + std::to_string(rank_) + ": " + message;
+    impl_->store->set(kFirstFailure, std::vector<uint8_t>(m.begin(), m.end()));
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+std::string ProcessGroup::first_failure() {
+  try {
+    if (!impl_->store->check({kFirstFailure})) return "";
+    const auto v = impl_->store->get(kFirstFailure);
+    return std::string(v.begin(), v.end());
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+#else  // no c10d Gloo in this libtorch: multi-rank runs are refused
+
+struct ProcessGroup::Impl {};
+
+ProcessGroup::ProcessGroup(int rank, int world, const std::string&, int, std::chrono::seconds)
+    : rank_(rank), world_(world) {
+  throw std::runtime_error("this build's libtorch has no c10d Gloo headers (torch/csrc/distributed/c10d/"
+                           "ProcessGroupGloo.hpp, gloo/config.h): multi-rank runs are not available");
+}
+ProcessGroup::~ProcessGroup() = default;
+void ProcessGroup::all_reduce_sum(at::Tensor&) {}
+void ProcessGroup::all_reduce_max(at::Tensor&) {}
+void ProcessGroup::reduce_scatter_sum(at::Tensor&, at::Tensor&) {}
+void ProcessGroup::all_gather(const at::Tensor&, at::Tensor&) {}
+void ProcessGroup::barrier() {}
+bool ProcessGroup::report_failure(const std::string&) { return true; }
+std::string ProcessGroup::first_failure() { return ""; }
+
+#endif
+
+}  // namespace recipebench::dist

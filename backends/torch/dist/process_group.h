@@ -1,0 +1,46 @@
+// The run's process group: rendezvous through c10d's TCPStore (rank 0 hosts it) and a c10d Gloo group over all
+// ranks (CPU). The c10d headers stay in process_group.cpp (see compat_c10d.h).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace recipebench::dist {
+
+class ProcessGroup {
+ public:
+  /// Joins the run: rank 0 listens at master_addr:master_port, every rank connects; waits up to `timeout` for all
+  /// ranks and uses it as the collectives' timeout. Throws std::exception (c10::Error) on failure.
+  ProcessGroup(int rank, int world, const std::string& master_addr, int master_port, std::chrono::seconds timeout);
+  ~ProcessGroup();
+  ProcessGroup(const ProcessGroup&) = delete;
+  ProcessGroup& operator=(const ProcessGroup&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return world_; }
+
+  void all_reduce_sum(at::Tensor& t);
+  void all_reduce_max(at::Tensor& t);
+  /// shard = this rank's slice of the sum over ranks of `full` (full.numel() == size() x shard.numel());
+  /// `full` may be overwritten.
+  void reduce_scatter_sum(at::Tensor& full, at::Tensor& shard);
+  /// full = the ranks' shards one after the other (1-D, contiguous, full.numel() == size() x shard.numel()).
+  void all_gather(const at::Tensor& shard, at::Tensor& full);
+  void barrier();
+
+  /// Records a failure of this rank in the store. True when it is the run's first failure (this rank shows its
+  /// message); false when another rank failed first, or when the store is gone (rank 0 exited).
+  bool report_failure(const std::string& message);
+  /// The first failure's message ("rank R: ...") when one was reported and the store answers, else "".
+  std::string first_failure();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  int rank_, world_;
+};
+
+}  // namespace recipebench::dist

@@ -1,0 +1,94 @@
+#include "train/distributed_adam.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "dist/process_group.h"
+
+namespace recipebench::train {
+
+DistributedAdam::DistributedAdam(std::vector<torch::Tensor> params, const RecipeOptimizer& options,
+                                 dist::ProcessGroup& group)
+    : params_(std::move(params)), group_(group), o_(options) {
+  torch::NoGradGuard no_grad;
+  int64_t total = 0;
+  for (const auto& p : params_) {
+    offsets_.push_back(total);
+    total += p.numel();
+  }
+  const int64_t world = group_.size();
+  shard_n_ = (total + world - 1) / world;  // the flat buffer is padded to world x shard_n_
+  shard_lo_ = group_.rank() * shard_n_;
+  const auto device = params_.empty() ? torch::Device(torch::kCPU) : params_[0].device();
+  const auto f32 = torch::TensorOptions().dtype(torch::kFloat32).device(device);
+  grad_flat_ = torch::zeros({world * shard_n_}, f32);
+  param_flat_ = torch::zeros({world * shard_n_}, f32);
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const auto& p = params_[i];
+    grad_views_.push_back(grad_flat_.narrow(0, offsets_[i], p.numel()).view(p.sizes()));
+    param_flat_.narrow(0, offsets_[i], p.numel()).copy_(p.detach().reshape({-1}).to(torch::kFloat32));
+    // The part of parameter i inside [shard_lo_, shard_lo_ + shard_n_).
+    const int64_t lo = std::max(offsets_[i], shard_lo_);
+    const int64_t hi = std::min(offsets_[i] + p.numel(), shard_lo_ + shard_n_);
+    if (hi > lo) segments_.push_back(Segment{lo - shard_lo_, hi - lo, p.dim() >= 2});
+  }
+  master_ = param_flat_.narrow(0, shard_lo_, shard_n_).clone();
+  grad_shard_ = torch::zeros({shard_n_}, f32);
+  exp_avg_ = torch::zeros({shard_n_}, f32);
+  exp_avg_sq_ = torch::zeros({shard_n_}, f32);
+}
+
+void DistributedAdam::accumulate_grads() {
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    auto& g = params_[i].mutable_grad();
+    if (!g.defined()) continue;
+    grad_views_[i].add_(g.to(torch::kFloat32));
+    g = torch::Tensor();
+  }
+}
+
+void DistributedAdam::zero_grad() {
+  grad_flat_.zero_();
+  for (auto& p : params_) p.mutable_grad() = torch::Tensor();
+}
+
+double DistributedAdam::grad_norm() {
+  torch::NoGradGuard no_grad;
+  group_.reduce_scatter_sum(grad_flat_, grad_shard_);
+  auto sq = grad_shard_.pow(2).sum().to(torch::kFloat64).cpu();
+  group_.all_reduce_sum(sq);
+  return std::sqrt(sq.item<double>());
+}
+
+double DistributedAdam::clip(double norm) {
+  if (o_.clip_grad <= 0 || norm <= o_.clip_grad) return 1.0;
+  const double scale = o_.clip_grad / (norm + 1e-6);
+  torch::NoGradGuard no_grad;
+  grad_shard_.mul_(scale);
+  return scale;
+}
+
+void DistributedAdam::step(double lr) {
+  torch::NoGradGuard no_grad;
+  ++t_;
+  const double b1 = o_.adam_beta1, b2 = o_.adam_beta2;
+  const double bc1 = 1.0 - std::pow(b1, static_cast<double>(t_));
+  const double bc2 = 1.0 - std::pow(b2, static_cast<double>(t_));
+  // Element-wise, so one pass over the shard computes what MixedPrecisionAdam computes per tensor; weight decay
+  // only on the segments of matrices.
+  exp_avg_.mul_(b1).add_(grad_shard_, 1.0 - b1);
+  exp_avg_sq_.mul_(b2).addcmul_(grad_shard_, grad_shard_, 1.0 - b2);
+  if (o_.weight_decay > 0)
+    for (const auto& s : segments_)
+      if (s.decay) master_.narrow(0, s.shard_offset, s.n).mul_(1.0 - lr * o_.weight_decay);
+  const auto denom = (exp_avg_sq_ / bc2).sqrt_().add_(o_.adam_eps);
+  master_.addcdiv_(exp_avg_, denom, -lr / bc1);
+  group_.all_gather(master_, param_flat_);
+  for (size_t i = 0; i < params_.size(); ++i)
+    params_[i].copy_(param_flat_.narrow(0, offsets_[i], params_[i].numel()).view(params_[i].sizes()));
+}
+
+}  // namespace recipebench::train

@@ -1,0 +1,233 @@
+#include "run/launch.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace recipebench {
+
+namespace {
+
+int parse_int(const char* name, const char* value, int lo, int hi) {
+  try {
+    size_t used = 0;
+    const long v = std::stol(value, &used);
+    if (used != std::strlen(value) || v < lo || v > hi) throw std::out_of_range(value);
+    return static_cast<int>(v);
+  } catch (const std::exception&) {
+    throw std::invalid_argument(std::string(name) + "=" + value + ": expected a whole number in " +
+                                std::to_string(lo) + ".." + std::to_string(hi));
+  }
+}
+
+}  // namespace
+
+std::string slurm_first_host(const std::string& nodelist) {
+  // The first entry: up to the first comma outside brackets.
+  size_t end = 0;
+  int depth = 0;
+  for (; end < nodelist.size(); ++end) {
+    if (nodelist[end] == '[') ++depth;
+    else if (nodelist[end] == ']') --depth;
+    else if (nodelist[end] == ',' && depth == 0) break;
+  }
+  const std::string first = nodelist.substr(0, end);
+  const auto open = first.find('[');
+  if (open == std::string::npos) return first;
+  // prefix[a-b,c]suffix -> prefix + a (zero padding kept) + suffix
+  const auto close = first.find(']', open);
+  std::string range = first.substr(open + 1, (close == std::string::npos ? first.size() : close) - open - 1);
+  const auto stop = range.find_first_of(",-");
+  if (stop != std::string::npos) range = range.substr(0, stop);
+  const std::string host = first.substr(0, open) + range + (close == std::string::npos ? "" : first.substr(close + 1));
+  return host.find('[') == std::string::npos ? host : slurm_first_host(host);  // rack[1-2]-n[01-04] -> rack1-n01
+}
+
+RankEnv rank_env_from(const std::function<const char*(const char*)>& get) {
+  RankEnv e;
+  auto has = [&](const char* n) { return get(n) != nullptr && *get(n) != '\0'; };
+  if (has("RANK") && has("WORLD_SIZE")) {
+    e.source = "torchrun";
+    e.world = parse_int("WORLD_SIZE", get("WORLD_SIZE"), 1, 1 << 20);
+    e.rank = parse_int("RANK", get("RANK"), 0, e.world - 1);
+    e.local_rank = has("LOCAL_RANK") ? parse_int("LOCAL_RANK", get("LOCAL_RANK"), 0, e.world - 1) : e.rank;
+    if (has("MASTER_ADDR")) e.master_addr = get("MASTER_ADDR");
+    if (has("MASTER_PORT")) e.master_port = parse_int("MASTER_PORT", get("MASTER_PORT"), 1, 65535);
+  } else if (has("SLURM_PROCID") && has("SLURM_NTASKS")) {
+    e.source = "slurm";
+    e.world = parse_int("SLURM_NTASKS", get("SLURM_NTASKS"), 1, 1 << 20);
+    e.rank = parse_int("SLURM_PROCID", get("SLURM_PROCID"), 0, e.world - 1);
+    e.local_rank = has("SLURM_LOCALID") ? parse_int("SLURM_LOCALID", get("SLURM_LOCALID"), 0, e.world - 1) : 0;
+    if (has("MASTER_ADDR")) e.master_addr = get("MASTER_ADDR");
+    else if (has("SLURM_STEP_NODELIST")) e.master_addr = slurm_first_host(get("SLURM_STEP_NODELIST"));
+    else if (has("SLURM_NODELIST")) e.master_addr = slurm_first_host(get("SLURM_NODELIST"));
+    if (has("MASTER_PORT")) e.master_port = parse_int("MASTER_PORT", get("MASTER_PORT"), 1, 65535);
+    else if (has("SLURM_JOB_ID")) e.master_port = 29500 + parse_int("SLURM_JOB_ID", get("SLURM_JOB_ID"), 0, 2147483647) % 1000;
+  }
+  return e;
+}
+
+RankEnv rank_env() {
+  return rank_env_from([](const char* n) -> const char* { return std::getenv(n); });
+}
+
+bool launched_by_recipebench() { return std::getenv("RECIPEBENCH_LAUNCHED") != nullptr; }
+
+namespace {
+
+volatile sig_atomic_t g_forward_signal = 0;
+void on_signal(int sig) { g_forward_signal = sig; }
+
+/// A TCP port on 127.0.0.1 that was free a moment ago (the kernel's pick for port 0).
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  socklen_t len = sizeof a;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    const std::string err = std::strerror(errno);
+    close(fd);
+    throw std::runtime_error("finding a free port: " + err);
+  }
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+std::vector<std::string> own_arguments() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> args;
+  size_t start = 0;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (all[i] == '\0') {
+      args.push_back(all.substr(start, i - start));
+      start = i + 1;
+    }
+  return args;
+}
+
+}  // namespace
+
+int launch_local(int nproc, double grace_seconds) {
+  const std::vector<std::string> args = own_arguments();
+  if (args.empty()) throw std::runtime_error("cannot read this process's arguments from /proc/self/cmdline");
+  const std::string port = std::to_string(free_port());
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const std::string threads = std::to_string(std::max<long>(1, cores / nproc));
+
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  struct sigaction old_int {}, old_term {};
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+
+  const pid_t parent = getpid();
+  std::vector<pid_t> pids;
+  for (int r = 0; r < nproc; ++r) {
+    std::fflush(nullptr);
+    const pid_t pid = fork();
+    if (pid < 0) {
+      for (pid_t p : pids) kill(p, SIGKILL);
+      throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+    }
+    if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(1);  // the launcher died before prctl
+      signal(SIGINT, SIG_DFL);
+      signal(SIGTERM, SIG_DFL);
+      setenv("RANK", std::to_string(r).c_str(), 1);
+      setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
+      setenv("WORLD_SIZE", std::to_string(nproc).c_str(), 1);
+      setenv("LOCAL_WORLD_SIZE", std::to_string(nproc).c_str(), 1);
+      setenv("MASTER_ADDR", "127.0.0.1", 1);
+      setenv("MASTER_PORT", port.c_str(), 1);
+      setenv("RECIPEBENCH_LAUNCHED", "1", 1);
+      setenv("OMP_NUM_THREADS", threads.c_str(), 0);
+      std::vector<char*> argv;
+      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      execv("/proc/self/exe", argv.data());
+      std::fprintf(stderr, "recipebench run: exec of /proc/self/exe failed: %s\n", std::strerror(errno));
+      _exit(127);
+    }
+    pids.push_back(pid);
+  }
+
+  using Clock = std::chrono::steady_clock;
+  int result = 0, first_failed = -1, alive = nproc;
+  Clock::time_point failed_at{};
+  bool termed = false, killed = false;
+  std::vector<bool> done(nproc, false);
+  while (alive > 0) {
+    if (g_forward_signal) {
+      const int sig = g_forward_signal;
+      g_forward_signal = 0;
+      for (int r = 0; r < nproc; ++r)
+        if (!done[r]) kill(pids[r], sig);
+      if (result == 0) result = 128 + sig;
+      if (first_failed < 0) {
+        first_failed = nproc;  // stopped from outside: escalate like a failure
+        failed_at = Clock::now() - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace_seconds));
+      }
+    }
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid > 0) {
+      for (int r = 0; r < nproc; ++r) {
+        if (pids[r] != pid || done[r]) continue;
+        done[r] = true;
+        --alive;
+        const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        if (!ok && first_failed < 0) {
+          first_failed = r;
+          failed_at = Clock::now();
+          result = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+          if (alive > 0)
+            std::fprintf(stderr, "recipebench run: rank %d %s; stopping the other ranks\n", r,
+                         WIFEXITED(status) ? ("exited with status " + std::to_string(WEXITSTATUS(status))).c_str()
+                                           : ("died of signal " + std::to_string(WTERMSIG(status))).c_str());
+        }
+      }
+      continue;
+    }
+    if (pid < 0 && errno != EINTR) break;  // no children left
+    if (first_failed >= 0) {
+      const double since = std::chrono::duration<double>(Clock::now() - failed_at).count();
+      if (!termed && since >= grace_seconds) {
+        termed = true;
+        for (int r = 0; r < nproc; ++r)
+          if (!done[r]) kill(pids[r], SIGTERM);
+      } else if (!killed && since >= grace_seconds + 5.0) {
+        killed = true;
+        for (int r = 0; r < nproc; ++r)
+          if (!done[r]) kill(pids[r], SIGKILL);
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  return result;
+}
+
+}  // namespace recipebench

@@ -1,0 +1,42 @@
+// Multi-rank runs without libtorch: where this process sits among the ranks (from the launcher's, torchrun-style
+// or Slurm variables) and the local launcher behind `recipebench run --nproc N` (fork + exec of this binary).
+#pragma once
+
+#include <functional>
+#include <string>
+
+namespace recipebench {
+
+/// This process's place in the run. world == 1: a one-rank run (no process group).
+struct RankEnv {
+  int rank = 0, world = 1, local_rank = 0;
+  std::string master_addr = "127.0.0.1";  ///< host of rank 0, where the c10d TCPStore listens
+  int master_port = 29500;
+  std::string source = "single";          ///< "single", "torchrun" (RANK/WORLD_SIZE...) or "slurm"
+};
+
+/// Reads the rank variables through `get` (returns nullptr when a variable is unset):
+///   torchrun style (also what --nproc sets): RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT;
+///   else Slurm (srun): SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID; MASTER_ADDR, else the first host of
+///   SLURM_STEP_NODELIST, else of SLURM_NODELIST; MASTER_PORT, else 29500 + SLURM_JOB_ID % 1000, else 29500;
+///   else one rank. Throws std::invalid_argument naming the variable when one is malformed or out of range.
+RankEnv rank_env_from(const std::function<const char*(const char*)>& get);
+/// rank_env_from(std::getenv).
+RankEnv rank_env();
+
+/// The first host of a Slurm node list: "gpu[003-005,9],cpu1" -> "gpu003"; "n1,n2" -> "n1".
+std::string slurm_first_host(const std::string& nodelist);
+
+/// True in a process started by launch_local() (RECIPEBENCH_LAUNCHED is set).
+bool launched_by_recipebench();
+
+/// Starts `nproc` copies of this binary (/proc/self/exe with this process's arguments, /proc/self/cmdline) as
+/// ranks 0..nproc-1 on this host: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1, a free
+/// MASTER_PORT, RECIPEBENCH_LAUNCHED=1, and OMP_NUM_THREADS = cores / nproc when unset. Waits for them all.
+/// SIGINT and SIGTERM received here are forwarded to the ranks. When a rank exits non-zero (or dies of a
+/// signal), the others get `grace_seconds` to stop on their own (their collectives fail), then SIGTERM, then
+/// SIGKILL 5 s later; each rank also dies with this process (PR_SET_PDEATHSIG), so none is orphaned.
+/// Returns 0 when every rank exited 0, else the exit status of the first rank that failed (1 for a signal).
+int launch_local(int nproc, double grace_seconds = 10.0);
+
+}  // namespace recipebench

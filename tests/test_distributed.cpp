@@ -1,0 +1,248 @@
+// Multi-rank runs as a user starts them: `recipebench run --nproc N` (the launcher, c10d TCPStore rendezvous,
+// Gloo, data parallel with the distributed optimizer), compared with the single-rank run of the same rows and seed.
+// Torch-free: it runs the recipebench binary and reads its run records and parameter dumps (RECIPEBENCH_DUMP_PARAMS).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <thread>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int exit_code = -1;
+  double seconds = 0;
+  std::string output;                 ///< stdout and stderr together
+  std::vector<nlohmann::json> records;  ///< the run records written under the run's folder
+  std::vector<float> params;          ///< the final parameters (empty when not dumped)
+};
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// Runs `recipebench run FIXTURE --steps 5 --window 1:4` with `nproc` ranks (none: no --nproc) in a fresh folder.
+Result run(const std::string& name, const std::string& fixture, int nproc, const std::string& env = "",
+           const std::string& extra = "") {
+  const fs::path dir = fs::path(RECIPEBENCH_TEST_OUT) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string cmd = env + " RECIPEBENCH_DUMP_PARAMS='" + (dir / "params.bin").string() + "' timeout -k 5 240 '" +
+                          RECIPEBENCH_BINARY + "' run '" + RECIPEBENCH_SOURCE_DIR + "/tests/data/dist/" + fixture +
+                          "' --steps 5 --window 1:4 --out '" + (dir / "runs").string() + "' " + extra +
+                          (nproc > 0 ? " --nproc " + std::to_string(nproc) : "") + " > '" + (dir / "log").string() +
+                          "' 2>&1";
+  Result r;
+  const auto t0 = std::chrono::steady_clock::now();
+  const int status = std::system(cmd.c_str());
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.output = read_all(dir / "log");
+  if (fs::exists(dir / "runs"))
+    for (const auto& e : fs::directory_iterator(dir / "runs"))
+      if (e.path().extension() == ".json") r.records.push_back(nlohmann::json::parse(read_all(e.path())));
+  if (fs::exists(dir / "params.bin")) {
+    const std::string bytes = read_all(dir / "params.bin");
+    r.params.resize(bytes.size() / sizeof(float));
+    std::memcpy(r.params.data(), bytes.data(), r.params.size() * sizeof(float));
+  }
+  INFO(r.output);
+  return r;
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+/// The data-parallel run reproduces the single-rank run: per-step loss within 1e-5 (relative) over 5 steps and
+/// the final parameters within 1e-5 (relative L2).
+void check_parity(int dp) {
+  const Result one = run("dp1-reference-for-dp" + std::to_string(dp), "tiny-dp1.yaml", 0);
+  const Result many = run("dp" + std::to_string(dp), "tiny-dp" + std::to_string(dp) + ".yaml", dp);
+  INFO("single rank:\n" << one.output << "\nDP" << dp << ":\n" << many.output);
+  REQUIRE(one.exit_code == 0);
+  REQUIRE(many.exit_code == 0);
+  REQUIRE(one.records.size() == 1);
+  REQUIRE(many.records.size() == 1);  // rank 0 only
+  const auto& a = one.records[0];
+  const auto& b = many.records[0];
+  CHECK(b["status"] == "complete");
+  CHECK(b["settings"]["ranks"] == dp);
+  CHECK(b["environment"]["device"]["count"] == dp);
+  REQUIRE(a["steps"].size() == 5);
+  REQUIRE(b["steps"].size() == 5);
+  for (int s = 0; s < 5; ++s) {
+    const double la = a["steps"][s]["loss"], lb = b["steps"][s]["loss"];
+    INFO("step " << s << ": loss " << la << " vs " << lb);
+    CHECK(std::abs(la - lb) / std::abs(la) < 1e-5);
+    CHECK(a["steps"][s]["supervised_tokens"] == b["steps"][s]["supervised_tokens"]);
+    CHECK(a["steps"][s]["tokens"] == b["steps"][s]["tokens"]);
+    const double ga = a["steps"][s]["grad_norm"], gb = b["steps"][s]["grad_norm"];
+    CHECK(std::abs(ga - gb) / ga < 1e-4);  // float32 sums in another order (per tensor vs per shard): ~3e-6 seen
+  }
+  // Progress is printed by rank 0 only: one line per step.
+  CHECK(count(many.output, "5/5 ") == 1);
+  REQUIRE(!one.params.empty());
+  REQUIRE(one.params.size() == many.params.size());
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < one.params.size(); ++i) {
+    diff += std::pow(double(one.params[i]) - many.params[i], 2);
+    norm += std::pow(double(one.params[i]), 2);
+  }
+  const double rel = std::sqrt(diff / norm);
+  INFO("relative L2 difference of the final parameters: " << rel);
+  CHECK(rel < 1e-5);
+  // The run changed the parameters (the comparison is not of two initial states).
+  CHECK(b["steps"][4]["loss"].get<double>() < b["steps"][0]["loss"].get<double>());
+}
+
+}  // namespace
+
+TEST_CASE("DP2 on two CPU ranks reproduces the single-rank run", "[distributed][parity]") { check_parity(2); }
+
+TEST_CASE("DP4 on four CPU ranks reproduces the single-rank run", "[distributed][parity]") { check_parity(4); }
+
+TEST_CASE("a failure on one rank stops every rank, shown once, no complete run record", "[distributed][failure]") {
+  for (int fail_rank : {1, 0}) {
+    DYNAMIC_SECTION("failing rank " << fail_rank) {
+      const Result r = run("fail-rank" + std::to_string(fail_rank), "tiny-dp2.yaml", 2,
+                           "RECIPEBENCH_DIST_TIMEOUT=60 RECIPEBENCH_FAIL_RANK=" + std::to_string(fail_rank) +
+                               " RECIPEBENCH_FAIL_STEP=2");
+      INFO(r.output);
+      CHECK(r.exit_code != 0);
+      CHECK(r.exit_code != 124);  // not stopped by the test's timeout
+      CHECK(r.seconds < 60);
+      CHECK(count(r.output, "injected failure on rank " + std::to_string(fail_rank)) == 1);
+      for (const auto& rec : r.records) CHECK(rec["status"] == "failed");
+      // The ranks before the failure ran; none completed.
+      CHECK(count(r.output, "2/5 ") == 1);
+      CHECK(count(r.output, "3/5 ") == 0);
+    }
+  }
+}
+
+TEST_CASE("a layout's world size must match the ranks of the run", "[distributed]") {
+  const Result r = run("world-mismatch", "tiny-dp2.yaml", 0);
+  CHECK(r.exit_code != 0);
+  CHECK(count(r.output, "needs 2 ranks (DP = 2) but this run has 1") == 1);
+}
+
+namespace {
+
+/// Processes whose parent is `parent` (from /proc/<pid>/stat).
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string stat = read_all(e.path() / "stat");
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 2));
+    char state = 0;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == parent) out.push_back(static_cast<pid_t>(std::stoi(name)));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("SIGINT or SIGTERM to the launcher stops every rank, no orphan", "[distributed][signal]") {
+  for (int sig : {SIGTERM, SIGINT}) {
+    DYNAMIC_SECTION("signal " << sig) {
+      const fs::path dir = fs::path(RECIPEBENCH_TEST_OUT) / ("signal-" + std::to_string(sig));
+      fs::remove_all(dir);
+      fs::create_directories(dir);
+      const std::string log = (dir / "log").string(), out = (dir / "runs").string(),
+                        recipe = std::string(RECIPEBENCH_SOURCE_DIR) + "/tests/data/dist/tiny-dp2.yaml";
+      const pid_t launcher = fork();
+      REQUIRE(launcher >= 0);
+      if (launcher == 0) {
+        freopen(log.c_str(), "w", stdout);
+        dup2(fileno(stdout), 2);
+        execl(RECIPEBENCH_BINARY, RECIPEBENCH_BINARY, "run", recipe.c_str(), "--steps", "500", "--out", out.c_str(),
+              "--nproc", "2", static_cast<char*>(nullptr));
+        _exit(127);
+      }
+      // Wait until both ranks run and have printed a step.
+      std::vector<pid_t> ranks;
+      const auto t0 = std::chrono::steady_clock::now();
+      while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60)) {
+        ranks = children_of(launcher);
+        if (ranks.size() == 2 && read_all(log).find("1/500") != std::string::npos) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      INFO(read_all(log));
+      REQUIRE(ranks.size() == 2);
+      kill(launcher, sig);  // to the launcher only, as `kill` or a scheduler would
+      int status = 0;
+      pid_t done = 0;
+      const auto t1 = std::chrono::steady_clock::now();
+      while ((done = waitpid(launcher, &status, WNOHANG)) == 0 &&
+             std::chrono::steady_clock::now() - t1 < std::chrono::seconds(30))
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (done == 0) {
+        kill(launcher, SIGKILL);
+        waitpid(launcher, &status, 0);
+      }
+      CHECK(done == launcher);
+      CHECK(WIFEXITED(status));
+      CHECK(WEXITSTATUS(status) == 128 + sig);
+      for (pid_t r : ranks) CHECK((kill(r, 0) != 0 && errno == ESRCH));  // reaped: no orphan left running
+      if (fs::exists(out))
+        for (const auto& e : fs::directory_iterator(out))
+          CHECK(nlohmann::json::parse(read_all(e.path()))["status"] == "failed");
+    }
+  }
+}
+
+TEST_CASE("the launcher refuses a --nproc other than the layout's world size", "[distributed]") {
+  const Result r = run("nproc-mismatch", "tiny-dp2.yaml", 4);
+  CHECK(r.exit_code == 2);
+  CHECK(count(r.output, "--nproc 4 but the recipe's layout TP1 PP1 EP1 DP2 needs 2 ranks") == 1);
+  CHECK(r.records.empty());
+}
+
+TEST_CASE("an error on every rank (a bad data file) is shown once", "[distributed][failure]") {
+  const fs::path bad = fs::path(RECIPEBENCH_TEST_OUT) / "bad-rows.bin";
+  fs::create_directories(bad.parent_path());
+  std::ofstream(bad) << "junk\n";
+  const Result r = run("bad-data", "tiny-dp2.yaml", 2, "", "--data '" + bad.string() + "'");
+  INFO(r.output);
+  CHECK(r.exit_code != 0);
+  CHECK(count(r.output, "RBROWS01") == 1);
+  REQUIRE(r.records.size() <= 1);
+  for (const auto& rec : r.records) CHECK(rec["status"] == "failed");
+}
+
+TEST_CASE("expert parallelism is refused with a message, shown once", "[distributed]") {
+  const Result r = run("ep2", "tiny-ep2-dp2.yaml", 2);
+  INFO(r.output);
+  CHECK(r.exit_code != 0);
+  CHECK(count(r.output, "has EP = 2: expert parallelism is not implemented") == 1);
+  for (const auto& rec : r.records) CHECK(rec["status"] == "failed");
+}

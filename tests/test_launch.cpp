@@ -1,0 +1,66 @@
+// Where a process sits among the ranks: torchrun-style and Slurm variables (harness/run/launch.h).
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+
+#include "run/launch.h"
+
+using namespace recipebench;
+
+namespace {
+RankEnv from(const std::map<std::string, std::string>& vars) {
+  return rank_env_from([&](const char* name) -> const char* {
+    const auto it = vars.find(name);
+    return it == vars.end() ? nullptr : it->second.c_str();
+  });
+}
+}  // namespace
+
+TEST_CASE("rank environment: none set is one rank", "[launch]") {
+  const RankEnv e = from({});
+  CHECK(e.world == 1);
+  CHECK(e.rank == 0);
+  CHECK(e.source == "single");
+}
+
+TEST_CASE("rank environment: torchrun-style variables", "[launch]") {
+  const RankEnv e = from({{"RANK", "3"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"}, {"MASTER_ADDR", "node7"},
+                          {"MASTER_PORT", "29600"}, {"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "16"}});
+  CHECK(e.source == "torchrun");  // torchrun's variables win over Slurm's
+  CHECK(e.rank == 3);
+  CHECK(e.world == 8);
+  CHECK(e.local_rank == 1);
+  CHECK(e.master_addr == "node7");
+  CHECK(e.master_port == 29600);
+}
+
+TEST_CASE("rank environment: Slurm variables and the head node", "[launch]") {
+  const RankEnv e = from({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "16"}, {"SLURM_LOCALID", "1"},
+                          {"SLURM_STEP_NODELIST", "gpu[007-008]"}, {"SLURM_NODELIST", "other1"},
+                          {"SLURM_JOB_ID", "123456"}});
+  CHECK(e.source == "slurm");
+  CHECK(e.rank == 5);
+  CHECK(e.world == 16);
+  CHECK(e.local_rank == 1);
+  CHECK(e.master_addr == "gpu007");
+  CHECK(e.master_port == 29500 + 456);
+  const RankEnv f = from({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_NODELIST", "a1,a2"}, {"MASTER_PORT", "4000"}});
+  CHECK(f.master_addr == "a1");
+  CHECK(f.master_port == 4000);
+}
+
+TEST_CASE("rank environment: Slurm node lists", "[launch]") {
+  CHECK(slurm_first_host("node1") == "node1");
+  CHECK(slurm_first_host("node1,node2") == "node1");
+  CHECK(slurm_first_host("gpu[003-005,9],cpu1") == "gpu003");
+  CHECK(slurm_first_host("gpu[12,14]") == "gpu12");
+  CHECK(slurm_first_host("rack[1-2]-n[01-04]") == "rack1-n01");
+}
+
+TEST_CASE("rank environment: malformed values are named", "[launch]") {
+  CHECK_THROWS_WITH(from({{"RANK", "2"}, {"WORLD_SIZE", "2"}}), Catch::Contains("RANK=2"));
+  CHECK_THROWS_WITH(from({{"RANK", "x"}, {"WORLD_SIZE", "2"}}), Catch::Contains("RANK=x"));
+  CHECK_THROWS_WITH(from({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "70000"}}),
+                    Catch::Contains("MASTER_PORT=70000"));
+}
