@@ -16,6 +16,7 @@
 #include "catalog/models.h"
 #include "commands.h"
 #include "default_recipe.h"
+#include "layout/rank_map.h"
 #include "recipe/result_check.h"
 #include "recipe/validate.h"
 #include "run/backend.h"
@@ -116,7 +117,7 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
     std::optional<int> steps, nproc;
     std::optional<int64_t> layers;
     std::optional<uint64_t> seed;
-    bool profile = false;
+    bool profile = false, dry_run = false;
     std::string out = "reports/runs";
   };
   auto a = std::make_shared<Args>();
@@ -137,6 +138,9 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
                   "torchrun-style (RANK, WORLD_SIZE...) or Slurm variables (docs/distributed.md)")
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--data", a->data, "Pre-tokenized rows file (docs/data-format.md) instead of synthetic rows");
+  cmd->add_flag("--dry-run", a->dry_run,
+                "Print the rank map (each rank's TP, CP, DP, PP, ETP, EP, EDP coordinates, layers per virtual stage, "
+                "microbatches, schedule) and exit; needs no GPU and runs nothing");
   cmd->callback([&run, a] {
     run = [a]() -> int {
       const auto launch = std::chrono::system_clock::now();
@@ -196,6 +200,17 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
       }
       const ModelConfig* registered = &*base;
       const ModelConfig model = o.layers ? registered->with_layers(*o.layers) : *registered;
+      if (a->dry_run) {
+        try {
+          std::printf("recipebench run --dry-run: %s\n  model %s (%lld layers), %s\n%s", path.c_str(), model.name.c_str(),
+                      static_cast<long long>(model.num_layers), recipe.layout.label.c_str(),
+                      format_rank_map(build_rank_map(recipe, model)).c_str());
+        } catch (const std::invalid_argument& e) {
+          std::cerr << "recipebench run --dry-run: " << e.what() << "\n";
+          return kFailed;
+        }
+        return kOk;
+      }
       auto backend = make_backend(o.backend);
       if (!backend) {
         std::string names;
