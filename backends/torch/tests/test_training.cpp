@@ -153,19 +153,27 @@ TEST_CASE("rows file: round trip and clear errors", "[train][rows]") {
   CHECK_THROWS_WITH(train::FileRows((dir / "junk.bin").string(), 64, 512), Catch::Contains("RBROWS01"));
 }
 
-TEST_CASE("the torch backend trains the tiny model: 20 steps, the loss falls", "[train][backend]") {
-  register_torch_backend();
-  auto backend = make_backend("torch");
-  REQUIRE(backend);
+namespace {
+/// A one-rank CPU recipe of the tiny model: `rows` rows of `row_tokens` per step, `max_tokens` per microbatch.
+Recipe tiny_cpu_recipe(int64_t row_tokens, int64_t rows, int64_t max_tokens) {
   Recipe r;
   r.model = "Qwen3.5-tiny";
   r.gpu.type = "CPU";
   r.gpu.count = 1;
-  r.workload.row_tokens = 64;
-  r.workload.global_batch = 8;
+  r.workload.row_tokens = row_tokens;
+  r.workload.global_batch = rows;
   r.workload.precision = "fp32";
   r.layout.label = "TP1";
-  r.layout.max_tokens_per_gpu = 256;  // 4 rows per microbatch, 2 microbatches
+  r.layout.max_tokens_per_gpu = max_tokens;
+  return r;
+}
+}  // namespace
+
+TEST_CASE("the torch backend trains the tiny model: 20 steps, the loss falls", "[train][backend]") {
+  register_torch_backend();
+  auto backend = make_backend("torch");
+  REQUIRE(backend);
+  Recipe r = tiny_cpu_recipe(64, 8, 256);  // 4 rows per microbatch, 2 microbatches
   r.optimizer.lr = 3e-3;
   r.optimizer.min_lr = 3e-4;
   RunOptions o;
@@ -191,14 +199,7 @@ TEST_CASE("the torch backend trains the tiny model: 20 steps, the loss falls", "
 TEST_CASE("a loss that turns NaN stops the run at that step and says so", "[train][backend]") {
   register_torch_backend();
   auto backend = make_backend("torch");
-  Recipe r;
-  r.model = "Qwen3.5-tiny";
-  r.gpu.type = "CPU";
-  r.gpu.count = 1;
-  r.workload.row_tokens = 32;
-  r.workload.global_batch = 2;
-  r.workload.precision = "fp32";
-  r.layout.max_tokens_per_gpu = 64;
+  Recipe r = tiny_cpu_recipe(32, 2, 64);
   r.optimizer.lr = 1e30;  // every Adam update moves each weight by ~1e30: the logits overflow
   r.optimizer.min_lr = 1e30;
   r.optimizer.lr_warmup_fraction = 0;
