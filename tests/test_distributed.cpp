@@ -78,9 +78,11 @@ size_t count(const std::string& text, const std::string& what) {
 
 /// The data-parallel run reproduces the single-rank run: per-step loss within 1e-5 (relative) over 5 steps and
 /// the final parameters within 1e-5 (relative L2).
-void check_parity(int dp) {
-  const Result one = run("dp1-reference-for-dp" + std::to_string(dp), "tiny-dp1.yaml", 0);
-  const Result many = run("dp" + std::to_string(dp), "tiny-dp" + std::to_string(dp) + ".yaml", dp);
+/// `fixture` (default tiny-dp<dp>.yaml) is the multi-rank recipe.
+void check_parity(int dp, const std::string& fixture = "") {
+  const std::string name = fixture.empty() ? "dp" + std::to_string(dp) : fs::path(fixture).stem().string();
+  const Result one = run("dp1-reference-for-" + name, "tiny-dp1.yaml", 0);
+  const Result many = run(name, fixture.empty() ? "tiny-dp" + std::to_string(dp) + ".yaml" : fixture, dp);
   INFO("single rank:\n" << one.output << "\nDP" << dp << ":\n" << many.output);
   REQUIRE(one.exit_code == 0);
   REQUIRE(many.exit_code == 0);
@@ -123,6 +125,11 @@ void check_parity(int dp) {
 TEST_CASE("DP2 on two CPU ranks reproduces the single-rank run", "[distributed][parity]") { check_parity(2); }
 
 TEST_CASE("DP4 on four CPU ranks reproduces the single-rank run", "[distributed][parity]") { check_parity(4); }
+
+TEST_CASE("DP2 with full recompute (uniform, 1 layer) reproduces the single-rank run without recompute",
+          "[distributed][parity][recompute]") {
+  check_parity(2, "tiny-dp2-recompute.yaml");
+}
 
 TEST_CASE("a failure on one rank stops every rank, shown once, no complete run record", "[distributed][failure]") {
   for (int fail_rank : {1, 0}) {

@@ -77,6 +77,32 @@ std::optional<int> env_int(const char* name) {
 /// Collectives' and rendezvous timeout: RECIPEBENCH_DIST_TIMEOUT seconds, default 300.
 std::chrono::seconds dist_timeout() { return std::chrono::seconds(env_int("RECIPEBENCH_DIST_TIMEOUT").value_or(300)); }
 
+/// The recipe's layout.recompute as the model's RecomputeOptions, or a RunError for what the backend cannot run.
+/// granularity full: method uniform (groups of num_layers consecutive layers, each group recomputed as one unit) or
+/// block (the first num_layers layers recomputed, the rest not); an absent method is uniform and an absent (or 0)
+/// num_layers is 1. selective is not implemented yet.
+torch_model::RecomputeOptions recompute_options(const RecipeLayout& l) {
+  const RecipeRecompute& r = l.recompute;
+  torch_model::RecomputeOptions o;
+  if (r.granularity.empty() || r.granularity == "none") return o;
+  if (r.granularity == "selective")
+    throw RunError("the recipe's layout " + l.label +
+                   " asks for selective recompute (layout.recompute.granularity: selective): not implemented yet in "
+                   "the torch backend; use granularity full (method uniform or block) or none");
+  if (r.granularity != "full")
+    throw RunError("layout.recompute.granularity " + r.granularity + " is not one of full, selective, none");
+  if (r.method.empty() || r.method == "uniform")
+    o.method = torch_model::RecomputeOptions::Method::Uniform;
+  else if (r.method == "block")
+    o.method = torch_model::RecomputeOptions::Method::Block;
+  else
+    throw RunError("layout.recompute.method " + r.method + " is not one of uniform, block");
+  if (r.num_layers < 0)
+    throw RunError("layout.recompute.num_layers is " + std::to_string(r.num_layers) + ", expected >= 1");
+  o.num_layers = r.num_layers == 0 ? 1 : r.num_layers;
+  return o;
+}
+
 /// The optimizer of the run: MixedPrecisionAdam on one rank, DistributedAdam (sharded over DP) on several.
 struct Optimizer {
   std::unique_ptr<train::MixedPrecisionAdam> one;
@@ -97,6 +123,7 @@ class TorchBackend : public Backend {
     env.libtorch = TORCH_VERSION;
     const auto& l = recipe.layout;
     const int64_t world = l.world();
+    recompute_options(l);  // refuses what the backend cannot run, before any rank starts
     if (l.ep != 1)
       throw RunError("the recipe's layout " + l.label + " has EP = " + std::to_string(l.ep) +
                      ": expert parallelism is not implemented in the torch backend yet (it runs DP with TP = PP = CP "
@@ -178,7 +205,9 @@ class TorchBackend : public Backend {
         throw RunError(std::string("data: ") + e.what());
       }
 
-      torch_model::Qwen35MoeForCausalLM model(cfg);
+      torch_model::KernelOptions kernels;
+      kernels.recompute = recompute_options(recipe.layout);
+      torch_model::Qwen35MoeForCausalLM model(cfg, kernels);
       model->to(device, dtype);
       model->train();
       Optimizer adam;

@@ -23,11 +23,25 @@ enum class GdnKernel {
   Recurrent,  ///< plain per-token recurrence (the reference; slow)
 };
 
+/// Activation recompute of the decoder stack (a recipe's layout.recompute with granularity full; Megatron-LM's
+/// --recompute-method / --recompute-num-layers). A recomputed unit keeps only its input during the forward pass
+/// and runs its forward again, with gradients, in the backward pass (model/recompute.h).
+struct RecomputeOptions {
+  enum class Method {
+    None,     ///< no recompute: every layer keeps its activations
+    Uniform,  ///< the layers in groups of num_layers consecutive layers, each group recomputed as one unit
+    Block,    ///< the first num_layers layers recomputed, each on its own; the rest keep their activations
+  };
+  Method method = Method::None;
+  int num_layers = 1;  ///< >= 1
+};
+
 /// Kernel choices of one model; every layer takes the field it needs.
 struct KernelOptions {
   AttentionImpl attention = AttentionImpl::Auto;
   ExpertsImpl experts = ExpertsImpl::Auto;
   GdnKernel gdn = GdnKernel::Chunked;
+  RecomputeOptions recompute;  ///< read by TextModel (its `recompute` member starts from it)
 };
 
 }  // namespace recipebench::torch_model

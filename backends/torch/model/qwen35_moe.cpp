@@ -1,6 +1,9 @@
 #include "model/qwen35_moe.h"
 
 #include "model/common.h"
+#include "model/recompute.h"
+
+#include <algorithm>
 
 namespace recipebench::torch_model {
 
@@ -24,7 +27,7 @@ torch::Tensor sft_loss(const torch::Tensor& logits, const torch::Tensor& targets
   return s.sum / s.count.clamp_min(1).to(s.sum.scalar_type());
 }
 
-TextModelImpl::TextModelImpl(const ModelConfig& cfg, const KernelOptions& opt) {
+TextModelImpl::TextModelImpl(const ModelConfig& cfg, const KernelOptions& opt) : recompute(opt.recompute) {
   embed_tokens = register_module("embed_tokens", torch::nn::Embedding(cfg.vocab_size, cfg.hidden_size));
   init_normal_(embed_tokens->weight, kInitStd);
   layers = register_module("layers", torch::nn::ModuleList());
@@ -38,7 +41,38 @@ TextModelImpl::TextModelImpl(const ModelConfig& cfg, const KernelOptions& opt) {
 torch::Tensor TextModelImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& positions) {
   TORCH_CHECK(input_ids.dim() == 2, "input_ids must be [batch, seq], got ", input_ids.sizes());
   auto h = embed_tokens(input_ids);
-  for (auto& layer : decoder_layers) h = layer(h, positions);
+  const int64_t n = static_cast<int64_t>(decoder_layers.size());
+  TORCH_CHECK(recompute.method == RecomputeOptions::Method::None || recompute.num_layers >= 1,
+              "recompute num_layers must be >= 1, got ", recompute.num_layers);
+  // Layers [begin, end) as one recomputed unit (Megatron-LM's _checkpointed_forward): only the unit's input is kept.
+  auto recomputed = [&](int64_t begin, int64_t end) {
+    std::vector<DecoderLayer> group(decoder_layers.begin() + begin, decoder_layers.begin() + end);
+    std::vector<torch::Tensor> params;
+    for (const auto& layer : group)
+      for (const auto& p : layer->parameters()) params.push_back(p);
+    TensorFn fn = [group, positions](const torch::Tensor& x) {
+      auto y = x;
+      for (auto layer : group) y = layer->forward(y, positions);  // holder copies: forward is not const
+      return y;
+    };
+    h = checkpoint(std::move(fn), h, params);
+  };
+  switch (recompute.method) {
+    case RecomputeOptions::Method::None:
+      for (auto& layer : decoder_layers) h = layer(h, positions);
+      break;
+    case RecomputeOptions::Method::Uniform:
+      for (int64_t l = 0; l < n; l += recompute.num_layers)
+        recomputed(l, std::min<int64_t>(n, l + recompute.num_layers));  // a last group may be shorter
+      break;
+    case RecomputeOptions::Method::Block:
+      for (int64_t l = 0; l < n; ++l)
+        if (l < recompute.num_layers)
+          recomputed(l, l + 1);
+        else
+          h = decoder_layers[static_cast<size_t>(l)](h, positions);
+      break;
+  }
   return norm(h);
 }
 

@@ -38,8 +38,11 @@ struct TextModelImpl : torch::nn::Module {
   explicit TextModelImpl(const ModelConfig& cfg, const KernelOptions& opt = {});
 
   /// input_ids: int64 [batch, seq] -> final-normed hidden states [batch, seq, hidden] (dtype of the parameters);
-  /// positions: int64 [seq] or [batch, seq], default 0..seq-1.
+  /// positions: int64 [seq] or [batch, seq], default 0..seq-1. Layers run under `recompute` (model/recompute.h).
   torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& positions = {});
+
+  /// Activation recompute of the decoder layers (from KernelOptions::recompute; may be changed between steps).
+  RecomputeOptions recompute;
 
   torch::nn::Embedding embed_tokens{nullptr};
   torch::nn::ModuleList layers{nullptr};
