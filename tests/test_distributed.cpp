@@ -246,10 +246,17 @@ TEST_CASE("an error on every rank (a bad data file) is shown once", "[distribute
   for (const auto& rec : r.records) CHECK(rec["status"] == "failed");
 }
 
-TEST_CASE("expert parallelism is refused with a message, shown once", "[distributed]") {
-  const Result r = run("ep2", "tiny-ep2-dp2.yaml", 2);
-  INFO(r.output);
-  CHECK(r.exit_code != 0);
-  CHECK(count(r.output, "has EP = 2: expert parallelism is not implemented") == 1);
-  for (const auto& rec : r.records) CHECK(rec["status"] == "failed");
+TEST_CASE("EP2 (DP2 EP2, alltoall dispatcher) on two CPU ranks reproduces the single-rank run",
+          "[distributed][parity][ep]") {
+  check_parity(2, "tiny-ep2-dp2.yaml");
+}
+
+TEST_CASE("EP4 (DP4 EP4, 2 experts per rank) on four CPU ranks reproduces the single-rank run",
+          "[distributed][parity][ep]") {
+  check_parity(4, "tiny-ep4-dp4.yaml");
+}
+
+TEST_CASE("EP2 with DP2 (DP4 EP2, EDP 2) on four CPU ranks reproduces the single-rank run",
+          "[distributed][parity][ep]") {
+  check_parity(4, "tiny-ep2-dp4.yaml");
 }

@@ -11,6 +11,8 @@
 #include <optional>
 
 #include "dist/process_group.h"
+#include "catalog/models.h"
+#include "model/moe.h"
 #include "model/qwen35_moe.h"
 #include "run/backend.h"
 #include "torch_backend_registration.h"
@@ -103,15 +105,61 @@ torch_model::RecomputeOptions recompute_options(const RecipeLayout& l) {
   return o;
 }
 
-/// The optimizer of the run: MixedPrecisionAdam on one rank, DistributedAdam (sharded over DP) on several.
+/// The expert-parallel group of the MoE layers over a c10d group.
+struct GroupExpertParallel : torch_model::ExpertParallel {
+  explicit GroupExpertParallel(dist::ProcessGroup& g) : group(g) {}
+  int64_t rank() const override { return group.rank(); }
+  int64_t size() const override { return group.size(); }
+  torch::Tensor all_to_all(const torch::Tensor& x, const std::vector<int64_t>& send_counts,
+                           const std::vector<int64_t>& recv_counts) override {
+    int64_t rows = 0;
+    for (auto n : recv_counts) rows += n;
+    auto shape = x.sizes().vec();
+    shape[0] = rows;
+    auto out = torch::empty(shape, x.options());
+    group.all_to_all(x.contiguous(), out, recv_counts, send_counts);
+    return out;
+  }
+  dist::ProcessGroup& group;
+};
+
+/// The optimizer of the run: MixedPrecisionAdam on one rank, DistributedAdam (sharded over DP) on several. With
+/// expert parallelism the experts of different EP ranks are different tensors: the local expert parameters have
+/// their own MixedPrecisionAdam on every rank, their gradients summed over the expert-data-parallel group (the
+/// ranks holding the same experts); the other parameters go to DistributedAdam over DP as without EP.
 struct Optimizer {
   std::unique_ptr<train::MixedPrecisionAdam> one;
   std::unique_ptr<train::DistributedAdam> sharded;
-  void zero_grad() { one ? one->zero_grad() : sharded->zero_grad(); }
-  void accumulate_grads() { one ? one->accumulate_grads() : sharded->accumulate_grads(); }
-  double grad_norm() { return one ? one->grad_norm() : sharded->grad_norm(); }
-  double clip(double norm) { return one ? one->clip(norm) : sharded->clip(norm); }
-  void step(double lr) { one ? one->step(lr) : sharded->step(lr); }
+  std::unique_ptr<train::MixedPrecisionAdam> experts;
+  dist::ProcessGroup* edp = nullptr;  ///< null when EDP = 1
+  dist::ProcessGroup* ep = nullptr;
+  void zero_grad() {
+    one ? one->zero_grad() : sharded->zero_grad();
+    if (experts) experts->zero_grad();
+  }
+  void accumulate_grads() {
+    one ? one->accumulate_grads() : sharded->accumulate_grads();
+    if (experts) experts->accumulate_grads();
+  }
+  double grad_norm() {
+    if (one) return one->grad_norm();
+    const double dense = sharded->grad_norm();
+    if (!experts) return dense;
+    if (edp)
+      for (auto& g : experts->grad_buffers()) edp->all_reduce_sum(g);
+    const double local = experts->grad_norm();
+    auto sq = torch::tensor({local * local}, torch::kFloat64);  // the EP ranks' experts together: all experts
+    ep->all_reduce_sum(sq);
+    return std::sqrt(dense * dense + sq.item<double>());
+  }
+  double clip(double norm) {
+    if (experts) experts->clip(norm);
+    return one ? one->clip(norm) : sharded->clip(norm);
+  }
+  void step(double lr) {
+    one ? one->step(lr) : sharded->step(lr);
+    if (experts) experts->step(lr);
+  }
 };
 
 class TorchBackend : public Backend {
@@ -124,14 +172,21 @@ class TorchBackend : public Backend {
     const auto& l = recipe.layout;
     const int64_t world = l.world();
     recompute_options(l);  // refuses what the backend cannot run, before any rank starts
-    if (l.ep != 1)
-      throw RunError("the recipe's layout " + l.label + " has EP = " + std::to_string(l.ep) +
-                     ": expert parallelism is not implemented in the torch backend yet (it runs DP with TP = PP = CP "
-                     "= EP = 1)");
     if (l.tp != 1 || l.pp != 1 || l.cp != 1)
       throw RunError("the recipe's layout " + l.label + " has TP = " + std::to_string(l.tp) + ", PP = " +
                      std::to_string(l.pp) + ", CP = " + std::to_string(l.cp) +
-                     ": the torch backend runs data parallel only (TP = PP = CP = EP = 1)");
+                     ": the torch backend runs data and expert parallel only (TP = PP = CP = 1)");
+    if (l.ep < 1 || world % l.ep != 0)
+      throw RunError("the recipe's layout " + l.label + " has EP = " + std::to_string(l.ep) +
+                     ": expert parallelism needs EP to divide the world size " + std::to_string(world));
+    if (l.ep > 1 && l.etp && *l.etp > 1)
+      throw RunError("the recipe's layout " + l.label + " has ETP = " + std::to_string(*l.etp) +
+                     ": the torch backend's expert parallelism runs with ETP = 1");
+    if (l.ep > 1)
+      if (const ModelConfig* m = find_model(recipe.model); m && m->num_experts % l.ep != 0)
+        throw RunError("the recipe's layout " + l.label + " has EP = " + std::to_string(l.ep) + " but " +
+                       recipe.model + " has " + std::to_string(m->num_experts) +
+                       " experts, not divisible by EP");
     if (world != o.world)
       throw RunError("the recipe's layout " + l.label + " needs " + std::to_string(world) + " ranks (DP = " +
                      std::to_string(l.dp) + ") but this run has " + std::to_string(o.world) +
@@ -208,13 +263,53 @@ class TorchBackend : public Backend {
       torch_model::KernelOptions kernels;
       kernels.recompute = recompute_options(recipe.layout);
       torch_model::Qwen35MoeForCausalLM model(cfg, kernels);
+      // Expert parallelism (ETP 1): EP groups of EP consecutive ranks, each holding E / EP experts per MoE layer;
+      // the expert-data-parallel groups join the ranks holding the same experts (EDP = world / EP).
+      const int ep = static_cast<int>(std::max<int64_t>(1, recipe.layout.ep));
+      std::unique_ptr<dist::ProcessGroup> ep_sub, edp_group;
+      std::shared_ptr<GroupExpertParallel> ep_comm;
+      std::vector<torch::Tensor> expert_params;
+      if (ep > 1) {
+        if (!group || o.world % ep != 0 || cfg.num_experts % ep != 0)
+          throw RunError("EP = " + std::to_string(ep) + " needs to divide the world size " +
+                         std::to_string(o.world) + " and the " + std::to_string(cfg.num_experts) + " experts");
+        const int first = o.rank / ep * ep, lane = o.rank % ep;
+        std::vector<int> ep_ranks, edp_ranks;
+        for (int r = 0; r < ep; ++r) ep_ranks.push_back(first + r);
+        for (int r = lane; r < o.world; r += ep) edp_ranks.push_back(r);
+        if (ep < o.world) {
+          ep_sub = group->subgroup("ep" + std::to_string(first / ep), ep_ranks);
+          edp_group = group->subgroup("edp" + std::to_string(lane), edp_ranks);
+        }
+        ep_comm = std::make_shared<GroupExpertParallel>(ep_sub ? *ep_sub : *group);
+        for (const auto& mod : model->modules())
+          if (auto experts = std::dynamic_pointer_cast<torch_model::RoutedExpertsImpl>(mod)) {
+            experts->shard(ep_comm);
+            expert_params.push_back(experts->gate_up_proj);
+            expert_params.push_back(experts->down_proj);
+          }
+      }
       model->to(device, dtype);
       model->train();
+      auto is_expert = [&](const torch::Tensor& p) {
+        for (const auto& e : expert_params)
+          if (e.unsafeGetTensorImpl() == p.unsafeGetTensorImpl()) return true;
+        return false;
+      };
       Optimizer adam;
-      if (group)
-        adam.sharded = std::make_unique<train::DistributedAdam>(model->parameters(), recipe.optimizer, *group);
-      else
+      if (group) {
+        std::vector<torch::Tensor> dense;
+        for (const auto& p : model->parameters())
+          if (!is_expert(p)) dense.push_back(p);
+        adam.sharded = std::make_unique<train::DistributedAdam>(dense, recipe.optimizer, *group);
+        if (!expert_params.empty()) {
+          adam.experts = std::make_unique<train::MixedPrecisionAdam>(expert_params, recipe.optimizer);
+          adam.edp = edp_group.get();
+          adam.ep = &ep_comm->group;
+        }
+      } else {
         adam.one = std::make_unique<train::MixedPrecisionAdam>(model->parameters(), recipe.optimizer);
+      }
       auto barrier = [&] {
         if (group) group->barrier();
       };
@@ -314,14 +409,23 @@ class TorchBackend : public Backend {
         tail_start = t1;
         on_step(sample);
       }
-      // Test hook: the final parameters, float32, one after the other in model->parameters() order.
-      if (const char* dump = std::getenv("RECIPEBENCH_DUMP_PARAMS"); dump && *dump && o.rank == 0) {
-        std::ofstream out(dump, std::ios::binary);
+      // Test hook: the final parameters, float32, one after the other in model->parameters() order. With expert
+      // parallelism the expert shards of rank 0's EP group are gathered (every rank of a group takes part), so
+      // the file has the one-rank model's layout.
+      if (const char* dump = std::getenv("RECIPEBENCH_DUMP_PARAMS"); dump && *dump && (o.rank == 0 || ep_comm)) {
+        std::ofstream out;
+        if (o.rank == 0) out.open(dump, std::ios::binary);
         for (const auto& p : model->parameters()) {
-          const auto c = p.detach().to(torch::kCPU, torch::kFloat32).contiguous();
-          out.write(static_cast<const char*>(c.data_ptr()), static_cast<std::streamsize>(c.numel() * sizeof(float)));
+          auto c = p.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+          if (ep_comm && is_expert(p)) {
+            auto full = torch::empty({c.numel() * ep}, c.options());
+            ep_comm->group.all_gather(c.reshape({-1}), full);
+            c = full;
+          }
+          if (o.rank == 0)
+            out.write(static_cast<const char*>(c.data_ptr()), static_cast<std::streamsize>(c.numel() * sizeof(float)));
         }
-        if (!out) throw RunError(std::string("RECIPEBENCH_DUMP_PARAMS: cannot write ") + dump);
+        if (o.rank == 0 && !out) throw RunError(std::string("RECIPEBENCH_DUMP_PARAMS: cannot write ") + dump);
       }
     } catch (const std::exception& e) {
       // On several ranks: the first rank to fail shows its message; the others stop quietly (rank 0's run record

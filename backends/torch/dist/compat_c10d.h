@@ -5,6 +5,8 @@
 //     concrete type and calls it directly.
 //   - reduce_scatter: ProcessGroupGloo of 1.13 refuses it; with Gloo it runs as an all-reduce followed by taking
 //     this rank's shard (the same sums, twice the traffic of a true reduce-scatter).
+//   - alltoall_base (variable split sizes): the same signature on ProcessGroupGloo in 1.13 and 2.x (non-const
+//     tensor and vector references).
 //   - a libtorch without c10d's Gloo headers (or gloo's own): RECIPEBENCH_HAVE_C10D_GLOO is 0 and
 //     process_group.cpp refuses multi-rank runs with a message.
 #pragma once
@@ -22,6 +24,7 @@
 #endif
 
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/version.h>
 
@@ -52,6 +55,13 @@ inline void reduce_scatter_sum(GlooGroup& group, at::Tensor& full, at::Tensor& s
   std::vector<at::Tensor> t{full};
   group.allreduce(t)->wait();
   shard.copy_(full.narrow(0, static_cast<int64_t>(group.getRank()) * shard.numel(), shard.numel()));
+}
+
+/// Variable-size all-to-all along dim 0 (see ProcessGroup::all_to_all).
+inline void all_to_all(GlooGroup& group, const at::Tensor& in, at::Tensor& out, std::vector<int64_t>& out_counts,
+                       std::vector<int64_t>& in_counts) {
+  at::Tensor input = in, output = out;
+  group.alltoall_base(output, input, out_counts, in_counts)->wait();
 }
 
 }  // namespace recipebench::dist::compat

@@ -2,6 +2,7 @@
 
 #include "dist/compat_c10d.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace recipebench::dist {
@@ -14,8 +15,10 @@ constexpr const char* kFirstFailure = "recipebench/first_failure";
 }  // namespace
 
 struct ProcessGroup::Impl {
-  c10::intrusive_ptr<c10d::TCPStore> store;
+  c10::intrusive_ptr<c10d::Store> store;  ///< the run's TCPStore (subgroups: the same, their keys prefixed)
   c10::intrusive_ptr<compat::GlooGroup> group;
+  bool one_host = false;
+  std::chrono::milliseconds timeout{0};
 };
 
 ProcessGroup::ProcessGroup(int rank, int world, const std::string& master_addr, int master_port,
@@ -29,12 +32,33 @@ ProcessGroup::ProcessGroup(int rank, int world, const std::string& master_addr, 
   so.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
   impl_->store = c10::make_intrusive<c10d::TCPStore>(master_addr, so);
   // Rank 0 on loopback: every rank is on this host, Gloo talks over loopback too.
-  const bool one_host = master_addr == "127.0.0.1" || master_addr == "localhost";
-  impl_->group = compat::make_gloo_group(impl_->store, rank, world, one_host,
-                                         std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
+  impl_->one_host = master_addr == "127.0.0.1" || master_addr == "localhost";
+  impl_->timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
+  impl_->group = compat::make_gloo_group(impl_->store, rank, world, impl_->one_host, impl_->timeout);
 }
 
+ProcessGroup::ProcessGroup(std::unique_ptr<Impl> impl, int rank, int world)
+    : impl_(std::move(impl)), rank_(rank), world_(world) {}
+
 ProcessGroup::~ProcessGroup() = default;
+
+std::unique_ptr<ProcessGroup> ProcessGroup::subgroup(const std::string& name, const std::vector<int>& ranks) {
+  const auto at = std::find(ranks.begin(), ranks.end(), rank_);
+  if (at == ranks.end())
+    throw std::runtime_error("subgroup " + name + ": rank " + std::to_string(rank_) + " is not a member");
+  const int sub_rank = static_cast<int>(at - ranks.begin()), sub_world = static_cast<int>(ranks.size());
+  auto impl = std::make_unique<Impl>();
+  impl->store = c10::make_intrusive<c10d::PrefixStore>("recipebench/group/" + name, impl_->store);
+  impl->one_host = impl_->one_host;
+  impl->timeout = impl_->timeout;
+  impl->group = compat::make_gloo_group(impl->store, sub_rank, sub_world, impl->one_host, impl->timeout);
+  return std::unique_ptr<ProcessGroup>(new ProcessGroup(std::move(impl), sub_rank, sub_world));
+}
+
+void ProcessGroup::all_to_all(const at::Tensor& in, at::Tensor& out, std::vector<int64_t> out_counts,
+                              std::vector<int64_t> in_counts) {
+  compat::all_to_all(*impl_->group, in, out, out_counts, in_counts);
+}
 
 void ProcessGroup::all_reduce_sum(at::Tensor& t) {
   std::vector<at::Tensor> v{t};
@@ -98,6 +122,8 @@ void ProcessGroup::all_reduce_max(at::Tensor&) {}
 void ProcessGroup::reduce_scatter_sum(at::Tensor&, at::Tensor&) {}
 void ProcessGroup::all_gather(const at::Tensor&, at::Tensor&) {}
 void ProcessGroup::barrier() {}
+void ProcessGroup::all_to_all(const at::Tensor&, at::Tensor&, std::vector<int64_t>, std::vector<int64_t>) {}
+std::unique_ptr<ProcessGroup> ProcessGroup::subgroup(const std::string&, const std::vector<int>&) { return nullptr; }
 bool ProcessGroup::report_failure(const std::string&) { return true; }
 std::string ProcessGroup::first_failure() { return ""; }
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace recipebench::dist {
 
@@ -30,6 +31,15 @@ class ProcessGroup {
   /// full = the ranks' shards one after the other (1-D, contiguous, full.numel() == size() x shard.numel()).
   void all_gather(const at::Tensor& shard, at::Tensor& full);
   void barrier();
+  /// Variable-size all-to-all along dim 0 (c10d alltoall_base with split sizes): the first in_counts[0] rows of
+  /// `in` go to rank 0, the next in_counts[1] to rank 1, ...; `out` receives out_counts[r] rows from rank r, in
+  /// rank order. Both contiguous.
+  void all_to_all(const at::Tensor& in, at::Tensor& out, std::vector<int64_t> out_counts,
+                  std::vector<int64_t> in_counts);
+
+  /// A group of the given ranks of this group (this rank among them), named `name` (unique in the run): its own
+  /// Gloo group over this group's store. Only the members call it, each with the same name and ranks.
+  std::unique_ptr<ProcessGroup> subgroup(const std::string& name, const std::vector<int>& ranks);
 
   /// Records a failure of this rank in the store. True when it is the run's first failure (this rank shows its
   /// message); false when another rank failed first, or when the store is gone (rank 0 exited).
@@ -39,6 +49,7 @@ class ProcessGroup {
 
  private:
   struct Impl;
+  ProcessGroup(std::unique_ptr<Impl> impl, int rank, int world);
   std::unique_ptr<Impl> impl_;
   int rank_, world_;
 };

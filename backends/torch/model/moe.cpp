@@ -3,6 +3,8 @@
 #include "compat.h"
 #include "model/common.h"
 
+#include <torch/autograd.h>
+
 #include <vector>
 
 namespace recipebench::torch_model {
@@ -32,8 +34,74 @@ Routing route_topk(const torch::Tensor& x, const torch::Tensor& router_weight, i
   return r;
 }
 
+namespace {
+
+/// Variable-size all-to-all over the EP group as an autograd function: the backward of the all-to-all is the
+/// reverse all-to-all (the gradients go back to the rows' senders, send and receive counts swapped).
+struct AllToAll : torch::autograd::Function<AllToAll> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x, ExpertParallel* group,
+                               const std::vector<int64_t>& send, const std::vector<int64_t>& recv) {
+    ctx->saved_data["group"] = reinterpret_cast<int64_t>(group);
+    ctx->saved_data["send"] = send;
+    ctx->saved_data["recv"] = recv;
+    return group->all_to_all(x.contiguous(), send, recv);
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad) {
+    auto* group = reinterpret_cast<ExpertParallel*>(ctx->saved_data["group"].toInt());
+    const auto send = ctx->saved_data["send"].toIntVector();
+    const auto recv = ctx->saved_data["recv"].toIntVector();
+    return {group->all_to_all(grad[0].contiguous(), recv, send), torch::Tensor(), torch::Tensor(), torch::Tensor()};
+  }
+};
+
+/// The alltoall dispatcher: xs [rows, hidden] sorted by (global) expert, counts [experts] rows per expert. Returns
+/// the experts' outputs in the order of xs.
+torch::Tensor dispatch_combine(RoutedExpertsImpl& m, const torch::Tensor& xs, const torch::Tensor& counts) {
+  ExpertParallel& group = *m.ep;
+  const int64_t P = group.size(), L = m.local_experts;
+  // 1. The counts: row s * L + l of `got` is the number of rows rank s sends to local expert l of this rank.
+  const auto counts_cpu = counts.to(torch::kCPU).to(torch::kInt64).contiguous();
+  const std::vector<int64_t> per_rank_l(static_cast<size_t>(P), L);
+  const auto got = group.all_to_all(counts_cpu, per_rank_l, per_rank_l).contiguous();
+  std::vector<int64_t> send(static_cast<size_t>(P), 0), recv(static_cast<size_t>(P), 0);
+  const auto* c = counts_cpu.data_ptr<int64_t>();
+  const auto* g = got.data_ptr<int64_t>();
+  for (int64_t r = 0; r < P; ++r)
+    for (int64_t l = 0; l < L; ++l) {
+      send[r] += c[r * L + l];
+      recv[r] += g[r * L + l];
+    }
+  // 2. The token rows (sorted by expert, so by destination rank): received in (source rank, local expert) order.
+  const auto xr = AllToAll::apply(xs, &group, send, recv);
+  // 3. The local experts on the rows sorted by local expert (stable: source order inside an expert).
+  const auto local_id = torch::arange(L, torch::kInt64).repeat({P});  // [P * L]
+  const auto row_expert = torch::repeat_interleave(local_id, got);      // [rows received]
+  const auto perm = std::get<1>(row_expert.sort(/*stable=*/true, 0, false)).to(xr.device());
+  const auto local_counts = got.view({P, L}).sum(0).to(xr.device());
+  const auto xl = xr.index_select(0, perm);
+  // A rank that receives no rows still takes part in the backward's all-to-all: keep the graph connected.
+  const auto yl = xl.size(0) == 0 ? xl * 0 : m.local_ffn(xl, local_counts);
+  const auto yr = torch::zeros_like(yl).index_copy(0, perm, yl);  // back to (source rank, local expert) order
+  // 4. The results back to the rows' ranks, in the order of xs.
+  return AllToAll::apply(yr, &group, recv, send);
+}
+
+}  // namespace
+
+void RoutedExpertsImpl::shard(std::shared_ptr<ExpertParallel> group) {
+  TORCH_CHECK(group && group->size() >= 1 && num_experts % group->size() == 0, "expert parallelism: ",
+              num_experts, " experts over an EP group of ", group ? group->size() : 0);
+  local_experts = num_experts / group->size();
+  first_expert = group->rank() * local_experts;
+  torch::NoGradGuard no_grad;
+  gate_up_proj.set_(gate_up_proj.narrow(0, first_expert, local_experts).clone());
+  down_proj.set_(down_proj.narrow(0, first_expert, local_experts).clone());
+  ep = std::move(group);
+}
+
 RoutedExpertsImpl::RoutedExpertsImpl(int64_t num_experts_, int64_t hidden_, int64_t ffn_, ExpertsImpl impl_)
-    : num_experts(num_experts_), hidden(hidden_), ffn(ffn_), impl(impl_) {
+    : num_experts(num_experts_), hidden(hidden_), ffn(ffn_), impl(impl_), local_experts(num_experts_) {
   gate_up_proj = register_parameter("gate_up_proj", torch::empty({num_experts, 2 * ffn, hidden}));
   down_proj = register_parameter("down_proj", torch::empty({num_experts, hidden, ffn}));
   init_normal_(gate_up_proj, kInitStd);
@@ -55,8 +123,16 @@ torch::Tensor RoutedExpertsImpl::forward(const torch::Tensor& x, const torch::Te
   const auto ws = weights.reshape({-1}).index_select(0, order);    // [N * k]
   const auto counts = torch::bincount(flat, /*weights=*/{}, num_experts);  // [experts] tokens per expert
 
+  const torch::Tensor ys_raw = ep ? dispatch_combine(*this, xs, counts) : local_ffn(xs, counts);
+  const auto ys = ys_raw * ws.unsqueeze(-1);
+  return torch::zeros_like(x).index_add(0, token, ys);
+}
+
+torch::Tensor RoutedExpertsImpl::local_ffn(const torch::Tensor& xs, const torch::Tensor& counts) {
+  const auto& x = xs;
+  const int64_t num_experts = local_experts;
   const bool grouped = impl == ExpertsImpl::Grouped || (impl == ExpertsImpl::Auto && compat::grouped_mm_usable(x));
-  torch::Tensor ys;  // [N * k, hidden], expert outputs in sorted order
+  torch::Tensor ys;  // [rows, hidden], expert outputs in sorted order
   if (grouped) {
     const auto offs = counts.cumsum(0).to(torch::kInt);
     const auto gu = compat::grouped_mm(xs, gate_up_proj.transpose(1, 2), offs);  // [N * k, 2 ffn]
@@ -77,8 +153,7 @@ torch::Tensor RoutedExpertsImpl::forward(const torch::Tensor& x, const torch::Te
     }
     ys = parts.empty() ? torch::zeros({0, hidden}, x.options()) : torch::cat(parts, 0);
   }
-  ys = ys * ws.unsqueeze(-1);
-  return torch::zeros_like(x).index_add(0, token, ys);
+  return ys;
 }
 
 SparseMoeBlockImpl::SparseMoeBlockImpl(const ModelConfig& cfg, ExpertsImpl impl) : top_k(cfg.top_k) {

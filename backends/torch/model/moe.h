@@ -11,6 +11,8 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 namespace recipebench::torch_model {
 
@@ -37,6 +39,18 @@ struct Routing {
 /// (Hugging Face Qwen3_5MoeTopKRouter). x: [N, hidden]; router_weight: [experts, hidden].
 Routing route_topk(const torch::Tensor& x, const torch::Tensor& router_weight, int64_t top_k);
 
+/// The expert-parallel group of the MoE layers (ETP 1), implemented outside the model over a c10d group.
+struct ExpertParallel {
+  virtual ~ExpertParallel() = default;
+  virtual int64_t rank() const = 0;
+  virtual int64_t size() const = 0;
+  /// Variable-size all-to-all along dim 0: the first send_counts[0] rows of x go to rank 0, the next
+  /// send_counts[1] to rank 1, ...; returns the rows received, recv_counts[r] from rank r, in rank order.
+  /// Not differentiable (the MoE dispatch wraps it in an autograd function).
+  virtual torch::Tensor all_to_all(const torch::Tensor& x, const std::vector<int64_t>& send_counts,
+                                   const std::vector<int64_t>& recv_counts) = 0;
+};
+
 /// Routed SwiGLU experts with stacked weights (Hugging Face Qwen3_5MoeExperts):
 ///   gate_up_proj [experts, 2 * ffn, hidden] (rows 0..ffn-1: gate, ffn..2ffn-1: up), down_proj [experts, hidden, ffn].
 /// Expert e maps a token x to down_proj[e] (silu(gate[e] x) * (up[e] x)).
@@ -45,11 +59,25 @@ struct RoutedExpertsImpl : torch::nn::Module {
 
   /// out[n] = sum_j weights[n, j] * expert_{indices[n, j]}(x[n]).
   /// x: [N, hidden]; indices: int64 [N, top_k]; weights: [N, top_k] (dtype of x). Returns [N, hidden].
+  /// With expert parallelism (shard()): tokens are permuted by expert, the per-expert counts exchanged with an
+  /// all-to-all, the token rows sent to the ranks owning their experts (variable-size all-to-all), the local
+  /// experts run, the results returned by the reverse all-to-all (backward: the reverse all-to-all with swapped
+  /// counts) and unpermuted.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& indices, const torch::Tensor& weights);
+
+  /// Keeps experts [rank * E / EP, (rank + 1) * E / EP) of the EP group (ETP 1): the stacked weights become the
+  /// local slice (the same values as the one-rank model's); E must be divisible by EP.
+  void shard(std::shared_ptr<ExpertParallel> group);
 
   torch::Tensor gate_up_proj, down_proj;
   int64_t num_experts, hidden, ffn;
   ExpertsImpl impl;
+  int64_t local_experts;   ///< experts held by this rank (num_experts without expert parallelism)
+  int64_t first_expert = 0;
+  std::shared_ptr<ExpertParallel> ep;  ///< null: every expert is local
+
+  /// Runs the local experts on xs, its rows sorted by local expert (counts[l] rows for local expert l).
+  torch::Tensor local_ffn(const torch::Tensor& xs, const torch::Tensor& counts);
 };
 TORCH_MODULE(RoutedExperts);
 

@@ -3,7 +3,14 @@
 #include <catch2/catch.hpp>
 #include <torch/torch.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <numeric>
+#include <thread>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
@@ -11,6 +18,8 @@
 #include <fstream>
 
 #include "catalog/models.h"
+#include "dist/process_group.h"
+#include "model/moe.h"
 #include "run/backend.h"
 #include "temp_dir.h"
 #include "torch_backend_registration.h"
@@ -318,3 +327,100 @@ TEST_CASE("on CUDA, the fused AdamW step equals the per-tensor step", "[train][a
   }
 }
 #endif
+
+namespace {
+
+/// The model's expert-parallel group over a ProcessGroup (as the backend's).
+struct TestExpertParallel : torch_model::ExpertParallel {
+  explicit TestExpertParallel(dist::ProcessGroup& g) : group(g) {}
+  int64_t rank() const override { return group.rank(); }
+  int64_t size() const override { return group.size(); }
+  torch::Tensor all_to_all(const torch::Tensor& x, const std::vector<int64_t>& send,
+                           const std::vector<int64_t>& recv) override {
+    auto shape = x.sizes().vec();
+    shape[0] = std::accumulate(recv.begin(), recv.end(), int64_t{0});
+    auto out = torch::empty(shape, x.options());
+    group.all_to_all(x.contiguous(), out, recv, send);
+    return out;
+  }
+  dist::ProcessGroup& group;
+};
+
+/// A free TCP port on the loopback interface.
+int free_port() {
+  const int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t n = sizeof a;
+  getsockname(s, reinterpret_cast<sockaddr*>(&a), &n);
+  close(s);
+  return ntohs(a.sin_port);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "EP2 alltoall dispatcher: forward and backward equal the unsharded experts, and a rank with no tokens works",
+    "[train][ep]") {
+  torch::manual_seed(7);
+  const int64_t E = 4, H = 8, F = 16, N = 5, K = 2;
+  torch_model::RoutedExperts ref(E, H, F, torch_model::ExpertsImpl::Loop);
+  std::vector<torch::Tensor> x, w, g, idx;
+  for (int r = 0; r < 2; ++r) {
+    x.push_back(torch::randn({N, H}));
+    w.push_back(torch::softmax(torch::randn({N, K}), -1));
+    g.push_back(torch::randn({N, H}));
+    // Every token picks experts 0 and 1 (rank 0's): rank 1 receives no rows.
+    idx.push_back(torch::stack({torch::zeros({N}, torch::kInt64), torch::ones({N}, torch::kInt64)}, 1));
+  }
+  // Reference: both ranks' tokens through the one-rank experts.
+  std::vector<torch::Tensor> ref_out, ref_gx;
+  for (int r = 0; r < 2; ++r) {
+    auto xr = x[r].clone().requires_grad_(true);
+    auto out = ref(xr, idx[r], w[r]);
+    (out * g[r]).sum().backward();
+    ref_out.push_back(out.detach());
+    ref_gx.push_back(xr.grad());
+  }
+  const int port = free_port();
+  std::vector<torch::Tensor> out(2), gx(2), g_gate_up(2), g_down(2);
+  std::vector<std::string> errors(2);
+  auto rank_main = [&](int r) {
+    try {
+      dist::ProcessGroup pg(r, 2, "127.0.0.1", port, std::chrono::seconds(60));
+      torch_model::RoutedExperts m(E, H, F, torch_model::ExpertsImpl::Loop);
+      {
+        torch::NoGradGuard ng;
+        m->gate_up_proj.copy_(ref->gate_up_proj);
+        m->down_proj.copy_(ref->down_proj);
+      }
+      m->shard(std::make_shared<TestExpertParallel>(pg));
+      auto xr = x[r].clone().requires_grad_(true);
+      auto o = m(xr, idx[r], w[r]);
+      (o * g[r]).sum().backward();
+      out[r] = o.detach();
+      gx[r] = xr.grad();
+      g_gate_up[r] = m->gate_up_proj.grad();
+      g_down[r] = m->down_proj.grad();
+    } catch (const std::exception& e) {
+      errors[r] = e.what();
+    }
+  };
+  std::thread t1(rank_main, 1);
+  rank_main(0);
+  t1.join();
+  INFO(errors[0] << errors[1]);
+  REQUIRE(errors[0].empty());
+  REQUIRE(errors[1].empty());
+  for (int r = 0; r < 2; ++r) {
+    CHECK(torch::allclose(out[r], ref_out[r], 1e-5, 1e-6));
+    CHECK(torch::allclose(gx[r], ref_gx[r], 1e-5, 1e-6));
+  }
+  // Rank 0 holds experts 0, 1 with the gradients of both ranks' tokens; rank 1's experts got no tokens.
+  REQUIRE(g_gate_up[0].defined());
+  CHECK(torch::allclose(g_gate_up[0], ref->gate_up_proj.grad().narrow(0, 0, 2), 1e-5, 1e-6));
+  CHECK(torch::allclose(g_down[0], ref->down_proj.grad().narrow(0, 0, 2), 1e-5, 1e-6));
+  CHECK((!g_gate_up[1].defined() || g_gate_up[1].abs().max().item<float>() == 0));
+}

@@ -35,6 +35,8 @@ class MixedPrecisionAdam {
 
   /// FP32 master weights, in parameter order (tests compare them against references).
   const std::vector<torch::Tensor>& master() const { return master_; }
+  /// The FP32 gradient accumulators, in parameter order (expert parallelism sums them over the EDP group).
+  std::vector<torch::Tensor>& grad_buffers() { return grads_; }
 
  private:
   std::vector<torch::Tensor> params_, master_, grads_, exp_avg_, exp_avg_sq_;
