@@ -11,24 +11,9 @@
 #include "recipe/validate.h"
 #include "report/leaderboard.h"
 #include "util/atomic_file.h"
+#include "util/host.h"
 
 namespace recipebench::cli {
-
-namespace {
-
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
-std::string host_name() {
-  char buf[256] = {};
-  return gethostname(buf, sizeof buf - 1) == 0 ? buf : "unknown";
-}
-
-}  // namespace
 
 void add_report_command(CLI::App& app, std::function<int()>& run) {
   auto* cmd = app.add_subcommand("report", "Rank recipes into DIR/leaderboard.json and DIR/leaderboard.html");
@@ -83,7 +68,7 @@ void add_report_command(CLI::App& app, std::function<int()>& run) {
       ReportOptions options;
       options.usd_per_gpu_hour = a->price;
       Leaderboard board = build_leaderboard(recipes, options, runs);
-      board.context["generated_at"] = utc_now();
+      board.context["generated_at"] = utc_timestamp();
       board.context["recipebench_version"] = RECIPEBENCH_VERSION;
       board.context["host"] = host_name();
       const std::string json_path = (std::filesystem::path(a->out) / "leaderboard.json").string();

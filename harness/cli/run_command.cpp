@@ -24,24 +24,16 @@
 #include "run/run_record.h"
 #include "util/atomic_file.h"
 #include "util/format.h"
+#include "util/host.h"
 
 namespace recipebench::cli {
 
 namespace {
 
-std::string utc_iso(std::chrono::system_clock::time_point t, const char* fmt = "%Y-%m-%dT%H:%M:%SZ") {
-  const std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  char buf[32];
-  std::strftime(buf, sizeof buf, fmt, std::gmtime(&tt));
-  return buf;
-}
-
 Json host_environment() {
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
   struct utsname u {};
   uname(&u);
-  return Json{{"host", host},
+  return Json{{"host", host_name()},
               {"os", std::string(u.sysname) + " " + u.release + " " + u.machine},
               {"cpu_cores", static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN))},
               {"compiler", std::string("g++ ") + __VERSION__},
@@ -257,10 +249,10 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
       rec.model_layers = model.num_layers;
       rec.model_layers_full = registered->num_layers;
       if (a->model_config) rec.model_config = Json{{"path", *a->model_config}, {"sha256", sha256_file(*a->model_config)}};
-      rec.started_at = utc_iso(launch);
+      rec.started_at = utc_timestamp(launch);
       rec.environment = host_environment();
       const std::string stem = std::filesystem::path(path).stem().string();
-      const std::string record_path = a->out + "/" + stem + "-" + utc_iso(launch, "%Y%m%dT%H%M%SZ") + ".json";
+      const std::string record_path = a->out + "/" + stem + "-" + utc_timestamp(launch, "%Y%m%dT%H%M%SZ") + ".json";
 
       // The recipe's environment variables, set in this process before the backend starts (the CUDA caching
       // allocator reads PYTORCH_CUDA_ALLOC_CONF at its first use). Values that need a shell ($...) are skipped.
@@ -319,7 +311,7 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
         }
       }
       if (!lead) return kOk;
-      rec.finished_at = utc_iso(std::chrono::system_clock::now());
+      rec.finished_at = utc_timestamp(std::chrono::system_clock::now());
       rec.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - launch_steady).count();
       if (rec.status == "complete") rec.metrics = compute_metrics(rec, recipe, model, devices);
       write_file_atomic(record_path, rec.to_json().dump(2) + "\n");

@@ -1,4 +1,5 @@
 #include "recipe/schema_check.h"
+#include "recipe/schema_ref.h"
 
 #include <rapidjson/document.h>
 #include <rapidjson/schema.h>
@@ -71,16 +72,6 @@ std::string stringify(const rapidjson::GenericPointer<rapidjson::Value>& p) {
   return sb.GetString();
 }
 
-/// Follows local "$ref"s ("#/definitions/x") so keyword lookups see the real schema.
-Json& deref(Json& root, Json& s) {
-  Json* cur = &s;
-  for (int i = 0; i < 16 && cur->is_object() && cur->contains("$ref"); ++i) {
-    std::string ref = (*cur)["$ref"].get<std::string>();
-    if (ref.rfind("#", 0) == 0) ref = ref.substr(1);
-    cur = &root.at(Json::json_pointer(ref));
-  }
-  return *cur;
-}
 
 /// A schema description as the tail of a message: first letter lower-case, no final period.
 std::string sentence(std::string s) {
@@ -109,7 +100,7 @@ bool matches_pattern_properties(const Json& schema, const std::string& key) {
 /// The schema that governs the document node at `pointer`, found by walking properties, patternProperties
 /// and items from the root (following $refs). nullptr when no schema describes it.
 Json* schema_for(Json& root, const Json& doc, const std::string& pointer) {
-  Json* cur = &deref(root, root);
+  Json* cur = &resolve_schema_ref(root, root);
   const Json* node = &doc;
   size_t pos = 0;
   while (pos < pointer.size()) {
@@ -128,7 +119,7 @@ Json* schema_for(Json& root, const Json& doc, const std::string& pointer) {
       node = node->contains(token) ? &(*node)[token] : node;
     }
     if (!child) return nullptr;
-    cur = &deref(root, *child);
+    cur = &resolve_schema_ref(root, *child);
   }
   return cur;
 }
@@ -161,7 +152,7 @@ Diagnostics SchemaChecker::check(const SourceDoc& doc, size_t max_errors) const 
     std::string keyword = validator.GetInvalidSchemaKeyword();
     const std::string doc_ptr = stringify(validator.GetInvalidDocumentPointer());
     const std::string schema_ptr = stringify(validator.GetInvalidSchemaPointer());
-    Json& here = deref(schema, schema.at(Json::json_pointer(schema_ptr)));
+    Json& here = resolve_schema_ref(schema, schema.at(Json::json_pointer(schema_ptr)));
     Json& here_schema = here;
     Json* here_override = nullptr;
     const Json node_value = value.at(Json::json_pointer(doc_ptr));
@@ -185,7 +176,7 @@ Diagnostics SchemaChecker::check(const SourceDoc& doc, size_t max_errors) const 
           std::string expected = "a value";
           if (here.contains("properties") && here["properties"].contains(n)) {
             Json& prop = here["properties"][n];
-            const Json& target = deref(schema, prop);
+            const Json& target = resolve_schema_ref(schema, prop);
             if (target.contains("enum")) {
               std::vector<std::string> options;
               for (const auto& e : target["enum"]) options.push_back(e.is_string() ? e.get<std::string>() : e.dump());
@@ -276,7 +267,7 @@ Diagnostics SchemaChecker::check(const SourceDoc& doc, size_t max_errors) const 
       } else if (keyword == "oneOf" || keyword == "anyOf") {
         std::vector<std::string> forms;
         for (auto& alt : (here_override ? *here_override : here_schema)[keyword]) {
-          const Json& a = deref(schema, alt);
+          const Json& a = resolve_schema_ref(schema, alt);
           forms.push_back(a.contains("type") ? (a["type"].is_string() ? json_type_word(a["type"].get<std::string>()) : a["type"].dump())
                                              : a.value("description", "a schema"));
         }

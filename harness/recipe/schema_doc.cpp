@@ -1,4 +1,5 @@
 #include "recipe/schema_doc.h"
+#include "recipe/schema_ref.h"
 
 #include <algorithm>
 #include <sstream>
@@ -8,17 +9,8 @@ namespace recipebench {
 
 namespace {
 
-const Json& deref(const Json& root, const Json& s) {
-  const Json* cur = &s;
-  for (int i = 0; i < 16 && cur->is_object() && cur->contains("$ref"); ++i) {
-    std::string ref = (*cur)["$ref"].get<std::string>();
-    cur = &root.at(Json::json_pointer(ref.substr(1)));
-  }
-  return *cur;
-}
-
 std::string type_text(const Json& root, const Json& s) {
-  const Json& d = deref(root, s);
+  const Json& d = resolve_schema_ref(root, s);
   std::string t;
   if (d.contains("enum")) {
     std::vector<std::string> opts;
@@ -61,7 +53,7 @@ std::string cell(std::string s) {
 
 void table(std::ostringstream& o, const Json& root, const Json& object_schema, const std::string& path,
            const std::string& description) {
-  const Json& d = deref(root, object_schema);
+  const Json& d = resolve_schema_ref(root, object_schema);
   if (!d.contains("properties")) return;
   o << "\n## " << (path.empty() ? "Top level" : "`" + path + "`") << "\n\n";
   if (!description.empty()) o << cell(description) << "\n\n";
@@ -72,21 +64,21 @@ void table(std::ostringstream& o, const Json& root, const Json& object_schema, c
   std::vector<std::pair<std::string, const Json*>> nested;
   for (const auto& [name, prop] : d["properties"].items()) {
     const std::string field = path.empty() ? name : path + "." + name;
-    const Json& target = deref(root, prop);
+    const Json& target = resolve_schema_ref(root, prop);
     const std::string desc = prop.contains("description") ? prop["description"].get<std::string>()
                                                           : target.value("description", std::string());
     const bool req = std::find(required.begin(), required.end(), name) != required.end();
     o << "| `" << field << "` | " << cell(type_text(root, prop)) << " | " << (req ? "yes" : "no") << " | "
       << cell(desc) << " |\n";
     if (target.contains("properties")) nested.emplace_back(field, &prop);
-    else if (target.contains("items") && deref(root, target["items"]).contains("properties"))
+    else if (target.contains("items") && resolve_schema_ref(root, target["items"]).contains("properties"))
       nested.emplace_back(field + "[]", &target["items"]);
     else if (target.contains("oneOf") || target.contains("anyOf"))
       for (const auto& alt : target.contains("oneOf") ? target["oneOf"] : target["anyOf"])
-        if (deref(root, alt).contains("properties")) nested.emplace_back(field, &alt);
+        if (resolve_schema_ref(root, alt).contains("properties")) nested.emplace_back(field, &alt);
   }
   for (const auto& [field, s] : nested) {
-    const Json& t = deref(root, *s);
+    const Json& t = resolve_schema_ref(root, *s);
     table(o, root, *s, field, t.value("description", std::string()));
   }
 }

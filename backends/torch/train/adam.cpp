@@ -8,6 +8,22 @@
 
 namespace recipebench::train {
 
+void adamw_update_(torch::Tensor& w, const torch::Tensor& g, torch::Tensor& m, torch::Tensor& v, double lr, int64_t t,
+                   const RecipeOptimizer& o, bool decay) {
+  const double b1 = o.adam_beta1, b2 = o.adam_beta2;
+  const double bc1 = 1.0 - std::pow(b1, static_cast<double>(t));
+  const double bc2 = 1.0 - std::pow(b2, static_cast<double>(t));
+  m.mul_(b1).add_(g, 1.0 - b1);
+  v.mul_(b2).addcmul_(g, g, 1.0 - b2);
+  if (decay && o.weight_decay > 0) w.mul_(1.0 - lr * o.weight_decay);
+  const auto denom = (v / bc2).sqrt_().add_(o.adam_eps);
+  w.addcdiv_(m, denom, -lr / bc1);
+}
+
+double clip_scale(double norm, const RecipeOptimizer& o) {
+  return (o.clip_grad <= 0 || norm <= o.clip_grad) ? 1.0 : o.clip_grad / (norm + 1e-6);
+}
+
 MixedPrecisionAdam::MixedPrecisionAdam(std::vector<torch::Tensor> params, const RecipeOptimizer& options)
     : params_(std::move(params)), o_(options) {
   torch::NoGradGuard no_grad;
@@ -45,8 +61,8 @@ double MixedPrecisionAdam::grad_norm() {
 }
 
 double MixedPrecisionAdam::clip(double norm) {
-  if (o_.clip_grad <= 0 || norm <= o_.clip_grad) return 1.0;
-  const double scale = o_.clip_grad / (norm + 1e-6);
+  const double scale = clip_scale(norm, o_);
+  if (scale == 1.0) return 1.0;
   torch::NoGradGuard no_grad;
   for (auto& g : grads_) g.mul_(scale);
   return scale;
@@ -76,17 +92,9 @@ void MixedPrecisionAdam::step(double lr) {
       if (params_[i].scalar_type() != torch::kFloat32) params_[i].copy_(master_[i]);
     return;
   }
-  const double b1 = o_.adam_beta1, b2 = o_.adam_beta2;
-  const double bc1 = 1.0 - std::pow(b1, static_cast<double>(t_));
-  const double bc2 = 1.0 - std::pow(b2, static_cast<double>(t_));
   for (size_t i = 0; i < params_.size(); ++i) {
-    auto& w = master_[i];
-    exp_avg_[i].mul_(b1).add_(grads_[i], 1.0 - b1);
-    exp_avg_sq_[i].mul_(b2).addcmul_(grads_[i], grads_[i], 1.0 - b2);
-    if (decay_[i] && o_.weight_decay > 0) w.mul_(1.0 - lr * o_.weight_decay);
-    const auto denom = (exp_avg_sq_[i] / bc2).sqrt_().add_(o_.adam_eps);
-    w.addcdiv_(exp_avg_[i], denom, -lr / bc1);
-    if (params_[i].scalar_type() != torch::kFloat32) params_[i].copy_(w);
+    adamw_update_(master_[i], grads_[i], exp_avg_[i], exp_avg_sq_[i], lr, t_, o_, decay_[i]);
+    if (params_[i].scalar_type() != torch::kFloat32) params_[i].copy_(master_[i]);
   }
 }
 

@@ -16,6 +16,15 @@ namespace recipebench::train {
 /// Update (Loshchilov & Hutter, arXiv 1711.05101; Kingma & Ba, arXiv 1412.6980):
 ///   m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;  w -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps) + lr wd w
 /// with weight decay only on matrices (dim >= 2), not on norms, biases or per-head scalars (as Megatron-LM).
+/// One AdamW step on FP32 tensors in place (the formula of MixedPrecisionAdam below), step count t >= 1:
+/// m, v updated from g; w scaled by (1 - lr wd) when `decay`; w -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps).
+/// w, g, m, v: the same shape, FP32.
+void adamw_update_(torch::Tensor& w, const torch::Tensor& g, torch::Tensor& m, torch::Tensor& v, double lr, int64_t t,
+                   const RecipeOptimizer& o, bool decay);
+
+/// Gradient-clipping scale for a global norm: clip_grad / (norm + 1e-6) when norm > clip_grad > 0, else 1.
+double clip_scale(double norm, const RecipeOptimizer& o);
+
 class MixedPrecisionAdam {
  public:
   MixedPrecisionAdam(std::vector<torch::Tensor> params, const RecipeOptimizer& options);

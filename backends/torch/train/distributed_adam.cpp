@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "dist/process_group.h"
+#include "train/adam.h"
 
 namespace recipebench::train {
 
@@ -64,8 +65,8 @@ double DistributedAdam::grad_norm() {
 }
 
 double DistributedAdam::clip(double norm) {
-  if (o_.clip_grad <= 0 || norm <= o_.clip_grad) return 1.0;
-  const double scale = o_.clip_grad / (norm + 1e-6);
+  const double scale = clip_scale(norm, o_);
+  if (scale == 1.0) return 1.0;
   torch::NoGradGuard no_grad;
   grad_shard_.mul_(scale);
   return scale;
@@ -74,18 +75,12 @@ double DistributedAdam::clip(double norm) {
 void DistributedAdam::step(double lr) {
   torch::NoGradGuard no_grad;
   ++t_;
-  const double b1 = o_.adam_beta1, b2 = o_.adam_beta2;
-  const double bc1 = 1.0 - std::pow(b1, static_cast<double>(t_));
-  const double bc2 = 1.0 - std::pow(b2, static_cast<double>(t_));
-  // Element-wise, so one pass over the shard computes what MixedPrecisionAdam computes per tensor; weight decay
-  // only on the segments of matrices.
-  exp_avg_.mul_(b1).add_(grad_shard_, 1.0 - b1);
-  exp_avg_sq_.mul_(b2).addcmul_(grad_shard_, grad_shard_, 1.0 - b2);
+  // The update is element-wise, so one pass over the shard computes what MixedPrecisionAdam computes per tensor;
+  // weight decay (only on the segments of matrices) goes first, as in adamw_update_.
   if (o_.weight_decay > 0)
     for (const auto& s : segments_)
       if (s.decay) master_.narrow(0, s.shard_offset, s.n).mul_(1.0 - lr * o_.weight_decay);
-  const auto denom = (exp_avg_sq_ / bc2).sqrt_().add_(o_.adam_eps);
-  master_.addcdiv_(exp_avg_, denom, -lr / bc1);
+  adamw_update_(master_, grad_shard_, exp_avg_, exp_avg_sq_, lr, t_, o_, /*decay=*/false);
   group_.all_gather(master_, param_flat_);
   for (size_t i = 0; i < params_.size(); ++i)
     params_[i].copy_(param_flat_.narrow(0, offsets_[i], params_[i].numel()).view(params_[i].sizes()));
