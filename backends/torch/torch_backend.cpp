@@ -25,6 +25,7 @@
 #ifdef RECIPEBENCH_TORCH_CUDA
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <cuda_runtime_api.h>
 #if __has_include(<nccl.h>)
 #include <nccl.h>
@@ -191,13 +192,17 @@ class TorchBackend : public Backend {
       throw RunError("the recipe's layout " + l.label + " needs " + std::to_string(world) + " ranks (DP = " +
                      std::to_string(l.dp) + ") but this run has " + std::to_string(o.world) +
                      " (start it with --nproc " + std::to_string(world) + ", torchrun or srun: docs/distributed.md)");
-    if (o.world > 1 && o.device == "cuda")
-      throw RunError("multi-rank runs on CUDA (NCCL process groups) are not implemented yet; DP runs on CPU (Gloo)");
     if (o.device == "cuda") {
-      const auto count = torch::cuda::device_count();
+      // One GPU per rank: local rank r of this host trains on CUDA device r (docs/distributed.md).
+      const auto count = static_cast<int>(torch::cuda::device_count());
       if (count < 1) throw RunError("--device cuda but no CUDA device is visible (torch::cuda::device_count() = 0)");
-      env.device_count = 1;
+      if (o.local_rank >= count)
+        throw RunError("rank " + std::to_string(o.rank) + " is local rank " + std::to_string(o.local_rank) +
+                       " of its host but only " + std::to_string(count) + " CUDA device(s) are visible: one GPU " +
+                       "per rank needs at least " + std::to_string(o.local_rank + 1));
+      env.device_count = o.world;
 #ifdef RECIPEBENCH_TORCH_CUDA
+      c10::cuda::set_device(static_cast<c10::DeviceIndex>(o.local_rank));
       const cudaDeviceProp* p = at::cuda::getCurrentDeviceProperties();
       env.device_name = p->name;
       env.device_memory_bytes = static_cast<double>(p->totalGlobalMem);
@@ -219,7 +224,11 @@ class TorchBackend : public Backend {
 
   void run(const Recipe& recipe, const ModelConfig& cfg, const RunOptions& o,
            const std::function<void(const StepSample&)>& on_step) override {
-    const torch::Device device(o.device == "cuda" ? torch::kCUDA : torch::kCPU);
+    const torch::Device device = o.device == "cuda" ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(o.local_rank))
+                                                    : torch::Device(torch::kCPU);
+#ifdef RECIPEBENCH_TORCH_CUDA
+    if (device.is_cuda()) c10::cuda::set_device(device.index());
+#endif
     // BF16 compute on GPU; FP32 on CPU (DESIGN.md section 8 machines have no fast bf16 CPU path).
     const auto dtype = (device.is_cuda() && recipe.workload.precision == "bf16") ? torch::kBFloat16 : torch::kFloat32;
     torch::manual_seed(o.seed);
@@ -240,7 +249,10 @@ class TorchBackend : public Backend {
     std::unique_ptr<dist::ProcessGroup> group;
     if (o.world > 1) {
       try {
-        group = std::make_unique<dist::ProcessGroup>(o.rank, o.world, o.master_addr, o.master_port, dist_timeout());
+        // NCCL between the GPUs of a CUDA run (one GPU per rank), Gloo between CPU ranks.
+        group = std::make_unique<dist::ProcessGroup>(
+            o.rank, o.world, o.master_addr, o.master_port, dist_timeout(),
+            device.is_cuda() ? dist::Transport::kNccl : dist::Transport::kGloo, device.is_cuda() ? device.index() : -1);
       } catch (const std::exception& e) {
         throw RunError("rank " + std::to_string(o.rank) + ": rendezvous with rank 0 at " + o.master_addr + ":" +
                        std::to_string(o.master_port) + " failed: " + e.what());

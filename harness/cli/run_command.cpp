@@ -220,6 +220,10 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
         std::cerr << "recipebench run: rank variables: " << e.what() << "\n";
         return kUsage;
       }
+      // On CUDA one process per GPU: a multi-rank layout started without rank variables launches its ranks here.
+      if (!a->nproc && o.device == "cuda" && ranks.world == 1 && recipe.layout.world() > 1 &&
+          !launched_by_recipebench())
+        a->nproc = static_cast<int>(recipe.layout.world());
       if (a->nproc && *a->nproc > 1 && !launched_by_recipebench()) {
         if (ranks.world > 1) {
           std::cerr << "recipebench run: --nproc " << *a->nproc << " but this process is already rank " << ranks.rank

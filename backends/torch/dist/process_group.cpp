@@ -5,25 +5,65 @@
 #include <algorithm>
 #include <stdexcept>
 
+#if RECIPEBENCH_HAVE_C10D_NCCL
+#include <c10/cuda/CUDAFunctions.h>
+#endif
+
 namespace recipebench::dist {
 
-#if RECIPEBENCH_HAVE_C10D_GLOO
+#if RECIPEBENCH_HAVE_C10D
 
 namespace {
 constexpr const char* kFailureCount = "recipebench/failures";
 constexpr const char* kFirstFailure = "recipebench/first_failure";
+
+/// The group of `world` ranks over `store` on `transport`; throws std::runtime_error when this build lacks it.
+c10::intrusive_ptr<compat::Group> make_group(Transport transport, const c10::intrusive_ptr<c10d::Store>& store,
+                                             int rank, int world, bool one_host, std::chrono::milliseconds timeout) {
+  if (transport == Transport::kNccl) {
+#if RECIPEBENCH_HAVE_C10D_NCCL
+    return compat::make_nccl_group(store, rank, world, timeout);
+#else
+    throw std::runtime_error("this build has no c10d NCCL (a CUDA libtorch with torch/csrc/distributed/c10d/"
+                             "ProcessGroupNCCL.hpp and nccl.h): multi-rank CUDA runs are not available");
+#endif
+  }
+#if RECIPEBENCH_HAVE_C10D_GLOO
+  return compat::make_gloo_group(store, rank, world, one_host, timeout);
+#else
+  (void)store, (void)rank, (void)world, (void)one_host, (void)timeout;
+  throw std::runtime_error("this build's libtorch has no c10d Gloo headers (torch/csrc/distributed/c10d/"
+                           "ProcessGroupGloo.hpp, gloo/config.h): multi-rank CPU runs are not available");
+#endif
+}
 }  // namespace
 
 struct ProcessGroup::Impl {
   c10::intrusive_ptr<c10d::Store> store;  ///< the run's TCPStore (subgroups: the same, their keys prefixed)
-  c10::intrusive_ptr<compat::GlooGroup> group;
+  c10::intrusive_ptr<compat::Group> group;
+  Transport transport = Transport::kGloo;
+  int cuda_device = -1;  ///< NCCL: this rank's GPU
   bool one_host = false;
   std::chrono::milliseconds timeout{0};
+
+  /// The tensor a collective runs on: `t` itself, or with NCCL and a CPU `t` a copy on this rank's GPU.
+  at::Tensor on_transport(const at::Tensor& t) const {
+    if (transport == Transport::kNccl && !t.is_cuda()) return t.to(at::Device(at::kCUDA, cuda_device));
+    return t;
+  }
+  /// Copies a collective's result back into `t` when on_transport made a GPU copy of it.
+  static void back(at::Tensor& t, const at::Tensor& on) {
+    if (!on.is_same(t)) t.copy_(on);
+  }
 };
 
 ProcessGroup::ProcessGroup(int rank, int world, const std::string& master_addr, int master_port,
-                           std::chrono::seconds timeout)
+                           std::chrono::seconds timeout, Transport transport, int cuda_device)
     : impl_(std::make_unique<Impl>()), rank_(rank), world_(world) {
+#if RECIPEBENCH_HAVE_C10D_NCCL
+  // NCCL's communicator lives on the current device: this rank's GPU.
+  if (transport == Transport::kNccl) c10::cuda::set_device(static_cast<c10::DeviceIndex>(cuda_device));
+#endif
   c10d::TCPStoreOptions so;
   so.port = static_cast<std::uint16_t>(master_port);
   so.isServer = rank == 0;
@@ -34,13 +74,17 @@ ProcessGroup::ProcessGroup(int rank, int world, const std::string& master_addr, 
   // Rank 0 on loopback: every rank is on this host, Gloo talks over loopback too.
   impl_->one_host = master_addr == "127.0.0.1" || master_addr == "localhost";
   impl_->timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
-  impl_->group = compat::make_gloo_group(impl_->store, rank, world, impl_->one_host, impl_->timeout);
+  impl_->transport = transport;
+  impl_->cuda_device = cuda_device;
+  impl_->group = make_group(transport, impl_->store, rank, world, impl_->one_host, impl_->timeout);
 }
 
 ProcessGroup::ProcessGroup(std::unique_ptr<Impl> impl, int rank, int world)
     : impl_(std::move(impl)), rank_(rank), world_(world) {}
 
 ProcessGroup::~ProcessGroup() = default;
+
+Transport ProcessGroup::transport() const { return impl_->transport; }
 
 std::unique_ptr<ProcessGroup> ProcessGroup::subgroup(const std::string& name, const std::vector<int>& ranks) {
   const auto at = std::find(ranks.begin(), ranks.end(), rank_);
@@ -51,32 +95,53 @@ std::unique_ptr<ProcessGroup> ProcessGroup::subgroup(const std::string& name, co
   impl->store = c10::make_intrusive<c10d::PrefixStore>("recipebench/group/" + name, impl_->store);
   impl->one_host = impl_->one_host;
   impl->timeout = impl_->timeout;
-  impl->group = compat::make_gloo_group(impl->store, sub_rank, sub_world, impl->one_host, impl->timeout);
+  impl->transport = impl_->transport;
+  impl->cuda_device = impl_->cuda_device;
+  impl->group = make_group(impl->transport, impl->store, sub_rank, sub_world, impl->one_host, impl->timeout);
   return std::unique_ptr<ProcessGroup>(new ProcessGroup(std::move(impl), sub_rank, sub_world));
 }
 
 void ProcessGroup::all_to_all(const at::Tensor& in, at::Tensor& out, std::vector<int64_t> out_counts,
                               std::vector<int64_t> in_counts) {
-  compat::all_to_all(*impl_->group, in, out, out_counts, in_counts);
+  at::Tensor input = impl_->on_transport(in), output = impl_->on_transport(out);
+  impl_->group->alltoall_base(output, input, out_counts, in_counts)->wait();
+  Impl::back(out, output);
 }
 
 void ProcessGroup::all_reduce_sum(at::Tensor& t) {
-  std::vector<at::Tensor> v{t};
+  std::vector<at::Tensor> v{impl_->on_transport(t)};
   impl_->group->allreduce(v)->wait();
+  Impl::back(t, v[0]);
 }
 
 void ProcessGroup::all_reduce_max(at::Tensor& t) {
-  std::vector<at::Tensor> v{t};
+  std::vector<at::Tensor> v{impl_->on_transport(t)};
   c10d::AllreduceOptions o;
   o.reduceOp = c10d::ReduceOp::MAX;
   impl_->group->allreduce(v, o)->wait();
+  Impl::back(t, v[0]);
 }
 
 void ProcessGroup::reduce_scatter_sum(at::Tensor& full, at::Tensor& shard) {
-  compat::reduce_scatter_sum(*impl_->group, full, shard);
+  if (impl_->transport == Transport::kNccl) {
+    at::Tensor in = impl_->on_transport(full), out = impl_->on_transport(shard);
+    impl_->group->_reduce_scatter_base(out, in)->wait();
+    Impl::back(shard, out);
+    return;
+  }
+  // Gloo (1.13 has no reduce-scatter): all-reduce, then this rank's slice of the sum.
+  std::vector<at::Tensor> t{full};
+  impl_->group->allreduce(t)->wait();
+  shard.copy_(full.narrow(0, static_cast<int64_t>(rank_) * shard.numel(), shard.numel()));
 }
 
 void ProcessGroup::all_gather(const at::Tensor& shard, at::Tensor& full) {
+  if (impl_->transport == Transport::kNccl) {
+    at::Tensor in = impl_->on_transport(shard), out = impl_->on_transport(full);
+    impl_->group->_allgather_base(out, in)->wait();
+    Impl::back(full, out);
+    return;
+  }
   std::vector<std::vector<at::Tensor>> out(1);
   const int64_t n = shard.numel();
   for (int r = 0; r < world_; ++r) out[0].push_back(full.narrow(0, r * n, n));
@@ -84,7 +149,11 @@ void ProcessGroup::all_gather(const at::Tensor& shard, at::Tensor& full) {
   impl_->group->allgather(out, in)->wait();
 }
 
-void ProcessGroup::barrier() { impl_->group->barrier()->wait(); }
+void ProcessGroup::barrier() {
+  c10d::BarrierOptions o;
+  if (impl_->transport == Transport::kNccl) o.device_ids = {impl_->cuda_device};
+  impl_->group->barrier(o)->wait();
+}
 
 bool ProcessGroup::report_failure(const std::string& message) {
   try {
@@ -107,16 +176,17 @@ std::string ProcessGroup::first_failure() {
   }
 }
 
-#else  // no c10d Gloo in this libtorch: multi-rank runs are refused
+#else  // no c10d Gloo nor NCCL in this libtorch: multi-rank runs are refused
 
 struct ProcessGroup::Impl {};
 
-ProcessGroup::ProcessGroup(int rank, int world, const std::string&, int, std::chrono::seconds)
+ProcessGroup::ProcessGroup(int rank, int world, const std::string&, int, std::chrono::seconds, Transport, int)
     : rank_(rank), world_(world) {
-  throw std::runtime_error("this build's libtorch has no c10d Gloo headers (torch/csrc/distributed/c10d/"
-                           "ProcessGroupGloo.hpp, gloo/config.h): multi-rank runs are not available");
+  throw std::runtime_error("this build's libtorch has neither c10d Gloo headers (torch/csrc/distributed/c10d/"
+                           "ProcessGroupGloo.hpp, gloo/config.h) nor c10d NCCL: multi-rank runs are not available");
 }
 ProcessGroup::~ProcessGroup() = default;
+Transport ProcessGroup::transport() const { return Transport::kGloo; }
 void ProcessGroup::all_reduce_sum(at::Tensor&) {}
 void ProcessGroup::all_reduce_max(at::Tensor&) {}
 void ProcessGroup::reduce_scatter_sum(at::Tensor&, at::Tensor&) {}

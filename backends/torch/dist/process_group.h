@@ -1,5 +1,6 @@
-// The run's process group: rendezvous through c10d's TCPStore (rank 0 hosts it) and a c10d Gloo group over all
-// ranks (CPU). The c10d headers stay in process_group.cpp (see compat_c10d.h).
+// The run's process group: rendezvous through c10d's TCPStore (rank 0 hosts it) and a c10d group over all ranks:
+// Gloo for CPU ranks, NCCL for one-GPU-per-rank runs. The c10d headers stay in process_group.cpp (see
+// compat_c10d.h).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -11,11 +12,21 @@
 
 namespace recipebench::dist {
 
+/// The collectives' transport: Gloo (CPU tensors, TCP) or NCCL (CUDA tensors of this rank's GPU).
+enum class Transport { kGloo, kNccl };
+
+/// A group of ranks and its collectives. With NCCL, tensors may still be passed on the CPU (small counts and
+/// scalars): they are copied to the rank's GPU for the collective and back. Every collective blocks until its
+/// result can be read by the caller's next operation (Gloo: done; NCCL: ordered before the current CUDA stream's
+/// next kernel, so reading a CPU copy or calling .item() waits for it).
 class ProcessGroup {
  public:
   /// Joins the run: rank 0 listens at master_addr:master_port, every rank connects; waits up to `timeout` for all
-  /// ranks and uses it as the collectives' timeout. Throws std::exception (c10::Error) on failure.
-  ProcessGroup(int rank, int world, const std::string& master_addr, int master_port, std::chrono::seconds timeout);
+  /// ranks and uses it as the collectives' timeout. With Transport::kNccl, `cuda_device` is this rank's GPU (the
+  /// current CUDA device is set to it). Throws std::exception (c10::Error) on failure, std::runtime_error when
+  /// this build has no such transport.
+  ProcessGroup(int rank, int world, const std::string& master_addr, int master_port, std::chrono::seconds timeout,
+               Transport transport = Transport::kGloo, int cuda_device = -1);
   ~ProcessGroup();
   ProcessGroup(const ProcessGroup&) = delete;
   ProcessGroup& operator=(const ProcessGroup&) = delete;
@@ -37,8 +48,10 @@ class ProcessGroup {
   void all_to_all(const at::Tensor& in, at::Tensor& out, std::vector<int64_t> out_counts,
                   std::vector<int64_t> in_counts);
 
+  Transport transport() const;
+
   /// A group of the given ranks of this group (this rank among them), named `name` (unique in the run): its own
-  /// Gloo group over this group's store. Only the members call it, each with the same name and ranks.
+  /// group (same transport and GPU) over this group's store. Only the members call it, each with the same name and ranks.
   std::unique_ptr<ProcessGroup> subgroup(const std::string& name, const std::vector<int>& ranks);
 
   /// Records a failure of this rank in the store. True when it is the run's first failure (this rank shows its

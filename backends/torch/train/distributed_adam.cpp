@@ -23,19 +23,26 @@ DistributedAdam::DistributedAdam(std::vector<torch::Tensor> params, const Recipe
   shard_n_ = (total + world - 1) / world;  // the flat buffer is padded to world x shard_n_
   shard_lo_ = group_.rank() * shard_n_;
   const auto device = params_.empty() ? torch::Device(torch::kCPU) : params_[0].device();
+  // The all-gather moves the updated weights in the parameters' dtype (BF16 on GPU: half the bytes of FP32);
+  // FP32 when the parameters' dtypes differ.
+  auto gather_dtype = params_.empty() ? torch::kFloat32 : params_[0].scalar_type();
+  for (const auto& p : params_)
+    if (p.scalar_type() != gather_dtype) gather_dtype = torch::kFloat32;
   const auto f32 = torch::TensorOptions().dtype(torch::kFloat32).device(device);
   grad_flat_ = torch::zeros({world * shard_n_}, f32);
-  param_flat_ = torch::zeros({world * shard_n_}, f32);
+  param_flat_ = torch::zeros({world * shard_n_}, f32.dtype(gather_dtype));
+  master_ = torch::zeros({shard_n_}, f32);
   for (size_t i = 0; i < params_.size(); ++i) {
     const auto& p = params_[i];
     grad_views_.push_back(grad_flat_.narrow(0, offsets_[i], p.numel()).view(p.sizes()));
-    param_flat_.narrow(0, offsets_[i], p.numel()).copy_(p.detach().reshape({-1}).to(torch::kFloat32));
-    // The part of parameter i inside [shard_lo_, shard_lo_ + shard_n_).
+    // The part of parameter i inside [shard_lo_, shard_lo_ + shard_n_): its FP32 master weights.
     const int64_t lo = std::max(offsets_[i], shard_lo_);
     const int64_t hi = std::min(offsets_[i] + p.numel(), shard_lo_ + shard_n_);
-    if (hi > lo) segments_.push_back(Segment{lo - shard_lo_, hi - lo, p.dim() >= 2});
+    if (hi <= lo) continue;
+    segments_.push_back(Segment{lo - shard_lo_, hi - lo, p.dim() >= 2});
+    master_.narrow(0, lo - shard_lo_, hi - lo)
+        .copy_(p.detach().reshape({-1}).narrow(0, lo - offsets_[i], hi - lo).to(torch::kFloat32));
   }
-  master_ = param_flat_.narrow(0, shard_lo_, shard_n_).clone();
   grad_shard_ = torch::zeros({shard_n_}, f32);
   exp_avg_ = torch::zeros({shard_n_}, f32);
   exp_avg_sq_ = torch::zeros({shard_n_}, f32);
@@ -81,7 +88,8 @@ void DistributedAdam::step(double lr) {
     for (const auto& s : segments_)
       if (s.decay) master_.narrow(0, s.shard_offset, s.n).mul_(1.0 - lr * o_.weight_decay);
   adamw_update_(master_, grad_shard_, exp_avg_, exp_avg_sq_, lr, t_, o_, /*decay=*/false);
-  group_.all_gather(master_, param_flat_);
+  const auto shard = master_.to(param_flat_.scalar_type());
+  group_.all_gather(shard, param_flat_);
   for (size_t i = 0; i < params_.size(); ++i)
     params_[i].copy_(param_flat_.narrow(0, offsets_[i], params_[i].numel()).view(params_[i].sizes()));
 }
