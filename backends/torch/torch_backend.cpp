@@ -439,6 +439,9 @@ class TorchBackend : public Backend {
         }
         if (o.rank == 0 && !out) throw RunError(std::string("RECIPEBENCH_DUMP_PARAMS: cannot write ") + dump);
       }
+      // A clean end on every rank: subgroups first, then the run's group (its store lives on rank 0).
+      for (auto* g : {ep_sub.get(), edp_group.get(), group.get()})
+        if (g) g->finish();
     } catch (const std::exception& e) {
       // On several ranks: the first rank to fail shows its message; the others stop quietly (rank 0's run record
       // carries the first failure's message when the store still answers).

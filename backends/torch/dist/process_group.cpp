@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <thread>
 
 #if RECIPEBENCH_HAVE_C10D_NCCL
 #include <c10/cuda/CUDAFunctions.h>
@@ -16,6 +17,7 @@ namespace recipebench::dist {
 namespace {
 constexpr const char* kFailureCount = "recipebench/failures";
 constexpr const char* kFirstFailure = "recipebench/first_failure";
+constexpr const char* kFinished = "recipebench/finished";
 
 /// The group of `world` ranks over `store` on `transport`; throws std::runtime_error when this build lacks it.
 c10::intrusive_ptr<compat::Group> make_group(Transport transport, const c10::intrusive_ptr<c10d::Store>& store,
@@ -155,6 +157,18 @@ void ProcessGroup::barrier() {
   impl_->group->barrier(o)->wait();
 }
 
+void ProcessGroup::finish() {
+#if RECIPEBENCH_HAVE_C10D_NCCL && TORCH_VERSION_MAJOR >= 2
+  if (impl_->transport == Transport::kNccl)
+    static_cast<c10d::ProcessGroupNCCL*>(impl_->group.get())->shutdown();
+#endif
+  impl_->store->add(kFinished, 1);
+  if (rank_ != 0) return;
+  const auto deadline = std::chrono::steady_clock::now() + impl_->timeout;
+  while (impl_->store->add(kFinished, 0) < world_ && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
 bool ProcessGroup::report_failure(const std::string& message) {
   try {
     if (impl_->store->add(kFailureCount, 1) != 1) return false;
@@ -194,6 +208,7 @@ void ProcessGroup::all_gather(const at::Tensor&, at::Tensor&) {}
 void ProcessGroup::barrier() {}
 void ProcessGroup::all_to_all(const at::Tensor&, at::Tensor&, std::vector<int64_t>, std::vector<int64_t>) {}
 std::unique_ptr<ProcessGroup> ProcessGroup::subgroup(const std::string&, const std::vector<int>&) { return nullptr; }
+void ProcessGroup::finish() {}
 bool ProcessGroup::report_failure(const std::string&) { return true; }
 std::string ProcessGroup::first_failure() { return ""; }
 

@@ -54,6 +54,12 @@ class ProcessGroup {
   /// group (same transport and GPU) over this group's store. Only the members call it, each with the same name and ranks.
   std::unique_ptr<ProcessGroup> subgroup(const std::string& name, const std::vector<int>& ranks);
 
+  /// Ends a successful run's use of the group, on every member: an NCCL group is shut down (its communicators
+  /// destroyed, its watchdog stopped), then the members check in at the store and the store's host (rank 0 of
+  /// the run) waits, up to the timeout, until all have, so it never closes the store under a member still using
+  /// it. Call it on subgroups before the run's group. No collective may follow.
+  void finish();
+
   /// Records a failure of this rank in the store. True when it is the run's first failure (this rank shows its
   /// message); false when another rank failed first, or when the store is gone (rank 0 exited).
   bool report_failure(const std::string& message);
