@@ -79,9 +79,10 @@ size_t count(const std::string& text, const std::string& what) {
 /// The data-parallel run reproduces the single-rank run: per-step loss within 1e-5 (relative) over 5 steps and
 /// the final parameters within 1e-5 (relative L2).
 /// `fixture` (default tiny-dp<dp>.yaml) is the multi-rank recipe.
-void check_parity(int dp, const std::string& fixture = "") {
+/// `reference` is the single-rank recipe.
+void check_parity(int dp, const std::string& fixture = "", const std::string& reference = "tiny-dp1.yaml") {
   const std::string name = fixture.empty() ? "dp" + std::to_string(dp) : fs::path(fixture).stem().string();
-  const Result one = run("dp1-reference-for-" + name, "tiny-dp1.yaml", 0);
+  const Result one = run("dp1-reference-for-" + name, reference, 0);
   const Result many = run(name, fixture.empty() ? "tiny-dp" + std::to_string(dp) + ".yaml" : fixture, dp);
   INFO("single rank:\n" << one.output << "\nDP" << dp << ":\n" << many.output);
   REQUIRE(one.exit_code == 0);
@@ -259,4 +260,26 @@ TEST_CASE("EP4 (DP4 EP4, 2 experts per rank) on four CPU ranks reproduces the si
 TEST_CASE("EP2 with DP2 (DP4 EP2, EDP 2) on four CPU ranks reproduces the single-rank run",
           "[distributed][parity][ep]") {
   check_parity(4, "tiny-ep2-dp4.yaml");
+}
+
+TEST_CASE("dynamic batching: EP2 with DP4 on rows of 40 to 128 tokens reproduces the single-rank run",
+          "[distributed][parity][ep][packing]") {
+  check_parity(4, "tiny-ep2-dp4-dynamic.yaml", "tiny-dp1-dynamic.yaml");
+  // The step's tokens are the rows' lengths (padding excluded): fewer than 16 full rows of 128.
+  const Result one = run("dp1-dynamic-tokens", "tiny-dp1-dynamic.yaml", 0);
+  REQUIRE(one.records.size() == 1);
+  const int64_t tokens = one.records[0]["steps"][0]["tokens"];
+  CHECK(tokens < 16 * 128);
+  CHECK(tokens >= 16 * 40);
+  // Packing by length: one rank packs its 16 rows into fewer than 16 / 2 microbatches in some step (short rows
+  // share), and every rank of the DP4 run trains at least the 4 / 2 of full rows in some step (after splitting).
+  const Result many = run("ep2-dp4-dynamic-counts", "tiny-ep2-dp4-dynamic.yaml", 4);
+  REQUIRE(many.records.size() == 1);
+  int64_t fewest_one = 1 << 30, most_many = 0;
+  for (int s = 0; s < 5; ++s) {
+    fewest_one = std::min<int64_t>(fewest_one, one.records[0]["steps"][s]["microbatches"].get<int64_t>());
+    most_many = std::max<int64_t>(most_many, many.records[0]["steps"][s]["microbatches"].get<int64_t>());
+  }
+  CHECK(fewest_one < 8);
+  CHECK(most_many >= 2);
 }

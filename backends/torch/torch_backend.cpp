@@ -19,6 +19,7 @@
 #include "train/adam.h"
 #include "train/distributed_adam.h"
 #include "train/lr_schedule.h"
+#include "train/packing.h"
 #include "train/rows.h"
 
 // RECIPEBENCH_TORCH_CUDA is set by CMake when libtorch was built with CUDA (libc10_cuda present).
@@ -234,16 +235,22 @@ class TorchBackend : public Backend {
     torch::manual_seed(o.seed);
 
     const int64_t row_tokens = recipe.workload.row_tokens;
-    const int64_t rows_per_mb = std::max<int64_t>(1, recipe.layout.max_tokens_per_gpu / row_tokens);
-    // DESIGN.md section 5: microbatches per step per DP rank = global_batch / DP / rows per microbatch. Every rank
-    // draws the step's whole global batch in microbatches (the single-rank order) and keeps its contiguous block.
+    const int64_t max_tokens = recipe.layout.max_tokens_per_gpu;
+    const int64_t rows_per_mb = std::max<int64_t>(1, max_tokens / row_tokens);
+    if (row_tokens > max_tokens)
+      throw RunError("workload.row_tokens " + std::to_string(row_tokens) + " is more than layout.max_tokens_per_gpu " +
+                     std::to_string(max_tokens) + ": a row must fit in one microbatch");
+    // DESIGN.md section 5: microbatches per step per DP rank = global_batch / DP / rows per microbatch (full rows).
+    // Every rank draws the step's whole global batch (the single-rank order) and keeps its contiguous block of
+    // global_batch / DP rows, packed first-fit into microbatches of at most max_tokens_per_gpu tokens (dynamic
+    // batching, train/packing.h); every rank trains as many microbatches as the rank with the most.
     const int64_t dp = o.world;
     const int64_t global_microbatches = recipe.workload.global_batch / rows_per_mb;
     const int64_t microbatches = global_microbatches / dp;
     if (dp > 1 && (recipe.workload.global_batch % (dp * rows_per_mb) != 0 || microbatches < 1))
       throw RunError("global_batch " + std::to_string(recipe.workload.global_batch) + " is not a whole number of " +
                      std::to_string(rows_per_mb) + "-row microbatches per DP rank for DP = " + std::to_string(dp));
-    const int64_t first_mb = o.rank * microbatches;
+    const int64_t rows_per_rank = recipe.workload.global_batch / dp, first_row = o.rank * rows_per_rank;
 
     // The process group (rendezvous at rank 0's TCPStore) of a multi-rank run.
     std::unique_ptr<dist::ProcessGroup> group;
@@ -267,7 +274,8 @@ class TorchBackend : public Backend {
         if (o.data_source == "file")
           source = std::make_unique<train::FileRows>(o.data_path, row_tokens, cfg.vocab_size);
         else
-          source = std::make_unique<train::SyntheticRows>(cfg.vocab_size, row_tokens, o.supervised_token_ratio, o.seed);
+          source = std::make_unique<train::SyntheticRows>(cfg.vocab_size, row_tokens, o.supervised_token_ratio, o.seed,
+                                                          o.min_row_tokens);
       } catch (const std::exception& e) {
         throw RunError(std::string("data: ") + e.what());
       }
@@ -333,14 +341,35 @@ class TorchBackend : public Backend {
         if (step > 0) pending_overhead = std::chrono::duration<double>(data_start - tail_start).count();
         // Rows of the step, copied to the device before the clock starts (data loading is not timed).
         std::vector<std::pair<torch::Tensor, torch::Tensor>> batches;
-        int64_t supervised = 0;
-        for (int64_t mb = 0; mb < global_microbatches; ++mb) {
-          train::Rows rows = source->next(rows_per_mb);
-          if (mb < first_mb || mb >= first_mb + microbatches) continue;  // another DP rank's rows
-          auto ids = torch::from_blob(rows.tokens.data(), {rows.rows, row_tokens}, torch::kInt64).clone().to(device);
-          auto mask = torch::from_blob(rows.mask.data(), {rows.rows, row_tokens}, torch::kUInt8).clone().to(device);
-          for (int64_t i = 0; i < rows.rows; ++i)
-            for (int64_t t = 1; t < row_tokens; ++t) supervised += rows.mask[i * row_tokens + t];
+        // Every rank holds the whole global batch, so the step's token and supervised counts and every rank's
+        // packing are known here without a collective.
+        const train::Rows rows = source->next(recipe.workload.global_batch);
+        int64_t supervised = 0, step_tokens = 0;
+        for (int64_t i = 0; i < rows.rows; ++i) {
+          step_tokens += rows.lengths[i];
+          for (int64_t t = 1; t < row_tokens; ++t) supervised += rows.mask[i * row_tokens + t];
+        }
+        auto pack = [&](int64_t dp_rank) {
+          const auto first = rows.lengths.begin() + dp_rank * rows_per_rank;
+          return train::pack_first_fit(std::vector<int64_t>(first, first + rows_per_rank), max_tokens);
+        };
+        size_t step_microbatches = 0;
+        for (int64_t r = 0; r < dp; ++r) step_microbatches = std::max(step_microbatches, pack(r).size());
+        std::vector<train::Microbatch> packed = pack(o.rank);
+        train::split_to_count(packed, static_cast<int64_t>(step_microbatches));
+        for (const auto& mb : packed) {
+          int64_t longest = 0;
+          for (const int64_t i : mb) longest = std::max(longest, rows.lengths[first_row + i]);
+          std::vector<int64_t> ids_host;
+          std::vector<uint8_t> mask_host;
+          for (const int64_t i : mb) {
+            const int64_t at = (first_row + i) * row_tokens;
+            ids_host.insert(ids_host.end(), rows.tokens.begin() + at, rows.tokens.begin() + at + longest);
+            mask_host.insert(mask_host.end(), rows.mask.begin() + at, rows.mask.begin() + at + longest);
+          }
+          const auto k = static_cast<int64_t>(mb.size());
+          auto ids = torch::from_blob(ids_host.data(), {k, longest}, torch::kInt64).clone().to(device);
+          auto mask = torch::from_blob(mask_host.data(), {k, longest}, torch::kUInt8).clone().to(device);
           batches.emplace_back(ids, mask);
         }
         if (fail_rank && fail_step && *fail_rank == o.rank && *fail_step == step)
@@ -364,11 +393,6 @@ class TorchBackend : public Backend {
 
         adam.zero_grad();
         torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
-        if (group) {  // per-token normalisation over the whole global batch: the supervised count of all ranks
-          auto count = torch::tensor({static_cast<double>(supervised)}, torch::kFloat64);
-          group->all_reduce_sum(count);
-          supervised = static_cast<int64_t>(std::llround(count.item<double>()));
-        }
         const double denom = static_cast<double>(std::max<int64_t>(1, supervised));
         for (auto& [ids, mask] : batches) {
           const auto s = model->sft_loss_sum(ids, mask);
@@ -400,7 +424,8 @@ class TorchBackend : public Backend {
         StepSample sample;
         sample.step = step;
         sample.seconds = seconds;
-        sample.tokens = recipe.workload.global_batch * row_tokens;
+        sample.tokens = step_tokens;
+        sample.microbatches = static_cast<int64_t>(batches.size());
         sample.supervised_tokens = supervised;
         sample.loss = loss;
         sample.grad_norm = norm;

@@ -66,6 +66,7 @@ void apply_bench_block(const Json& bench, RunOptions& o) {
     if (d.contains("source")) o.data_source = d["source"].get<std::string>();
     if (d.contains("path")) o.data_path = d["path"].get<std::string>();
     if (d.contains("supervised_token_ratio")) o.supervised_token_ratio = d["supervised_token_ratio"].get<double>();
+    if (d.contains("min_row_tokens")) o.min_row_tokens = d["min_row_tokens"].get<int64_t>();
   }
 }
 

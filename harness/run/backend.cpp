@@ -36,6 +36,7 @@ Json RunOptions::to_json() const {
          {"data", Json{{"source", data_source}}}};
   if (data_source == "file") j["data"]["path"] = data_path;
   else j["data"]["supervised_token_ratio"] = supervised_token_ratio;
+  if (data_source != "file" && min_row_tokens > 0) j["data"]["min_row_tokens"] = min_row_tokens;
   return j;
 }
 
@@ -44,6 +45,7 @@ Json StepSample::to_json() const {
               {"seconds", seconds},
               {"tokens", tokens},
               {"supervised_tokens", supervised_tokens},
+              {"microbatches", microbatches},
               {"loss", loss},
               {"grad_norm", grad_norm},
               {"learning_rate", learning_rate},

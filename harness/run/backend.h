@@ -27,6 +27,7 @@ struct RunOptions {
   std::string data_source = "synthetic";   ///< "synthetic" or "file"
   std::string data_path;                   ///< pre-tokenized rows when data_source == "file"
   double supervised_token_ratio = 0.676;   ///< synthetic data: fraction of tokens with a loss
+  int64_t min_row_tokens = 0;              ///< synthetic data: shortest row (tokens); 0: every row full length
   bool profile = false;                    ///< synchronise between phases to time forward / backward / optimizer
   // Where this process sits among the ranks (run/launch.h); world == 1 is a one-rank run.
   int rank = 0, world = 1, local_rank = 0;
@@ -39,8 +40,9 @@ struct RunOptions {
 struct StepSample {
   int step = 0;
   double seconds = 0;              ///< wall time between barrier-synchronised step boundaries (rank 0)
-  int64_t tokens = 0;              ///< tokens of the step (rows x row tokens, padding excluded)
+  int64_t tokens = 0;              ///< tokens of the step (the rows' lengths, padding excluded)
   int64_t supervised_tokens = 0;   ///< tokens with a loss
+  int64_t microbatches = 0;        ///< microbatches this rank trained in the step (dynamic batching)
   double loss = 0;                 ///< mean per-token SFT loss over the step's supervised tokens
   double grad_norm = 0;            ///< global L2 norm of the gradients before clipping
   double learning_rate = 0;        ///< learning rate applied at this step

@@ -25,6 +25,7 @@
 #include "torch_backend_registration.h"
 #include "train/adam.h"
 #include "train/lr_schedule.h"
+#include "train/packing.h"
 #include "train/rows.h"
 
 using namespace recipebench;
@@ -143,6 +144,52 @@ TEST_CASE("synthetic rows: exact supervised ratio, deterministic, learnable stru
       auto [it, fresh] = next_of.emplace(ra.tokens[i - 1], ra.tokens[i]);
       CHECK(it->second == ra.tokens[i]);
     }
+}
+
+TEST_CASE("dynamic batching: first-fit packing within max_tokens_per_gpu, padded tokens counted", "[train][packing]") {
+  using train::Microbatch;
+  // Full rows: max_tokens / row_tokens rows per microbatch (DESIGN.md section 5's fixed count).
+  CHECK(train::pack_first_fit({128, 128, 128, 128, 128, 128}, 256) ==
+        std::vector<Microbatch>{{0, 1}, {2, 3}, {4, 5}});
+  // Variable lengths, taken in order, each into the first microbatch that still holds it (rows x longest <= 256):
+  // 100 -> {0}; 60 -> {0,1} (2 x 100 = 200); 120 -> new {2} (3 x 120 = 360); 30 -> {2,3} (3 x 100 = 300 too many,
+  // 2 x 120 = 240); 50 -> new {4}; 10 -> {4,5} (2 x 50 = 100).
+  const std::vector<int64_t> lengths{100, 60, 120, 30, 50, 10};
+  const auto mbs = train::pack_first_fit(lengths, 256);
+  CHECK(mbs == std::vector<Microbatch>{{0, 1}, {2, 3}, {4, 5}});
+  for (const auto& mb : mbs) CHECK(train::padded_tokens(mb, lengths) <= 256);
+  CHECK(train::padded_tokens({2, 3}, lengths) == 240);
+  // Short rows share a microbatch: 8 rows of 30 tokens in 256 (8 x 30 = 240).
+  CHECK(train::pack_first_fit(std::vector<int64_t>(8, 30), 256).size() == 1);
+  CHECK_THROWS_WITH(train::pack_first_fit({100, 300}, 256), Catch::Contains("row 1 has 300 tokens, expected 1..256"));
+
+  // Splitting to a common count: the microbatch with most rows is halved, order kept.
+  std::vector<Microbatch> m{{0, 1, 2, 3, 4}, {5}};
+  train::split_to_count(m, 4);
+  CHECK(m == std::vector<Microbatch>{{0, 1}, {2}, {3, 4}, {5}});
+  CHECK_THROWS(train::split_to_count(m, 3));  // fewer than now
+  CHECK_THROWS(train::split_to_count(m, 7));  // more microbatches than rows
+}
+
+TEST_CASE("synthetic rows with min_row_tokens: lengths in range, padding carries no loss", "[train][rows][packing]") {
+  train::SyntheticRows full(64, 128, 0.5, 7), var(64, 128, 0.5, 7, 40);
+  const auto a = full.next(16), b = var.next(16);
+  CHECK(a.lengths == std::vector<int64_t>(16, 128));
+  bool some_short = false;
+  for (int64_t i = 0; i < 16; ++i) {
+    const int64_t len = b.lengths[i];
+    CHECK(len >= 40);
+    CHECK(len <= 128);
+    some_short = some_short || len < 128;
+    for (int64_t t = len; t < 128; ++t) {
+      CHECK(b.tokens[i * 128 + t] == 0);
+      CHECK(b.mask[i * 128 + t] == 0);
+    }
+  }
+  CHECK(some_short);
+  // The first row's content up to its length is the full generator's (lengths are drawn after the content).
+  CHECK(std::equal(b.tokens.begin(), b.tokens.begin() + b.lengths[0], a.tokens.begin()));
+  CHECK_THROWS_WITH(train::SyntheticRows(64, 128, 0.5, 7, 200), Catch::Contains("expected 2..128"));
 }
 
 TEST_CASE("rows file: round trip and clear errors", "[train][rows]") {

@@ -11,9 +11,14 @@
 
 namespace recipebench::train {
 
-SyntheticRows::SyntheticRows(int64_t vocab_size, int64_t row_tokens, double ratio, uint64_t seed)
-    : vocab_(vocab_size), row_tokens_(row_tokens), rng_(seed) {
+SyntheticRows::SyntheticRows(int64_t vocab_size, int64_t row_tokens, double ratio, uint64_t seed,
+                             int64_t min_row_tokens)
+    : vocab_(vocab_size), row_tokens_(row_tokens), min_row_tokens_(min_row_tokens <= 0 ? row_tokens : min_row_tokens),
+      rng_(seed) {
   if (vocab_size < 2 || row_tokens < 2) throw std::invalid_argument("synthetic rows need vocab >= 2 and rows >= 2 tokens");
+  if (min_row_tokens_ < 2 || min_row_tokens_ > row_tokens)
+    throw std::invalid_argument("bench.data.min_row_tokens is " + std::to_string(min_row_tokens) +
+                                ", expected 2.." + std::to_string(row_tokens) + " (workload.row_tokens)");
   supervised_ = std::clamp<int64_t>(std::llround(ratio * row_tokens), 0, row_tokens - 1);
   perm_.resize(vocab_);
   std::iota(perm_.begin(), perm_.end(), 0);
@@ -48,6 +53,13 @@ Rows SyntheticRows::next(int64_t n) {
       left_supervised -= s;
       pos += len;
     }
+    // Variable length: the row keeps its first `length` tokens, the rest is padding.
+    int64_t length = row_tokens_;
+    if (min_row_tokens_ < row_tokens_)
+      length = std::uniform_int_distribution<int64_t>(min_row_tokens_, row_tokens_)(rng_);
+    std::fill(t + length, t + row_tokens_, 0);
+    std::fill(m + length, m + row_tokens_, 0);
+    r.lengths.push_back(length);
   }
   return r;
 }
@@ -106,6 +118,7 @@ Rows FileRows::next(int64_t n) {
   r.row_tokens = row_tokens_;
   r.tokens.resize(n * row_tokens_);
   r.mask.resize(n * row_tokens_);
+  r.lengths.assign(n, row_tokens_);  // the file format has no padding marker: every row is full
   for (int64_t i = 0; i < n; ++i) {
     const int64_t src = (cursor_ + i) % rows_;
     std::copy_n(&tokens_[src * row_tokens_], row_tokens_, &r.tokens[i * row_tokens_]);

@@ -11,11 +11,13 @@
 namespace recipebench::train {
 
 /// A batch of rows: tokens and mask are row-major [rows, row_tokens]. mask[i] = 1 where token i is supervised
-/// (the loss counts predicting it from the tokens before it).
+/// (the loss counts predicting it from the tokens before it). lengths[r] (tokens) is row r's length before its
+/// padding: tokens from there to row_tokens are padding (token 0, mask 0), which dynamic batching drops.
 struct Rows {
   int64_t rows = 0, row_tokens = 0;
   std::vector<int64_t> tokens;
   std::vector<uint8_t> mask;
+  std::vector<int64_t> lengths;
 };
 
 /// A source of rows. next(n) returns the next n rows; the sequence is deterministic for a given seed or file.
@@ -29,14 +31,17 @@ class RowSource {
 /// tokens and response segments where token t = perm[token t-1] for a fixed random permutation `perm` of the
 /// vocabulary; response tokens are supervised. Segment lengths are chosen so that the supervised fraction of a
 /// row is round(supervised_token_ratio x row_tokens) / row_tokens. A model that learns `perm` drives the loss
-/// from ln(vocab) towards 0.
+/// from ln(vocab) towards 0. With min_row_tokens < row_tokens (bench.data.min_row_tokens), each row's length is
+/// drawn uniformly from [min_row_tokens, row_tokens] and the rest of the row is padding; 0 (or row_tokens) gives
+/// full rows and leaves the token sequence as without the option.
 class SyntheticRows : public RowSource {
  public:
-  SyntheticRows(int64_t vocab_size, int64_t row_tokens, double supervised_token_ratio, uint64_t seed);
+  SyntheticRows(int64_t vocab_size, int64_t row_tokens, double supervised_token_ratio, uint64_t seed,
+                int64_t min_row_tokens = 0);
   Rows next(int64_t n) override;
 
  private:
-  int64_t vocab_, row_tokens_, supervised_;
+  int64_t vocab_, row_tokens_, supervised_, min_row_tokens_;
   std::mt19937_64 rng_;
   std::vector<int64_t> perm_;
 };
