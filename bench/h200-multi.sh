@@ -3,11 +3,14 @@
 # repository root, with .deps/ carried): builds with the venv's libtorch (CUDA, c10d NCCL), checks NCCL parity on
 # the tiny model (DP2 and EP2 on two GPUs against one GPU, float32), then trains the 4-layer Qwen3.5-35B-A3B proxy
 # on 1 GPU and on 2 GPUs (DP2, EP2 DP2) with the same per-GPU work, for the scaling efficiency. Every result lands
-# in $OUT (or bench/out when OUT is unset): logs, run records, and summary.txt.
+# in $OUT (or bench/out when OUT is unset): build.log, parity.txt, summary.txt and results.tgz (every log, run
+# record and parameter dump; the device tool brings back at most 8 files).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${OUT:-bench/out}
-mkdir -p "$out/runs"
+final=${OUT:-bench/out}
+out=bench/out-multi
+rm -rf "$out" && mkdir -p "$out/runs" "$final"
+trap 'cp "$out"/build.log "$out"/parity.txt "$out"/summary.txt "$final"/ 2>/dev/null; tar czf "$final/results.tgz" -C "$out" .' EXIT
 # NVLink multicast stays off on these machines (device README): keep it off in every rank.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 {
