@@ -260,3 +260,27 @@ TEST_CASE("EP2 with DP2 (DP4 EP2, EDP 2) on four CPU ranks reproduces the single
           "[distributed][parity][ep]") {
   check_parity(4, "tiny-ep2-dp4.yaml");
 }
+
+// Tensor parallelism with sequence parallel (docs/distributed.md). The tiny model is MoE, so TP > 1 runs with
+// sequence parallel only (validate: "MoE with TP > 1 requires sequence parallel"); "TP2" is TP 2 with SP on 2 ranks.
+TEST_CASE("TP2 with sequence parallel (TP2 DP1 EP2, ETP 1) on two CPU ranks reproduces the single-rank run",
+          "[distributed][parity][tp]") {
+  check_parity(2, "tiny-tp2.yaml");
+}
+
+TEST_CASE("TP2 with sequence parallel and EP1 (experts replicated, EDP over the TP ranks) reproduces the single-rank run",
+          "[distributed][parity][tp]") {
+  check_parity(2, "tiny-tp2-ep1.yaml");
+}
+
+TEST_CASE("TP2 DP2 with sequence parallel (EP2, ETP 1) on four CPU ranks reproduces the single-rank run",
+          "[distributed][parity][tp]") {
+  check_parity(4, "tiny-tp2-dp2.yaml");
+}
+
+TEST_CASE("TP2 without sequence parallel is refused before any rank starts (the model is MoE)", "[distributed][tp]") {
+  const Result r = run("tp2-no-sp", "tiny-tp2-no-sp.yaml", 2);
+  CHECK(r.exit_code != 0);
+  CHECK(count(r.output, "requires sequence parallel") >= 1);
+  CHECK(r.records.empty());
+}
