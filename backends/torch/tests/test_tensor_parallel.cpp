@@ -19,6 +19,8 @@
 #include "dist/process_group.h"
 #include "model/qwen35_moe.h"
 #include "model/tensor_parallel.h"
+#include "run/backend.h"
+#include "torch_backend_registration.h"
 
 using namespace recipebench;
 
@@ -164,5 +166,50 @@ TEST_CASE("the tiny model over TP 2 with sequence parallel: the one-rank loss, s
     // 4 layers: 3 Gated DeltaNet (8 sharded each), 1 attention (4), 4 shared experts (3), embedding, lm_head.
     CHECK(sharded_count == 3 * 8 + 4 + 4 * 3 + 2);
     CHECK(replicated_count > 0);
+  }
+}
+
+TEST_CASE("the torch backend refuses the TP layouts it cannot run, with the reason", "[train][tp]") {
+  register_torch_backend();
+  auto backend = make_backend("torch");
+  REQUIRE(backend);
+  Recipe r;
+  r.model = "Qwen3.5-tiny";
+  r.gpu.type = "CPU";
+  r.gpu.count = 2;
+  r.workload.row_tokens = 64;
+  r.workload.global_batch = 4;
+  r.workload.precision = "fp32";
+  r.layout.label = "TP2";
+  r.layout.tp = 2;
+  r.layout.etp = 1;
+  r.layout.sequence_parallel = true;
+  r.layout.max_tokens_per_gpu = 128;
+  RunOptions o;
+  o.world = 2;
+  CHECK_NOTHROW(backend->environment(r, o));
+  SECTION("without sequence parallel") {
+    r.layout.sequence_parallel = false;
+    CHECK_THROWS_WITH(backend->environment(r, o), Catch::Contains("without sequence parallel"));
+  }
+  SECTION("a sequence not divisible by TP") {
+    r.workload.row_tokens = 63;
+    CHECK_THROWS_WITH(backend->environment(r, o), Catch::Contains("row_tokens 63 is not divisible by TP = 2"));
+  }
+  SECTION("ETP absent (= TP)") {
+    r.layout.etp.reset();
+    CHECK_THROWS_WITH(backend->environment(r, o), Catch::Contains("ETP = 2") && Catch::Contains("set layout.etp: 1"));
+  }
+  SECTION("heads not divisible by TP") {
+    r.layout.tp = 8;  // the tiny model has 4 attention heads
+    r.gpu.count = 8;
+    o.world = 8;
+    CHECK_THROWS_WITH(backend->environment(r, o), Catch::Contains("not divisible by TP"));
+  }
+  SECTION("PP > 1") {
+    r.layout.tp = 1;
+    r.layout.sequence_parallel = false;
+    r.layout.pp = 2;
+    CHECK_THROWS_WITH(backend->environment(r, o), Catch::Contains("PP = 2"));
   }
 }
