@@ -17,6 +17,7 @@
 #include "catalog/models.h"
 #include "dist/parallel_groups.h"
 #include "dist/process_group.h"
+#include "layout/rank_map.h"
 #include "model/qwen35_moe.h"
 #include "model/tensor_parallel.h"
 #include "run/backend.h"
@@ -212,4 +213,33 @@ TEST_CASE("the torch backend refuses the TP layouts it cannot run, with the reas
     r.layout.pp = 2;
     CHECK_THROWS_WITH(backend->environment(r, o), Catch::Contains("PP = 2"));
   }
+}
+
+TEST_CASE("the layout's groups from the rank map: TP fastest, TP folded into EP", "[train][tp]") {
+  Recipe r;
+  r.model = "Qwen3.5-tiny";
+  r.gpu.count = 4;
+  r.workload.row_tokens = 128;
+  r.workload.global_batch = 8;
+  r.layout.tp = 2;
+  r.layout.dp = 2;
+  r.layout.ep = 2;
+  r.layout.etp = 1;
+  r.layout.max_tokens_per_gpu = 256;
+  const RankMap map = build_rank_map(r, *find_model("Qwen3.5-tiny"));
+  using V = std::vector<int>;
+  CHECK(dist::group_members(map, 1, "tp") == V{0, 1});
+  CHECK(dist::group_members(map, 2, "tp") == V{2, 3});
+  CHECK(dist::group_members(map, 1, "dp") == V{1, 3});
+  CHECK(dist::group_members(map, 1, "ep") == V{0, 1});
+  CHECK(dist::group_members(map, 1, "edp") == V{1, 3});
+  r.layout.ep = 4;  // one EP group over TP x DP, EDP 1
+  const RankMap map4 = build_rank_map(r, *find_model("Qwen3.5-tiny"));
+  CHECK(dist::group_members(map4, 2, "ep") == V{0, 1, 2, 3});
+  CHECK(dist::group_members(map4, 2, "edp") == V{2});
+  r.layout.ep = 1;  // every rank holds every expert: EDP over the whole run
+  const RankMap map1 = build_rank_map(r, *find_model("Qwen3.5-tiny"));
+  CHECK(dist::group_members(map1, 2, "ep") == V{2});
+  CHECK(dist::group_members(map1, 2, "edp") == V{0, 1, 2, 3});
+  CHECK_THROWS_AS(dist::group_members(map, 0, "pp"), std::invalid_argument);
 }
