@@ -274,7 +274,7 @@ TEST_CASE("TP2 with sequence parallel (TP2 DP1 EP2, ETP 1) on two CPU ranks repr
   check_parity(2, "tiny-tp2.yaml", kTpGradNormTol);
 }
 
-TEST_CASE("TP2 with sequence parallel and EP1 (experts replicated, EDP over the TP ranks) reproduces the single-rank run",
+TEST_CASE("TP2 with sequence parallel and EP1 (experts replicated, EDP over the TP ranks) reproduces the one-rank run",
           "[distributed][parity][tp]") {
   check_parity(2, "tiny-tp2-ep1.yaml", kTpGradNormTol);
 }

@@ -230,7 +230,8 @@ class TorchBackend : public Backend {
     recompute_options(l);  // refuses what the backend cannot run, before any rank starts
     if (l.pp != 1 || l.cp != 1)
       throw RunError("the recipe's layout " + l.label + " has PP = " + std::to_string(l.pp) + ", CP = " +
-                     std::to_string(l.cp) + ": the torch backend runs tensor, data and expert parallel only (PP = CP = 1)");
+                     std::to_string(l.cp) +
+                     ": the torch backend runs tensor, data and expert parallel only (PP = CP = 1)");
     check_tensor_parallel(recipe);
     if (l.ep < 1 || world % l.ep != 0)
       throw RunError("the recipe's layout " + l.label + " has EP = " + std::to_string(l.ep) +
@@ -333,7 +334,11 @@ class TorchBackend : public Backend {
       std::vector<torch_model::TpParam> tp_params;
       if (tp_size > 1) {
         tp_comm = std::make_shared<dist::GroupTensorParallel>(*groups.tp);
-        tp_params = torch_model::shard_tensor_parallel(*model, tp_comm);
+        try {
+          tp_params = torch_model::shard_tensor_parallel(*model, tp_comm);
+        } catch (const c10::Error& e) {  // a dimension not divisible by TP (a model from a config.json)
+          throw RunError(e.what_without_backtrace());
+        }
       }
       // Expert parallelism (ETP 1): each EP rank holds E / EP experts per MoE layer; the expert-data-parallel groups
       // join the ranks holding the same experts. With TP > 1 the experts are apart from the dense parameters even

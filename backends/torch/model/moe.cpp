@@ -176,8 +176,9 @@ torch::Tensor SparseMoeBlockImpl::forward(const torch::Tensor& x) {
   const Routing r = route(flat);
   const auto routed = experts(flat, r.indices, r.weights);
   // Tensor parallel: the shared expert column- / row-parallel on the whole sequence, back to this rank's shard.
-  const auto shared_out = tp ? reduce_scatter_sequence(shared_expert(gather_sequence(x, *tp)), *tp).reshape(flat.sizes())
-                             : shared_expert(flat);
+  const auto shared_out =
+      tp ? reduce_scatter_sequence(shared_expert(gather_sequence(x, *tp)), *tp).reshape(flat.sizes())
+         : shared_expert(flat);
   const auto shared = torch::sigmoid(shared_expert_gate(flat)) * shared_out;
   return (routed + shared).view(x.sizes());
 }

@@ -42,8 +42,8 @@ TextModelImpl::TextModelImpl(const ModelConfig& cfg, const KernelOptions& opt) :
 torch::Tensor TextModelImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& positions) {
   TORCH_CHECK(input_ids.dim() == 2, "input_ids must be [batch, seq], got ", input_ids.sizes());
   // Tensor parallel: vocab-parallel lookup, then this rank's sequence shard for the layers.
-  auto h = tp ? vocab_parallel_embedding(input_ids, embed_tokens->weight, tp->rank() * embed_tokens->weight.size(0), *tp)
-              : embed_tokens(input_ids);
+  const auto& table = embed_tokens->weight;
+  auto h = tp ? vocab_parallel_embedding(input_ids, table, tp->rank() * table.size(0), *tp) : embed_tokens(input_ids);
   const int64_t n = static_cast<int64_t>(decoder_layers.size());
   TORCH_CHECK(recompute.method == RecomputeOptions::Method::None || recompute.num_layers >= 1,
               "recompute num_layers must be >= 1, got ", recompute.num_layers);

@@ -140,8 +140,9 @@ TEST_CASE("the tiny model over TP 2 with sequence parallel: the one-rank loss, s
       }
     }
     // The sharded embedding gathered back to the one-rank layout.
+    const auto& embed_spec = sharded[static_cast<size_t>(r)][0].spec;  // the embedding is sharded first
     embed_full[static_cast<size_t>(r)] =
-        torch_model::tp_gather_param(m->model->embed_tokens->weight.detach(), sharded[static_cast<size_t>(r)][0].spec, tp);
+        torch_model::tp_gather_param(m->model->embed_tokens->weight.detach(), embed_spec, tp);
   });
   INFO(errors[0] << errors[1]);
   REQUIRE(errors[0].empty());
