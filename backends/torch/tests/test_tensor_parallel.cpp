@@ -120,7 +120,7 @@ TEST_CASE("the tiny model over TP 2 with sequence parallel: the one-rank loss, s
 
   std::vector<torch::Tensor> loss(2);
   std::vector<std::vector<torch_model::TpParam>> sharded(2);
-  std::vector<torch::Tensor> embed_full(2);
+  std::vector<torch::Tensor> embed_full(2), norm_grad_before_sum(2);
   const auto errors = on_two_ranks([&](int r, torch_model::TensorParallel& tp) {
     auto& m = models[static_cast<size_t>(r)];
     auto holder = std::shared_ptr<torch_model::TensorParallel>(&tp, [](torch_model::TensorParallel*) {});
@@ -128,6 +128,8 @@ TEST_CASE("the tiny model over TP 2 with sequence parallel: the one-rank loss, s
     const auto s = m->sft_loss_sum(ids, mask);
     s.sum.backward();
     loss[static_cast<size_t>(r)] = s.sum.detach();
+    // Negative control: a replicated parameter's gradient before the sum over TP is only this rank's part.
+    norm_grad_before_sum[static_cast<size_t>(r)] = m->model->decoder_layers[0]->input_layernorm->weight.grad().clone();
     // The replicated parameters' gradients summed over TP (what the backend does before the optimizer).
     for (const auto& p : m->parameters()) {
       bool is_sharded = false;
@@ -150,6 +152,7 @@ TEST_CASE("the tiny model over TP 2 with sequence parallel: the one-rank loss, s
   for (int r = 0; r < 2; ++r) {
     CHECK(std::abs(loss[r].item<double>() - ref_loss.sum.item<double>()) / ref_loss.sum.item<double>() < 1e-12);
     CHECK(rel_diff(embed_full[r], ref->model->embed_tokens->weight.detach()) == 0);
+    CHECK(rel_diff(norm_grad_before_sum[r], ref->model->decoder_layers[0]->input_layernorm->weight.grad()) > 1e-2);
     const auto named = models[static_cast<size_t>(r)]->named_parameters();
     int sharded_count = 0, replicated_count = 0;
     for (const auto& item : named) {
