@@ -78,9 +78,10 @@ size_t count(const std::string& text, const std::string& what) {
 
 /// The data-parallel run reproduces the single-rank run: per-step loss within 1e-5 (relative) over 5 steps and
 /// the final parameters within 1e-5 (relative L2).
-/// `fixture` (default tiny-dp<dp>.yaml) is the multi-rank recipe.
-/// `reference` is the single-rank recipe.
-void check_parity(int dp, const std::string& fixture = "", const std::string& reference = "tiny-dp1.yaml") {
+/// `fixture` (default tiny-dp<dp>.yaml) is the multi-rank recipe, `reference` the single-rank one. The gradient norm
+/// of step 0 (the same parameters on both sides) agrees within 1e-6; later steps within `grad_norm_tol` (relative).
+void check_parity(int dp, const std::string& fixture = "", double grad_norm_tol = 1e-4,
+                  const std::string& reference = "tiny-dp1.yaml") {
   const std::string name = fixture.empty() ? "dp" + std::to_string(dp) : fs::path(fixture).stem().string();
   const Result one = run("dp1-reference-for-" + name, reference, 0);
   const Result many = run(name, fixture.empty() ? "tiny-dp" + std::to_string(dp) + ".yaml" : fixture, dp);
@@ -103,7 +104,7 @@ void check_parity(int dp, const std::string& fixture = "", const std::string& re
     CHECK(a["steps"][s]["supervised_tokens"] == b["steps"][s]["supervised_tokens"]);
     CHECK(a["steps"][s]["tokens"] == b["steps"][s]["tokens"]);
     const double ga = a["steps"][s]["grad_norm"], gb = b["steps"][s]["grad_norm"];
-    CHECK(std::abs(ga - gb) / ga < 1e-4);  // float32 sums in another order (per tensor vs per shard): ~3e-6 seen
+    CHECK(std::abs(ga - gb) / ga < (s == 0 ? 1e-6 : grad_norm_tol));  // float32 sums in another order: ~3e-6 seen
   }
   // Progress is printed by rank 0 only: one line per step.
   CHECK(count(many.output, "5/5 ") == 1);
@@ -264,7 +265,7 @@ TEST_CASE("EP2 with DP2 (DP4 EP2, EDP 2) on four CPU ranks reproduces the single
 
 TEST_CASE("dynamic batching: EP2 with DP4 on rows of 40 to 128 tokens reproduces the single-rank run",
           "[distributed][parity][ep][packing]") {
-  check_parity(4, "tiny-ep2-dp4-dynamic.yaml", "tiny-dp1-dynamic.yaml");
+  check_parity(4, "tiny-ep2-dp4-dynamic.yaml", 1e-4, "tiny-dp1-dynamic.yaml");
   // The step's tokens are the rows' lengths (padding excluded): fewer than 16 full rows of 128.
   const Result one = run("dp1-dynamic-tokens", "tiny-dp1-dynamic.yaml", 0);
   REQUIRE(one.records.size() == 1);
@@ -282,4 +283,38 @@ TEST_CASE("dynamic batching: EP2 with DP4 on rows of 40 to 128 tokens reproduces
   }
   CHECK(fewest_one < 8);
   CHECK(most_many >= 2);
+}
+
+// Tensor parallelism with sequence parallel (docs/distributed.md). The tiny model is MoE, so TP > 1 runs with
+// sequence parallel only (validate: "MoE with TP > 1 requires sequence parallel"); "TP2" is TP 2 with SP on 2 ranks.
+// TP splits the matrix products themselves (row-parallel partial sums, the vocab-parallel softmax), so its float32
+// rounding differs from the one-rank run's more than DP's: step 0's gradient norm agrees within ~3e-8, and the
+// one-rank run's gradient-norm spike at step 3 amplifies the difference to ~9e-5 there (DP: ~3e-6), hence
+// 1e-3 for the later steps' gradient norms. Loss (<= 2e-7) and final parameters (<= 5e-6) keep the 1e-5 bounds.
+constexpr double kTpGradNormTol = 1e-3;
+TEST_CASE("TP2 with sequence parallel (TP2 DP1 EP2, ETP 1) on two CPU ranks reproduces the single-rank run",
+          "[distributed][parity][tp]") {
+  check_parity(2, "tiny-tp2.yaml", kTpGradNormTol);
+}
+
+TEST_CASE("TP2 with sequence parallel and EP1 (experts replicated, EDP over the TP ranks) reproduces the one-rank run",
+          "[distributed][parity][tp]") {
+  check_parity(2, "tiny-tp2-ep1.yaml", kTpGradNormTol);
+}
+
+TEST_CASE("TP2 DP2 with sequence parallel (EP2, ETP 1) on four CPU ranks reproduces the single-rank run",
+          "[distributed][parity][tp]") {
+  check_parity(4, "tiny-tp2-dp2.yaml", kTpGradNormTol);
+}
+
+TEST_CASE("TP2 without sequence parallel is refused before any rank starts (the model is MoE)", "[distributed][tp]") {
+  const Result r = run("tp2-no-sp", "tiny-tp2-no-sp.yaml", 2);
+  CHECK(r.exit_code != 0);
+  CHECK(count(r.output, "requires sequence parallel") >= 1);
+  CHECK(r.records.empty());
+}
+
+TEST_CASE("TP2 DP2 EP4 with sequence parallel and full recompute on four CPU ranks reproduces the single-rank run",
+          "[distributed][parity][tp][recompute]") {
+  check_parity(4, "tiny-tp2-dp2-ep4-recompute.yaml", kTpGradNormTol);
 }

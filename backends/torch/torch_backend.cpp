@@ -10,10 +10,13 @@
 #include <memory>
 #include <optional>
 
+#include "dist/parallel_groups.h"
 #include "dist/process_group.h"
+#include "layout/rank_map.h"
 #include "catalog/models.h"
 #include "model/moe.h"
 #include "model/qwen35_moe.h"
+#include "model/tensor_parallel.h"
 #include "run/backend.h"
 #include "torch_backend_registration.h"
 #include "train/adam.h"
@@ -129,40 +132,93 @@ struct GroupExpertParallel : torch_model::ExpertParallel {
 /// expert parallelism the experts of different EP ranks are different tensors: the local expert parameters have
 /// their own MixedPrecisionAdam on every rank, their gradients summed over the expert-data-parallel group (the
 /// ranks holding the same experts); the other parameters go to DistributedAdam over DP as without EP.
+/// With tensor parallelism (TP > 1, sequence parallel) the dense parameters are in two DistributedAdams over the DP
+/// group (the ranks with the same TP coordinate): the TP-sharded ones (`tp_sharded`, different tensors per TP rank)
+/// and the replicated ones (`sharded`: norms, router, shared_expert_gate), whose gradients are partial sums over
+/// this rank's sequence shard (or heads) and are summed over TP first. The experts are always apart then (EDP
+/// spans the TP ranks, which route different tokens).
 struct Optimizer {
   std::unique_ptr<train::MixedPrecisionAdam> one;
   std::unique_ptr<train::DistributedAdam> sharded;
+  std::unique_ptr<train::DistributedAdam> tp_sharded;  ///< null when TP = 1
   std::unique_ptr<train::MixedPrecisionAdam> experts;
   dist::ProcessGroup* edp = nullptr;  ///< null when EDP = 1
-  dist::ProcessGroup* ep = nullptr;
+  dist::ProcessGroup* ep = nullptr;   ///< null when EP = 1
+  dist::ProcessGroup* tp = nullptr;   ///< null when TP = 1
   void zero_grad() {
     one ? one->zero_grad() : sharded->zero_grad();
+    if (tp_sharded) tp_sharded->zero_grad();
     if (experts) experts->zero_grad();
   }
   void accumulate_grads() {
     one ? one->accumulate_grads() : sharded->accumulate_grads();
+    if (tp_sharded) tp_sharded->accumulate_grads();
     if (experts) experts->accumulate_grads();
   }
+  /// The global gradient norm, equal to the one-rank run's: replicated parameters counted once, TP shards and EP
+  /// shards summed over their groups.
   double grad_norm() {
     if (one) return one->grad_norm();
+    if (tp) tp->all_reduce_sum(sharded->grad_buffer());  // replicated under SP: the sum of the TP ranks' parts
     const double dense = sharded->grad_norm();
-    if (!experts) return dense;
-    if (edp)
-      for (auto& g : experts->grad_buffers()) edp->all_reduce_sum(g);
-    const double local = experts->grad_norm();
-    auto sq = torch::tensor({local * local}, torch::kFloat64);  // the EP ranks' experts together: all experts
-    ep->all_reduce_sum(sq);
-    return std::sqrt(dense * dense + sq.item<double>());
+    double sq = dense * dense;
+    if (tp_sharded) {
+      const double local = tp_sharded->grad_norm();
+      auto t = torch::tensor({local * local}, torch::kFloat64);  // the TP ranks' shards together
+      tp->all_reduce_sum(t);
+      sq += t.item<double>();
+    }
+    if (experts) {
+      if (edp)
+        for (auto& g : experts->grad_buffers()) edp->all_reduce_sum(g);
+      const double local = experts->grad_norm();
+      auto t = torch::tensor({local * local}, torch::kFloat64);  // the EP ranks' experts together: all experts
+      if (ep) ep->all_reduce_sum(t);
+      sq += t.item<double>();
+    }
+    return std::sqrt(sq);
   }
   double clip(double norm) {
     if (experts) experts->clip(norm);
+    if (tp_sharded) tp_sharded->clip(norm);
     return one ? one->clip(norm) : sharded->clip(norm);
   }
   void step(double lr) {
     one ? one->step(lr) : sharded->step(lr);
+    if (tp_sharded) tp_sharded->step(lr);
     if (experts) experts->step(lr);
   }
 };
+
+/// Refuses, with a RunError, a TP > 1 layout the backend cannot run: TP runs with sequence parallel only (the model
+/// is MoE: docs/distributed.md), the rows' length and the sharded dimensions (heads, KV heads, Gated DeltaNet key
+/// and value heads, the shared expert's FFN, the vocabulary) divisible by TP.
+void check_tensor_parallel(const Recipe& recipe) {
+  const auto& l = recipe.layout;
+  if (l.tp < 1) throw RunError("the recipe's layout " + l.label + " has TP = " + std::to_string(l.tp));
+  if (l.tp == 1) return;
+  const std::string tp = std::to_string(l.tp);
+  if (!l.sequence_parallel)
+    throw RunError("the recipe's layout " + l.label + " has TP = " + tp +
+                   " without sequence parallel: the torch backend runs TP > 1 with sequence parallel only "
+                   "(layout.sequence_parallel: true); the model is MoE, and without it every TP rank would route "
+                   "the same tokens through the experts (docs/distributed.md)");
+  if (recipe.workload.row_tokens % l.tp != 0)
+    throw RunError("workload.row_tokens " + std::to_string(recipe.workload.row_tokens) + " is not divisible by TP = " +
+                   tp + ": sequence parallel splits every row's sequence over the TP ranks");
+  const ModelConfig* m = find_model(recipe.model);
+  if (!m) return;  // a model from a config.json: shard_tensor_parallel checks the same dimensions
+  const std::pair<const char*, int64_t> dims[] = {{"attention heads", m->num_attention_heads},
+                                                  {"KV heads", m->num_kv_heads},
+                                                  {"Gated DeltaNet key heads", m->linear_num_key_heads},
+                                                  {"Gated DeltaNet value heads", m->linear_num_value_heads},
+                                                  {"shared expert FFN", m->shared_expert_ffn},
+                                                  {"vocabulary", m->vocab_size}};
+  for (const auto& [what, n] : dims)
+    if (n % l.tp != 0)
+      throw RunError("the recipe's layout " + l.label + " has TP = " + tp + " but " + recipe.model + " has " +
+                     std::to_string(n) + " " + what + ", not divisible by TP");
+}
 
 class TorchBackend : public Backend {
  public:
@@ -174,23 +230,26 @@ class TorchBackend : public Backend {
     const auto& l = recipe.layout;
     const int64_t world = l.world();
     recompute_options(l);  // refuses what the backend cannot run, before any rank starts
-    if (l.tp != 1 || l.pp != 1 || l.cp != 1)
-      throw RunError("the recipe's layout " + l.label + " has TP = " + std::to_string(l.tp) + ", PP = " +
-                     std::to_string(l.pp) + ", CP = " + std::to_string(l.cp) +
-                     ": the torch backend runs data and expert parallel only (TP = PP = CP = 1)");
+    if (l.pp != 1 || l.cp != 1)
+      throw RunError("the recipe's layout " + l.label + " has PP = " + std::to_string(l.pp) + ", CP = " +
+                     std::to_string(l.cp) +
+                     ": the torch backend runs tensor, data and expert parallel only (PP = CP = 1)");
+    check_tensor_parallel(recipe);
     if (l.ep < 1 || world % l.ep != 0)
       throw RunError("the recipe's layout " + l.label + " has EP = " + std::to_string(l.ep) +
                      ": expert parallelism needs EP to divide the world size " + std::to_string(world));
-    if (l.ep > 1 && l.etp && *l.etp > 1)
-      throw RunError("the recipe's layout " + l.label + " has ETP = " + std::to_string(*l.etp) +
-                     ": the torch backend's expert parallelism runs with ETP = 1");
+    if (l.effective_etp() != 1)
+      throw RunError("the recipe's layout " + l.label + " has ETP = " + std::to_string(l.effective_etp()) +
+                     (l.etp ? std::string() : std::string(" (layout.etp absent: ETP = TP)")) +
+                     ": the torch backend's experts run with ETP = 1 (TP folded into EP); set layout.etp: 1");
     if (l.ep > 1)
       if (const ModelConfig* m = find_model(recipe.model); m && m->num_experts % l.ep != 0)
         throw RunError("the recipe's layout " + l.label + " has EP = " + std::to_string(l.ep) + " but " +
                        recipe.model + " has " + std::to_string(m->num_experts) +
                        " experts, not divisible by EP");
     if (world != o.world)
-      throw RunError("the recipe's layout " + l.label + " needs " + std::to_string(world) + " ranks (DP = " +
+      throw RunError("the recipe's layout " + l.label + " needs " + std::to_string(world) + " ranks (" +
+                     (l.tp > 1 ? "TP = " + std::to_string(l.tp) + ", " : std::string()) + "DP = " +
                      std::to_string(l.dp) + ") but this run has " + std::to_string(o.world) +
                      " (start it with --nproc " + std::to_string(world) + ", torchrun or srun: docs/distributed.md)");
     if (o.device == "cuda") {
@@ -241,16 +300,18 @@ class TorchBackend : public Backend {
       throw RunError("workload.row_tokens " + std::to_string(row_tokens) + " is more than layout.max_tokens_per_gpu " +
                      std::to_string(max_tokens) + ": a row must fit in one microbatch");
     // DESIGN.md section 5: microbatches per step per DP rank = global_batch / DP / rows per microbatch (full rows).
-    // Every rank draws the step's whole global batch (the single-rank order) and keeps its contiguous block of
-    // global_batch / DP rows, packed first-fit into microbatches of at most max_tokens_per_gpu tokens (dynamic
-    // batching, train/packing.h); every rank trains as many microbatches as the rank with the most.
-    const int64_t dp = o.world;
+    // Every rank draws the step's whole global batch (the single-rank order) and keeps its DP rank's contiguous
+    // block of global_batch / DP rows, packed first-fit into microbatches of at most max_tokens_per_gpu tokens
+    // (dynamic batching, train/packing.h); every rank trains as many microbatches as the DP rank with the most.
+    // With TP > 1 the TP ranks of a DP rank train on the same rows (each on its sequence shard): DP = world / TP.
+    const int64_t tp_size = std::max(1, recipe.layout.tp);
+    const int64_t dp = o.world / tp_size;
     const int64_t global_microbatches = recipe.workload.global_batch / rows_per_mb;
     const int64_t microbatches = global_microbatches / dp;
     if (dp > 1 && (recipe.workload.global_batch % (dp * rows_per_mb) != 0 || microbatches < 1))
       throw RunError("global_batch " + std::to_string(recipe.workload.global_batch) + " is not a whole number of " +
                      std::to_string(rows_per_mb) + "-row microbatches per DP rank for DP = " + std::to_string(dp));
-    const int64_t rows_per_rank = recipe.workload.global_batch / dp, first_row = o.rank * rows_per_rank;
+    const int64_t rows_per_rank = recipe.workload.global_batch / dp;
 
     // The process group (rendezvous at rank 0's TCPStore) of a multi-rank run.
     std::unique_ptr<dist::ProcessGroup> group;
@@ -280,35 +341,45 @@ class TorchBackend : public Backend {
         throw RunError(std::string("data: ") + e.what());
       }
 
+      // The layout's groups from its rank map (TP fastest; the expert grid with ETP 1: TP folded into EP, so EP
+      // groups of EP consecutive ranks and EDP = world / EP).
+      dist::LayoutGroups groups;
+      if (group) groups = dist::make_layout_groups(*group, build_rank_map(recipe, cfg));
+      const int64_t first_row = groups.dp_rank * rows_per_rank;
+
       torch_model::KernelOptions kernels;
       kernels.recompute = recompute_options(recipe.layout);
       torch_model::Qwen35MoeForCausalLM model(cfg, kernels);
-      // Expert parallelism (ETP 1): EP groups of EP consecutive ranks, each holding E / EP experts per MoE layer;
-      // the expert-data-parallel groups join the ranks holding the same experts (EDP = world / EP).
+      // Tensor parallelism with sequence parallel: every TP rank keeps its part of the one-rank model's values.
+      std::shared_ptr<dist::GroupTensorParallel> tp_comm;
+      std::vector<torch_model::TpParam> tp_params;
+      if (tp_size > 1) {
+        tp_comm = std::make_shared<dist::GroupTensorParallel>(*groups.tp);
+        try {
+          tp_params = torch_model::shard_tensor_parallel(*model, tp_comm);
+        } catch (const c10::Error& e) {  // a dimension not divisible by TP (a model from a config.json)
+          throw RunError(e.what_without_backtrace());
+        }
+      }
+      // Expert parallelism (ETP 1): each EP rank holds E / EP experts per MoE layer; the expert-data-parallel groups
+      // join the ranks holding the same experts. With TP > 1 the experts are apart from the dense parameters even
+      // with EP = 1 (the TP ranks route different tokens: EDP spans them).
       const int ep = static_cast<int>(std::max<int64_t>(1, recipe.layout.ep));
-      std::unique_ptr<dist::ProcessGroup> ep_sub, edp_group;
       std::shared_ptr<GroupExpertParallel> ep_comm;
       std::vector<torch::Tensor> expert_params;
       if (ep > 1) {
         if (!group || o.world % ep != 0 || cfg.num_experts % ep != 0)
           throw RunError("EP = " + std::to_string(ep) + " needs to divide the world size " +
                          std::to_string(o.world) + " and the " + std::to_string(cfg.num_experts) + " experts");
-        const int first = o.rank / ep * ep, lane = o.rank % ep;
-        std::vector<int> ep_ranks, edp_ranks;
-        for (int r = 0; r < ep; ++r) ep_ranks.push_back(first + r);
-        for (int r = lane; r < o.world; r += ep) edp_ranks.push_back(r);
-        if (ep < o.world) {
-          ep_sub = group->subgroup("ep" + std::to_string(first / ep), ep_ranks);
-          edp_group = group->subgroup("edp" + std::to_string(lane), edp_ranks);
-        }
-        ep_comm = std::make_shared<GroupExpertParallel>(ep_sub ? *ep_sub : *group);
+        ep_comm = std::make_shared<GroupExpertParallel>(*groups.ep);
+      }
+      if (ep > 1 || tp_size > 1)
         for (const auto& mod : model->modules())
           if (auto experts = std::dynamic_pointer_cast<torch_model::RoutedExpertsImpl>(mod)) {
-            experts->shard(ep_comm);
+            if (ep_comm) experts->shard(ep_comm);
             expert_params.push_back(experts->gate_up_proj);
             expert_params.push_back(experts->down_proj);
           }
-      }
       model->to(device, dtype);
       model->train();
       auto is_expert = [&](const torch::Tensor& p) {
@@ -316,16 +387,25 @@ class TorchBackend : public Backend {
           if (e.unsafeGetTensorImpl() == p.unsafeGetTensorImpl()) return true;
         return false;
       };
+      auto tp_spec = [&](const torch::Tensor& p) -> const torch_model::TpShardSpec* {
+        for (const auto& s : tp_params)
+          if (s.param.unsafeGetTensorImpl() == p.unsafeGetTensorImpl()) return &s.spec;
+        return nullptr;
+      };
       Optimizer adam;
       if (group) {
-        std::vector<torch::Tensor> dense;
+        std::vector<torch::Tensor> dense, dense_tp;  // replicated over TP; TP-sharded
         for (const auto& p : model->parameters())
-          if (!is_expert(p)) dense.push_back(p);
-        adam.sharded = std::make_unique<train::DistributedAdam>(dense, recipe.optimizer, *group);
+          if (!is_expert(p)) (tp_spec(p) ? dense_tp : dense).push_back(p);
+        adam.sharded = std::make_unique<train::DistributedAdam>(dense, recipe.optimizer, *groups.dp);
+        if (!dense_tp.empty()) {
+          adam.tp_sharded = std::make_unique<train::DistributedAdam>(dense_tp, recipe.optimizer, *groups.dp);
+          adam.tp = groups.tp;
+        }
         if (!expert_params.empty()) {
           adam.experts = std::make_unique<train::MixedPrecisionAdam>(expert_params, recipe.optimizer);
-          adam.edp = edp_group.get();
-          adam.ep = &ep_comm->group;
+          adam.edp = groups.edp->size() > 1 ? groups.edp : nullptr;
+          adam.ep = ep_comm ? &ep_comm->group : nullptr;
         }
       } else {
         adam.one = std::make_unique<train::MixedPrecisionAdam>(model->parameters(), recipe.optimizer);
@@ -355,11 +435,13 @@ class TorchBackend : public Backend {
         };
         size_t step_microbatches = 0;
         for (int64_t r = 0; r < dp; ++r) step_microbatches = std::max(step_microbatches, pack(r).size());
-        std::vector<train::Microbatch> packed = pack(o.rank);
+        std::vector<train::Microbatch> packed = pack(groups.dp_rank);
         train::split_to_count(packed, static_cast<int64_t>(step_microbatches));
         for (const auto& mb : packed) {
           int64_t longest = 0;
           for (const int64_t i : mb) longest = std::max(longest, rows.lengths[first_row + i]);
+          // Sequence parallel splits the sequence over TP: pad to a multiple of TP (row_tokens is one).
+          longest = (longest + tp_size - 1) / tp_size * tp_size;
           std::vector<int64_t> ids_host;
           std::vector<uint8_t> mask_host;
           for (const int64_t i : mb) {
@@ -404,9 +486,9 @@ class TorchBackend : public Backend {
           loss_sum += s.sum.detach().to(torch::kFloat64);
         }
         const double norm = adam.grad_norm();
-        if (group) {
+        if (group) {  // every TP rank has the whole loss of its DP rank's rows (vocab-parallel cross-entropy)
           loss_sum = loss_sum.cpu();
-          group->all_reduce_sum(loss_sum);
+          groups.dp->all_reduce_sum(loss_sum);
         }
         const double loss = loss_sum.item<double>() / denom;
         if (!std::isfinite(loss) || !std::isfinite(norm))
@@ -447,9 +529,10 @@ class TorchBackend : public Backend {
         on_step(sample);
       }
       // Test hook: the final parameters, float32, one after the other in model->parameters() order. With expert
-      // parallelism the expert shards of rank 0's EP group are gathered (every rank of a group takes part), so
-      // the file has the one-rank model's layout.
-      if (const char* dump = std::getenv("RECIPEBENCH_DUMP_PARAMS"); dump && *dump && (o.rank == 0 || ep_comm)) {
+      // parallelism the expert shards of rank 0's EP group are gathered, with tensor parallelism the TP shards of
+      // rank 0's TP group (every rank of a group takes part), so the file has the one-rank model's layout.
+      if (const char* dump = std::getenv("RECIPEBENCH_DUMP_PARAMS");
+          dump && *dump && (o.rank == 0 || ep_comm || tp_comm)) {
         std::ofstream out;
         if (o.rank == 0) out.open(dump, std::ios::binary);
         for (const auto& p : model->parameters()) {
@@ -459,14 +542,16 @@ class TorchBackend : public Backend {
             ep_comm->group.all_gather(c.reshape({-1}), full);
             c = full;
           }
+          if (tp_comm)
+            if (const auto* spec = tp_spec(p)) c = torch_model::tp_gather_param(c, *spec, *tp_comm).contiguous();
           if (o.rank == 0)
             out.write(static_cast<const char*>(c.data_ptr()), static_cast<std::streamsize>(c.numel() * sizeof(float)));
         }
         if (o.rank == 0 && !out) throw RunError(std::string("RECIPEBENCH_DUMP_PARAMS: cannot write ") + dump);
       }
       // A clean end on every rank: subgroups first, then the run's group (its store lives on rank 0).
-      for (auto* g : {ep_sub.get(), edp_group.get(), group.get()})
-        if (g) g->finish();
+      for (auto& g : groups.owned) g->finish();
+      if (group) group->finish();
     } catch (const std::exception& e) {
       // On several ranks: the first rank to fail shows its message; the others stop quietly (rank 0's run record
       // carries the first failure's message when the store still answers).

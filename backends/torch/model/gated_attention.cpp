@@ -2,6 +2,7 @@
 
 #include "compat.h"
 #include "model/common.h"
+#include "model/tensor_parallel.h"
 
 #include <cmath>
 #include <limits>
@@ -73,8 +74,10 @@ GatedAttentionImpl::GatedAttentionImpl(const ModelConfig& cfg, AttentionImpl imp
   for (auto* lin : {&q_proj, &k_proj, &v_proj, &o_proj}) init_normal_((*lin)->weight, kInitStd);
 }
 
-torch::Tensor GatedAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& positions) {
-  TORCH_CHECK(x.dim() == 3, "GatedAttention expects [batch, seq, hidden], got ", x.sizes());
+torch::Tensor GatedAttentionImpl::forward(const torch::Tensor& x_in, const torch::Tensor& positions) {
+  TORCH_CHECK(x_in.dim() == 3, "GatedAttention expects [batch, seq, hidden], got ", x_in.sizes());
+  // Tensor parallel: the whole sequence, this rank's heads (num_heads, num_kv_heads are the local counts).
+  const auto x = tp ? gather_sequence(x_in, *tp) : x_in;
   const int64_t b = x.size(0), s = x.size(1);
   const auto qg = q_proj(x).view({b, s, num_heads, 2 * head_dim});
   const auto gate = qg.narrow(-1, head_dim, head_dim).reshape({b, s, num_heads * head_dim});
@@ -96,7 +99,8 @@ torch::Tensor GatedAttentionImpl::forward(const torch::Tensor& x, const torch::T
     o = causal_attention_math(q, k, v, 1.0 / std::sqrt(static_cast<double>(head_dim)));
   }
   o = o.transpose(1, 2).reshape({b, s, num_heads * head_dim});
-  return o_proj(o * torch::sigmoid(gate));
+  const auto out = o_proj(o * torch::sigmoid(gate));
+  return tp ? reduce_scatter_sequence(out, *tp) : out;
 }
 
 }  // namespace recipebench::torch_model

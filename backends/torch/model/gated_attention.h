@@ -11,9 +11,12 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <memory>
 #include <utility>
 
 namespace recipebench::torch_model {
+
+struct TensorParallel;  // model/tensor_parallel.h
 
 /// RoPE tables for the rotate-half convention (RoFormer, arXiv 2104.09864; Hugging Face `rotate_half`):
 /// angle[p, j] = p * theta^(-2j / rope_dims) for j < rope_dims / 2, laid out as cat(angle, angle).
@@ -54,6 +57,9 @@ struct GatedAttentionImpl : torch::nn::Module {
   int64_t num_heads, num_kv_heads, head_dim, rope_dims;
   double rope_theta;
   AttentionImpl impl;
+  /// Tensor parallelism with sequence parallelism (set by shard_tensor_parallel, model/tensor_parallel.h); null
+  /// without. With it the input and output are this rank's sequence shard [batch, seq / TP, hidden].
+  std::shared_ptr<TensorParallel> tp;
 };
 TORCH_MODULE(GatedAttention);
 

@@ -2,6 +2,7 @@
 
 #include "model/common.h"
 #include "model/gated_delta_rule.h"
+#include "model/tensor_parallel.h"
 
 namespace recipebench::torch_model {
 
@@ -53,8 +54,10 @@ GatedDeltaNetImpl::GatedDeltaNetImpl(const ModelConfig& cfg, GdnKernel kernel_)
   for (auto* lin : {&in_proj_qkv, &in_proj_z, &in_proj_b, &in_proj_a, &out_proj}) init_normal_((*lin)->weight, kInitStd);
 }
 
-torch::Tensor GatedDeltaNetImpl::forward(const torch::Tensor& x) {
-  TORCH_CHECK(x.dim() == 3, "GatedDeltaNet expects [batch, seq, hidden], got ", x.sizes());
+torch::Tensor GatedDeltaNetImpl::forward(const torch::Tensor& x_in) {
+  TORCH_CHECK(x_in.dim() == 3, "GatedDeltaNet expects [batch, seq, hidden], got ", x_in.sizes());
+  // Tensor parallel: the whole sequence (the causal conv needs it), this rank's key / value heads.
+  const auto x = tp ? gather_sequence(x_in, *tp) : x_in;
   const int64_t b = x.size(0), s = x.size(1);
   const int64_t kd = num_k_heads * head_k_dim, vd = num_v_heads * head_v_dim;
   const auto ct = compute_dtype(x.scalar_type());
@@ -70,7 +73,8 @@ torch::Tensor GatedDeltaNetImpl::forward(const torch::Tensor& x) {
   const auto o = kernel == GdnKernel::Chunked ? chunk_gated_delta_rule(q, k, v, g, beta, chunk_size).output
                                               : recurrent_gated_delta_rule(q, k, v, g, beta).output;  // [b, s, hv, dv]
   const auto z = in_proj_z(x).reshape({b, s, num_v_heads, head_v_dim});
-  return out_proj(norm(o, z).reshape({b, s, vd}));
+  const auto out = out_proj(norm(o, z).reshape({b, s, vd}));
+  return tp ? reduce_scatter_sequence(out, *tp) : out;
 }
 
 }  // namespace recipebench::torch_model

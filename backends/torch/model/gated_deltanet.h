@@ -12,8 +12,11 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <memory>
 
 namespace recipebench::torch_model {
+
+struct TensorParallel;  // model/tensor_parallel.h
 
 /// Depthwise causal conv1d followed by SiLU (Hugging Face causal_conv1d_fn with activation "silu"):
 ///   y[t, c] = silu(sum_{j < K} w[c, 0, j] * x[t - (K - 1) + j, c]),  x[t < 0] = 0.
@@ -47,6 +50,9 @@ struct GatedDeltaNetImpl : torch::nn::Module {
   GatedRMSNorm norm{nullptr};
   int64_t num_k_heads, num_v_heads, head_k_dim, head_v_dim, chunk_size;
   GdnKernel kernel;
+  /// Tensor parallelism with sequence parallelism (set by shard_tensor_parallel, model/tensor_parallel.h); null
+  /// without. With it the input and output are this rank's sequence shard [batch, seq / TP, hidden].
+  std::shared_ptr<TensorParallel> tp;
 };
 TORCH_MODULE(GatedDeltaNet);
 

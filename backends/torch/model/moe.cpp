@@ -2,6 +2,7 @@
 
 #include "compat.h"
 #include "model/common.h"
+#include "model/tensor_parallel.h"
 
 #include <torch/autograd.h>
 
@@ -174,7 +175,11 @@ torch::Tensor SparseMoeBlockImpl::forward(const torch::Tensor& x) {
   const auto flat = x.reshape({-1, x.size(2)});
   const Routing r = route(flat);
   const auto routed = experts(flat, r.indices, r.weights);
-  const auto shared = torch::sigmoid(shared_expert_gate(flat)) * shared_expert(flat);
+  // Tensor parallel: the shared expert column- / row-parallel on the whole sequence, back to this rank's shard.
+  const auto shared_out =
+      tp ? reduce_scatter_sequence(shared_expert(gather_sequence(x, *tp)), *tp).reshape(flat.sizes())
+         : shared_expert(flat);
+  const auto shared = torch::sigmoid(shared_expert_gate(flat)) * shared_out;
   return (routed + shared).view(x.sizes());
 }
 

@@ -16,6 +16,8 @@
 
 namespace recipebench::torch_model {
 
+struct TensorParallel;  // model/tensor_parallel.h
+
 /// SwiGLU feed-forward (Shazeer, "GLU Variants Improve Transformer", arXiv 2002.05202):
 ///   down_proj(silu(gate_proj(x)) * up_proj(x)). Parameters gate_proj.weight, up_proj.weight [ffn, hidden],
 ///   down_proj.weight [hidden, ffn]; no biases (Hugging Face Qwen3_5MoeMLP).
@@ -99,6 +101,10 @@ struct SparseMoeBlockImpl : torch::nn::Module {
   SwiGLU shared_expert{nullptr};
   torch::nn::Linear shared_expert_gate{nullptr};
   int64_t top_k;
+  /// Tensor parallelism with sequence parallelism (model/tensor_parallel.h); null without. With it x is this rank's
+  /// sequence shard: the router and the routed experts (expert parallelism) take the shard's tokens, the shared
+  /// expert runs column- / row-parallel on the gathered sequence.
+  std::shared_ptr<TensorParallel> tp;
 };
 TORCH_MODULE(SparseMoeBlock);
 

@@ -2,6 +2,7 @@
 
 #include "model/common.h"
 #include "model/recompute.h"
+#include "model/tensor_parallel.h"
 
 #include <algorithm>
 
@@ -40,7 +41,9 @@ TextModelImpl::TextModelImpl(const ModelConfig& cfg, const KernelOptions& opt) :
 
 torch::Tensor TextModelImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& positions) {
   TORCH_CHECK(input_ids.dim() == 2, "input_ids must be [batch, seq], got ", input_ids.sizes());
-  auto h = embed_tokens(input_ids);
+  // Tensor parallel: vocab-parallel lookup, then this rank's sequence shard for the layers.
+  const auto& table = embed_tokens->weight;
+  auto h = tp ? vocab_parallel_embedding(input_ids, table, tp->rank() * table.size(0), *tp) : embed_tokens(input_ids);
   const int64_t n = static_cast<int64_t>(decoder_layers.size());
   TORCH_CHECK(recompute.method == RecomputeOptions::Method::None || recompute.num_layers >= 1,
               "recompute num_layers must be >= 1, got ", recompute.num_layers);
@@ -84,7 +87,8 @@ Qwen35MoeForCausalLMImpl::Qwen35MoeForCausalLMImpl(const ModelConfig& cfg_, cons
 }
 
 torch::Tensor Qwen35MoeForCausalLMImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& positions) {
-  return lm_head(model(input_ids, positions));
+  const auto h = model(input_ids, positions);
+  return lm_head(tp ? gather_sequence(h, *tp) : h);  // tensor parallel: this rank's vocabulary slice
 }
 
 SftLossSum Qwen35MoeForCausalLMImpl::sft_loss_sum(const torch::Tensor& input_ids, const torch::Tensor& loss_mask) {
@@ -93,6 +97,19 @@ SftLossSum Qwen35MoeForCausalLMImpl::sft_loss_sum(const torch::Tensor& input_ids
   const int64_t s = input_ids.size(1);
   TORCH_CHECK(s >= 2, "next-token loss needs at least 2 tokens per row");
   const auto logits = forward(input_ids);
+  if (tp) {  // vocab-parallel cross-entropy on this rank's vocabulary slice; the same loss on every TP rank
+    const auto targets = input_ids.narrow(1, 1, s - 1);
+    const auto mask = loss_mask.narrow(1, 1, s - 1).to(torch::kBool);
+    const auto local = logits.narrow(1, 0, s - 1);
+    const auto nll = vocab_parallel_cross_entropy(local.reshape({-1, local.size(-1)}),
+                                                  targets.masked_fill(mask.logical_not(), 0).reshape({-1}),
+                                                  tp->rank() * lm_head->weight.size(0), *tp)
+                         .view(targets.sizes());
+    SftLossSum r;
+    r.sum = torch::where(mask, nll, torch::zeros_like(nll)).sum();
+    r.count = mask.sum();
+    return r;
+  }
   return torch_model::sft_loss_sum(logits.narrow(1, 0, s - 1), input_ids.narrow(1, 1, s - 1),
                                    loss_mask.narrow(1, 1, s - 1));
 }

@@ -13,9 +13,12 @@
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
+#include <memory>
 #include <vector>
 
 namespace recipebench::torch_model {
+
+struct TensorParallel;  // model/tensor_parallel.h
 
 /// Sum and count of the SFT loss, kept apart so that microbatches and data-parallel ranks can be reduced
 /// before the division (the loss of a step is normalised by all its supervised tokens).
@@ -48,6 +51,9 @@ struct TextModelImpl : torch::nn::Module {
   torch::nn::ModuleList layers{nullptr};
   std::vector<DecoderLayer> decoder_layers;  ///< the same modules as `layers`, typed
   RMSNorm norm{nullptr};
+  /// Tensor parallelism with sequence parallelism (model/tensor_parallel.h); null without. With it the embedding is
+  /// vocab-parallel and forward returns this rank's sequence shard [batch, seq / TP, hidden].
+  std::shared_ptr<TensorParallel> tp;
 };
 TORCH_MODULE(TextModel);
 
@@ -73,6 +79,10 @@ struct Qwen35MoeForCausalLMImpl : torch::nn::Module {
   TextModel model{nullptr};
   torch::nn::Linear lm_head{nullptr};
   ModelConfig cfg;
+  /// Tensor parallelism with sequence parallelism (model/tensor_parallel.h); null without. With it lm_head holds
+  /// this rank's vocabulary rows, forward returns the logits of that slice [batch, seq, vocab / TP], and
+  /// sft_loss_sum uses the vocab-parallel cross-entropy (the same loss on every TP rank).
+  std::shared_ptr<TensorParallel> tp;
 };
 TORCH_MODULE(Qwen35MoeForCausalLM);
 

@@ -37,6 +37,10 @@ class DistributedAdam {
 
   int64_t shard_numel() const { return shard_n_; }
 
+  /// The flat FP32 gradient buffer (the parameters one after the other, padded to group size x shard_numel()),
+  /// before grad_norm()'s reduce-scatter: tensor parallelism sums the replicated parameters' gradients over TP here.
+  torch::Tensor& grad_buffer() { return grad_flat_; }
+
  private:
   /// A parameter's part inside this rank's shard.
   struct Segment {

@@ -1,0 +1,51 @@
+// The process groups of a layout on one rank (tensor-, data-, expert- and expert-data-parallel), with membership
+// taken from the layout's rank map (harness/layout/rank_map.h: Megatron-LM order, TP fastest; the expert grid of
+// "MoE parallel folding"), and the tensor-parallel group of the model over a c10d group.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dist/process_group.h"
+#include "model/tensor_parallel.h"
+
+namespace recipebench {
+struct RankMap;
+}
+
+namespace recipebench::dist {
+
+/// One rank's groups. A group spanning the whole run is the run's group itself; the others are Gloo subgroups over
+/// the run's store (a group of one rank is a one-rank group).
+struct LayoutGroups {
+  ProcessGroup* tp = nullptr;   ///< ranks with the same (cp, dp, pp): the attention grid's TP group
+  ProcessGroup* dp = nullptr;   ///< ranks with the same (tp, cp, pp): the dense parameters' data-parallel group
+  ProcessGroup* ep = nullptr;   ///< ranks with the same (etp, edp, pp): the expert-parallel group
+  ProcessGroup* edp = nullptr;  ///< ranks with the same (etp, ep, pp): the ranks holding the same experts
+  int dp_rank = 0;              ///< this rank's DP coordinate (which block of the global batch it trains on)
+  std::vector<std::unique_ptr<ProcessGroup>> owned;
+};
+
+/// The members (run ranks, ascending) of `rank`'s group of `kind`: "tp" (same cp, dp, pp), "dp" (same tp, cp, pp),
+/// "ep" (same etp, edp, pp) or "edp" (same etp, ep, pp). Throws std::invalid_argument for another kind or a rank
+/// outside the map.
+std::vector<int> group_members(const RankMap& map, int rank, const std::string& kind);
+
+/// Creates this rank's groups of `map` (kind "tp", "dp", "ep", "edp" in that order; every rank of the run calls it
+/// with the same map). Throws std::exception when a subgroup cannot be formed.
+LayoutGroups make_layout_groups(ProcessGroup& world, const RankMap& map);
+
+/// The model's TensorParallel over a c10d group (model/tensor_parallel.h).
+struct GroupTensorParallel : torch_model::TensorParallel {
+  explicit GroupTensorParallel(ProcessGroup& g) : group(g) {}
+  int64_t rank() const override { return group.rank(); }
+  int64_t size() const override { return group.size(); }
+  void all_reduce_sum(at::Tensor& t) override { group.all_reduce_sum(t); }
+  void all_reduce_max(at::Tensor& t) override { group.all_reduce_max(t); }
+  void all_gather(const at::Tensor& shard, at::Tensor& full) override { group.all_gather(shard, full); }
+  void reduce_scatter_sum(at::Tensor& full, at::Tensor& shard) override { group.reduce_scatter_sum(full, shard); }
+  ProcessGroup& group;
+};
+
+}  // namespace recipebench::dist

@@ -1,0 +1,102 @@
+// Tensor parallelism with sequence parallelism of the Qwen3.5 MoE model (Megatron-LM: Shoeybi et al. 2019,
+// "Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism", arXiv 1909.08053, for the
+// column- / row-parallel projections and the vocab-parallel output layer; Korthikanti et al. 2022, "Reducing
+// Activation Recomputation in Large Transformer Models", arXiv 2205.05198, for sequence parallelism).
+//
+// With TP = T ranks and sequence parallelism the hidden states between the mixers and the MoE blocks are sharded
+// along the sequence: [batch, seq / T, hidden] on every TP rank (rank r holds positions [r seq / T, (r + 1) seq / T)).
+// A mixer (or the shared expert, or the output layer) all-gathers its input along the sequence, runs its
+// column-parallel projections on the full sequence with its share of the heads (or of the FFN / vocabulary), and its
+// row-parallel output projection gives a partial sum that is reduce-scattered along the sequence. In the backward
+// pass the all-gather becomes a reduce-scatter and the reduce-scatter an all-gather. The collectives are reached only
+// through TensorParallel (implemented outside the model over a c10d group).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace recipebench::torch_model {
+
+struct Qwen35MoeForCausalLMImpl;
+
+/// The tensor-parallel group of the model. All calls are collectives: every rank of the group makes them in the
+/// same order with tensors of the same shapes. Implementations throw std::exception on a failed collective.
+struct TensorParallel {
+  virtual ~TensorParallel() = default;
+  virtual int64_t rank() const = 0;
+  virtual int64_t size() const = 0;
+  /// In place: t = sum over ranks of t (contiguous).
+  virtual void all_reduce_sum(at::Tensor& t) = 0;
+  /// In place: t = element-wise maximum over ranks of t (contiguous).
+  virtual void all_reduce_max(at::Tensor& t) = 0;
+  /// full = the ranks' shards one after the other (both 1-D, contiguous, full.numel() == size() * shard.numel()).
+  virtual void all_gather(const at::Tensor& shard, at::Tensor& full) = 0;
+  /// shard = this rank's (rank()-th) slice of the sum over ranks of `full` (both 1-D, contiguous,
+  /// full.numel() == size() * shard.numel()); `full` may be overwritten.
+  virtual void reduce_scatter_sum(at::Tensor& full, at::Tensor& shard) = 0;
+};
+
+/// How a TP-sharded parameter maps onto the one-rank parameter: along `dim` the full tensor is made of blocks of
+/// sizes `parts` (in order); each block is split into size() equal chunks and rank r holds chunk r of every block,
+/// concatenated in block order. A plain split is one block (parts = {full size}); the fused [q | k | v] projection
+/// of Gated DeltaNet is three (parts = {key_dim, key_dim, value_dim}).
+struct TpShardSpec {
+  int64_t dim = 0;
+  std::vector<int64_t> parts;
+};
+
+/// A parameter sharded over TP and its layout.
+struct TpParam {
+  at::Tensor param;
+  TpShardSpec spec;
+};
+
+/// The part of `full` that rank `rank` of `size` holds under `spec` (a new contiguous tensor). Throws c10::Error
+/// when a block is not divisible by `size` or the blocks do not add up to full.size(spec.dim).
+at::Tensor tp_local_slice(const at::Tensor& full, const TpShardSpec& spec, int64_t rank, int64_t size);
+
+/// The one-rank tensor from every rank's `local` part (a collective over `tp`; the inverse of tp_local_slice).
+at::Tensor tp_gather_param(const at::Tensor& local, const TpShardSpec& spec, TensorParallel& tp);
+
+/// Entry of a column-parallel region under sequence parallelism (Korthikanti et al. 2022, the "g" operator):
+/// x [batch, seq / T, ...] (this rank's sequence shard) -> [batch, seq, ...] (all-gather along dim 1).
+/// Backward: reduce-scatter of the gradient along the sequence (the sum of the TP ranks' partial gradients).
+at::Tensor gather_sequence(const at::Tensor& x, TensorParallel& tp);
+
+/// Exit of a row-parallel region under sequence parallelism (the "g-bar" operator): x [batch, seq, ...] is this
+/// rank's partial sum; returns this rank's sequence shard [batch, seq / T, ...] of the sum over TP ranks.
+/// Backward: all-gather of the gradient along the sequence. Throws c10::Error when seq is not divisible by T.
+at::Tensor reduce_scatter_sequence(const at::Tensor& x, TensorParallel& tp);
+
+/// Vocab-parallel embedding (Megatron-LM's VocabParallelEmbedding) with sequence parallelism: this rank holds
+/// rows [vocab_start, vocab_start + weight.size(0)) of the table. ids: int64 [batch, seq] (the same on every TP
+/// rank); weight: [vocab / T, hidden]. Each rank looks up the ids of its vocabulary range (zero rows for the
+/// others) and the partial embeddings are reduce-scattered along the sequence: returns [batch, seq / T, hidden].
+at::Tensor vocab_parallel_embedding(const at::Tensor& ids, const at::Tensor& weight, int64_t vocab_start,
+                                    TensorParallel& tp);
+
+/// Vocab-parallel cross-entropy (Shoeybi et al. 2019, section 3): the logits of this rank's vocabulary slice
+/// [vocab_start, vocab_start + logits.size(-1)) only; the full logits are never gathered. Per token: the maximum
+/// logit is all-reduced (max) over TP, the sum of exp(logit - max) and the target's logit (held by one rank)
+/// all-reduced (sum), nll = log(sum) - (target logit - max). Computed in fp32 (fp64 for fp64 logits).
+/// logits: [N, vocab / T]; targets: int64 [N], full-vocabulary ids in [0, vocab) (give any valid id, e.g. 0, for
+/// tokens that are masked out afterwards). Returns nll [N] in the compute dtype. Backward: softmax - one-hot(target)
+/// on this rank's slice, times the incoming gradient (no collective).
+at::Tensor vocab_parallel_cross_entropy(const at::Tensor& logits, const at::Tensor& targets, int64_t vocab_start,
+                                        TensorParallel& tp);
+
+/// Shards the one-rank model in place over `tp` (T = tp->size() ranks, sequence parallel): every rank keeps its part
+/// of the initial values (so the TP run starts from the one-rank model). Column-parallel (rows split): attention
+/// q_proj (query + gate, by heads), k_proj, v_proj (by KV heads); Gated DeltaNet in_proj_qkv and conv1d (the q, k,
+/// v blocks each by key / value heads), in_proj_z, in_proj_b, in_proj_a, A_log, dt_bias (by value heads); shared
+/// expert gate_proj, up_proj; the embedding and lm_head by vocabulary rows. Row-parallel (columns split): o_proj,
+/// out_proj, shared expert down_proj. Replicated: every RMSNorm (also q_norm, k_norm and the gated norm), the
+/// router, shared_expert_gate and the routed experts (those go through expert parallelism). Returns the sharded
+/// parameters with their layouts. Throws c10::Error when heads, KV heads, GDN key / value heads, the shared
+/// expert's FFN or the vocabulary is not divisible by T.
+std::vector<TpParam> shard_tensor_parallel(Qwen35MoeForCausalLMImpl& model, std::shared_ptr<TensorParallel> tp);
+
+}  // namespace recipebench::torch_model

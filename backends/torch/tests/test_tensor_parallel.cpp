@@ -1,0 +1,249 @@
+// Tensor parallelism with sequence parallelism (model/tensor_parallel.h) on two ranks run as threads over c10d Gloo:
+// the vocab-parallel cross-entropy against the plain one, and the whole tiny model sharded over TP 2 against the
+// one-rank model (loss, TP-sharded gradients, replicated gradients after their sum over TP).
+#include <catch2/catch.hpp>
+#include <torch/torch.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "catalog/models.h"
+#include "dist/parallel_groups.h"
+#include "dist/process_group.h"
+#include "layout/rank_map.h"
+#include "model/qwen35_moe.h"
+#include "model/tensor_parallel.h"
+#include "run/backend.h"
+#include "torch_backend_registration.h"
+
+using namespace recipebench;
+
+namespace {
+
+int unused_port() {
+  const int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t n = sizeof a;
+  getsockname(s, reinterpret_cast<sockaddr*>(&a), &n);
+  close(s);
+  return ntohs(a.sin_port);
+}
+
+/// Runs body(rank, tp) on two ranks (threads) of one Gloo group; returns the ranks' error messages ("" when none).
+std::vector<std::string> on_two_ranks(const std::function<void(int, torch_model::TensorParallel&)>& body) {
+  const int port = unused_port();
+  std::vector<std::string> errors(2);
+  auto rank_main = [&](int r) {
+    try {
+      dist::ProcessGroup pg(r, 2, "127.0.0.1", port, std::chrono::seconds(60));
+      dist::GroupTensorParallel tp(pg);
+      body(r, tp);
+    } catch (const std::exception& e) {
+      errors[static_cast<size_t>(r)] = e.what();
+    }
+  };
+  std::thread t1(rank_main, 1);
+  rank_main(0);
+  t1.join();
+  return errors;
+}
+
+double rel_diff(const torch::Tensor& a, const torch::Tensor& b) {
+  return (a.to(torch::kDouble) - b.to(torch::kDouble)).norm().item<double>() /
+         std::max(1e-30, b.to(torch::kDouble).norm().item<double>());
+}
+
+}  // namespace
+
+TEST_CASE("vocab-parallel cross-entropy over TP 2 equals the plain cross-entropy, loss and logit gradients",
+          "[train][tp]") {
+  torch::manual_seed(11);
+  const int64_t N = 7, V = 12;
+  const auto logits = torch::randn({N, V}) * 3;
+  const auto targets = torch::randint(0, V, {N}, torch::kInt64);
+  const auto g = torch::rand({N});  // the incoming gradient per token (e.g. mask / count)
+  auto full = logits.clone().requires_grad_(true);
+  const auto ref = -torch::log_softmax(full, -1).gather(-1, targets.unsqueeze(-1)).squeeze(-1);
+  (ref * g).sum().backward();
+  std::vector<torch::Tensor> nll(2), grad(2);
+  const auto errors = on_two_ranks([&](int r, torch_model::TensorParallel& tp) {
+    auto local = logits.narrow(1, r * V / 2, V / 2).clone().requires_grad_(true);
+    auto out = torch_model::vocab_parallel_cross_entropy(local, targets, r * V / 2, tp);
+    (out * g).sum().backward();
+    nll[static_cast<size_t>(r)] = out.detach();
+    grad[static_cast<size_t>(r)] = local.grad();
+  });
+  INFO(errors[0] << errors[1]);
+  REQUIRE(errors[0].empty());
+  REQUIRE(errors[1].empty());
+  for (int r = 0; r < 2; ++r) {
+    CHECK(rel_diff(nll[r], ref.detach()) < 1e-6);  // both ranks have the whole loss
+    CHECK(rel_diff(grad[r], full.grad().narrow(1, r * V / 2, V / 2)) < 1e-6);
+  }
+}
+
+TEST_CASE("the tiny model over TP 2 with sequence parallel: the one-rank loss, sharded gradients and replicated "
+          "gradients summed over TP",
+          "[train][tp]") {
+  const ModelConfig* cfg = find_model("Qwen3.5-tiny");
+  REQUIRE(cfg);
+  torch::manual_seed(5);
+  // float64, so that the comparison sees the sharding and not float32 rounding (the gradients of A_log and dt_bias
+  // are sums with much cancellation: float32 gives relative differences up to ~1e-3 there).
+  torch_model::Qwen35MoeForCausalLM ref(*cfg);
+  ref->to(torch::kDouble);
+  std::vector<torch_model::Qwen35MoeForCausalLM> models;
+  for (int r = 0; r < 2; ++r) {
+    models.emplace_back(*cfg);
+    models.back()->to(torch::kDouble);
+    torch::NoGradGuard no_grad;
+    const auto src = ref->parameters();
+    const auto dst = models.back()->parameters();
+    for (size_t i = 0; i < src.size(); ++i) dst[i].copy_(src[i]);
+  }
+  const int64_t B = 2, S = 32;
+  const auto ids = torch::randint(0, cfg->vocab_size, {B, S}, torch::kInt64);
+  const auto mask = torch::rand({B, S}).gt(0.3);
+  const auto ref_loss = ref->sft_loss_sum(ids, mask);
+  ref_loss.sum.backward();
+  const auto ref_named = ref->named_parameters();
+
+  std::vector<torch::Tensor> loss(2);
+  std::vector<std::vector<torch_model::TpParam>> sharded(2);
+  std::vector<torch::Tensor> embed_full(2), norm_grad_before_sum(2);
+  const auto errors = on_two_ranks([&](int r, torch_model::TensorParallel& tp) {
+    auto& m = models[static_cast<size_t>(r)];
+    auto holder = std::shared_ptr<torch_model::TensorParallel>(&tp, [](torch_model::TensorParallel*) {});
+    sharded[static_cast<size_t>(r)] = torch_model::shard_tensor_parallel(*m, holder);
+    const auto s = m->sft_loss_sum(ids, mask);
+    s.sum.backward();
+    loss[static_cast<size_t>(r)] = s.sum.detach();
+    // Negative control: a replicated parameter's gradient before the sum over TP is only this rank's part.
+    norm_grad_before_sum[static_cast<size_t>(r)] = m->model->decoder_layers[0]->input_layernorm->weight.grad().clone();
+    // The replicated parameters' gradients summed over TP (what the backend does before the optimizer).
+    for (const auto& p : m->parameters()) {
+      bool is_sharded = false;
+      for (const auto& t : sharded[static_cast<size_t>(r)])
+        if (t.param.is_same(p)) is_sharded = true;
+      if (!is_sharded && p.grad().defined()) {
+        auto g = p.grad().contiguous();
+        tp.all_reduce_sum(g);
+        p.mutable_grad() = g;
+      }
+    }
+    // The sharded embedding gathered back to the one-rank layout.
+    const auto& embed_spec = sharded[static_cast<size_t>(r)][0].spec;  // the embedding is sharded first
+    embed_full[static_cast<size_t>(r)] =
+        torch_model::tp_gather_param(m->model->embed_tokens->weight.detach(), embed_spec, tp);
+  });
+  INFO(errors[0] << errors[1]);
+  REQUIRE(errors[0].empty());
+  REQUIRE(errors[1].empty());
+  for (int r = 0; r < 2; ++r) {
+    CHECK(std::abs(loss[r].item<double>() - ref_loss.sum.item<double>()) / ref_loss.sum.item<double>() < 1e-12);
+    CHECK(rel_diff(embed_full[r], ref->model->embed_tokens->weight.detach()) == 0);
+    CHECK(rel_diff(norm_grad_before_sum[r], ref->model->decoder_layers[0]->input_layernorm->weight.grad()) > 1e-2);
+    const auto named = models[static_cast<size_t>(r)]->named_parameters();
+    int sharded_count = 0, replicated_count = 0;
+    for (const auto& item : named) {
+      const auto& p = item.value();
+      const auto& ref_grad = ref_named[item.key()].grad();
+      REQUIRE(ref_grad.defined());
+      REQUIRE(p.grad().defined());
+      const torch_model::TpShardSpec* spec = nullptr;
+      for (const auto& t : sharded[static_cast<size_t>(r)])
+        if (t.param.is_same(p)) spec = &t.spec;
+      const auto expected = spec ? torch_model::tp_local_slice(ref_grad, *spec, r, 2) : ref_grad;
+      INFO(item.key() << (spec ? " (TP-sharded)" : " (replicated)") << " rank " << r);
+      CHECK(rel_diff(p.grad(), expected) < 1e-9);
+      ++(spec ? sharded_count : replicated_count);
+    }
+    // 4 layers: 3 Gated DeltaNet (8 sharded each), 1 attention (4), 4 shared experts (3), embedding, lm_head.
+    CHECK(sharded_count == 3 * 8 + 4 + 4 * 3 + 2);
+    CHECK(replicated_count > 0);
+  }
+}
+
+TEST_CASE("the torch backend refuses the TP layouts it cannot run, with the reason", "[train][tp]") {
+  register_torch_backend();
+  auto backend = make_backend("torch");
+  REQUIRE(backend);
+  Recipe r;
+  r.model = "Qwen3.5-tiny";
+  r.gpu.type = "CPU";
+  r.gpu.count = 2;
+  r.workload.row_tokens = 64;
+  r.workload.global_batch = 4;
+  r.workload.precision = "fp32";
+  r.layout.label = "TP2";
+  r.layout.tp = 2;
+  r.layout.etp = 1;
+  r.layout.sequence_parallel = true;
+  r.layout.max_tokens_per_gpu = 128;
+  RunOptions o;
+  o.world = 2;
+  CHECK_NOTHROW(backend->environment(r, o));
+  SECTION("without sequence parallel") {
+    r.layout.sequence_parallel = false;
+    CHECK_THROWS_WITH(backend->environment(r, o), Catch::Contains("without sequence parallel"));
+  }
+  SECTION("a sequence not divisible by TP") {
+    r.workload.row_tokens = 63;
+    CHECK_THROWS_WITH(backend->environment(r, o), Catch::Contains("row_tokens 63 is not divisible by TP = 2"));
+  }
+  SECTION("ETP absent (= TP)") {
+    r.layout.etp.reset();
+    CHECK_THROWS_WITH(backend->environment(r, o), Catch::Contains("ETP = 2") && Catch::Contains("set layout.etp: 1"));
+  }
+  SECTION("heads not divisible by TP") {
+    r.layout.tp = 8;  // the tiny model has 4 attention heads
+    r.gpu.count = 8;
+    o.world = 8;
+    CHECK_THROWS_WITH(backend->environment(r, o), Catch::Contains("not divisible by TP"));
+  }
+  SECTION("PP > 1") {
+    r.layout.tp = 1;
+    r.layout.sequence_parallel = false;
+    r.layout.pp = 2;
+    CHECK_THROWS_WITH(backend->environment(r, o), Catch::Contains("PP = 2"));
+  }
+}
+
+TEST_CASE("the layout's groups from the rank map: TP fastest, TP folded into EP", "[train][tp]") {
+  Recipe r;
+  r.model = "Qwen3.5-tiny";
+  r.gpu.count = 4;
+  r.workload.row_tokens = 128;
+  r.workload.global_batch = 8;
+  r.layout.tp = 2;
+  r.layout.dp = 2;
+  r.layout.ep = 2;
+  r.layout.etp = 1;
+  r.layout.max_tokens_per_gpu = 256;
+  const RankMap map = build_rank_map(r, *find_model("Qwen3.5-tiny"));
+  using V = std::vector<int>;
+  CHECK(dist::group_members(map, 1, "tp") == V{0, 1});
+  CHECK(dist::group_members(map, 2, "tp") == V{2, 3});
+  CHECK(dist::group_members(map, 1, "dp") == V{1, 3});
+  CHECK(dist::group_members(map, 1, "ep") == V{0, 1});
+  CHECK(dist::group_members(map, 1, "edp") == V{1, 3});
+  r.layout.ep = 4;  // one EP group over TP x DP, EDP 1
+  const RankMap map4 = build_rank_map(r, *find_model("Qwen3.5-tiny"));
+  CHECK(dist::group_members(map4, 2, "ep") == V{0, 1, 2, 3});
+  CHECK(dist::group_members(map4, 2, "edp") == V{2});
+  r.layout.ep = 1;  // every rank holds every expert: EDP over the whole run
+  const RankMap map1 = build_rank_map(r, *find_model("Qwen3.5-tiny"));
+  CHECK(dist::group_members(map1, 2, "ep") == V{2});
+  CHECK(dist::group_members(map1, 2, "edp") == V{0, 1, 2, 3});
+  CHECK_THROWS_AS(dist::group_members(map, 0, "pp"), std::invalid_argument);
+}
