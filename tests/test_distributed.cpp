@@ -76,12 +76,13 @@ size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
-/// The data-parallel run reproduces the single-rank run: per-step loss within 1e-5 (relative) over 5 steps and
+/// The multi-rank run reproduces the single-rank run: per-step loss within 1e-5 (relative) over 5 steps and
 /// the final parameters within 1e-5 (relative L2).
-/// `fixture` (default tiny-dp<dp>.yaml) is the multi-rank recipe.
-void check_parity(int dp, const std::string& fixture = "") {
+/// `fixture` (default tiny-dp<dp>.yaml) is the multi-rank recipe, `dp` its number of ranks; `reference_extra`:
+/// arguments of the single-rank run (e.g. --layers when the fixture sets bench.layers).
+void check_parity(int dp, const std::string& fixture = "", const std::string& reference_extra = "") {
   const std::string name = fixture.empty() ? "dp" + std::to_string(dp) : fs::path(fixture).stem().string();
-  const Result one = run("dp1-reference-for-" + name, "tiny-dp1.yaml", 0);
+  const Result one = run("dp1-reference-for-" + name, "tiny-dp1.yaml", 0, "", reference_extra);
   const Result many = run(name, fixture.empty() ? "tiny-dp" + std::to_string(dp) + ".yaml" : fixture, dp);
   INFO("single rank:\n" << one.output << "\nDP" << dp << ":\n" << many.output);
   REQUIRE(one.exit_code == 0);
@@ -95,10 +96,13 @@ void check_parity(int dp, const std::string& fixture = "") {
   CHECK(b["environment"]["device"]["count"] == dp);
   REQUIRE(a["steps"].size() == 5);
   REQUIRE(b["steps"].size() == 5);
+  CHECK(a["model"] == b["model"]);  // the same depth (layers) on both sides
+  double worst_loss = 0;
   for (int s = 0; s < 5; ++s) {
     const double la = a["steps"][s]["loss"], lb = b["steps"][s]["loss"];
     INFO("step " << s << ": loss " << la << " vs " << lb);
     CHECK(std::abs(la - lb) / std::abs(la) < 1e-5);
+    worst_loss = std::max(worst_loss, std::abs(la - lb) / std::abs(la));
     CHECK(a["steps"][s]["supervised_tokens"] == b["steps"][s]["supervised_tokens"]);
     CHECK(a["steps"][s]["tokens"] == b["steps"][s]["tokens"]);
     const double ga = a["steps"][s]["grad_norm"], gb = b["steps"][s]["grad_norm"];
@@ -115,6 +119,8 @@ void check_parity(int dp, const std::string& fixture = "") {
   }
   const double rel = std::sqrt(diff / norm);
   INFO("relative L2 difference of the final parameters: " << rel);
+  std::printf("parity %s: largest per-step loss relative difference %.3g, final parameters relative L2 %.3g\n",
+              name.c_str(), worst_loss, rel);
   CHECK(rel < 1e-5);
   // The run changed the parameters (the comparison is not of two initial states).
   CHECK(b["steps"][4]["loss"].get<double>() < b["steps"][0]["loss"].get<double>());
@@ -259,4 +265,34 @@ TEST_CASE("EP4 (DP4 EP4, 2 experts per rank) on four CPU ranks reproduces the si
 TEST_CASE("EP2 with DP2 (DP4 EP2, EDP 2) on four CPU ranks reproduces the single-rank run",
           "[distributed][parity][ep]") {
   check_parity(4, "tiny-ep2-dp4.yaml");
+}
+
+// Pipeline parallelism (1F1B and interleaved 1F1B, activations and gradients sent point to point between stages).
+
+TEST_CASE("PP2 (1F1B) on two CPU ranks reproduces the single-rank run", "[distributed][parity][pp]") {
+  check_parity(2, "tiny-pp2.yaml");
+}
+
+TEST_CASE("PP4 (1F1B, one layer per stage) on four CPU ranks reproduces the single-rank run",
+          "[distributed][parity][pp]") {
+  check_parity(4, "tiny-pp4.yaml");
+}
+
+TEST_CASE("PP2 with VPP2 (interleaved 1F1B) on two CPU ranks reproduces the single-rank run",
+          "[distributed][parity][pp]") {
+  check_parity(2, "tiny-pp2-vpp2.yaml");
+}
+
+TEST_CASE("PP4 with a first/last split (6 layers as 1, 2, 2, 1) on four CPU ranks reproduces the single-rank run",
+          "[distributed][parity][pp]") {
+  check_parity(4, "tiny-pp4-split.yaml", "--layers 6");
+}
+
+TEST_CASE("PP2 with DP2 on four CPU ranks reproduces the single-rank run", "[distributed][parity][pp]") {
+  check_parity(4, "tiny-pp2-dp2.yaml");
+}
+
+TEST_CASE("PP2 with DP2 and EP2 inside each stage on four CPU ranks reproduces the single-rank run",
+          "[distributed][parity][pp][ep]") {
+  check_parity(4, "tiny-pp2-dp2-ep2.yaml");
 }

@@ -9,16 +9,20 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 
 #include "dist/process_group.h"
 #include "catalog/models.h"
+#include "layout/rank_map.h"
 #include "model/moe.h"
+#include "model/pipeline_stage.h"
 #include "model/qwen35_moe.h"
 #include "run/backend.h"
 #include "torch_backend_registration.h"
 #include "train/adam.h"
 #include "train/distributed_adam.h"
 #include "train/lr_schedule.h"
+#include "train/pipeline_executor.h"
 #include "train/rows.h"
 
 // RECIPEBENCH_TORCH_CUDA is set by CMake when libtorch was built with CUDA (libc10_cuda present).
@@ -123,16 +127,19 @@ struct GroupExpertParallel : torch_model::ExpertParallel {
   dist::ProcessGroup& group;
 };
 
-/// The optimizer of the run: MixedPrecisionAdam on one rank, DistributedAdam (sharded over DP) on several. With
-/// expert parallelism the experts of different EP ranks are different tensors: the local expert parameters have
-/// their own MixedPrecisionAdam on every rank, their gradients summed over the expert-data-parallel group (the
-/// ranks holding the same experts); the other parameters go to DistributedAdam over DP as without EP.
+/// The optimizer of the run over this rank's pipeline stage's parameters: MixedPrecisionAdam when DP = 1,
+/// DistributedAdam (sharded over the stage's DP group) otherwise. With expert parallelism the experts of different
+/// EP ranks are different tensors: the local expert parameters have their own MixedPrecisionAdam on every rank,
+/// their gradients summed over the expert-data-parallel group (the ranks of the stage holding the same experts); the
+/// other parameters go to DistributedAdam over DP as without EP. With PP > 1 the gradient norm for clipping sums the
+/// stages' squared norms over the pipeline group.
 struct Optimizer {
   std::unique_ptr<train::MixedPrecisionAdam> one;
   std::unique_ptr<train::DistributedAdam> sharded;
   std::unique_ptr<train::MixedPrecisionAdam> experts;
   dist::ProcessGroup* edp = nullptr;  ///< null when EDP = 1
   dist::ProcessGroup* ep = nullptr;
+  dist::ProcessGroup* pp = nullptr;   ///< the ranks of this rank's pipeline (same DP coordinate); null when PP = 1
   void zero_grad() {
     one ? one->zero_grad() : sharded->zero_grad();
     if (experts) experts->zero_grad();
@@ -142,6 +149,14 @@ struct Optimizer {
     if (experts) experts->accumulate_grads();
   }
   double grad_norm() {
+    const double stage = stage_grad_norm();
+    if (!pp) return stage;
+    auto sq = torch::tensor({stage * stage}, torch::kFloat64);  // the pipeline's stages together: the whole model
+    pp->all_reduce_sum(sq);
+    return std::sqrt(sq.item<double>());
+  }
+  /// The L2 norm of this pipeline stage's gradients (summed over DP, all experts of the stage).
+  double stage_grad_norm() {
     if (one) return one->grad_norm();
     const double dense = sharded->grad_norm();
     if (!experts) return dense;
@@ -172,13 +187,17 @@ class TorchBackend : public Backend {
     const auto& l = recipe.layout;
     const int64_t world = l.world();
     recompute_options(l);  // refuses what the backend cannot run, before any rank starts
-    if (l.tp != 1 || l.pp != 1 || l.cp != 1)
-      throw RunError("the recipe's layout " + l.label + " has TP = " + std::to_string(l.tp) + ", PP = " +
-                     std::to_string(l.pp) + ", CP = " + std::to_string(l.cp) +
-                     ": the torch backend runs data and expert parallel only (TP = PP = CP = 1)");
-    if (l.ep < 1 || world % l.ep != 0)
+    if (l.tp != 1 || l.cp != 1)
+      throw RunError("the recipe's layout " + l.label + " has TP = " + std::to_string(l.tp) + ", CP = " +
+                     std::to_string(l.cp) +
+                     ": the torch backend runs data, expert and pipeline parallel only (TP = CP = 1)");
+    if (l.pp < 1 || l.vpp < 1 || (l.vpp > 1 && l.pp < 2))
+      throw RunError("the recipe's layout " + l.label + " has PP = " + std::to_string(l.pp) + ", VPP = " +
+                     std::to_string(l.vpp) + ": virtual pipeline stages need PP >= 2");
+    if (l.ep < 1 || world % (int64_t{l.ep} * l.pp) != 0)
       throw RunError("the recipe's layout " + l.label + " has EP = " + std::to_string(l.ep) +
-                     ": expert parallelism needs EP to divide the world size " + std::to_string(world));
+                     ": expert parallelism needs EP to divide the ranks of a pipeline stage (world size " +
+                     std::to_string(world) + " / PP " + std::to_string(l.pp) + ")");
     if (l.ep > 1 && l.etp && *l.etp > 1)
       throw RunError("the recipe's layout " + l.label + " has ETP = " + std::to_string(*l.etp) +
                      ": the torch backend's expert parallelism runs with ETP = 1");
@@ -189,10 +208,12 @@ class TorchBackend : public Backend {
                        " experts, not divisible by EP");
     if (world != o.world)
       throw RunError("the recipe's layout " + l.label + " needs " + std::to_string(world) + " ranks (DP = " +
-                     std::to_string(l.dp) + ") but this run has " + std::to_string(o.world) +
+                     std::to_string(l.dp) + (l.pp > 1 ? " x PP = " + std::to_string(l.pp) : std::string()) +
+                     ") but this run has " + std::to_string(o.world) +
                      " (start it with --nproc " + std::to_string(world) + ", torchrun or srun: docs/distributed.md)");
     if (o.world > 1 && o.device == "cuda")
-      throw RunError("multi-rank runs on CUDA (NCCL process groups) are not implemented yet; DP runs on CPU (Gloo)");
+      throw RunError("multi-rank runs on CUDA (NCCL process groups) are not implemented yet; DP, EP and PP run on CPU "
+                     "(Gloo)");
     if (o.device == "cuda") {
       const auto count = torch::cuda::device_count();
       if (count < 1) throw RunError("--device cuda but no CUDA device is visible (torch::cuda::device_count() = 0)");
@@ -227,14 +248,19 @@ class TorchBackend : public Backend {
     const int64_t row_tokens = recipe.workload.row_tokens;
     const int64_t rows_per_mb = std::max<int64_t>(1, recipe.layout.max_tokens_per_gpu / row_tokens);
     // DESIGN.md section 5: microbatches per step per DP rank = global_batch / DP / rows per microbatch. Every rank
-    // draws the step's whole global batch in microbatches (the single-rank order) and keeps its contiguous block.
-    const int64_t dp = o.world;
+    // draws the step's whole global batch in microbatches (the single-rank order) and keeps its DP rank's
+    // contiguous block; every pipeline stage of a DP rank holds the same block.
+    const int64_t dp = std::max(1, recipe.layout.dp);
+    const int pp = std::max(1, recipe.layout.pp), vpp = std::max(1, recipe.layout.vpp);
     const int64_t global_microbatches = recipe.workload.global_batch / rows_per_mb;
     const int64_t microbatches = global_microbatches / dp;
     if (dp > 1 && (recipe.workload.global_batch % (dp * rows_per_mb) != 0 || microbatches < 1))
       throw RunError("global_batch " + std::to_string(recipe.workload.global_batch) + " is not a whole number of " +
                      std::to_string(rows_per_mb) + "-row microbatches per DP rank for DP = " + std::to_string(dp));
-    const int64_t first_mb = o.rank * microbatches;
+    if (vpp > 1 && microbatches % pp != 0)
+      throw RunError("the interleaved pipeline schedule (VPP " + std::to_string(vpp) + ") needs the " +
+                     std::to_string(microbatches) + " microbatches per DP rank to be a multiple of PP " +
+                     std::to_string(pp));
 
     // The process group (rendezvous at rank 0's TCPStore) of a multi-rank run.
     std::unique_ptr<dist::ProcessGroup> group;
@@ -250,6 +276,49 @@ class TorchBackend : public Backend {
 
     int step = -1;
     try {
+      // Every rank's coordinates and layers (attention grid tp-cp-dp-pp, expert grid etp-ep-edp-pp).
+      RankMap map;
+      try {
+        map = build_rank_map(recipe, cfg);
+      } catch (const std::invalid_argument& e) {
+        throw RunError("the recipe's layout " + recipe.layout.label + " with " + std::to_string(cfg.num_layers) +
+                       " layers: " + e.what());
+      }
+      if (map.world != o.world)
+        throw RunError("the rank map has " + std::to_string(map.world) + " ranks, the run " + std::to_string(o.world));
+      const RankPlacement& me = map.ranks[static_cast<size_t>(o.rank)];
+      const int64_t first_mb = me.dp * microbatches;
+      // The ranks sharing this rank's coordinates except `free` ("dp", "pp", "ep", "edp"), in rank order.
+      auto peers = [&](const std::string& free) {
+        std::vector<int> out;
+        for (const auto& q : map.ranks) {
+          const bool same = free == "dp"    ? q.pp == me.pp && q.tp == me.tp && q.cp == me.cp
+                            : free == "pp"  ? q.dp == me.dp && q.tp == me.tp && q.cp == me.cp
+                            : free == "ep"  ? q.pp == me.pp && q.edp == me.edp && q.etp == me.etp
+                                            : q.pp == me.pp && q.ep == me.ep && q.etp == me.etp;
+          if (same) out.push_back(q.rank);
+        }
+        return out;
+      };
+      // The subgroup of `ranks` (the whole group when it has every rank; null for one rank). Every rank creates its
+      // subgroups in the same order (DP, PP, EP, EDP), each group's members with the same name.
+      std::vector<std::unique_ptr<dist::ProcessGroup>> subgroups;
+      auto make_group = [&](const std::string& name, const std::vector<int>& ranks) -> dist::ProcessGroup* {
+        if (ranks.size() <= 1) return nullptr;
+        if (static_cast<int>(ranks.size()) == o.world) return group.get();
+        subgroups.push_back(group->subgroup(name, ranks));
+        return subgroups.back().get();
+      };
+      const std::string at_stage = std::to_string(me.pp);
+      dist::ProcessGroup* dp_group = make_group("dp" + at_stage, peers("dp"));
+      dist::ProcessGroup* pp_group = make_group("pp" + std::to_string(me.dp), peers("pp"));
+      train::PipelinePlace place;
+      place.pp = pp;
+      place.vpp = vpp;
+      place.stage = me.pp;
+      place.stage_ranks = peers("pp");
+      place.group = group.get();
+
       std::unique_ptr<train::RowSource> source;
       try {
         if (o.data_source == "file")
@@ -260,55 +329,77 @@ class TorchBackend : public Backend {
         throw RunError(std::string("data: ") + e.what());
       }
 
+      // The one-rank model (every rank builds it from the same seed, so every part starts with the one-rank run's
+      // values); this rank keeps its pipeline stage of it: the embedding on the first stage, the layers of its
+      // virtual stages (rank map), the final norm and lm_head on the last.
       torch_model::KernelOptions kernels;
       kernels.recompute = recompute_options(recipe.layout);
-      torch_model::Qwen35MoeForCausalLM model(cfg, kernels);
-      // Expert parallelism (ETP 1): EP groups of EP consecutive ranks, each holding E / EP experts per MoE layer;
-      // the expert-data-parallel groups join the ranks holding the same experts (EDP = world / EP).
+      torch_model::PipelineStage stage{nullptr};
+      struct ParamInfo {
+        std::vector<int64_t> shape;  ///< in the one-rank model (experts unsharded)
+        int stage = 0;               ///< the pipeline rank holding it
+      };
+      std::vector<ParamInfo> param_info;  // the one-rank model's parameters() order
+      {
+        torch_model::Qwen35MoeForCausalLM model(cfg, kernels);
+        std::vector<torch_model::ChunkLayers> chunks;
+        for (const auto& lr : me.layers) chunks.push_back({lr.first, lr.count});
+        stage = torch_model::PipelineStage(model, chunks, me.pp == 0, me.pp == pp - 1);
+        std::vector<int> layer_stage(static_cast<size_t>(cfg.num_layers), pp - 1);
+        for (const auto& q : map.ranks)
+          for (const auto& lr : q.layers)
+            for (int64_t i = lr.first; i < lr.first + lr.count; ++i) layer_stage[static_cast<size_t>(i)] = q.pp;
+        std::unordered_map<const void*, int> owner;  // TensorImpl -> pipeline rank; absent: norm, lm_head (last)
+        for (const auto& p : model->model->embed_tokens->parameters()) owner[p.unsafeGetTensorImpl()] = 0;
+        for (size_t i = 0; i < model->model->decoder_layers.size(); ++i)
+          for (const auto& p : model->model->decoder_layers[i]->parameters())
+            owner[p.unsafeGetTensorImpl()] = layer_stage[i];
+        for (const auto& p : model->parameters()) {
+          const auto it = owner.find(p.unsafeGetTensorImpl());
+          param_info.push_back({p.sizes().vec(), it == owner.end() ? pp - 1 : it->second});
+        }
+      }  // the other stages' layers are freed here
+      // Expert parallelism (ETP 1): EP groups of EP ranks of a stage, each holding E / EP experts per MoE layer;
+      // the expert-data-parallel groups join the stage's ranks holding the same experts (EDP = world / (EP x PP)).
       const int ep = static_cast<int>(std::max<int64_t>(1, recipe.layout.ep));
-      std::unique_ptr<dist::ProcessGroup> ep_sub, edp_group;
+      dist::ProcessGroup *ep_group = nullptr, *edp_group = nullptr;
       std::shared_ptr<GroupExpertParallel> ep_comm;
       std::vector<torch::Tensor> expert_params;
       if (ep > 1) {
-        if (!group || o.world % ep != 0 || cfg.num_experts % ep != 0)
-          throw RunError("EP = " + std::to_string(ep) + " needs to divide the world size " +
-                         std::to_string(o.world) + " and the " + std::to_string(cfg.num_experts) + " experts");
-        const int first = o.rank / ep * ep, lane = o.rank % ep;
-        std::vector<int> ep_ranks, edp_ranks;
-        for (int r = 0; r < ep; ++r) ep_ranks.push_back(first + r);
-        for (int r = lane; r < o.world; r += ep) edp_ranks.push_back(r);
-        if (ep < o.world) {
-          ep_sub = group->subgroup("ep" + std::to_string(first / ep), ep_ranks);
-          edp_group = group->subgroup("edp" + std::to_string(lane), edp_ranks);
-        }
-        ep_comm = std::make_shared<GroupExpertParallel>(ep_sub ? *ep_sub : *group);
-        for (const auto& mod : model->modules())
+        if (!group || (o.world / pp) % ep != 0 || cfg.num_experts % ep != 0)
+          throw RunError("EP = " + std::to_string(ep) + " needs to divide the " + std::to_string(o.world / pp) +
+                         " ranks of a pipeline stage and the " + std::to_string(cfg.num_experts) + " experts");
+        ep_group = make_group("ep" + at_stage + "." + std::to_string(me.edp), peers("ep"));
+        edp_group = make_group("edp" + at_stage + "." + std::to_string(me.ep), peers("edp"));
+        ep_comm = std::make_shared<GroupExpertParallel>(*ep_group);
+        for (const auto& mod : stage->modules())
           if (auto experts = std::dynamic_pointer_cast<torch_model::RoutedExpertsImpl>(mod)) {
             experts->shard(ep_comm);
             expert_params.push_back(experts->gate_up_proj);
             expert_params.push_back(experts->down_proj);
           }
       }
-      model->to(device, dtype);
-      model->train();
+      stage->to(device, dtype);
+      stage->train();
       auto is_expert = [&](const torch::Tensor& p) {
         for (const auto& e : expert_params)
           if (e.unsafeGetTensorImpl() == p.unsafeGetTensorImpl()) return true;
         return false;
       };
       Optimizer adam;
-      if (group) {
+      adam.pp = pp_group;
+      if (dp_group) {
         std::vector<torch::Tensor> dense;
-        for (const auto& p : model->parameters())
+        for (const auto& p : stage->parameters())
           if (!is_expert(p)) dense.push_back(p);
-        adam.sharded = std::make_unique<train::DistributedAdam>(dense, recipe.optimizer, *group);
+        adam.sharded = std::make_unique<train::DistributedAdam>(dense, recipe.optimizer, *dp_group);
         if (!expert_params.empty()) {
           adam.experts = std::make_unique<train::MixedPrecisionAdam>(expert_params, recipe.optimizer);
-          adam.edp = edp_group.get();
+          adam.edp = edp_group;
           adam.ep = &ep_comm->group;
         }
       } else {
-        adam.one = std::make_unique<train::MixedPrecisionAdam>(model->parameters(), recipe.optimizer);
+        adam.one = std::make_unique<train::MixedPrecisionAdam>(stage->parameters(), recipe.optimizer);
       }
       auto barrier = [&] {
         if (group) group->barrier();
@@ -319,17 +410,18 @@ class TorchBackend : public Backend {
       for (step = 0; step < o.steps; ++step) {
         const auto data_start = Clock::now();
         if (step > 0) pending_overhead = std::chrono::duration<double>(data_start - tail_start).count();
-        // Rows of the step, copied to the device before the clock starts (data loading is not timed).
-        std::vector<std::pair<torch::Tensor, torch::Tensor>> batches;
+        // Rows of the step, copied to the device before the clock starts (data loading is not timed). The
+        // supervised-token count of the whole global batch is known to every rank (every rank draws all rows).
+        std::vector<train::PipelineMicrobatch> batches;
         int64_t supervised = 0;
         for (int64_t mb = 0; mb < global_microbatches; ++mb) {
           train::Rows rows = source->next(rows_per_mb);
+          for (int64_t i = 0; i < rows.rows; ++i)
+            for (int64_t t = 1; t < row_tokens; ++t) supervised += rows.mask[i * row_tokens + t];
           if (mb < first_mb || mb >= first_mb + microbatches) continue;  // another DP rank's rows
           auto ids = torch::from_blob(rows.tokens.data(), {rows.rows, row_tokens}, torch::kInt64).clone().to(device);
           auto mask = torch::from_blob(rows.mask.data(), {rows.rows, row_tokens}, torch::kUInt8).clone().to(device);
-          for (int64_t i = 0; i < rows.rows; ++i)
-            for (int64_t t = 1; t < row_tokens; ++t) supervised += rows.mask[i * row_tokens + t];
-          batches.emplace_back(ids, mask);
+          batches.push_back({ids, mask});
         }
         if (fail_rank && fail_step && *fail_rank == o.rank && *fail_step == step)
           throw RunError("injected failure on rank " + std::to_string(o.rank) + " at step " + std::to_string(step) +
@@ -341,37 +433,24 @@ class TorchBackend : public Backend {
         const auto t0 = Clock::now();
         const double data_seconds = std::chrono::duration<double>(t0 - data_start).count();
         double fwd = 0, bwd = 0;
-        auto lap = [&](double& acc, Clock::time_point& since) {
+        auto since = t0;
+        auto lap = [&](bool backward) {
           if (!o.profile) return;
           synchronize(device);
           const auto now = Clock::now();
-          acc += std::chrono::duration<double>(now - since).count();
+          (backward ? bwd : fwd) += std::chrono::duration<double>(now - since).count();
           since = now;
         };
-        auto since = t0;
 
         adam.zero_grad();
-        torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
-        if (group) {  // per-token normalisation over the whole global batch: the supervised count of all ranks
-          auto count = torch::tensor({static_cast<double>(supervised)}, torch::kFloat64);
-          group->all_reduce_sum(count);
-          supervised = static_cast<int64_t>(std::llround(count.item<double>()));
-        }
+        // Per-token normalisation over the whole global batch: each microbatch's loss sum is divided by the step's
+        // supervised-token count before its backward pass. The forward and backward passes run in the pipeline
+        // schedule's order (PP 1: forward and backward of each microbatch in turn).
         const double denom = static_cast<double>(std::max<int64_t>(1, supervised));
-        for (auto& [ids, mask] : batches) {
-          const auto s = model->sft_loss_sum(ids, mask);
-          lap(fwd, since);
-          // Per-token normalisation over the whole step: each microbatch's sum is divided by the step's count.
-          (s.sum / denom).backward();
-          adam.accumulate_grads();
-          lap(bwd, since);
-          loss_sum += s.sum.detach().to(torch::kFloat64);
-        }
+        torch::Tensor loss_sum =
+            train::run_pipeline_step(stage, batches, place, denom, [&] { adam.accumulate_grads(); }, lap);
         const double norm = adam.grad_norm();
-        if (group) {
-          loss_sum = loss_sum.cpu();
-          group->all_reduce_sum(loss_sum);
-        }
+        if (group) group->all_reduce_sum(loss_sum);  // the last stages' sums reach every rank
         const double loss = loss_sum.item<double>() / denom;
         if (!std::isfinite(loss) || !std::isfinite(norm))
           throw RunError("step " + std::to_string(step) + ": the loss is " + std::to_string(loss) +
@@ -409,18 +488,31 @@ class TorchBackend : public Backend {
         tail_start = t1;
         on_step(sample);
       }
-      // Test hook: the final parameters, float32, one after the other in model->parameters() order. With expert
-      // parallelism the expert shards of rank 0's EP group are gathered (every rank of a group takes part), so
-      // the file has the one-rank model's layout.
-      if (const char* dump = std::getenv("RECIPEBENCH_DUMP_PARAMS"); dump && *dump && (o.rank == 0 || ep_comm)) {
+      // Test hook: the final parameters, float32, one after the other in the one-rank model's parameters() order.
+      // Each parameter comes from rank 0's pipeline (DP rank 0): the stage holding it sends it to rank 0; with
+      // expert parallelism the expert shards of the stage's EP group are gathered first (every EP group of the
+      // stage takes part), so the file has the one-rank model's layout.
+      if (const char* dump = std::getenv("RECIPEBENCH_DUMP_PARAMS"); dump && *dump) {
         std::ofstream out;
         if (o.rank == 0) out.open(dump, std::ios::binary);
-        for (const auto& p : model->parameters()) {
-          auto c = p.detach().to(torch::kCPU, torch::kFloat32).contiguous();
-          if (ep_comm && is_expert(p)) {
-            auto full = torch::empty({c.numel() * ep}, c.options());
-            ep_comm->group.all_gather(c.reshape({-1}), full);
-            c = full;
+        const auto mine = stage->parameters();  // this stage's part of param_info, in the same order
+        size_t next = 0;
+        for (size_t i = 0; i < param_info.size(); ++i) {
+          const int owner = param_info[i].stage;
+          const int src = place.stage_ranks[static_cast<size_t>(owner)];  // rank 0's pipeline, for rank 0
+          torch::Tensor c;
+          if (owner == me.pp) {
+            const auto& p = mine.at(next++);
+            c = p.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+            if (ep_comm && is_expert(p)) {
+              auto full = torch::empty({c.numel() * ep}, c.options());
+              ep_comm->group.all_gather(c.reshape({-1}), full);
+              c = full;
+            }
+            if (me.dp == 0 && o.rank != 0) group->isend(c, 0, static_cast<int>(i))->wait();
+          } else if (o.rank == 0) {
+            c = torch::empty(param_info[i].shape, torch::kFloat32);
+            group->irecv(c, src, static_cast<int>(i))->wait();
           }
           if (o.rank == 0)
             out.write(static_cast<const char*>(c.data_ptr()), static_cast<std::streamsize>(c.numel() * sizeof(float)));

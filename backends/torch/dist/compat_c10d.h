@@ -7,6 +7,8 @@
 //     this rank's shard (the same sums, twice the traffic of a true reduce-scatter).
 //   - alltoall_base (variable split sizes): the same signature on ProcessGroupGloo in 1.13 and 2.x (non-const
 //     tensor and vector references).
+//   - send / recv (point-to-point, tagged): the same signature on ProcessGroupGloo in 1.13 and 2.x; the handle
+//     type differs (WorkPtr below).
 //   - a libtorch without c10d's Gloo headers (or gloo's own): RECIPEBENCH_HAVE_C10D_GLOO is 0 and
 //     process_group.cpp refuses multi-rank runs with a message.
 #pragma once
@@ -31,11 +33,14 @@
 #include <chrono>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace recipebench::dist::compat {
 
 using GlooGroup = c10d::ProcessGroupGloo;
+/// A collective's or send's handle: c10d::ProcessGroup::Work in 1.13, c10d::Work in 2.x (the type barrier() returns).
+using WorkPtr = decltype(std::declval<GlooGroup&>().barrier());
 
 /// A Gloo process group of `world` ranks over `store`. Its transport device: loopback when `one_host`, else the
 /// interface named by GLOO_SOCKET_IFNAME when set, else c10d's default (the host name's address), as PyTorch does.

@@ -107,6 +107,32 @@ std::string ProcessGroup::first_failure() {
   }
 }
 
+namespace {
+/// A c10d send or receive (compat::WorkPtr) and its tensor.
+struct WorkRequest : ProcessGroup::Request {
+  WorkRequest(compat::WorkPtr w, std::vector<at::Tensor> t) : work(std::move(w)), tensors(std::move(t)) {}
+  void wait() override {
+    if (work) work->wait();
+    work.reset();
+  }
+  compat::WorkPtr work;
+  std::vector<at::Tensor> tensors;
+};
+}  // namespace
+
+std::unique_ptr<ProcessGroup::Request> ProcessGroup::isend(const at::Tensor& t, int dst, int tag) {
+  std::vector<at::Tensor> v{t.is_contiguous() ? t : t.contiguous()};
+  auto work = impl_->group->send(v, dst, tag);
+  return std::make_unique<WorkRequest>(std::move(work), std::move(v));
+}
+
+std::unique_ptr<ProcessGroup::Request> ProcessGroup::irecv(at::Tensor& t, int src, int tag) {
+  if (!t.is_contiguous()) throw std::invalid_argument("ProcessGroup::irecv: the tensor must be contiguous");
+  std::vector<at::Tensor> v{t};
+  auto work = impl_->group->recv(v, src, tag);
+  return std::make_unique<WorkRequest>(std::move(work), std::move(v));
+}
+
 #else  // no c10d Gloo in this libtorch: multi-rank runs are refused
 
 struct ProcessGroup::Impl {};
@@ -126,6 +152,8 @@ void ProcessGroup::all_to_all(const at::Tensor&, at::Tensor&, std::vector<int64_
 std::unique_ptr<ProcessGroup> ProcessGroup::subgroup(const std::string&, const std::vector<int>&) { return nullptr; }
 bool ProcessGroup::report_failure(const std::string&) { return true; }
 std::string ProcessGroup::first_failure() { return ""; }
+std::unique_ptr<ProcessGroup::Request> ProcessGroup::isend(const at::Tensor&, int, int) { return nullptr; }
+std::unique_ptr<ProcessGroup::Request> ProcessGroup::irecv(at::Tensor&, int, int) { return nullptr; }
 
 #endif
 

@@ -38,15 +38,14 @@ TextModelImpl::TextModelImpl(const ModelConfig& cfg, const KernelOptions& opt) :
   norm = register_module("norm", RMSNorm(cfg.hidden_size, cfg.rms_norm_eps));
 }
 
-torch::Tensor TextModelImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& positions) {
-  TORCH_CHECK(input_ids.dim() == 2, "input_ids must be [batch, seq], got ", input_ids.sizes());
-  auto h = embed_tokens(input_ids);
-  const int64_t n = static_cast<int64_t>(decoder_layers.size());
+torch::Tensor run_decoder_layers(const std::vector<DecoderLayer>& layers, torch::Tensor h,
+                                 const torch::Tensor& positions, const RecomputeOptions& recompute) {
+  const int64_t n = static_cast<int64_t>(layers.size());
   TORCH_CHECK(recompute.method == RecomputeOptions::Method::None || recompute.num_layers >= 1,
               "recompute num_layers must be >= 1, got ", recompute.num_layers);
   // Layers [begin, end) as one recomputed unit (Megatron-LM's _checkpointed_forward): only the unit's input is kept.
   auto recomputed = [&](int64_t begin, int64_t end) {
-    std::vector<DecoderLayer> group(decoder_layers.begin() + begin, decoder_layers.begin() + end);
+    std::vector<DecoderLayer> group(layers.begin() + begin, layers.begin() + end);
     std::vector<torch::Tensor> params;
     for (const auto& layer : group)
       for (const auto& p : layer->parameters()) params.push_back(p);
@@ -59,7 +58,7 @@ torch::Tensor TextModelImpl::forward(const torch::Tensor& input_ids, const torch
   };
   switch (recompute.method) {
     case RecomputeOptions::Method::None:
-      for (auto& layer : decoder_layers) h = layer(h, positions);
+      for (auto layer : layers) h = layer(h, positions);
       break;
     case RecomputeOptions::Method::Uniform:
       for (int64_t l = 0; l < n; l += recompute.num_layers)
@@ -70,10 +69,15 @@ torch::Tensor TextModelImpl::forward(const torch::Tensor& input_ids, const torch
         if (l < recompute.num_layers)
           recomputed(l, l + 1);
         else
-          h = decoder_layers[static_cast<size_t>(l)](h, positions);
+          h = DecoderLayer(layers[static_cast<size_t>(l)])(h, positions);
       break;
   }
-  return norm(h);
+  return h;
+}
+
+torch::Tensor TextModelImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& positions) {
+  TORCH_CHECK(input_ids.dim() == 2, "input_ids must be [batch, seq], got ", input_ids.sizes());
+  return norm(run_decoder_layers(decoder_layers, embed_tokens(input_ids), positions, recompute));
 }
 
 Qwen35MoeForCausalLMImpl::Qwen35MoeForCausalLMImpl(const ModelConfig& cfg_, const KernelOptions& opt) : cfg(cfg_) {

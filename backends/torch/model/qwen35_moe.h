@@ -32,6 +32,13 @@ SftLossSum sft_loss_sum(const torch::Tensor& logits, const torch::Tensor& target
 /// sft_loss_sum(...).sum / count: mean cross-entropy over supervised tokens (0 when there are none). Scalar.
 torch::Tensor sft_loss(const torch::Tensor& logits, const torch::Tensor& targets, const torch::Tensor& loss_mask);
 
+/// Runs `layers` in order on h: [batch, seq, hidden] -> [batch, seq, hidden], under `recompute` (model/recompute.h):
+/// Uniform recomputes groups of num_layers consecutive layers of `layers` as units, Block the first num_layers of
+/// them, each on its own. A pipeline stage calls it per model chunk (Megatron-LM applies recompute per chunk).
+/// positions: as DecoderLayer::forward. Throws c10::Error when recompute.num_layers < 1 with a method set.
+torch::Tensor run_decoder_layers(const std::vector<DecoderLayer>& layers, torch::Tensor h,
+                                 const torch::Tensor& positions, const RecomputeOptions& recompute);
+
 /// Decoder stack (Hugging Face Qwen3_5MoeTextModel): embed_tokens.weight [vocab, hidden], layers.<i>.*,
 /// norm.weight [hidden] (zero-centred final RMSNorm).
 struct TextModelImpl : torch::nn::Module {
