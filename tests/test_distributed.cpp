@@ -296,3 +296,37 @@ TEST_CASE("PP2 with DP2 and EP2 inside each stage on four CPU ranks reproduces t
           "[distributed][parity][pp][ep]") {
   check_parity(4, "tiny-pp2-dp2-ep2.yaml");
 }
+
+TEST_CASE("PP2 with VPP2 and full recompute (per model chunk) reproduces the single-rank run without recompute",
+          "[distributed][parity][pp][recompute]") {
+  check_parity(2, "tiny-pp2-vpp2-recompute.yaml");
+}
+
+TEST_CASE("a failure on one pipeline stage stops every rank, shown once, no complete run record",
+          "[distributed][failure][pp]") {
+  for (int fail_rank : {3, 0}) {
+    DYNAMIC_SECTION("failing rank " << fail_rank) {
+      const Result r = run("pp-fail-rank" + std::to_string(fail_rank), "tiny-pp2-dp2.yaml", 4,
+                           "RECIPEBENCH_DIST_TIMEOUT=60 RECIPEBENCH_FAIL_RANK=" + std::to_string(fail_rank) +
+                               " RECIPEBENCH_FAIL_STEP=2");
+      INFO(r.output);
+      CHECK(r.exit_code != 0);
+      CHECK(r.exit_code != 124);  // not stopped by the test's timeout
+      CHECK(r.seconds < 60);
+      CHECK(count(r.output, "injected failure on rank " + std::to_string(fail_rank)) == 1);
+      for (const auto& rec : r.records) CHECK(rec["status"] == "failed");
+      CHECK(count(r.output, "2/5 ") == 1);
+      CHECK(count(r.output, "3/5 ") == 0);
+    }
+  }
+}
+
+TEST_CASE("a PP layout whose layers do not split over the stages is refused on every rank, shown once",
+          "[distributed][failure][pp]") {
+  // tiny-pp4-split.yaml with 5 layers: first 1 + last 1 leaves 3 for 2 middle stages.
+  const Result r = run("pp-bad-split", "tiny-pp4-split.yaml", 4, "RECIPEBENCH_DIST_TIMEOUT=60", "--layers 5");
+  INFO(r.output);
+  CHECK(r.exit_code != 0);
+  CHECK(count(r.output, "the layers do not split over PP 4") == 1);
+  for (const auto& rec : r.records) CHECK(rec["status"] == "failed");
+}

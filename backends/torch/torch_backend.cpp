@@ -517,6 +517,9 @@ class TorchBackend : public Backend {
           if (o.rank == 0)
             out.write(static_cast<const char*>(c.data_ptr()), static_cast<std::streamsize>(c.numel() * sizeof(float)));
         }
+        if (next != mine.size())
+          throw RunError("RECIPEBENCH_DUMP_PARAMS: the stage has " + std::to_string(mine.size()) +
+                         " parameters, the one-rank model's map gives it " + std::to_string(next));
         if (o.rank == 0 && !out) throw RunError(std::string("RECIPEBENCH_DUMP_PARAMS: cannot write ") + dump);
       }
     } catch (const std::exception& e) {
