@@ -25,7 +25,8 @@ struct PipelineAction {
 /// min(PP - stage - 1, microbatches).
 /// VPP > 1 (interleaved 1F1B: Narayanan et al., "Efficient Large-Scale Language Model Training on GPU Clusters
 /// Using Megatron-LM", SC 2021, section 2.2; Megatron-LM's schedule): in virtual microbatches (microbatch, chunk
-/// pairs), min(2 (PP - stage - 1) + (VPP - 1) PP, microbatches x VPP).
+/// pairs), min(2 (PP - stage - 1) + (VPP - 1) PP, microbatches x VPP). (Megatron-LM has run every forward first
+/// when microbatches == PP; here the formula holds for that case too, and the orders still complete.)
 /// Throws std::invalid_argument for pp < 1, vpp < 1, stage outside 0..pp-1, microbatches < 1, or VPP > 1 with
 /// microbatches not a multiple of PP (or PP = 1).
 int64_t pipeline_warmup(int pp, int vpp, int stage, int64_t microbatches);
