@@ -79,10 +79,11 @@ size_t count(const std::string& text, const std::string& what) {
 /// The multi-rank run reproduces the single-rank run: per-step loss within 1e-5 (relative) over 5 steps and
 /// the final parameters within 1e-5 (relative L2).
 /// `fixture` (default tiny-dp<dp>.yaml) is the multi-rank recipe, `dp` its number of ranks; `reference_extra`:
-/// arguments of the single-rank run (e.g. --layers when the fixture sets bench.layers).
-void check_parity(int dp, const std::string& fixture = "", const std::string& reference_extra = "") {
+/// arguments of the single-rank run (e.g. --layers when the fixture sets bench.layers); `reference`: its recipe.
+void check_parity(int dp, const std::string& fixture = "", const std::string& reference_extra = "",
+                  const std::string& reference = "tiny-dp1.yaml") {
   const std::string name = fixture.empty() ? "dp" + std::to_string(dp) : fs::path(fixture).stem().string();
-  const Result one = run("dp1-reference-for-" + name, "tiny-dp1.yaml", 0, "", reference_extra);
+  const Result one = run("dp1-reference-for-" + name, reference, 0, "", reference_extra);
   const Result many = run(name, fixture.empty() ? "tiny-dp" + std::to_string(dp) + ".yaml" : fixture, dp);
   INFO("single rank:\n" << one.output << "\nDP" << dp << ":\n" << many.output);
   REQUIRE(one.exit_code == 0);
@@ -281,6 +282,12 @@ TEST_CASE("PP4 (1F1B, one layer per stage) on four CPU ranks reproduces the sing
 TEST_CASE("PP2 with VPP2 (interleaved 1F1B) on two CPU ranks reproduces the single-rank run",
           "[distributed][parity][pp]") {
   check_parity(2, "tiny-pp2-vpp2.yaml");
+}
+
+TEST_CASE("PP4 with VPP2 (interleaved 1F1B, 8 microbatches in two groups) on four CPU ranks reproduces the "
+          "single-rank run",
+          "[distributed][parity][pp]") {
+  check_parity(4, "tiny-pp4-vpp2.yaml", "--layers 8", "tiny-dp1-batch16.yaml");
 }
 
 TEST_CASE("PP4 with a first/last split (6 layers as 1, 2, 2, 1) on four CPU ranks reproduces the single-rank run",
