@@ -39,6 +39,7 @@ const BadRecipe kBadRecipes[] = {
     {"sequence-parallel-with-tp1", 68, 22, "layout.sequence_parallel", "true with TP 1"},
     {"pp-not-dividing-layers", 62, 7, "layout.pp", "PP 7 for 60 layers"},
     {"layer-split-does-not-add-up", 71, 5, "layout.layer_split", "first 6 + last 5 of 60 layers leaves 49 for 6 middle stages"},
+    {"layer-split-does-not-fit-bench-layers", 30, 16, "layout.layer_split", "first 1 + last 1 of 5 layers leaves 3"},
     {"vpp-not-dividing-stage-layers", 64, 8, "layout.vpp", "(stage 1 has 8)"},
     {"vpp-microbatches-not-multiple-of-pp", 64, 8, "layout.vpp", "20 microbatches per DP rank and PP 8"},
     {"rows-per-microbatch-mismatch", 74, 24, "layout.rows_per_microbatch", "2 = max_tokens_per_gpu 16384 / row_tokens 8192"},

@@ -76,14 +76,16 @@ size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
-/// The data-parallel run reproduces the single-rank run: per-step loss within 1e-5 (relative) over 5 steps and
+/// The multi-rank run reproduces the single-rank run: per-step loss within 1e-5 (relative) over 5 steps and
 /// the final parameters within 1e-5 (relative L2).
-/// `fixture` (default tiny-dp<dp>.yaml) is the multi-rank recipe, `reference` the single-rank one. The gradient norm
-/// of step 0 (the same parameters on both sides) agrees within 1e-6; later steps within `grad_norm_tol` (relative).
+/// `fixture` (default tiny-dp<dp>.yaml) is the multi-rank recipe, `dp` its number of ranks. The gradient norm of
+/// step 0 (the same parameters on both sides) agrees within 1e-6; later steps within `grad_norm_tol` (relative).
+/// `reference_extra`: arguments of the single-rank run (e.g. --layers when the fixture sets bench.layers);
+/// `reference`: its recipe.
 void check_parity(int dp, const std::string& fixture = "", double grad_norm_tol = 1e-4,
-                  const std::string& reference = "tiny-dp1.yaml") {
+                  const std::string& reference_extra = "", const std::string& reference = "tiny-dp1.yaml") {
   const std::string name = fixture.empty() ? "dp" + std::to_string(dp) : fs::path(fixture).stem().string();
-  const Result one = run("dp1-reference-for-" + name, reference, 0);
+  const Result one = run("dp1-reference-for-" + name, reference, 0, "", reference_extra);
   const Result many = run(name, fixture.empty() ? "tiny-dp" + std::to_string(dp) + ".yaml" : fixture, dp);
   INFO("single rank:\n" << one.output << "\nDP" << dp << ":\n" << many.output);
   REQUIRE(one.exit_code == 0);
@@ -97,10 +99,13 @@ void check_parity(int dp, const std::string& fixture = "", double grad_norm_tol 
   CHECK(b["environment"]["device"]["count"] == dp);
   REQUIRE(a["steps"].size() == 5);
   REQUIRE(b["steps"].size() == 5);
+  CHECK(a["model"] == b["model"]);  // the same depth (layers) on both sides
+  double worst_loss = 0;
   for (int s = 0; s < 5; ++s) {
     const double la = a["steps"][s]["loss"], lb = b["steps"][s]["loss"];
     INFO("step " << s << ": loss " << la << " vs " << lb);
     CHECK(std::abs(la - lb) / std::abs(la) < 1e-5);
+    worst_loss = std::max(worst_loss, std::abs(la - lb) / std::abs(la));
     CHECK(a["steps"][s]["supervised_tokens"] == b["steps"][s]["supervised_tokens"]);
     CHECK(a["steps"][s]["tokens"] == b["steps"][s]["tokens"]);
     const double ga = a["steps"][s]["grad_norm"], gb = b["steps"][s]["grad_norm"];
@@ -117,6 +122,8 @@ void check_parity(int dp, const std::string& fixture = "", double grad_norm_tol 
   }
   const double rel = std::sqrt(diff / norm);
   INFO("relative L2 difference of the final parameters: " << rel);
+  std::printf("parity %s: largest per-step loss relative difference %.3g, final parameters relative L2 %.3g\n",
+              name.c_str(), worst_loss, rel);
   CHECK(rel < 1e-5);
   // The run changed the parameters (the comparison is not of two initial states).
   CHECK(b["steps"][4]["loss"].get<double>() < b["steps"][0]["loss"].get<double>());
@@ -265,7 +272,7 @@ TEST_CASE("EP2 with DP2 (DP4 EP2, EDP 2) on four CPU ranks reproduces the single
 
 TEST_CASE("dynamic batching: EP2 with DP4 on rows of 40 to 128 tokens reproduces the single-rank run",
           "[distributed][parity][ep][packing]") {
-  check_parity(4, "tiny-ep2-dp4-dynamic.yaml", 1e-4, "tiny-dp1-dynamic.yaml");
+  check_parity(4, "tiny-ep2-dp4-dynamic.yaml", 1e-4, "", "tiny-dp1-dynamic.yaml");
   // The step's tokens are the rows' lengths (padding excluded): fewer than 16 full rows of 128.
   const Result one = run("dp1-dynamic-tokens", "tiny-dp1-dynamic.yaml", 0);
   REQUIRE(one.records.size() == 1);
@@ -317,4 +324,80 @@ TEST_CASE("TP2 without sequence parallel is refused before any rank starts (the 
 TEST_CASE("TP2 DP2 EP4 with sequence parallel and full recompute on four CPU ranks reproduces the single-rank run",
           "[distributed][parity][tp][recompute]") {
   check_parity(4, "tiny-tp2-dp2-ep4-recompute.yaml", kTpGradNormTol);
+}
+
+// Pipeline parallelism (1F1B and interleaved 1F1B, activations and gradients sent point to point between stages).
+
+TEST_CASE("PP2 (1F1B) on two CPU ranks reproduces the single-rank run", "[distributed][parity][pp]") {
+  check_parity(2, "tiny-pp2.yaml");
+}
+
+TEST_CASE("PP4 (1F1B, one layer per stage) on four CPU ranks reproduces the single-rank run",
+          "[distributed][parity][pp]") {
+  check_parity(4, "tiny-pp4.yaml");
+}
+
+TEST_CASE("PP2 with VPP2 (interleaved 1F1B) on two CPU ranks reproduces the single-rank run",
+          "[distributed][parity][pp]") {
+  check_parity(2, "tiny-pp2-vpp2.yaml");
+}
+
+TEST_CASE("PP4 with VPP2 (interleaved 1F1B, 8 microbatches in two groups) on four CPU ranks reproduces the "
+          "single-rank run",
+          "[distributed][parity][pp]") {
+  check_parity(4, "tiny-pp4-vpp2.yaml", 1e-4, "--layers 8", "tiny-dp1-batch16.yaml");
+}
+
+TEST_CASE("PP4 with a first/last split (6 layers as 1, 2, 2, 1) on four CPU ranks reproduces the single-rank run",
+          "[distributed][parity][pp]") {
+  check_parity(4, "tiny-pp4-split.yaml", 1e-4, "--layers 6");
+}
+
+TEST_CASE("PP2 with DP2 on four CPU ranks reproduces the single-rank run", "[distributed][parity][pp]") {
+  check_parity(4, "tiny-pp2-dp2.yaml");
+}
+
+TEST_CASE("PP2 with DP2 and EP2 inside each stage on four CPU ranks reproduces the single-rank run",
+          "[distributed][parity][pp][ep]") {
+  check_parity(4, "tiny-pp2-dp2-ep2.yaml");
+}
+
+TEST_CASE("PP2 with VPP2 and full recompute (per model chunk) reproduces the single-rank run without recompute",
+          "[distributed][parity][pp][recompute]") {
+  check_parity(2, "tiny-pp2-vpp2-recompute.yaml");
+}
+
+TEST_CASE("a failure on one pipeline stage stops every rank, shown once, no complete run record",
+          "[distributed][failure][pp]") {
+  for (int fail_rank : {3, 0}) {
+    DYNAMIC_SECTION("failing rank " << fail_rank) {
+      const Result r = run("pp-fail-rank" + std::to_string(fail_rank), "tiny-pp2-dp2.yaml", 4,
+                           "RECIPEBENCH_DIST_TIMEOUT=60 RECIPEBENCH_FAIL_RANK=" + std::to_string(fail_rank) +
+                               " RECIPEBENCH_FAIL_STEP=2");
+      INFO(r.output);
+      CHECK(r.exit_code != 0);
+      CHECK(r.exit_code != 124);  // not stopped by the test's timeout
+      CHECK(r.seconds < 60);
+      CHECK(count(r.output, "injected failure on rank " + std::to_string(fail_rank)) == 1);
+      for (const auto& rec : r.records) CHECK(rec["status"] == "failed");
+      CHECK(count(r.output, "2/5 ") == 1);
+      CHECK(count(r.output, "3/5 ") == 0);
+    }
+  }
+}
+
+TEST_CASE("a PP layout whose layers do not split over the stages is refused on every rank, shown once",
+          "[distributed][failure][pp]") {
+  // tiny-pp4-split.yaml with 5 layers: first 1 + last 1 leaves 3 for 2 middle stages.
+  const Result r = run("pp-bad-split", "tiny-pp4-split.yaml", 4, "RECIPEBENCH_DIST_TIMEOUT=60", "--layers 5");
+  INFO(r.output);
+  CHECK(r.exit_code != 0);
+  CHECK(count(r.output, "the layers do not split over PP 4") == 1);
+  for (const auto& rec : r.records) CHECK(rec["status"] == "failed");
+}
+
+TEST_CASE("every dimension at once: TP2 (sequence parallel) PP2 EP2 DP2 on eight CPU ranks reproduces the single-rank "
+          "run",
+          "[distributed][parity][tp][pp][ep]") {
+  check_parity(8, "tiny-tp2-pp2-ep2-dp2.yaml", kTpGradNormTol);
 }

@@ -9,12 +9,15 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 
 #include "dist/parallel_groups.h"
 #include "dist/process_group.h"
 #include "layout/rank_map.h"
 #include "catalog/models.h"
+#include "layout/rank_map.h"
 #include "model/moe.h"
+#include "model/pipeline_stage.h"
 #include "model/qwen35_moe.h"
 #include "model/tensor_parallel.h"
 #include "run/backend.h"
@@ -23,6 +26,7 @@
 #include "train/distributed_adam.h"
 #include "train/lr_schedule.h"
 #include "train/packing.h"
+#include "train/pipeline_executor.h"
 #include "train/rows.h"
 
 // RECIPEBENCH_TORCH_CUDA is set by CMake when libtorch was built with CUDA (libc10_cuda present).
@@ -128,15 +132,17 @@ struct GroupExpertParallel : torch_model::ExpertParallel {
   dist::ProcessGroup& group;
 };
 
-/// The optimizer of the run: MixedPrecisionAdam on one rank, DistributedAdam (sharded over DP) on several. With
-/// expert parallelism the experts of different EP ranks are different tensors: the local expert parameters have
-/// their own MixedPrecisionAdam on every rank, their gradients summed over the expert-data-parallel group (the
-/// ranks holding the same experts); the other parameters go to DistributedAdam over DP as without EP.
+/// The optimizer of the run over this rank's pipeline stage's parameters: MixedPrecisionAdam on one rank,
+/// DistributedAdam (sharded over the stage's DP group) on several. With expert parallelism the experts of different
+/// EP ranks are different tensors: the local expert parameters have their own MixedPrecisionAdam on every rank,
+/// their gradients summed over the expert-data-parallel group (the ranks of the stage holding the same experts); the
+/// other parameters go to DistributedAdam over DP as without EP.
 /// With tensor parallelism (TP > 1, sequence parallel) the dense parameters are in two DistributedAdams over the DP
 /// group (the ranks with the same TP coordinate): the TP-sharded ones (`tp_sharded`, different tensors per TP rank)
 /// and the replicated ones (`sharded`: norms, router, shared_expert_gate), whose gradients are partial sums over
 /// this rank's sequence shard (or heads) and are summed over TP first. The experts are always apart then (EDP
-/// spans the TP ranks, which route different tokens).
+/// spans the TP ranks, which route different tokens). With PP > 1 the gradient norm for clipping sums the stages'
+/// squared norms over the pipeline group.
 struct Optimizer {
   std::unique_ptr<train::MixedPrecisionAdam> one;
   std::unique_ptr<train::DistributedAdam> sharded;
@@ -145,6 +151,7 @@ struct Optimizer {
   dist::ProcessGroup* edp = nullptr;  ///< null when EDP = 1
   dist::ProcessGroup* ep = nullptr;   ///< null when EP = 1
   dist::ProcessGroup* tp = nullptr;   ///< null when TP = 1
+  dist::ProcessGroup* pp = nullptr;   ///< the ranks of this rank's pipeline (same TP, DP); null when PP = 1
   void zero_grad() {
     one ? one->zero_grad() : sharded->zero_grad();
     if (tp_sharded) tp_sharded->zero_grad();
@@ -158,6 +165,14 @@ struct Optimizer {
   /// The global gradient norm, equal to the one-rank run's: replicated parameters counted once, TP shards and EP
   /// shards summed over their groups.
   double grad_norm() {
+    const double stage = stage_grad_norm();
+    if (!pp) return stage;
+    auto sq = torch::tensor({stage * stage}, torch::kFloat64);  // the pipeline's stages together: the whole model
+    pp->all_reduce_sum(sq);
+    return std::sqrt(sq.item<double>());
+  }
+  /// The L2 norm of this pipeline stage's gradients (summed over DP, all TP shards and experts of the stage).
+  double stage_grad_norm() {
     if (one) return one->grad_norm();
     if (tp) tp->all_reduce_sum(sharded->grad_buffer());  // replicated under SP: the sum of the TP ranks' parts
     const double dense = sharded->grad_norm();
@@ -230,14 +245,17 @@ class TorchBackend : public Backend {
     const auto& l = recipe.layout;
     const int64_t world = l.world();
     recompute_options(l);  // refuses what the backend cannot run, before any rank starts
-    if (l.pp != 1 || l.cp != 1)
-      throw RunError("the recipe's layout " + l.label + " has PP = " + std::to_string(l.pp) + ", CP = " +
-                     std::to_string(l.cp) +
-                     ": the torch backend runs tensor, data and expert parallel only (PP = CP = 1)");
+    if (l.cp != 1)
+      throw RunError("the recipe's layout " + l.label + " has CP = " + std::to_string(l.cp) +
+                     ": the torch backend runs tensor, data, expert and pipeline parallel (CP = 1)");
     check_tensor_parallel(recipe);
-    if (l.ep < 1 || world % l.ep != 0)
+    if (l.pp < 1 || l.vpp < 1 || (l.vpp > 1 && l.pp < 2))
+      throw RunError("the recipe's layout " + l.label + " has PP = " + std::to_string(l.pp) + ", VPP = " +
+                     std::to_string(l.vpp) + ": virtual pipeline stages need PP >= 2");
+    if (l.ep < 1 || world % (int64_t{l.ep} * l.pp) != 0)
       throw RunError("the recipe's layout " + l.label + " has EP = " + std::to_string(l.ep) +
-                     ": expert parallelism needs EP to divide the world size " + std::to_string(world));
+                     ": expert parallelism needs EP to divide the ranks of a pipeline stage (world size " +
+                     std::to_string(world) + " / PP " + std::to_string(l.pp) + ")");
     if (l.effective_etp() != 1)
       throw RunError("the recipe's layout " + l.label + " has ETP = " + std::to_string(l.effective_etp()) +
                      (l.etp ? std::string() : std::string(" (layout.etp absent: ETP = TP)")) +
@@ -249,8 +267,9 @@ class TorchBackend : public Backend {
                        " experts, not divisible by EP");
     if (world != o.world)
       throw RunError("the recipe's layout " + l.label + " needs " + std::to_string(world) + " ranks (" +
-                     (l.tp > 1 ? "TP = " + std::to_string(l.tp) + ", " : std::string()) + "DP = " +
-                     std::to_string(l.dp) + ") but this run has " + std::to_string(o.world) +
+                     (l.tp > 1 ? "TP = " + std::to_string(l.tp) + " x " : std::string()) + "DP = " +
+                     std::to_string(l.dp) + (l.pp > 1 ? " x PP = " + std::to_string(l.pp) : std::string()) +
+                     ") but this run has " + std::to_string(o.world) +
                      " (start it with --nproc " + std::to_string(world) + ", torchrun or srun: docs/distributed.md)");
     if (o.device == "cuda") {
       // One GPU per rank: local rank r of this host trains on CUDA device r (docs/distributed.md).
@@ -303,14 +322,19 @@ class TorchBackend : public Backend {
     // Every rank draws the step's whole global batch (the single-rank order) and keeps its DP rank's contiguous
     // block of global_batch / DP rows, packed first-fit into microbatches of at most max_tokens_per_gpu tokens
     // (dynamic batching, train/packing.h); every rank trains as many microbatches as the DP rank with the most.
-    // With TP > 1 the TP ranks of a DP rank train on the same rows (each on its sequence shard): DP = world / TP.
+    // The TP ranks and the pipeline stages of a DP rank train on the same rows (TP: each on its sequence shard).
     const int64_t tp_size = std::max(1, recipe.layout.tp);
-    const int64_t dp = o.world / tp_size;
+    const int64_t dp = std::max(1, recipe.layout.dp);
+    const int pp = std::max(1, recipe.layout.pp), vpp = std::max(1, recipe.layout.vpp);
     const int64_t global_microbatches = recipe.workload.global_batch / rows_per_mb;
     const int64_t microbatches = global_microbatches / dp;
     if (dp > 1 && (recipe.workload.global_batch % (dp * rows_per_mb) != 0 || microbatches < 1))
       throw RunError("global_batch " + std::to_string(recipe.workload.global_batch) + " is not a whole number of " +
                      std::to_string(rows_per_mb) + "-row microbatches per DP rank for DP = " + std::to_string(dp));
+    if (vpp > 1 && microbatches % pp != 0)
+      throw RunError("the interleaved pipeline schedule (VPP " + std::to_string(vpp) + ") needs the " +
+                     std::to_string(microbatches) + " microbatches per DP rank to be a multiple of PP " +
+                     std::to_string(pp));
     const int64_t rows_per_rank = recipe.workload.global_batch / dp;
 
     // The process group (rendezvous at rank 0's TCPStore) of a multi-rank run.
@@ -330,6 +354,29 @@ class TorchBackend : public Backend {
 
     int step = -1;
     try {
+      // Every rank's coordinates and layers (attention grid tp-cp-dp-pp, expert grid etp-ep-edp-pp).
+      RankMap map;
+      try {
+        map = build_rank_map(recipe, cfg);
+      } catch (const std::invalid_argument& e) {
+        throw RunError("the recipe's layout " + recipe.layout.label + " with " + std::to_string(cfg.num_layers) +
+                       " layers: " + e.what());
+      }
+      if (map.world != o.world)
+        throw RunError("the rank map has " + std::to_string(map.world) + " ranks, the run " + std::to_string(o.world));
+      const RankPlacement& me = map.ranks[static_cast<size_t>(o.rank)];
+      const int64_t first_row = me.dp * rows_per_rank;
+      // The layout's groups from its rank map (TP fastest; the expert grid with ETP 1: TP folded into EP).
+      dist::LayoutGroups groups;
+      if (group) groups = dist::make_layout_groups(*group, map);
+      train::PipelinePlace place;
+      place.pp = pp;
+      place.vpp = vpp;
+      place.stage = me.pp;
+      place.stage_ranks = dist::group_members(map, o.rank, "pp");
+      place.group = group.get();
+      place.grad_group = groups.pp_grad;
+
       std::unique_ptr<train::RowSource> source;
       try {
         if (o.data_source == "file")
@@ -341,47 +388,70 @@ class TorchBackend : public Backend {
         throw RunError(std::string("data: ") + e.what());
       }
 
-      // The layout's groups from its rank map (TP fastest; the expert grid with ETP 1: TP folded into EP, so EP
-      // groups of EP consecutive ranks and EDP = world / EP).
-      dist::LayoutGroups groups;
-      if (group) groups = dist::make_layout_groups(*group, build_rank_map(recipe, cfg));
-      const int64_t first_row = groups.dp_rank * rows_per_rank;
-
+      // The one-rank model (every rank builds it from the same seed, so every part starts with the one-rank run's
+      // values); with TP every TP rank keeps its shards of it, and this rank keeps its pipeline stage: the
+      // embedding on the first stage, the layers of its virtual stages (rank map), the final norm and lm_head on
+      // the last.
       torch_model::KernelOptions kernels;
       kernels.recompute = recompute_options(recipe.layout);
-      torch_model::Qwen35MoeForCausalLM model(cfg, kernels);
-      // Tensor parallelism with sequence parallel: every TP rank keeps its part of the one-rank model's values.
+      torch_model::PipelineStage stage{nullptr};
+      struct ParamInfo {
+        std::vector<int64_t> shape;  ///< in the one-rank model (experts and TP shards whole)
+        int stage = 0;               ///< the pipeline rank holding it
+      };
+      std::vector<ParamInfo> param_info;  // the one-rank model's parameters() order
       std::shared_ptr<dist::GroupTensorParallel> tp_comm;
       std::vector<torch_model::TpParam> tp_params;
-      if (tp_size > 1) {
-        tp_comm = std::make_shared<dist::GroupTensorParallel>(*groups.tp);
-        try {
-          tp_params = torch_model::shard_tensor_parallel(*model, tp_comm);
-        } catch (const c10::Error& e) {  // a dimension not divisible by TP (a model from a config.json)
-          throw RunError(e.what_without_backtrace());
+      {
+        torch_model::Qwen35MoeForCausalLM model(cfg, kernels);
+        std::vector<int> layer_stage(static_cast<size_t>(cfg.num_layers), pp - 1);
+        for (const auto& q : map.ranks)
+          for (const auto& lr : q.layers)
+            for (int64_t i = lr.first; i < lr.first + lr.count; ++i) layer_stage[static_cast<size_t>(i)] = q.pp;
+        std::unordered_map<const void*, int> owner;  // TensorImpl -> pipeline rank; absent: norm, lm_head (last)
+        for (const auto& p : model->model->embed_tokens->parameters()) owner[p.unsafeGetTensorImpl()] = 0;
+        for (size_t i = 0; i < model->model->decoder_layers.size(); ++i)
+          for (const auto& p : model->model->decoder_layers[i]->parameters())
+            owner[p.unsafeGetTensorImpl()] = layer_stage[i];
+        for (const auto& p : model->parameters()) {
+          const auto it = owner.find(p.unsafeGetTensorImpl());
+          param_info.push_back({p.sizes().vec(), it == owner.end() ? pp - 1 : it->second});
         }
-      }
-      // Expert parallelism (ETP 1): each EP rank holds E / EP experts per MoE layer; the expert-data-parallel groups
-      // join the ranks holding the same experts. With TP > 1 the experts are apart from the dense parameters even
-      // with EP = 1 (the TP ranks route different tokens: EDP spans them).
+        // Tensor parallelism with sequence parallel: every TP rank keeps its part of the one-rank model's values.
+        if (tp_size > 1) {
+          tp_comm = std::make_shared<dist::GroupTensorParallel>(*groups.tp);
+          try {
+            tp_params = torch_model::shard_tensor_parallel(*model, tp_comm);
+          } catch (const c10::Error& e) {  // a dimension not divisible by TP (a model from a config.json)
+            throw RunError(e.what_without_backtrace());
+          }
+        }
+        std::vector<torch_model::ChunkLayers> chunks;
+        for (const auto& lr : me.layers) chunks.push_back({lr.first, lr.count});
+        stage = torch_model::PipelineStage(model, chunks, me.pp == 0, me.pp == pp - 1);
+      }  // the other stages' layers are freed here
+      // Expert parallelism (ETP 1): EP groups of EP ranks of a stage, each holding E / EP experts per MoE layer;
+      // the expert-data-parallel groups join the stage's ranks holding the same experts (EDP = world / (EP x PP)).
+      // With TP > 1 the experts are apart from the dense parameters even with EP = 1 (the TP ranks route different
+      // tokens: EDP spans them).
       const int ep = static_cast<int>(std::max<int64_t>(1, recipe.layout.ep));
       std::shared_ptr<GroupExpertParallel> ep_comm;
       std::vector<torch::Tensor> expert_params;
       if (ep > 1) {
-        if (!group || o.world % ep != 0 || cfg.num_experts % ep != 0)
-          throw RunError("EP = " + std::to_string(ep) + " needs to divide the world size " +
-                         std::to_string(o.world) + " and the " + std::to_string(cfg.num_experts) + " experts");
+        if (!group || (o.world / pp) % ep != 0 || cfg.num_experts % ep != 0)
+          throw RunError("EP = " + std::to_string(ep) + " needs to divide the " + std::to_string(o.world / pp) +
+                         " ranks of a pipeline stage and the " + std::to_string(cfg.num_experts) + " experts");
         ep_comm = std::make_shared<GroupExpertParallel>(*groups.ep);
       }
       if (ep > 1 || tp_size > 1)
-        for (const auto& mod : model->modules())
+        for (const auto& mod : stage->modules())
           if (auto experts = std::dynamic_pointer_cast<torch_model::RoutedExpertsImpl>(mod)) {
             if (ep_comm) experts->shard(ep_comm);
             expert_params.push_back(experts->gate_up_proj);
             expert_params.push_back(experts->down_proj);
           }
-      model->to(device, dtype);
-      model->train();
+      stage->to(device, dtype);
+      stage->train();
       auto is_expert = [&](const torch::Tensor& p) {
         for (const auto& e : expert_params)
           if (e.unsafeGetTensorImpl() == p.unsafeGetTensorImpl()) return true;
@@ -393,9 +463,10 @@ class TorchBackend : public Backend {
         return nullptr;
       };
       Optimizer adam;
+      adam.pp = groups.pp;
       if (group) {
         std::vector<torch::Tensor> dense, dense_tp;  // replicated over TP; TP-sharded
-        for (const auto& p : model->parameters())
+        for (const auto& p : stage->parameters())
           if (!is_expert(p)) (tp_spec(p) ? dense_tp : dense).push_back(p);
         adam.sharded = std::make_unique<train::DistributedAdam>(dense, recipe.optimizer, *groups.dp);
         if (!dense_tp.empty()) {
@@ -408,7 +479,7 @@ class TorchBackend : public Backend {
           adam.ep = ep_comm ? &ep_comm->group : nullptr;
         }
       } else {
-        adam.one = std::make_unique<train::MixedPrecisionAdam>(model->parameters(), recipe.optimizer);
+        adam.one = std::make_unique<train::MixedPrecisionAdam>(stage->parameters(), recipe.optimizer);
       }
       auto barrier = [&] {
         if (group) group->barrier();
@@ -420,7 +491,7 @@ class TorchBackend : public Backend {
         const auto data_start = Clock::now();
         if (step > 0) pending_overhead = std::chrono::duration<double>(data_start - tail_start).count();
         // Rows of the step, copied to the device before the clock starts (data loading is not timed).
-        std::vector<std::pair<torch::Tensor, torch::Tensor>> batches;
+        std::vector<train::PipelineMicrobatch> batches;
         // Every rank holds the whole global batch, so the step's token and supervised counts and every rank's
         // packing are known here without a collective.
         const train::Rows rows = source->next(recipe.workload.global_batch);
@@ -435,7 +506,7 @@ class TorchBackend : public Backend {
         };
         size_t step_microbatches = 0;
         for (int64_t r = 0; r < dp; ++r) step_microbatches = std::max(step_microbatches, pack(r).size());
-        std::vector<train::Microbatch> packed = pack(groups.dp_rank);
+        std::vector<train::Microbatch> packed = pack(me.dp);
         train::split_to_count(packed, static_cast<int64_t>(step_microbatches));
         for (const auto& mb : packed) {
           int64_t longest = 0;
@@ -452,7 +523,7 @@ class TorchBackend : public Backend {
           const auto k = static_cast<int64_t>(mb.size());
           auto ids = torch::from_blob(ids_host.data(), {k, longest}, torch::kInt64).clone().to(device);
           auto mask = torch::from_blob(mask_host.data(), {k, longest}, torch::kUInt8).clone().to(device);
-          batches.emplace_back(ids, mask);
+          batches.push_back({ids, mask});
         }
         if (fail_rank && fail_step && *fail_rank == o.rank && *fail_step == step)
           throw RunError("injected failure on rank " + std::to_string(o.rank) + " at step " + std::to_string(step) +
@@ -464,32 +535,27 @@ class TorchBackend : public Backend {
         const auto t0 = Clock::now();
         const double data_seconds = std::chrono::duration<double>(t0 - data_start).count();
         double fwd = 0, bwd = 0;
-        auto lap = [&](double& acc, Clock::time_point& since) {
+        auto since = t0;
+        auto lap = [&](bool backward) {
           if (!o.profile) return;
           synchronize(device);
           const auto now = Clock::now();
-          acc += std::chrono::duration<double>(now - since).count();
+          (backward ? bwd : fwd) += std::chrono::duration<double>(now - since).count();
           since = now;
         };
-        auto since = t0;
 
         adam.zero_grad();
-        torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
+        // Per-token normalisation over the whole global batch: each microbatch's loss sum is divided by the step's
+        // supervised-token count before its backward pass. The forward and backward passes run in the pipeline
+        // schedule's order (PP 1: forward and backward of each microbatch in turn).
         const double denom = static_cast<double>(std::max<int64_t>(1, supervised));
-        for (auto& [ids, mask] : batches) {
-          const auto s = model->sft_loss_sum(ids, mask);
-          lap(fwd, since);
-          // Per-token normalisation over the whole step: each microbatch's sum is divided by the step's count.
-          (s.sum / denom).backward();
-          adam.accumulate_grads();
-          lap(bwd, since);
-          loss_sum += s.sum.detach().to(torch::kFloat64);
-        }
+        torch::Tensor loss_sum =
+            train::run_pipeline_step(stage, batches, place, denom, [&] { adam.accumulate_grads(); }, lap);
         const double norm = adam.grad_norm();
-        if (group) {  // every TP rank has the whole loss of its DP rank's rows (vocab-parallel cross-entropy)
-          loss_sum = loss_sum.cpu();
-          groups.dp->all_reduce_sum(loss_sum);
-        }
+        // The last stages' sums reach every rank; every TP rank of a last stage has the whole loss of its rows
+        // (vocab-parallel cross-entropy), so TP rank 0's counts.
+        if (me.tp != 0) loss_sum.zero_();
+        if (group) group->all_reduce_sum(loss_sum);
         const double loss = loss_sum.item<double>() / denom;
         if (!std::isfinite(loss) || !std::isfinite(norm))
           throw RunError("step " + std::to_string(step) + ": the loss is " + std::to_string(loss) +
@@ -528,25 +594,40 @@ class TorchBackend : public Backend {
         tail_start = t1;
         on_step(sample);
       }
-      // Test hook: the final parameters, float32, one after the other in model->parameters() order. With expert
-      // parallelism the expert shards of rank 0's EP group are gathered, with tensor parallelism the TP shards of
-      // rank 0's TP group (every rank of a group takes part), so the file has the one-rank model's layout.
-      if (const char* dump = std::getenv("RECIPEBENCH_DUMP_PARAMS");
-          dump && *dump && (o.rank == 0 || ep_comm || tp_comm)) {
+      // Test hook: the final parameters, float32, one after the other in the one-rank model's parameters() order.
+      // Each parameter comes from rank 0's pipeline (DP rank 0, TP rank 0): the stage holding it sends it to rank 0;
+      // the expert shards of the stage's EP group and the TP shards of its TP groups are gathered first (every rank
+      // of the stage takes part), so the file has the one-rank model's layout.
+      if (const char* dump = std::getenv("RECIPEBENCH_DUMP_PARAMS"); dump && *dump) {
         std::ofstream out;
         if (o.rank == 0) out.open(dump, std::ios::binary);
-        for (const auto& p : model->parameters()) {
-          auto c = p.detach().to(torch::kCPU, torch::kFloat32).contiguous();
-          if (ep_comm && is_expert(p)) {
-            auto full = torch::empty({c.numel() * ep}, c.options());
-            ep_comm->group.all_gather(c.reshape({-1}), full);
-            c = full;
+        const auto mine = stage->parameters();  // this stage's part of param_info, in the same order
+        size_t next = 0;
+        for (size_t i = 0; i < param_info.size(); ++i) {
+          const int owner = param_info[i].stage;
+          const int src = place.stage_ranks[static_cast<size_t>(owner)];  // rank 0's pipeline, for rank 0
+          torch::Tensor c;
+          if (owner == me.pp) {
+            const auto& p = mine.at(next++);
+            c = p.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+            if (ep_comm && is_expert(p)) {
+              auto full = torch::empty({c.numel() * ep}, c.options());
+              ep_comm->group.all_gather(c.reshape({-1}), full);
+              c = full;
+            }
+            if (tp_comm)
+              if (const auto* spec = tp_spec(p)) c = torch_model::tp_gather_param(c, *spec, *tp_comm).contiguous();
+            if (me.dp == 0 && me.tp == 0 && o.rank != 0) group->isend(c, 0, static_cast<int>(i))->wait();
+          } else if (o.rank == 0) {
+            c = torch::empty(param_info[i].shape, torch::kFloat32);
+            group->irecv(c, src, static_cast<int>(i))->wait();
           }
-          if (tp_comm)
-            if (const auto* spec = tp_spec(p)) c = torch_model::tp_gather_param(c, *spec, *tp_comm).contiguous();
           if (o.rank == 0)
             out.write(static_cast<const char*>(c.data_ptr()), static_cast<std::streamsize>(c.numel() * sizeof(float)));
         }
+        if (next != mine.size())
+          throw RunError("RECIPEBENCH_DUMP_PARAMS: the stage has " + std::to_string(mine.size()) +
+                         " parameters, the one-rank model's map gives it " + std::to_string(next));
         if (o.rank == 0 && !out) throw RunError(std::string("RECIPEBENCH_DUMP_PARAMS: cannot write ") + dump);
       }
       // A clean end on every rank: subgroups first, then the run's group (its store lives on rank 0).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 
 #include "catalog/models.h"
@@ -53,7 +54,11 @@ ValidatedRecipe check_document(ValidatedRecipe out, const SourceDoc& src) {
   out.recipe = recipe_from_json(src.value, file);
   const ModelConfig* model = find_model(out.recipe->model);
   for (auto& d : check_result(*out.recipe, model, src)) out.errors.push_back(std::move(d));
-  for (auto& d : check_layout(*out.recipe, model, src)) out.errors.push_back(std::move(d));
+  // The layout's layer arithmetic follows the run's depth: bench.layers (a proxy run's layer count) when given.
+  std::optional<ModelConfig> proxy;
+  if (model && src.value.contains("bench") && src.value["bench"].is_object() && src.value["bench"].contains("layers"))
+    proxy = model->with_layers(src.value["bench"]["layers"].get<int64_t>());
+  for (auto& d : check_layout(*out.recipe, proxy ? &*proxy : model, src)) out.errors.push_back(std::move(d));
   std::stable_sort(out.errors.begin(), out.errors.end(), [](const Diagnostic& a, const Diagnostic& b) {
     return a.line != b.line ? a.line < b.line : a.column < b.column;
   });

@@ -9,6 +9,8 @@
 //     has no _allgather_base).
 //   - alltoall_base (variable split sizes): the same signature in 1.13 and 2.x (non-const tensor and vector
 //     references), on Gloo and NCCL.
+//   - send / recv (point-to-point, tagged): the same signature in 1.13 and 2.x; the handle type differs (WorkPtr
+//     below).
 //   - a libtorch without c10d's Gloo headers (or gloo's own): RECIPEBENCH_HAVE_C10D_GLOO is 0; without
 //     ProcessGroupNCCL.hpp, nccl.h or a CUDA build, RECIPEBENCH_HAVE_C10D_NCCL is 0. process_group.cpp refuses
 //     a multi-rank run on a transport this build lacks, with a message.
@@ -58,6 +60,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace recipebench::dist::compat {
@@ -67,6 +70,8 @@ using Group = c10d::Backend;
 #else
 using Group = c10d::ProcessGroup;
 #endif
+/// A collective's or send's handle: c10d::ProcessGroup::Work in 1.13, c10d::Work in 2.x (the type barrier() returns).
+using WorkPtr = decltype(std::declval<Group&>().barrier());
 
 #if RECIPEBENCH_HAVE_C10D_GLOO
 /// A Gloo process group of `world` ranks over `store`. Its transport device: loopback when `one_host`, else the

@@ -16,6 +16,7 @@ std::vector<int> group_members(const RankMap& map, int rank, const std::string& 
     if (kind == "dp") return q.tp == me.tp && q.cp == me.cp && q.pp == me.pp;
     if (kind == "ep") return q.etp == me.etp && q.edp == me.edp && q.pp == me.pp;
     if (kind == "edp") return q.etp == me.etp && q.ep == me.ep && q.pp == me.pp;
+    if (kind == "pp") return q.tp == me.tp && q.cp == me.cp && q.dp == me.dp;
     throw std::invalid_argument("unknown group kind " + kind);
   };
   std::vector<int> members;
@@ -40,6 +41,16 @@ LayoutGroups make_layout_groups(ProcessGroup& world, const RankMap& map) {
   g.dp = make("dp");
   g.ep = make("ep");
   g.edp = make("edp");
+  if (map.pp > 1) {
+    g.pp = make("pp");
+    // Pipeline sends go over the run's group (stage ranks are run ranks); on NCCL the gradients over a copy of it.
+    if (world.transport() == Transport::kNccl) {
+      std::vector<int> all(static_cast<size_t>(world.size()));
+      for (int r = 0; r < world.size(); ++r) all[static_cast<size_t>(r)] = r;
+      g.owned.push_back(world.subgroup("pp-grad", all));
+      g.pp_grad = g.owned.back().get();
+    }
+  }
   return g;
 }
 

@@ -23,17 +23,21 @@ struct LayoutGroups {
   ProcessGroup* dp = nullptr;   ///< ranks with the same (tp, cp, pp): the dense parameters' data-parallel group
   ProcessGroup* ep = nullptr;   ///< ranks with the same (etp, edp, pp): the expert-parallel group
   ProcessGroup* edp = nullptr;  ///< ranks with the same (etp, ep, pp): the ranks holding the same experts
+  ProcessGroup* pp = nullptr;   ///< ranks with the same (tp, cp, dp): this rank's pipeline; null when PP = 1
+  /// A second group of the run's ranks for the pipeline's gradients (NCCL only, else null): NCCL matches a pair's
+  /// sends and receives in issue order, so the two directions get their own communicators (train/pipeline_executor.h)
+  ProcessGroup* pp_grad = nullptr;
   int dp_rank = 0;              ///< this rank's DP coordinate (which block of the global batch it trains on)
   std::vector<std::unique_ptr<ProcessGroup>> owned;
 };
 
 /// The members (run ranks, ascending) of `rank`'s group of `kind`: "tp" (same cp, dp, pp), "dp" (same tp, cp, pp),
-/// "ep" (same etp, edp, pp) or "edp" (same etp, ep, pp). Throws std::invalid_argument for another kind or a rank
+/// "ep" (same etp, edp, pp), "edp" (same etp, ep, pp) or "pp" (same tp, cp, dp). Throws std::invalid_argument for another kind or a rank
 /// outside the map.
 std::vector<int> group_members(const RankMap& map, int rank, const std::string& kind);
 
-/// Creates this rank's groups of `map` (kind "tp", "dp", "ep", "edp" in that order; every rank of the run calls it
-/// with the same map). Throws std::exception when a subgroup cannot be formed.
+/// Creates this rank's groups of `map` (kind "tp", "dp", "ep", "edp", "pp" in that order, then the gradients'
+/// pipeline group on NCCL; every rank of the run calls it with the same map). Throws std::exception when a subgroup cannot be formed.
 LayoutGroups make_layout_groups(ProcessGroup& world, const RankMap& map);
 
 /// The model's TensorParallel over a c10d group (model/tensor_parallel.h).

@@ -190,6 +190,38 @@ std::string ProcessGroup::first_failure() {
   }
 }
 
+namespace {
+/// A c10d send or receive (compat::WorkPtr) and its tensor. With NCCL a CPU tensor travels through a GPU copy:
+/// `back_to` (a receive's CPU tensor) gets the received values when the request is waited for.
+struct WorkRequest : ProcessGroup::Request {
+  WorkRequest(compat::WorkPtr w, std::vector<at::Tensor> t, at::Tensor back = {})
+      : work(std::move(w)), tensors(std::move(t)), back_to(std::move(back)) {}
+  void wait() override {
+    if (work) work->wait();
+    work.reset();
+    if (back_to.defined()) back_to.copy_(tensors[0]);
+    back_to = at::Tensor();
+  }
+  compat::WorkPtr work;
+  std::vector<at::Tensor> tensors;
+  at::Tensor back_to;
+};
+}  // namespace
+
+std::unique_ptr<ProcessGroup::Request> ProcessGroup::isend(const at::Tensor& t, int dst, int tag) {
+  std::vector<at::Tensor> v{impl_->on_transport(t.is_contiguous() ? t : t.contiguous())};
+  auto work = impl_->group->send(v, dst, tag);
+  return std::make_unique<WorkRequest>(std::move(work), std::move(v));
+}
+
+std::unique_ptr<ProcessGroup::Request> ProcessGroup::irecv(at::Tensor& t, int src, int tag) {
+  if (!t.is_contiguous()) throw std::invalid_argument("ProcessGroup::irecv: the tensor must be contiguous");
+  std::vector<at::Tensor> v{impl_->on_transport(t)};
+  at::Tensor back = v[0].is_same(t) ? at::Tensor() : t;
+  auto work = impl_->group->recv(v, src, tag);
+  return std::make_unique<WorkRequest>(std::move(work), std::move(v), std::move(back));
+}
+
 #else  // no c10d Gloo nor NCCL in this libtorch: multi-rank runs are refused
 
 struct ProcessGroup::Impl {};
@@ -211,6 +243,8 @@ std::unique_ptr<ProcessGroup> ProcessGroup::subgroup(const std::string&, const s
 void ProcessGroup::finish() {}
 bool ProcessGroup::report_failure(const std::string&) { return true; }
 std::string ProcessGroup::first_failure() { return ""; }
+std::unique_ptr<ProcessGroup::Request> ProcessGroup::isend(const at::Tensor&, int, int) { return nullptr; }
+std::unique_ptr<ProcessGroup::Request> ProcessGroup::irecv(at::Tensor&, int, int) { return nullptr; }
 
 #endif
 

@@ -71,6 +71,22 @@ class ProcessGroup {
   ProcessGroup(std::unique_ptr<Impl> impl, int rank, int world);
   std::unique_ptr<Impl> impl_;
   int rank_, world_;
+
+  // Point-to-point (pipeline parallelism).
+ public:
+  /// A send or receive in flight. wait() blocks until it completed; it throws std::exception (c10::Error) when the
+  /// peer failed or the group's timeout passed. The request keeps its tensor alive until then.
+  class Request {
+   public:
+    virtual ~Request() = default;
+    virtual void wait() = 0;
+  };
+  /// Starts sending `t` (contiguous) to rank `dst` of this group under `tag` (>= 0; the receiver gives the same tag)
+  /// and returns without waiting for the receiver (Gloo: the data moves once the matching receive is posted; NCCL:
+  /// tags are not used, a pair's sends and receives match in issue order, and a CPU tensor goes through a GPU copy).
+  std::unique_ptr<Request> isend(const at::Tensor& t, int dst, int tag);
+  /// Starts receiving into `t` (contiguous; the sender's number of bytes) from rank `src` under `tag`.
+  std::unique_ptr<Request> irecv(at::Tensor& t, int src, int tag);
 };
 
 }  // namespace recipebench::dist

@@ -39,17 +39,14 @@ TextModelImpl::TextModelImpl(const ModelConfig& cfg, const KernelOptions& opt) :
   norm = register_module("norm", RMSNorm(cfg.hidden_size, cfg.rms_norm_eps));
 }
 
-torch::Tensor TextModelImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& positions) {
-  TORCH_CHECK(input_ids.dim() == 2, "input_ids must be [batch, seq], got ", input_ids.sizes());
-  // Tensor parallel: vocab-parallel lookup, then this rank's sequence shard for the layers.
-  const auto& table = embed_tokens->weight;
-  auto h = tp ? vocab_parallel_embedding(input_ids, table, tp->rank() * table.size(0), *tp) : embed_tokens(input_ids);
-  const int64_t n = static_cast<int64_t>(decoder_layers.size());
+torch::Tensor run_decoder_layers(const std::vector<DecoderLayer>& layers, torch::Tensor h,
+                                 const torch::Tensor& positions, const RecomputeOptions& recompute) {
+  const int64_t n = static_cast<int64_t>(layers.size());
   TORCH_CHECK(recompute.method == RecomputeOptions::Method::None || recompute.num_layers >= 1,
               "recompute num_layers must be >= 1, got ", recompute.num_layers);
   // Layers [begin, end) as one recomputed unit (Megatron-LM's _checkpointed_forward): only the unit's input is kept.
   auto recomputed = [&](int64_t begin, int64_t end) {
-    std::vector<DecoderLayer> group(decoder_layers.begin() + begin, decoder_layers.begin() + end);
+    std::vector<DecoderLayer> group(layers.begin() + begin, layers.begin() + end);
     std::vector<torch::Tensor> params;
     for (const auto& layer : group)
       for (const auto& p : layer->parameters()) params.push_back(p);
@@ -62,7 +59,7 @@ torch::Tensor TextModelImpl::forward(const torch::Tensor& input_ids, const torch
   };
   switch (recompute.method) {
     case RecomputeOptions::Method::None:
-      for (auto& layer : decoder_layers) h = layer(h, positions);
+      for (auto layer : layers) h = layer(h, positions);
       break;
     case RecomputeOptions::Method::Uniform:
       for (int64_t l = 0; l < n; l += recompute.num_layers)
@@ -73,10 +70,47 @@ torch::Tensor TextModelImpl::forward(const torch::Tensor& input_ids, const torch
         if (l < recompute.num_layers)
           recomputed(l, l + 1);
         else
-          h = decoder_layers[static_cast<size_t>(l)](h, positions);
+          h = DecoderLayer(layers[static_cast<size_t>(l)])(h, positions);
       break;
   }
-  return norm(h);
+  return h;
+}
+
+torch::Tensor embed_hidden(torch::nn::Embedding embed_tokens, const torch::Tensor& input_ids,
+                           TensorParallel* tp) {
+  TORCH_CHECK(input_ids.dim() == 2, "input_ids must be [batch, seq], got ", input_ids.sizes());
+  if (!tp) return embed_tokens->forward(input_ids);
+  // Tensor parallel: vocab-parallel lookup, then this rank's sequence shard for the layers.
+  const auto& table = embed_tokens->weight;
+  return vocab_parallel_embedding(input_ids, table, tp->rank() * table.size(0), *tp);
+}
+
+SftLossSum head_loss_sum(torch::nn::Linear lm_head, const torch::Tensor& normed, const torch::Tensor& input_ids,
+                         const torch::Tensor& loss_mask, TensorParallel* tp) {
+  TORCH_CHECK(loss_mask.sizes() == input_ids.sizes(), "loss mask ", loss_mask.sizes(), " != input_ids ",
+              input_ids.sizes());
+  const int64_t s = input_ids.size(1);
+  TORCH_CHECK(s >= 2, "next-token loss needs at least 2 tokens per row");
+  const auto logits = lm_head->forward(tp ? gather_sequence(normed, *tp) : normed);
+  if (tp) {  // vocab-parallel cross-entropy on this rank's vocabulary slice; the same loss on every TP rank
+    const auto targets = input_ids.narrow(1, 1, s - 1);
+    const auto mask = loss_mask.narrow(1, 1, s - 1).to(torch::kBool);
+    const auto local = logits.narrow(1, 0, s - 1);
+    const auto nll = vocab_parallel_cross_entropy(local.reshape({-1, local.size(-1)}),
+                                                  targets.masked_fill(mask.logical_not(), 0).reshape({-1}),
+                                                  tp->rank() * lm_head->weight.size(0), *tp)
+                         .view(targets.sizes());
+    SftLossSum r;
+    r.sum = torch::where(mask, nll, torch::zeros_like(nll)).sum();
+    r.count = mask.sum();
+    return r;
+  }
+  return sft_loss_sum(logits.narrow(1, 0, s - 1), input_ids.narrow(1, 1, s - 1), loss_mask.narrow(1, 1, s - 1));
+}
+
+torch::Tensor TextModelImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& positions) {
+  return norm(run_decoder_layers(decoder_layers, embed_hidden(embed_tokens, input_ids, tp.get()), positions,
+                                 recompute));
 }
 
 Qwen35MoeForCausalLMImpl::Qwen35MoeForCausalLMImpl(const ModelConfig& cfg_, const KernelOptions& opt) : cfg(cfg_) {
@@ -92,26 +126,7 @@ torch::Tensor Qwen35MoeForCausalLMImpl::forward(const torch::Tensor& input_ids, 
 }
 
 SftLossSum Qwen35MoeForCausalLMImpl::sft_loss_sum(const torch::Tensor& input_ids, const torch::Tensor& loss_mask) {
-  TORCH_CHECK(loss_mask.sizes() == input_ids.sizes(), "loss mask ", loss_mask.sizes(), " != input_ids ",
-              input_ids.sizes());
-  const int64_t s = input_ids.size(1);
-  TORCH_CHECK(s >= 2, "next-token loss needs at least 2 tokens per row");
-  const auto logits = forward(input_ids);
-  if (tp) {  // vocab-parallel cross-entropy on this rank's vocabulary slice; the same loss on every TP rank
-    const auto targets = input_ids.narrow(1, 1, s - 1);
-    const auto mask = loss_mask.narrow(1, 1, s - 1).to(torch::kBool);
-    const auto local = logits.narrow(1, 0, s - 1);
-    const auto nll = vocab_parallel_cross_entropy(local.reshape({-1, local.size(-1)}),
-                                                  targets.masked_fill(mask.logical_not(), 0).reshape({-1}),
-                                                  tp->rank() * lm_head->weight.size(0), *tp)
-                         .view(targets.sizes());
-    SftLossSum r;
-    r.sum = torch::where(mask, nll, torch::zeros_like(nll)).sum();
-    r.count = mask.sum();
-    return r;
-  }
-  return torch_model::sft_loss_sum(logits.narrow(1, 0, s - 1), input_ids.narrow(1, 1, s - 1),
-                                   loss_mask.narrow(1, 1, s - 1));
+  return head_loss_sum(lm_head, model(input_ids), input_ids, loss_mask, tp.get());
 }
 
 torch::Tensor Qwen35MoeForCausalLMImpl::sft_loss(const torch::Tensor& input_ids, const torch::Tensor& loss_mask) {

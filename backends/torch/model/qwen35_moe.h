@@ -35,6 +35,26 @@ SftLossSum sft_loss_sum(const torch::Tensor& logits, const torch::Tensor& target
 /// sft_loss_sum(...).sum / count: mean cross-entropy over supervised tokens (0 when there are none). Scalar.
 torch::Tensor sft_loss(const torch::Tensor& logits, const torch::Tensor& targets, const torch::Tensor& loss_mask);
 
+/// Runs `layers` in order on h: [batch, seq, hidden] -> [batch, seq, hidden], under `recompute` (model/recompute.h):
+/// Uniform recomputes groups of num_layers consecutive layers of `layers` as units, Block the first num_layers of
+/// them, each on its own. A pipeline stage calls it per model chunk (Megatron-LM applies recompute per chunk).
+/// positions: as DecoderLayer::forward. Throws c10::Error when recompute.num_layers < 1 with a method set.
+torch::Tensor run_decoder_layers(const std::vector<DecoderLayer>& layers, torch::Tensor h,
+                                 const torch::Tensor& positions, const RecomputeOptions& recompute);
+
+/// The hidden states of the embedding: input_ids int64 [batch, seq] -> [batch, seq, hidden]; with tensor parallel
+/// (tp not null) a vocab-parallel lookup of this rank's vocabulary slice, reduce-scattered to its sequence shard
+/// [batch, seq / TP, hidden] (model/tensor_parallel.h). Throws c10::Error for ids that are not 2-D.
+torch::Tensor embed_hidden(torch::nn::Embedding embed_tokens, const torch::Tensor& input_ids,
+                           TensorParallel* tp);
+
+/// The output layer and the next-token SFT loss of rows from their final-normed hidden states `normed`
+/// ([batch, seq, hidden], or this rank's sequence shard [batch, seq / TP, hidden] with tensor parallel, where the
+/// output layer is vocab-parallel and the cross-entropy too: the full logits are never gathered). input_ids int64
+/// [batch, seq]; loss_mask [batch, seq] bool or 0/1. Throws c10::Error for mismatched shapes or seq < 2.
+SftLossSum head_loss_sum(torch::nn::Linear lm_head, const torch::Tensor& normed, const torch::Tensor& input_ids,
+                         const torch::Tensor& loss_mask, TensorParallel* tp);
+
 /// Decoder stack (Hugging Face Qwen3_5MoeTextModel): embed_tokens.weight [vocab, hidden], layers.<i>.*,
 /// norm.weight [hidden] (zero-centred final RMSNorm).
 struct TextModelImpl : torch::nn::Module {

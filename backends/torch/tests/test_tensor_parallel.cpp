@@ -211,11 +211,9 @@ TEST_CASE("the torch backend refuses the TP layouts it cannot run, with the reas
     o.world = 8;
     CHECK_THROWS_WITH(backend->environment(r, o), Catch::Contains("not divisible by TP"));
   }
-  SECTION("PP > 1") {
-    r.layout.tp = 1;
-    r.layout.sequence_parallel = false;
-    r.layout.pp = 2;
-    CHECK_THROWS_WITH(backend->environment(r, o), Catch::Contains("PP = 2"));
+  SECTION("CP > 1") {
+    r.layout.cp = 2;
+    CHECK_THROWS_WITH(backend->environment(r, o), Catch::Contains("CP = 2"));
   }
 }
 
@@ -245,5 +243,15 @@ TEST_CASE("the layout's groups from the rank map: TP fastest, TP folded into EP"
   const RankMap map1 = build_rank_map(r, *find_model("Qwen3.5-tiny"));
   CHECK(dist::group_members(map1, 2, "ep") == V{2});
   CHECK(dist::group_members(map1, 2, "edp") == V{0, 1, 2, 3});
-  CHECK_THROWS_AS(dist::group_members(map, 0, "pp"), std::invalid_argument);
+  CHECK(dist::group_members(map, 1, "pp") == V{1});  // PP 1: each rank is its own pipeline
+  CHECK_THROWS_AS(dist::group_members(map, 0, "cp"), std::invalid_argument);
+  // With PP 2 on 8 ranks (TP 2 x DP 2 per stage): a pipeline is the ranks with the same (tp, dp), one per stage.
+  r.gpu.count = 8;
+  r.layout.pp = 2;
+  r.layout.ep = 2;
+  const RankMap map8 = build_rank_map(r, *find_model("Qwen3.5-tiny"));
+  CHECK(dist::group_members(map8, 1, "pp") == V{1, 5});
+  CHECK(dist::group_members(map8, 6, "pp") == V{2, 6});
+  CHECK(dist::group_members(map8, 5, "ep") == V{4, 5});   // EP within stage 1
+  CHECK(dist::group_members(map8, 5, "edp") == V{5, 7});
 }

@@ -1,0 +1,54 @@
+// Runs a pipeline schedule (train/pipeline_schedule.h) on one pipeline rank: the forward and backward passes of its
+// model chunks (model/pipeline_stage.h), with the activations and their gradients sent point to point between
+// neighbouring stages (dist/process_group.h isend / irecv).
+#pragma once
+
+#include <torch/types.h>
+
+#include <functional>
+#include <vector>
+
+#include "model/pipeline_stage.h"
+
+namespace recipebench::dist {
+class ProcessGroup;
+}
+
+namespace recipebench::train {
+
+/// This rank's place in its pipeline.
+struct PipelinePlace {
+  int pp = 1;                    ///< pipeline ranks
+  int vpp = 1;                   ///< model chunks per pipeline rank
+  int stage = 0;                 ///< this rank's pipeline rank, 0..pp-1
+  std::vector<int> stage_ranks;  ///< group rank of pipeline rank 0..pp-1 of this pipeline (same DP, TP, CP)
+  dist::ProcessGroup* group = nullptr;  ///< the group stage_ranks refer to; null only when pp == 1
+  /// The gradients' group (the same ranks as `group`), or null for `group` itself. With NCCL a second group keeps
+  /// the two directions on separate communicators: NCCL matches a pair's sends and receives in issue order on one
+  /// stream, so activations forward and gradients backward on one communicator could wait on each other.
+  dist::ProcessGroup* grad_group = nullptr;
+};
+
+/// One microbatch of the step: ids int64 [rows, seq] and loss mask [rows, seq] (uint8 or bool, 1 where supervised);
+/// the same tensors on every pipeline rank of a DP rank.
+struct PipelineMicrobatch {
+  torch::Tensor ids, mask;
+};
+
+/// One step's forward and backward passes of `microbatches` on this pipeline rank, in the order of
+/// pipeline_schedule(pp, vpp, stage, microbatches.size()) (1F1B for VPP 1, interleaved 1F1B for VPP > 1).
+/// A forward pass of chunk v on microbatch m takes the ids (embedding chunk) or receives the hidden states
+/// [rows, seq, hidden] (dtype and device of the stage's parameters) from the previous global stage, and sends its
+/// output to the next global stage, or (last stage) computes the SFT loss sum. A backward pass back-propagates
+/// loss sum / `denom` (last stage) or the output gradient received from the next stage, and sends its input's
+/// gradient to the previous stage; `after_backward` runs after each backward pass (gradient accumulation).
+/// Sends never wait for their receiver (they are waited for at the end of the step); receives wait, so the
+/// schedule's orders complete without deadlock (pipeline_schedule_runs). Tags: 2 (m x PP x VPP + receiving global
+/// stage), + 1 for gradients. `lap(backward)` is called after every pass (profiling), may be empty.
+/// Returns the loss sum (fp64 scalar, CPU) of the microbatches whose loss this rank computed (0 off the last stage).
+/// Throws c10::Error / std::exception on a shape mismatch or a failed peer (Gloo timeout).
+torch::Tensor run_pipeline_step(torch_model::PipelineStage& stage, const std::vector<PipelineMicrobatch>& microbatches,
+                                const PipelinePlace& place, double denom, const std::function<void()>& after_backward,
+                                const std::function<void(bool backward)>& lap = {});
+
+}  // namespace recipebench::train
