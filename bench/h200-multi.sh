@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The multi-GPU benchmark of the torch backend (issue 4; run on a GPU machine with 2 or more H200s, from the
 # repository root, with .deps/ carried): builds with the venv's libtorch (CUDA, c10d NCCL), checks NCCL parity on
-# the tiny model (DP2 and EP2 on two GPUs against one GPU, float32), then trains the 4-layer Qwen3.5-35B-A3B proxy
-# on 1 GPU and on 2 GPUs (DP2, EP2 DP2) with the same per-GPU work, for the scaling efficiency. Every result lands
+# the tiny model (DP2, EP2, TP2 and PP2 on two GPUs against one GPU, float32), then trains the 4-layer
+# Qwen3.5-35B-A3B proxy on 1 GPU and on 2 GPUs (DP2, EP2 DP2, TP2, PP2) with about the same per-GPU work, for the
+# scaling efficiency. PARITY, RUNS and BUILD (below) choose parts, for calls that fit the device's time limit. Every result lands
 # in $OUT (or bench/out when OUT is unset): build.log, parity.txt, summary.txt and results.tgz (every log, run
 # record and parameter dump; the device tool brings back at most 8 files).
 set -uo pipefail
@@ -17,7 +18,8 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
   echo "== host"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nproc
   nvidia-smi topo -m 2>&1 | head -n 8
   echo "== build"
-  time scripts/gpu-build 2>&1 | tail -n 15
+  # BUILD=0 keeps a build-gpu/ left by an earlier call on the same (warm) machine.
+  if [ "${BUILD:-1}" = 1 ] || [ ! -x build-gpu/recipebench ]; then time scripts/gpu-build 2>&1 | tail -n 15; fi
 } > "$out/build.log" 2>&1
 export LD_LIBRARY_PATH="$PWD/.deps/prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 [ -x build-gpu/recipebench ] || { echo "build failed"; tail -n 40 "$out/build.log"; exit 1; }
@@ -30,9 +32,11 @@ parity() {  # name fixture
   echo "$1 exit $?"
 }
 {
+  # PARITY: the layouts to check against one GPU (name:fixture), default DP2, EP2, TP2 and PP2 on two GPUs.
   parity one tiny-dp1.yaml
-  parity dp2 tiny-dp2.yaml
-  parity ep2 tiny-ep2-dp2.yaml
+  for p in ${PARITY:-dp2:tiny-dp2.yaml ep2:tiny-ep2-dp2.yaml tp2:tiny-tp2.yaml pp2:tiny-pp2.yaml}; do
+    parity "${p%%:*}" "${p#*:}"
+  done
   python3 - "$out" <<'PY'
 import glob, json, sys
 import numpy as np
@@ -41,21 +45,25 @@ def load(name):
     rec = json.load(open(glob.glob(f"{out}/parity-{name}/*.json")[0]))
     return [s["loss"] for s in rec["steps"]], np.fromfile(f"{out}/parity-{name}.bin", dtype=np.float32)
 l1, p1 = load("one")
-for name in ("dp2", "ep2"):
+for f in sorted(glob.glob(f"{out}/parity-*.bin")):
+    name = f.split("parity-")[1][:-4]
+    if name == "one":
+        continue
     try:
         l, p = load(name)
     except Exception as e:
         print(f"{name}: no result ({e})"); continue
     dl = max(abs(a - b) / abs(b) for a, b in zip(l, l1))
     dp = float(np.linalg.norm(p.astype(np.float64) - p1) / np.linalg.norm(p1))
-    print(f"{name} on {name[-1]} GPUs vs 1 GPU: worst relative loss difference {dl:.2e}, parameters relative L2 {dp:.2e}"
+    print(f"{name} on 2 GPUs vs 1 GPU: worst relative loss difference {dl:.2e}, parameters relative L2 {dp:.2e}"
           f" -> {'PASS' if dl < 1e-5 and dp < 1e-5 else 'FAIL'} (bounds 1e-5)")
 PY
 } > "$out/parity.txt" 2>&1
 cat "$out/parity.txt"
 
-# 2. The proxy: one GPU, then two (DP2, EP2 DP2); each record under $out/runs.
-for r in proxy4l-1gpu-bf16 proxy4l-2gpu-dp2-bf16 proxy4l-2gpu-ep2-bf16; do
+# 2. The proxy: one GPU, then two (DP2, EP2 DP2, TP2, PP2); each record under $out/runs.
+# RUNS: the recipes of recipes/qwen3.5-35b-a3b/h200/ to train, default all five.
+for r in ${RUNS:-proxy4l-1gpu-bf16 proxy4l-2gpu-dp2-bf16 proxy4l-2gpu-ep2-bf16 proxy4l-2gpu-tp2-bf16 proxy4l-2gpu-pp2-bf16}; do
   timeout 240 build-gpu/recipebench run "recipes/qwen3.5-35b-a3b/h200/$r.yaml" --out "$out/runs" > "$out/$r.log" 2>&1
   echo "$r exit $?"; tail -n 3 "$out/$r.log"
 done
