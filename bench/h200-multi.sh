@@ -3,7 +3,9 @@
 # repository root, with .deps/ carried): builds with the venv's libtorch (CUDA, c10d NCCL), checks NCCL parity on
 # the tiny model (DP2, EP2, TP2 and PP2 on two GPUs against one GPU, float32), then trains the 4-layer
 # Qwen3.5-35B-A3B proxy on 1 GPU and on 2 GPUs (DP2, EP2 DP2, TP2, PP2) with about the same per-GPU work, for the
-# scaling efficiency. PARITY, RUNS and BUILD (below) choose parts, for calls that fit the device's time limit. Every result lands
+# scaling efficiency. PARITY, RUNS and BUILD (below) choose parts, for calls that fit the device's time limit. On 4
+# GPUs: PARITY="dp4:tiny-dp4.yaml ep4:tiny-ep4-dp4.yaml tp2pp2:tiny-tp2-pp2-vpp2.yaml" RUNS="proxy4l-1gpu-bf16
+# proxy4l-4gpu-dp4-bf16 proxy4l-4gpu-ep4-bf16 proxy4l-4gpu-tp2-pp2-bf16" (issue 4's 4-GPU target, issue 5's TP2 PP2). Every result lands
 # in $OUT (or bench/out when OUT is unset): build.log, parity.txt, summary.txt and results.tgz (every log, run
 # record and parameter dump; the device tool brings back at most 8 files).
 set -uo pipefail
@@ -55,7 +57,7 @@ for f in sorted(glob.glob(f"{out}/parity-*.bin")):
         print(f"{name}: no result ({e})"); continue
     dl = max(abs(a - b) / abs(b) for a, b in zip(l, l1))
     dp = float(np.linalg.norm(p.astype(np.float64) - p1) / np.linalg.norm(p1))
-    print(f"{name} on 2 GPUs vs 1 GPU: worst relative loss difference {dl:.2e}, parameters relative L2 {dp:.2e}"
+    print(f"{name} vs 1 GPU: worst relative loss difference {dl:.2e}, parameters relative L2 {dp:.2e}"
           f" -> {'PASS' if dl < 1e-5 and dp < 1e-5 else 'FAIL'} (bounds 1e-5)")
 PY
 } > "$out/parity.txt" 2>&1

@@ -401,3 +401,8 @@ TEST_CASE("every dimension at once: TP2 (sequence parallel) PP2 EP2 DP2 on eight
           "[distributed][parity][tp][pp][ep]") {
   check_parity(8, "tiny-tp2-pp2-ep2-dp2.yaml", kTpGradNormTol);
 }
+
+TEST_CASE("TP2 (sequence parallel) with PP2 VPP2 (interleaved 1F1B) on four CPU ranks reproduces the single-rank run",
+          "[distributed][parity][tp][pp]") {
+  check_parity(4, "tiny-tp2-pp2-vpp2.yaml", kTpGradNormTol);
+}
