@@ -406,3 +406,9 @@ TEST_CASE("TP2 (sequence parallel) with PP2 VPP2 (interleaved 1F1B) on four CPU 
           "[distributed][parity][tp][pp]") {
   check_parity(4, "tiny-tp2-pp2-vpp2.yaml", kTpGradNormTol);
 }
+
+TEST_CASE("dynamic batching under the interleaved schedule: PP2 VPP2 on rows of 40 to 128 tokens reproduces the "
+          "single-rank run",
+          "[distributed][parity][pp][packing]") {
+  check_parity(2, "tiny-pp2-vpp2-dynamic.yaml", 1e-4, "", "tiny-dp1-dynamic.yaml");
+}

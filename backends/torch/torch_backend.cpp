@@ -271,6 +271,14 @@ class TorchBackend : public Backend {
                      std::to_string(l.dp) + (l.pp > 1 ? " x PP = " + std::to_string(l.pp) : std::string()) +
                      ") but this run has " + std::to_string(o.world) +
                      " (start it with --nproc " + std::to_string(world) + ", torchrun or srun: docs/distributed.md)");
+    if (o.world > 1 && !dist::transport_available(o.device == "cuda" ? dist::Transport::kNccl : dist::Transport::kGloo))
+      throw RunError(o.device == "cuda"
+                         ? "this build has no c10d NCCL (a CUDA libtorch with torch/csrc/distributed/c10d/"
+                           "ProcessGroupNCCL.hpp and nccl.h): a CUDA run on " + std::to_string(o.world) +
+                               " ranks needs it"
+                         : "this build's libtorch has no c10d Gloo headers (torch/csrc/distributed/c10d/"
+                           "ProcessGroupGloo.hpp, gloo/config.h): a CPU run on " + std::to_string(o.world) +
+                               " ranks needs them");
     if (o.device == "cuda") {
       // One GPU per rank: local rank r of this host trains on CUDA device r (docs/distributed.md).
       const auto count = static_cast<int>(torch::cuda::device_count());
@@ -375,7 +383,8 @@ class TorchBackend : public Backend {
       place.stage = me.pp;
       place.stage_ranks = dist::group_members(map, o.rank, "pp");
       place.group = group.get();
-      place.grad_group = groups.pp_grad;
+      for (int k = 0; k < 2; ++k)
+        for (int d = 0; d < 2; ++d) place.p2p[k][d] = groups.p2p[k][d];
 
       std::unique_ptr<train::RowSource> source;
       try {
@@ -469,10 +478,9 @@ class TorchBackend : public Backend {
         for (const auto& p : stage->parameters())
           if (!is_expert(p)) (tp_spec(p) ? dense_tp : dense).push_back(p);
         adam.sharded = std::make_unique<train::DistributedAdam>(dense, recipe.optimizer, *groups.dp);
-        if (!dense_tp.empty()) {
+        if (tp_size > 1) adam.tp = groups.tp;  // the replicated gradients are summed over TP (Optimizer)
+        if (!dense_tp.empty())
           adam.tp_sharded = std::make_unique<train::DistributedAdam>(dense_tp, recipe.optimizer, *groups.dp);
-          adam.tp = groups.tp;
-        }
         if (!expert_params.empty()) {
           adam.experts = std::make_unique<train::MixedPrecisionAdam>(expert_params, recipe.optimizer);
           adam.edp = groups.edp->size() > 1 ? groups.edp : nullptr;
@@ -500,12 +508,19 @@ class TorchBackend : public Backend {
           step_tokens += rows.lengths[i];
           for (int64_t t = 1; t < row_tokens; ++t) supervised += rows.mask[i * row_tokens + t];
         }
+        // Packed by their lengths padded to a multiple of TP (sequence parallel splits the sequence over TP), so a
+        // microbatch stays within max_tokens_per_gpu after the padding.
         auto pack = [&](int64_t dp_rank) {
-          const auto first = rows.lengths.begin() + dp_rank * rows_per_rank;
-          return train::pack_first_fit(std::vector<int64_t>(first, first + rows_per_rank), max_tokens);
+          std::vector<int64_t> lengths;
+          for (int64_t i = 0; i < rows_per_rank; ++i)
+            lengths.push_back((rows.lengths[dp_rank * rows_per_rank + i] + tp_size - 1) / tp_size * tp_size);
+          return train::pack_first_fit(lengths, max_tokens);
         };
         size_t step_microbatches = 0;
         for (int64_t r = 0; r < dp; ++r) step_microbatches = std::max(step_microbatches, pack(r).size());
+        // The interleaved schedule needs a multiple of PP microbatches (checked for full rows above); with shorter
+        // rows the packed count is rounded up (never past one row per microbatch: rows_per_rank is such a multiple).
+        if (vpp > 1) step_microbatches = (step_microbatches + pp - 1) / pp * pp;
         std::vector<train::Microbatch> packed = pack(me.dp);
         train::split_to_count(packed, static_cast<int64_t>(step_microbatches));
         for (const auto& mb : packed) {
@@ -630,7 +645,9 @@ class TorchBackend : public Backend {
                          " parameters, the one-rank model's map gives it " + std::to_string(next));
         if (o.rank == 0 && !out) throw RunError(std::string("RECIPEBENCH_DUMP_PARAMS: cannot write ") + dump);
       }
-      // A clean end on every rank: subgroups first, then the run's group (its store lives on rank 0).
+      // A clean end on every rank: the device's work done, subgroups first, then the run's group (its store lives
+      // on rank 0).
+      synchronize(device);
       for (auto& g : groups.owned) g->finish();
       if (group) group->finish();
     } catch (const std::exception& e) {

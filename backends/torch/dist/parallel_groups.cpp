@@ -43,12 +43,19 @@ LayoutGroups make_layout_groups(ProcessGroup& world, const RankMap& map) {
   g.edp = make("edp");
   if (map.pp > 1) {
     g.pp = make("pp");
-    // Pipeline sends go over the run's group (stage ranks are run ranks); on NCCL the gradients over a copy of it.
+    // Pipeline sends go over the run's group (stage ranks are run ranks); on NCCL each kind and direction over its
+    // own group of all ranks (its own communicators).
     if (world.transport() == Transport::kNccl) {
       std::vector<int> all(static_cast<size_t>(world.size()));
       for (int r = 0; r < world.size(); ++r) all[static_cast<size_t>(r)] = r;
-      g.owned.push_back(world.subgroup("pp-grad", all));
-      g.pp_grad = g.owned.back().get();
+      g.p2p[0][0] = &world;
+      const char* names[2][2] = {{"", "pp-act-down"}, {"pp-grad-up", "pp-grad-down"}};
+      for (int k = 0; k < 2; ++k)
+        for (int d = 0; d < 2; ++d)
+          if (!g.p2p[k][d]) {
+            g.owned.push_back(world.subgroup(names[k][d], all));
+            g.p2p[k][d] = g.owned.back().get();
+          }
     }
   }
   return g;

@@ -24,9 +24,10 @@ struct LayoutGroups {
   ProcessGroup* ep = nullptr;   ///< ranks with the same (etp, edp, pp): the expert-parallel group
   ProcessGroup* edp = nullptr;  ///< ranks with the same (etp, ep, pp): the ranks holding the same experts
   ProcessGroup* pp = nullptr;   ///< ranks with the same (tp, cp, dp): this rank's pipeline; null when PP = 1
-  /// A second group of the run's ranks for the pipeline's gradients (NCCL only, else null): NCCL matches a pair's
-  /// sends and receives in issue order, so the two directions get their own communicators (train/pipeline_executor.h)
-  ProcessGroup* pp_grad = nullptr;
+  /// The pipeline's point-to-point groups by kind and direction (train/pipeline_executor.h PipelinePlace::p2p), on
+  /// NCCL with PP > 1: the run's group for activations towards higher pipeline ranks and three more groups of all
+  /// ranks for the rest; null elsewhere (Gloo matches by tag: the run's group carries everything).
+  ProcessGroup* p2p[2][2] = {{nullptr, nullptr}, {nullptr, nullptr}};
   int dp_rank = 0;              ///< this rank's DP coordinate (which block of the global batch it trains on)
   std::vector<std::unique_ptr<ProcessGroup>> owned;
 };

@@ -12,6 +12,10 @@
 
 namespace recipebench::dist {
 
+bool transport_available(Transport t) {
+  return t == Transport::kNccl ? RECIPEBENCH_HAVE_C10D_NCCL == 1 : RECIPEBENCH_HAVE_C10D_GLOO == 1;
+}
+
 #if RECIPEBENCH_HAVE_C10D
 
 namespace {

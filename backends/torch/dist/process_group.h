@@ -15,10 +15,16 @@ namespace recipebench::dist {
 /// The collectives' transport: Gloo (CPU tensors, TCP) or NCCL (CUDA tensors of this rank's GPU).
 enum class Transport { kGloo, kNccl };
 
+/// Whether this build has the transport (Gloo: c10d's and gloo's headers; NCCL: a CUDA libtorch with c10d's NCCL
+/// header and nccl.h; see compat_c10d.h).
+bool transport_available(Transport t);
+
 /// A group of ranks and its collectives. With NCCL, tensors may still be passed on the CPU (small counts and
 /// scalars): they are copied to the rank's GPU for the collective and back. Every collective blocks until its
 /// result can be read by the caller's next operation (Gloo: done; NCCL: ordered before the current CUDA stream's
-/// next kernel, so reading a CPU copy or calling .item() waits for it).
+/// next kernel, so reading a CPU copy or calling .item() waits for it). A failed peer or a timeout makes a Gloo
+/// collective throw; an NCCL one does not (its wait never throws): NCCL's watchdog aborts the process after the
+/// timeout instead (docs/distributed.md, Failures).
 class ProcessGroup {
  public:
   /// Joins the run: rank 0 listens at master_addr:master_port, every rank connects; waits up to `timeout` for all

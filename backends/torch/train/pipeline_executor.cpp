@@ -38,7 +38,11 @@ torch::Tensor run_pipeline_step(torch_model::PipelineStage& stage, const std::ve
     torch::Tensor output;  ///< the hidden states sent on, or the loss sum / denom on the last stage
   };
   std::map<std::pair<int64_t, int>, Live> live;
-  dist::ProcessGroup* grad_group = place.grad_group ? place.grad_group : place.group;
+  // The group of a send or receive between global stages `from` and `to` (pipeline_executor.h: PipelinePlace::p2p).
+  auto link = [&](bool gradient, int64_t from, int64_t to) {
+    dist::ProcessGroup* g = place.p2p[gradient ? 1 : 0][to % pp > from % pp ? 0 : 1];
+    return g ? g : place.group;
+  };
   std::vector<std::unique_ptr<dist::ProcessGroup::Request>> sends;  // waited for at the end of the step
 
   for (const PipelineAction& a : pipeline_schedule(pp, vpp, place.stage, m_count)) {
@@ -52,7 +56,7 @@ torch::Tensor run_pipeline_step(torch_model::PipelineStage& stage, const std::ve
         // Sequence parallel: the hidden states between stages are this rank's sequence shard.
         const int64_t seq = mb.ids.size(1) / (stage->tp ? stage->tp->size() : 1);
         x = torch::empty({mb.ids.size(0), seq, stage->hidden_size}, act_options);
-        place.group->irecv(x, rank_of(g - 1), tag(a.microbatch, g, false))->wait();
+        link(false, g - 1, g)->irecv(x, rank_of(g - 1), tag(a.microbatch, g, false))->wait();
         x.requires_grad_(true);
         l.input = x;
       }
@@ -63,7 +67,7 @@ torch::Tensor run_pipeline_step(torch_model::PipelineStage& stage, const std::ve
         l.output = s.sum / denom;
         loss_sum += s.sum.detach().to(torch::kFloat64);
       } else {
-        sends.push_back(place.group->isend(y.detach(), rank_of(g + 1), tag(a.microbatch, g + 1, false)));
+        sends.push_back(link(false, g, g + 1)->isend(y.detach(), rank_of(g + 1), tag(a.microbatch, g + 1, false)));
         l.output = y;
       }
       live.emplace(key, std::move(l));
@@ -79,13 +83,13 @@ torch::Tensor run_pipeline_step(torch_model::PipelineStage& stage, const std::ve
         l.output.backward();
       } else {
         auto grad = torch::empty_like(l.output, torch::MemoryFormat::Contiguous);
-        grad_group->irecv(grad, rank_of(g + 1), tag(a.microbatch, g, true))->wait();
+        link(true, g + 1, g)->irecv(grad, rank_of(g + 1), tag(a.microbatch, g, true))->wait();
         l.output.backward(grad);
       }
       if (l.input.defined()) {
         auto dx = l.input.grad();
         if (!dx.defined()) dx = torch::zeros_like(l.input);  // the chunk's output did not depend on its input
-        sends.push_back(grad_group->isend(dx, rank_of(g - 1), tag(a.microbatch, g - 1, true)));
+        sends.push_back(link(true, g, g - 1)->isend(dx, rank_of(g - 1), tag(a.microbatch, g - 1, true)));
       }
       if (after_backward) after_backward();
       if (lap) lap(true);
