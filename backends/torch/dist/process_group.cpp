@@ -3,6 +3,8 @@
 #include "dist/compat_c10d.h"
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -44,7 +46,56 @@ c10::intrusive_ptr<compat::Group> make_group(Transport transport, const c10::int
 }
 }  // namespace
 
+#if RECIPEBENCH_HAVE_C10D_NCCL && TORCH_VERSION_MAJOR >= 2
+#define RECIPEBENCH_NCCL_FAILURE_WATCHER 1
+/// An NCCL wait never throws when a peer has failed, so a rank blocked in a collective would wait for NCCL's
+/// watchdog (the whole timeout). This watcher, a thread of the run's NCCL group, polls the store for another
+/// rank's failure (report_failure) and then aborts every NCCL group of this process (ncclCommAbort), which makes
+/// the blocked work return and the next collective throw, so this rank takes the failure path (and rank 0 writes
+/// its run record) within about a second.
+struct NcclFailureWatcher {
+  std::mutex m;
+  std::vector<c10::intrusive_ptr<compat::Group>> groups;  ///< every NCCL group of this process
+  std::atomic<bool> stop{false};
+  std::thread thread;
+
+  void add(const c10::intrusive_ptr<compat::Group>& g) {
+    std::lock_guard<std::mutex> lock(m);
+    groups.push_back(g);
+  }
+  void start(c10::intrusive_ptr<c10d::Store> store, int rank) {
+    thread = std::thread([this, store = std::move(store), rank] {
+      const std::string own = "rank " + std::to_string(rank) + ": ";
+      while (!stop) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        try {
+          if (!store->check({kFirstFailure})) continue;
+          const auto v = store->get(kFirstFailure);
+          if (std::string(v.begin(), v.end()).rfind(own, 0) == 0) return;  // this rank's own failure
+          std::lock_guard<std::mutex> lock(m);
+          for (auto& g : groups) static_cast<c10d::ProcessGroupNCCL*>(g.get())->abort();
+          return;
+        } catch (const std::exception&) {
+          return;  // the store is gone: the run is over
+        }
+      }
+    });
+  }
+  void halt() {
+    stop = true;
+    if (thread.joinable()) thread.join();
+  }
+};
+#endif
+
 struct ProcessGroup::Impl {
+#if RECIPEBENCH_NCCL_FAILURE_WATCHER
+  std::shared_ptr<NcclFailureWatcher> watcher;  ///< shared by the run's NCCL group and its subgroups
+  bool owns_watcher = false;                    ///< the run's group: it runs the thread
+  ~Impl() {
+    if (owns_watcher) watcher->halt();
+  }
+#endif
   c10::intrusive_ptr<c10d::Store> store;  ///< the run's TCPStore (subgroups: the same, their keys prefixed)
   c10::intrusive_ptr<compat::Group> group;
   Transport transport = Transport::kGloo;
@@ -83,6 +134,14 @@ ProcessGroup::ProcessGroup(int rank, int world, const std::string& master_addr, 
   impl_->transport = transport;
   impl_->cuda_device = cuda_device;
   impl_->group = make_group(transport, impl_->store, rank, world, impl_->one_host, impl_->timeout);
+#if RECIPEBENCH_NCCL_FAILURE_WATCHER
+  if (transport == Transport::kNccl) {
+    impl_->watcher = std::make_shared<NcclFailureWatcher>();
+    impl_->owns_watcher = true;
+    impl_->watcher->add(impl_->group);
+    impl_->watcher->start(impl_->store, rank);
+  }
+#endif
 }
 
 ProcessGroup::ProcessGroup(std::unique_ptr<Impl> impl, int rank, int world)
@@ -104,6 +163,12 @@ std::unique_ptr<ProcessGroup> ProcessGroup::subgroup(const std::string& name, co
   impl->transport = impl_->transport;
   impl->cuda_device = impl_->cuda_device;
   impl->group = make_group(impl->transport, impl->store, sub_rank, sub_world, impl->one_host, impl->timeout);
+#if RECIPEBENCH_NCCL_FAILURE_WATCHER
+  if (impl_->watcher) {
+    impl->watcher = impl_->watcher;
+    impl->watcher->add(impl->group);
+  }
+#endif
   return std::unique_ptr<ProcessGroup>(new ProcessGroup(std::move(impl), sub_rank, sub_world));
 }
 
@@ -162,6 +227,9 @@ void ProcessGroup::barrier() {
 }
 
 void ProcessGroup::finish() {
+#if RECIPEBENCH_NCCL_FAILURE_WATCHER
+  if (impl_->owns_watcher) impl_->watcher->halt();  // a clean end: nothing to abort any more
+#endif
 #if RECIPEBENCH_HAVE_C10D_NCCL && TORCH_VERSION_MAJOR >= 2
   if (impl_->transport == Transport::kNccl)
     static_cast<c10d::ProcessGroupNCCL*>(impl_->group.get())->shutdown();

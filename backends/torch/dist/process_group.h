@@ -24,7 +24,8 @@ bool transport_available(Transport t);
 /// result can be read by the caller's next operation (Gloo: done; NCCL: ordered before the current CUDA stream's
 /// next kernel, so reading a CPU copy or calling .item() waits for it). A failed peer or a timeout makes a Gloo
 /// collective throw; an NCCL one does not (its wait never throws): NCCL's watchdog aborts the process after the
-/// timeout instead (docs/distributed.md, Failures).
+/// timeout, unless this process's failure watcher (the run's NCCL group polls the store for another rank's failure)
+/// aborts the NCCL groups first (docs/distributed.md, Failures).
 class ProcessGroup {
  public:
   /// Joins the run: rank 0 listens at master_addr:master_port, every rank connects; waits up to `timeout` for all
