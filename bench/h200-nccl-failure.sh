@@ -19,7 +19,7 @@ export LD_LIBRARY_PATH="$PWD/.deps/prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_P
       > "bench/fail$fail_rank.log" 2>&1
     rc=$?
     end=$(date +%s.%N)
-    echo "== failure injected on rank $fail_rank at step 2: exit $rc after $(echo "$end - $start" | bc) s"
+    echo "== failure injected on rank $fail_rank at step 2: exit $rc after $(python3 -c "print(round($end - $start, 1))") s"
     grep -c "injected failure" "bench/fail$fail_rank.log" | sed 's/^/   lines naming the injected failure: /'
     python3 -c "
 import glob, json
