@@ -271,14 +271,6 @@ class TorchBackend : public Backend {
                      std::to_string(l.dp) + (l.pp > 1 ? " x PP = " + std::to_string(l.pp) : std::string()) +
                      ") but this run has " + std::to_string(o.world) +
                      " (start it with --nproc " + std::to_string(world) + ", torchrun or srun: docs/distributed.md)");
-    if (o.world > 1 && !dist::transport_available(o.device == "cuda" ? dist::Transport::kNccl : dist::Transport::kGloo))
-      throw RunError(o.device == "cuda"
-                         ? "this build has no c10d NCCL (a CUDA libtorch with torch/csrc/distributed/c10d/"
-                           "ProcessGroupNCCL.hpp and nccl.h): a CUDA run on " + std::to_string(o.world) +
-                               " ranks needs it"
-                         : "this build's libtorch has no c10d Gloo headers (torch/csrc/distributed/c10d/"
-                           "ProcessGroupGloo.hpp, gloo/config.h): a CPU run on " + std::to_string(o.world) +
-                               " ranks needs them");
     if (o.device == "cuda") {
       // One GPU per rank: local rank r of this host trains on CUDA device r (docs/distributed.md).
       const auto count = static_cast<int>(torch::cuda::device_count());
@@ -306,6 +298,14 @@ class TorchBackend : public Backend {
       env.device_count = o.world;
       env.device_name = "CPU (" + std::to_string(torch::get_num_threads()) + " threads)";
     }
+    if (o.world > 1 && !dist::transport_available(o.device == "cuda" ? dist::Transport::kNccl : dist::Transport::kGloo))
+      throw RunError(o.device == "cuda"
+                         ? "this build has no c10d NCCL (a CUDA libtorch with torch/csrc/distributed/c10d/"
+                           "ProcessGroupNCCL.hpp and nccl.h): a CUDA run on " + std::to_string(o.world) +
+                               " ranks needs it"
+                         : "this build's libtorch has no c10d Gloo headers (torch/csrc/distributed/c10d/"
+                           "ProcessGroupGloo.hpp, gloo/config.h): a CPU run on " + std::to_string(o.world) +
+                               " ranks needs them");
     return env;
   }
 
