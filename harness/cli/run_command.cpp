@@ -275,9 +275,14 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
       }
       rec.environment["recipe_env_applied"] = applied_env;
       int devices = 1;
-      if (lead) std::printf("recipebench run: %s\n  model %s (%lld of %lld layers), backend %s, device %s, %d steps, window %d..%d\n",
-                  path.c_str(), model.name.c_str(), static_cast<long long>(model.num_layers),
-                  static_cast<long long>(registered->num_layers), o.backend.c_str(), o.device.c_str(), o.steps,
+      // "4 of 40 layers" for a proxy with fewer layers than the model; "6 layers; the model has 4" for more.
+      const long long run_layers = model.num_layers, full_layers = registered->num_layers;
+      const std::string depth = run_layers <= full_layers
+                                    ? std::to_string(run_layers) + " of " + std::to_string(full_layers) + " layers"
+                                    : std::to_string(run_layers) + " layers; the model has " +
+                                          std::to_string(full_layers);
+      if (lead) std::printf("recipebench run: %s\n  model %s (%s), backend %s, device %s, %d steps, window %d..%d\n",
+                  path.c_str(), model.name.c_str(), depth.c_str(), o.backend.c_str(), o.device.c_str(), o.steps,
                   o.window.first, o.window.last);
       if (lead) std::printf("%6s %10s %10s %12s %10s %12s\n", "step", "time (s)", "loss", "tokens/s", "grad norm", "peak mem");
       std::fflush(stdout);
