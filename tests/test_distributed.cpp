@@ -129,6 +129,23 @@ void check_parity(int dp, const std::string& fixture = "", double grad_norm_tol 
   CHECK(b["steps"][4]["loss"].get<double>() < b["steps"][0]["loss"].get<double>());
 }
 
+/// A failure injected on `fail_rank` at step 2 of `fixture` on `nproc` ranks: every rank exits non-zero well inside
+/// the 60 s collective timeout, the failing rank's message is shown once, no run record is complete, and the
+/// steps before the failure ran (progress up to 2/5, none past it).
+void check_failure_stops_every_rank(const std::string& name, const std::string& fixture, int nproc, int fail_rank) {
+  const Result r = run(name, fixture, nproc,
+                       "RECIPEBENCH_DIST_TIMEOUT=60 RECIPEBENCH_FAIL_RANK=" + std::to_string(fail_rank) +
+                           " RECIPEBENCH_FAIL_STEP=2");
+  INFO(r.output);
+  CHECK(r.exit_code != 0);
+  CHECK(r.exit_code != 124);  // not stopped by the test's timeout
+  CHECK(r.seconds < 60);
+  CHECK(count(r.output, "injected failure on rank " + std::to_string(fail_rank)) == 1);
+  for (const auto& rec : r.records) CHECK(rec["status"] == "failed");
+  CHECK(count(r.output, "2/5 ") == 1);
+  CHECK(count(r.output, "3/5 ") == 0);
+}
+
 }  // namespace
 
 TEST_CASE("DP2 on two CPU ranks reproduces the single-rank run", "[distributed][parity]") { check_parity(2); }
@@ -143,18 +160,7 @@ TEST_CASE("DP2 with full recompute (uniform, 1 layer) reproduces the single-rank
 TEST_CASE("a failure on one rank stops every rank, shown once, no complete run record", "[distributed][failure]") {
   for (int fail_rank : {1, 0}) {
     DYNAMIC_SECTION("failing rank " << fail_rank) {
-      const Result r = run("fail-rank" + std::to_string(fail_rank), "tiny-dp2.yaml", 2,
-                           "RECIPEBENCH_DIST_TIMEOUT=60 RECIPEBENCH_FAIL_RANK=" + std::to_string(fail_rank) +
-                               " RECIPEBENCH_FAIL_STEP=2");
-      INFO(r.output);
-      CHECK(r.exit_code != 0);
-      CHECK(r.exit_code != 124);  // not stopped by the test's timeout
-      CHECK(r.seconds < 60);
-      CHECK(count(r.output, "injected failure on rank " + std::to_string(fail_rank)) == 1);
-      for (const auto& rec : r.records) CHECK(rec["status"] == "failed");
-      // The ranks before the failure ran; none completed.
-      CHECK(count(r.output, "2/5 ") == 1);
-      CHECK(count(r.output, "3/5 ") == 0);
+      check_failure_stops_every_rank("fail-rank" + std::to_string(fail_rank), "tiny-dp2.yaml", 2, fail_rank);
     }
   }
 }
@@ -371,17 +377,7 @@ TEST_CASE("a failure on one pipeline stage stops every rank, shown once, no comp
           "[distributed][failure][pp]") {
   for (int fail_rank : {3, 0}) {
     DYNAMIC_SECTION("failing rank " << fail_rank) {
-      const Result r = run("pp-fail-rank" + std::to_string(fail_rank), "tiny-pp2-dp2.yaml", 4,
-                           "RECIPEBENCH_DIST_TIMEOUT=60 RECIPEBENCH_FAIL_RANK=" + std::to_string(fail_rank) +
-                               " RECIPEBENCH_FAIL_STEP=2");
-      INFO(r.output);
-      CHECK(r.exit_code != 0);
-      CHECK(r.exit_code != 124);  // not stopped by the test's timeout
-      CHECK(r.seconds < 60);
-      CHECK(count(r.output, "injected failure on rank " + std::to_string(fail_rank)) == 1);
-      for (const auto& rec : r.records) CHECK(rec["status"] == "failed");
-      CHECK(count(r.output, "2/5 ") == 1);
-      CHECK(count(r.output, "3/5 ") == 0);
+      check_failure_stops_every_rank("pp-fail-rank" + std::to_string(fail_rank), "tiny-pp2-dp2.yaml", 4, fail_rank);
     }
   }
 }

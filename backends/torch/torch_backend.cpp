@@ -114,24 +114,6 @@ torch_model::RecomputeOptions recompute_options(const RecipeLayout& l) {
   return o;
 }
 
-/// The expert-parallel group of the MoE layers over a c10d group.
-struct GroupExpertParallel : torch_model::ExpertParallel {
-  explicit GroupExpertParallel(dist::ProcessGroup& g) : group(g) {}
-  int64_t rank() const override { return group.rank(); }
-  int64_t size() const override { return group.size(); }
-  torch::Tensor all_to_all(const torch::Tensor& x, const std::vector<int64_t>& send_counts,
-                           const std::vector<int64_t>& recv_counts) override {
-    int64_t rows = 0;
-    for (auto n : recv_counts) rows += n;
-    auto shape = x.sizes().vec();
-    shape[0] = rows;
-    auto out = torch::empty(shape, x.options());
-    group.all_to_all(x.contiguous(), out, recv_counts, send_counts);
-    return out;
-  }
-  dist::ProcessGroup& group;
-};
-
 /// The optimizer of the run over this rank's pipeline stage's parameters: MixedPrecisionAdam on one rank,
 /// DistributedAdam (sharded over the stage's DP group) on several. With expert parallelism the experts of different
 /// EP ranks are different tensors: the local expert parameters have their own MixedPrecisionAdam on every rank,
@@ -143,6 +125,13 @@ struct GroupExpertParallel : torch_model::ExpertParallel {
 /// this rank's sequence shard (or heads) and are summed over TP first. The experts are always apart then (EDP
 /// spans the TP ranks, which route different tokens). With PP > 1 the gradient norm for clipping sums the stages'
 /// squared norms over the pipeline group.
+/// The sum over `group` of every rank's `local` squared (double); `local` squared when group is null.
+double sum_of_squares(dist::ProcessGroup* group, double local) {
+  auto sq = torch::tensor({local * local}, torch::kFloat64);
+  if (group) group->all_reduce_sum(sq);
+  return sq.item<double>();
+}
+
 struct Optimizer {
   std::unique_ptr<train::MixedPrecisionAdam> one;
   std::unique_ptr<train::DistributedAdam> sharded;
@@ -165,11 +154,7 @@ struct Optimizer {
   /// The global gradient norm, equal to the one-rank run's: replicated parameters counted once, TP shards and EP
   /// shards summed over their groups.
   double grad_norm() {
-    const double stage = stage_grad_norm();
-    if (!pp) return stage;
-    auto sq = torch::tensor({stage * stage}, torch::kFloat64);  // the pipeline's stages together: the whole model
-    pp->all_reduce_sum(sq);
-    return std::sqrt(sq.item<double>());
+    return std::sqrt(sum_of_squares(pp, stage_grad_norm()));  // the pipeline's stages together: the whole model
   }
   /// The L2 norm of this pipeline stage's gradients (summed over DP, all TP shards and experts of the stage).
   double stage_grad_norm() {
@@ -177,19 +162,11 @@ struct Optimizer {
     if (tp) tp->all_reduce_sum(sharded->grad_buffer());  // replicated under SP: the sum of the TP ranks' parts
     const double dense = sharded->grad_norm();
     double sq = dense * dense;
-    if (tp_sharded) {
-      const double local = tp_sharded->grad_norm();
-      auto t = torch::tensor({local * local}, torch::kFloat64);  // the TP ranks' shards together
-      tp->all_reduce_sum(t);
-      sq += t.item<double>();
-    }
+    if (tp_sharded) sq += sum_of_squares(tp, tp_sharded->grad_norm());  // the TP ranks' shards together
     if (experts) {
       if (edp)
         for (auto& g : experts->grad_buffers()) edp->all_reduce_sum(g);
-      const double local = experts->grad_norm();
-      auto t = torch::tensor({local * local}, torch::kFloat64);  // the EP ranks' experts together: all experts
-      if (ep) ep->all_reduce_sum(t);
-      sq += t.item<double>();
+      sq += sum_of_squares(ep, experts->grad_norm());  // the EP ranks' experts together: all experts
     }
     return std::sqrt(sq);
   }
@@ -444,13 +421,13 @@ class TorchBackend : public Backend {
       // With TP > 1 the experts are apart from the dense parameters even with EP = 1 (the TP ranks route different
       // tokens: EDP spans them).
       const int ep = static_cast<int>(std::max<int64_t>(1, recipe.layout.ep));
-      std::shared_ptr<GroupExpertParallel> ep_comm;
+      std::shared_ptr<dist::GroupExpertParallel> ep_comm;
       std::vector<torch::Tensor> expert_params;
       if (ep > 1) {
         if (!group || (o.world / pp) % ep != 0 || cfg.num_experts % ep != 0)
           throw RunError("EP = " + std::to_string(ep) + " needs to divide the " + std::to_string(o.world / pp) +
                          " ranks of a pipeline stage and the " + std::to_string(cfg.num_experts) + " experts");
-        ep_comm = std::make_shared<GroupExpertParallel>(*groups.ep);
+        ep_comm = std::make_shared<dist::GroupExpertParallel>(*groups.ep);
       }
       if (ep > 1 || tp_size > 1)
         for (const auto& mod : stage->modules())
@@ -517,11 +494,15 @@ class TorchBackend : public Backend {
           return train::pack_first_fit(lengths, max_tokens);
         };
         size_t step_microbatches = 0;
-        for (int64_t r = 0; r < dp; ++r) step_microbatches = std::max(step_microbatches, pack(r).size());
+        std::vector<train::Microbatch> packed;
+        for (int64_t r = 0; r < dp; ++r) {
+          auto p = pack(r);
+          step_microbatches = std::max(step_microbatches, p.size());
+          if (r == me.dp) packed = std::move(p);
+        }
         // The interleaved schedule needs a multiple of PP microbatches (checked for full rows above); with shorter
         // rows the packed count is rounded up (never past one row per microbatch: rows_per_rank is such a multiple).
         if (vpp > 1) step_microbatches = (step_microbatches + pp - 1) / pp * pp;
-        std::vector<train::Microbatch> packed = pack(me.dp);
         train::split_to_count(packed, static_cast<int64_t>(step_microbatches));
         for (const auto& mb : packed) {
           int64_t longest = 0;

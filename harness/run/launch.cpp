@@ -88,13 +88,8 @@ RankEnv rank_env() {
 
 bool launched_by_recipebench() { return std::getenv("RECIPEBENCH_LAUNCHED") != nullptr; }
 
-namespace {
-
-volatile sig_atomic_t g_forward_signal = 0;
-void on_signal(int sig) { g_forward_signal = sig; }
-
 /// A TCP port on 127.0.0.1 that was free a moment ago (the kernel's pick for port 0).
-int free_port() {
+int free_loopback_port() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
   sockaddr_in a{};
@@ -111,6 +106,11 @@ int free_port() {
   close(fd);
   return ntohs(a.sin_port);
 }
+
+namespace {
+
+volatile sig_atomic_t g_forward_signal = 0;
+void on_signal(int sig) { g_forward_signal = sig; }
 
 std::vector<std::string> own_arguments() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
@@ -130,7 +130,7 @@ std::vector<std::string> own_arguments() {
 int launch_local(int nproc, double grace_seconds) {
   const std::vector<std::string> args = own_arguments();
   if (args.empty()) throw std::runtime_error("cannot read this process's arguments from /proc/self/cmdline");
-  const std::string port = std::to_string(free_port());
+  const std::string port = std::to_string(free_loopback_port());
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   const std::string threads = std::to_string(std::max<long>(1, cores / nproc));
 

@@ -27,6 +27,10 @@ RankEnv rank_env();
 /// The first host of a Slurm node list: "gpu[003-005,9],cpu1" -> "gpu003"; "n1,n2" -> "n1".
 std::string slurm_first_host(const std::string& nodelist);
 
+/// A TCP port on 127.0.0.1 that was free a moment ago (the kernel's pick for port 0). Throws std::runtime_error
+/// when no socket can be bound.
+int free_loopback_port();
+
 /// True in a process started by launch_local() (RECIPEBENCH_LAUNCHED is set).
 bool launched_by_recipebench();
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dist/process_group.h"
+#include "model/moe.h"
 #include "model/tensor_parallel.h"
 
 namespace recipebench {
@@ -40,6 +41,25 @@ std::vector<int> group_members(const RankMap& map, int rank, const std::string& 
 /// Creates this rank's groups of `map` (kind "tp", "dp", "ep", "edp", "pp" in that order, then the gradients'
 /// pipeline group on NCCL; every rank of the run calls it with the same map). Throws std::exception when a subgroup cannot be formed.
 LayoutGroups make_layout_groups(ProcessGroup& world, const RankMap& map);
+
+/// The MoE layers' ExpertParallel over a c10d group (model/moe.h): a variable-size all-to-all along dim 0.
+struct GroupExpertParallel : torch_model::ExpertParallel {
+  explicit GroupExpertParallel(ProcessGroup& g) : group(g) {}
+  int64_t rank() const override { return group.rank(); }
+  int64_t size() const override { return group.size(); }
+  /// x [sum(send_counts), ...] -> [sum(recv_counts), ...]: send_counts[r] rows to rank r, recv_counts[r] from it.
+  at::Tensor all_to_all(const at::Tensor& x, const std::vector<int64_t>& send_counts,
+                        const std::vector<int64_t>& recv_counts) override {
+    int64_t rows = 0;
+    for (auto n : recv_counts) rows += n;
+    auto shape = x.sizes().vec();
+    shape[0] = rows;
+    auto out = at::empty(shape, x.options());
+    group.all_to_all(x.contiguous(), out, recv_counts, send_counts);
+    return out;
+  }
+  ProcessGroup& group;
+};
 
 /// The model's TensorParallel over a c10d group (model/tensor_parallel.h).
 struct GroupTensorParallel : torch_model::TensorParallel {

@@ -4,11 +4,6 @@
 #include <catch2/catch.hpp>
 #include <torch/torch.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <functional>
 #include <string>
 #include <thread>
@@ -21,27 +16,16 @@
 #include "model/qwen35_moe.h"
 #include "model/tensor_parallel.h"
 #include "run/backend.h"
+#include "run/launch.h"
 #include "torch_backend_registration.h"
 
 using namespace recipebench;
 
 namespace {
 
-int unused_port() {
-  const int s = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t n = sizeof a;
-  getsockname(s, reinterpret_cast<sockaddr*>(&a), &n);
-  close(s);
-  return ntohs(a.sin_port);
-}
-
 /// Runs body(rank, tp) on two ranks (threads) of one Gloo group; returns the ranks' error messages ("" when none).
 std::vector<std::string> on_two_ranks(const std::function<void(int, torch_model::TensorParallel&)>& body) {
-  const int port = unused_port();
+  const int port = free_loopback_port();
   std::vector<std::string> errors(2);
   auto rank_main = [&](int r) {
     try {

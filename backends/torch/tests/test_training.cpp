@@ -3,11 +3,6 @@
 #include <catch2/catch.hpp>
 #include <torch/torch.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <cmath>
 #include <numeric>
 #include <thread>
@@ -18,9 +13,11 @@
 #include <fstream>
 
 #include "catalog/models.h"
+#include "dist/parallel_groups.h"
 #include "dist/process_group.h"
 #include "model/moe.h"
 #include "run/backend.h"
+#include "run/launch.h"
 #include "temp_dir.h"
 #include "torch_backend_registration.h"
 #include "train/adam.h"
@@ -375,39 +372,6 @@ TEST_CASE("on CUDA, the fused AdamW step equals the per-tensor step", "[train][a
 }
 #endif
 
-namespace {
-
-/// The model's expert-parallel group over a ProcessGroup (as the backend's).
-struct TestExpertParallel : torch_model::ExpertParallel {
-  explicit TestExpertParallel(dist::ProcessGroup& g) : group(g) {}
-  int64_t rank() const override { return group.rank(); }
-  int64_t size() const override { return group.size(); }
-  torch::Tensor all_to_all(const torch::Tensor& x, const std::vector<int64_t>& send,
-                           const std::vector<int64_t>& recv) override {
-    auto shape = x.sizes().vec();
-    shape[0] = std::accumulate(recv.begin(), recv.end(), int64_t{0});
-    auto out = torch::empty(shape, x.options());
-    group.all_to_all(x.contiguous(), out, recv, send);
-    return out;
-  }
-  dist::ProcessGroup& group;
-};
-
-/// A free TCP port on the loopback interface.
-int free_port() {
-  const int s = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t n = sizeof a;
-  getsockname(s, reinterpret_cast<sockaddr*>(&a), &n);
-  close(s);
-  return ntohs(a.sin_port);
-}
-
-}  // namespace
-
 TEST_CASE(
     "EP2 alltoall dispatcher: forward and backward equal the unsharded experts, and a rank with no tokens works",
     "[train][ep]") {
@@ -431,7 +395,7 @@ TEST_CASE(
     ref_out.push_back(out.detach());
     ref_gx.push_back(xr.grad());
   }
-  const int port = free_port();
+  const int port = free_loopback_port();
   std::vector<torch::Tensor> out(2), gx(2), g_gate_up(2), g_down(2);
   std::vector<std::string> errors(2);
   auto rank_main = [&](int r) {
@@ -443,7 +407,7 @@ TEST_CASE(
         m->gate_up_proj.copy_(ref->gate_up_proj);
         m->down_proj.copy_(ref->down_proj);
       }
-      m->shard(std::make_shared<TestExpertParallel>(pg));
+      m->shard(std::make_shared<dist::GroupExpertParallel>(pg));
       auto xr = x[r].clone().requires_grad_(true);
       auto o = m(xr, idx[r], w[r]);
       (o * g[r]).sum().backward();
