@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "metrics/derive.h"
 #include "metrics/metrics.h"
 
 using namespace recipebench;
@@ -55,4 +56,51 @@ TEST_CASE("number formatting used by messages and reports", "[format]") {
   CHECK(printed_decimals("1075.50") == 2);
   CHECK(printed_decimals("3") == 0);
   CHECK(printed_decimals("8.6e-05") == 6);
+}
+
+TEST_CASE("derive_figures gives tokens/s/GPU, MFU, $ and GPU-hours from one window", "[metrics][derive]") {
+  // proxy-mfu-depth (docs/metrics.md): the 4-layer Qwen3.5-35B-A3B proxy, N = 752,328,704, one H200.
+  FigureInputs in;
+  in.gpus = 1;
+  in.active_params = 752328704;
+  in.peak_flops = 989.4e12;
+  in.usd_per_gpu_hour = 7.912;  // AWS p5en.48xlarge $63.296 / 8
+  in.wall_seconds = 7200;
+  // 15 steps x 2 rows x 8,192 tokens = 245,760 tokens in 13.0229... s gives 18,871.26 tokens/s.
+  const double seconds = 245760.0 / 18871.26;
+  const DerivedFigures f = derive_figures(Throughput::measured(245760.0, seconds), in);
+  CHECK(f.tokens_per_s_per_gpu == Approx(18871.26).epsilon(1e-12));
+  REQUIRE(f.mfu);
+  CHECK(*f.mfu == Approx(6.0 * 752328704 * 18871.26 / 989.4e12).epsilon(1e-12));
+  CHECK(std::round(*f.mfu * 1e4) / 1e4 == 0.0861);
+  REQUIRE(f.usd_per_million_tokens);
+  CHECK(std::round(*f.usd_per_million_tokens * 100) / 100 == 0.12);  // 7.912 / (18871.26 x 3600) x 1e6 = 0.1165
+  REQUIRE(f.gpu_hours);
+  CHECK(*f.gpu_hours == Approx(2.0));
+  // The seed page's B200 row: 1,232.53 tokens/s/GPU at $14.2416/GPU-hour -> $3.21; 48 GPUs for 30 min = 24 GPU-h.
+  FigureInputs b200;
+  b200.gpus = 48;
+  b200.usd_per_gpu_hour = 14.2416;
+  b200.wall_seconds = 1800;
+  const DerivedFigures g = derive_figures(Throughput::reported(1232.53), b200);
+  CHECK(g.tokens_per_s_per_gpu == 1232.53);
+  CHECK(std::round(*g.usd_per_million_tokens * 100) / 100 == 3.21);
+  CHECK(*g.gpu_hours == Approx(24.0));
+  CHECK_FALSE(g.mfu);  // no N / peak given: no MFU
+  // The window divides by GPUs: 48 GPUs, 1e6 tokens in 10 s -> 2083.33 tokens/s/GPU.
+  CHECK(derive_figures(Throughput::measured(1e6, 10), b200).tokens_per_s_per_gpu == Approx(1e6 / 10 / 48));
+}
+
+TEST_CASE("derive_figures refuses inputs that cannot give a figure", "[metrics][derive]") {
+  FigureInputs in;
+  CHECK_THROWS_AS(derive_figures(Throughput::measured(100, 0), in), std::invalid_argument);
+  CHECK_THROWS_AS(derive_figures(Throughput::reported(-5), in), std::invalid_argument);
+  CHECK_THROWS_AS(derive_figures(Throughput::reported(NAN), in), std::invalid_argument);
+  in.usd_per_gpu_hour = 0;
+  CHECK_THROWS_WITH(derive_figures(Throughput::reported(10), in), Catch::Contains("expected a finite number > 0"));
+  in.usd_per_gpu_hour = NAN;
+  CHECK_THROWS_AS(derive_figures(Throughput::reported(10), in), std::invalid_argument);
+  in.usd_per_gpu_hour.reset();
+  in.gpus = 0;
+  CHECK_THROWS_AS(derive_figures(Throughput::reported(10), in), std::invalid_argument);
 }

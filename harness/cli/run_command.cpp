@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "default_recipe.h"
 #include "layout/rank_map.h"
+#include "metrics/derive.h"
 #include "recipe/result_check.h"
 #include "recipe/validate.h"
 #include "run/backend.h"
@@ -80,17 +81,24 @@ RunMetrics compute_metrics(const RunRecord& rec, const Recipe& recipe, const Mod
     m.peak_memory_bytes = std::max(m.peak_memory_bytes, s.peak_memory_bytes);
   }
   m.window = window_metrics(seconds, tokens, rec.options.window, devices);
-  m.active_params = count_params(model).active;
+  m.active_params = count_params(model).active;  // N of the model that ran (its layers and widths)
+  FigureInputs in;
+  in.gpus = devices;
+  in.active_params = m.active_params;
+  in.wall_seconds = rec.wall_seconds;
   if (const GpuSpec* gpu = rec.options.device == "cuda" ? find_gpu(recipe.gpu.type) : nullptr) {
     m.peak_flops = gpu->peak_bf16_flops;
-    m.mfu = mfu_6n(static_cast<double>(m.active_params), m.window.tokens_per_s_per_gpu, m.peak_flops);
+    in.peak_flops = m.peak_flops;
     if (auto price = recipe_price(recipe)) {
       m.usd_per_gpu_hour = price->usd_per_gpu_hour;
       m.price_source = price->source;
-      m.usd_per_million_tokens = usd_per_million_tokens(price->usd_per_gpu_hour, m.window.tokens_per_s_per_gpu);
+      in.usd_per_gpu_hour = price->usd_per_gpu_hour;
     }
   }
-  m.gpu_hours = gpu_hours(devices, rec.wall_seconds);
+  const DerivedFigures f = derive_figures(Throughput::measured(static_cast<double>(m.window.tokens), m.window.seconds), in);
+  m.mfu = f.mfu;
+  m.usd_per_million_tokens = f.usd_per_million_tokens;
+  m.gpu_hours = *f.gpu_hours;
   // Harness overhead: loop time outside the steps and their data preparation, per step of the window, as a
   // fraction of the window's step time (the tail of step i is recorded with step i + 1).
   double overhead = 0;
@@ -149,6 +157,10 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
           std::cerr << "recipebench run: no such recipe file: " << path << "\n";
           return kUsage;
         }
+        if (!std::filesystem::is_regular_file(path)) {  // a FIFO or a device would hang or never end
+          std::cerr << "recipebench run: " << path << ": not a regular file\n";
+          return kUsage;
+        }
         v = validate_recipe_file(path);
       }
       for (const auto& d : v.errors) std::cerr << d.to_string() << "\n";
@@ -172,9 +184,8 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
         o.data_source = "file";
         o.data_path = *a->data;
       }
-      if (!o.window.inside(o.steps) || o.window.steps() < 2) {
-        std::cerr << "recipebench run: window " << o.window.first << ".." << o.window.last
-                  << " must lie inside steps 0.." << o.steps - 1 << " and hold at least 2 steps\n";
+      if (const std::string problem = window_problem(o.window, o.steps); !problem.empty()) {
+        std::cerr << "recipebench run: " << problem << "\n";
         return kUsage;
       }
       std::optional<ModelConfig> base;

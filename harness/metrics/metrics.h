@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace recipebench {
@@ -14,6 +15,15 @@ struct StepWindow {
   /// True when 0 <= first <= last < total_steps.
   bool inside(int total_steps) const { return first >= 0 && first <= last && last < total_steps; }
 };
+
+/// Fewest steps a timed window holds: the step-time CV is a sample standard deviation (n - 1 >= 1).
+constexpr int kMinWindowSteps = 2;
+
+/// The one rule for a timed window, used by `run` (--window, bench.window) and `validate` (result.window):
+/// 0 <= first <= last < total_steps and at least kMinWindowSteps steps. Returns "" when the window keeps it,
+/// else what is wrong, e.g. "window 19..19 holds 1 step, expected at least 2 (the step-time CV is a sample
+/// standard deviation: n - 1 >= 1)".
+std::string window_problem(const StepWindow& w, int total_steps);
 
 /// Tokens of the window: window steps x global batch rows x row tokens (padding excluded).
 int64_t window_tokens(const StepWindow& w, int64_t global_batch, int64_t row_tokens);

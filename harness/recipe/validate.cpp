@@ -52,13 +52,11 @@ ValidatedRecipe check_document(ValidatedRecipe out, const SourceDoc& src) {
   if (!out.errors.empty()) return out;
 
   out.recipe = recipe_from_json(src.value, file);
-  const ModelConfig* model = find_model(out.recipe->model);
+  // Figures and layer arithmetic follow the model that ran: bench.layers (a proxy run's layer count) when given.
+  const std::optional<ModelConfig> ran = run_model(*out.recipe);
+  const ModelConfig* model = ran ? &*ran : nullptr;
   for (auto& d : check_result(*out.recipe, model, src)) out.errors.push_back(std::move(d));
-  // The layout's layer arithmetic follows the run's depth: bench.layers (a proxy run's layer count) when given.
-  std::optional<ModelConfig> proxy;
-  if (model && src.value.contains("bench") && src.value["bench"].is_object() && src.value["bench"].contains("layers"))
-    proxy = model->with_layers(src.value["bench"]["layers"].get<int64_t>());
-  for (auto& d : check_layout(*out.recipe, proxy ? &*proxy : model, src)) out.errors.push_back(std::move(d));
+  for (auto& d : check_layout(*out.recipe, model, src)) out.errors.push_back(std::move(d));
   std::stable_sort(out.errors.begin(), out.errors.end(), [](const Diagnostic& a, const Diagnostic& b) {
     return a.line != b.line ? a.line < b.line : a.column < b.column;
   });
@@ -68,20 +66,34 @@ ValidatedRecipe check_document(ValidatedRecipe out, const SourceDoc& src) {
 }  // namespace
 
 std::vector<std::string> collect_files(const std::vector<std::string>& paths, const std::vector<std::string>& extensions) {
+  auto wanted = [&](const fs::path& p) {
+    return std::find(extensions.begin(), extensions.end(), p.extension().string()) != extensions.end();
+  };
   std::vector<std::string> out;
   for (const auto& p : paths) {
     std::error_code ec;
-    if (fs::is_directory(p, ec)) {
+    const fs::file_status st = fs::status(p, ec);
+    if (fs::is_directory(st)) {
+      // A folder walk goes on past entries it cannot enter or read (permissions, symlink loops): such an entry
+      // is listed anyway when its name matches, so loading it reports why; only regular files otherwise.
       std::vector<std::string> found;
-      for (const auto& entry : fs::recursive_directory_iterator(p)) {
-        if (!entry.is_regular_file()) continue;
-        const std::string ext = entry.path().extension().string();
-        if (std::find(extensions.begin(), extensions.end(), ext) != extensions.end()) found.push_back(entry.path().string());
+      fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec), end;
+      for (; !ec && it != end; it.increment(ec)) {
+        std::error_code entry_ec;
+        const bool regular = it->is_regular_file(entry_ec);
+        if (!wanted(it->path())) continue;
+        if (regular || entry_ec) found.push_back(it->path().string());
+        else if (!it->is_directory(entry_ec)) found.push_back(it->path().string());  // a FIFO, device...: refused on load
       }
+      if (ec) out.push_back(p);  // the folder itself could not be read: loading it says why
       std::sort(found.begin(), found.end());
       out.insert(out.end(), found.begin(), found.end());
-    } else if (fs::exists(p, ec)) {
+    } else if (fs::is_regular_file(st)) {
       out.push_back(p);
+    } else if (fs::exists(st)) {
+      throw std::invalid_argument(p + ": not a regular file");
+    } else if (ec && ec != std::errc::no_such_file_or_directory) {
+      throw std::invalid_argument(p + ": " + ec.message());
     } else {
       throw std::invalid_argument("no such file or folder: " + p);
     }

@@ -8,6 +8,7 @@
 
 #include "catalog/hardware.h"
 #include "catalog/models.h"
+#include "metrics/derive.h"
 #include "metrics/metrics.h"
 #include "recipe/result_check.h"
 
@@ -62,7 +63,8 @@ LeaderboardEntry entry_from_recipe(const Recipe& r) {
   return e;
 }
 
-void price_entry(LeaderboardEntry& e, const Recipe& r, const ReportOptions& options) {
+/// The entry's price (the command line's, else the recipe's), or nullopt with the reason in price_source.
+std::optional<double> entry_price(LeaderboardEntry& e, const Recipe& r, const ReportOptions& options) {
   if (options.usd_per_gpu_hour) {
     e.usd_per_gpu_hour = *options.usd_per_gpu_hour;
     e.price_source = "command line (--usd-per-gpu-hour)";
@@ -71,17 +73,29 @@ void price_entry(LeaderboardEntry& e, const Recipe& r, const ReportOptions& opti
     e.price_source = price->source;
   } else {
     e.price_source = "no price for " + r.gpu.type + " (give gpu.usd_per_gpu_hour or --usd-per-gpu-hour)";
-    return;
+    return std::nullopt;
   }
-  e.usd_per_million_tokens = usd_per_million_tokens(e.usd_per_gpu_hour, e.tokens_per_s_per_gpu);
+  return e.usd_per_gpu_hour;
 }
 
-void add_mfu(LeaderboardEntry& e, const ModelConfig* model, const std::string& gpu_type) {
-  const GpuSpec* gpu = find_gpu(gpu_type);
-  if (!model || !gpu) return;
-  e.active_params = count_params(*model).active;
-  e.peak_flops = gpu->peak_bf16_flops;
-  e.mfu = mfu_6n(static_cast<double>(e.active_params), e.tokens_per_s_per_gpu, e.peak_flops);
+/// MFU and $ / 1M tokens of an entry from its tokens/s/GPU (derive_figures). `active_params`: N of the model
+/// that ran (0 = unknown: no MFU); `peak_flops`: 0 = the catalog's figure for the recipe's GPU type.
+void derive_entry(LeaderboardEntry& e, const Recipe& r, const ReportOptions& options, int64_t active_params,
+                  double peak_flops) {
+  FigureInputs in;
+  in.gpus = std::max(1, e.gpus);
+  in.usd_per_gpu_hour = entry_price(e, r, options);
+  if (peak_flops <= 0)
+    if (const GpuSpec* gpu = find_gpu(r.gpu.type)) peak_flops = gpu->peak_bf16_flops;
+  if (active_params > 0 && peak_flops > 0) {
+    e.active_params = active_params;
+    e.peak_flops = peak_flops;
+    in.active_params = active_params;
+    in.peak_flops = peak_flops;
+  }
+  const DerivedFigures f = derive_figures(Throughput::reported(e.tokens_per_s_per_gpu), in);
+  e.mfu = f.mfu;
+  e.usd_per_million_tokens = f.usd_per_million_tokens;
 }
 
 }  // namespace
@@ -104,8 +118,8 @@ Leaderboard build_leaderboard(const std::vector<Recipe>& recipes, const ReportOp
     e.kind = "recipe";
     e.file = r.file;
     e.tokens_per_s_per_gpu = res.tokens_per_s_per_gpu;
-    price_entry(e, r, options);
-    add_mfu(e, find_model(r.model), r.gpu.type);
+    const std::optional<ModelConfig> ran = run_model(r);
+    derive_entry(e, r, options, ran ? count_params(*ran).active : 0, 0);
     e.step_time_cv_percent = res.step_time_cv_percent;
     e.gpu_hours = res.gpu_hours;
     e.measured = res.measured;
@@ -138,12 +152,9 @@ Leaderboard build_leaderboard(const std::vector<Recipe>& recipes, const ReportOp
     e.hardware = std::to_string(e.gpus) + " x " + dev.value("name", std::string("?"));
     const bool on_gpu = rec["settings"].value("device", std::string()) == "cuda";
     if (on_gpu) {
-      price_entry(e, r, options);
-      const ModelConfig* reg = find_model(r.model);
-      if (reg) {
-        const ModelConfig run_model = reg->with_layers(model_json.value("layers", reg->num_layers));
-        add_mfu(e, &run_model, r.gpu.type);
-      }
+      // N and peak FLOP/s as the run recorded them: the model that ran (its layers, its --model-config widths).
+      const Json& mfu_inputs = m.value("mfu_inputs", Json::object());
+      derive_entry(e, r, options, mfu_inputs.value("active_params", int64_t{0}), mfu_inputs.value("peak_flops", 0.0));
     } else {
       e.price_source = "not priced: a CPU run";
     }
