@@ -7,6 +7,25 @@
 
 namespace recipebench {
 
+namespace {
+
+/// Why `layers` decoder layers do not split over the layout's pipeline stages, with the counts.
+std::string layer_split_problem(int64_t layers, const RecipeLayout& L) {
+  const std::string n = std::to_string(layers), pp = std::to_string(L.pp);
+  if (!L.first_stage_layers && !L.last_stage_layers) {
+    char per[32];
+    std::snprintf(per, sizeof per, "%.4g", static_cast<double>(layers) / L.pp);
+    return n + " layers do not split over PP " + pp + " (" + per + " per stage): give a layer count divisible by " +
+           pp + " (--layers) or a layout.layer_split";
+  }
+  const int64_t f = L.first_stage_layers.value_or(0), l = L.last_stage_layers.value_or(0);
+  return "layout.layer_split first " + std::to_string(f) + " + last " + std::to_string(l) + " of " + n +
+         " layers leaves " + std::to_string(layers - f - l) + " for " + std::to_string(L.pp - 2) +
+         " middle stage(s) of PP " + pp + ": each stage needs a positive whole number of layers";
+}
+
+}  // namespace
+
 RankMap build_rank_map(const Recipe& r, const ModelConfig& model) {
   const RecipeLayout& L = r.layout;
   RankMap m;
@@ -24,9 +43,11 @@ RankMap build_rank_map(const Recipe& r, const ModelConfig& model) {
                                 std::to_string(m.etp * m.ep * m.pp));
   m.edp = m.world / (m.etp * m.ep * m.pp);
   m.stage_layers = stage_layer_counts(model.num_layers, L.pp, L.first_stage_layers, L.last_stage_layers);
-  if (m.stage_layers.empty()) throw std::invalid_argument("the layers do not split over PP " + std::to_string(L.pp));
-  for (int64_t n : m.stage_layers)
-    if (n % L.vpp != 0) throw std::invalid_argument("a stage's layers are not divisible by VPP " + std::to_string(L.vpp));
+  if (m.stage_layers.empty()) throw std::invalid_argument(layer_split_problem(model.num_layers, L));
+  for (size_t s = 0; s < m.stage_layers.size(); ++s)
+    if (m.stage_layers[s] % L.vpp != 0)
+      throw std::invalid_argument("stage " + std::to_string(s) + " has " + std::to_string(m.stage_layers[s]) +
+                                  " layers, not divisible by VPP " + std::to_string(L.vpp));
   m.rows_per_microbatch = rows_per_microbatch(L.max_tokens_per_gpu, r.workload.row_tokens);
   if (m.rows_per_microbatch < 1) throw std::invalid_argument("max_tokens_per_gpu holds no row");
   m.microbatches = r.workload.global_batch / L.dp / m.rows_per_microbatch;

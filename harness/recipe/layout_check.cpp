@@ -112,6 +112,25 @@ Diagnostics check_layout(const Recipe& r, const ModelConfig* model, const Source
                          "false (sequence parallel splits activations across the TP group; with TP 1 there is none)"));
   }
 
+  // Sequence parallel splits each CP rank's part of a row (row_tokens / CP) over the TP ranks.
+  const bool cp_split_ok = L.cp == 1 || r.workload.row_tokens % (2 * L.cp) == 0;  // else reported at layout.cp
+  const int64_t sp_divisor = static_cast<int64_t>(L.cp) * L.tp;
+  if (L.sequence_parallel && L.tp > 1 && cp_split_ok && r.workload.row_tokens % sp_divisor != 0) {
+    out.push_back(src.at("/workload/row_tokens",
+                         std::to_string(r.workload.row_tokens) + "-token rows, not divisible by " +
+                             (L.cp > 1 ? "CP x TP = " + std::to_string(sp_divisor) : "TP " + std::to_string(L.tp)) +
+                             " under sequence parallel",
+                         "row_tokens divisible by " + (L.cp > 1 ? "CP x TP = " : std::string("TP = ")) +
+                             std::to_string(sp_divisor) + " (sequence parallel splits every row's sequence over the "
+                             "TP ranks)"));
+  }
+
+  // Virtual pipeline stages interleave several chunks per pipeline rank: they need a pipeline.
+  if (L.vpp > 1 && L.pp < 2) {
+    out.push_back(src.at("/layout/vpp", "VPP " + std::to_string(L.vpp) + " with PP " + std::to_string(L.pp),
+                         "VPP 1, or PP >= 2 (virtual pipeline stages split each pipeline rank's layers)"));
+  }
+
   // Layers per pipeline stage, and VPP.
   if (model) {
     const int64_t layers = model->num_layers;
@@ -137,7 +156,7 @@ Diagnostics check_layout(const Recipe& r, const ModelConfig* model, const Source
                              middle_stages > 0 ? "a positive whole number of layers per middle stage"
                                                : "first + last = " + std::to_string(layers) + " with PP 2"));
       }
-    } else if (L.vpp > 1) {
+    } else if (L.vpp > 1 && L.pp >= 2) {
       for (size_t s = 0; s < stages.size(); ++s) {
         if (stages[s] % L.vpp != 0) {
           out.push_back(src.at("/layout/vpp",
@@ -180,7 +199,7 @@ Diagnostics check_layout(const Recipe& r, const ModelConfig* model, const Source
                                                        " microbatches per DP rank",
                          "a whole number of microbatches per DP rank (global batch divisible by DP x rows per "
                          "microbatch = " + std::to_string(L.dp * rows_mb) + ")"));
-  } else if (L.vpp > 1) {
+  } else if (L.vpp > 1 && L.pp >= 2) {
     const int64_t mbs = per_dp_rows / L.dp / rows_mb;
     if (mbs < L.pp || mbs % L.pp != 0) {
       out.push_back(src.at("/layout/vpp", "VPP " + std::to_string(L.vpp) + " with " + std::to_string(mbs) +
