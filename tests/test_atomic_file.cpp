@@ -35,3 +35,34 @@ TEST_CASE("a failed write leaves the previous file intact", "[atomic]") {
   CHECK(entries == 2);  // a.json and the folder b.json: no temporary left behind
   fs::remove_all(dir);
 }
+
+TEST_CASE("write_files_atomically replaces a set of files together, or none of them", "[atomic]") {
+  const fs::path dir = fs::temp_directory_path() / "recipebench-atomic-set";
+  fs::remove_all(dir);
+  const std::string a = (dir / "leaderboard.json").string(), b = (dir / "leaderboard.html").string();
+  write_files_atomically({{a, "json 1"}, {b, "html 1"}});
+  CHECK(test::read_file(a) == "json 1");
+  CHECK(test::read_file(b) == "html 1");
+  write_files_atomically({{a, "json 2"}, {b, "html 2"}});
+  CHECK(test::read_file(a) == "json 2");
+  CHECK(test::read_file(b) == "html 2");
+  auto count_files = [&] {
+    size_t n = 0;
+    for (const auto& e : fs::directory_iterator(dir)) n += e.is_regular_file() ? 1 : 0;
+    return n;
+  };
+  CHECK(count_files() == 2);  // no temporaries or backups left
+  // The third file cannot be written (its folder is a file): the first two keep their old content.
+  const std::string blocked = (dir / "leaderboard.json" / "x.txt").string();
+  CHECK_THROWS_AS(write_files_atomically({{a, "json 3"}, {b, "html 3"}, {blocked, "x"}}), std::runtime_error);
+  CHECK(test::read_file(a) == "json 2");
+  CHECK(test::read_file(b) == "html 2");
+  // A target that cannot be replaced (a non-empty folder): the files before it keep their old content.
+  fs::create_directories(dir / "c" / "inside");
+  CHECK_THROWS_AS(write_files_atomically({{a, "json 4"}, {b, "html 4"}, {(dir / "c").string(), "c"}}),
+                  std::runtime_error);
+  CHECK(test::read_file(a) == "json 2");
+  CHECK(test::read_file(b) == "html 2");
+  CHECK(count_files() == 2);
+  fs::remove_all(dir);
+}

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "option_checks.h"
 #include "recipe/validate.h"
 #include "report/leaderboard.h"
 #include "util/atomic_file.h"
@@ -28,7 +29,7 @@ void add_report_command(CLI::App& app, std::function<int()>& run) {
       ->required();
   cmd->add_option("--out", a->out, "Folder for leaderboard.json and leaderboard.html")->required();
   cmd->add_option("--usd-per-gpu-hour", a->price, "Price every entry at this $/GPU-hour instead of the catalog's")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   cmd->callback([&run, a] {
     run = [a]() -> int {
       std::vector<std::string> files;
@@ -73,8 +74,8 @@ void add_report_command(CLI::App& app, std::function<int()>& run) {
       board.context["host"] = host_name();
       const std::string json_path = (std::filesystem::path(a->out) / "leaderboard.json").string();
       const std::string html_path = (std::filesystem::path(a->out) / "leaderboard.html").string();
-      write_file_atomic(json_path, leaderboard_to_json(board).dump(2) + "\n");
-      write_file_atomic(html_path, leaderboard_to_html(board));
+      // Both files change together: a failure leaves the previous pair (util/atomic_file.h).
+      write_files_atomically({{json_path, leaderboard_to_json(board).dump(2) + "\n"}, {html_path, leaderboard_to_html(board)}});
       size_t entries = 0;
       for (const auto& g : board.groups) entries += g.entries.size();
       std::cout << "ranked " << entries << " entr" << (entries == 1 ? "y" : "ies") << " in " << board.groups.size()
