@@ -1,9 +1,9 @@
 #include "catalog/hf_config.h"
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <set>
 #include <stdexcept>
+
+#include "util/input_file.h"
 
 namespace recipebench {
 
@@ -42,13 +42,98 @@ class Reader {
   std::string file_, prefix_;
 };
 
+/// How recipebench treats each field of a Qwen3.5 MoE / Qwen3-Next config.json (docs/hf-config-fields.md).
+/// kRead: read into ModelConfig. kIrrelevant: does not change the trained model's shape or maths (inference,
+/// initialisation, tokenizer ids, bookkeeping). A field in neither set, or a shape-changing field with a value
+/// other than the one recipebench builds (checked in check_refused), is refused: never ignored silently.
+const std::set<std::string>& read_fields() {
+  static const std::set<std::string> s = {
+      "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
+      "rms_norm_eps", "rope_theta", "rope_parameters", "partial_rotary_factor", "linear_num_key_heads",
+      "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim",
+      "num_experts", "num_experts_per_tok", "moe_intermediate_size", "shared_expert_intermediate_size",
+      "layer_types", "full_attention_interval", "mtp_num_hidden_layers", "model_type", "architectures",
+      // Checked against the one value recipebench builds (check_refused):
+      "mlp_only_layers", "decoder_sparse_step", "attention_bias", "tie_word_embeddings", "hidden_act",
+      "norm_topk_prob", "rope_scaling", "attn_output_gate", "attention_dropout", "output_router_logits",
+      "use_sliding_window", "intermediate_size"};
+  return s;
+}
+
+const std::set<std::string>& irrelevant_fields() {
+  static const std::set<std::string> s = {
+      "max_position_embeddings", "initializer_range", "use_cache", "router_aux_loss_coef", "pad_token_id",
+      "bos_token_id", "eos_token_id", "dtype", "torch_dtype", "transformers_version", "_name_or_path",
+      "mtp_use_dedicated_embeddings", "output_attentions", "output_hidden_states", "return_dict", "is_decoder",
+      "sliding_window", "max_window_layers", "base_config_key", "keys_to_ignore_at_inference",
+      // The multimodal wrapper's own fields (the vision tower is not trained by recipebench):
+      "text_config", "vision_config", "image_token_id", "video_token_id", "vision_start_token_id",
+      "vision_end_token_id"};
+  return s;
+}
+
+/// Refuses a field that changes the model unless it has the value recipebench builds: every decoder layer a
+/// sparse MoE block, no attention bias, untied embeddings, SiLU, normalised top-k, plain RoPE, gated attention.
+void check_refused(const Reader& r) {
+  const Json& c = r.obj();
+  auto has = [&](const char* k) { return c.contains(k) && !c[k].is_null(); };
+  auto must_equal = [&](const char* key, const Json& want, const std::string& why) {
+    if (has(key) && c[key] != want) r.fail(key, c[key].dump(), want.dump() + " (" + why + "; docs/hf-config-fields.md)");
+  };
+  const std::string moe = "recipebench builds every decoder layer as a sparse MoE block";
+  if (has("mlp_only_layers") && !(c["mlp_only_layers"].is_array() && c["mlp_only_layers"].empty()))
+    r.fail("mlp_only_layers", c["mlp_only_layers"].dump(), "[] (" + moe + "; dense MLP layers are not supported; "
+                                                           "docs/hf-config-fields.md)");
+  must_equal("decoder_sparse_step", 1, moe);
+  must_equal("attention_bias", false, "the projections have no bias");
+  must_equal("tie_word_embeddings", false, "the output layer is its own matrix");
+  must_equal("hidden_act", "silu", "the experts are SwiGLU");
+  must_equal("norm_topk_prob", true, "the router renormalises its top-k weights");
+  must_equal("attn_output_gate", true, "full attention has an output gate");
+  must_equal("attention_dropout", 0, "no dropout in training");
+  must_equal("output_router_logits", false, "no router auxiliary loss is trained");
+  must_equal("use_sliding_window", false, "full attention spans the whole row");
+  if (has("rope_scaling")) r.fail("rope_scaling", c["rope_scaling"].dump(), "null (plain RoPE; docs/hf-config-fields.md)");
+  if (has("rope_parameters") && c["rope_parameters"].is_object() && c["rope_parameters"].contains("rope_type") &&
+      c["rope_parameters"]["rope_type"] != "default")
+    r.fail("rope_parameters.rope_type", c["rope_parameters"]["rope_type"].dump(), "\"default\" (plain RoPE; docs/hf-config-fields.md)");
+}
+
+/// Refuses fields recipebench does not know: a config field is read, checked, or known to be irrelevant.
+void check_known(const Reader& r) {
+  for (const auto& [key, value] : r.obj().items())
+    if (!read_fields().count(key) && !irrelevant_fields().count(key))
+      r.fail(key, value.dump().substr(0, 60), "no such field: recipebench knows the fields of docs/hf-config-fields.md "
+                                              "(a field that may change the model is never ignored)");
+}
+
 }  // namespace
+
+std::string model_name_from_hf(const Json& config) {
+  if (config.is_object()) {
+    if (config.contains("architectures") && config["architectures"].is_array() && !config["architectures"].empty() &&
+        config["architectures"][0].is_string())
+      return config["architectures"][0].get<std::string>();
+    if (config.contains("model_type") && config["model_type"].is_string()) return config["model_type"].get<std::string>();
+  }
+  return "model of a config.json";
+}
 
 ModelConfig model_config_from_hf(const Json& config, const std::string& file, const std::string& name) {
   if (!config.is_object()) throw std::invalid_argument(file + ": a " + std::string(config.type_name()) + ", expected a JSON object");
   const bool nested = config.contains("text_config") && config["text_config"].is_object();
   const Json& text = nested ? config["text_config"] : config;
   const Reader r(text, file, nested ? "text_config." : "");
+
+  if (nested) {
+    const Reader top(config, file, "");
+    for (const auto& [key, value] : config.items())
+      if (!irrelevant_fields().count(key) && key != "architectures" && key != "model_type" && key != "tie_word_embeddings")
+        top.fail(key, value.dump().substr(0, 60), "no such field beside text_config (docs/hf-config-fields.md)");
+    check_refused(top);
+  }
+  check_known(r);
+  check_refused(r);
 
   ModelConfig m;
   m.name = name;
@@ -111,17 +196,19 @@ ModelConfig model_config_from_hf(const Json& config, const std::string& file, co
 }
 
 ModelConfig load_hf_config(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument(path + ": cannot read the model config");
+  std::string text;
+  try {
+    text = read_input_file(path);
+  } catch (const InputFileError& e) {
+    throw std::invalid_argument(path + ": cannot read the model config: " + e.what());
+  }
   Json j;
   try {
-    j = Json::parse(in);
+    j = Json::parse(text);
   } catch (const Json::parse_error& e) {
     throw std::invalid_argument(path + ": invalid JSON (" + std::string(e.what()) + ")");
   }
-  const std::filesystem::path p(path);
-  const std::string folder = p.parent_path().filename().string();
-  return model_config_from_hf(j, path, folder.empty() ? p.stem().string() : folder);
+  return model_config_from_hf(j, path, model_name_from_hf(j));
 }
 
 }  // namespace recipebench

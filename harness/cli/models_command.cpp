@@ -1,9 +1,11 @@
-// `recipebench models [--format text|json]`: the model registry with parameter counts.
+// `recipebench models [--format text|json] [--config config.json]`: the model registry (or one config.json's
+// model) with parameter counts.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <iostream>
 
+#include "catalog/hf_config.h"
 #include "catalog/models.h"
 #include "commands.h"
 #include "util/format.h"
@@ -12,14 +14,28 @@
 namespace recipebench::cli {
 
 void add_models_command(CLI::App& app, std::function<int()>& run) {
-  auto* cmd = app.add_subcommand("models", "List the model registry: widths, experts and parameter counts");
+  auto* cmd = app.add_subcommand("models", "List the model registry (or a config.json's model): widths, experts and parameter counts");
   auto format = std::make_shared<std::string>("text");
+  auto config = std::make_shared<std::string>();
   cmd->add_option("--format", *format, "Output format")->check(CLI::IsMember({"text", "json"}));
-  cmd->callback([&run, format] {
-    run = [format]() -> int {
+  cmd->add_option("--config", *config,
+                  "A Hugging Face config.json (Qwen3.5 MoE / Qwen3-Next): list its model instead of the registry");
+  cmd->callback([&run, format, config] {
+    run = [format, config]() -> int {
+      std::vector<ModelConfig> models;
+      if (config->empty()) {
+        models = model_registry();
+      } else {
+        try {
+          models.push_back(load_hf_config(*config));
+        } catch (const std::invalid_argument& e) {
+          std::cerr << "recipebench models: " << e.what() << "\n";
+          return kFailed;
+        }
+      }
       if (*format == "json") {
         Json out = Json::array();
-        for (const auto& m : model_registry()) {
+        for (const auto& m : models) {
           const ParamCounts c = count_params(m);
           out.push_back(Json{{"name", m.name},
                              {"hidden_size", m.hidden_size},
@@ -38,7 +54,7 @@ void add_models_command(CLI::App& app, std::function<int()>& run) {
       }
       std::printf("%-20s %7s %12s %8s %6s %20s %18s\n", "model", "hidden", "layers(l/f)", "experts", "top-k",
                   "total params", "active params");
-      for (const auto& m : model_registry()) {
+      for (const auto& m : models) {
         const ParamCounts c = count_params(m);
         const std::string layers = std::to_string(m.num_layers) + " (" + std::to_string(m.num_linear_attention_layers()) +
                                    "/" + std::to_string(m.num_full_attention_layers()) + ")";
