@@ -2,14 +2,19 @@
 // result its expect.txt names: exit status, and for errors the exact located line.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <string>
+#include <vector>
 
+#include "catalog/hf_config.h"
 #include "metrics/derive.h"
+#include "recipe/source_doc.h"
 #include "recipe/validate.h"
 #include "report/leaderboard.h"
 #include "run/run_record.h"
 #include "test_util.h"
+#include "util/input_file.h"
 
 using namespace recipebench;
 using recipebench::test::source_path;
@@ -69,4 +74,125 @@ TEST_CASE("the leaderboard's MFU of a run is the run record's, from the N the re
   CHECK(e.active_params == 170688);
   REQUIRE(e.mfu);
   CHECK(*e.mfu == Approx(*m.mfu).epsilon(1e-12));
+}
+
+TEST_CASE("sp-row-tokens-tp: rows not divisible by TP under sequence parallel fail validate at row_tokens", "[cases]") {
+  const std::string tiny = case_path("sp-row-tokens-tp/tiny-tp2-row127.yaml");
+  const std::string stage = case_path("sp-row-tokens-tp/stage-tp2-row8191.yaml");
+  const std::string tail = ", expected row_tokens divisible by TP = 2 (sequence parallel splits every row's sequence "
+                           "over the TP ranks)";
+  CHECK(errors_of(tiny) == std::vector<std::string>{
+                               tiny + ":16:15: error: workload.row_tokens: 127-token rows, not divisible by TP 2 "
+                                      "under sequence parallel" + tail});
+  CHECK(errors_of(stage) == std::vector<std::string>{
+                                stage + ":20:15: error: workload.row_tokens: 8191-token rows, not divisible by TP 2 "
+                                        "under sequence parallel" + tail});
+}
+
+TEST_CASE("yaml-merge-key: '<<: *defaults' is merged, and equals the recipe written out", "[cases][yaml]") {
+  const ValidatedRecipe merged = validate_recipe_file(case_path("yaml-merge-key/tiny-dp2-merge.yaml"));
+  const ValidatedRecipe plain = validate_recipe_file(source_path("tests/data/dist/tiny-dp2.yaml"));
+  const ValidatedRecipe control = validate_recipe_file(case_path("yaml-merge-key/tiny-dp2-alias-control.yaml"));
+  REQUIRE(merged.ok());
+  REQUIRE(plain.ok());
+  CHECK(control.ok());
+  Json doc = merged.recipe->doc;
+  doc.erase("x-layout-defaults");
+  CHECK(doc == plain.recipe->doc);
+  // Locations of merged fields point at the merged source: layout.tp is written at line 19 (the anchor's block).
+  const SourceDoc src = load_yaml_file(case_path("yaml-merge-key/tiny-dp2-merge.yaml"));
+  CHECK(src.mark("/layout/tp").line == 19);
+  CHECK(src.mark("/layout/label").line == 36);
+  // The mapping's own keys win over merged ones, whatever their order.
+  const SourceDoc own = parse_yaml("d: &d {a: 1, b: 2}\nm:\n  b: 3\n  <<: *d\n", "m.yaml");
+  CHECK(own.value["m"].size() == 2);
+  CHECK(own.value["m"]["a"] == 1);
+  CHECK(own.value["m"]["b"] == 3);
+  CHECK_THROWS_WITH(parse_yaml("m:\n  <<: 5\n", "m.yaml"),
+                    "m.yaml:2:3: error: m.<<: a merge key '<<' whose value is not a mapping, expected an alias of a "
+                    "mapping (<<: *name) or a list of them");
+}
+
+TEST_CASE("single-step-window-cv: a one-step window is refused by validate as by run", "[cases]") {
+  const std::string f = case_path("single-step-window-cv/attune-window-19-19.yaml");
+  CHECK(errors_of(f) == std::vector<std::string>{
+                            f + ":92:3: error: result.window: window 19..19 holds 1 step, expected at least 2 (the "
+                                "step-time CV is a sample standard deviation: n - 1 >= 1)"});
+  CHECK(window_problem(StepWindow{19, 19}, 20) == "window 19..19 holds 1 step, expected at least 2 (the step-time CV "
+                                                  "is a sample standard deviation: n - 1 >= 1)");
+  CHECK(window_problem(StepWindow{18, 19}, 20).empty());
+}
+
+TEST_CASE("fuzz inputs: every one ends in one located error, none crashes", "[cases][fuzz]") {
+  struct Case {
+    const char* file;
+    const char* error;
+  };
+  const Case cases[] = {
+      {"fpe-tp.yaml", ":60:7: error: layout.tp: 4294967296, expected a value <= 32768"},
+      {"narrow-tp.yaml", ":60:7: error: layout.tp: 4294967298, expected a value <= 32768"},
+      {"e309.yaml", ":1:4: error: a: number 1e309 out of range, expected a number within +-1.8e308"},
+      {"alias-self.yaml", ":1:4: error: a[0]: a recursive alias (the value contains itself), expected an alias of a "
+                          "complete value"},
+      {"badutf8.yaml", ":1:9: error: byte 0xFF that is not UTF-8, expected UTF-8 text"},
+  };
+  for (const auto& c : cases) {
+    const std::string f = case_path(std::string("fuzz/") + c.file);
+    INFO(c.file);
+    CHECK(errors_of(f) == std::vector<std::string>{f + c.error});
+  }
+}
+
+TEST_CASE("a billion-laughs document fails fast with a located error", "[cases][fuzz][yaml]") {
+  std::string text = "x-l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+  for (int i = 1; i <= 9; ++i) {
+    text += "x-l" + std::to_string(i) + ": &l" + std::to_string(i) + " [";
+    for (int k = 0; k < 10; ++k) text += (k ? ", *l" : "*l") + std::to_string(i - 1);
+    text += "]\n";
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const ValidatedRecipe v = validate_recipe_text(text, "laughs.yaml");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(seconds < 1.0);
+  REQUIRE(v.errors.size() == 1);
+  CHECK_THAT(v.errors[0].to_string(),
+             Catch::StartsWith("laughs.yaml:") && Catch::Contains("a document that expands to more than 10000 values"));
+}
+
+TEST_CASE("numbers beyond their type and control characters give located errors", "[cases][fuzz][yaml]") {
+  CHECK_THROWS_WITH(parse_yaml("a: 9223372036854775808\n", "n.yaml"),
+                    "n.yaml:1:4: error: a: integer 9223372036854775808 out of range, expected an integer within "
+                    "+-9,223,372,036,854,775,807");
+  CHECK_THROWS_WITH(parse_yaml("a: 1\nb: x\x01y\n", "c.yaml"), Catch::StartsWith("c.yaml:2:5: error: control character 0x01"));
+  CHECK_THROWS_WITH(parse_yaml(std::string("a: 1\0\n", 6), "z.yaml"), Catch::StartsWith("z.yaml:1:5: error: control character 0x00"));
+  // A value with an escaped newline cannot forge a second diagnostic line.
+  std::string recipe = test::read_file(source_path("tests/data/dist/tiny-dp2.yaml"));
+  const std::string model = "model: Qwen3.5-tiny";
+  recipe.replace(recipe.find(model), model.size(), "model: \"x\\nforged.yaml:1:1: error: forged\"");
+  const ValidatedRecipe v = validate_recipe_text(recipe, "f.yaml");
+  REQUIRE(v.errors.size() == 1);
+  CHECK(v.errors[0].to_string() ==
+        "f.yaml:4:8: error: model: unknown model 'x\\nforged.yaml:1:1: error: forged', expected one of the "
+        "registry's models: Qwen3.5-397B-A17B, Qwen3.5-122B-A10B, Qwen3.5-35B-A3B, Qwen3.5-tiny");
+  CHECK(escape_controls("a\nb\x01\xff") == "a\\nb\\x01\\xff");
+  CHECK(escape_controls("caf\xc3\xa9") == "caf\xc3\xa9");
+}
+
+TEST_CASE("hf-mlp-only-layers: a config.json field that changes the model is refused, naming it", "[cases][hf]") {
+  const std::string f = case_path("hf-mlp-only-layers/config-mlp-only-layer0.json");
+  CHECK_THROWS_WITH(load_hf_config(f), f + ": mlp_only_layers: [0], expected [] (recipebench builds every decoder "
+                                           "layer as a sparse MoE block; dense MLP layers are not supported; "
+                                           "docs/hf-config-fields.md)");
+  // The same config without the dense layer is the tiny model: all-MoE N = 177,408, named from the config.
+  Json c = Json::parse(test::read_file(f));
+  c["mlp_only_layers"] = Json::array();
+  const ModelConfig m = model_config_from_hf(c, "c.json", model_name_from_hf(c));
+  CHECK(m.name == "Qwen3NextForCausalLM");
+  CHECK(count_params(m).active == 177408);
+  CHECK(count_params(m).active == count_params(*find_model("Qwen3.5-tiny")).active);
+  c["decoder_sparse_step"] = 2;
+  CHECK_THROWS_WITH(model_config_from_hf(c, "c.json", "x"), Catch::StartsWith("c.json: decoder_sparse_step: 2, expected 1"));
+  c["decoder_sparse_step"] = 1;
+  c["some_new_field"] = true;
+  CHECK_THROWS_WITH(model_config_from_hf(c, "c.json", "x"), Catch::StartsWith("c.json: some_new_field: true, expected no such field"));
 }

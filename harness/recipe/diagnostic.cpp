@@ -1,14 +1,17 @@
 #include "recipe/diagnostic.h"
 
+#include "util/input_file.h"
+
 namespace recipebench {
 
 std::string Diagnostic::to_string() const {
-  std::string s = file;
+  // Control characters are escaped: a value holding a newline must not forge a second diagnostic line.
+  std::string s = escape_controls(file);
   if (line > 0) s += ":" + std::to_string(line) + ":" + std::to_string(column);
   s += ": error: ";
-  if (!path.empty()) s += path + ": ";
-  s += found;
-  if (!expected.empty()) s += ", expected " + expected;
+  if (!path.empty()) s += escape_controls(path) + ": ";
+  s += escape_controls(found);
+  if (!expected.empty()) s += ", expected " + escape_controls(expected);
   return s;
 }
 

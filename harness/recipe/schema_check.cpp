@@ -126,8 +126,18 @@ Json* schema_for(Json& root, const Json& doc, const std::string& pointer) {
 
 }  // namespace
 
+struct SchemaChecker::Compiled {
+  explicit Compiled(const Json& schema) {
+    document.Parse(schema.dump().c_str());
+    schema_document = std::make_unique<rapidjson::SchemaDocument>(document);
+  }
+  rapidjson::Document document;
+  std::unique_ptr<rapidjson::SchemaDocument> schema_document;
+};
+
 SchemaChecker::SchemaChecker(Json schema) : schema_(std::move(schema)) {
   if (!schema_.is_object()) throw std::invalid_argument("a JSON Schema must be an object");
+  compiled_ = std::make_unique<Compiled>(schema_);
 }
 
 SchemaChecker::~SchemaChecker() = default;
@@ -139,11 +149,13 @@ Diagnostics SchemaChecker::check(const SourceDoc& doc, size_t max_errors) const 
   std::set<std::string> reported;
   std::set<std::string> removed;    // pointers of members removed after a report: not "missing" afterwards
   std::set<std::string> suggested;  // members named by a "did you mean" hint: their absence is the same problem
+  bool schema_relaxed = false;      // a `required` list of `schema` was changed: compile the copy
 
   for (size_t round = 0; round < 4 * max_errors && out.size() < max_errors; ++round) {
-    rapidjson::Document sd;
-    sd.Parse(schema.dump().c_str());
-    rapidjson::SchemaDocument schema_doc(sd);
+    // The schema compiled once; a copy only after a `required` list was relaxed (rare: a missing field).
+    std::unique_ptr<Compiled> relaxed;
+    if (schema_relaxed) relaxed = std::make_unique<Compiled>(schema);
+    const rapidjson::SchemaDocument& schema_doc = *(relaxed ? relaxed : compiled_)->schema_document;
     rapidjson::Document d;
     d.Parse(value.dump().c_str());
     rapidjson::SchemaValidator validator(schema_doc);
@@ -193,6 +205,7 @@ Diagnostics SchemaChecker::check(const SourceDoc& doc, size_t max_errors) const 
         }
       }
       req = kept;
+      schema_relaxed = true;
     } else if (keyword == "additionalProperties" || (keyword == "not" && schema_ptr == "/definitions/noField")) {
       // Unknown fields. With `additionalProperties: false` the error points at the object; with the
       // `{$ref: noField}` form (see the schema's header) it points at the unknown member itself.

@@ -24,7 +24,9 @@ class SchemaChecker {
   Diagnostics check(const SourceDoc& doc, size_t max_errors = 20) const;
 
  private:
+  struct Compiled;  // the schema compiled once for RapidJSON (rebuilt in check() only after `required` is relaxed)
   Json schema_;
+  std::unique_ptr<Compiled> compiled_;
 };
 
 /// The recipe schema, schema/recipe.schema.yaml, embedded at build time and parsed once.

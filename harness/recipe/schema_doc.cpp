@@ -93,7 +93,11 @@ std::string schema_markdown(const Json& schema) {
     << "A recipe is one YAML file. Typing follows the YAML 1.2 core schema: quoted `'12.9'` is a string, plain "
        "`12.9` a number, a plain `2026-10-18` a string. Every mapping is closed: a key it does not define is an "
        "error, except keys starting with `x-`, which are the way to add custom fields. `recipebench validate` "
-       "checks this schema first, then the layout arithmetic and the result figures (docs/metrics.md).\n";
+       "checks this schema first, then the layout arithmetic and the result figures (docs/metrics.md). Anchors and "
+       "aliases work; a merge key (`<<: *defaults`, YAML 1.1) adds the merged mapping's fields the mapping does not "
+       "give itself, and errors in them point at the merged source. Limits: UTF-8 text without control characters "
+       "other than tab and line ends, at most 16 MiB, 64 levels of nesting and 10,000 values after aliases are "
+       "expanded; integers fit 64 bits and floats a double (docs/fuzzing.md).\n";
   table(o, schema, schema, "", "");
   return o.str();
 }

@@ -2,11 +2,19 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cstdio>
+
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
+
+#include "util/input_file.h"
 
 namespace recipebench {
 
@@ -47,6 +55,11 @@ std::string parent_of(const std::string& pointer) {
 
 std::string last_token(const std::string& pointer) { return pointer_unescape(pointer.substr(pointer.rfind('/') + 1)); }
 
+/// Limits that keep a hostile document cheap: nesting depth, and values after aliases are expanded (a
+/// "billion laughs" document repeats an alias of an alias: a few lines expand to 10^9 values).
+constexpr int kMaxDepth = 64;
+constexpr size_t kMaxValues = 10000;
+
 class Converter {
  public:
   explicit Converter(SourceDoc& doc) : doc_(doc) {}
@@ -56,6 +69,15 @@ class Converter {
     info.path = path;
     info.value = to_mark(n.Mark());
     info.key = key.line ? key : info.value;
+    if (++values_ > kMaxValues)
+      fail(info.value, path, "a document that expands to more than " + std::to_string(kMaxValues) +
+                                 " values (aliases of aliases)", "a recipe without nested alias expansion");
+    if (static_cast<int>(ancestors_.size()) >= kMaxDepth)
+      fail(info.value, path, "values nested more than " + std::to_string(kMaxDepth) + " levels deep",
+           "at most " + std::to_string(kMaxDepth) + " levels");
+    for (const YAML::Node& a : ancestors_)
+      if (a.is(n) && (n.IsSequence() || n.IsMap()))
+        fail(info.value, path, "a recursive alias (the value contains itself)", "an alias of a complete value");
     Json out;
     switch (n.Type()) {
       case YAML::NodeType::Undefined:
@@ -69,33 +91,21 @@ class Converter {
         out = scalar(n, info);
         break;
       case YAML::NodeType::Sequence: {
+        ancestors_.push_back(n);
         out = Json::array();
         size_t i = 0;
         for (const auto& item : n) {
           out.push_back(convert(item, pointer_append(pointer, std::to_string(i)), path + "[" + std::to_string(i) + "]", {}));
           ++i;
         }
+        ancestors_.pop_back();
         break;
       }
-      case YAML::NodeType::Map: {
-        out = Json::object();
-        for (auto it = n.begin(); it != n.end(); ++it) {
-          const YAML::Node& k = it->first;
-          if (!k.IsScalar())
-            fail(to_mark(k.Mark()), path, "a non-scalar key", "a plain field name");
-          const std::string name = k.Scalar();
-          const std::string child = pointer_append(pointer, name);
-          const std::string child_path = path.empty() ? name : path + "." + name;
-          if (out.contains(name)) {
-            const SourceMark first = doc_.nodes[child].key;
-            fail(to_mark(k.Mark()), child_path,
-                 "duplicate key '" + name + "' (first defined at line " + std::to_string(first.line) + ")",
-                 "each key once per mapping");
-          }
-          out[name] = convert(it->second, child, child_path, to_mark(k.Mark()));
-        }
+      case YAML::NodeType::Map:
+        ancestors_.push_back(n);
+        out = mapping(n, pointer, path);
+        ancestors_.pop_back();
         break;
-      }
     }
     doc_.nodes[pointer] = info;
     return out;
@@ -106,43 +116,115 @@ class Converter {
     throw InputError(Diagnostic{doc_.file, m.line, m.column, path, found, expected});
   }
 
+  static bool is_merge_key(const YAML::Node& k) { return k.IsScalar() && k.Scalar() == "<<" && k.Tag() == "?"; }
+
+  /// A mapping's members. A YAML merge key (`<<: *defaults` or `<<: [*a, *b]`, YAML 1.1) adds the members of
+  /// the merged mappings that the mapping does not give itself; their locations stay those of the merged source.
+  Json mapping(const YAML::Node& n, const std::string& pointer, const std::string& path) {
+    Json out = Json::object();
+    std::vector<YAML::Node> merged;
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      const YAML::Node& k = it->first;
+      if (!k.IsScalar()) fail(to_mark(k.Mark()), path, "a non-scalar key", "a plain field name");
+      if (is_merge_key(k)) {
+        const YAML::Node& v = it->second;
+        if (!merged.empty())
+          fail(to_mark(k.Mark()), path, "a second merge key '<<' in one mapping", "one '<<' (list several: <<: [*a, *b])");
+        if (v.IsMap()) merged.push_back(v);
+        else if (v.IsSequence())
+          for (const auto& item : v) merged.push_back(item);
+        else
+          fail(to_mark(k.Mark()), path.empty() ? "<<" : path + ".<<", "a merge key '<<' whose value is not a mapping",
+               "an alias of a mapping (<<: *name) or a list of them");
+        for (const auto& m : merged)
+          if (!m.IsMap())
+            fail(to_mark(k.Mark()), path.empty() ? "<<" : path + ".<<", "a merge key '<<' whose value is not a mapping",
+                 "an alias of a mapping (<<: *name) or a list of them");
+        if (merged.empty())
+          fail(to_mark(k.Mark()), path.empty() ? "<<" : path + ".<<", "an empty merge key '<<'", "an alias of a mapping");
+        continue;
+      }
+      const std::string name = k.Scalar();
+      const std::string child = pointer_append(pointer, name);
+      const std::string child_path = path.empty() ? name : path + "." + name;
+      if (out.contains(name)) {
+        const SourceMark first = doc_.nodes[child].key;
+        fail(to_mark(k.Mark()), child_path,
+             "duplicate key '" + name + "' (first defined at line " + std::to_string(first.line) + ")",
+             "each key once per mapping");
+      }
+      out[name] = convert(it->second, child, child_path, to_mark(k.Mark()));
+    }
+    // Merged members: the mapping's own keys win, then the first merged mapping that has the key.
+    for (const auto& m : merged) {
+      ancestors_.push_back(m);
+      for (auto it = m.begin(); it != m.end(); ++it) {
+        const YAML::Node& k = it->first;
+        if (!k.IsScalar() || is_merge_key(k)) fail(to_mark(k.Mark()), path, "a merged mapping with a merge key or a non-scalar key",
+                                                   "a merged mapping of plain fields");
+        const std::string name = k.Scalar();
+        if (out.contains(name)) continue;
+        out[name] = convert(it->second, pointer_append(pointer, name), path.empty() ? name : path + "." + name,
+                            to_mark(k.Mark()));
+      }
+      ancestors_.pop_back();
+    }
+    return out;
+  }
+
   Json scalar(const YAML::Node& n, const SourceNode& info) {
     const std::string& s = info.text;
     const std::string& tag = n.Tag();
     if (tag == "!" || tag == "tag:yaml.org,2002:str") return s;  // quoted or block scalar, or !!str
     if (tag != "?") {
       if (tag == "tag:yaml.org,2002:int" || tag == "tag:yaml.org,2002:float" || tag == "tag:yaml.org,2002:bool" ||
-          tag == "tag:yaml.org,2002:null") {
-        Json v = resolve_plain(s);
-        return v;
-      }
+          tag == "tag:yaml.org,2002:null")
+        return resolve_plain(s, info);
       fail(info.value, info.path, "unsupported tag '" + tag + "'", "an untagged value");
     }
-    return resolve_plain(s);
+    return resolve_plain(s, info);
   }
 
-  // YAML 1.2 core schema (https://yaml.org/spec/1.2.2/#1023-core-schema), section 10.3.2.
-  static Json resolve_plain(const std::string& s) {
+  // YAML 1.2 core schema (https://yaml.org/spec/1.2.2/#1023-core-schema), section 10.3.2. Integers must fit in
+  // 64 bits and floats in a double: anything beyond is a located error, never a silent change of value.
+  Json resolve_plain(const std::string& s, const SourceNode& info) {
     static const std::regex null_re("~|null|Null|NULL|");
     static const std::regex bool_true("true|True|TRUE"), bool_false("false|False|FALSE");
     static const std::regex int_re("[-+]?[0-9]+"), oct_re("0o[0-7]+"), hex_re("0x[0-9a-fA-F]+");
     static const std::regex float_re("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
+    if (s.size() > 400) return s;  // no number is this long; a numeric field reports the text
+    // Fast path: text that cannot start a null, a boolean or a number is a string.
+    if (!s.empty() && !std::strchr("-+.0123456789~nNtTfF", s[0])) return s;
     if (std::regex_match(s, null_re)) return nullptr;
     if (std::regex_match(s, bool_true)) return true;
     if (std::regex_match(s, bool_false)) return false;
-    try {
-      if (std::regex_match(s, int_re)) return static_cast<int64_t>(std::stoll(s));
-      if (std::regex_match(s, oct_re)) return static_cast<int64_t>(std::stoll(s.substr(2), nullptr, 8));
-      if (std::regex_match(s, hex_re)) return static_cast<int64_t>(std::stoll(s.substr(2), nullptr, 16));
-    } catch (const std::out_of_range&) {
-      return std::stod(s);
+    int base = 0;
+    std::string digits = s;
+    if (std::regex_match(s, int_re)) base = 10;
+    else if (std::regex_match(s, oct_re)) base = 8, digits = s.substr(2);
+    else if (std::regex_match(s, hex_re)) base = 16, digits = s.substr(2);
+    if (base) {
+      errno = 0;
+      char* end = nullptr;
+      const long long v = std::strtoll(digits.c_str(), &end, base);
+      if (errno == ERANGE)
+        fail(info.value, info.path, "integer " + s + " out of range", "an integer within +-9,223,372,036,854,775,807");
+      return static_cast<int64_t>(v);
     }
-    if (std::regex_match(s, float_re)) return std::stod(s);
+    if (std::regex_match(s, float_re)) {
+      errno = 0;
+      const double v = std::strtod(s.c_str(), nullptr);
+      if (errno == ERANGE && std::isinf(v))
+        fail(info.value, info.path, "number " + s + " out of range", "a number within +-1.8e308");
+      return v;  // an underflow reads as the nearest double (0 or subnormal)
+    }
     // Anything else, and .inf/.nan (which JSON cannot hold), stays text: a numeric field then reports it.
     return s;
   }
 
   SourceDoc& doc_;
+  std::vector<YAML::Node> ancestors_;
+  size_t values_ = 0;
 };
 
 /// yaml-cpp's parser messages, said in terms of what the user wrote.
@@ -202,9 +284,49 @@ Diagnostic SourceDoc::at_key(const std::string& pointer, std::string found, std:
   return Diagnostic{file, m.line, m.column, path(pointer), std::move(found), std::move(expected)};
 }
 
+namespace {
+
+/// Line and column (1-based) of byte `offset` of `text`.
+SourceMark mark_of_offset(const std::string& text, size_t offset) {
+  SourceMark m{1, 1};
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') ++m.line, m.column = 1;
+    else if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++m.column;  // count characters, not bytes
+  }
+  return m;
+}
+
+/// Refuses text YAML cannot hold (YAML 1.2 section 5.1): invalid UTF-8 and C0 control characters other than
+/// tab, line feed and carriage return (NUL included), and DEL. Located at the first offending byte.
+void check_characters(const std::string& text, const std::string& file) {
+  const size_t bad = first_invalid_utf8(text);
+  size_t ctl = std::string::npos;
+  for (size_t i = 0; i < text.size() && i < bad; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) {
+      ctl = i;
+      break;
+    }
+  }
+  const size_t at = std::min(bad, ctl);
+  if (at == std::string::npos) return;
+  char byte[8];
+  std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(text[at]));
+  const SourceMark m = mark_of_offset(text, at);
+  if (at == bad)
+    throw InputError(Diagnostic{file, m.line, m.column, "", std::string("byte ") + byte + " that is not UTF-8",
+                                "UTF-8 text"});
+  throw InputError(Diagnostic{file, m.line, m.column, "", std::string("control character ") + byte,
+                              "printable text (tab, line feed and carriage return are the only control characters "
+                              "YAML allows; write others as \\x escapes in double quotes)"});
+}
+
+}  // namespace
+
 SourceDoc parse_yaml(const std::string& text, const std::string& file) {
   SourceDoc doc;
   doc.file = file;
+  check_characters(text, file);
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(text);
@@ -231,11 +353,13 @@ SourceDoc parse_yaml(const std::string& text, const std::string& file) {
 }
 
 SourceDoc load_yaml_file(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(Diagnostic{file, 0, 0, "", "a file that cannot be read", "a readable YAML file"});
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_yaml(ss.str(), file);
+  std::string text;
+  try {
+    text = read_input_file(file);
+  } catch (const InputFileError& e) {
+    throw InputError(Diagnostic{file, 0, 0, "", e.what(), "a readable YAML file"});
+  }
+  return parse_yaml(text, file);
 }
 
 }  // namespace recipebench

@@ -25,8 +25,10 @@ ValidatedRecipe validate_recipe_file(const std::string& file);
 /// The same for recipe text already in memory (e.g. the embedded default recipe); `name` labels diagnostics.
 ValidatedRecipe validate_recipe_text(const std::string& text, const std::string& name);
 
-/// Expands PATHs: files are kept as given; folders are searched recursively for *.yaml / *.yml (sorted).
-/// Throws std::invalid_argument naming the first path that does not exist.
+/// Expands PATHs: regular files are kept as given; folders are searched recursively for files with one of
+/// `extensions` (sorted). The walk goes on past entries it cannot read (a symlink loop, no permission): they are
+/// listed, and loading them reports the reason. Throws std::invalid_argument naming the first path that does not
+/// exist or is not a regular file or folder (a FIFO, a device: "not a regular file").
 std::vector<std::string> collect_files(const std::vector<std::string>& paths, const std::vector<std::string>& extensions);
 
 }  // namespace recipebench

@@ -7,7 +7,8 @@
 namespace recipebench {
 
 std::string with_commas(int64_t v) {
-  std::string digits = std::to_string(v < 0 ? -v : v), out;
+  const uint64_t magnitude = v < 0 ? uint64_t{0} - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  std::string digits = std::to_string(magnitude), out;
   for (size_t i = 0; i < digits.size(); ++i) {
     if (i && (digits.size() - i) % 3 == 0) out += ',';
     out += digits[i];
@@ -16,6 +17,8 @@ std::string with_commas(int64_t v) {
 }
 
 std::string fixed(double v, int decimals, bool commas) {
+  // Beyond what fixed notation shows in a line (and non-finite values): the shortest exact form instead.
+  if (!std::isfinite(v) || std::fabs(v) >= 1e18 || decimals > 30) return shortest(v);
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   if (!commas) return buf;
