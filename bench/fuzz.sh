@@ -4,6 +4,7 @@
 # spread over JOBS processes with different seeds (default: the machine's cores), every VIA-th input also through
 # the recipebench binary (exit status and located error lines). With RECORDS=1 run records (*.json seeds) are
 # fuzzed through the report's reading too. Findings land in OUT (default bench/out-fuzz)/seed-<n>/.
+# SECONDS_LIMIT (when set) ends each process after that many seconds even short of INPUTS.
 # Prints per process and in total: inputs run, inputs/s, accepted as valid, findings. Exit 1 on any finding.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +23,7 @@ per=$(( (inputs + jobs - 1) / jobs ))
 start=$(date +%s)
 pids=()
 for j in $(seq 1 "$jobs"); do
-  "$fuzz" --inputs "$per" --seed "$((20261130 + j))" --out "$out/seed-$j" --binary "$build/recipebench" \
+  "$fuzz" --inputs "$per" ${SECONDS_LIMIT:+--seconds "$SECONDS_LIMIT"} --seed "$((20261130 + j))" --out "$out/seed-$j" --binary "$build/recipebench" \
     --via-binary "$via" "${extra[@]}" "${seeds[@]}" > "$out/seed-$j.log" 2>&1 &
   pids+=($!)
 done

@@ -5,7 +5,8 @@
 //   recipebench_fuzz [--seconds S] [--inputs N] [--seed X] [--out DIR] [--binary B --via-binary K] [--records]
 //                    SEED_FILE_OR_DIR...
 //
-// Exit 0: no finding; 1: findings (each written to DIR/finding-<n>.<ext> with its reason in DIR/findings.txt);
+// Both limits apply when given (the first reached ends the run); SIGTERM / SIGINT end it after the current input,
+// with the totals printed. Exit 0: no finding; 1: findings (each written to DIR/finding-<n>.<ext> with its reason in DIR/findings.txt);
 // 2: usage. A crash or a hang ends the process at once: the input is written to DIR/crash.<ext> (signal handler)
 // or DIR/hang.<ext> (watchdog), and the exit status is 3 (crash) or 4 (hang).
 #include <fcntl.h>
@@ -37,6 +38,9 @@ namespace {
 // The input being checked, for the crash handler and the watchdog (written before each check).
 std::string g_input;
 std::atomic<uint64_t> g_iteration{0};
+volatile sig_atomic_t g_stop = 0;  // SIGTERM / SIGINT: finish the current input, print the totals, exit
+
+void on_stop(int) { g_stop = 1; }
 char g_crash_path[4096];
 char g_hang_path[4096];
 
@@ -101,8 +105,8 @@ std::string read_file(const fs::path& p) {
 }
 
 struct Options {
-  double seconds = 10;
-  uint64_t inputs = 0;  // 0: until the time budget ends
+  double seconds = 0;   // 0: no time limit (10 s when no --inputs either)
+  uint64_t inputs = 0;  // 0: no input limit
   uint64_t seed = 1;
   std::string out = "fuzz-out";
   std::string binary;
@@ -134,6 +138,7 @@ Options parse_args(int argc, char** argv) {
       std::exit(2);
     } else o.seeds.push_back(a);
   }
+  if (o.seconds <= 0 && o.inputs == 0) o.seconds = 10;
   if (o.seeds.empty()) {
     std::fprintf(stderr, "recipebench_fuzz: give seed files or folders (*.yaml recipes, *.json run records)\n");
     std::exit(2);
@@ -177,6 +182,8 @@ int main(int argc, char** argv) {
   std::snprintf(g_crash_path, sizeof g_crash_path, "%s/crash.input", o.out.c_str());
   std::snprintf(g_hang_path, sizeof g_hang_path, "%s/hang.input", o.out.c_str());
   install_crash_handlers();
+  signal(SIGTERM, on_stop);
+  signal(SIGINT, on_stop);
   start_watchdog(std::chrono::seconds(10));
 
   std::vector<std::string> donors;
@@ -188,7 +195,7 @@ int main(int argc, char** argv) {
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   // The seeds themselves first (the field cases' fuzz inputs among them), then mutants.
   for (uint64_t i = 0;; ++i) {
-    if (o.inputs ? count >= o.inputs : elapsed() >= o.seconds) break;
+    if ((o.inputs && count >= o.inputs) || (o.seconds > 0 && elapsed() >= o.seconds) || g_stop) break;
     const Seed& seed = seeds[i < seeds.size() ? i : (i * 2654435761u) % seeds.size()];
     g_input = i < seeds.size() ? seed.text : mutator.mutate(seed.text, donors);
     g_iteration.store(i + 1);
