@@ -236,7 +236,12 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
                     << " needs " << recipe.layout.world() << " ranks (TP x CP x DP x PP)\n";
           return kUsage;
         }
-        return launch_local(*a->nproc);
+        try {
+          return launch_local(*a->nproc);
+        } catch (const std::invalid_argument& e) {  // the ranks do not fit this host: refused before forking
+          std::cerr << "recipebench run: " << e.what() << "\n";
+          return kUsage;
+        }
       }
       o.rank = ranks.rank;
       o.world = ranks.world;
