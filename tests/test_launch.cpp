@@ -65,7 +65,7 @@ TEST_CASE("rank environment: malformed values are named", "[launch]") {
                     Catch::Contains("MASTER_PORT=70000"));
 }
 
-TEST_CASE("--nproc: ranks that cannot fit the host are refused with the arithmetic", "[launch]") {
+TEST_CASE("launcher: --nproc ranks that cannot fit the host are refused with the arithmetic", "[launch]") {
   HostCapacity host;
   host.cores = 2;
   host.available_bytes = uint64_t{21} << 30;  // 21 GiB

@@ -62,6 +62,11 @@ void add_report_command(CLI::App& app, std::function<int()>& run) {
       ->check(CLI::PositiveNumber);
   cmd->callback([&run, a] {
     run = [a]() -> int {
+      std::error_code ec;
+      if (std::filesystem::exists(a->out, ec) && !std::filesystem::is_directory(a->out, ec)) {
+        std::cerr << "recipebench report: --out " << a->out << " is not a folder\n";
+        return kUsage;
+      }
       std::vector<std::string> files;
       try {
         files = collect_files(a->paths, {".yaml", ".yml", ".json"});
