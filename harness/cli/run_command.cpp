@@ -21,6 +21,7 @@
 #include "recipe/validate.h"
 #include "run/backend.h"
 #include "run/launch.h"
+#include "run/run_guard.h"
 #include "run/run_record.h"
 #include "util/atomic_file.h"
 #include "util/format.h"
@@ -136,6 +137,7 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
                 "microbatches, schedule) and exit; needs no GPU and runs nothing");
   cmd->callback([&run, a] {
     run = [a]() -> int {
+      watch_interrupts();  // SIGINT / SIGTERM are noted, then end the run with a failed record
       const auto launch = std::chrono::system_clock::now();
       const auto launch_steady = std::chrono::steady_clock::now();
       // 1. The recipe, validated.
@@ -213,12 +215,31 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
         return kUsage;
       }
 
+      RunRecord rec;
+      rec.recipe_path = path;
+      rec.recipe_sha256 = a->recipe.empty() ? sha256_hex(kDefaultRecipeYaml) : sha256_file(path);
+      rec.recipe = recipe.doc;
+      rec.options = o;
+      rec.model_name = model.name;
+      rec.model_layers = model.num_layers;
+      rec.model_layers_full = registered->num_layers;
+      if (a->model_config) rec.model_config = Json{{"path", *a->model_config}, {"sha256", sha256_file(*a->model_config)}};
+      rec.started_at = utc_timestamp(launch);
+      rec.environment = host_environment();
+      const std::string stem = std::filesystem::path(path).stem().string();
+      std::string record_path;  // named when written: write_new_record never takes another run's name
+
       // 3. Ranks: start them here (--nproc), or find this process's rank in the environment.
       RankEnv ranks;
       try {
         ranks = rank_env();
       } catch (const std::invalid_argument& e) {
         std::cerr << "recipebench run: rank variables: " << e.what() << "\n";
+        return kUsage;
+      }
+      // --out is checked before step 0 (by the rank that writes the record): a run never ends unable to write it.
+      if (const std::string problem = ranks.rank == 0 ? out_dir_problem(a->out) : ""; !problem.empty()) {
+        std::cerr << "recipebench run: " << problem << "\n";
         return kUsage;
       }
       // On CUDA one process per GPU: a multi-rank layout started without rank variables launches its ranks here.
@@ -237,7 +258,13 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
           return kUsage;
         }
         try {
-          return launch_local(*a->nproc);
+          // Rank 0 killed by a signal writes no record: the launcher writes the failed one (run/run_guard.h).
+          return launch_local(*a->nproc, 10.0, [&](int status) {
+            rec.options = o;
+            rec.options.world = *a->nproc;
+            record_path = write_lead_died_record(rec, a->out, stem, launch, launch_steady, status);
+            std::cerr << "  run record (status failed): " << record_path << "\n";
+          });
         } catch (const std::invalid_argument& e) {  // the ranks do not fit this host: refused before forking
           std::cerr << "recipebench run: " << e.what() << "\n";
           return kUsage;
@@ -250,19 +277,7 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
       o.master_port = ranks.master_port;
       const bool lead = o.rank == 0;  // only rank 0 prints progress and writes the run record
 
-      RunRecord rec;
-      rec.recipe_path = path;
-      rec.recipe_sha256 = a->recipe.empty() ? sha256_hex(kDefaultRecipeYaml) : sha256_file(path);
-      rec.recipe = recipe.doc;
       rec.options = o;
-      rec.model_name = model.name;
-      rec.model_layers = model.num_layers;
-      rec.model_layers_full = registered->num_layers;
-      if (a->model_config) rec.model_config = Json{{"path", *a->model_config}, {"sha256", sha256_file(*a->model_config)}};
-      rec.started_at = utc_timestamp(launch);
-      rec.environment = host_environment();
-      const std::string stem = std::filesystem::path(path).stem().string();
-      const std::string record_path = a->out + "/" + stem + "-" + utc_timestamp(launch, "%Y%m%dT%H%M%SZ") + ".json";
 
       // The recipe's environment variables, set in this process before the backend starts (the CUDA caching
       // allocator reads PYTORCH_CUDA_ALLOC_CONF at its first use). Values that need a shell ($...) are skipped.
@@ -303,8 +318,10 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
                                          {"cuda", env.cuda},
                                          {"nccl", env.nccl},
                                          {"libtorch", env.libtorch}};
+        throw_if_interrupted(-1, o.steps);
         backend->run(recipe, model, o, [&](const StepSample& s) {
           rec.steps.push_back(s);
+          throw_if_interrupted(s.step, o.steps);  // SIGINT / SIGTERM: a failed record saying where
           if (!lead) return;
           std::printf("%3d/%-3d %9.3f %10.4f %12s %10.3f %10.2f GB%s\n", s.step + 1, o.steps, s.seconds, s.loss,
                       fixed(s.tokens / s.seconds / devices, 0).c_str(), s.grad_norm, s.peak_memory_bytes / 1e9,
@@ -329,7 +346,7 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
       rec.finished_at = utc_timestamp(std::chrono::system_clock::now());
       rec.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - launch_steady).count();
       if (rec.status == "complete") rec.metrics = compute_metrics(rec, recipe, model, devices);
-      write_file_atomic(record_path, rec.to_json().dump(2) + "\n");
+      record_path = write_new_record(a->out, stem, launch, rec.to_json().dump(2) + "\n");
 
       if (rec.status != "complete") {
         if (!secondary)

@@ -159,7 +159,7 @@ std::vector<std::string> own_arguments() {
 
 }  // namespace
 
-int launch_local(int nproc, double grace_seconds) {
+int launch_local(int nproc, double grace_seconds, const std::function<void(int status)>& on_lead_died) {
   if (const std::string problem = ranks_fit_problem(nproc, host_capacity()); !problem.empty())
     throw std::invalid_argument("--nproc " + std::to_string(nproc) + ": " + problem);
   const std::vector<std::string> args = own_arguments();
@@ -231,6 +231,7 @@ int launch_local(int nproc, double grace_seconds) {
         if (pids[r] != pid || done[r]) continue;
         done[r] = true;
         --alive;
+        if (r == 0 && WIFSIGNALED(status) && on_lead_died) on_lead_died(status);
         const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
         if (!ok && first_failed < 0) {
           first_failed = r;
