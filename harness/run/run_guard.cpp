@@ -70,6 +70,13 @@ std::string write_new_record(const std::string& dir, const std::string& stem,
   gmtime_r(&t, &utc);
   char when[32];
   std::strftime(when, sizeof when, "%Y%m%dT%H%M%SZ", &utc);
+  return write_new_record((std::filesystem::path(dir) / (stem + "-" + when + ".json")).string(), content);
+}
+
+std::string write_new_record(const std::string& wanted, const std::string& content) {
+  const std::filesystem::path w(wanted);
+  const std::string dir = w.has_parent_path() ? w.parent_path().string() : ".";
+  const std::string stem = w.stem().string();
   std::string tmp;
   const int fd = open_temp_in(dir, stem, tmp);
   if (fd < 0) throw std::runtime_error("cannot create a file in " + dir + ": " + std::strerror(errno));
@@ -83,7 +90,7 @@ std::string write_new_record(const std::string& dir, const std::string& stem,
   const std::string source = tmp.empty() ? "/proc/self/fd/" + std::to_string(fd) : tmp;
   std::string path, failure;
   for (int n = 1; n < 100000 && path.empty() && failure.empty(); ++n) {
-    const std::string name = stem + "-" + when + (n == 1 ? "" : "-" + std::to_string(n)) + ".json";
+    const std::string name = stem + (n == 1 ? "" : "-" + std::to_string(n)) + ".json";
     const std::string candidate = (std::filesystem::path(dir) / name).string();
     if (::linkat(AT_FDCWD, source.c_str(), AT_FDCWD, candidate.c_str(), tmp.empty() ? AT_SYMLINK_FOLLOW : 0) == 0)
       path = candidate;

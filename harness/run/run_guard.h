@@ -22,6 +22,9 @@ std::string out_dir_problem(const std::string& dir);
 std::string write_new_record(const std::string& dir, const std::string& stem,
                              std::chrono::system_clock::time_point started, const std::string& content);
 
+/// The same for a wanted path `DIR/NAME.json`: written as it, or as `DIR/NAME-2.json`, `-3`... when taken.
+std::string write_new_record(const std::string& wanted, const std::string& content);
+
 /// Installs handlers for SIGINT and SIGTERM that only note the signal (interrupt_signal()); each handler is
 /// reset after its first signal, so a second Ctrl-C stops the process at once.
 void watch_interrupts();
