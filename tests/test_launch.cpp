@@ -64,3 +64,22 @@ TEST_CASE("rank environment: malformed values are named", "[launch]") {
   CHECK_THROWS_WITH(from({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "70000"}}),
                     Catch::Contains("MASTER_PORT=70000"));
 }
+
+TEST_CASE("launcher: --nproc ranks that cannot fit the host are refused with the arithmetic", "[launch]") {
+  HostCapacity host;
+  host.cores = 2;
+  host.available_bytes = uint64_t{21} << 30;  // 21 GiB
+  CHECK(ranks_fit_problem(2, host).empty());
+  CHECK(ranks_fit_problem(8, host).empty());  // 4 ranks per core
+  CHECK(ranks_fit_problem(1000, host) == "1000 ranks on 2 cores: at most 4 ranks per core (8 ranks) fit this host");
+  host.cores = 1024;
+  CHECK(ranks_fit_problem(1000, host) ==
+        "1000 ranks need at least 1000 x 256 MiB = 250.0 GiB of memory; this host has 21.0 GiB available");
+  CHECK(ranks_fit_problem(84, host).empty());   // 84 x 256 MiB = 21 GiB
+  CHECK(!ranks_fit_problem(85, host).empty());
+  host.available_bytes = 0;                      // unknown: memory not checked
+  CHECK(ranks_fit_problem(1000, host).empty());
+  const HostCapacity here = host_capacity();
+  CHECK(here.cores >= 1);
+  CHECK(here.available_bytes > 0);
+}

@@ -75,7 +75,7 @@ struct Recorder : RunReporter {
   void step(const StepSample& s, const RunRecord&, int devices) override {
     calls.push_back("step " + std::to_string(s.step) + " on " + std::to_string(devices));
   }
-  void finish(const RunRecord& r, const std::string&, bool shown) override {
+  void finish(const RunRecord& r, std::string&, bool shown) override {
     calls.push_back("finish " + r.status + (shown ? " shown" : ""));
   }
 };

@@ -11,10 +11,41 @@
 #include "option_checks.h"
 #include "recipe/validate.h"
 #include "report/leaderboard.h"
+#include "run/run_record_check.h"
 #include "util/atomic_file.h"
+#include "util/dir_lock.h"
 #include "util/host.h"
 
 namespace recipebench::cli {
+
+namespace {
+
+/// Reads and checks one JSON input (run/run_record_check.h); a checked record is appended to `runs`. An earlier
+/// report's leaderboard.json is skipped. Prints each problem as `file: error: <field path>: ...`; false when
+/// the file is refused.
+bool add_run_record(const std::string& file, std::vector<RunRecordInput>& runs) {
+  Json doc;
+  try {
+    doc = read_json_file(file);
+  } catch (const InputError& e) {
+    std::cerr << e.diagnostic().to_string() << "\n";
+    return false;
+  }
+  const Json& schema = doc.is_object() && doc.contains("schema") ? doc["schema"] : Json();
+  if (schema == "recipebench-leaderboard/1") return true;  // an earlier report's output, not an input
+  if (schema != "recipebench-run-record/1") {
+    std::cerr << Diagnostic{file, 0, 0, "schema", schema.is_null() ? "missing" : schema.dump(),
+                            "\"recipebench-run-record/1\" (a run record)"}.to_string() << "\n";
+    return false;
+  }
+  CheckedRunRecord checked = check_run_record(doc, file);
+  for (const auto& d : checked.errors) std::cerr << d.to_string() << "\n";
+  if (!checked.ok()) return false;
+  runs.push_back({file, std::move(*checked.record)});
+  return true;
+}
+
+}  // namespace
 
 void add_report_command(CLI::App& app, std::function<int()>& run) {
   auto* cmd = app.add_subcommand("report", "Rank recipes into DIR/leaderboard.json and DIR/leaderboard.html");
@@ -32,6 +63,11 @@ void add_report_command(CLI::App& app, std::function<int()>& run) {
       ->check(finite_positive());
   cmd->callback([&run, a] {
     run = [a]() -> int {
+      std::error_code ec;
+      if (std::filesystem::exists(a->out, ec) && !std::filesystem::is_directory(a->out, ec)) {
+        std::cerr << "recipebench report: --out " << a->out << " is not a folder\n";
+        return kUsage;
+      }
       std::vector<std::string> files;
       try {
         files = collect_files(a->paths, {".yaml", ".yml", ".json"});
@@ -44,16 +80,7 @@ void add_report_command(CLI::App& app, std::function<int()>& run) {
       size_t failed = 0;
       for (const auto& f : files) {
         if (std::filesystem::path(f).extension() == ".json") {
-          std::ifstream in(f);
-          Json record = Json::parse(in, nullptr, /*allow_exceptions=*/false);
-          const std::string schema = record.is_object() ? record.value("schema", std::string()) : "";
-          if (schema == "recipebench-leaderboard/1") continue;  // an earlier report's output, not an input
-          if (record.is_discarded() || schema != "recipebench-run-record/1") {
-            std::cerr << f << ": error: not a recipebench run record (no \"schema\": \"recipebench-run-record/1\")\n";
-            ++failed;
-            continue;
-          }
-          runs.push_back({f, std::move(record)});
+          if (!add_run_record(f, runs)) ++failed;
           continue;
         }
         ValidatedRecipe v = validate_recipe_file(f);
@@ -74,8 +101,20 @@ void add_report_command(CLI::App& app, std::function<int()>& run) {
       board.context["host"] = host_name();
       const std::string json_path = (std::filesystem::path(a->out) / "leaderboard.json").string();
       const std::string html_path = (std::filesystem::path(a->out) / "leaderboard.html").string();
-      // Both files change together: a failure leaves the previous pair (util/atomic_file.h).
-      write_files_atomically({{json_path, leaderboard_to_json(board).dump(2) + "\n"}, {html_path, leaderboard_to_html(board)}});
+      try {
+        // One report writes this folder at a time; under the lock, hidden temporaries of our files are leftovers of
+        // a killed report (util/dir_lock.h). Both files change together: a failure leaves the previous pair
+        // (util/atomic_file.h).
+        const DirectoryLock lock(a->out);
+        if (const int n = remove_leftover_temp_files(a->out, {"leaderboard.json", "leaderboard.html"}))
+          std::cerr << "recipebench report: removed " << n << " temporary file" << (n == 1 ? "" : "s")
+                    << " left in " << a->out << " by an interrupted report\n";
+        write_files_atomically(
+            {{json_path, leaderboard_to_json(board).dump(2) + "\n"}, {html_path, leaderboard_to_html(board)}});
+      } catch (const std::runtime_error& e) {
+        std::cerr << "recipebench report: " << e.what() << "\n";
+        return kFailed;
+      }
       size_t entries = 0;
       for (const auto& g : board.groups) entries += g.entries.size();
       std::cout << "ranked " << entries << " entr" << (entries == 1 ? "y" : "ies") << " in " << board.groups.size()

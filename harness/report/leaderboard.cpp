@@ -98,12 +98,89 @@ void derive_entry(LeaderboardEntry& e, const Recipe& r, const ReportOptions& opt
   e.usd_per_million_tokens = f.usd_per_million_tokens;
 }
 
+/// The layers an entry's figures come from: a recipe's bench.layers (a proxy run), else its model's.
+void set_recipe_layers(LeaderboardEntry& e, const Recipe& r) {
+  const ModelConfig* model = find_model(r.model);
+  e.layers_full = model ? model->num_layers : 0;
+  e.layers = e.layers_full;
+  const Json& bench = r.doc.contains("bench") ? r.doc["bench"] : Json();
+  if (bench.is_object() && bench.contains("layers") && bench["layers"].is_number_integer())
+    e.layers = bench["layers"].get<int64_t>();
+}
+
+/// "proxy: 4 of 40 layers" first in a proxy run's highlights (replacing "4 of 40 layers" if the recipe says it).
+void mark_proxy(LeaderboardEntry& e) {
+  const std::string layers = std::to_string(e.layers) + " of " + std::to_string(e.layers_full) + " layers";
+  if (e.layout_highlights.find(layers) != std::string::npos)  // the recipe already says it
+    e.layout_highlights.replace(e.layout_highlights.find(layers), layers.size(), "proxy: " + layers);
+  else
+    e.layout_highlights = "proxy: " + layers + (e.layout_highlights.empty() ? "" : ", " + e.layout_highlights);
+}
+
+/// A checked, complete run record as an entry: its recipe's facts, the record's measured figures (re-derived
+/// from its steps by check_run_record), priced and MFU'd for GPU runs only.
+LeaderboardEntry entry_from_run(const RunRecordInput& in, const ReportOptions& options) {
+  const RunRecord& rec = in.record;
+  const RunMetrics& m = *rec.metrics;
+  const Recipe r = recipe_from_json(rec.recipe, rec.recipe_path);
+  LeaderboardEntry e = entry_from_recipe(r);
+  e.id = slug(std::filesystem::path(in.file).stem().string());
+  e.kind = "run";
+  e.file = in.file;
+  e.backend = rec.options.backend;
+  e.status = "measured";
+  e.layers = rec.model_layers;
+  e.layers_full = rec.model_layers_full;
+  e.tokens_per_s_per_gpu = m.window.tokens_per_s_per_gpu;
+  e.step_time_cv_percent = m.window.step_time_cv_percent;
+  e.gpu_hours = m.gpu_hours;
+  e.measured = rec.finished_at.substr(0, 10);
+  e.gpus = rec.device_count();
+  e.hardware = std::to_string(e.gpus) + " x " + rec.device_name();
+  if (rec.options.device == "cuda") {
+    // N and peak FLOP/s as the run recorded them: the model that ran (its layers, its --model-config widths).
+    derive_entry(e, r, options, m.active_params, m.peak_flops);
+  } else {
+    e.price_source = "not priced: a CPU run";
+  }
+  if (e.layers != e.layers_full) mark_proxy(e);
+  e.details["measurement"] = Json{{"backend", e.backend},
+                                  {"hardware", e.hardware},
+                                  {"settings", rec.options.to_json()},
+                                  {"environment", rec.environment},
+                                  {"window_seconds", m.window.seconds},
+                                  {"mean_step_seconds", m.window.mean_step_seconds},
+                                  {"peak_memory_bytes", m.peak_memory_bytes},
+                                  {"final_loss", rec.steps.empty() ? Json(nullptr) : Json(rec.steps.back().loss)}};
+  e.details.erase("correctness");
+  return e;
+}
+
 }  // namespace
+
+bool optimised_build(const std::string& build_type) { return build_type == "Release" || build_type == "RelWithDebInfo"; }
+
+std::string unranked_reason(const RunRecord& rec) {
+  if (rec.status != "complete" || !rec.metrics) {
+    std::string why = "run " + rec.status;
+    if (rec.error.is_object() && rec.error.contains("message")) why += ": " + rec.error["message"].get<std::string>();
+    return why;
+  }
+  if (rec.options.profile)
+    return "not ranked: a --profile run (the device synchronises between forward, backward and optimizer, which "
+           "slows every step)";
+  if (!optimised_build(rec.build_type()))
+    return "not ranked: " +
+           (rec.build_type().empty() ? std::string("the build type is not recorded")
+                                     : "a " + rec.build_type() + " build") +
+           " (only optimised builds are ranked: CMake Release or RelWithDebInfo)";
+  return "";
+}
 
 Leaderboard build_leaderboard(const std::vector<Recipe>& recipes, const ReportOptions& options,
                               const std::vector<RunRecordInput>& runs) {
   Leaderboard board;
-  std::map<std::tuple<std::string, std::string, int64_t, int64_t, std::string>, LeaderboardGroup> groups;
+  std::map<std::tuple<std::string, int64_t, std::string, int64_t, int64_t, std::string>, LeaderboardGroup> groups;
   Json inputs = Json::array();
   std::vector<LeaderboardEntry> entries;
   for (const Recipe& r : recipes) {
@@ -117,6 +194,7 @@ Leaderboard build_leaderboard(const std::vector<Recipe>& recipes, const ReportOp
     e.id = slug(std::filesystem::path(r.file).stem().string());
     e.kind = "recipe";
     e.file = r.file;
+    set_recipe_layers(e, r);
     e.tokens_per_s_per_gpu = res.tokens_per_s_per_gpu;
     const std::optional<ModelConfig> ran = run_model(r);
     derive_entry(e, r, options, ran ? count_params(*ran).active : 0, 0);
@@ -127,67 +205,26 @@ Leaderboard build_leaderboard(const std::vector<Recipe>& recipes, const ReportOp
   }
   for (const RunRecordInput& in : runs) {
     inputs.push_back(in.file);
-    const Json& rec = in.record;
-    if (rec.value("status", std::string()) != "complete" || !rec["metrics"].is_object()) {
-      std::string why = rec.value("status", std::string("unknown"));
-      if (rec.contains("error") && rec["error"].is_object()) why += ": " + rec["error"].value("message", std::string());
-      board.unranked.push_back(in.file + ": run " + why);
+    if (const std::string why = unranked_reason(in.record); !why.empty()) {
+      board.unranked.push_back(in.file + ": " + why);
       continue;
     }
-    const Recipe r = recipe_from_json(rec["recipe"]["document"], rec["recipe"]["path"].get<std::string>());
-    const Json& m = rec["metrics"];
-    const Json& model_json = rec["model"];
-    LeaderboardEntry e = entry_from_recipe(r);
-    e.id = slug(std::filesystem::path(in.file).stem().string());
-    e.kind = "run";
-    e.file = in.file;
-    e.backend = rec.value("backend", std::string());
-    e.status = "measured";
-    e.tokens_per_s_per_gpu = m["tokens_per_s_per_gpu"].get<double>();
-    e.step_time_cv_percent = m["step_time_cv_percent"].get<double>();
-    e.gpu_hours = m["gpu_hours"].get<double>();
-    e.measured = rec.value("finished_at", std::string()).substr(0, 10);
-    const Json& dev = rec["environment"].value("device", Json::object());
-    e.gpus = std::max(1, dev.value("count", 1));
-    e.hardware = std::to_string(e.gpus) + " x " + dev.value("name", std::string("?"));
-    const bool on_gpu = rec["settings"].value("device", std::string()) == "cuda";
-    if (on_gpu) {
-      // N and peak FLOP/s as the run recorded them: the model that ran (its layers, its --model-config widths).
-      const Json& mfu_inputs = m.value("mfu_inputs", Json::object());
-      derive_entry(e, r, options, mfu_inputs.value("active_params", int64_t{0}), mfu_inputs.value("peak_flops", 0.0));
-    } else {
-      e.price_source = "not priced: a CPU run";
-    }
-    if (model_json.value("proxy", false)) {
-      const std::string layers = std::to_string(model_json.value("layers", 0)) + " of " +
-                                 std::to_string(model_json.value("layers_full", 0)) + " layers";
-      if (e.layout_highlights.find(layers) != std::string::npos)  // the recipe already says it
-        e.layout_highlights.replace(e.layout_highlights.find(layers), layers.size(), "proxy: " + layers);
-      else
-        e.layout_highlights = "proxy: " + layers + (e.layout_highlights.empty() ? "" : ", " + e.layout_highlights);
-    }
-    e.details["measurement"] = Json{{"backend", e.backend},
-                            {"hardware", e.hardware},
-                            {"settings", rec["settings"]},
-                            {"environment", rec["environment"]},
-                            {"window_seconds", m["window_seconds"]},
-                            {"mean_step_seconds", m["mean_step_seconds"]},
-                            {"peak_memory_bytes", m["peak_memory_bytes"]},
-                            {"final_loss", rec["steps"].empty() ? Json(nullptr) : rec["steps"].back()["loss"]}};
-    e.details.erase("correctness");
-    entries.push_back(std::move(e));
+    entries.push_back(entry_from_run(in, options));
   }
   for (LeaderboardEntry& e : entries) {
-    auto key = std::make_tuple(e.model, e.gpu_type, e.row_tokens, e.global_batch, e.precision);
+    auto key = std::make_tuple(e.model, e.layers, e.gpu_type, e.row_tokens, e.global_batch, e.precision);
     LeaderboardGroup& g = groups[key];
     if (g.entries.empty()) {
       g.model = e.model;
+      g.layers = e.layers;
+      g.layers_full = e.layers_full;
       g.gpu_type = e.gpu_type;
       g.row_tokens = e.row_tokens;
       g.global_batch = e.global_batch;
       g.precision = e.precision;
       g.rows = e.rows;
-      g.id = slug(e.model + "-" + e.gpu_type + "-" + std::to_string(g.row_tokens) + "-gb" +
+      const std::string depth = g.layers > 0 && g.layers != g.layers_full ? "-" + std::to_string(g.layers) + "l" : "";
+      g.id = slug(e.model + depth + "-" + e.gpu_type + "-" + std::to_string(g.row_tokens) + "-gb" +
                   std::to_string(g.global_batch) + "-" + g.precision);
     }
     g.entries.push_back(std::move(e));
@@ -241,6 +278,8 @@ Json leaderboard_to_json(const Leaderboard& board) {
     }
     groups.push_back(Json{{"id", g.id},
                           {"model", g.model},
+                          {"layers", g.layers > 0 ? Json(g.layers) : Json(nullptr)},
+                          {"layers_full", g.layers_full > 0 ? Json(g.layers_full) : Json(nullptr)},
                           {"gpu_type", g.gpu_type},
                           {"workload", Json{{"row_tokens", g.row_tokens},
                                             {"global_batch", g.global_batch},

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "recipe/recipe.h"
+#include "run/run_record.h"
 #include "util/json.h"
 
 namespace recipebench {
@@ -18,6 +19,8 @@ struct LeaderboardEntry {
   std::string file;
   std::string backend;            ///< run records: the backend that measured it; recipes: empty
   std::string model, gpu_type, instance;
+  int64_t layers = 0;             ///< decoder layers the figures come from (a proxy's bench.layers); 0 = unknown
+  int64_t layers_full = 0;        ///< decoder layers of the full model; 0 = not in the registry
   int gpus = 0, gpus_per_node = 0;
   double gpu_memory_gb = 0;
   int64_t row_tokens = 0, global_batch = 0;
@@ -38,9 +41,11 @@ struct LeaderboardEntry {
   Json details;                   ///< stack, env, patches, run, correctness, dataset, notes (as in the recipe)
 };
 
-/// One table: same model, GPU type, row tokens, global batch and precision.
+/// One table: same model at the same number of layers (a proxy never shares a table with the full model), GPU
+/// type, row tokens, global batch and precision.
 struct LeaderboardGroup {
   std::string id, model, gpu_type, precision, rows;
+  int64_t layers = 0, layers_full = 0;  ///< layers that ran / of the full model (0 = unknown)
   int64_t row_tokens = 0, global_batch = 0;
   std::vector<LeaderboardEntry> entries;  ///< ranked, best first
 };
@@ -55,14 +60,23 @@ struct ReportOptions {
   std::optional<double> usd_per_gpu_hour;  ///< price override for every entry ($/GPU-hour)
 };
 
-/// A run record (schema/run-record.schema.json) read from `file`.
+/// A run record read from `file` and checked (check_run_record in run/run_record_check.h).
 struct RunRecordInput {
   std::string file;
-  Json record;
+  RunRecord record;
 };
 
-/// Builds the ranked leaderboard from validated recipes and run records. Recipes without a result and run
-/// records that are not complete go to `unranked`. Entries that cannot be priced (CPU runs, no catalog
+/// True for the CMake build types whose timings are ranked: Release and RelWithDebInfo (both optimised, -O3 or
+/// -O2, with NDEBUG); Debug, MinSizeRel and an unrecorded build type are not.
+bool optimised_build(const std::string& build_type);
+
+/// Why a checked run record is listed unranked ("" when it is ranked): a run that did not complete (with its
+/// error), a --profile run (its phases are synchronised), or a build that is not optimised_build().
+std::string unranked_reason(const RunRecord& record);
+
+/// Builds the ranked leaderboard from validated recipes and checked run records. Recipes without a result and
+/// run records with an unranked_reason() go to `unranked`. Entries are grouped by model, layers that ran, GPU
+/// type and workload. Entries that cannot be priced (CPU runs, no catalog
 /// instance and no price given) show no $ figure.
 Leaderboard build_leaderboard(const std::vector<Recipe>& recipes, const ReportOptions& options,
                               const std::vector<RunRecordInput>& runs = {});

@@ -183,7 +183,10 @@ std::string leaderboard_to_html(const Leaderboard& board) {
 
   for (const auto& g : board.groups) {
     o << "<section class=\"group\" id=\"" << esc(g.id) << "\">\n";
-    o << "<h2>Training " << esc(g.model) << " on " << esc(g.gpu_type) << "</h2>\n";
+    const std::string depth = g.layers > 0 && g.layers != g.layers_full
+                                  ? " (proxy: " + std::to_string(g.layers) + " of " + std::to_string(g.layers_full) + " layers)"
+                                  : "";
+    o << "<h2>Training " << esc(g.model) << esc(depth) << " on " << esc(g.gpu_type) << "</h2>\n";
     o << "<p class=\"muted\">Ranked by tokens/s per GPU · " << esc(with_commas(g.row_tokens)) << "-token rows"
       << (g.rows.empty() ? "" : " (" + esc(g.rows) + ")") << " · global batch " << g.global_batch << " · "
       << esc(upper(g.precision)) << "</p>\n";

@@ -40,7 +40,7 @@ void ConsoleReporter::step(const StepSample& s, const RunRecord& r, int devices)
   std::fflush(out_);
 }
 
-void ConsoleReporter::finish(const RunRecord& r, const std::string& record_path, bool failure_shown) {
+void ConsoleReporter::finish(const RunRecord& r, std::string& record_path, bool failure_shown) {
   if (r.status != "complete" || !r.metrics) {
     const std::string why = r.error.is_object() ? r.error.value("message", std::string()) : std::string();
     if (!failure_shown) fmt::print(err_, "recipebench run: failed: {}\n", why);

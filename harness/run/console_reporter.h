@@ -17,7 +17,7 @@ class ConsoleReporter : public RunReporter {
   void dry_run(const std::string& text) override;
   void start(const RunRecord& record) override;
   void step(const StepSample& sample, const RunRecord& record, int devices) override;
-  void finish(const RunRecord& record, const std::string& record_path, bool failure_shown) override;
+  void finish(const RunRecord& record, std::string& record_path, bool failure_shown) override;
 
  private:
   std::FILE* out_;

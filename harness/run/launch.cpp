@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -107,6 +108,37 @@ int free_loopback_port() {
   return ntohs(a.sin_port);
 }
 
+HostCapacity host_capacity() {
+  HostCapacity h;
+  h.cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") {
+      h.available_bytes = kib * 1024;
+      break;
+    }
+  return h;
+}
+
+std::string ranks_fit_problem(int nproc, const HostCapacity& host) {
+  const long most = kMaxRanksPerCore * host.cores;
+  if (nproc > most)
+    return std::to_string(nproc) + " ranks on " + std::to_string(host.cores) + " cores: at most " +
+           std::to_string(kMaxRanksPerCore) + " ranks per core (" + std::to_string(most) + " ranks) fit this host";
+  const uint64_t need = static_cast<uint64_t>(nproc) * kMinRankBytes;
+  if (host.available_bytes > 0 && need > host.available_bytes) {
+    char text[160];
+    std::snprintf(text, sizeof text, "%d ranks need at least %d x %llu MiB = %.1f GiB of memory; this host has %.1f GiB "
+                  "available", nproc, nproc, static_cast<unsigned long long>(kMinRankBytes >> 20),
+                  need / 1073741824.0, host.available_bytes / 1073741824.0);
+    return text;
+  }
+  return "";
+}
+
 namespace {
 
 volatile sig_atomic_t g_forward_signal = 0;
@@ -127,7 +159,9 @@ std::vector<std::string> own_arguments() {
 
 }  // namespace
 
-int launch_local(int nproc, double grace_seconds) {
+int launch_local(int nproc, double grace_seconds, const std::function<void(int status)>& on_lead_died) {
+  if (const std::string problem = ranks_fit_problem(nproc, host_capacity()); !problem.empty())
+    throw std::invalid_argument("--nproc " + std::to_string(nproc) + ": " + problem);
   const std::vector<std::string> args = own_arguments();
   if (args.empty()) throw std::runtime_error("cannot read this process's arguments from /proc/self/cmdline");
   const std::string port = std::to_string(free_loopback_port());
@@ -197,6 +231,7 @@ int launch_local(int nproc, double grace_seconds) {
         if (pids[r] != pid || done[r]) continue;
         done[r] = true;
         --alive;
+        if (r == 0 && WIFSIGNALED(status) && on_lead_died) on_lead_died(status);
         const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
         if (!ok && first_failed < 0) {
           first_failed = r;

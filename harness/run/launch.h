@@ -2,6 +2,7 @@
 // or Slurm variables) and the local launcher behind `recipebench run --nproc N` (fork + exec of this binary).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -34,13 +35,36 @@ int free_loopback_port();
 /// True in a process started by launch_local() (RECIPEBENCH_LAUNCHED is set).
 bool launched_by_recipebench();
 
+/// What this host offers ranks started by launch_local.
+struct HostCapacity {
+  long cores = 1;                ///< online CPU cores (sysconf _SC_NPROCESSORS_ONLN)
+  uint64_t available_bytes = 0;  ///< memory available to new processes (MemAvailable of /proc/meminfo), bytes
+};
+
+/// This host's capacity (available_bytes 0 when /proc/meminfo cannot be read: memory is then not checked).
+HostCapacity host_capacity();
+
+/// Most ranks launch_local starts per core: more would spend the run switching between them.
+constexpr int kMaxRanksPerCore = 4;
+/// The least memory one rank needs: a recipebench process with libtorch's CPU runtime and Gloo buffers, before
+/// any model (256 MiB).
+constexpr uint64_t kMinRankBytes = uint64_t{256} << 20;
+
+/// "" when `nproc` ranks fit `host`, else why not with the arithmetic, e.g. "1000 ranks need at least 1000 x 256
+/// MiB = 250.0 GiB of memory; this host has 21.3 GiB available" or "1000 ranks on 2 cores: at most 4 ranks per
+/// core (8 ranks) fit this host".
+std::string ranks_fit_problem(int nproc, const HostCapacity& host);
+
 /// Starts `nproc` copies of this binary (/proc/self/exe with this process's arguments, /proc/self/cmdline) as
 /// ranks 0..nproc-1 on this host: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1, a free
 /// MASTER_PORT, RECIPEBENCH_LAUNCHED=1, and OMP_NUM_THREADS = cores / nproc when unset. Waits for them all.
 /// SIGINT and SIGTERM received here are forwarded to the ranks. When a rank exits non-zero (or dies of a
 /// signal), the others get `grace_seconds` to stop on their own (their collectives fail), then SIGTERM, then
 /// SIGKILL 5 s later; each rank also dies with this process (PR_SET_PDEATHSIG), so none is orphaned.
+/// Throws std::invalid_argument before forking when the ranks do not fit this host (ranks_fit_problem).
 /// Returns 0 when every rank exited 0, else the exit status of the first rank that failed (1 for a signal).
-int launch_local(int nproc, double grace_seconds = 10.0);
+/// `on_lead_died`, when given, is called once with rank 0's wait status when rank 0 is killed by a signal (it then
+/// writes no run record; the caller writes the `failed` one).
+int launch_local(int nproc, double grace_seconds = 10.0, const std::function<void(int status)>& on_lead_died = {});
 
 }  // namespace recipebench

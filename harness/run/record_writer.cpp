@@ -1,11 +1,11 @@
 #include "run/record_writer.h"
 
-#include "util/atomic_file.h"
+#include "run/run_guard.h"
 
 namespace recipebench {
 
-void RecordWriter::finish(const RunRecord& record, const std::string& record_path, bool /*failure_shown*/) {
-  write_file_atomic(record_path, record.to_json().dump(2) + "\n");
+void RecordWriter::finish(const RunRecord& record, std::string& record_path, bool /*failure_shown*/) {
+  record_path = write_new_record(record_path, record.to_json().dump(2) + "\n");
 }
 
 }  // namespace recipebench

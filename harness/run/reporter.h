@@ -23,8 +23,10 @@ class RunReporter {
   /// After each step. `devices`: GPUs (or CPU ranks) the run uses, for tokens/s/GPU.
   virtual void step(const StepSample& /*sample*/, const RunRecord& /*record*/, int /*devices*/) {}
   /// After the run, complete or failed: `record` is final (metrics set when complete); `record_path` is where the
-  /// run record goes. `failure_shown`: the failure's message was already shown by another rank.
-  virtual void finish(const RunRecord& /*record*/, const std::string& /*record_path*/, bool /*failure_shown*/) {}
+  /// run record goes: the record writer sets it to the name it took (run/run_guard.h's write_new_record adds -2,
+  /// -3... when the wanted name exists), so reporters after it see the true path. `failure_shown`: the failure's
+  /// message was already shown by another rank.
+  virtual void finish(const RunRecord& /*record*/, std::string& /*record_path*/, bool /*failure_shown*/) {}
 };
 
 }  // namespace recipebench

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <memory>
 
 #include "catalog/hf_config.h"
@@ -14,6 +15,7 @@
 #include "recipe/validate.h"
 #include "run/backend.h"
 #include "run/launch.h"
+#include "run/run_guard.h"
 #include "run/run_metrics.h"
 #include "util/exit_code.h"
 #include "util/host.h"
@@ -149,7 +151,8 @@ std::unique_ptr<Backend> backend_or_refuse(const std::string& name) {
 /// Places this process among the ranks (sets o.rank, o.world...), or starts the ranks here and returns their
 /// exit code: with nproc > 1, or on CUDA when a multi-rank layout was started without rank variables (one
 /// process per GPU). Throws Refusal when the rank count does not fit.
-std::optional<int> place_ranks(const RunRequest& q, const Recipe& recipe, RunOptions& o) {
+std::optional<int> place_ranks(const RunRequest& q, const Recipe& recipe, RunOptions& o,
+                               const std::function<void(int status)>& on_lead_died) {
   RankEnv ranks;
   try {
     ranks = rank_env();
@@ -169,7 +172,11 @@ std::optional<int> place_ranks(const RunRequest& q, const Recipe& recipe, RunOpt
     if (*nproc != world)
       throw Refusal{kUsage, "recipebench run: --nproc " + n + " but the recipe's layout " + recipe.layout.label +
                                 " needs " + std::to_string(world) + " ranks (TP x CP x DP x PP)"};
-    return launch_local(*nproc);
+    try {
+      return launch_local(*nproc, 10.0, on_lead_died);
+    } catch (const std::invalid_argument& e) {  // the ranks do not fit this host: refused before forking
+      throw Refusal{kUsage, std::string("recipebench run: ") + e.what()};
+    }
   }
   o.rank = ranks.rank;
   o.world = ranks.world;
@@ -195,6 +202,19 @@ Json apply_recipe_env(const Recipe& recipe, const Reporters& report) {
     applied[k] = value;
   }
   return applied;
+}
+
+/// --out, checked before step 0 by the process that writes the record (rank 0, or the launcher): a run never ends
+/// unable to write it. Throws Refusal (usage) with the reason.
+void check_out_dir(const std::string& dir) {
+  int rank = 0;
+  try {
+    rank = rank_env().rank;
+  } catch (const std::invalid_argument&) {
+    return;  // place_ranks refuses the variables
+  }
+  if (rank != 0) return;
+  if (const std::string problem = out_dir_problem(dir); !problem.empty()) throw Refusal{kUsage, "recipebench run: " + problem};
 }
 
 /// The record before the first step: recipe, options, model, start time, host.
@@ -234,6 +254,7 @@ Execution execute(Backend& backend, const Recipe& recipe, const ModelConfig& mod
   const bool lead = o.rank == 0;
   Execution x;
   try {
+    throw_if_interrupted(-1, o.steps);
     const BackendEnvironment env = backend.environment(recipe, o);
     x.started = true;
     x.devices = std::max(1, env.device_count);
@@ -242,6 +263,7 @@ Execution execute(Backend& backend, const Recipe& recipe, const ModelConfig& mod
       rec.steps.push_back(s);
       if (lead)
         for (auto* r : reporters) r->step(s, rec, x.devices);
+      throw_if_interrupted(s.step, o.steps);  // SIGINT / SIGTERM: a failed record saying where
     });
     if (static_cast<int>(rec.steps.size()) != o.steps)
       throw RunError("the backend ran " + std::to_string(rec.steps.size()) + " of " + std::to_string(o.steps) +
@@ -270,15 +292,24 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
     for (auto* r : reporters) r->dry_run(text);
     return out;
   }
+  check_out_dir(q.out_dir);
   auto backend = backend_or_refuse(o.backend);
-  if (auto launched = place_ranks(q, recipe, o)) {
+  RunRecord rec = new_record(q, recipe, m, o, launch);
+  const std::string stem = std::filesystem::path(q.recipe_path).stem().string();
+  out.record_path = q.out_dir + "/" + stem + "-" + utc_timestamp(launch, "%Y%m%dT%H%M%SZ") + ".json";
+  // Rank 0 killed by a signal writes no record: the launcher writes the failed one (run/run_guard.h).
+  auto on_lead_died = [&](int status) {
+    rec.options = o;
+    rec.options.world = q.nproc.value_or(static_cast<int>(recipe.layout.world()));
+    const std::string path = write_lead_died_record(rec, q.out_dir, stem, launch, launch_steady, status);
+    report.message("  run record (status failed): " + path);
+  };
+  if (auto launched = place_ranks(q, recipe, o, on_lead_died)) {
     out.exit_code = *launched;
     return out;
   }
   const bool lead = o.rank == 0;  // only rank 0 reports progress and writes the run record
-  RunRecord rec = new_record(q, recipe, m, o, launch);
-  const std::string stem = std::filesystem::path(q.recipe_path).stem().string();
-  out.record_path = q.out_dir + "/" + stem + "-" + utc_timestamp(launch, "%Y%m%dT%H%M%SZ") + ".json";
+  rec.options = o;
   rec.environment["recipe_env_applied"] = apply_recipe_env(recipe, report);
   if (lead)
     for (auto* r : reporters) r->start(rec);
@@ -302,6 +333,7 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
 }  // namespace
 
 RunOutcome run_recipe(const RunRequest& request, const std::vector<RunReporter*>& reporters) {
+  watch_interrupts();  // SIGINT / SIGTERM are noted, then end the run with a failed record
   const auto launch = Clock::now();
   const auto launch_steady = std::chrono::steady_clock::now();
   const Reporters report{reporters};

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "metrics/metrics.h"
+#include "recipe/diagnostic.h"
 #include "run/backend.h"
 #include "util/json.h"
 
@@ -44,6 +45,18 @@ struct RunRecord {
   std::string status = "failed";
   Json error;                           ///< null, or {"step": n, "message": "..."}
   Json to_json() const;
+
+  /// The record that to_json() wrote, read back typed (schema/run-record.schema.json). `file` names the record
+  /// in errors. Throws InputError located by file and field path, e.g.
+  /// `r.json: error: metrics.tokens_per_s_per_gpu: string 'fast', expected a number`, when a field the record
+  /// must hold is missing, of another type, or an integer out of its type's range. It checks types, not figures:
+  /// check_run_record() (run/run_record_check.h) checks the figures against the steps.
+  static RunRecord from_json(const Json& j, const std::string& file);
+
+  // Facts from `environment` (checked by from_json; defaults when the writer left them out).
+  std::string build_type() const;  ///< CMake build type of the recipebench that ran ("Release"); "" if unknown
+  int device_count() const;        ///< devices (GPUs, or CPU ranks) the run used; 1 when not recorded
+  std::string device_name() const; ///< e.g. "NVIDIA H200"; "?" when not recorded
 };
 
 /// SHA-256 of a file's bytes as 64 hex digits (OpenSSL EVP). Throws std::runtime_error if unreadable.

@@ -211,6 +211,28 @@ TEST_CASE("rows file: round trip and clear errors", "[train][rows]") {
   CHECK_THROWS_WITH(train::FileRows((dir / "junk.bin").string(), 64, 512), Catch::Contains("RBROWS01"));
 }
 
+TEST_CASE("rows file: a header declaring 2^57 rows is refused by size, without overflow", "[train][rows]") {
+  // Field case run-report #6: RBROWS01, rows of 128 tokens, 2^57 rows: 2^57 x 128 x 5 wraps 64 bits.
+  namespace fs = std::filesystem;
+  const test::TempDir tmp("recipebench-rows-huge");
+  const std::string path = (tmp.path() / "r.bin").string();
+  auto write = [&](size_t body_rows) {
+    std::string h("RBROWS01", 8);
+    const uint32_t row_tokens = 128;
+    const uint64_t rows = uint64_t{1} << 57;
+    h.append(reinterpret_cast<const char*>(&row_tokens), 4);
+    h.append(reinterpret_cast<const char*>(&rows), 8);
+    h.append(body_rows * 128 * 5, '\0');
+    std::ofstream(path, std::ios::binary) << h;
+  };
+  write(0);
+  CHECK_THROWS_WITH(train::FileRows(path, 128, 512),
+                    path + ": size does not match the header: 20 bytes, expected more than 2^64 for 144115188075855872 "
+                           "rows of 128 tokens (20 + rows x 128 x 5 bytes)");
+  write(1);  // one real row: 660 bytes
+  CHECK_THROWS_WITH(train::FileRows(path, 128, 512), Catch::Contains("660 bytes, expected more than 2^64"));
+}
+
 namespace {
 /// A one-rank CPU recipe of the tiny model: `rows` rows of `row_tokens` per step, `max_tokens` per microbatch.
 Recipe tiny_cpu_recipe(int64_t row_tokens, int64_t rows, int64_t max_tokens) {

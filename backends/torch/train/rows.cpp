@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <fstream>
 #include <numeric>
 #include <stdexcept>
@@ -91,11 +92,20 @@ FileRows::FileRows(const std::string& path, int64_t row_tokens, int64_t vocab_si
     throw std::runtime_error(path + ": rows of " + std::to_string(file_row_tokens) + " tokens, expected " +
                              std::to_string(row_tokens) + " (workload.row_tokens)");
   if (rows == 0) throw std::runtime_error(path + ": 0 rows, expected at least 1");
-  const int64_t cells = static_cast<int64_t>(rows) * row_tokens;
-  const int64_t expected_size = 20 + cells * 5;
-  if (size != expected_size)
-    throw std::runtime_error(path + ": " + std::to_string(size) + " bytes, expected " + std::to_string(expected_size) +
-                             " for " + std::to_string(rows) + " rows of " + std::to_string(row_tokens) + " tokens");
+  // The header's sizes against the file's, without overflow: a row takes row_tokens x 5 bytes after the 20-byte
+  // header, so the body must hold exactly `rows` of them (a header declaring 2^57 rows is refused here, before
+  // rows x row_tokens x 5 could wrap).
+  if (row_tokens <= 0) throw std::runtime_error(path + ": rows of 0 tokens, expected at least 1");
+  const uint64_t row_bytes = static_cast<uint64_t>(row_tokens) * 5;
+  const uint64_t body = static_cast<uint64_t>(size) - 20;
+  if (rows != body / row_bytes || body % row_bytes != 0) {
+    const bool fits = rows <= (std::numeric_limits<uint64_t>::max() - 20) / row_bytes;
+    throw std::runtime_error(path + ": size does not match the header: " + std::to_string(size) + " bytes, expected " +
+                             (fits ? std::to_string(20 + rows * row_bytes) : std::string("more than 2^64")) + " for " +
+                             std::to_string(rows) + " rows of " + std::to_string(row_tokens) + " tokens (20 + rows x " +
+                             std::to_string(row_tokens) + " x 5 bytes)");
+  }
+  const int64_t cells = static_cast<int64_t>(rows) * row_tokens;  // <= the file's size: no overflow
   rows_ = static_cast<int64_t>(rows);
   tokens_.resize(cells);
   mask_.resize(cells);
