@@ -10,13 +10,14 @@
 #include "commands.h"
 #include "recipe/validate.h"
 #include "report/leaderboard.h"
+#include "report/leaderboard_csv.h"
 #include "util/atomic_file.h"
 #include "util/host.h"
 
 namespace recipebench::cli {
 
 void add_report_command(CLI::App& app, std::function<int()>& run) {
-  auto* cmd = app.add_subcommand("report", "Rank recipes into DIR/leaderboard.json and DIR/leaderboard.html");
+  auto* cmd = app.add_subcommand("report", "Rank recipes into DIR/leaderboard.json, DIR/leaderboard.html and DIR/leaderboard.csv");
   struct Args {
     std::vector<std::string> paths;
     std::string out;
@@ -26,7 +27,7 @@ void add_report_command(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("paths", a->paths,
                   "Recipes (*.yaml, *.yml) and run records (*.json), or folders searched recursively for them")
       ->required();
-  cmd->add_option("--out", a->out, "Folder for leaderboard.json and leaderboard.html")->required();
+  cmd->add_option("--out", a->out, "Folder for leaderboard.json, leaderboard.html and leaderboard.csv")->required();
   cmd->add_option("--usd-per-gpu-hour", a->price, "Price every entry at this $/GPU-hour instead of the catalog's")
       ->check(CLI::PositiveNumber);
   cmd->callback([&run, a] {
@@ -75,6 +76,7 @@ void add_report_command(CLI::App& app, std::function<int()>& run) {
       const std::string html_path = (std::filesystem::path(a->out) / "leaderboard.html").string();
       write_file_atomic(json_path, leaderboard_to_json(board).dump(2) + "\n");
       write_file_atomic(html_path, leaderboard_to_html(board));
+      write_file_atomic((std::filesystem::path(a->out) / "leaderboard.csv").string(), leaderboard_to_csv(board));
       size_t entries = 0;
       for (const auto& g : board.groups) entries += g.entries.size();
       std::cout << "ranked " << entries << " entr" << (entries == 1 ? "y" : "ies") << " in " << board.groups.size()

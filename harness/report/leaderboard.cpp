@@ -59,6 +59,7 @@ LeaderboardEntry entry_from_recipe(const Recipe& r) {
   e.author_url = r.author_url;
   e.status = r.status;
   e.details = details_of(r);
+  e.layout = r.doc.value("layout", Json::object());
   return e;
 }
 
@@ -82,6 +83,18 @@ void add_mfu(LeaderboardEntry& e, const ModelConfig* model, const std::string& g
   e.active_params = count_params(*model).active;
   e.peak_flops = gpu->peak_bf16_flops;
   e.mfu = mfu_6n(static_cast<double>(e.active_params), e.tokens_per_s_per_gpu, e.peak_flops);
+}
+
+/// Step times and losses of a run record's `steps`, and its timed window (`metrics.window`).
+StepSeries step_series(const Json& rec) {
+  StepSeries s;
+  for (const Json& st : rec.value("steps", Json::array())) {
+    s.seconds.push_back(st.value("seconds", 0.0));
+    s.loss.push_back(st.value("loss", 0.0));
+  }
+  const Json w = rec["metrics"].value("window", Json::array());
+  if (w.is_array() && w.size() == 2) s.window_first = w[0].get<int>(), s.window_last = w[1].get<int>();
+  return s;
 }
 
 }  // namespace
@@ -164,6 +177,7 @@ Leaderboard build_leaderboard(const std::vector<Recipe>& recipes, const ReportOp
                             {"peak_memory_bytes", m["peak_memory_bytes"]},
                             {"final_loss", rec["steps"].empty() ? Json(nullptr) : rec["steps"].back()["loss"]}};
     e.details.erase("correctness");
+    e.steps = step_series(rec);
     entries.push_back(std::move(e));
   }
   for (LeaderboardEntry& e : entries) {
