@@ -12,7 +12,6 @@
 #include "test_util.h"
 
 using namespace recipebench;
-using Catch::Approx;
 
 namespace {
 

@@ -143,7 +143,8 @@ std::string comparison_to_text(const Comparison& c) {
   o << "A: " << c.a_id << " (" << c.a_file << ")\nB: " << c.b_id << " (" << c.b_file << ")\n\n";
   size_t w = 0;
   for (const auto& f : c.fields) w = std::max(w, f.section.size() + 1 + f.name.size());
-  auto pad = [](std::string s, size_t n) { return s.size() < n ? s + std::string(n - s.size(), ' ') : s; };
+  // Pads to n columns, and always leaves two spaces before the next column.
+  auto pad = [](std::string s, size_t n) { return s + std::string(s.size() + 2 <= n ? n - s.size() : 2, ' '); };
   o << pad("figure", 20) << pad("A", 14) << pad("B", 14) << "B/A\n";
   for (const auto& g : c.figures)
     o << pad(g.label, 20) << pad(format_figure(g.key, g.a), 14) << pad(format_figure(g.key, g.b), 14)

@@ -106,7 +106,6 @@ mu::data facts_of(const LeaderboardEntry& e) {
     facts << fact("MFU", pct(*e.mfu, 1), "computed: 6 x N x tokens/s/GPU / " + shortest(e.peak_flops) +
                                              " FLOP/s; N = " + with_commas(e.active_params) + " active parameters per token");
   if (e.step_time_cv_percent) facts << fact("Step-time CV", fixed(*e.step_time_cv_percent, 2) + "%");
-  if (d.contains("correctness") && d["correctness"].is_object()) correctness_facts(d["correctness"], facts);
   facts << fact("Measured", e.measured);
   if (e.gpu_hours) facts << fact("GPU-hours", fixed(*e.gpu_hours, 2));
   if (d.contains("dataset") && d["dataset"].is_object()) {
@@ -121,6 +120,25 @@ mu::data facts_of(const LeaderboardEntry& e) {
   return facts;
 }
 
+/// Blocks (stack, env, command, ...) already shown in the group: a repeat says "same as #k" instead of
+/// printing the text again, which keeps big boards small and shows at a glance what changed.
+class SeenBlocks {
+ public:
+  /// Sets `<name>_same` on `a` and returns true when an earlier entry showed the same `content` under `name`.
+  bool repeat(const std::string& name, const std::string& content, const LeaderboardEntry& e, mu::data& a) {
+    auto [it, inserted] = first_.emplace(name + '\0' + content, std::make_pair(e.id, e.rank));
+    if (inserted) return false;
+    mu::data same;
+    same.set("id", it->second.first);
+    same.set("rank", std::to_string(it->second.second));
+    a.set(name + "_same", same);
+    return true;
+  }
+
+ private:
+  std::map<std::string, std::pair<std::string, int>> first_;
+};
+
 /// The per-step charts of a run record: step times with the timed window shaded, and the loss curve.
 void step_charts(const LeaderboardEntry& e, mu::data& a) {
   const StepSeries& s = e.steps;
@@ -134,8 +152,43 @@ void step_charts(const LeaderboardEntry& e, mu::data& a) {
                                    "Training loss of " + e.id + " by step"));
 }
 
-mu::data article_data(const LeaderboardEntry& e) {
+void block_data(const LeaderboardEntry& e, SeenBlocks& seen, mu::data& a) {
   const Json& d = e.details;
+  if (d.contains("correctness") && d["correctness"].is_object()) {
+    mu::data facts{mu::data::type::list};
+    correctness_facts(d["correctness"], facts);
+    a.set("has_correctness", mu::data::type::bool_true);
+    if (!seen.repeat("correctness", d["correctness"].dump(), e, a)) a.set("correctness", facts);
+  }
+  if (d.contains("stack") && d["stack"].is_object() && !d["stack"].empty()) {
+    mu::data stack{mu::data::type::list};
+    for (const auto& [k, v] : d["stack"].items()) stack << fact(humanize(k), text(v));
+    a.set("has_stack", mu::data::type::bool_true);
+    if (!seen.repeat("stack", d["stack"].dump(), e, a)) a.set("stack", stack);
+  }
+  if (d.contains("env") && d["env"].is_object() && !d["env"].empty()) {
+    std::string env;
+    for (const auto& [k, v] : d["env"].items()) env += k + "=" + text(v) + "\n";
+    a.set("env", env);
+    seen.repeat("env", env, e, a);
+  }
+  if (d.contains("patches") && d["patches"].is_array() && !d["patches"].empty()) {
+    mu::data patches{mu::data::type::list};
+    for (const auto& p : d["patches"]) patches << mu::data(text(p));
+    a.set("has_patches", mu::data::type::bool_true);
+    if (!seen.repeat("patches", d["patches"].dump(), e, a)) a.set("patches", patches);
+  }
+  if (d.contains("run") && d["run"].is_string() && !d["run"].get<std::string>().empty()) {
+    a.set("run", text(d["run"]));
+    seen.repeat("run", text(d["run"]), e, a);
+  }
+  if (d.contains("notes") && !text(d["notes"]).empty()) {
+    a.set("notes", text(d["notes"]));
+    seen.repeat("notes", text(d["notes"]), e, a);
+  }
+}
+
+mu::data article_data(const LeaderboardEntry& e, SeenBlocks& seen) {
   mu::data a;
   a.set("id", e.id);
   a.set("rank", std::to_string(e.rank));
@@ -148,25 +201,7 @@ mu::data article_data(const LeaderboardEntry& e) {
   a.set("backend", e.backend.empty() ? "recipe" : e.backend);
   step_charts(e, a);
   a.set("facts", facts_of(e));
-  if (d.contains("stack") && d["stack"].is_object() && !d["stack"].empty()) {
-    mu::data stack{mu::data::type::list};
-    for (const auto& [k, v] : d["stack"].items()) stack << fact(humanize(k), text(v));
-    a.set("has_stack", mu::data::type::bool_true);
-    a.set("stack", stack);
-  }
-  if (d.contains("env") && d["env"].is_object() && !d["env"].empty()) {
-    std::string env;
-    for (const auto& [k, v] : d["env"].items()) env += k + "=" + text(v) + "\n";
-    a.set("env", env);
-  }
-  if (d.contains("patches") && d["patches"].is_array() && !d["patches"].empty()) {
-    mu::data patches{mu::data::type::list};
-    for (const auto& p : d["patches"]) patches << mu::data(text(p));
-    a.set("has_patches", mu::data::type::bool_true);
-    a.set("patches", patches);
-  }
-  if (d.contains("run") && d["run"].is_string() && !d["run"].get<std::string>().empty()) a.set("run", text(d["run"]));
-  if (d.contains("notes") && !text(d["notes"]).empty()) a.set("notes", text(d["notes"]));
+  block_data(e, seen, a);
   return a;
 }
 
@@ -248,9 +283,10 @@ mu::data group_data(const LeaderboardGroup& g) {
     gd.set("scatter_svg", svg::scatter_svg(pts, "cost-" + g.id,
                                            "$ per 1M tokens against tokens/s per GPU: " + g.model + " on " + g.gpu_type));
   mu::data rows{mu::data::type::list}, articles{mu::data::type::list};
+  SeenBlocks seen;
   for (const auto& e : g.entries) {
     rows << row_data(e);
-    articles << article_data(e);
+    articles << article_data(e, seen);
   }
   gd.set("rows", rows);
   gd.set("articles", articles);

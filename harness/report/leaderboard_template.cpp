@@ -39,7 +39,8 @@ dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 pre { background: var(--band); border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px; overflow-x: auto; font-size: 13px; line-height: 1.4; white-space: pre-wrap; }
 .tag { display: inline-block; font-size: 12px; padding: 1px 7px; border-radius: 10px; background: #e8f0fc; color: var(--accent); margin-left: 6px; }
 table.cmp { border-collapse: collapse; margin: 8px 0 14px; font-size: 13px; font-variant-numeric: tabular-nums; }
-table.cmp th, table.cmp td { padding: 3px 10px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; overflow-wrap: anywhere; }
+table.cmp th, table.cmp td { padding: 3px 10px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; overflow-wrap: break-word; }
+table.cmp.fields td:nth-child(2), table.cmp.fields td:nth-child(3), table.cmp.figures td:first-child { white-space: nowrap; }
 table.cmp tr.diff td { font-weight: 700; background: #fff4d6; }
 table.cmp tr.diff td.mark::before { content: "≠"; }
 details.compare-default { margin-top: 10px; }
@@ -98,7 +99,7 @@ const char* const kLeaderboardScript = R"JS(
       e.hidden = !ok;
       if (e.tagName === 'TR') { total++; if (ok) shown++; }
     });
-    all('section.group').forEach(function (g) { g.hidden = !g.querySelector('tbody tr:not([hidden])'); });
+    all('section.group:not(.unranked)').forEach(function (g) { g.hidden = !g.querySelector('table.board tbody tr:not([hidden])'); });
     document.getElementById('f-count').textContent = shown + ' of ' + total + ' entries shown';
   }
   Object.keys(filters).forEach(function (k) {
@@ -174,7 +175,7 @@ const char* const kLeaderboardTemplate = R"TPL(<!DOCTYPE html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="{{csp}}">
+<meta http-equiv="Content-Security-Policy" content="{{{csp}}}">
 <meta name="referrer" content="no-referrer">
 <title>recipebench leaderboard</title>
 <style>{{{css}}}</style>
@@ -213,16 +214,18 @@ const char* const kLeaderboardTemplate = R"TPL(<!DOCTYPE html>
 <dl class="facts">
 {{#facts}}<dt>{{label}}</dt><dd>{{#href}}<a href="{{href}}" rel="noopener noreferrer">{{text}}</a>{{/href}}{{^href}}{{#code}}<code>{{text}}</code>{{/code}}{{^code}}{{text}}{{/code}}{{/href}}{{#note}} <span class="muted">({{note}})</span>{{/note}}</dd>
 {{/facts}}</dl>
-{{#has_stack}}<h4>Stack</h4>
-<dl class="facts">{{#stack}}<dt>{{label}}</dt><dd>{{text}}</dd>{{/stack}}</dl>
+{{#has_correctness}}<h4>Correctness</h4>
+{{#correctness_same}}<p class="muted same">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>.</p>{{/correctness_same}}{{^correctness_same}}<dl class="facts">{{#correctness}}<dt>{{label}}</dt><dd>{{text}}</dd>{{/correctness}}</dl>{{/correctness_same}}
+{{/has_correctness}}{{#has_stack}}<h4>Stack</h4>
+{{#stack_same}}<p class="muted same">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>.</p>{{/stack_same}}{{^stack_same}}<dl class="facts">{{#stack}}<dt>{{label}}</dt><dd>{{text}}</dd>{{/stack}}</dl>{{/stack_same}}
 {{/has_stack}}{{#env}}<h4>Environment</h4>
-<pre>{{env}}</pre>
+{{#env_same}}<p class="muted same">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>.</p>{{/env_same}}{{^env_same}}<pre>{{env}}</pre>{{/env_same}}
 {{/env}}{{#has_patches}}<h4>Patches</h4>
-<ul>{{#patches}}<li><code>{{.}}</code></li>{{/patches}}</ul>
+{{#patches_same}}<p class="muted same">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>.</p>{{/patches_same}}{{^patches_same}}<ul>{{#patches}}<li><code>{{.}}</code></li>{{/patches}}</ul>{{/patches_same}}
 {{/has_patches}}{{#run}}<h4>Command</h4>
-<pre>{{run}}</pre>
+{{#run_same}}<p class="muted same">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>.</p>{{/run_same}}{{^run_same}}<pre>{{run}}</pre>{{/run_same}}
 {{/run}}{{#notes}}<h4>Notes</h4>
-<p>{{notes}}</p>
+{{#notes_same}}<p class="muted same">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>.</p>{{/notes_same}}{{^notes_same}}<p>{{notes}}</p>{{/notes_same}}
 {{/notes}}</article>
 {{/articles}}</section>
 {{/groups}}

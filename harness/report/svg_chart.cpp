@@ -160,7 +160,11 @@ std::string bar_chart_svg(const std::vector<Bar>& bars, const std::string& chart
     const Rect& r = L.rows[i];
     const Bar& b = bars[i];
     std::string label = "#" + std::to_string(b.rank) + "  " + b.label;
-    if (label.size() > 34) label = label.substr(0, 33) + "…";
+    if (label.size() > 34) {  // cut on a UTF-8 character boundary
+      size_t cut = 33;
+      while (cut > 0 && (static_cast<unsigned char>(label[cut]) & 0xC0) == 0x80) --cut;
+      label = label.substr(0, cut) + "…";
+    }
     o << "<g class=\"bar\" data-id=\"" << escape_xml(b.id) << "\"><title>" << escape_xml("#" + std::to_string(b.rank) + " " + b.label + ": " + fixed(b.value, 1) + " tokens/s/GPU") << "</title>"
       << text(L.frame.x0() - 8, r.y + 12, label, "end") << "<rect x=\"" << num(r.x) << "\" y=\"" << num(r.y)
       << "\" width=\"" << num(r.width) << "\" height=\"" << num(r.height) << "\" fill=\"" << (i == 0 ? kDark : kMid)
