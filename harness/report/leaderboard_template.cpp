@@ -31,6 +31,8 @@ table.board td.rank { font-weight: 700; }
 a { color: var(--accent); text-decoration: none; }
 a:hover { text-decoration: underline; }
 article.entry { border: 1px solid var(--line); border-radius: 8px; padding: 16px 20px; margin-top: 18px; }
+/* Entries off screen are not laid out until scrolled to: big boards stay quick to open. */
+article.entry, details.compare-default { content-visibility: auto; contain-intrinsic-size: auto 900px; }
 article.entry h3 { margin: 0 0 8px; font-size: 18px; }
 article.entry h4 { margin: 16px 0 6px; font-size: 15px; }
 dl.facts { display: grid; grid-template-columns: 190px 1fr; gap: 4px 16px; margin: 0; }
