@@ -70,7 +70,10 @@ async function checkDom(page) {
     }
     for (const tag of ['img', 'iframe', 'object', 'embed', 'b', 'i', 'foreignObject'])
       if (document.getElementsByTagName(tag).length) bad.push(`a <${tag}> element`);
-    return { bad, text: document.body.innerText };
+    // The text a reader gets (every element, laid out or not), without the comparison data's JSON.
+    const body = document.body.cloneNode(true);
+    for (const sc of body.querySelectorAll('script')) sc.remove();
+    return { bad, text: body.textContent };
   });
 }
 
