@@ -128,9 +128,14 @@ TEST_CASE("the HTML page is self-contained, escaped and lists the rows in rank o
   recipes[2].author = "A <b>&</b> B";
   const std::string html = leaderboard_to_html(build_leaderboard(recipes, {}));
   CHECK_THAT(html, Catch::StartsWith("<!DOCTYPE html>"));
-  CHECK(html.find("<script") == std::string::npos);
-  CHECK(html.find("http://") == std::string::npos);   // nothing fetched: only the author link is https
+  // Nothing fetched: no external script, style sheet or image; the only script is the page's own inline one,
+  // allowed by its hash in the Content-Security-Policy.
+  CHECK(html.find(" src=") == std::string::npos);
   CHECK(html.find("<link") == std::string::npos);
+  CHECK(html.find("default-src 'none'; style-src 'sha256-") != std::string::npos);
+  size_t scripts = 0;
+  for (size_t at = html.find("<script"); at != std::string::npos; at = html.find("<script", at + 1)) ++scripts;
+  CHECK(scripts == 2);  // the comparison data (application/json) and the page's script
   CHECK(html.find("A &lt;b&gt;&amp;&lt;/b&gt; B") != std::string::npos);
   const auto r1 = html.find("<td class=\"num\">1,232.5</td>");
   const auto r2 = html.find("<td class=\"num\">1,130.7</td>");
@@ -140,7 +145,22 @@ TEST_CASE("the HTML page is self-contained, escaped and lists the rows in rank o
   REQUIRE(r3 != std::string::npos);
   CHECK(r1 < r2);
   CHECK(r2 < r3);
-  // Each row links to its detail section.
+  // Each row links to its detail section; the author's https URL is a link.
   CHECK(html.find("href=\"#attune-tp2-pp8-ep8-vpp2-mt16k\"") != std::string::npos);
-  CHECK(html.find("<article class=\"entry\" id=\"attune-tp2-pp8-ep8-vpp2-mt16k\">") != std::string::npos);
+  CHECK(html.find("<article class=\"entry\" id=\"attune-tp2-pp8-ep8-vpp2-mt16k\"") != std::string::npos);
+  CHECK(html.find("<a href=\"https://arxiv.org/abs/2610.17528\"") != std::string::npos);
+  // One bar chart and one cost scatter for the group.
+  CHECK(html.find("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" id=\"bars-qwen3-5-397b-a17b-b200") !=
+        std::string::npos);
+  CHECK(html.find("class=\"chart\" id=\"cost-qwen3-5-397b-a17b-b200") != std::string::npos);
+}
+
+TEST_CASE("a javascript: author URL is shown as text, never as a link", "[report][html][security]") {
+  std::vector<Recipe> recipes = seed_recipes();
+  recipes[0].author_url = "javascript:alert(1)";
+  recipes[1].author_url = " JavaScript:alert(2)";
+  const std::string html = leaderboard_to_html(build_leaderboard(recipes, {}));
+  CHECK(html.find("href=\"javascript") == std::string::npos);
+  CHECK(html.find("href=\" JavaScript") == std::string::npos);
+  CHECK(html.find("<dd>javascript:alert(1) <span class=\"muted\">(not a link)</span></dd>") != std::string::npos);
 }

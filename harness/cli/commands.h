@@ -16,5 +16,6 @@ void add_validate_command(CLI::App& app, std::function<int()>& run);
 void add_report_command(CLI::App& app, std::function<int()>& run);
 void add_models_command(CLI::App& app, std::function<int()>& run);
 void add_run_command(CLI::App& app, std::function<int()>& run);
+void add_compare_command(CLI::App& app, std::function<int()>& run);
 
 }  // namespace recipebench::cli

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   add_report_command(app, run);
   add_models_command(app, run);
   add_run_command(app, run);
+  add_compare_command(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

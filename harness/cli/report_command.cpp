@@ -12,6 +12,7 @@
 #include "recipe/validate.h"
 #include "report/leaderboard.h"
 #include "run/run_record_check.h"
+#include "report/leaderboard_csv.h"
 #include "util/atomic_file.h"
 #include "util/dir_lock.h"
 #include "util/host.h"
@@ -48,7 +49,7 @@ bool add_run_record(const std::string& file, std::vector<RunRecordInput>& runs) 
 }  // namespace
 
 void add_report_command(CLI::App& app, std::function<int()>& run) {
-  auto* cmd = app.add_subcommand("report", "Rank recipes into DIR/leaderboard.json and DIR/leaderboard.html");
+  auto* cmd = app.add_subcommand("report", "Rank recipes into DIR/leaderboard.json, DIR/leaderboard.html and DIR/leaderboard.csv");
   struct Args {
     std::vector<std::string> paths;
     std::string out;
@@ -58,7 +59,7 @@ void add_report_command(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("paths", a->paths,
                   "Recipes (*.yaml, *.yml) and run records (*.json), or folders searched recursively for them")
       ->required();
-  cmd->add_option("--out", a->out, "Folder for leaderboard.json and leaderboard.html")->required();
+  cmd->add_option("--out", a->out, "Folder for leaderboard.json, leaderboard.html and leaderboard.csv")->required();
   cmd->add_option("--usd-per-gpu-hour", a->price, "Price every entry at this $/GPU-hour instead of the catalog's")
       ->check(finite_positive());
   cmd->callback([&run, a] {
@@ -106,11 +107,13 @@ void add_report_command(CLI::App& app, std::function<int()>& run) {
         // a killed report (util/dir_lock.h). Both files change together: a failure leaves the previous pair
         // (util/atomic_file.h).
         const DirectoryLock lock(a->out);
-        if (const int n = remove_leftover_temp_files(a->out, {"leaderboard.json", "leaderboard.html"}))
+        if (const int n = remove_leftover_temp_files(a->out, {"leaderboard.json", "leaderboard.html", "leaderboard.csv"}))
           std::cerr << "recipebench report: removed " << n << " temporary file" << (n == 1 ? "" : "s")
                     << " left in " << a->out << " by an interrupted report\n";
-        write_files_atomically(
-            {{json_path, leaderboard_to_json(board).dump(2) + "\n"}, {html_path, leaderboard_to_html(board)}});
+        const std::string csv_path = (std::filesystem::path(a->out) / "leaderboard.csv").string();
+        write_files_atomically({{json_path, leaderboard_to_json(board).dump(2) + "\n"},
+                                {html_path, leaderboard_to_html(board)},
+                                {csv_path, leaderboard_to_csv(board)}});
       } catch (const std::runtime_error& e) {
         std::cerr << "recipebench report: " << e.what() << "\n";
         return kFailed;

@@ -60,6 +60,7 @@ LeaderboardEntry entry_from_recipe(const Recipe& r) {
   e.author_url = r.author_url;
   e.status = r.status;
   e.details = details_of(r);
+  e.layout = r.doc.value("layout", Json::object());
   return e;
 }
 
@@ -117,6 +118,18 @@ void mark_proxy(LeaderboardEntry& e) {
     e.layout_highlights = "proxy: " + layers + (e.layout_highlights.empty() ? "" : ", " + e.layout_highlights);
 }
 
+/// Step times and losses of a run record's `steps`, and its timed window (`metrics.window`).
+StepSeries step_series(const RunRecord& rec) {
+  StepSeries s;
+  for (const StepSample& st : rec.steps) {
+    s.seconds.push_back(st.seconds);
+    s.loss.push_back(st.loss);
+  }
+  s.window_first = rec.options.window.first;
+  s.window_last = rec.options.window.last;
+  return s;
+}
+
 /// A checked, complete run record as an entry: its recipe's facts, the record's measured figures (re-derived
 /// from its steps by check_run_record), priced and MFU'd for GPU runs only.
 LeaderboardEntry entry_from_run(const RunRecordInput& in, const ReportOptions& options) {
@@ -153,8 +166,10 @@ LeaderboardEntry entry_from_run(const RunRecordInput& in, const ReportOptions& o
                                   {"peak_memory_bytes", m.peak_memory_bytes},
                                   {"final_loss", rec.steps.empty() ? Json(nullptr) : Json(rec.steps.back().loss)}};
   e.details.erase("correctness");
+  e.steps = step_series(rec);
   return e;
 }
+
 
 }  // namespace
 

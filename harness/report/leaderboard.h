@@ -12,6 +12,13 @@
 
 namespace recipebench {
 
+/// Per-step figures of a run record, for its charts (docs/metrics.md: the timed window).
+struct StepSeries {
+  std::vector<double> seconds;  ///< wall time of steps 0..N-1 (s)
+  std::vector<double> loss;     ///< training loss of steps 0..N-1 (cross-entropy, nats per supervised token)
+  int window_first = 0, window_last = -1;  ///< the timed window, inclusive step indices; last < first: none
+};
+
 /// One ranked row and the facts its detail section shows.
 struct LeaderboardEntry {
   std::string id;                 ///< HTML anchor and stable key: the file's stem
@@ -39,6 +46,8 @@ struct LeaderboardEntry {
   std::string measured, author, author_url, status;
   std::string hardware;           ///< run records: the device the backend measured on (e.g. "1 x NVIDIA H200")
   Json details;                   ///< stack, env, patches, run, correctness, dataset, notes (as in the recipe)
+  Json layout;                    ///< the recipe's layout block (degrees, recompute, dispatcher, ...), for comparisons
+  StepSeries steps;               ///< run records: steps 0..N-1; recipes: empty
 };
 
 /// One table: same model at the same number of layers (a proxy never shares a table with the full model), GPU
@@ -84,7 +93,8 @@ Leaderboard build_leaderboard(const std::vector<Recipe>& recipes, const ReportOp
 /// The JSON form, described by schema/leaderboard.schema.json.
 Json leaderboard_to_json(const Leaderboard& board);
 
-/// One self-contained HTML page (inline CSS, no scripts, no network fetch).
+/// One self-contained HTML page: inline CSS and SVG charts, a small inline script for sorting, filtering and
+/// comparing (the page reads fully without it), no network fetch. Only http(s) URLs become links.
 std::string leaderboard_to_html(const Leaderboard& board);
 
 }  // namespace recipebench

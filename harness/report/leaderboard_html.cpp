@@ -1,28 +1,24 @@
-// The leaderboard as one self-contained HTML page: inline CSS, no scripts, nothing fetched.
-#include <sstream>
+// The leaderboard as one self-contained HTML page, rendered from kainjow mustache data (the template, CSS and
+// script are in leaderboard_template.cpp). Every input string goes through mustache's HTML escaping; only
+// http(s) URLs become links (page_text.h); SVG and JSON blocks are built by report code that escapes them.
+#include <kainjow/mustache.hpp>
 
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "report/compare.h"
 #include "report/leaderboard.h"
+#include "report/leaderboard_template.h"
+#include "report/page_text.h"
+#include "report/svg_chart.h"
 #include "util/format.h"
 
 namespace recipebench {
 
-namespace {
+namespace mu = kainjow::mustache;
 
-std::string esc(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+namespace {
 
 std::string text(const Json& v) {
   if (v.is_string()) return v.get<std::string>();
@@ -44,192 +40,330 @@ std::string humanize(const std::string& key) {
   return s;
 }
 
-const char* kCss = R"CSS(
-:root { --fg:#1d2330; --muted:#5b6474; --line:#dde2ea; --bg:#ffffff; --band:#f5f7fa; --accent:#1f5fbf; }
-* { box-sizing: border-box; }
-body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
-main { max-width: 1180px; margin: 0 auto; padding: 24px 28px 64px; }
-header.page h1 { font-size: 26px; margin: 0 0 4px; }
-.muted { color: var(--muted); }
-section.group { margin-top: 28px; }
-section.group h2 { font-size: 21px; margin: 0 0 2px; }
-table.board { width: 100%; border-collapse: collapse; margin-top: 12px; font-variant-numeric: tabular-nums; }
-table.board th, table.board td { padding: 9px 10px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
-table.board th { font-size: 13px; color: var(--muted); font-weight: 600; background: var(--band); }
-table.board td.num, table.board th.num { text-align: right; white-space: nowrap; }
-table.board td.rank { font-weight: 700; }
-.layout-label { font-weight: 600; white-space: nowrap; }
-.layout-hl { display: block; color: var(--muted); font-size: 13px; }
-a { color: var(--accent); text-decoration: none; }
-a:hover { text-decoration: underline; }
-article.entry { border: 1px solid var(--line); border-radius: 8px; padding: 16px 20px; margin-top: 18px; }
-article.entry h3 { margin: 0 0 8px; font-size: 18px; }
-article.entry h4 { margin: 16px 0 6px; font-size: 15px; }
-dl.facts { display: grid; grid-template-columns: 190px 1fr; gap: 4px 16px; margin: 0; }
-dl.facts dt { color: var(--muted); }
-dl.facts dd { margin: 0; overflow-wrap: anywhere; }
-pre { background: var(--band); border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px; overflow-x: auto; font-size: 13px; line-height: 1.4; }
-.tag { display: inline-block; font-size: 12px; padding: 1px 7px; border-radius: 10px; background: #e8f0fc; color: var(--accent); margin-left: 6px; }
-footer { margin-top: 40px; font-size: 13px; }
-)CSS";
+/// Number text for data-* sort keys: full precision, empty when unknown.
+std::string raw(const std::optional<double>& v) { return v ? shortest(*v) : std::string(); }
 
-void facts_row(std::ostringstream& o, const std::string& label, const std::string& value_html) {
-  o << "<dt>" << esc(label) << "</dt><dd>" << value_html << "</dd>\n";
+/// One row of a facts list: label, text, and optionally a note, a link (http(s) only) or code styling.
+mu::data fact(const std::string& label, const std::string& value, const std::string& note = "",
+              const std::string& href = "", bool code = false) {
+  mu::data f;
+  f.set("label", label);
+  f.set("text", value);
+  if (!note.empty()) f.set("note", note);
+  if (!href.empty() && is_http_url(href)) f.set("href", href);
+  if (code) f.set("code", mu::data::type::bool_true);
+  return f;
 }
 
-void details_html(std::ostringstream& o, const LeaderboardEntry& e) {
+void measurement_facts(const LeaderboardEntry& e, mu::data& facts) {
+  const Json& m = e.details["measurement"];
+  facts << fact("Measured by", "recipebench, backend " + e.backend + ", on " + e.hardware);
+  facts << fact("Mean step time", fixed(m.value("mean_step_seconds", 0.0), 3) + " s");
+  if (m.value("peak_memory_bytes", Json(0)).is_number() && m.value("peak_memory_bytes", 0.0) > 0)
+    facts << fact("Peak memory", fixed(m["peak_memory_bytes"].get<double>() / 1e9, 1) + " GB");
+  if (m.contains("final_loss") && m["final_loss"].is_number())
+    facts << fact("Final loss", fixed(m["final_loss"].get<double>(), 4));
+  std::string versions;
+  for (const EntryField& f : entry_fields(e))
+    if (f.section == "stack") versions += (versions.empty() ? "" : "; ") + f.name + " " + f.value;
+  facts << fact("Environment", versions);
+}
+
+void correctness_facts(const Json& c, mu::data& facts) {
+  if (c.contains("summary")) facts << fact("Correctness", text(c.value("result", Json())) + " — " + text(c["summary"]));
+  if (c.contains("convergence")) {
+    const Json& cv = c["convergence"];
+    facts << fact("Convergence check", "correlation " + text(cv.value("correlation", Json())) +
+                                           ", final loss difference " + text(cv.value("final_loss_difference", Json())) +
+                                           ", " + text(cv.value("pointwise_failures", Json())) +
+                                           " pointwise failures over " + text(cv.value("steps", Json())) + " steps");
+  }
+  if (c.contains("component_tests") && c["component_tests"].is_array())
+    for (const auto& t : c["component_tests"])
+      facts << fact("Component test", text(t.value("test", Json())) + ": " + text(t.value("gpu", Json())) + ", " +
+                                          text(t.value("date", Json())) + ". Shape: " + text(t.value("shape", Json())) +
+                                          ". " + text(t.value("detail", Json())));
+}
+
+mu::data facts_of(const LeaderboardEntry& e) {
   const Json& d = e.details;
-  o << "<dl class=\"facts\">\n";
-  facts_row(o, "Author", e.author_url.empty() ? esc(e.author)
-                                              : "<a href=\"" + esc(e.author_url) + "\">" + esc(e.author) + "</a>");
+  mu::data facts{mu::data::type::list};
+  facts << fact("Author", e.author, "", e.author_url);
+  if (!e.author_url.empty() && !is_http_url(e.author_url)) facts << fact("Author URL", e.author_url, "not a link");
   std::string gpus = std::to_string(e.gpus) + " x " + e.gpu_type;
   if (e.gpu_memory_gb > 0) gpus += " " + shortest(e.gpu_memory_gb) + " GB";
   gpus += " (" + (e.instance.empty() ? std::string() : e.instance + ", ") + std::to_string(e.gpus_per_node) + " per node)";
-  facts_row(o, "GPUs", esc(gpus));
-  facts_row(o, "Layout", esc(e.layout_summary.empty() ? e.layout_label : e.layout_summary));
-  facts_row(o, "Tokens/s per GPU", esc(fixed(e.tokens_per_s_per_gpu, 2)) + " <span class=\"muted\">(measured)</span>");
+  facts << fact("GPUs", gpus);
+  facts << fact("Layout", e.layout_summary.empty() ? e.layout_label : e.layout_summary);
+  facts << fact("Tokens/s per GPU", fixed(e.tokens_per_s_per_gpu, 2), "measured");
   if (e.usd_per_million_tokens)
-    facts_row(o, "$ / 1M tokens",
-              "$" + esc(fixed(*e.usd_per_million_tokens, 2)) + " <span class=\"muted\">(computed at $" +
-                  esc(fixed(e.usd_per_gpu_hour, 4)) + "/GPU-hour; " + esc(e.price_source) + ")</span>");
+    facts << fact("$ / 1M tokens", "$" + fixed(*e.usd_per_million_tokens, 2),
+                  "computed at $" + fixed(e.usd_per_gpu_hour, 4) + "/GPU-hour; " + e.price_source);
   else
-    facts_row(o, "$ / 1M tokens", "— <span class=\"muted\">(" + esc(e.price_source) + ")</span>");
-  if (d.contains("measurement")) {
-    const Json& m = d["measurement"];
-    facts_row(o, "Measured by", "recipebench, backend " + esc(e.backend) + ", on " + esc(e.hardware));
-    facts_row(o, "Mean step time", esc(fixed(m.value("mean_step_seconds", 0.0), 3)) + " s");
-    if (m.value("peak_memory_bytes", int64_t{0}) > 0)
-      facts_row(o, "Peak memory", esc(fixed(m["peak_memory_bytes"].get<double>() / 1e9, 1)) + " GB");
-    if (m.contains("final_loss") && m["final_loss"].is_number())
-      facts_row(o, "Final loss", esc(fixed(m["final_loss"].get<double>(), 4)));
-    const Json& env = m.value("environment", Json::object());
-    std::string versions;
-    for (const char* k : {"compiler", "recipebench_commit"})
-      if (env.contains(k)) versions += std::string(versions.empty() ? "" : "; ") + k + " " + text(env[k]);
-    if (env.contains("device") && env["device"].is_object())
-      for (const char* k : {"libtorch", "cuda", "nccl", "driver"})
-        if (!text(env["device"].value(k, Json(""))).empty())
-          versions += std::string(versions.empty() ? "" : "; ") + k + " " + text(env["device"][k]);
-    facts_row(o, "Environment", esc(versions));
-  }
+    facts << fact("$ / 1M tokens", "—", e.price_source);
+  if (d.contains("measurement")) measurement_facts(e, facts);
   if (e.mfu)
-    facts_row(o, "MFU", esc(pct(*e.mfu, 1)) + " <span class=\"muted\">(computed: 6 x N x tokens/s/GPU / " +
-                            esc(shortest(e.peak_flops)) + " FLOP/s; N = " + esc(with_commas(e.active_params)) +
-                            " active parameters per token)</span>");
-  if (e.step_time_cv_percent) facts_row(o, "Step-time CV", esc(fixed(*e.step_time_cv_percent, 2)) + "%");
-  if (d.contains("correctness")) {
-    const Json& c = d["correctness"];
-    if (c.contains("summary")) facts_row(o, "Correctness", esc(text(c["result"])) + " — " + esc(text(c["summary"])));
-    if (c.contains("convergence")) {
-      const Json& cv = c["convergence"];
-      std::string s = "correlation " + text(cv.value("correlation", Json())) + ", final loss difference " +
-                      text(cv.value("final_loss_difference", Json())) + ", " +
-                      text(cv.value("pointwise_failures", Json())) + " pointwise failures over " +
-                      text(cv.value("steps", Json())) + " steps";
-      facts_row(o, "Convergence check", esc(s));
-    }
-    if (c.contains("component_tests"))
-      for (const auto& t : c["component_tests"]) {
-        std::string s = text(t.value("test", Json())) + ": " + text(t.value("gpu", Json())) + ", " +
-                        text(t.value("date", Json())) + ". Shape: " + text(t.value("shape", Json())) + ". " +
-                        text(t.value("detail", Json()));
-        facts_row(o, "Component test", esc(s));
-      }
-  }
-  facts_row(o, "Measured", esc(e.measured));
-  if (e.gpu_hours) facts_row(o, "GPU-hours", esc(fixed(*e.gpu_hours, 2)));
-  if (d.contains("dataset")) {
+    facts << fact("MFU", pct(*e.mfu, 1), "computed: 6 x N x tokens/s/GPU / " + shortest(e.peak_flops) +
+                                             " FLOP/s; N = " + with_commas(e.active_params) + " active parameters per token");
+  if (e.step_time_cv_percent) facts << fact("Step-time CV", fixed(*e.step_time_cv_percent, 2) + "%");
+  facts << fact("Measured", e.measured);
+  if (e.gpu_hours) facts << fact("GPU-hours", fixed(*e.gpu_hours, 2));
+  if (d.contains("dataset") && d["dataset"].is_object()) {
     const Json& ds = d["dataset"];
     std::string s = text(ds.value("name", Json()));
-    if (ds.contains("build") && ds["build"].contains("name")) s = text(ds["build"]["name"]) + " from " + s;
+    if (ds.contains("build") && ds["build"].is_object() && ds["build"].contains("name"))
+      s = text(ds["build"]["name"]) + " from " + s;
     if (ds.contains("rows_sha256")) s += " (rows_sha256 " + text(ds["rows_sha256"]) + ")";
-    facts_row(o, "Rows", esc(s));
+    facts << fact("Rows", s);
   }
-  facts_row(o, e.kind == "run" ? "Run record" : "Recipe file", "<code>" + esc(e.file) + "</code>");
-  o << "</dl>\n";
+  facts << fact(e.kind == "run" ? "Run record" : "Recipe file", e.file, "", "", true);
+  return facts;
+}
 
-  if (d.contains("stack")) {
-    o << "<h4>Stack</h4>\n<dl class=\"facts\">\n";
-    for (const auto& [k, v] : d["stack"].items()) facts_row(o, humanize(k), esc(text(v)));
-    o << "</dl>\n";
+/// Blocks (stack, env, command, ...) already shown in the group: a repeat says "same as #k" instead of
+/// printing the text again, which keeps big boards small and shows at a glance what changed.
+class SeenBlocks {
+ public:
+  /// Sets `<name>_same` on `a` and returns true when an earlier entry showed the same `content` under `name`.
+  bool repeat(const std::string& name, const std::string& content, const LeaderboardEntry& e, mu::data& a) {
+    auto [it, inserted] = first_.emplace(name + '\0' + content, std::make_pair(e.id, e.rank));
+    if (inserted) return false;
+    mu::data same;
+    same.set("id", it->second.first);
+    same.set("rank", std::to_string(it->second.second));
+    a.set(name + "_same", same);
+    return true;
   }
-  if (d.contains("env") && !d["env"].empty()) {
-    o << "<h4>Environment</h4>\n<pre>";
-    for (const auto& [k, v] : d["env"].items()) o << esc(k) << "=" << esc(text(v)) << "\n";
-    o << "</pre>\n";
+
+ private:
+  std::map<std::string, std::pair<std::string, int>> first_;
+};
+
+/// The per-step charts of a run record: step times with the timed window shaded, and the loss curve.
+void step_charts(const LeaderboardEntry& e, mu::data& a) {
+  const StepSeries& s = e.steps;
+  if (s.seconds.empty()) return;
+  a.set("has_charts", mu::data::type::bool_true);
+  a.set("step_svg", svg::steps_svg(s.seconds, s.window_first, s.window_last,
+                                   svg::StepStyle{"step time (s)", true, false, false}, "steps-" + e.id,
+                                   "Step times of " + e.id + ", steps 0.." + std::to_string(s.seconds.size() - 1)));
+  a.set("loss_svg", svg::steps_svg(s.loss, s.window_first, s.window_last,
+                                   svg::StepStyle{"loss (nats per token)", false, true, true}, "loss-" + e.id,
+                                   "Training loss of " + e.id + " by step"));
+}
+
+void block_data(const LeaderboardEntry& e, SeenBlocks& seen, mu::data& a) {
+  const Json& d = e.details;
+  if (d.contains("correctness") && d["correctness"].is_object()) {
+    mu::data facts{mu::data::type::list};
+    correctness_facts(d["correctness"], facts);
+    a.set("has_correctness", mu::data::type::bool_true);
+    if (!seen.repeat("correctness", d["correctness"].dump(), e, a)) a.set("correctness", facts);
   }
-  if (d.contains("patches") && !d["patches"].empty()) {
-    o << "<h4>Patches</h4>\n<ul>";
-    for (const auto& p : d["patches"]) o << "<li><code>" << esc(text(p)) << "</code></li>";
-    o << "</ul>\n";
+  if (d.contains("stack") && d["stack"].is_object() && !d["stack"].empty()) {
+    mu::data stack{mu::data::type::list};
+    for (const auto& [k, v] : d["stack"].items()) stack << fact(humanize(k), text(v));
+    a.set("has_stack", mu::data::type::bool_true);
+    if (!seen.repeat("stack", d["stack"].dump(), e, a)) a.set("stack", stack);
   }
-  if (d.contains("run") && d["run"].is_string()) o << "<h4>Command</h4>\n<pre>" << esc(text(d["run"])) << "</pre>\n";
-  if (d.contains("notes")) o << "<h4>Notes</h4>\n<p>" << esc(text(d["notes"])) << "</p>\n";
+  if (d.contains("env") && d["env"].is_object() && !d["env"].empty()) {
+    std::string env;
+    for (const auto& [k, v] : d["env"].items()) env += k + "=" + text(v) + "\n";
+    a.set("env", env);
+    seen.repeat("env", env, e, a);
+  }
+  if (d.contains("patches") && d["patches"].is_array() && !d["patches"].empty()) {
+    mu::data patches{mu::data::type::list};
+    for (const auto& p : d["patches"]) patches << mu::data(text(p));
+    a.set("has_patches", mu::data::type::bool_true);
+    if (!seen.repeat("patches", d["patches"].dump(), e, a)) a.set("patches", patches);
+  }
+  if (d.contains("run") && d["run"].is_string() && !d["run"].get<std::string>().empty()) {
+    a.set("run", text(d["run"]));
+    seen.repeat("run", text(d["run"]), e, a);
+  }
+  if (d.contains("notes") && !text(d["notes"]).empty()) {
+    a.set("notes", text(d["notes"]));
+    seen.repeat("notes", text(d["notes"]), e, a);
+  }
+}
+
+mu::data article_data(const LeaderboardEntry& e, SeenBlocks& seen) {
+  mu::data a;
+  a.set("id", e.id);
+  a.set("rank", std::to_string(e.rank));
+  a.set("tag", e.kind == "run" ? "run · " + e.backend : "recipe · " + e.status);
+  a.set("tps", fixed(e.tokens_per_s_per_gpu, 1));
+  a.set("layout_label", e.layout_label);
+  if (!e.layout_highlights.empty()) a.set("layout_hl", e.layout_highlights);
+  a.set("status", e.status);
+  a.set("gpu_type", e.gpu_type);
+  a.set("backend", e.backend.empty() ? "recipe" : e.backend);
+  step_charts(e, a);
+  a.set("facts", facts_of(e));
+  block_data(e, seen, a);
+  return a;
+}
+
+mu::data row_data(const LeaderboardEntry& e) {
+  mu::data r;
+  r.set("id", e.id);
+  r.set("rank", std::to_string(e.rank));
+  r.set("tps", fixed(e.tokens_per_s_per_gpu, 1));
+  r.set("tps_raw", shortest(e.tokens_per_s_per_gpu));
+  r.set("usd", e.usd_per_million_tokens ? "$" + fixed(*e.usd_per_million_tokens, 2) : "—");
+  r.set("usd_raw", raw(e.usd_per_million_tokens));
+  r.set("gpus", std::to_string(e.gpus));
+  r.set("layout_label", e.layout_label);
+  if (!e.layout_highlights.empty()) r.set("layout_hl", e.layout_highlights);
+  r.set("mfu", e.mfu ? pct(*e.mfu, 1) : "—");
+  r.set("mfu_raw", raw(e.mfu));
+  r.set("cv", e.step_time_cv_percent ? fixed(*e.step_time_cv_percent, 2) + "%" : "—");
+  r.set("cv_raw", raw(e.step_time_cv_percent));
+  r.set("measured", e.measured);
+  r.set("author", e.author);
+  r.set("status", e.status);
+  r.set("gpu_type", e.gpu_type);
+  r.set("backend", e.backend.empty() ? "recipe" : e.backend);
+  r.set("link_word", e.kind == "run" ? "Run" : "Recipe");
+  return r;
+}
+
+/// The no-script comparison of a group's #1 and #2 (compare_entries, as `recipebench compare` prints it).
+mu::data comparison_data(const Comparison& c) {
+  mu::data d;
+  d.set("a_id", c.a_id);
+  d.set("b_id", c.b_id);
+  d.set("differences", std::to_string(c.differences()));
+  d.set("field_count", std::to_string(c.fields.size()));
+  mu::data figures{mu::data::type::list}, fields{mu::data::type::list};
+  for (const auto& g : c.figures) {
+    mu::data f;
+    f.set("label", g.label);
+    f.set("a", format_figure(g.key, g.a));
+    f.set("b", format_figure(g.key, g.b));
+    f.set("ratio", g.ratio ? approx(*g.ratio) : "—");
+    figures << f;
+  }
+  for (const auto& x : c.fields) {
+    mu::data f;
+    f.set("section", x.section);
+    f.set("name", x.name);
+    f.set("a", x.a);
+    f.set("b", x.b);
+    if (x.differs) f.set("differs", mu::data::type::bool_true);
+    fields << f;
+  }
+  d.set("figures", figures);
+  d.set("fields", fields);
+  return d;
+}
+
+std::vector<svg::Bar> bars_of(const LeaderboardGroup& g) {
+  std::vector<svg::Bar> bars;
+  for (const auto& e : g.entries) bars.push_back({e.id, e.layout_label, e.rank, e.tokens_per_s_per_gpu});
+  return bars;
+}
+
+mu::data group_data(const LeaderboardGroup& g) {
+  mu::data gd;
+  gd.set("id", g.id);
+  gd.set("model", g.model);
+  gd.set("depth", g.layers > 0 && g.layers != g.layers_full ? " (proxy: " + std::to_string(g.layers) + " of " +
+                                                                   std::to_string(g.layers_full) + " layers)"
+                                                             : std::string());
+  gd.set("gpu_type", g.gpu_type);
+  gd.set("rows_text", with_commas(g.row_tokens) + "-token rows" + (g.rows.empty() ? "" : " (" + g.rows + ")"));
+  gd.set("global_batch", std::to_string(g.global_batch));
+  gd.set("precision", upper(g.precision));
+  gd.set("bar_svg", svg::bar_chart_svg(bars_of(g), "bars-" + g.id,
+                                       "Tokens/s per GPU by rank: " + g.model + " on " + g.gpu_type));
+  std::vector<svg::ScatterPoint> pts;
+  for (const auto& e : g.entries)
+    if (e.usd_per_million_tokens)
+      pts.push_back({e.id, e.layout_label, e.rank, e.tokens_per_s_per_gpu, *e.usd_per_million_tokens, e.kind == "run"});
+  if (!pts.empty())
+    gd.set("scatter_svg", svg::scatter_svg(pts, "cost-" + g.id,
+                                           "$ per 1M tokens against tokens/s per GPU: " + g.model + " on " + g.gpu_type));
+  mu::data rows{mu::data::type::list}, articles{mu::data::type::list};
+  SeenBlocks seen;
+  for (const auto& e : g.entries) {
+    rows << row_data(e);
+    articles << article_data(e, seen);
+  }
+  gd.set("rows", rows);
+  gd.set("articles", articles);
+  gd.set("entries_word", g.entries.size() == 1 ? "Entry" : "Entries");
+  if (g.entries.size() >= 2) gd.set("default_compare", comparison_data(compare_entries(g.entries[0], g.entries[1])));
+  return gd;
+}
+
+/// The fields and figures of every entry for the page's comparison script, with keys and values stored once:
+/// {"keys": [[section, name, markable]], "values": [text], "figures": [label],
+///  "entries": {id: {"fields": [[key index, value index]], "shown": [text], "raw": [number|null]}}}.
+std::string compare_json(const Leaderboard& board) {
+  Json keys = Json::array(), values = Json::array(), entries = Json::object(), figures = Json::array();
+  std::map<std::pair<std::string, std::string>, size_t> key_index;
+  std::map<std::string, size_t> value_index;
+  for (const auto& g : board.groups)
+    for (const auto& e : g.entries) {
+      Json fields = Json::array(), shown = Json::array(), rawv = Json::array();
+      for (const EntryField& f : entry_fields(e)) {
+        auto k = key_index.emplace(std::make_pair(f.section, f.name), keys.size());
+        if (k.second) keys.push_back(Json::array({f.section, f.name, f.section == "source" && f.name == "file" ? 0 : 1}));
+        auto v = value_index.emplace(f.value, values.size());
+        if (v.second) values.push_back(f.value);
+        fields.push_back(Json::array({k.first->second, v.first->second}));
+      }
+      for (const EntryFigure& f : entry_figures(e)) {
+        if (figures.size() < entry_figures(e).size()) figures.push_back(f.label);
+        shown.push_back(format_figure(f.key, f.value));
+        rawv.push_back(f.value ? Json(*f.value) : Json(nullptr));
+      }
+      entries[e.id] = Json{{"fields", fields}, {"shown", shown}, {"raw", rawv}};
+    }
+  return script_json(Json{{"keys", keys}, {"values", values}, {"figures", figures}, {"entries", entries}});
+}
+
+mu::data string_list(const std::set<std::string>& items) {
+  mu::data l{mu::data::type::list};
+  for (const auto& s : items) l << mu::data(s);
+  return l;
 }
 
 }  // namespace
 
 std::string leaderboard_to_html(const Leaderboard& board) {
-  std::ostringstream o;
-  o << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-       "<title>recipebench leaderboard</title>\n<style>"
-    << kCss << "</style>\n</head>\n<body>\n<main>\n";
-  o << "<header class=\"page\"><h1>recipebench leaderboard</h1><p class=\"muted\">Training recipes ranked by tokens/s "
-       "per GPU";
-  if (board.context.contains("generated_at")) o << " · generated " << esc(text(board.context["generated_at"]));
-  o << "</p></header>\n";
-  if (board.groups.empty()) o << "<p>No recipe or run with a result to rank.</p>\n";
-
+  mu::data page;
+  page.set("css", kLeaderboardCss);
+  page.set("script", kLeaderboardScript);
+  page.set("csp", "default-src 'none'; style-src " + csp_hash_source(kLeaderboardCss) + "; script-src " +
+                      csp_hash_source(kLeaderboardScript) + "; img-src data:; base-uri 'none'; form-action 'none'");
+  if (board.context.contains("generated_at")) page.set("generated_at", text(board.context["generated_at"]));
+  std::set<std::string> statuses, gpu_types, backends;
+  mu::data groups{mu::data::type::list};
   for (const auto& g : board.groups) {
-    o << "<section class=\"group\" id=\"" << esc(g.id) << "\">\n";
-    const std::string depth = g.layers > 0 && g.layers != g.layers_full
-                                  ? " (proxy: " + std::to_string(g.layers) + " of " + std::to_string(g.layers_full) + " layers)"
-                                  : "";
-    o << "<h2>Training " << esc(g.model) << esc(depth) << " on " << esc(g.gpu_type) << "</h2>\n";
-    o << "<p class=\"muted\">Ranked by tokens/s per GPU · " << esc(with_commas(g.row_tokens)) << "-token rows"
-      << (g.rows.empty() ? "" : " (" + esc(g.rows) + ")") << " · global batch " << g.global_batch << " · "
-      << esc(upper(g.precision)) << "</p>\n";
-    o << "<table class=\"board\">\n<thead><tr><th>#</th><th class=\"num\">Tokens/s per GPU</th>"
-         "<th class=\"num\">$ / 1M tokens</th><th class=\"num\">GPUs</th><th>Layout</th><th class=\"num\">MFU</th>"
-         "<th class=\"num\">Step-time CV</th><th>Measured</th><th>Author</th><th></th></tr></thead>\n<tbody>\n";
     for (const auto& e : g.entries) {
-      o << "<tr id=\"row-" << esc(e.id) << "\"><td class=\"rank\">#" << e.rank << "</td>"
-        << "<td class=\"num\">" << esc(fixed(e.tokens_per_s_per_gpu, 1)) << "</td>"
-        << "<td class=\"num\">" << (e.usd_per_million_tokens ? "$" + esc(fixed(*e.usd_per_million_tokens, 2)) : "—")
-        << "</td>"
-        << "<td class=\"num\">" << e.gpus << "</td>"
-        << "<td><span class=\"layout-label\">" << esc(e.layout_label) << "</span>";
-      if (!e.layout_highlights.empty()) o << "<span class=\"layout-hl\">" << esc(e.layout_highlights) << "</span>";
-      o << "</td><td class=\"num\">" << (e.mfu ? esc(pct(*e.mfu, 1)) : "—") << "</td>"
-        << "<td class=\"num\">" << (e.step_time_cv_percent ? esc(fixed(*e.step_time_cv_percent, 2)) + "%" : "—")
-        << "</td><td>" << esc(e.measured) << "</td><td>" << esc(e.author) << "</td>"
-        << "<td><a href=\"#" << esc(e.id) << "\">" << (e.kind == "run" ? "Run" : "Recipe") << " ›</a></td></tr>\n";
+      statuses.insert(e.status);
+      gpu_types.insert(e.gpu_type);
+      backends.insert(e.backend.empty() ? "recipe" : e.backend);
     }
-    o << "</tbody>\n</table>\n";
-
-    o << "<h3>" << (g.entries.size() == 1 ? "Entry" : "Entries") << "</h3>\n";
-    for (const auto& e : g.entries) {
-      o << "<article class=\"entry\" id=\"" << esc(e.id) << "\">\n<h3>#" << e.rank << " " << esc(e.id)
-        << " <span class=\"tag\">" << esc(e.kind == "run" ? "run · " + e.backend : "recipe · " + e.status)
-        << "</span></h3>\n<p><strong>" << esc(fixed(e.tokens_per_s_per_gpu, 1)) << " tokens/s/GPU</strong> · "
-        << esc(e.layout_label) << (e.layout_highlights.empty() ? "" : " · " + esc(e.layout_highlights)) << "</p>\n";
-      details_html(o, e);
-      o << "</article>\n";
-    }
-    o << "</section>\n";
+    groups << group_data(g);
   }
+  page.set("groups", groups);
+  page.set("statuses", string_list(statuses));
+  page.set("gpu_types", string_list(gpu_types));
+  page.set("backends", string_list(backends));
   if (!board.unranked.empty()) {
-    o << "<section class=\"group\"><h2>Not ranked</h2><ul>";
-    for (const auto& u : board.unranked) o << "<li>" << esc(u) << "</li>";
-    o << "</ul></section>\n";
+    page.set("has_unranked", mu::data::type::bool_true);
+    mu::data unranked{mu::data::type::list};
+    for (const auto& u : board.unranked) unranked << mu::data(u);
+    page.set("unranked", unranked);
   }
-  o << "<footer class=\"muted\"><p>Tokens/s per GPU: window tokens / window seconds / GPUs (measured, steps 5..19). "
-       "$ / 1M tokens: price per GPU-hour / (tokens/s/GPU x 3600) x 1e6 (computed). MFU: 6 x N_active x tokens/s/GPU / "
-       "peak dense BF16 FLOP/s (computed). Step-time CV: 100 x sample standard deviation / mean of window step times "
-       "(measured). Definitions: docs/metrics.md.</p></footer>\n";
-  o << "</main>\n</body>\n</html>\n";
-  return o.str();
+  page.set("compare_json", compare_json(board));
+  mu::mustache tmpl{kLeaderboardTemplate};
+  if (!tmpl.is_valid()) throw std::logic_error("leaderboard page template: " + tmpl.error_message());
+  return tmpl.render(page);
 }
 
 }  // namespace recipebench

@@ -1,0 +1,160 @@
+#include "report/compare.h"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "util/format.h"
+
+namespace recipebench {
+
+namespace {
+
+std::string as_text(const Json& v) {
+  if (v.is_null()) return "none";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
+  return v.dump();
+}
+
+/// "full, uniform, 1 layer" from {granularity, method, num_layers}; "none" when absent.
+std::string recompute_text(const Json& r) {
+  if (!r.is_object()) return as_text(r);
+  std::string s = as_text(r.value("granularity", Json("?")));
+  if (r.contains("method") && !r["method"].is_null()) s += ", " + as_text(r["method"]);
+  if (r.contains("num_layers") && r["num_layers"].is_number_integer()) {
+    const int64_t n = r["num_layers"].get<int64_t>();
+    s += ", " + std::to_string(n) + (n == 1 ? " layer" : " layers");
+  }
+  return s;
+}
+
+void layout_fields(const LeaderboardEntry& e, std::vector<EntryField>& out) {
+  const Json& l = e.layout.is_object() ? e.layout : Json::object();
+  out.push_back({"layout", "label", e.layout_label});
+  for (const char* k : {"tp", "pp", "vpp", "cp", "ep", "etp", "dp"})
+    out.push_back({"layout", k, l.contains(k) ? as_text(l[k]) : "1"});
+  const std::pair<const char*, const char*> named[] = {{"sequence_parallel", "sequence parallel"},
+                                                       {"max_tokens_per_gpu", "max tokens per GPU"},
+                                                       {"rows_per_microbatch", "rows per microbatch"}};
+  for (const auto& [key, name] : named)
+    if (l.contains(key)) out.push_back({"layout", name, as_text(l[key])});
+  out.push_back({"layout", "recompute", recompute_text(l.value("recompute", Json(nullptr)))});
+  out.push_back({"layout", "offload", as_text(l.value("offload", Json(nullptr)))});
+  out.push_back({"layout", "dispatcher", as_text(l.value("dispatcher", Json(nullptr)))});
+  if (l.contains("layer_split") && l["layer_split"].is_object()) {
+    const Json& s = l["layer_split"];
+    out.push_back({"layout", "layer split", "first " + as_text(s.value("first", Json("?"))) + ", last " +
+                                                as_text(s.value("last", Json("?")))});
+  }
+}
+
+void stack_fields(const LeaderboardEntry& e, std::vector<EntryField>& out) {
+  const Json& d = e.details;
+  if (d.contains("stack") && d["stack"].is_object())
+    for (const auto& [k, v] : d["stack"].items())
+      if (k != "source") out.push_back({"stack", k, as_text(v)});
+  if (!d.contains("measurement")) return;
+  const Json env = d["measurement"].value("environment", Json::object());
+  if (!env.is_object()) return;
+  for (const char* k : {"compiler", "recipebench_version", "recipebench_commit", "build_type"})
+    if (env.contains(k)) out.push_back({"stack", k, as_text(env[k])});
+  const Json dev = env.value("device", Json::object());
+  if (dev.is_object())
+    for (const char* k : {"libtorch", "cuda", "nccl", "driver"})
+      if (dev.contains(k)) out.push_back({"stack", k, as_text(dev[k])});
+}
+
+}  // namespace
+
+std::vector<EntryField> entry_fields(const LeaderboardEntry& e) {
+  std::vector<EntryField> out;
+  layout_fields(e, out);
+  out.push_back({"hardware", "GPU type", e.gpu_type});
+  out.push_back({"hardware", "GPUs", std::to_string(e.gpus)});
+  out.push_back({"hardware", "GPUs per node", std::to_string(e.gpus_per_node)});
+  out.push_back({"hardware", "instance", e.instance.empty() ? "none" : e.instance});
+  if (!e.hardware.empty()) out.push_back({"hardware", "measured on", e.hardware});
+  out.push_back({"workload", "model", e.model});
+  out.push_back({"workload", "row tokens", std::to_string(e.row_tokens)});
+  out.push_back({"workload", "global batch", std::to_string(e.global_batch)});
+  out.push_back({"workload", "precision", e.precision});
+  stack_fields(e, out);
+  if (e.details.contains("env") && e.details["env"].is_object())
+    for (const auto& [k, v] : e.details["env"].items()) out.push_back({"env", k, as_text(v)});
+  out.push_back({"source", "kind", e.kind == "run" ? "run record (" + e.backend + ")" : "recipe (" + e.status + ")"});
+  out.push_back({"source", "measured", e.measured});
+  out.push_back({"source", "author", e.author});
+  out.push_back({"source", "file", e.file});
+  return out;
+}
+
+std::vector<EntryFigure> entry_figures(const LeaderboardEntry& e) {
+  return {{"tokens_per_s_per_gpu", "tokens/s per GPU", e.tokens_per_s_per_gpu},
+          {"usd_per_million_tokens", "$ per 1M tokens", e.usd_per_million_tokens},
+          {"mfu", "MFU", e.mfu},
+          {"step_time_cv_percent", "step-time CV (%)", e.step_time_cv_percent},
+          {"gpu_hours", "GPU-hours", e.gpu_hours}};
+}
+
+size_t Comparison::differences() const {
+  size_t n = 0;
+  for (const auto& f : fields) n += f.differs;
+  return n;
+}
+
+Comparison compare_entries(const LeaderboardEntry& a, const LeaderboardEntry& b) {
+  Comparison c{a.id, b.id, a.file, b.file, {}, {}};
+  const std::vector<EntryField> fa = entry_fields(a), fb = entry_fields(b);
+  std::map<std::pair<std::string, std::string>, const EntryField*> in_b;
+  for (const auto& f : fb) in_b[{f.section, f.name}] = &f;
+  std::map<std::pair<std::string, std::string>, bool> seen;
+  for (const auto& f : fa) {
+    auto it = in_b.find({f.section, f.name});
+    const std::string bv = it == in_b.end() ? "—" : it->second->value;
+    c.fields.push_back({f.section, f.name, f.value, bv, f.value != bv});
+    seen[{f.section, f.name}] = true;
+  }
+  for (const auto& f : fb)
+    if (!seen.count({f.section, f.name})) c.fields.push_back({f.section, f.name, "—", f.value, true});
+  // "file" always differs between two entries: not a difference of how they ran.
+  for (auto& f : c.fields)
+    if (f.section == "source" && f.name == "file") f.differs = false;
+  const auto ga = entry_figures(a), gb = entry_figures(b);
+  for (size_t i = 0; i < ga.size(); ++i) {
+    ComparedFigure g{ga[i].key, ga[i].label, ga[i].value, gb[i].value, std::nullopt};
+    if (g.a && g.b && *g.a != 0) g.ratio = *g.b / *g.a;
+    c.figures.push_back(g);
+  }
+  return c;
+}
+
+std::string format_figure(const std::string& key, const std::optional<double>& v) {
+  if (!v) return "—";
+  if (key == "tokens_per_s_per_gpu") return fixed(*v, 1);
+  if (key == "usd_per_million_tokens") return "$" + fixed(*v, 2);
+  if (key == "mfu") return fixed(100 * *v, 1) + "%";
+  if (key == "step_time_cv_percent") return fixed(*v, 2) + "%";
+  return fixed(*v, 2);
+}
+
+std::string comparison_to_text(const Comparison& c) {
+  std::ostringstream o;
+  o << "A: " << c.a_id << " (" << c.a_file << ")\nB: " << c.b_id << " (" << c.b_file << ")\n\n";
+  size_t w = 0;
+  for (const auto& f : c.fields) w = std::max(w, f.section.size() + 1 + f.name.size());
+  // Pads to n columns, and always leaves two spaces before the next column.
+  auto pad = [](std::string s, size_t n) { return s + std::string(s.size() + 2 <= n ? n - s.size() : 2, ' '); };
+  o << pad("figure", 20) << pad("A", 14) << pad("B", 14) << "B/A\n";
+  for (const auto& g : c.figures)
+    o << pad(g.label, 20) << pad(format_figure(g.key, g.a), 14) << pad(format_figure(g.key, g.b), 14)
+      << (g.ratio ? approx(*g.ratio) : "—") << "\n";
+  o << "\n" << c.differences() << " of " << c.fields.size() << " fields differ (*)\n";
+  size_t wa = 1;
+  for (const auto& f : c.fields) wa = std::max(wa, std::min<size_t>(f.a.size(), 40));
+  for (const auto& f : c.fields)
+    o << (f.differs ? "* " : "  ") << pad(f.section + "." + f.name, w + 2) << pad(f.a, wa + 2) << f.b << "\n";
+  return o.str();
+}
+
+}  // namespace recipebench

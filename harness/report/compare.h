@@ -1,0 +1,61 @@
+// Two leaderboard entries side by side: the fields that describe how each was run (layout degrees, recompute,
+// dispatcher, max tokens per GPU, stack versions, env) with the differences marked, and the ratios of their
+// figures. Used by `recipebench compare A B` and by the leaderboard page (docs/report.md).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report/leaderboard.h"
+
+namespace recipebench {
+
+/// One described field of an entry: section ("layout", "hardware", "workload", "stack", "env", "source"),
+/// name within it ("tp", "pytorch", "NCCL_NVLS_ENABLE") and its value as text.
+struct EntryField {
+  std::string section, name, value;
+};
+
+/// The fields of `e` in display order. Layout: label, TP, PP, VPP, CP, EP, ETP, DP, sequence parallel, max tokens
+/// per GPU, rows per microbatch, recompute, offload, dispatcher, layer split; then hardware, workload, stack
+/// versions (the recipe's stack, or for run records the measured environment's versions), env variables, source.
+std::vector<EntryField> entry_fields(const LeaderboardEntry& e);
+
+/// One of an entry's figures (measured or computed): key as in leaderboard.json, label with unit, value if known.
+struct EntryFigure {
+  std::string key, label;
+  std::optional<double> value;
+};
+
+/// tokens/s/GPU, $ / 1M tokens, MFU (fraction), step-time CV (%), GPU-hours, in that order.
+std::vector<EntryFigure> entry_figures(const LeaderboardEntry& e);
+
+struct ComparedField {
+  std::string section, name, a, b;  ///< "—" where an entry lacks the field
+  bool differs = false;
+};
+struct ComparedFigure {
+  std::string key, label;
+  std::optional<double> a, b;
+  std::optional<double> ratio;  ///< b / a, when both are known and a != 0
+};
+
+/// A and B side by side. Fields are matched by section and name: A's order, then B's fields A lacks.
+struct Comparison {
+  std::string a_id, b_id, a_file, b_file;
+  std::vector<ComparedField> fields;
+  std::vector<ComparedFigure> figures;
+  size_t differences() const;
+};
+
+Comparison compare_entries(const LeaderboardEntry& a, const LeaderboardEntry& b);
+
+/// The comparison as terminal text: figures with B/A ratios, then every field (a "*" marks a difference).
+std::string comparison_to_text(const Comparison& c);
+
+/// A figure as the page and the terminal show it: tokens/s/GPU "1,232.5", $ "$3.21", MFU "5.4%", CV "2.72%",
+/// GPU-hours "22.49"; "—" when unknown.
+std::string format_figure(const std::string& key, const std::optional<double>& v);
+
+}  // namespace recipebench

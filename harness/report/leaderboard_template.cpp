@@ -1,0 +1,243 @@
+#include "report/leaderboard_template.h"
+
+namespace recipebench {
+
+const char* const kLeaderboardCss = R"CSS(
+:root { --fg:#1d2330; --muted:#5b6474; --line:#dde2ea; --bg:#ffffff; --band:#f5f7fa; --accent:#1f5fbf; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
+main { max-width: 1180px; margin: 0 auto; padding: 24px 28px 64px; }
+header.page h1 { font-size: 26px; margin: 0 0 4px; }
+.muted { color: var(--muted); }
+.no-js .js-only { display: none; }
+[hidden] { display: none !important; }
+.controls { border: 1px solid var(--line); border-radius: 8px; padding: 10px 14px; margin-top: 14px; background: var(--band); }
+.controls label { margin-right: 16px; font-size: 14px; }
+.controls h2 { font-size: 17px; margin: 0 0 4px; }
+section.group { margin-top: 28px; }
+section.group h2 { font-size: 21px; margin: 0 0 2px; }
+.charts { display: flex; flex-wrap: wrap; gap: 12px 24px; align-items: flex-start; margin-top: 12px; }
+svg.chart { max-width: 100%; height: auto; font-family: system-ui, sans-serif; }
+table.board { width: 100%; border-collapse: collapse; margin-top: 12px; font-variant-numeric: tabular-nums; }
+table.board th, table.board td { padding: 9px 10px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
+table.board th { font-size: 13px; color: var(--muted); font-weight: 600; background: var(--band); }
+.js table.board th[data-key] { cursor: pointer; user-select: none; }
+table.board th[aria-sort="ascending"]::after { content: " ▲"; }
+table.board th[aria-sort="descending"]::after { content: " ▼"; }
+table.board td.num, table.board th.num { text-align: right; white-space: nowrap; }
+table.board td.rank { font-weight: 700; }
+.layout-label { font-weight: 600; white-space: nowrap; }
+.layout-hl { display: block; color: var(--muted); font-size: 13px; }
+a { color: var(--accent); text-decoration: none; }
+a:hover { text-decoration: underline; }
+article.entry { border: 1px solid var(--line); border-radius: 8px; padding: 16px 20px; margin-top: 18px; }
+/* Entries off screen are not laid out until scrolled to: big boards stay quick to open. */
+article.entry, details.compare-default { content-visibility: auto; contain-intrinsic-size: auto 900px; }
+article.entry h3 { margin: 0 0 8px; font-size: 18px; }
+article.entry h4 { margin: 16px 0 6px; font-size: 15px; }
+dl.facts { display: grid; grid-template-columns: 190px 1fr; gap: 4px 16px; margin: 0; }
+dl.facts dt { color: var(--muted); }
+dl.facts dd { margin: 0; overflow-wrap: anywhere; }
+pre { background: var(--band); border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px; overflow-x: auto; font-size: 13px; line-height: 1.4; white-space: pre-wrap; }
+.tag { display: inline-block; font-size: 12px; padding: 1px 7px; border-radius: 10px; background: #e8f0fc; color: var(--accent); margin-left: 6px; }
+table.cmp { border-collapse: collapse; margin: 8px 0 14px; font-size: 13px; font-variant-numeric: tabular-nums; }
+table.cmp th, table.cmp td { padding: 3px 10px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; overflow-wrap: break-word; }
+table.cmp.fields td:nth-child(2), table.cmp.fields td:nth-child(3), table.cmp.figures td:first-child { white-space: nowrap; }
+table.cmp tr.diff td { font-weight: 700; background: #fff4d6; }
+table.cmp tr.diff td.mark::before { content: "≠"; }
+details.compare-default { margin-top: 10px; }
+footer { margin-top: 40px; font-size: 13px; }
+@media print { .js-only, .controls { display: none !important; } article.entry { break-inside: avoid; } }
+)CSS";
+
+const char* const kLeaderboardScript = R"JS(
+(function () {
+  'use strict';
+  var root = document.documentElement;
+  root.classList.remove('no-js');
+  root.classList.add('js');
+  function all(sel, from) { return Array.prototype.slice.call((from || document).querySelectorAll(sel)); }
+  function el(tag, text, cls) {
+    var e = document.createElement(tag);
+    if (text !== undefined) e.textContent = text;
+    if (cls) e.className = cls;
+    return e;
+  }
+
+  // Sorting: a click on a header orders the rows by its data-key; a second click reverses. Unknown values last.
+  function sortBy(th) {
+    var table = th.closest('table'), key = th.dataset.key, numeric = th.dataset.type !== 'text';
+    var now = th.getAttribute('aria-sort');
+    var dir = now === 'ascending' ? 'descending' : now === 'descending' ? 'ascending'
+            : (th.dataset.dir === 'desc' ? 'descending' : 'ascending');
+    all('th[aria-sort]', table).forEach(function (h) { h.removeAttribute('aria-sort'); });
+    th.setAttribute('aria-sort', dir);
+    var sign = dir === 'ascending' ? 1 : -1, body = table.tBodies[0], rows = all('tr', body);
+    rows.sort(function (a, b) {
+      var x = a.dataset[key], y = b.dataset[key];
+      var ex = x === undefined || x === '', ey = y === undefined || y === '';
+      if (ex || ey) { if (ex !== ey) return ex ? 1 : -1; }
+      else if (numeric && +x !== +y) return (+x - +y) * sign;
+      else if (!numeric && x !== y) return (x < y ? -1 : 1) * sign;
+      return +a.dataset.rank - +b.dataset.rank;
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
+  }
+  all('table.board th[data-key]').forEach(function (th) {
+    th.tabIndex = 0;
+    th.addEventListener('click', function () { sortBy(th); });
+    th.addEventListener('keydown', function (e) {
+      if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); sortBy(th); }
+    });
+  });
+
+  // Filters: status, GPU type, backend. Rows and detail sections hide together; an emptied group hides.
+  var filters = { status: 'f-status', gpu: 'f-gpu', backend: 'f-backend' };
+  function applyFilters() {
+    var want = {}, shown = 0, total = 0;
+    Object.keys(filters).forEach(function (k) { want[k] = document.getElementById(filters[k]).value; });
+    all('[data-id][data-status]').forEach(function (e) {
+      var ok = Object.keys(want).every(function (k) { return !want[k] || e.dataset[k] === want[k]; });
+      e.hidden = !ok;
+      if (e.tagName === 'TR') { total++; if (ok) shown++; }
+    });
+    all('section.group:not(.unranked)').forEach(function (g) { g.hidden = !g.querySelector('table.board tbody tr:not([hidden])'); });
+    document.getElementById('f-count').textContent = shown + ' of ' + total + ' entries shown';
+  }
+  Object.keys(filters).forEach(function (k) {
+    document.getElementById(filters[k]).addEventListener('change', applyFilters);
+  });
+
+  // Comparison of two ticked entries, from the fields and figures the report computed (compare-data).
+  var data = JSON.parse(document.getElementById('compare-data').textContent);
+  var picks = [];
+  function figureTable(a, b, A, B) {
+    var t = el('table', undefined, 'cmp figures'), head = t.createTHead().insertRow();
+    ['figure', 'A: ' + a, 'B: ' + b, 'B / A'].forEach(function (h) { head.appendChild(el('th', h)); });
+    var body = t.createTBody();
+    data.figures.forEach(function (label, i) {
+      var r = body.insertRow(), x = A.raw[i], y = B.raw[i];
+      var ratio = x !== null && y !== null && x !== 0 ? String(+(y / x).toFixed(2)) : '—';
+      [label, A.shown[i], B.shown[i], ratio].forEach(function (v) { r.appendChild(el('td', v)); });
+    });
+    return t;
+  }
+  function fieldTable(a, b, A, B) {
+    var order = [], va = {}, vb = {};
+    A.fields.forEach(function (f) { va[f[0]] = data.values[f[1]]; order.push(f[0]); });
+    B.fields.forEach(function (f) { vb[f[0]] = data.values[f[1]]; if (!(f[0] in va)) order.push(f[0]); });
+    var t = el('table', undefined, 'cmp fields'), head = t.createTHead().insertRow(), diffs = 0;
+    ['', 'section', 'field', 'A: ' + a, 'B: ' + b].forEach(function (h) { head.appendChild(el('th', h)); });
+    var body = t.createTBody();
+    order.forEach(function (k) {
+      var key = data.keys[k], x = k in va ? va[k] : '—', y = k in vb ? vb[k] : '—';
+      var differs = key[2] === 1 && x !== y, r = body.insertRow();
+      if (differs) { r.className = 'diff'; diffs++; }
+      r.dataset.key = key[0] + '.' + key[1];
+      [['', 'mark'], [key[0]], [key[1]], [x], [y]].forEach(function (c) { r.appendChild(el('td', c[0], c[1])); });
+    });
+    t.dataset.differences = diffs;
+    return t;
+  }
+  function renderCompare() {
+    var out = document.getElementById('cmp-out');
+    out.textContent = '';
+    if (picks.length < 2) {
+      out.appendChild(el('p', picks.length ? 'Tick one more entry.' : 'Tick two entries in the tables.', 'muted'));
+      return;
+    }
+    var A = data.entries[picks[0]], B = data.entries[picks[1]];
+    var fields = fieldTable(picks[0], picks[1], A, B);
+    out.appendChild(el('p', 'A: ' + picks[0] + ' · B: ' + picks[1] + ' · ' + fields.dataset.differences +
+                            ' of ' + fields.tBodies[0].rows.length + ' fields differ (marked ≠)'));
+    out.appendChild(figureTable(picks[0], picks[1], A, B));
+    out.appendChild(fields);
+  }
+  all('input.pick').forEach(function (cb) {
+    cb.addEventListener('change', function () {
+      if (cb.checked) {
+        picks.push(cb.value);
+        if (picks.length > 2) {
+          var old = picks.shift();
+          all('input.pick').forEach(function (c) { if (c.value === old) c.checked = false; });
+        }
+      } else {
+        picks = picks.filter(function (p) { return p !== cb.value; });
+      }
+      renderCompare();
+    });
+  });
+  renderCompare();
+})();
+)JS";
+
+// Data: see leaderboard_html.cpp (page_data). {{{...}}} only for SVG and JSON built by the report code itself.
+const char* const kLeaderboardTemplate = R"TPL(<!DOCTYPE html>
+<html lang="en" class="no-js">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="{{{csp}}}">
+<meta name="referrer" content="no-referrer">
+<title>recipebench leaderboard</title>
+<style>{{{css}}}</style>
+</head>
+<body>
+<main>
+<header class="page"><h1>recipebench leaderboard</h1><p class="muted">Training recipes ranked by tokens/s per GPU{{#generated_at}} · generated {{generated_at}}{{/generated_at}}</p></header>
+<form id="filters" class="controls js-only" aria-label="Filter entries">
+<label>Status <select id="f-status"><option value="">all</option>{{#statuses}}<option>{{.}}</option>{{/statuses}}</select></label>
+<label>GPU type <select id="f-gpu"><option value="">all</option>{{#gpu_types}}<option>{{.}}</option>{{/gpu_types}}</select></label>
+<label>Backend <select id="f-backend"><option value="">all</option>{{#backends}}<option>{{.}}</option>{{/backends}}</select></label>
+<span id="f-count" class="muted"></span>
+</form>
+<section id="compare" class="controls js-only"><h2>Compare two entries</h2><div id="cmp-out"></div></section>
+{{^groups}}<p>No recipe or run with a result to rank.</p>{{/groups}}
+{{#groups}}
+<section class="group" id="{{id}}">
+<h2>Training {{model}}{{depth}} on {{gpu_type}}</h2>
+<p class="muted">Ranked by tokens/s per GPU · {{rows_text}} · global batch {{global_batch}} · {{precision}}</p>
+<div class="charts">{{{bar_svg}}}{{{scatter_svg}}}</div>
+<table class="board">
+<thead><tr><th class="js-only">Compare</th><th data-key="rank" data-dir="asc">#</th><th class="num" data-key="tps" data-dir="desc">Tokens/s per GPU</th><th class="num" data-key="usd" data-dir="asc">$ / 1M tokens</th><th class="num" data-key="gpus" data-dir="asc">GPUs</th><th data-key="layout" data-type="text" data-dir="asc">Layout</th><th class="num" data-key="mfu" data-dir="desc">MFU</th><th class="num" data-key="cv" data-dir="asc">Step-time CV</th><th data-key="measured" data-type="text" data-dir="desc">Measured</th><th data-key="author" data-type="text" data-dir="asc">Author</th><th></th></tr></thead>
+<tbody>
+{{#rows}}<tr id="row-{{id}}" data-id="{{id}}" data-rank="{{rank}}" data-tps="{{tps_raw}}" data-usd="{{usd_raw}}" data-gpus="{{gpus}}" data-layout="{{layout_label}}" data-mfu="{{mfu_raw}}" data-cv="{{cv_raw}}" data-measured="{{measured}}" data-author="{{author}}" data-status="{{status}}" data-gpu="{{gpu_type}}" data-backend="{{backend}}"><td class="js-only"><input type="checkbox" class="pick" value="{{id}}" aria-label="compare {{id}}"></td><td class="rank">#{{rank}}</td><td class="num">{{tps}}</td><td class="num">{{usd}}</td><td class="num">{{gpus}}</td><td><span class="layout-label">{{layout_label}}</span>{{#layout_hl}}<span class="layout-hl">{{layout_hl}}</span>{{/layout_hl}}</td><td class="num">{{mfu}}</td><td class="num">{{cv}}</td><td>{{measured}}</td><td>{{author}}</td><td><a href="#{{id}}">{{link_word}} ›</a></td></tr>
+{{/rows}}</tbody>
+</table>
+{{#default_compare}}<details class="compare-default"><summary>#1 and #2 side by side ({{differences}} of {{field_count}} fields differ)</summary>
+<table class="cmp figures"><thead><tr><th>figure</th><th>A: {{a_id}}</th><th>B: {{b_id}}</th><th>B / A</th></tr></thead><tbody>{{#figures}}<tr><td>{{label}}</td><td>{{a}}</td><td>{{b}}</td><td>{{ratio}}</td></tr>{{/figures}}</tbody></table>
+<table class="cmp fields"><thead><tr><th></th><th>section</th><th>field</th><th>A: {{a_id}}</th><th>B: {{b_id}}</th></tr></thead><tbody>{{#fields}}<tr{{#differs}} class="diff"{{/differs}}><td class="mark"></td><td>{{section}}</td><td>{{name}}</td><td>{{a}}</td><td>{{b}}</td></tr>{{/fields}}</tbody></table>
+</details>{{/default_compare}}
+<h3>{{entries_word}}</h3>
+{{#articles}}<article class="entry" id="{{id}}" data-id="{{id}}" data-status="{{status}}" data-gpu="{{gpu_type}}" data-backend="{{backend}}">
+<h3>#{{rank}} {{id}} <span class="tag">{{tag}}</span></h3>
+<p><strong>{{tps}} tokens/s/GPU</strong> · {{layout_label}}{{#layout_hl}} · {{layout_hl}}{{/layout_hl}}</p>
+{{#has_charts}}<div class="charts">{{{step_svg}}}{{{loss_svg}}}</div>{{/has_charts}}
+<dl class="facts">
+{{#facts}}<dt>{{label}}</dt><dd>{{#href}}<a href="{{href}}" rel="noopener noreferrer">{{text}}</a>{{/href}}{{^href}}{{#code}}<code>{{text}}</code>{{/code}}{{^code}}{{text}}{{/code}}{{/href}}{{#note}} <span class="muted">({{note}})</span>{{/note}}</dd>
+{{/facts}}</dl>
+{{#has_correctness}}<h4>Correctness</h4>
+{{#correctness_same}}<p class="muted same">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>.</p>{{/correctness_same}}{{^correctness_same}}<dl class="facts">{{#correctness}}<dt>{{label}}</dt><dd>{{text}}</dd>{{/correctness}}</dl>{{/correctness_same}}
+{{/has_correctness}}{{#has_stack}}<h4>Stack</h4>
+{{#stack_same}}<p class="muted same">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>.</p>{{/stack_same}}{{^stack_same}}<dl class="facts">{{#stack}}<dt>{{label}}</dt><dd>{{text}}</dd>{{/stack}}</dl>{{/stack_same}}
+{{/has_stack}}{{#env}}<h4>Environment</h4>
+{{#env_same}}<p class="muted same">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>.</p>{{/env_same}}{{^env_same}}<pre>{{env}}</pre>{{/env_same}}
+{{/env}}{{#has_patches}}<h4>Patches</h4>
+{{#patches_same}}<p class="muted same">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>.</p>{{/patches_same}}{{^patches_same}}<ul>{{#patches}}<li><code>{{.}}</code></li>{{/patches}}</ul>{{/patches_same}}
+{{/has_patches}}{{#run}}<h4>Command</h4>
+{{#run_same}}<p class="muted same">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>.</p>{{/run_same}}{{^run_same}}<pre>{{run}}</pre>{{/run_same}}
+{{/run}}{{#notes}}<h4>Notes</h4>
+{{#notes_same}}<p class="muted same">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>.</p>{{/notes_same}}{{^notes_same}}<p>{{notes}}</p>{{/notes_same}}
+{{/notes}}</article>
+{{/articles}}</section>
+{{/groups}}
+{{#has_unranked}}<section class="group unranked"><h2>Not ranked</h2><ul>{{#unranked}}<li>{{.}}</li>{{/unranked}}</ul></section>{{/has_unranked}}
+<footer class="muted"><p>Tokens/s per GPU: window tokens / window seconds / GPUs (measured, steps 5..19). $ / 1M tokens: price per GPU-hour / (tokens/s/GPU x 3600) x 1e6 (computed). MFU: 6 x N_active x tokens/s/GPU / peak dense BF16 FLOP/s (computed). Step-time CV: 100 x sample standard deviation / mean of window step times (measured). Definitions: docs/metrics.md. Also in this folder: leaderboard.json, leaderboard.csv.</p></footer>
+</main>
+<script type="application/json" id="compare-data">{{{compare_json}}}</script>
+<script>{{{script}}}</script>
+</body>
+</html>
+)TPL";
+
+}  // namespace recipebench

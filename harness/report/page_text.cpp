@@ -1,0 +1,55 @@
+#include "report/page_text.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+
+#include "run/run_record.h"
+
+namespace recipebench {
+
+bool is_http_url(const std::string& url) {
+  std::string lower;
+  for (char c : url.substr(0, 8)) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  size_t host = 0;
+  if (lower.rfind("https://", 0) == 0) host = 8;
+  else if (lower.rfind("http://", 0) == 0) host = 7;
+  else return false;
+  if (url.size() <= host || url[host] == '/') return false;
+  for (unsigned char c : url)
+    if (c <= 0x20 || c == 0x7f || c == '"' || c == '\'' || c == '<' || c == '>' || c == '\\' || c == '`')
+      return false;
+  return true;
+}
+
+std::string script_json(const Json& v) {
+  const std::string s = v.dump(-1, ' ', false, Json::error_handler_t::replace);
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '<': out += "\\u003c"; break;
+      case '>': out += "\\u003e"; break;
+      case '&': out += "\\u0026"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string csp_hash_source(const std::string& text) {
+  const std::string hex = sha256_hex(text);
+  std::string bytes;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) bytes += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  static const char* b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    const size_t n = std::min<size_t>(3, bytes.size() - i);
+    uint32_t v = 0;
+    for (size_t j = 0; j < 3; ++j) v = v << 8 | (j < n ? static_cast<unsigned char>(bytes[i + j]) : 0u);
+    for (size_t j = 0; j < 4; ++j) out += j <= n ? b64[(v >> (18 - 6 * j)) & 63] : '=';
+  }
+  return "'sha256-" + out + "'";
+}
+
+}  // namespace recipebench

@@ -1,0 +1,114 @@
+// Charts of the leaderboard page as inline SVG: geometry computed here (pure functions, unit-tested), markup
+// written from it. No script, no external library, nothing fetched. Made to read in grey-scale print: series are
+// told apart by hatching, marker shape and dash, not by colour alone (docs/report.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace recipebench::svg {
+
+/// Linear map from data [d0, d1] to pixels [r0, r1] (either direction; r1 < r0 for an upward y axis).
+struct Scale {
+  double d0 = 0, d1 = 1, r0 = 0, r1 = 1;
+  double operator()(double v) const { return d1 == d0 ? (r0 + r1) / 2 : r0 + (v - d0) * (r1 - r0) / (d1 - d0); }
+};
+
+/// Round tick values covering [lo, hi]: steps of 1, 2 or 5 x 10^k, about `target` of them; the first tick
+/// <= lo and the last >= hi. lo == hi gives a unit-wide range around it. Throws std::invalid_argument if lo > hi.
+std::vector<double> nice_ticks(double lo, double hi, int target = 5);
+
+/// Tick label text: as many decimals as the tick step needs (step 0.25 -> "0.25", step 500 -> "1,500").
+std::string tick_label(double value, double step);
+
+/// The plot area inside an SVG of `width` x `height` pixels.
+struct Frame {
+  double width = 0, height = 0, left = 0, right = 0, top = 0, bottom = 0;
+  double x0() const { return left; }
+  double x1() const { return width - right; }
+  double y0() const { return top; }
+  double y1() const { return height - bottom; }
+};
+
+struct Rect {
+  double x = 0, y = 0, width = 0, height = 0;
+};
+struct Point {
+  double x = 0, y = 0;
+};
+
+// ---- tokens/s/GPU bars, best first ----
+
+struct Bar {
+  std::string id, label;  ///< label: e.g. the layout ("TP2 PP8 VPP2 EP8 DP4")
+  int rank = 0;
+  double value = 0;       ///< tokens/s/GPU
+};
+
+/// Horizontal bars, one row per entry (at most `max_bars`, best first), on an x axis from 0 to past the
+/// largest value. rows[i] is bar i's rectangle; ticks are the x axis's values.
+struct BarLayout {
+  Frame frame;
+  Scale x;
+  std::vector<double> ticks;
+  std::vector<Rect> rows;
+  size_t shown = 0, total = 0;
+};
+BarLayout layout_bars(const std::vector<Bar>& bars, double width, size_t max_bars = 25);
+/// The SVG of the bar chart; `chart_id` keeps pattern ids unique in the page.
+std::string bar_chart_svg(const std::vector<Bar>& bars, const std::string& chart_id, const std::string& title);
+
+// ---- $ / 1M tokens against tokens/s/GPU ----
+
+struct ScatterPoint {
+  std::string id, label;
+  int rank = 0;
+  double x = 0, y = 0;      ///< tokens/s/GPU, $ per 1M tokens
+  bool measured_run = false;  ///< run records are drawn as squares, recipes as circles
+};
+
+/// Points on axes from 0; `corner` is the cheap-and-fast region: faster than the median tokens/s/GPU and cheaper
+/// than the median $ / 1M tokens (to the plot's right and bottom edges).
+struct ScatterLayout {
+  Frame frame;
+  Scale x, y;
+  std::vector<double> x_ticks, y_ticks;
+  std::vector<Point> points;
+  Rect corner;
+  double median_x = 0, median_y = 0;
+};
+ScatterLayout layout_scatter(const std::vector<ScatterPoint>& pts, double width, double height);
+std::string scatter_svg(const std::vector<ScatterPoint>& pts, const std::string& chart_id, const std::string& title);
+
+/// Median of `v` (mean of the middle two for an even count); 0 for an empty vector.
+double median(std::vector<double> v);
+
+// ---- per-step series of a run record ----
+
+/// A series over steps 0..N-1 on an x axis of step indices and a y axis from 0 (or from the data's lower tick
+/// when `from_zero` is false). `window` is the shaded timed window [first - 0.5, last + 0.5] in step units;
+/// zero width when the series has none.
+struct StepLayout {
+  Frame frame;
+  Scale x, y;
+  std::vector<double> x_ticks, y_ticks;
+  std::vector<Point> points;
+  Rect window;
+};
+StepLayout layout_steps(const std::vector<double>& values, int window_first, int window_last, bool from_zero,
+                        double width, double height);
+
+/// Style of a step chart: y axis title (with its unit), whether y starts at 0, and the line's dash and marker.
+struct StepStyle {
+  std::string y_title;
+  bool from_zero = true;
+  bool dashed = false;
+  bool square_markers = false;
+};
+std::string steps_svg(const std::vector<double>& values, int window_first, int window_last, const StepStyle& style,
+                      const std::string& chart_id, const std::string& title);
+
+/// `s` with & < > " ' escaped, for SVG/HTML text and attribute values.
+std::string escape_xml(const std::string& s);
+
+}  // namespace recipebench::svg
