@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "default_recipe.h"
 #include "layout/rank_map.h"
+#include "plan/memory_plan.h"
 #include "recipe/result_check.h"
 #include "recipe/validate.h"
 #include "run/backend.h"
@@ -198,6 +199,11 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
           std::printf("recipebench run --dry-run: %s\n  model %s (%lld layers), %s\n%s", path.c_str(), model.name.c_str(),
                       static_cast<long long>(model.num_layers), recipe.layout.label.c_str(),
                       format_rank_map(build_rank_map(recipe, model)).c_str());
+          std::fflush(stdout);
+          // The plan is per GPU: a recipe that names no device is planned on CUDA (BF16 when its precision is).
+          const Json bench = recipe.doc.value("bench", Json());
+          const bool device_set = a->device || (bench.is_object() && bench.contains("device"));
+          print_memory_plan(recipe, model, device_set ? o.device : "cuda");
         } catch (const std::invalid_argument& e) {
           std::cerr << "recipebench run --dry-run: " << e.what() << "\n";
           return kFailed;

@@ -5,7 +5,7 @@ namespace recipebench {
 std::string Diagnostic::to_string() const {
   std::string s = file;
   if (line > 0) s += ":" + std::to_string(line) + ":" + std::to_string(column);
-  s += ": error: ";
+  s += ": " + severity + ": ";
   if (!path.empty()) s += path + ": ";
   s += found;
   if (!expected.empty()) s += ", expected " + expected;
@@ -14,7 +14,7 @@ std::string Diagnostic::to_string() const {
 
 Json Diagnostic::to_json() const {
   return Json{{"file", file}, {"line", line},         {"column", column},
-              {"path", path}, {"found", found},       {"expected", expected},
+              {"path", path}, {"found", found},       {"expected", expected}, {"severity", severity},
               {"message", to_string()}};
 }
 
