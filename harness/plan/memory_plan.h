@@ -60,8 +60,9 @@ MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const Ran
 /// The plan as a table in GB (1 GB = 1e9 bytes), one column per kind of rank, and a fit line.
 std::string format_memory_plan(const MemoryPlan& plan);
 
-/// `run --dry-run`'s memory section: the plan of `recipe` for `model`, printed to stdout.
-void print_memory_plan(const Recipe& recipe, const ModelConfig& model, const std::string& device);
+/// `run --dry-run`'s memory section: the plan of `recipe` for `model` on `device`, as text. Throws
+/// std::invalid_argument for a layout the rank map refuses.
+std::string memory_plan_text(const Recipe& recipe, const ModelConfig& model, const std::string& device);
 
 /// The "does not fit" message of the worst rank, empty when the plan fits: names the GPU, the peak and the
 /// largest term.

@@ -1,7 +1,6 @@
 // The memory plan as text: `run --dry-run`'s table and validate's overflow message.
 #include <algorithm>
 #include <cstdio>
-#include <iostream>
 
 #include "plan/memory_plan.h"
 
@@ -77,8 +76,8 @@ std::string memory_overflow_message(const MemoryPlan& plan) {
          " GB)";
 }
 
-void print_memory_plan(const Recipe& recipe, const ModelConfig& model, const std::string& device) {
-  std::cout << format_memory_plan(plan_memory(recipe, model, build_rank_map(recipe, model), device));
+std::string memory_plan_text(const Recipe& recipe, const ModelConfig& model, const std::string& device) {
+  return format_memory_plan(plan_memory(recipe, model, build_rank_map(recipe, model), device));
 }
 
 }  // namespace recipebench
