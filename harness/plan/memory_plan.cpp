@@ -140,7 +140,7 @@ Phase peak_phase(const std::vector<double>& in_flight, double buffers, double la
   double sum = buffers, smallest = in_flight.empty() ? 0 : in_flight[0];
   for (double a : in_flight) sum += a, smallest = std::min(smallest, a);
   std::vector<Phase> phases;
-  phases.push_back({sum, 0, "forward of the last microbatch in flight", "none"});
+  phases.push_back({sum, 0, "forward of the last microbatch in flight", "nothing beyond the saved activations"});
   if (last) {
     phases.push_back({sum, loss.forward, "forward of the loss", "loss forward (logits and their FP32 copies)"});
     phases.push_back({sum, loss.backward, "start of the backward pass", "loss backward (FP32 softmax gradients)"});
