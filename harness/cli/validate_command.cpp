@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "plan/memory_check.h"
 #include "recipe/validate.h"
 
 namespace recipebench::cli {
@@ -12,10 +13,14 @@ void add_validate_command(CLI::App& app, std::function<int()>& run) {
   auto* cmd = app.add_subcommand("validate", "Check recipes: schema, layout arithmetic and result consistency");
   auto paths = std::make_shared<std::vector<std::string>>();
   auto format = std::make_shared<std::string>("text");
+  auto strict = std::make_shared<bool>(false);
   cmd->add_option("paths", *paths, "Recipe files, or folders searched recursively for *.yaml / *.yml")->required();
   cmd->add_option("--format", *format, "Output format")->check(CLI::IsMember({"text", "json"}));
-  cmd->callback([&run, paths, format] {
-    run = [paths, format]() -> int {
+  cmd->add_flag("--strict", *strict,
+                "A recipe whose per-rank memory plan does not fit the GPU is an error (default: a warning); "
+                "docs/memory-plan.md");
+  cmd->callback([&run, paths, format, strict] {
+    run = [paths, format, strict]() -> int {
       std::vector<std::string> files;
       try {
         files = collect_files(*paths, {".yaml", ".yml"});
@@ -30,15 +35,24 @@ void add_validate_command(CLI::App& app, std::function<int()>& run) {
       size_t failed = 0, errors = 0;
       Json report = Json::array();
       for (const auto& f : files) {
-        const ValidatedRecipe v = validate_recipe_file(f);
+        ValidatedRecipe v = validate_recipe_file(f);
+        Diagnostics warnings;
+        if (v.ok())
+          if (auto d = check_memory_fits(*v.recipe, f)) {
+            d->severity = *strict ? "error" : "warning";
+            (*strict ? v.errors : warnings).push_back(*d);
+          }
         failed += v.ok() ? 0 : 1;
         errors += v.errors.size();
         if (*format == "json") {
           Json errs = Json::array();
           for (const auto& d : v.errors) errs.push_back(d.to_json());
-          report.push_back(Json{{"file", f}, {"ok", v.ok()}, {"errors", errs}});
+          Json warns = Json::array();
+          for (const auto& d : warnings) warns.push_back(d.to_json());
+          report.push_back(Json{{"file", f}, {"ok", v.ok()}, {"errors", errs}, {"warnings", warns}});
         } else {
           for (const auto& d : v.errors) std::cout << d.to_string() << "\n";
+          for (const auto& d : warnings) std::cout << d.to_string() << "\n";
         }
       }
       const std::string summary = std::to_string(files.size()) + " recipe" + (files.size() == 1 ? "" : "s") + ": " +

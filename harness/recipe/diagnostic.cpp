@@ -8,7 +8,7 @@ std::string Diagnostic::to_string() const {
   // Control characters are escaped: a value holding a newline must not forge a second diagnostic line.
   std::string s = escape_controls(file);
   if (line > 0) s += ":" + std::to_string(line) + ":" + std::to_string(column);
-  s += ": error: ";
+  s += ": " + severity + ": ";
   if (!path.empty()) s += escape_controls(path) + ": ";
   s += escape_controls(found);
   if (!expected.empty()) s += ", expected " + escape_controls(expected);
@@ -17,7 +17,7 @@ std::string Diagnostic::to_string() const {
 
 Json Diagnostic::to_json() const {
   return Json{{"file", file}, {"line", line},         {"column", column},
-              {"path", path}, {"found", found},       {"expected", expected},
+              {"path", path}, {"found", found},       {"expected", expected}, {"severity", severity},
               {"message", to_string()}};
 }
 

@@ -11,7 +11,8 @@ namespace recipebench {
 
 /// A problem in an input file. line and column are 1-based; 0 means unknown (the whole file).
 /// `path` is the dotted field path (`layout.tp`, `result.window[1]`), empty for the document itself.
-/// Rendered as `file:line:col: error: <path>: <found>, expected <expected>`, control characters escaped.
+/// Rendered as `file:line:col: error: <path>: <found>, expected <expected>`, control characters escaped
+/// ("warning:" for a warning).
 struct Diagnostic {
   std::string file;
   int line = 0;
@@ -19,6 +20,7 @@ struct Diagnostic {
   std::string path;
   std::string found;
   std::string expected;
+  std::string severity = "error";  ///< "error" or "warning" (validate's memory check without --strict)
 
   /// The one-line text form.
   std::string to_string() const;

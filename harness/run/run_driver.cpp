@@ -12,6 +12,7 @@
 #include "catalog/hf_config.h"
 #include "catalog/models.h"
 #include "layout/rank_map.h"
+#include "plan/memory_plan.h"
 #include "recipe/validate.h"
 #include "run/backend.h"
 #include "run/launch.h"
@@ -129,11 +130,14 @@ RunModel resolve_model(const RunRequest& q, const Recipe& recipe, const RunOptio
   return m;
 }
 
-std::string dry_run_text(const std::string& path, const Recipe& recipe, const ModelConfig& model) {
+/// The rank map and the per-rank memory plan (docs/memory-plan.md); the plan is per GPU, so a recipe that names
+/// no device (bench.device, --device) is planned on CUDA.
+std::string dry_run_text(const std::string& path, const Recipe& recipe, const ModelConfig& model,
+                         const std::string& plan_device) {
   try {
     return "recipebench run --dry-run: " + path + "\n  model " + model.name + " (" +
            std::to_string(model.num_layers) + " layers), " + recipe.layout.label + "\n" +
-           format_rank_map(build_rank_map(recipe, model));
+           format_rank_map(build_rank_map(recipe, model)) + memory_plan_text(recipe, model, plan_device);
   } catch (const std::invalid_argument& e) {
     throw Refusal{kFailed, std::string("recipebench run --dry-run: ") + e.what()};
   }
@@ -288,7 +292,9 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
   const RunModel m = resolve_model(q, recipe, o);
   RunOutcome out;
   if (q.dry_run) {
-    const std::string text = dry_run_text(q.recipe_path, recipe, m.model);
+    const Json bench = recipe.doc.value("bench", Json());
+    const bool device_set = q.device || (bench.is_object() && bench.contains("device"));
+    const std::string text = dry_run_text(q.recipe_path, recipe, m.model, device_set ? o.device : "cuda");
     for (auto* r : reporters) r->dry_run(text);
     return out;
   }

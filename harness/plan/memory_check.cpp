@@ -1,0 +1,39 @@
+#include "plan/memory_check.h"
+
+#include <stdexcept>
+
+#include "plan/memory_plan.h"
+#include "recipe/source_doc.h"
+
+namespace recipebench {
+
+std::optional<Diagnostic> check_memory_fits(const Recipe& recipe, const std::string& file) {
+  const ModelConfig* registered = find_model(recipe.model);
+  if (!registered) return std::nullopt;
+  ModelConfig model = *registered;
+  const Json bench = recipe.doc.value("bench", Json());
+  std::string device = "cuda";
+  if (bench.is_object()) {
+    if (bench.contains("layers")) model = model.with_layers(bench["layers"].get<int64_t>());
+    if (bench.contains("device")) device = bench["device"].get<std::string>();
+  }
+  MemoryPlan plan;
+  try {
+    plan = plan_memory(recipe, model, build_rank_map(recipe, model), device);
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;
+  }
+  if (plan.fits()) return std::nullopt;
+  Diagnostic d;
+  try {
+    d = load_yaml_file(file).at("/layout/max_tokens_per_gpu", "", "");
+  } catch (const InputError&) {
+    d.file = file;
+    d.path = "layout";
+  }
+  d.found = "the memory plan does not fit: " + memory_overflow_message(plan);
+  d.expected = "a peak within the GPU's memory (recipebench run " + file + " --dry-run shows the plan)";
+  return d;
+}
+
+}  // namespace recipebench

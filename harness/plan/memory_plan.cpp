@@ -1,0 +1,259 @@
+#include "plan/memory_plan.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+
+#include "catalog/hardware.h"
+#include "plan/activation_memory.h"
+
+namespace recipebench {
+
+namespace {
+
+constexpr double kF32 = 4;
+
+/// Parameters of one pipeline rank, split as the backend's optimizers split them.
+struct StageParams {
+  double dense_tp = 0;   ///< TP-sharded dense parameters (this rank's shard)
+  double dense_rep = 0;  ///< replicated over TP: norms, router, shared_expert_gate
+  double experts = 0;    ///< routed experts of this rank's EP share
+  double largest = 0;    ///< the largest single tensor (its FP32 copy is made when gradients are accumulated)
+  double dense() const { return dense_tp + dense_rep; }
+};
+
+void add_layer_params(const ModelConfig& m, int64_t i, int tp, int ep, StageParams& s) {
+  const double h = static_cast<double>(m.hidden_size);
+  if (m.is_full_attention(i)) {
+    const double q = static_cast<double>(m.num_attention_heads * m.head_dim), kv = static_cast<double>(m.num_kv_heads * m.head_dim);
+    s.dense_tp += (h * 2 * q + 2 * h * kv + q * h) / tp;
+    s.dense_rep += 2.0 * m.head_dim;
+  } else {
+    const double kd = static_cast<double>(m.linear_key_dim()), vd = static_cast<double>(m.linear_value_dim());
+    const double hv = static_cast<double>(m.linear_num_value_heads), conv = 2 * kd + vd;
+    s.dense_tp += (h * conv + h * vd + 2 * h * hv + conv * m.linear_conv_kernel + vd * h + 2 * hv) / tp;
+    s.dense_rep += static_cast<double>(m.linear_value_head_dim);
+  }
+  s.dense_tp += 3 * h * m.shared_expert_ffn / tp;
+  s.dense_rep += h * m.num_experts + h + 2 * h;  // router, shared_expert_gate, the two RMSNorms
+  const double local_experts = static_cast<double>(m.num_experts) / ep;
+  s.experts += local_experts * 3 * h * m.expert_ffn;
+  s.largest = std::max(s.largest, local_experts * 2 * m.expert_ffn * h);  // gate_up_proj
+}
+
+StageParams stage_params(const ModelConfig& m, const RankPlacement& q, const RankMap& map) {
+  StageParams s;
+  for (const auto& lr : q.layers)
+    for (int64_t i = lr.first; i < lr.first + lr.count; ++i) add_layer_params(m, i, map.tp, map.ep, s);
+  const double table = static_cast<double>(m.vocab_size) * m.hidden_size / map.tp;
+  if (q.pp == 0) s.dense_tp += table, s.largest = std::max(s.largest, table);
+  if (q.pp == map.pp - 1) s.dense_tp += table, s.dense_rep += m.hidden_size, s.largest = std::max(s.largest, table);
+  return s;
+}
+
+/// Gradients and optimizer state of the backend's optimizers (docs/memory-plan.md, "States").
+void add_states(const StageParams& s, const RankMap& map, double p, bool experts_apart, RankMemory& r) {
+  const double master = p == kF32 ? 0 : kF32;  // FP32 parameters are their own masters
+  const double n = s.dense() + s.experts;
+  r.params = p * n;
+  if (map.world == 1) {  // MixedPrecisionAdam over every parameter
+    r.grads = kF32 * n;
+    r.optimizer = r.optimizer_edp_sharded = (master + 2 * kF32) * n;
+    return;
+  }
+  // DistributedAdam over the DP group: full FP32 flat gradient + its shard, masters and moments of the shard,
+  // and the all-gather buffer in the parameters' dtype.
+  const double d = s.dense() + (experts_apart ? 0 : s.experts), dp = map.dp;
+  r.grads = kF32 * d * (1 + 1 / dp);
+  r.optimizer = 3 * kF32 * d / dp + p * d;
+  r.optimizer_edp_sharded = r.optimizer;
+  if (!experts_apart) return;
+  const double x = s.experts, edp = map.edp;
+  r.grads += kF32 * x;                                      // MixedPrecisionAdam: FP32 accumulators, unsharded
+  r.optimizer += (master + 2 * kF32) * x;                   // today: every EDP replica holds all of it
+  // A distributed optimizer over EDP: the gradient shard, masters and moments of 1/EDP, the all-gather buffer.
+  r.optimizer_edp_sharded += edp > 1 ? 4 * kF32 * x / edp + p * x : (master + 2 * kF32) * x;
+}
+
+}  // namespace
+
+namespace {
+
+/// Activations of one virtual stage (chunk) of a rank for one microbatch under the recipe's recompute setting,
+/// and the largest recomputed unit (its full activations come back during its backward pass).
+struct ChunkActivations {
+  double kept = 0;
+  double largest_unit = 0;
+};
+
+ChunkActivations chunk_activations(const ModelConfig& m, const LayerRange& lr, const RecipeRecompute& rc,
+                                   const MicrobatchShape& s) {
+  ChunkActivations a;
+  const bool full = rc.granularity == "full";
+  const int n = rc.num_layers > 0 ? rc.num_layers : 1;
+  const bool block = rc.method == "block";
+  double unit = 0;
+  for (int64_t j = 0; j < lr.count; ++j) {
+    const double layer = layer_activation_bytes(m, lr.first + j, s);
+    if (!full || (block && j >= n)) {
+      a.kept += layer;
+      continue;
+    }
+    const bool starts_unit = block || j % n == 0;  // uniform: groups of n layers; block: each of the first n alone
+    if (starts_unit) {
+      a.largest_unit = std::max(a.largest_unit, unit);
+      unit = 0;
+      a.kept += recompute_input_bytes(m, s);
+    }
+    unit += layer;
+  }
+  a.largest_unit = std::max(a.largest_unit, unit);
+  return a;
+}
+
+/// The chunks of the forwards in flight at most on pipeline rank p: 1F1B keeps min(PP - p, m) microbatches;
+/// interleaved 1F1B keeps warm-up + 1 chunk passes (train/pipeline_schedule.cpp: warm-up = 2 (PP - p - 1) +
+/// (VPP - 1) PP, at most m VPP), forward k running chunk (k mod PP VPP) / PP.
+std::vector<int> chunks_in_flight(const RankMap& map, int p) {
+  const int64_t m = std::max<int64_t>(1, map.microbatches), total = m * map.vpp;
+  std::vector<int> chunks;
+  if (map.vpp == 1) {
+    for (int64_t k = 0; k < std::min<int64_t>(map.pp - p, m); ++k) chunks.push_back(0);
+    return chunks;
+  }
+  const int64_t warmup = std::min<int64_t>(2 * int64_t{map.pp - p - 1} + int64_t{map.vpp - 1} * map.pp, total);
+  for (int64_t k = 0; k < std::min(warmup + 1, total); ++k)
+    chunks.push_back(static_cast<int>((k % (int64_t{map.pp} * map.vpp)) / map.pp));
+  return chunks;
+}
+
+struct Phase {
+  double activations = 0, transient = 0;
+  std::string name, term;
+  double total() const { return activations + transient; }
+};
+
+/// The phases that can hold the peak on a rank (docs/memory-plan.md, "Peak"); returns the largest.
+/// `in_flight`: the saved activations of each chunk pass in flight; `buffers`: pipeline sends kept to the step's end.
+Phase peak_phase(const std::vector<double>& in_flight, double buffers, double largest_unit, bool last,
+                 const LossMemory& loss, double step_grads, double accumulate_copy) {
+  double sum = buffers, smallest = in_flight.empty() ? 0 : in_flight[0];
+  for (double a : in_flight) sum += a, smallest = std::min(smallest, a);
+  std::vector<Phase> phases;
+  phases.push_back({sum, 0, "forward of the last microbatch in flight", "nothing beyond the saved activations"});
+  if (last) {
+    phases.push_back({sum, loss.forward, "forward of the loss", "loss forward (logits and their FP32 copies)"});
+    phases.push_back({sum, loss.backward, "start of the backward pass", "loss backward (FP32 softmax gradients)"});
+  }
+  if (largest_unit > 0)
+    phases.push_back({sum, largest_unit, "backward of a recomputed unit", "recomputed unit's activations"});
+  phases.push_back({sum - smallest, step_grads + accumulate_copy, "end of a microbatch's backward",
+                    "parameter gradients in the parameters' dtype + one FP32 copy"});
+  return *std::max_element(phases.begin(), phases.end(),
+                           [](const Phase& a, const Phase& b) { return a.total() < b.total(); });
+}
+
+}  // namespace
+
+namespace {
+
+RankMemory rank_memory(const Recipe& recipe, const ModelConfig& m, const RankMap& map, const RankPlacement& q,
+                       const MicrobatchShape& shape, bool experts_apart) {
+  RankMemory r;
+  r.pp_rank = q.pp;
+  r.embedding = q.pp == 0;
+  r.output_layer = q.pp == map.pp - 1;
+  r.kind = map.pp == 1 ? "only stage" : r.embedding ? "first stage" : r.output_layer ? "last stage" : "middle stage";
+  const StageParams s = stage_params(m, q, map);
+  r.dense_params = static_cast<int64_t>(s.dense());
+  r.expert_params = static_cast<int64_t>(s.experts);
+  add_states(s, map, shape.param_bytes, experts_apart, r);
+
+  std::vector<double> chunk_kept;
+  double largest_unit = 0;
+  for (const auto& lr : q.layers) {
+    const ChunkActivations a = chunk_activations(m, lr, recipe.layout.recompute, shape);
+    double kept = a.kept + r.output_layer * (lr.virtual_stage == map.vpp - 1) * output_layer_activation_bytes(m, shape);
+    chunk_kept.push_back(kept);
+    r.activations_per_microbatch += kept;
+    largest_unit = std::max(largest_unit, a.largest_unit);
+    r.layers += lr.count;
+  }
+  std::vector<double> in_flight;
+  for (int c : chunks_in_flight(map, q.pp)) in_flight.push_back(chunk_kept[static_cast<size_t>(c)]);
+  r.microbatches_in_flight = static_cast<int64_t>(in_flight.size());
+  // Pipeline sends are kept until the end of the step (docs/distributed.md): hidden states forward, gradients back.
+  double buffers = 0;
+  if (map.pp > 1) {
+    const double sends = static_cast<double>(map.microbatches) * map.vpp * (2 - (r.embedding && map.vpp == 1) -
+                                                                            (r.output_layer && map.vpp == 1));
+    buffers = sends * recompute_input_bytes(m, shape);
+  }
+  const Phase ph = peak_phase(in_flight, buffers, largest_unit, r.output_layer, loss_memory(m, shape),
+                              shape.param_bytes * (s.dense() + s.experts), kF32 * s.largest);
+  r.activations_in_flight = ph.activations;
+  r.transient = ph.transient;
+  r.transient_term = ph.term;
+  r.peak_phase = ph.name;
+  const double base = r.params + r.grads + r.activations_in_flight + r.transient;
+  r.peak = base + r.optimizer;
+  r.peak_edp_sharded = base + r.optimizer_edp_sharded;
+  return r;
+}
+
+}  // namespace
+
+const RankMemory& MemoryPlan::worst() const {
+  if (ranks.empty()) throw std::logic_error("memory plan without ranks");
+  return *std::max_element(ranks.begin(), ranks.end(),
+                           [](const RankMemory& a, const RankMemory& b) { return a.peak < b.peak; });
+}
+
+std::string MemoryPlan::largest_term() const {
+  const RankMemory& w = worst();
+  const std::vector<std::pair<double, std::string>> terms = {
+      {w.params, "parameters"},
+      {w.grads, "FP32 gradients"},
+      {w.optimizer, "optimizer state (FP32 masters and Adam moments)"},
+      {w.activations_in_flight, "activations of " + std::to_string(w.microbatches_in_flight) +
+                                    (w.microbatches_in_flight == 1 ? " microbatch" : " microbatches") + " in flight"},
+      {w.transient, w.transient_term}};
+  return std::max_element(terms.begin(), terms.end())->second;
+}
+
+MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const RankMap& map, const std::string& device) {
+  MemoryPlan plan;
+  plan.gpu = recipe.gpu.type;
+  const GpuSpec* gpu = find_gpu(recipe.gpu.type);
+  plan.gpu_memory = gpu ? gpu->memory_bytes : recipe.gpu.memory_gb * 1e9;
+  MicrobatchShape shape;
+  shape.rows = map.rows_per_microbatch;
+  shape.tokens = map.rows_per_microbatch * recipe.workload.row_tokens;
+  shape.tp = map.tp;
+  const bool cuda = device == "cuda";
+  shape.param_bytes = cuda && recipe.workload.precision == "bf16" ? 2 : 4;
+  shape.sdpa = cuda;
+  const bool experts_apart = map.ep > 1 || map.tp > 1;
+  plan.experts_in_distributed_optimizer = !experts_apart && map.world > 1;
+  for (int p = 0; p < map.pp; ++p) {
+    const RankPlacement* q = nullptr;
+    for (const auto& r : map.ranks)
+      if (r.pp == p) {
+        q = &r;
+        break;
+      }
+    if (!q) throw std::logic_error("rank map without pipeline rank " + std::to_string(p));
+    plan.ranks.push_back(rank_memory(recipe, model, map, *q, shape, experts_apart));
+  }
+  plan.kinds.push_back(0);
+  if (map.pp > 2) {
+    size_t mid = 1;
+    for (size_t i = 2; i + 1 < plan.ranks.size(); ++i)
+      if (plan.ranks[i].peak > plan.ranks[mid].peak) mid = i;
+    plan.kinds.push_back(mid);
+  }
+  if (map.pp > 1) plan.kinds.push_back(plan.ranks.size() - 1);
+  return plan;
+}
+
+}  // namespace recipebench

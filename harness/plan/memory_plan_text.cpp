@@ -1,0 +1,83 @@
+// The memory plan as text: `run --dry-run`'s table and validate's overflow message.
+#include <algorithm>
+#include <cstdio>
+
+#include "plan/memory_plan.h"
+
+namespace recipebench {
+
+namespace {
+
+std::string gb(double bytes) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%.1f", bytes / 1e9);
+  return s;
+}
+
+std::string row(const std::string& label, const std::vector<std::string>& cells) {
+  char s[96];
+  std::snprintf(s, sizeof s, "  %-44s", label.c_str());
+  std::string out = s;
+  for (const auto& c : cells) {
+    std::snprintf(s, sizeof s, " %16s", c.c_str());
+    out += s;
+  }
+  return out + "\n";
+}
+
+}  // namespace
+
+std::string format_memory_plan(const MemoryPlan& plan) {
+  std::vector<const RankMemory*> k;
+  for (size_t i : plan.kinds) k.push_back(&plan.ranks[i]);
+  auto cells = [&](auto f) {
+    std::vector<std::string> c;
+    for (const RankMemory* r : k) c.push_back(f(*r));
+    return c;
+  };
+  std::string out = "memory plan per GPU (GB; torch backend; docs/memory-plan.md):\n";
+  out += row("", cells([](const RankMemory& r) { return r.kind + " " + std::to_string(r.pp_rank); }));
+  out += row("holds", cells([](const RankMemory& r) {
+               return std::string(r.embedding ? "emb" : "") + (r.embedding && r.output_layer ? "+" : "") +
+                      (r.output_layer ? "output" : "") + (r.embedding || r.output_layer ? ", " : "") +
+                      std::to_string(r.layers) + " layers";
+             }));
+  out += row("parameters (dense + experts, billions)", cells([](const RankMemory& r) {
+               return gb(static_cast<double>(r.dense_params)) + " + " + gb(static_cast<double>(r.expert_params));
+             }));
+  out += row("parameters", cells([](const RankMemory& r) { return gb(r.params); }));
+  out += row("gradients (FP32)", cells([](const RankMemory& r) { return gb(r.grads); }));
+  out += row("optimizer state (as the backend holds it)", cells([](const RankMemory& r) { return gb(r.optimizer); }));
+  out += row("optimizer state, experts sharded over EDP", cells([](const RankMemory& r) { return gb(r.optimizer_edp_sharded); }));
+  out += row("activations per microbatch", cells([](const RankMemory& r) { return gb(r.activations_per_microbatch); }));
+  out += row("microbatches (VPP: chunk passes) in flight", cells([](const RankMemory& r) { return std::to_string(r.microbatches_in_flight); }));
+  out += row("activations at the peak", cells([](const RankMemory& r) { return gb(r.activations_in_flight); }));
+  out += row("transient at the peak", cells([](const RankMemory& r) { return gb(r.transient); }));
+  out += row("peak", cells([](const RankMemory& r) { return gb(r.peak); }));
+  out += row("peak, experts' state sharded over EDP", cells([](const RankMemory& r) { return gb(r.peak_edp_sharded); }));
+  const RankMemory& w = plan.worst();
+  char line[512];
+  std::snprintf(line, sizeof line, "  peak at: %s (%s); %s memory %s GB: %s\n", w.peak_phase.c_str(),
+                w.transient_term.c_str(), plan.gpu.c_str(), gb(plan.gpu_memory).c_str(),
+                plan.fits() ? "fits" : ("does NOT fit; largest term: " + plan.largest_term()).c_str());
+  out += line;
+  if (plan.experts_in_distributed_optimizer)
+    out += "  (EP 1, TP 1: the experts are in the DP-sharded distributed optimizer with the dense parameters)\n";
+  return out;
+}
+
+std::string memory_overflow_message(const MemoryPlan& plan) {
+  if (plan.fits()) return "";
+  const RankMemory& w = plan.worst();
+  return "the " + w.kind + " (pipeline rank " + std::to_string(w.pp_rank) + ") needs " + gb(w.peak) +
+         " GB at its peak, more than the " + plan.gpu + "'s " + gb(plan.gpu_memory) + " GB; largest term: " +
+         plan.largest_term() + " (" + gb(std::max({w.params, w.grads, w.optimizer, w.activations_in_flight,
+                                                   w.transient})) +
+         " GB)";
+}
+
+std::string memory_plan_text(const Recipe& recipe, const ModelConfig& model, const std::string& device) {
+  return format_memory_plan(plan_memory(recipe, model, build_rank_map(recipe, model), device));
+}
+
+}  // namespace recipebench
