@@ -1,6 +1,7 @@
 #include "recipe/validate.h"
 
 #include <algorithm>
+#include <memory>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
@@ -17,7 +18,7 @@ namespace recipebench {
 
 namespace {
 
-ValidatedRecipe check_document(ValidatedRecipe out, const SourceDoc& src);
+ValidatedRecipe check_document(ValidatedRecipe out, std::shared_ptr<const SourceDoc> source);
 
 }  // namespace
 
@@ -25,7 +26,7 @@ ValidatedRecipe validate_recipe_file(const std::string& file) {
   ValidatedRecipe out;
   out.file = file;
   try {
-    return check_document(out, load_yaml_file(file));
+    return check_document(out, std::make_shared<const SourceDoc>(load_yaml_file(file)));
   } catch (const InputError& e) {
     out.errors.push_back(e.diagnostic());
     return out;
@@ -36,7 +37,7 @@ ValidatedRecipe validate_recipe_text(const std::string& text, const std::string&
   ValidatedRecipe out;
   out.file = name;
   try {
-    return check_document(out, parse_yaml(text, name));
+    return check_document(out, std::make_shared<const SourceDoc>(parse_yaml(text, name)));
   } catch (const InputError& e) {
     out.errors.push_back(e.diagnostic());
     return out;
@@ -45,19 +46,24 @@ ValidatedRecipe validate_recipe_text(const std::string& text, const std::string&
 
 namespace {
 
-ValidatedRecipe check_document(ValidatedRecipe out, const SourceDoc& src) {
-  const std::string& file = out.file;
+ValidatedRecipe check_document(ValidatedRecipe out, std::shared_ptr<const SourceDoc> source) {
+  const SourceDoc& src = *source;
+  out.source = source;
   static const SchemaChecker checker(recipe_schema());
   out.errors = checker.check(src);
   if (!out.errors.empty()) return out;
 
-  out.recipe = recipe_from_json(src.value, file);
+  try {
+    out.recipe = recipe_from_json(src.value, out.file);
+  } catch (const FieldError& e) {
+    out.errors.push_back(src.at(e.pointer, e.found, e.expected));
+    return out;
+  }
   const ModelConfig* model = find_model(out.recipe->model);
   for (auto& d : check_result(*out.recipe, model, src)) out.errors.push_back(std::move(d));
   // The layout's layer arithmetic follows the run's depth: bench.layers (a proxy run's layer count) when given.
   std::optional<ModelConfig> proxy;
-  if (model && src.value.contains("bench") && src.value["bench"].is_object() && src.value["bench"].contains("layers"))
-    proxy = model->with_layers(src.value["bench"]["layers"].get<int64_t>());
+  if (model && out.recipe->bench.layers) proxy = model->with_layers(*out.recipe->bench.layers);
   for (auto& d : check_layout(*out.recipe, proxy ? &*proxy : model, src)) out.errors.push_back(std::move(d));
   std::stable_sort(out.errors.begin(), out.errors.end(), [](const Diagnostic& a, const Diagnostic& b) {
     return a.line != b.line ? a.line < b.line : a.column < b.column;

@@ -39,6 +39,7 @@ struct RunRecord {
   std::string started_at, finished_at;  ///< UTC ISO 8601
   double wall_seconds = 0;              ///< process launch to finish, startup included
   Json environment;                     ///< host, device, versions, compiler, recipebench commit
+  Json capabilities;                    ///< the backend's capability table the run was checked against
   std::vector<StepSample> steps;
   std::optional<RunMetrics> metrics;
   std::string status = "failed";
