@@ -103,9 +103,9 @@ struct RecipeBench {
 /// pointer; validate turns it into a located diagnostic.
 class FieldError : public std::runtime_error {
  public:
-  FieldError(std::string pointer, std::string found, std::string expected)
-      : std::runtime_error(pointer + ": " + found + ", expected " + expected),
-        pointer(std::move(pointer)), found(std::move(found)), expected(std::move(expected)) {}
+  FieldError(std::string at, std::string value, std::string allowed)
+      : std::runtime_error(at + ": " + value + ", expected " + allowed),
+        pointer(std::move(at)), found(std::move(value)), expected(std::move(allowed)) {}
   std::string pointer, found, expected;
 };
 
