@@ -44,7 +44,7 @@ const BadRecipe kBadRecipes[] = {
     {"vpp-microbatches-not-multiple-of-pp", 64, 8, "layout.vpp", "20 microbatches per DP rank and PP 8"},
     {"rows-per-microbatch-mismatch", 74, 24, "layout.rows_per_microbatch", "2 = max_tokens_per_gpu 16384 / row_tokens 8192"},
     {"microbatches-not-whole", 34, 17, "workload.global_batch", "= 16.5 microbatches per DP rank"},
-    // Result consistency (DESIGN.md section 4) and catalog references.
+    // Result consistency (docs/metrics.md) and catalog references.
     {"window-outside-steps", 92, 5, "result.window[1]", "0 <= first <= last <= 19"},
     {"window-tokens-wrong", 93, 18, "result.window_tokens", "15,728,640 = 15 steps x 128 rows x 8192 tokens"},
     {"usd-inconsistent", 83, 27, "result.usd_per_million_tokens", "$3.50, expected $3.21"},

@@ -93,7 +93,7 @@ Diagnostics check_result(const Recipe& r, const ModelConfig* model, const Source
     if (res.active_params && *res.active_params != n_active) {
       out.push_back(src.at("/result/active_params/count", with_commas(*res.active_params),
                            with_commas(n_active) + " active parameters of " + model->name +
-                               " (the registry's count, DESIGN.md section 4 convention)"));
+                               " (the registry's count, docs/metrics.md convention)"));
     }
     if (res.mfu && gpu) {
       const double mfu = mfu_6n(static_cast<double>(n_active), tps, gpu->peak_bf16_flops);

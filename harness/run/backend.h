@@ -1,4 +1,4 @@
-// The backend interface (DESIGN.md section 3): a backend takes a validated recipe and run options and
+// The backend interface (docs/backends.md): a backend takes a validated recipe and run options and
 // produces per-step samples. Backends register by name; the CLI picks one with --backend or bench.backend.
 #pragma once
 

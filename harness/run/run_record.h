@@ -11,7 +11,7 @@
 
 namespace recipebench {
 
-/// The metrics of DESIGN.md section 4 computed from a run's samples. Measured figures come from the samples;
+/// The metrics of docs/metrics.md computed from a run's samples. Measured figures come from the samples;
 /// MFU and $ are computed (null when the model or the GPU's peak / price is unknown, e.g. CPU runs).
 struct RunMetrics {
   WindowMetrics window;
