@@ -47,7 +47,7 @@ const BadRecipe kBadRecipes[] = {
     {"sequence-parallel-rows-not-divisible-by-tp", 14, 15, "workload.row_tokens",
      "127-token rows, not divisible by TP 2 under sequence parallel"},
     {"vpp-without-pipeline", 23, 8, "layout.vpp", "VPP 2 with PP 1, expected VPP 1, or PP >= 2"},
-    // Result consistency (DESIGN.md section 4) and catalog references.
+    // Result consistency (docs/metrics.md) and catalog references.
     {"window-outside-steps", 92, 5, "result.window[1]", "0 <= first <= last <= 19"},
     {"window-tokens-wrong", 93, 18, "result.window_tokens", "15,728,640 = 15 steps x 128 rows x 8192 tokens"},
     {"usd-inconsistent", 83, 27, "result.usd_per_million_tokens", "$3.50, expected $3.21"},

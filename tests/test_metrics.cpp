@@ -1,4 +1,4 @@
-// Metric definitions (DESIGN.md section 4) against hand-computed values.
+// Metric definitions (docs/metrics.md) against hand-computed values.
 #include <catch2/catch.hpp>
 
 #include <cmath>

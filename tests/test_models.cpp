@@ -1,4 +1,4 @@
-// Model registry parameter counts by the convention of DESIGN.md section 4.
+// Model registry parameter counts by the convention of docs/metrics.md.
 #include <catch2/catch.hpp>
 
 #include "catalog/hardware.h"

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "recipe/validate.h"
 #include "run/backend.h"
 #include "run/console_reporter.h"
 #include "run/record_writer.h"
@@ -59,10 +60,23 @@ class FakeBackend : public Backend {
   std::shared_ptr<FakeScript> s_;
 };
 
+/// What the fake backend runs: the torch backend's table, on CPU only.
+BackendCapabilities fake_capabilities() {
+  BackendCapabilities c;
+  c.cp = {1};
+  c.etp = {1};
+  c.dispatchers = {Dispatcher::kAlltoall};
+  c.offload = {"none"};
+  c.recompute = {"full", "none"};
+  c.devices = {Device::kCpu};
+  c.data_sources = {DataSource::kSynthetic, DataSource::kFile};
+  return c;
+}
+
 /// Registers the fake backend (afresh) and returns its script.
 std::shared_ptr<FakeScript> register_fake() {
   auto script = std::make_shared<FakeScript>();
-  register_backend("fake", [script] { return std::make_unique<FakeBackend>(script); });
+  register_backend("fake", fake_capabilities(), [script] { return std::make_unique<FakeBackend>(script); });
   return script;
 }
 
@@ -122,7 +136,7 @@ TEST_CASE("run driver: a complete run's record, figures and reporter calls", "[r
   // Sample standard deviation of {0.6, 0.5, 0.6, 0.5}: sqrt(4 x 0.05^2 / 3); mean 0.55.
   CHECK(m.window.step_time_cv_percent == Approx(100 * std::sqrt(4 * 0.05 * 0.05 / 3) / 0.55));
   CHECK(m.harness_overhead_fraction == Approx(0.01 / 0.55));  // 3 tails of 0.01 s per 0.55 s step
-  CHECK_FALSE(m.mfu);                                           // CPU: no peak FLOP/s
+  CHECK_FALSE(m.mfu);                                         // CPU: no peak FLOP/s
   CHECK(out.record->model_name == "Qwen3.5-tiny");
   // The writer wrote the same record to the reported path.
   const Json written = Json::parse(test::read_file(out.record_path));
@@ -132,6 +146,10 @@ TEST_CASE("run driver: a complete run's record, figures and reporter calls", "[r
   CHECK(written["metrics"]["tokens_per_s_per_gpu"].get<double>() == Approx(4000 / 2.2 / 2));
   CHECK(written["steps"].size() == 6);
   CHECK(written["environment"]["device"]["name"] == "fake device");
+  // The capability table the run was checked against.
+  CHECK(written["capabilities"] == fake_capabilities().to_json());
+  CHECK(written["capabilities"]["dispatcher"] == Json::array({"alltoall"}));
+  CHECK(written["capabilities"]["recompute"] == Json::array({"full", "none"}));
 }
 
 TEST_CASE("run driver: the console's table and summary", "[run_driver]") {
@@ -208,4 +226,56 @@ TEST_CASE("run driver: refusals start no backend", "[run_driver]") {
   }
   CHECK(script->runs == 0);
   CHECK_FALSE(fs::exists(fs::temp_directory_path() / "recipebench-driver-refused"));
+}
+
+TEST_CASE("run driver: what the backend does not run is refused by name, also in a dry run", "[run_driver]") {
+  auto script = register_fake();
+  const bool dry = GENERATE(false, true);
+  RunRequest q = fake_request("recipebench-driver-capabilities");
+  q.dry_run = dry;
+  Recorder rec;
+  SECTION("dispatcher: deepep") {
+    q.recipe_path = test::source_path("tests/data/capabilities/dispatcher-deepep.yaml");
+    CHECK(run_recipe(q, {&rec}).exit_code == kFailed);
+    CHECK(rec.calls ==
+          std::vector<std::string>{
+              "message " + q.recipe_path +
+                  ":36:15: error: layout.dispatcher: deepep, expected alltoall (what the fake backend runs)",
+              "message recipebench run: the fake backend does not run what the recipe asks for; nothing "
+              "was run"});
+  }
+  SECTION("offload: optimizer") {
+    q.recipe_path = test::source_path("tests/data/capabilities/offload-optimizer.yaml");
+    CHECK(run_recipe(q, {&rec}).exit_code == kFailed);
+    REQUIRE(rec.calls.size() == 2);
+    CHECK(rec.calls[0] == "message " + q.recipe_path +
+                              ":35:12: error: layout.offload: optimizer, expected none (what the fake backend runs)");
+  }
+  SECTION("a device from the command line") {
+    q.device = Device::kCuda;
+    CHECK(run_recipe(q, {&rec}).exit_code == kFailed);
+    REQUIRE(rec.calls.size() == 2);
+    CHECK(rec.calls[0] == "message <command line>: error: --device: cuda, expected cpu (what the fake backend runs)");
+  }
+  CHECK(script->runs == 0);
+}
+
+TEST_CASE("capabilities: ETP taken from TP when layout.etp is absent, and several fields at once", "[run_driver]") {
+  const ValidatedRecipe v = validate_recipe_file(test::source_path("tests/data/capabilities/dispatcher-deepep.yaml"));
+  REQUIRE(v.ok());
+  Recipe r = *v.recipe;
+  r.layout.tp = 2;
+  r.layout.etp.reset();
+  r.layout.cp = 2;
+  r.layout.recompute.granularity = "selective";
+  const Diagnostics d = check_capabilities("torch", fake_capabilities(), r, *v.source, Device::kCpu, DataSource::kFile);
+  REQUIRE(d.size() == 4);
+  CHECK(d[0].path == "layout.cp");
+  CHECK(d[0].found == "2");
+  CHECK(d[0].expected == "1 (what the torch backend runs)");
+  CHECK(d[1].path == "layout.etp");
+  CHECK(d[1].found == "2 (layout.etp absent: ETP = TP)");
+  CHECK(d[2].path == "layout.dispatcher");
+  CHECK(d[3].path == "layout.recompute.granularity");
+  CHECK(d[3].expected == "full or none (what the torch backend runs)");
 }

@@ -654,7 +654,7 @@ class TorchBackend : public Backend {
 }  // namespace
 
 void register_torch_backend() {
-  register_backend("torch", [] { return std::make_unique<TorchBackend>(); });
+  register_backend("torch", torch_backend_capabilities(), [] { return std::make_unique<TorchBackend>(); });
 }
 
 }  // namespace recipebench

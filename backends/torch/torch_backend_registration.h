@@ -1,9 +1,27 @@
-// Registers the libtorch backend under the name "torch". No libtorch here, so the CLI can include it cheaply.
+// Registers the libtorch backend under the name "torch", and declares what it runs. No libtorch here, so the CLI
+// can include it cheaply (a build without libtorch still checks dry runs against the declaration).
 #pragma once
+
+#include "run/capabilities.h"
 
 namespace recipebench {
 
-/// Adds the torch backend to the backend registry (run/backend.h).
+/// What the torch backend runs (docs/backends.md): no context parallelism (CP 1), experts with ETP 1 (TP folded into
+/// EP), the alltoall dispatcher, no offload, full activation recompute (uniform or block) or none, on CPU (Gloo
+/// between ranks) or CUDA (NCCL), with synthetic or file rows.
+inline BackendCapabilities torch_backend_capabilities() {
+  BackendCapabilities c;
+  c.cp = {1};
+  c.etp = {1};
+  c.dispatchers = {Dispatcher::kAlltoall};
+  c.offload = {"none"};
+  c.recompute = {"full", "none"};
+  c.devices = {Device::kCpu, Device::kCuda};
+  c.data_sources = {DataSource::kSynthetic, DataSource::kFile};
+  return c;
+}
+
+/// Adds the torch backend, with torch_backend_capabilities(), to the backend registry (run/backend.h).
 void register_torch_backend();
 
 }  // namespace recipebench

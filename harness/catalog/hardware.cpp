@@ -15,7 +15,7 @@ std::string lower(std::string s) {
 }  // namespace
 
 const std::vector<GpuSpec>& gpu_catalog() {
-  // Dense BF16 peaks: the convention of TorchTitan and of the seed page (DESIGN.md section 4).
+  // Dense BF16 peaks: the convention of TorchTitan and of the seed page (docs/metrics.md).
   static const std::vector<GpuSpec> gpus = {
       {"B200", "NVIDIA B200 (HGX, 180 GB)", 2.25e15, 180e9, 7.7e12, 1.8e12,
        "NVIDIA HGX B200 datasheet: 2.25 PFLOP/s dense BF16 per GPU (4.5 with sparsity); 8 GPUs 1,440 GB HBM3e "
@@ -31,7 +31,7 @@ const std::vector<GpuSpec>& gpu_catalog() {
 }
 
 const std::vector<InstanceSpec>& instance_catalog() {
-  // On-demand prices per instance-hour (DESIGN.md section 4; AWS EC2 on-demand pricing, us-east-1).
+  // On-demand prices per instance-hour (docs/metrics.md; AWS EC2 on-demand pricing, us-east-1).
   static const std::vector<InstanceSpec> instances = {
       {"AWS", "p6-b200.48xlarge", "B200", 8, 113.9328, "AWS EC2 on-demand price, 8 x B200"},
       {"AWS", "p5en.48xlarge", "H200", 8, 63.296, "AWS EC2 on-demand price, 8 x H200"},

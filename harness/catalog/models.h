@@ -48,7 +48,7 @@ struct ModelConfig {
 };
 
 /// Parameter counts of a model, in parameters (elements).
-/// `active` follows DESIGN.md section 4: the weight matrices one token passes through — top_k routed
+/// `active` follows docs/metrics.md: the weight matrices one token passes through — top_k routed
 /// experts, the shared expert and its gate, the router, every attention / Gated DeltaNet projection,
 /// the conv1d weights and the output layer — and not the input embedding, norms or per-head scalars
 /// (A_log, dt_bias). `total` counts every parameter of the decoder, embeddings and output layer

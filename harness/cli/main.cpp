@@ -3,10 +3,9 @@
 
 #include <iostream>
 
+#include "backends/torch/torch_backend_registration.h"
 #include "commands.h"
-#ifdef RECIPEBENCH_HAVE_TORCH
-#include "torch_backend_registration.h"
-#endif
+#include "run/backend.h"
 
 int main(int argc, char** argv) {
   using namespace recipebench;
@@ -15,7 +14,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "recipebench " RECIPEBENCH_VERSION);
 #ifdef RECIPEBENCH_HAVE_TORCH
-  recipebench::register_torch_backend();
+  register_torch_backend();
+#else
+  register_backend("torch", torch_backend_capabilities(), nullptr);  // declared: dry runs check against it
 #endif
   std::function<int()> run;
   add_validate_command(app, run);

@@ -29,7 +29,7 @@ StepWindow parse_window(const std::string& s) {
 /// What CLI11 fills in; turned into a RunRequest once parsing is done.
 struct Args {
   std::string recipe;
-  std::optional<std::string> window;
+  std::optional<std::string> window, device;
   RunRequest request;
 };
 
@@ -40,8 +40,9 @@ void add_options(CLI::App& cmd, Args& a) {
   cmd.add_option("--steps", q.steps, "Steps to run (default 20)")->check(CLI::PositiveNumber);
   cmd.add_option("--window", a.window, "Timed window FIRST:LAST, both included (default 5:19)");
   cmd.add_option("--out", q.out_dir, "Folder for the run record (default reports/runs)");
-  cmd.add_option("--layers", q.layers, "Decoder layers of a proxy run (default: the model's)")->check(CLI::PositiveNumber);
-  cmd.add_option("--device", q.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd.add_option("--layers", q.layers, "Decoder layers of a proxy run (default: the model's)")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--device", a.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd.add_option("--seed", q.seed, "Data and initialisation seed");
   cmd.add_option("--model-config", q.model_config,
                  "Hugging Face config.json of the model to build instead of the registry's widths");
@@ -66,6 +67,7 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
   cmd->callback([&run, a] {
     RunRequest q = a->request;
     if (a->window) q.window = parse_window(*a->window);
+    if (a->device) q.device = parse_enum<Device>(*a->device);  // one of them: CLI11 checked it
     if (a->recipe.empty()) {
       q.recipe_path = std::string("<embedded>/") + kDefaultRecipeName;
       q.recipe_text = std::string(kDefaultRecipeYaml);

@@ -1,4 +1,4 @@
-// Throughput, variability, utilisation and cost metrics, defined once (DESIGN.md section 4, docs/metrics.md).
+// Throughput, variability, utilisation and cost metrics, defined once (docs/metrics.md).
 #pragma once
 
 #include <cstdint>

@@ -56,7 +56,8 @@ template <typename E>
 std::string enum_choices() {
   const auto& names = EnumNames<E>::names;
   std::string out;
-  for (size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i]);
+  for (size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i]);
   return out;
 }
 

@@ -15,6 +15,34 @@ std::string str(const Json& j, const char* key) {
   return v ? *v : std::string();
 }
 
+/// The enum value of the string at doc[pointer]; throws FieldError naming the field when it names none.
+template <typename E>
+E enum_at(const Json& doc, const std::string& pointer) {
+  const std::string found = doc.at(Json::json_pointer(pointer)).get<std::string>();
+  if (auto v = parse_enum<E>(found)) return *v;
+  throw FieldError(pointer, found, enum_choices<E>());
+}
+
+RecipeBench bench_from_json(const Json& doc) {
+  RecipeBench b;
+  if (!doc.contains("bench") || !doc["bench"].is_object()) return b;
+  const Json& j = doc["bench"];
+  b.backend = opt<std::string>(j, "backend");
+  b.steps = opt<int>(j, "steps");
+  if (j.contains("window")) b.window = StepWindow{j["window"][0].get<int>(), j["window"][1].get<int>()};
+  b.layers = opt<int64_t>(j, "layers");
+  if (j.contains("device")) b.device = enum_at<Device>(doc, "/bench/device");
+  b.seed = opt<uint64_t>(j, "seed");
+  if (j.contains("data") && j["data"].is_object()) {
+    const Json& d = j["data"];
+    if (d.contains("source")) b.data.source = enum_at<DataSource>(doc, "/bench/data/source");
+    b.data.path = opt<std::string>(d, "path");
+    b.data.supervised_token_ratio = opt<double>(d, "supervised_token_ratio");
+    b.data.min_row_tokens = opt<int64_t>(d, "min_row_tokens");
+  }
+  return b;
+}
+
 }  // namespace
 
 Recipe recipe_from_json(const Json& doc, const std::string& file) {
@@ -68,14 +96,14 @@ Recipe recipe_from_json(const Json& doc, const std::string& file) {
   L.recompute.method = str(rc, "method");
   L.recompute.num_layers = opt<int>(rc, "num_layers").value_or(0);
   L.offload = str(l, "offload");
-  L.dispatcher = l.at("dispatcher").get<std::string>();
+  L.dispatcher = enum_at<Dispatcher>(doc, "/layout/dispatcher");
 
   if (doc.contains("optimizer") && doc["optimizer"].is_object()) {
     const Json& o = doc["optimizer"];
     RecipeOptimizer& O = r.optimizer;
     O.lr = o.value("lr", O.lr);
     O.min_lr = o.value("min_lr", O.min_lr);
-    O.lr_decay_style = o.value("lr_decay_style", O.lr_decay_style);
+    if (o.contains("lr_decay_style")) O.lr_decay_style = enum_at<LrDecay>(doc, "/optimizer/lr_decay_style");
     O.lr_warmup_fraction = o.value("lr_warmup_fraction", O.lr_warmup_fraction);
     O.weight_decay = o.value("weight_decay", O.weight_decay);
     O.adam_beta1 = o.value("adam_beta1", O.adam_beta1);
@@ -83,6 +111,8 @@ Recipe recipe_from_json(const Json& doc, const std::string& file) {
     O.adam_eps = o.value("adam_eps", O.adam_eps);
     O.clip_grad = o.value("clip_grad", O.clip_grad);
   }
+
+  r.bench = bench_from_json(doc);
 
   if (doc.contains("result") && doc["result"].is_object()) {
     const Json& res = doc["result"];

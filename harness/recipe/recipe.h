@@ -3,11 +3,13 @@
 
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "metrics/metrics.h"
+#include "recipe/enums.h"
 #include "util/json.h"
 
 namespace recipebench {
@@ -45,8 +47,8 @@ struct RecipeLayout {
   int64_t max_tokens_per_gpu = 0;
   std::optional<int> rows_per_microbatch;
   RecipeRecompute recompute;
-  std::string offload;     ///< empty = no offload
-  std::string dispatcher;  ///< alltoall, allgather, flex, deepep
+  std::string offload;     ///< what is offloaded to host memory; empty = no offload
+  Dispatcher dispatcher = Dispatcher::kAlltoall;
 
   int effective_etp() const { return etp ? *etp : tp; }
   /// world = TP x CP x DP x PP
@@ -70,11 +72,41 @@ struct RecipeResult {
 /// Optimizer and learning-rate schedule; defaults are the seed recipes' Megatron-LM arguments.
 struct RecipeOptimizer {
   double lr = 1e-5, min_lr = 1e-6;
-  std::string lr_decay_style = "cosine";  ///< cosine, linear, constant
+  LrDecay lr_decay_style = LrDecay::kCosine;
   double lr_warmup_fraction = 0.1;
   double weight_decay = 0.1;
   double adam_beta1 = 0.9, adam_beta2 = 0.98, adam_eps = 1e-8;
   double clip_grad = 1.0;                 ///< 0 disables clipping
+};
+
+/// bench.data: where a benchmark run's rows come from (unset fields take RunOptions' defaults).
+struct RecipeBenchData {
+  std::optional<DataSource> source;
+  std::optional<std::string> path;                 ///< rows file when source is file
+  std::optional<double> supervised_token_ratio;    ///< synthetic rows: fraction of tokens with a loss
+  std::optional<int64_t> min_row_tokens;           ///< synthetic rows: shortest row, tokens
+};
+
+/// The bench block: how `recipebench run` runs the recipe (each field overridable on the command line).
+struct RecipeBench {
+  std::optional<std::string> backend;
+  std::optional<int> steps;
+  std::optional<StepWindow> window;
+  std::optional<int64_t> layers;  ///< decoder layers of a proxy run
+  std::optional<Device> device;
+  std::optional<uint64_t> seed;
+  RecipeBenchData data;
+};
+
+/// A value of a closed set that names none of its members, found while typing a document (the schema lists the
+/// same sets, so only a schema that drifted from recipe/enums.h lets one through). `pointer` is the field's JSON
+/// pointer; validate turns it into a located diagnostic.
+class FieldError : public std::runtime_error {
+ public:
+  FieldError(std::string at, std::string value, std::string allowed)
+      : std::runtime_error(at + ": " + value + ", expected " + allowed),
+        pointer(std::move(at)), found(std::move(value)), expected(std::move(allowed)) {}
+  std::string pointer, found, expected;
 };
 
 /// A recipe file, typed. `doc` keeps the full document for the report's detail sections.
@@ -89,12 +121,13 @@ struct Recipe {
   RecipeLayout layout;
   std::optional<RecipeResult> result;
   RecipeOptimizer optimizer;
+  RecipeBench bench;
   Json doc;
 };
 
 /// Builds the typed recipe from a document that passed the recipe schema. Fields the schema makes
-/// optional take their documented defaults. Throws nlohmann::json::exception only if the document
-/// was not schema-valid (a programming error).
+/// optional take their documented defaults. Throws FieldError for a closed-set value outside its enum, and
+/// nlohmann::json::exception only if the document was not schema-valid (a programming error).
 Recipe recipe_from_json(const Json& doc, const std::string& file);
 
 }  // namespace recipebench

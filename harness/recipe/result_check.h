@@ -1,4 +1,4 @@
-// Consistency of a recipe's reported result with the metric definitions (DESIGN.md section 4).
+// Consistency of a recipe's reported result with the metric definitions (docs/metrics.md).
 #pragma once
 
 #include <optional>

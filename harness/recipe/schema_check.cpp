@@ -171,9 +171,9 @@ Diagnostics SchemaChecker::check(const SourceDoc& doc, size_t max_errors) const 
     const SourceNode* node = doc.node(doc_ptr);
     bool repaired = false;
 
-    auto report = [&](Diagnostic d) {
-      const std::string key = d.path + "|" + d.found;
-      if (reported.insert(key).second) out.push_back(std::move(d));
+    auto report = [&](Diagnostic found_problem) {
+      const std::string key = found_problem.path + "|" + found_problem.found;
+      if (reported.insert(key).second) out.push_back(std::move(found_problem));
     };
 
     if (keyword == "required") {
@@ -244,13 +244,13 @@ Diagnostics SchemaChecker::check(const SourceDoc& doc, size_t max_errors) const 
           if (own->contains("type")) keyword = "type";
         }
       }
-      const Json& here = here_override ? *here_override : here_schema;
+      const Json& failed = here_override ? *here_override : here_schema;
       if (keyword == "type") {
         std::vector<std::string> types;
-        if (here["type"].is_array())
-          for (const auto& t : here["type"]) types.push_back(json_type_word(t.get<std::string>()));
+        if (failed["type"].is_array())
+          for (const auto& t : failed["type"]) types.push_back(json_type_word(t.get<std::string>()));
         else
-          types.push_back(json_type_word(here["type"].get<std::string>()));
+          types.push_back(json_type_word(failed["type"].get<std::string>()));
         found = type_name(node_value) + " " + found;
         expected = join(types, " or ");
         const bool wants_string = std::find(types.begin(), types.end(), "string") != types.end();
@@ -258,25 +258,25 @@ Diagnostics SchemaChecker::check(const SourceDoc& doc, size_t max_errors) const 
           expected = "a string: quote it ('" + node->text + "') so YAML does not read it as a " + type_name(node_value);
       } else if (keyword == "enum") {
         std::vector<std::string> options;
-        for (const auto& e : here["enum"]) options.push_back(e.is_string() ? e.get<std::string>() : e.dump());
+        for (const auto& e : failed["enum"]) options.push_back(e.is_string() ? e.get<std::string>() : e.dump());
         expected = "one of " + join(options, ", ");
       } else if (keyword == "minimum") {
-        const bool excl = here.value("exclusiveMinimum", false);
-        expected = std::string(excl ? "a value > " : "a value >= ") + here["minimum"].dump();
+        const bool excl = failed.value("exclusiveMinimum", false);
+        expected = std::string(excl ? "a value > " : "a value >= ") + failed["minimum"].dump();
       } else if (keyword == "maximum") {
-        const bool excl = here.value("exclusiveMaximum", false);
-        expected = std::string(excl ? "a value < " : "a value <= ") + here["maximum"].dump();
+        const bool excl = failed.value("exclusiveMaximum", false);
+        expected = std::string(excl ? "a value < " : "a value <= ") + failed["maximum"].dump();
       } else if (keyword == "pattern") {
-        expected = here.contains("description") ? sentence(here["description"].get<std::string>())
-                                                : "text matching " + here["pattern"].get<std::string>();
+        expected = failed.contains("description") ? sentence(failed["description"].get<std::string>())
+                                                : "text matching " + failed["pattern"].get<std::string>();
       } else if (keyword == "minLength") {
-        expected = "at least " + here["minLength"].dump() + " characters";
+        expected = "at least " + failed["minLength"].dump() + " characters";
       } else if (keyword == "minItems") {
-        expected = "at least " + here["minItems"].dump() + " items";
+        expected = "at least " + failed["minItems"].dump() + " items";
       } else if (keyword == "maxItems") {
-        expected = "at most " + here["maxItems"].dump() + " items";
+        expected = "at most " + failed["maxItems"].dump() + " items";
       } else if (keyword == "multipleOf") {
-        expected = "a multiple of " + here["multipleOf"].dump();
+        expected = "a multiple of " + failed["multipleOf"].dump();
       } else if (keyword == "oneOf" || keyword == "anyOf") {
         std::vector<std::string> forms;
         for (auto& alt : (here_override ? *here_override : here_schema)[keyword]) {

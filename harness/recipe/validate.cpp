@@ -1,6 +1,7 @@
 #include "recipe/validate.h"
 
 #include <algorithm>
+#include <memory>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
@@ -17,7 +18,7 @@ namespace recipebench {
 
 namespace {
 
-ValidatedRecipe check_document(ValidatedRecipe out, const SourceDoc& src);
+ValidatedRecipe check_document(ValidatedRecipe out, std::shared_ptr<const SourceDoc> source);
 
 }  // namespace
 
@@ -25,7 +26,7 @@ ValidatedRecipe validate_recipe_file(const std::string& file) {
   ValidatedRecipe out;
   out.file = file;
   try {
-    return check_document(out, load_yaml_file(file));
+    return check_document(out, std::make_shared<const SourceDoc>(load_yaml_file(file)));
   } catch (const InputError& e) {
     out.errors.push_back(e.diagnostic());
     return out;
@@ -36,7 +37,7 @@ ValidatedRecipe validate_recipe_text(const std::string& text, const std::string&
   ValidatedRecipe out;
   out.file = name;
   try {
-    return check_document(out, parse_yaml(text, name));
+    return check_document(out, std::make_shared<const SourceDoc>(parse_yaml(text, name)));
   } catch (const InputError& e) {
     out.errors.push_back(e.diagnostic());
     return out;
@@ -45,13 +46,19 @@ ValidatedRecipe validate_recipe_text(const std::string& text, const std::string&
 
 namespace {
 
-ValidatedRecipe check_document(ValidatedRecipe out, const SourceDoc& src) {
-  const std::string& file = out.file;
+ValidatedRecipe check_document(ValidatedRecipe out, std::shared_ptr<const SourceDoc> source) {
+  const SourceDoc& src = *source;
+  out.source = source;
   static const SchemaChecker checker(recipe_schema());
   out.errors = checker.check(src);
   if (!out.errors.empty()) return out;
 
-  out.recipe = recipe_from_json(src.value, file);
+  try {
+    out.recipe = recipe_from_json(src.value, out.file);
+  } catch (const FieldError& e) {
+    out.errors.push_back(src.at(e.pointer, e.found, e.expected));
+    return out;
+  }
   // Figures and layer arithmetic follow the model that ran: bench.layers (a proxy run's layer count) when given.
   const std::optional<ModelConfig> ran = run_model(*out.recipe);
   const ModelConfig* model = ran ? &*ran : nullptr;

@@ -1,12 +1,14 @@
 // `validate`: load -> schema -> typed recipe -> layout and result checks, for files and folders.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "recipe/diagnostic.h"
 #include "recipe/recipe.h"
+#include "recipe/source_doc.h"
 
 namespace recipebench {
 
@@ -15,6 +17,7 @@ struct ValidatedRecipe {
   std::string file;
   Diagnostics errors;            ///< empty when the recipe passed every check
   std::optional<Recipe> recipe;  ///< set when the file loaded and passed the schema (even if layout checks failed)
+  std::shared_ptr<const SourceDoc> source;  ///< the loaded document with its marks (for later located checks)
   bool ok() const { return errors.empty(); }
 };
 

@@ -5,22 +5,35 @@
 namespace recipebench {
 
 namespace {
-std::map<std::string, BackendFactory>& registry() {
-  static std::map<std::string, BackendFactory> r;
+struct Registered {
+  BackendCapabilities capabilities;
+  BackendFactory factory;  ///< empty: declared, not built
+};
+
+std::map<std::string, Registered>& registry() {
+  static std::map<std::string, Registered> r;
   return r;
 }
 }  // namespace
 
-void register_backend(const std::string& name, BackendFactory factory) { registry()[name] = std::move(factory); }
+void register_backend(const std::string& name, BackendCapabilities capabilities, BackendFactory factory) {
+  registry()[name] = Registered{std::move(capabilities), std::move(factory)};
+}
 
 std::unique_ptr<Backend> make_backend(const std::string& name) {
   auto it = registry().find(name);
-  return it == registry().end() ? nullptr : it->second();
+  return it == registry().end() || !it->second.factory ? nullptr : it->second.factory();
+}
+
+const BackendCapabilities* backend_capabilities(const std::string& name) {
+  auto it = registry().find(name);
+  return it == registry().end() ? nullptr : &it->second.capabilities;
 }
 
 std::vector<std::string> backend_names() {
   std::vector<std::string> out;
-  for (const auto& [name, _] : registry()) out.push_back(name);
+  for (const auto& [name, r] : registry())
+    if (r.factory) out.push_back(name);
   return out;
 }
 

@@ -1,4 +1,4 @@
-// The backend interface (DESIGN.md section 3): a backend takes a validated recipe and run options and
+// The backend interface (docs/backends.md): a backend takes a validated recipe and run options and
 // produces per-step samples. Backends register by name; the CLI picks one with --backend or bench.backend.
 #pragma once
 
@@ -12,6 +12,7 @@
 #include "catalog/models.h"
 #include "metrics/metrics.h"
 #include "recipe/recipe.h"
+#include "run/capabilities.h"
 #include "util/json.h"
 
 namespace recipebench {
@@ -92,11 +93,15 @@ class Backend {
 
 using BackendFactory = std::function<std::unique_ptr<Backend>()>;
 
-/// Registers a backend under `name` (replaces an earlier one of the same name).
-void register_backend(const std::string& name, BackendFactory factory);
-/// A new instance of the backend called `name`, or nullptr when none is registered under it.
+/// Registers a backend under `name` with what it runs (replaces an earlier one of the same name). An empty
+/// `factory` declares the backend's capabilities without building it (a build without that backend still
+/// checks a dry run against them).
+void register_backend(const std::string& name, BackendCapabilities capabilities, BackendFactory factory);
+/// A new instance of the backend called `name`, or nullptr when none is built under it.
 std::unique_ptr<Backend> make_backend(const std::string& name);
-/// Names of the registered backends, sorted.
+/// What the backend called `name` runs, or nullptr when no backend is registered (or declared) under it.
+const BackendCapabilities* backend_capabilities(const std::string& name);
+/// Names of the backends built into this binary (registered with a factory), sorted.
 std::vector<std::string> backend_names();
 
 }  // namespace recipebench

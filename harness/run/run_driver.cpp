@@ -70,32 +70,29 @@ ValidatedRecipe load_recipe(const RunRequest& q, const Reporters& report) {
   return v;
 }
 
-void apply_bench_block(const Json& bench, RunOptions& o) {
-  if (!bench.is_object()) return;
-  if (bench.contains("backend")) o.backend = bench["backend"].get<std::string>();
-  if (bench.contains("steps")) o.steps = bench["steps"].get<int>();
-  if (bench.contains("window")) o.window = StepWindow{bench["window"][0].get<int>(), bench["window"][1].get<int>()};
-  if (bench.contains("layers")) o.layers = bench["layers"].get<int64_t>();
-  if (bench.contains("device")) o.device = bench["device"].get<std::string>();
-  if (bench.contains("seed")) o.seed = bench["seed"].get<uint64_t>();
-  if (bench.contains("data") && bench["data"].is_object()) {
-    const Json& d = bench["data"];
-    if (d.contains("source")) o.data_source = d["source"].get<std::string>();
-    if (d.contains("path")) o.data_path = d["path"].get<std::string>();
-    if (d.contains("supervised_token_ratio")) o.supervised_token_ratio = d["supervised_token_ratio"].get<double>();
-    if (d.contains("min_row_tokens")) o.min_row_tokens = d["min_row_tokens"].get<int64_t>();
-  }
+/// The recipe's bench block over RunOptions' defaults.
+void apply_bench_block(const RecipeBench& b, RunOptions& o) {
+  if (b.backend) o.backend = *b.backend;
+  if (b.steps) o.steps = *b.steps;
+  if (b.window) o.window = *b.window;
+  if (b.layers) o.layers = *b.layers;
+  if (b.device) o.device = to_string(*b.device);
+  if (b.seed) o.seed = *b.seed;
+  if (b.data.source) o.data_source = to_string(*b.data.source);
+  if (b.data.path) o.data_path = *b.data.path;
+  if (b.data.supervised_token_ratio) o.supervised_token_ratio = *b.data.supervised_token_ratio;
+  if (b.data.min_row_tokens) o.min_row_tokens = *b.data.min_row_tokens;
 }
 
 /// Effective settings: the recipe's bench block, then the request. Throws Refusal when the window does not fit.
 RunOptions effective_options(const Recipe& recipe, const RunRequest& q) {
   RunOptions o;
-  apply_bench_block(recipe.doc.value("bench", Json()), o);
+  apply_bench_block(recipe.bench, o);
   if (q.backend) o.backend = *q.backend;
   if (q.steps) o.steps = *q.steps;
   if (q.window) o.window = *q.window;
   if (q.layers) o.layers = *q.layers;
-  if (q.device) o.device = *q.device;
+  if (q.device) o.device = to_string(*q.device);
   if (q.seed) o.seed = *q.seed;
   o.profile = q.profile;
   if (q.data_path) {
@@ -141,6 +138,22 @@ std::string dry_run_text(const std::string& path, const Recipe& recipe, const Mo
   } catch (const std::invalid_argument& e) {
     throw Refusal{kFailed, std::string("recipebench run --dry-run: ") + e.what()};
   }
+}
+
+/// Refuses (exit 1, one located diagnostic per field) what the backend does not run, before any rank starts.
+/// Returns the backend's capability table, or nullptr when no backend of that name is registered or declared
+/// (then make_backend refuses it, or a dry run goes on unchecked).
+const BackendCapabilities* check_backend_capabilities(const RunRequest& q, const ValidatedRecipe& v,
+                                                      const RunOptions& o, const Reporters& report) {
+  const BackendCapabilities* caps = backend_capabilities(o.backend);
+  if (!caps) return nullptr;
+  const Diagnostics refused = check_capabilities(o.backend, *caps, *v.recipe, *v.source, *parse_enum<Device>(o.device),
+                                                 *parse_enum<DataSource>(o.data_source),
+                                                 CapabilityOverrides{q.device.has_value(), q.data_path.has_value()});
+  if (refused.empty()) return caps;
+  for (const auto& d : refused) report.message(d.to_string());
+  throw Refusal{
+      kFailed, "recipebench run: the " + o.backend + " backend does not run what the recipe asks for; nothing was run"};
 }
 
 std::unique_ptr<Backend> backend_or_refuse(const std::string& name) {
@@ -290,6 +303,7 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
   const Recipe& recipe = *v.recipe;
   RunOptions o = effective_options(recipe, q);
   const RunModel m = resolve_model(q, recipe, o);
+  const BackendCapabilities* caps = check_backend_capabilities(q, v, o, report);
   RunOutcome out;
   if (q.dry_run) {
     const Json bench = recipe.doc.value("bench", Json());
@@ -301,6 +315,7 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
   check_out_dir(q.out_dir);
   auto backend = backend_or_refuse(o.backend);
   RunRecord rec = new_record(q, recipe, m, o, launch);
+  rec.capabilities = caps->to_json();
   const std::string stem = std::filesystem::path(q.recipe_path).stem().string();
   out.record_path = q.out_dir + "/" + stem + "-" + utc_timestamp(launch, "%Y%m%dT%H%M%SZ") + ".json";
   // Rank 0 killed by a signal writes no record: the launcher writes the failed one (run/run_guard.h).
@@ -323,7 +338,8 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
   if (!lead) {
     if (rec.status == "complete") return out;
     if (!x.failure_shown)
-      report.message("recipebench run: rank " + std::to_string(o.rank) + " failed: " + rec.error["message"].get<std::string>());
+      report.message("recipebench run: rank " + std::to_string(o.rank) +
+                     " failed: " + rec.error["message"].get<std::string>());
     out.exit_code = kFailed;
     return out;
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "metrics/metrics.h"
+#include "recipe/enums.h"
 #include "run/reporter.h"
 #include "run/run_record.h"
 
@@ -24,22 +25,23 @@ struct BuildInfo {
 struct RunRequest {
   std::string recipe_path;                 ///< the recipe file, or the label of `recipe_text` ("<embedded>/...")
   std::optional<std::string> recipe_text;  ///< recipe YAML already in memory (the embedded default recipe)
-  std::optional<std::string> backend, device, data_path, model_config;
+  std::optional<std::string> backend, data_path, model_config;
+  std::optional<Device> device;
   std::optional<int> steps, nproc;
   std::optional<StepWindow> window;
   std::optional<int64_t> layers;
   std::optional<uint64_t> seed;
   bool profile = false;
-  bool dry_run = false;                    ///< report the rank map and stop; runs nothing
-  std::string out_dir = "reports/runs";    ///< folder of the run record
+  bool dry_run = false;                  ///< report the rank map and stop; runs nothing
+  std::string out_dir = "reports/runs";  ///< folder of the run record
   BuildInfo build;
 };
 
 /// What the driver did. `record` is set on rank 0 once a run started (complete or failed).
 struct RunOutcome {
-  int exit_code = 0;                       ///< ExitCode (util/exit_code.h): 0 complete, 1 failed, 2 usage error
+  int exit_code = 0;  ///< ExitCode (util/exit_code.h): 0 complete, 1 failed, 2 usage error
   std::optional<RunRecord> record;
-  std::string record_path;                 ///< where the record was reported (empty when none)
+  std::string record_path;  ///< where the record was reported (empty when none)
 };
 
 /// Runs `request`, calling every reporter in order on each event (a RecordWriter before a ConsoleReporter

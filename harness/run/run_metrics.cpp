@@ -40,7 +40,8 @@ RunMetrics compute_metrics(const RunRecord& rec, const Recipe& recipe, const Mod
   // Harness overhead: loop time outside the steps and their data preparation, per step of the window, as a
   // fraction of the window's step time (the tail of step i is recorded with step i + 1).
   double overhead = 0;
-  for (int i = rec.options.window.first + 1; i <= rec.options.window.last; ++i) overhead += rec.steps[i].overhead_seconds;
+  for (int i = rec.options.window.first + 1; i <= rec.options.window.last; ++i)
+    overhead += rec.steps[i].overhead_seconds;
   const int tails = rec.options.window.last - rec.options.window.first;
   m.harness_overhead_fraction = tails > 0 ? overhead / tails / m.window.mean_step_seconds : 0.0;
   return m;

@@ -65,6 +65,7 @@ Json RunRecord::to_json() const {
               {"finished_at", finished_at},
               {"wall_seconds", wall_seconds},
               {"environment", environment},
+              {"capabilities", capabilities},
               {"metrics", metrics ? metrics->to_json() : Json(nullptr)},
               {"steps", steps_json}};
 }

@@ -12,7 +12,7 @@
 
 namespace recipebench {
 
-/// The metrics of DESIGN.md section 4 computed from a run's samples. Measured figures come from the samples;
+/// The metrics of docs/metrics.md computed from a run's samples. Measured figures come from the samples;
 /// MFU and $ are computed (null when the model or the GPU's peak / price is unknown, e.g. CPU runs).
 struct RunMetrics {
   WindowMetrics window;
@@ -40,6 +40,7 @@ struct RunRecord {
   std::string started_at, finished_at;  ///< UTC ISO 8601
   double wall_seconds = 0;              ///< process launch to finish, startup included
   Json environment;                     ///< host, device, versions, compiler, recipebench commit
+  Json capabilities;                    ///< the backend's capability table the run was checked against
   std::vector<StepSample> steps;
   std::optional<RunMetrics> metrics;
   std::string status = "failed";

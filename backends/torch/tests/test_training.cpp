@@ -40,7 +40,7 @@ TEST_CASE("learning rate: linear warm-up then cosine decay to min_lr", "[train][
   const double mid = 0.5 * (1e-3 + 1e-4);
   CHECK(train::learning_rate(o, 10, 20) == Approx(1e-4 + 0.9e-3 * 0.5 * (1 + std::cos(M_PI * 8.0 / 17.0))));
   CHECK(train::learning_rate(o, 10, 20) < mid + 1e-4);
-  o.lr_decay_style = "constant";
+  o.lr_decay_style = LrDecay::kConstant;
   CHECK(train::learning_rate(o, 15, 20) == Approx(1e-3));
 }
 

@@ -1,0 +1,44 @@
+// What a backend runs, declared with its registration (run/backend.h), and the check that refuses a recipe asking
+// for anything else before any rank starts (`run` and `run --dry-run`; `validate` does not depend on a backend).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "recipe/diagnostic.h"
+#include "recipe/enums.h"
+#include "recipe/recipe.h"
+#include "recipe/source_doc.h"
+#include "util/json.h"
+
+namespace recipebench {
+
+/// The values of each recipe field a backend implements. A field's value outside its list is refused by name;
+/// an empty list refuses every value. Degrees are the layout's (docs/recipe-format.md).
+struct BackendCapabilities {
+  std::vector<int> cp;                   ///< layout.cp degrees
+  std::vector<int> etp;                  ///< expert tensor-parallel degrees (layout.etp, TP when absent)
+  std::vector<Dispatcher> dispatchers;   ///< layout.dispatcher
+  std::vector<std::string> offload;      ///< layout.offload; "none" stands for null (no offload)
+  std::vector<std::string> recompute;    ///< layout.recompute.granularity: full, selective, none
+  std::vector<Device> devices;           ///< bench.device / --device
+  std::vector<DataSource> data_sources;  ///< bench.data.source / --data
+  /// {"cp": [1], "etp": [1], "dispatcher": ["alltoall"], "offload": ["none"], ...} for the run record
+  /// (schema/run-record.schema.json: degrees as integers, the rest as their YAML names).
+  Json to_json() const;
+};
+
+/// Where the run's device and data source were chosen: true when the command line overrode the recipe.
+struct CapabilityOverrides {
+  bool device = false, data_source = false;
+};
+
+/// One diagnostic per field of `recipe` (with the run's `device` and `data_source`) that `backend`'s `caps` do
+/// not list: `file:line:col: error: layout.dispatcher: deepep, expected alltoall (what the torch backend runs)`,
+/// located in `src` (the recipe's loaded document); a value from the command line is located at
+/// `<command line>` with the option's name. Empty when the backend runs everything the recipe asks for.
+Diagnostics check_capabilities(const std::string& backend, const BackendCapabilities& caps, const Recipe& recipe,
+                               const SourceDoc& src, Device device, DataSource data_source,
+                               CapabilityOverrides overrides = {});
+
+}  // namespace recipebench
