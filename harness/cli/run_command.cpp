@@ -59,11 +59,11 @@ void apply_bench_block(const Json& bench, RunOptions& o) {
   if (bench.contains("steps")) o.steps = bench["steps"].get<int>();
   if (bench.contains("window")) o.window = StepWindow{bench["window"][0].get<int>(), bench["window"][1].get<int>()};
   if (bench.contains("layers")) o.layers = bench["layers"].get<int64_t>();
-  if (bench.contains("device")) o.device = bench["device"].get<std::string>();
+  if (bench.contains("device")) o.device = parse_device(bench["device"].get<std::string>());
   if (bench.contains("seed")) o.seed = bench["seed"].get<uint64_t>();
   if (bench.contains("data") && bench["data"].is_object()) {
     const Json& d = bench["data"];
-    if (d.contains("source")) o.data_source = d["source"].get<std::string>();
+    if (d.contains("source")) o.data_source = parse_data_source(d["source"].get<std::string>());
     if (d.contains("path")) o.data_path = d["path"].get<std::string>();
     if (d.contains("supervised_token_ratio")) o.supervised_token_ratio = d["supervised_token_ratio"].get<double>();
     if (d.contains("min_row_tokens")) o.min_row_tokens = d["min_row_tokens"].get<int64_t>();
@@ -81,7 +81,7 @@ RunMetrics compute_metrics(const RunRecord& rec, const Recipe& recipe, const Mod
   }
   m.window = window_metrics(seconds, tokens, rec.options.window, devices);
   m.active_params = count_params(model).active;
-  if (const GpuSpec* gpu = rec.options.device == "cuda" ? find_gpu(recipe.gpu.type) : nullptr) {
+  if (const GpuSpec* gpu = rec.options.device == Device::kCuda ? find_gpu(recipe.gpu.type) : nullptr) {
     m.peak_flops = gpu->peak_bf16_flops;
     m.mfu = mfu_6n(static_cast<double>(m.active_params), m.window.tokens_per_s_per_gpu, m.peak_flops);
     if (auto price = recipe_price(recipe)) {
@@ -165,11 +165,17 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
       if (a->steps) o.steps = *a->steps;
       if (a->window) o.window = parse_window(*a->window);
       if (a->layers) o.layers = *a->layers;
-      if (a->device) o.device = *a->device;
+      if (a->device) o.device = parse_device(*a->device);
       if (a->seed) o.seed = *a->seed;
       o.profile = a->profile;
+      try {
+        apply_environment_hooks(o);  // RECIPEBENCH_DIST_TIMEOUT and the test hooks (docs/distributed.md)
+      } catch (const std::invalid_argument& e) {
+        std::cerr << "recipebench run: " << e.what() << "\n";
+        return kUsage;
+      }
       if (a->data) {
-        o.data_source = "file";
+        o.data_source = DataSource::kFile;
         o.data_path = *a->data;
       }
       if (!o.window.inside(o.steps) || o.window.steps() < 2) {
@@ -222,7 +228,7 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
         return kUsage;
       }
       // On CUDA one process per GPU: a multi-rank layout started without rank variables launches its ranks here.
-      if (!a->nproc && o.device == "cuda" && ranks.world == 1 && recipe.layout.world() > 1 &&
+      if (!a->nproc && o.device == Device::kCuda && ranks.world == 1 && recipe.layout.world() > 1 &&
           !launched_by_recipebench())
         a->nproc = static_cast<int>(recipe.layout.world());
       if (a->nproc && *a->nproc > 1 && !launched_by_recipebench()) {
@@ -282,7 +288,7 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
                                     : std::to_string(run_layers) + " layers; the model has " +
                                           std::to_string(full_layers);
       if (lead) std::printf("recipebench run: %s\n  model %s (%s), backend %s, device %s, %d steps, window %d..%d\n",
-                  path.c_str(), model.name.c_str(), depth.c_str(), o.backend.c_str(), o.device.c_str(), o.steps,
+                  path.c_str(), model.name.c_str(), depth.c_str(), o.backend.c_str(), to_string(o.device), o.steps,
                   o.window.first, o.window.last);
       if (lead) std::printf("%6s %10s %10s %12s %10s %12s\n", "step", "time (s)", "loss", "tokens/s", "grad norm", "peak mem");
       std::fflush(stdout);

@@ -1,6 +1,7 @@
 #include "recipe/layout_check.h"
 
 #include <sstream>
+#include <stdexcept>
 
 #include "util/format.h"
 
@@ -97,7 +98,8 @@ Diagnostics check_layout(const Recipe& r, const ModelConfig* model, const Source
                            "a divisor of the attention heads (" + std::to_string(model->num_attention_heads) +
                                "), KV heads (" + std::to_string(model->num_kv_heads) + ") and gated-delta-net key (" +
                                std::to_string(model->linear_num_key_heads) + ") and value heads (" +
-                               std::to_string(model->linear_num_value_heads) + ")"));
+                               std::to_string(model->linear_num_value_heads) +
+                               "): heads not divisible by TP cannot be split over the TP ranks"));
     }
   }
 
@@ -106,6 +108,13 @@ Diagnostics check_layout(const Recipe& r, const ModelConfig* model, const Source
   if (moe && L.tp > 1 && !L.sequence_parallel) {
     out.push_back(src.at("/layout/sequence_parallel", "false with TP " + std::to_string(L.tp) + " on a MoE model",
                          "true (MoE with TP > 1 requires sequence parallel)"));
+  }
+  // Sequence parallel splits every row's sequence over the TP ranks (Korthikanti et al. 2022).
+  if (L.tp > 1 && L.sequence_parallel && r.workload.row_tokens % L.tp != 0) {
+    out.push_back(src.at("/workload/row_tokens",
+                         "row_tokens " + std::to_string(r.workload.row_tokens) + " is not divisible by TP = " +
+                             std::to_string(L.tp),
+                         "a multiple of TP (sequence parallel splits every row's sequence over the TP ranks)"));
   }
   if (L.tp == 1 && L.sequence_parallel) {
     out.push_back(src.at("/layout/sequence_parallel", "true with TP 1",
@@ -137,6 +146,9 @@ Diagnostics check_layout(const Recipe& r, const ModelConfig* model, const Source
                              middle_stages > 0 ? "a positive whole number of layers per middle stage"
                                                : "first + last = " + std::to_string(layers) + " with PP 2"));
       }
+    } else if (L.vpp > 1 && L.pp < 2) {
+      out.push_back(src.at("/layout/vpp", "VPP " + std::to_string(L.vpp) + " with PP " + std::to_string(L.pp),
+                           "VPP 1, or PP >= 2 (virtual pipeline stages split a pipeline's stages)"));
     } else if (L.vpp > 1) {
       for (size_t s = 0; s < stages.size(); ++s) {
         if (stages[s] % L.vpp != 0) {
@@ -189,6 +201,13 @@ Diagnostics check_layout(const Recipe& r, const ModelConfig* model, const Source
     }
   }
   return out;
+}
+
+void require_layout(const Recipe& recipe, const ModelConfig* model) {
+  const Diagnostics problems = check_layout(recipe, model, SourceDoc{});
+  if (problems.empty()) return;
+  const Diagnostic& d = problems.front();
+  throw std::invalid_argument(d.path + ": " + d.found + ", expected " + d.expected);
 }
 
 }  // namespace recipebench
