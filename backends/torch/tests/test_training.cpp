@@ -40,7 +40,7 @@ TEST_CASE("learning rate: linear warm-up then cosine decay to min_lr", "[train][
   const double mid = 0.5 * (1e-3 + 1e-4);
   CHECK(train::learning_rate(o, 10, 20) == Approx(1e-4 + 0.9e-3 * 0.5 * (1 + std::cos(M_PI * 8.0 / 17.0))));
   CHECK(train::learning_rate(o, 10, 20) < mid + 1e-4);
-  o.lr_decay_style = "constant";
+  o.lr_decay_style = LrDecay::kConstant;
   CHECK(train::learning_rate(o, 15, 20) == Approx(1e-3));
 }
 
@@ -275,17 +275,16 @@ TEST_CASE("a loss that turns NaN stops the run at that step and says so", "[trai
 }
 
 namespace {
-/// The per-step losses of a 5-step run of `r` and its final parameters (float32, RECIPEBENCH_DUMP_PARAMS).
+/// The per-step losses of a 5-step run of `r` and its final parameters (float32, RunHooks::dump_params_path).
 std::pair<std::vector<double>, std::vector<float>> losses_and_params(const Recipe& r, const std::string& dump) {
   auto backend = make_backend("torch");
   RunOptions o;
   o.steps = 5;
   o.seed = 17;
+  o.hooks.dump_params_path = dump;
   backend->environment(r, o);
-  ::setenv("RECIPEBENCH_DUMP_PARAMS", dump.c_str(), 1);
   std::vector<double> losses;
   backend->run(r, *find_model("Qwen3.5-tiny"), o, [&](const StepSample& s) { losses.push_back(s.loss); });
-  ::unsetenv("RECIPEBENCH_DUMP_PARAMS");
   std::ifstream in(dump, std::ios::binary);
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<float> params(bytes.size() / sizeof(float));

@@ -15,10 +15,10 @@ namespace recipebench::train {
 inline double learning_rate(const RecipeOptimizer& o, int step, int total_steps) {
   const int warmup = static_cast<int>(std::lround(o.lr_warmup_fraction * total_steps));
   if (step < warmup) return o.lr * (step + 1) / warmup;
-  if (o.lr_decay_style == "constant") return o.lr;
+  if (o.lr_decay_style == LrDecay::kConstant) return o.lr;
   const int span = total_steps - 1 - warmup;
   const double p = span > 0 ? std::min(1.0, static_cast<double>(step - warmup) / span) : 1.0;
-  if (o.lr_decay_style == "linear") return o.lr - (o.lr - o.min_lr) * p;
+  if (o.lr_decay_style == LrDecay::kLinear) return o.lr - (o.lr - o.min_lr) * p;
   return o.min_lr + (o.lr - o.min_lr) * 0.5 * (1.0 + std::cos(M_PI * p));
 }
 
