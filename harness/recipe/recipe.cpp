@@ -1,7 +1,5 @@
 #include "recipe/recipe.h"
 
-#include <stdexcept>
-
 namespace recipebench {
 
 namespace {
@@ -18,21 +16,6 @@ std::string str(const Json& j, const char* key) {
 }
 
 }  // namespace
-
-const char* to_string(LrDecay d) {
-  switch (d) {
-    case LrDecay::kCosine: return "cosine";
-    case LrDecay::kLinear: return "linear";
-    case LrDecay::kConstant: return "constant";
-  }
-  return "cosine";
-}
-
-LrDecay parse_lr_decay(const std::string& s) {
-  for (const LrDecay d : {LrDecay::kCosine, LrDecay::kLinear, LrDecay::kConstant})
-    if (s == to_string(d)) return d;
-  throw std::invalid_argument("lr_decay_style " + s + ", expected one of cosine, linear, constant");
-}
 
 Recipe recipe_from_json(const Json& doc, const std::string& file) {
   Recipe r;
@@ -92,7 +75,7 @@ Recipe recipe_from_json(const Json& doc, const std::string& file) {
     RecipeOptimizer& O = r.optimizer;
     O.lr = o.value("lr", O.lr);
     O.min_lr = o.value("min_lr", O.min_lr);
-    if (o.contains("lr_decay_style")) O.lr_decay_style = parse_lr_decay(o["lr_decay_style"].get<std::string>());
+    if (o.contains("lr_decay_style")) O.lr_decay_style = parse_enum<LrDecay>(o["lr_decay_style"].get<std::string>()).value();  // schema-checked
     O.lr_warmup_fraction = o.value("lr_warmup_fraction", O.lr_warmup_fraction);
     O.weight_decay = o.value("weight_decay", O.weight_decay);
     O.adam_beta1 = o.value("adam_beta1", O.adam_beta1);

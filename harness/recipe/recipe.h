@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "metrics/metrics.h"
+#include "recipe/enums.h"
 #include "util/json.h"
 
 namespace recipebench {
@@ -67,18 +68,10 @@ struct RecipeResult {
   std::optional<double> gpu_hours;
 };
 
-/// optimizer.lr_decay_style: the learning rate's decay after warm-up (train/lr_schedule.h gives the formulas).
-enum class LrDecay { kCosine, kLinear, kConstant };
-
-/// "cosine", "linear" or "constant" (the recipe's spelling).
-const char* to_string(LrDecay d);
-/// The LrDecay spelled `s`; throws std::invalid_argument naming `s` and the three values otherwise.
-LrDecay parse_lr_decay(const std::string& s);
-
 /// Optimizer and learning-rate schedule; defaults are the seed recipes' Megatron-LM arguments.
 struct RecipeOptimizer {
   double lr = 1e-5, min_lr = 1e-6;
-  LrDecay lr_decay_style = LrDecay::kCosine;
+  LrDecay lr_decay_style = LrDecay::kCosine;  ///< decay after warm-up (train/lr_schedule.h gives the formulas)
   double lr_warmup_fraction = 0.1;
   double weight_decay = 0.1;
   double adam_beta1 = 0.9, adam_beta2 = 0.98, adam_eps = 1e-8;

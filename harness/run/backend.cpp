@@ -26,21 +26,6 @@ std::vector<std::string> backend_names() {
   return out;
 }
 
-const char* to_string(Device d) { return d == Device::kCuda ? "cuda" : "cpu"; }
-const char* to_string(DataSource s) { return s == DataSource::kFile ? "file" : "synthetic"; }
-
-Device parse_device(const std::string& s) {
-  if (s == "cpu") return Device::kCpu;
-  if (s == "cuda") return Device::kCuda;
-  throw std::invalid_argument("device " + s + ", expected cpu or cuda");
-}
-
-DataSource parse_data_source(const std::string& s) {
-  if (s == "synthetic") return DataSource::kSynthetic;
-  if (s == "file") return DataSource::kFile;
-  throw std::invalid_argument("data source " + s + ", expected synthetic or file");
-}
-
 namespace {
 /// The environment variable `name` as an int, or nullopt when unset or empty.
 std::optional<int> env_int(const char* name) {

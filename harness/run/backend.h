@@ -11,22 +11,11 @@
 
 #include "catalog/models.h"
 #include "metrics/metrics.h"
+#include "recipe/enums.h"
 #include "recipe/recipe.h"
 #include "util/json.h"
 
 namespace recipebench {
-
-/// The device the ranks train on: the CPU (Gloo between ranks) or one CUDA GPU per rank (NCCL).
-enum class Device { kCpu, kCuda };
-/// Where the training rows come from: the seeded synthetic generator or a pre-tokenized rows file.
-enum class DataSource { kSynthetic, kFile };
-
-/// "cpu" / "cuda" and "synthetic" / "file" (the spelling of bench.device, bench.data.source and --device).
-const char* to_string(Device d);
-const char* to_string(DataSource s);
-/// The value spelled `s`; throw std::invalid_argument naming `s` and the accepted spellings otherwise.
-Device parse_device(const std::string& s);
-DataSource parse_data_source(const std::string& s);
 
 /// Test hooks of a run, explicit so that a run record shows them (settings.hooks); unset in a normal run.
 struct RunHooks {
@@ -42,7 +31,7 @@ struct RunOptions {
   int steps = 20;                          ///< steps to run, numbered 0..steps-1
   StepWindow window{5, 19};                ///< timed window, both ends included
   std::optional<int64_t> layers;           ///< decoder-layer override for proxy runs
-  Device device = Device::kCpu;
+  Device device = Device::kCpu;            ///< the CPU (Gloo between ranks) or one CUDA GPU per rank (NCCL)
   uint64_t seed = 1234;                    ///< data and initialisation seed
   DataSource data_source = DataSource::kSynthetic;
   std::string data_path;                   ///< pre-tokenized rows when data_source is kFile
