@@ -54,11 +54,11 @@ TEST_CASE("the leaderboard's MFU of a run is the run record's, from the N the re
   RunRecord rec;
   rec.recipe_path = v.file;
   rec.recipe = v.recipe->doc;
-  rec.options.device = "cuda";
+  rec.options.device = Device::kCuda;
   rec.model_name = "tiny-config";
   rec.model_layers = rec.model_layers_full = 4;
   rec.status = "complete";
-  rec.environment = Json{{"device", Json{{"name", "NVIDIA H200"}, {"count", 1}}}};
+  rec.environment = Json{{"device", Json{{"name", "NVIDIA H200"}, {"count", 1}}}, {"build_type", "Release"}};
   RunMetrics m;
   m.window.window = StepWindow{5, 19};
   m.window.tokens = 245760;
@@ -68,7 +68,7 @@ TEST_CASE("the leaderboard's MFU of a run is the run record's, from the N the re
   m.peak_flops = 989.4e12;
   m.mfu = 6.0 * 170688 * 18871.26 / 989.4e12;
   rec.metrics = m;
-  const Leaderboard board = build_leaderboard({}, ReportOptions{}, {RunRecordInput{"r.json", rec.to_json()}});
+  const Leaderboard board = build_leaderboard({}, ReportOptions{}, {RunRecordInput{"r.json", rec}});
   REQUIRE(board.groups.size() == 1);
   const LeaderboardEntry& e = board.groups[0].entries.at(0);
   CHECK(e.active_params == 170688);

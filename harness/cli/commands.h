@@ -3,6 +3,10 @@
 
 #include <functional>
 
+#include <string>
+#include <vector>
+
+#include "report/leaderboard.h"
 #include "util/exit_code.h"
 
 namespace CLI {
@@ -17,5 +21,9 @@ void add_report_command(CLI::App& app, std::function<int()>& run);
 void add_models_command(CLI::App& app, std::function<int()>& run);
 void add_run_command(CLI::App& app, std::function<int()>& run);
 void add_compare_command(CLI::App& app, std::function<int()>& run);
+
+/// Reads and checks the run record `file` (run/run_record_check.h) and appends it to `runs`; skips a leaderboard.json
+/// an earlier report wrote. Prints each problem as a located diagnostic; false when the file is refused.
+bool add_run_record(const std::string& file, std::vector<RunRecordInput>& runs);
 
 }  // namespace recipebench::cli

@@ -20,14 +20,7 @@ std::optional<LeaderboardEntry> load_entry(const std::string& file, const Report
   std::vector<Recipe> recipes;
   std::vector<RunRecordInput> runs;
   if (std::filesystem::path(file).extension() == ".json") {
-    std::ifstream in(file);
-    Json record = Json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (record.is_discarded() || !record.is_object() ||
-        record.value("schema", std::string()) != "recipebench-run-record/1") {
-      std::cerr << file << ": error: not a recipebench run record (no \"schema\": \"recipebench-run-record/1\")\n";
-      return std::nullopt;
-    }
-    runs.push_back({file, std::move(record)});
+    if (!add_run_record(file, runs) || runs.empty()) return std::nullopt;
   } else {
     ValidatedRecipe v = validate_recipe_file(file);
     for (const auto& d : v.errors) std::cerr << d.to_string() << "\n";

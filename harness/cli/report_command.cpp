@@ -21,6 +21,9 @@ namespace recipebench::cli {
 
 namespace {
 
+
+}  // namespace
+
 /// Reads and checks one JSON input (run/run_record_check.h); a checked record is appended to `runs`. An earlier
 /// report's leaderboard.json is skipped. Prints each problem as `file: error: <field path>: ...`; false when
 /// the file is refused.
@@ -45,8 +48,6 @@ bool add_run_record(const std::string& file, std::vector<RunRecordInput>& runs) 
   runs.push_back({file, std::move(*checked.record)});
   return true;
 }
-
-}  // namespace
 
 void add_report_command(CLI::App& app, std::function<int()>& run) {
   auto* cmd = app.add_subcommand("report", "Rank recipes into DIR/leaderboard.json, DIR/leaderboard.html and DIR/leaderboard.csv");

@@ -1,6 +1,7 @@
 #include "recipe/layout_check.h"
 
 #include <sstream>
+#include <stdexcept>
 
 #include "util/format.h"
 
@@ -39,14 +40,10 @@ std::string list(const std::vector<int64_t>& v) {
   return s;
 }
 
-}  // namespace
-
-Diagnostics check_layout(const Recipe& r, const ModelConfig* model, const SourceDoc& src) {
-  Diagnostics out;
+/// World size: TP x CP x DP x PP = GPUs, in whole nodes.
+void check_world(const Recipe& r, const SourceDoc& src, Diagnostics& out) {
   const RecipeLayout& L = r.layout;
   const int64_t world = L.world();
-
-  // World size: TP x CP x DP x PP = GPUs.
   if (world != r.gpu.count) {
     out.push_back(src.at("/gpu/count", std::to_string(r.gpu.count) + " GPUs",
                          "TP x CP x DP x PP = " + std::to_string(L.tp) + " x " + std::to_string(L.cp) + " x " +
@@ -57,8 +54,12 @@ Diagnostics check_layout(const Recipe& r, const ModelConfig* model, const Source
     out.push_back(src.at("/gpu/per_node", std::to_string(r.gpu.per_node) + " GPUs per node",
                          "a divisor of gpu.count " + std::to_string(r.gpu.count) + " (whole nodes)"));
   }
+}
 
-  // Expert grid ("MoE parallel folding"): EDP = world / (ETP x EP x PP) whole.
+/// Expert grid ("MoE parallel folding"): EDP = world / (ETP x EP x PP) whole.
+void check_expert_grid(const Recipe& r, const SourceDoc& src, Diagnostics& out) {
+  const RecipeLayout& L = r.layout;
+  const int64_t world = L.world();
   const int etp = L.effective_etp();
   const int64_t expert_grid = static_cast<int64_t>(etp) * L.ep * L.pp;
   if (world % expert_grid != 0) {
@@ -72,47 +73,49 @@ Diagnostics check_layout(const Recipe& r, const ModelConfig* model, const Source
                          "a whole expert-data-parallel degree (world divisible by ETP x EP x PP = " +
                              std::to_string(expert_grid) + ")"));
   }
+}
 
-  if (model) {
-    if (model->num_experts % L.ep != 0) {
-      out.push_back(src.at("/layout/ep", "EP " + std::to_string(L.ep),
-                           "a divisor of the " + std::to_string(model->num_experts) + " experts of " + model->name +
-                               " (" + std::to_string(model->num_experts) + " / " + std::to_string(L.ep) + " = " +
-                               approx(static_cast<double>(model->num_experts) / L.ep) + " experts per rank)"));
-    }
-    struct HeadCount {
-      const char* what;
-      int64_t n;
-    };
-    const HeadCount heads[] = {{"attention heads", model->num_attention_heads},
-                               {"KV heads", model->num_kv_heads},
-                               {"gated-delta-net key heads", model->linear_num_key_heads},
-                               {"gated-delta-net value heads", model->linear_num_value_heads}};
-    std::string failing;
-    for (const auto& h : heads)
-      if (h.n % L.tp != 0) failing += (failing.empty() ? "" : ", ") + std::to_string(h.n) + " " + h.what;
-    if (!failing.empty()) {
-      out.push_back(src.at("/layout/tp", "TP " + std::to_string(L.tp) + ", which does not divide the " + failing +
-                                             " of " + model->name,
-                           "a divisor of the attention heads (" + std::to_string(model->num_attention_heads) +
-                               "), KV heads (" + std::to_string(model->num_kv_heads) + ") and gated-delta-net key (" +
-                               std::to_string(model->linear_num_key_heads) + ") and value heads (" +
-                               std::to_string(model->linear_num_value_heads) + ")"));
-    }
+/// Experts divisible by EP, heads by TP.
+void check_model_divisors(const Recipe& r, const ModelConfig& m, const SourceDoc& src, Diagnostics& out) {
+  const RecipeLayout& L = r.layout;
+  if (m.num_experts % L.ep != 0) {
+    out.push_back(src.at("/layout/ep", "EP " + std::to_string(L.ep),
+                         "a divisor of the " + std::to_string(m.num_experts) + " experts of " + m.name +
+                             " (" + std::to_string(m.num_experts) + " / " + std::to_string(L.ep) + " = " +
+                             approx(static_cast<double>(m.num_experts) / L.ep) + " experts per rank)"));
   }
+  struct HeadCount {
+    const char* what;
+    int64_t n;
+  };
+  const HeadCount heads[] = {{"attention heads", m.num_attention_heads},
+                             {"KV heads", m.num_kv_heads},
+                             {"gated-delta-net key heads", m.linear_num_key_heads},
+                             {"gated-delta-net value heads", m.linear_num_value_heads}};
+  std::string failing;
+  for (const auto& h : heads)
+    if (h.n % L.tp != 0) failing += (failing.empty() ? "" : ", ") + std::to_string(h.n) + " " + h.what;
+  if (!failing.empty()) {
+    out.push_back(src.at("/layout/tp", "TP " + std::to_string(L.tp) + ", which does not divide the " + failing +
+                                           " of " + m.name,
+                         "a divisor of the attention heads (" + std::to_string(m.num_attention_heads) +
+                             "), KV heads (" + std::to_string(m.num_kv_heads) + ") and gated-delta-net key (" +
+                             std::to_string(m.linear_num_key_heads) + ") and value heads (" +
+                             std::to_string(m.linear_num_value_heads) +
+                             "): heads not divisible by TP cannot be split over the TP ranks"));
+  }
+}
 
-  // Sequence parallel.
+/// Sequence parallel: required for MoE with TP > 1, meaningless with TP 1; it splits every row over TP.
+void check_sequence_parallel(const Recipe& r, const ModelConfig* model, const SourceDoc& src, Diagnostics& out) {
+  const RecipeLayout& L = r.layout;
   const bool moe = !model || model->num_experts > 0;
   if (moe && L.tp > 1 && !L.sequence_parallel) {
     out.push_back(src.at("/layout/sequence_parallel", "false with TP " + std::to_string(L.tp) + " on a MoE model",
                          "true (MoE with TP > 1 requires sequence parallel)"));
   }
-  if (L.tp == 1 && L.sequence_parallel) {
-    out.push_back(src.at("/layout/sequence_parallel", "true with TP 1",
-                         "false (sequence parallel splits activations across the TP group; with TP 1 there is none)"));
-  }
-
-  // Sequence parallel splits each CP rank's part of a row (row_tokens / CP) over the TP ranks.
+  // Sequence parallel splits each CP rank's part of a row (row_tokens / CP) over the TP ranks (Korthikanti et
+  // al. 2022).
   const bool cp_split_ok = L.cp == 1 || r.workload.row_tokens % (2 * L.cp) == 0;  // else reported at layout.cp
   const int64_t sp_divisor = static_cast<int64_t>(L.cp) * L.tp;
   if (L.sequence_parallel && L.tp > 1 && cp_split_ok && r.workload.row_tokens % sp_divisor != 0) {
@@ -124,66 +127,74 @@ Diagnostics check_layout(const Recipe& r, const ModelConfig* model, const Source
                              std::to_string(sp_divisor) + " (sequence parallel splits every row's sequence over the "
                              "TP ranks)"));
   }
-
-  // Virtual pipeline stages interleave several chunks per pipeline rank: they need a pipeline.
-  if (L.vpp > 1 && L.pp < 2) {
-    out.push_back(src.at("/layout/vpp", "VPP " + std::to_string(L.vpp) + " with PP " + std::to_string(L.pp),
-                         "VPP 1, or PP >= 2 (virtual pipeline stages split each pipeline rank's layers)"));
+  if (L.tp == 1 && L.sequence_parallel) {
+    out.push_back(src.at("/layout/sequence_parallel", "true with TP 1",
+                         "false (sequence parallel splits activations across the TP group; with TP 1 there is none)"));
   }
+}
 
-  // Layers per pipeline stage, and VPP.
-  if (model) {
-    const int64_t layers = model->num_layers;
-    const auto stages = stage_layer_counts(layers, L.pp, L.first_stage_layers, L.last_stage_layers);
-    if (stages.empty()) {
-      if (!L.first_stage_layers) {
-        out.push_back(src.at("/layout/pp", "PP " + std::to_string(L.pp) + " for " + std::to_string(layers) + " layers (" +
-                                               approx(static_cast<double>(layers) / L.pp) + " per stage)",
-                             "a PP degree dividing " + std::to_string(layers) +
-                                 " layers, or layout.layer_split with first and last stage layer counts"));
-      } else if (L.pp < 2) {
-        out.push_back(src.at("/layout/layer_split", "a first/last stage split with PP " + std::to_string(L.pp),
-                             "PP >= 2, or no layer_split"));
-      } else {
-        const int64_t f = *L.first_stage_layers, l = *L.last_stage_layers;
-        const int64_t middle = layers - f - l;
-        const int middle_stages = L.pp - 2;
-        std::ostringstream found;
-        found << "first " << f << " + last " << l << " of " << layers << " layers leaves " << middle << " for "
-              << middle_stages << " middle stages";
-        if (middle_stages > 0) found << " (" << approx(static_cast<double>(middle) / middle_stages) << " each)";
-        out.push_back(src.at("/layout/layer_split", found.str(),
-                             middle_stages > 0 ? "a positive whole number of layers per middle stage"
-                                               : "first + last = " + std::to_string(layers) + " with PP 2"));
-      }
-    } else if (L.vpp > 1 && L.pp >= 2) {
-      for (size_t s = 0; s < stages.size(); ++s) {
-        if (stages[s] % L.vpp != 0) {
-          out.push_back(src.at("/layout/vpp",
-                               "VPP " + std::to_string(L.vpp) + " with stage layer counts " + list(stages) + " (stage " +
-                                   std::to_string(s) + " has " + std::to_string(stages[s]) + ")",
-                               "a divisor of every stage's layer count"));
-          break;
-        }
+/// Layers per pipeline stage, and VPP.
+void check_pipeline(const Recipe& r, const ModelConfig& m, const SourceDoc& src, Diagnostics& out) {
+  const RecipeLayout& L = r.layout;
+  const int64_t layers = m.num_layers;
+  const auto stages = stage_layer_counts(layers, L.pp, L.first_stage_layers, L.last_stage_layers);
+  if (stages.empty()) {
+    if (!L.first_stage_layers) {
+      out.push_back(src.at("/layout/pp", "PP " + std::to_string(L.pp) + " for " + std::to_string(layers) + " layers (" +
+                                             approx(static_cast<double>(layers) / L.pp) + " per stage)",
+                           "a PP degree dividing " + std::to_string(layers) +
+                               " layers, or layout.layer_split with first and last stage layer counts"));
+    } else if (L.pp < 2) {
+      out.push_back(src.at("/layout/layer_split", "a first/last stage split with PP " + std::to_string(L.pp),
+                           "PP >= 2, or no layer_split"));
+    } else {
+      const int64_t f = *L.first_stage_layers, l = *L.last_stage_layers;
+      const int64_t middle = layers - f - l;
+      const int middle_stages = L.pp - 2;
+      std::ostringstream found;
+      found << "first " << f << " + last " << l << " of " << layers << " layers leaves " << middle << " for "
+            << middle_stages << " middle stages";
+      if (middle_stages > 0) found << " (" << approx(static_cast<double>(middle) / middle_stages) << " each)";
+      out.push_back(src.at("/layout/layer_split", found.str(),
+                           middle_stages > 0 ? "a positive whole number of layers per middle stage"
+                                             : "first + last = " + std::to_string(layers) + " with PP 2"));
+    }
+  } else if (L.vpp > 1 && L.pp < 2) {
+    out.push_back(src.at("/layout/vpp", "VPP " + std::to_string(L.vpp) + " with PP " + std::to_string(L.pp),
+                         "VPP 1, or PP >= 2 (virtual pipeline stages split a pipeline's stages)"));
+  } else if (L.vpp > 1) {
+    for (size_t s = 0; s < stages.size(); ++s) {
+      if (stages[s] % L.vpp != 0) {
+        out.push_back(src.at("/layout/vpp",
+                             "VPP " + std::to_string(L.vpp) + " with stage layer counts " + list(stages) + " (stage " +
+                                 std::to_string(s) + " has " + std::to_string(stages[s]) + ")",
+                             "a divisor of every stage's layer count"));
+        break;
       }
     }
   }
+}
 
-  // Context parallel splits each row into 2 x CP chunks (load-balanced causal CP, as in Megatron-LM).
+/// Context parallel splits each row into 2 x CP chunks (load-balanced causal CP, as in Megatron-LM).
+void check_context_parallel(const Recipe& r, const SourceDoc& src, Diagnostics& out) {
+  const RecipeLayout& L = r.layout;
   if (L.cp > 1 && r.workload.row_tokens % (2 * L.cp) != 0) {
     out.push_back(src.at("/layout/cp", "CP " + std::to_string(L.cp) + " with " + std::to_string(r.workload.row_tokens) +
                                            "-token rows",
                          "a CP degree with row_tokens divisible by 2 x CP = " + std::to_string(2 * L.cp) +
                              " (each row is split into 2 x CP chunks)"));
   }
+}
 
-  // Microbatches: rows per microbatch and microbatches per step per DP rank.
+/// Microbatches: rows per microbatch and microbatches per step per DP rank.
+void check_microbatches(const Recipe& r, const SourceDoc& src, Diagnostics& out) {
+  const RecipeLayout& L = r.layout;
   const int64_t row_tokens = r.workload.row_tokens;
   const int64_t rows_mb = rows_per_microbatch(L.max_tokens_per_gpu, row_tokens);
   if (rows_mb < 1) {
     out.push_back(src.at("/layout/max_tokens_per_gpu", std::to_string(L.max_tokens_per_gpu) + " tokens",
                          "at least one row of " + std::to_string(row_tokens) + " tokens (workload.row_tokens)"));
-    return out;
+    return;
   }
   if (L.rows_per_microbatch && *L.rows_per_microbatch != rows_mb) {
     out.push_back(src.at("/layout/rows_per_microbatch", std::to_string(*L.rows_per_microbatch),
@@ -199,7 +210,7 @@ Diagnostics check_layout(const Recipe& r, const ModelConfig* model, const Source
                                                        " microbatches per DP rank",
                          "a whole number of microbatches per DP rank (global batch divisible by DP x rows per "
                          "microbatch = " + std::to_string(L.dp * rows_mb) + ")"));
-  } else if (L.vpp > 1 && L.pp >= 2) {
+  } else if (L.vpp > 1) {
     const int64_t mbs = per_dp_rows / L.dp / rows_mb;
     if (mbs < L.pp || mbs % L.pp != 0) {
       out.push_back(src.at("/layout/vpp", "VPP " + std::to_string(L.vpp) + " with " + std::to_string(mbs) +
@@ -207,7 +218,27 @@ Diagnostics check_layout(const Recipe& r, const ModelConfig* model, const Source
                            "microbatches per DP rank >= PP and a multiple of PP (interleaved schedule)"));
     }
   }
+}
+
+}  // namespace
+
+Diagnostics check_layout(const Recipe& r, const ModelConfig* model, const SourceDoc& src) {
+  Diagnostics out;
+  check_world(r, src, out);
+  check_expert_grid(r, src, out);
+  if (model) check_model_divisors(r, *model, src, out);
+  check_sequence_parallel(r, model, src, out);
+  if (model) check_pipeline(r, *model, src, out);
+  check_context_parallel(r, src, out);
+  check_microbatches(r, src, out);
   return out;
+}
+
+void require_layout(const Recipe& recipe, const ModelConfig* model) {
+  const Diagnostics problems = check_layout(recipe, model, SourceDoc{});
+  if (problems.empty()) return;
+  const Diagnostic& d = problems.front();
+  throw std::invalid_argument(d.path + ": " + d.found + ", expected " + d.expected);
 }
 
 }  // namespace recipebench

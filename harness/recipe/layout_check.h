@@ -25,4 +25,9 @@ int64_t rows_per_microbatch(int64_t max_tokens_per_gpu, int64_t row_tokens);
 /// Locations come from `src`, the document the recipe was built from.
 Diagnostics check_layout(const Recipe& recipe, const ModelConfig* model, const SourceDoc& src);
 
+/// check_layout without a source document, for a backend before it starts (a recipe built in code, or the model a
+/// run actually builds: --layers, --model-config). Throws std::invalid_argument with the first problem as
+/// "<field path>: <found>, expected <expected>".
+void require_layout(const Recipe& recipe, const ModelConfig* model);
+
 }  // namespace recipebench

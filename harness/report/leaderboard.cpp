@@ -150,7 +150,7 @@ LeaderboardEntry entry_from_run(const RunRecordInput& in, const ReportOptions& o
   e.measured = rec.finished_at.substr(0, 10);
   e.gpus = rec.device_count();
   e.hardware = std::to_string(e.gpus) + " x " + rec.device_name();
-  if (rec.options.device == "cuda") {
+  if (rec.options.device == Device::kCuda) {
     // N and peak FLOP/s as the run recorded them: the model that ran (its layers, its --model-config widths).
     derive_entry(e, r, options, m.active_params, m.peak_flops);
   } else {

@@ -1,6 +1,8 @@
 #include "run/backend.h"
 
+#include <cstdlib>
 #include <map>
+#include <stdexcept>
 
 namespace recipebench {
 
@@ -37,19 +39,49 @@ std::vector<std::string> backend_names() {
   return out;
 }
 
+namespace {
+/// The environment variable `name` as an int, or nullopt when unset or empty.
+std::optional<int> env_int(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return std::nullopt;
+  try {
+    size_t used = 0;
+    const int n = std::stoi(v, &used);
+    if (v[used] == '\0') return n;
+  } catch (const std::exception&) {
+  }
+  throw std::invalid_argument(std::string(name) + "=" + v + ", expected an integer");
+}
+}  // namespace
+
+void apply_environment_hooks(RunOptions& o) {
+  if (const auto t = env_int("RECIPEBENCH_DIST_TIMEOUT")) o.dist_timeout_seconds = *t;
+  if (const auto r = env_int("RECIPEBENCH_FAIL_RANK")) o.hooks.fail_rank = *r;
+  if (const auto s = env_int("RECIPEBENCH_FAIL_STEP")) o.hooks.fail_step = *s;
+  if (const char* dump = std::getenv("RECIPEBENCH_DUMP_PARAMS"); dump && *dump) o.hooks.dump_params_path = dump;
+}
+
 Json RunOptions::to_json() const {
   Json j{{"backend", backend},
          {"steps", steps},
          {"window", Json::array({window.first, window.last})},
          {"layers", layers ? Json(*layers) : Json(nullptr)},
-         {"device", device},
+         {"device", to_string(device)},
          {"seed", seed},
          {"profile", profile},
          {"ranks", world},
-         {"data", Json{{"source", data_source}}}};
-  if (data_source == "file") j["data"]["path"] = data_path;
+         {"dist_timeout_seconds", dist_timeout_seconds},
+         {"data", Json{{"source", to_string(data_source)}}}};
+  if (data_source == DataSource::kFile) j["data"]["path"] = data_path;
   else j["data"]["supervised_token_ratio"] = supervised_token_ratio;
-  if (data_source != "file" && min_row_tokens > 0) j["data"]["min_row_tokens"] = min_row_tokens;
+  if (data_source != DataSource::kFile && min_row_tokens > 0) j["data"]["min_row_tokens"] = min_row_tokens;
+  if (hooks.any()) {
+    Json h = Json::object();
+    if (hooks.fail_rank) h["fail_rank"] = *hooks.fail_rank;
+    if (hooks.fail_step) h["fail_step"] = *hooks.fail_step;
+    if (!hooks.dump_params_path.empty()) h["dump_params"] = hooks.dump_params_path;
+    j["hooks"] = h;
+  }
   return j;
 }
 

@@ -11,11 +11,20 @@
 
 #include "catalog/models.h"
 #include "metrics/metrics.h"
+#include "recipe/enums.h"
 #include "recipe/recipe.h"
 #include "run/capabilities.h"
 #include "util/json.h"
 
 namespace recipebench {
+
+/// Test hooks of a run, explicit so that a run record shows them (settings.hooks); unset in a normal run.
+struct RunHooks {
+  std::optional<int> fail_rank, fail_step;  ///< rank fail_rank throws a RunError at step fail_step (failure tests)
+  std::string dump_params_path;             ///< rank 0 writes the final parameters here (float32, the one-rank
+                                            ///< model's parameters() order); empty: no dump
+  bool any() const { return fail_rank || fail_step || !dump_params_path.empty(); }
+};
 
 /// Effective settings of one run (recipe's bench block, overridden by the command line).
 struct RunOptions {
@@ -23,10 +32,10 @@ struct RunOptions {
   int steps = 20;                          ///< steps to run, numbered 0..steps-1
   StepWindow window{5, 19};                ///< timed window, both ends included
   std::optional<int64_t> layers;           ///< decoder-layer override for proxy runs
-  std::string device = "cpu";              ///< "cpu" or "cuda"
+  Device device = Device::kCpu;            ///< the CPU (Gloo between ranks) or one CUDA GPU per rank (NCCL)
   uint64_t seed = 1234;                    ///< data and initialisation seed
-  std::string data_source = "synthetic";   ///< "synthetic" or "file"
-  std::string data_path;                   ///< pre-tokenized rows when data_source == "file"
+  DataSource data_source = DataSource::kSynthetic;
+  std::string data_path;                   ///< pre-tokenized rows when data_source is kFile
   double supervised_token_ratio = 0.676;   ///< synthetic data: fraction of tokens with a loss
   int64_t min_row_tokens = 0;              ///< synthetic data: shortest row (tokens); 0: every row full length
   bool profile = false;                    ///< synchronise between phases to time forward / backward / optimizer
@@ -34,8 +43,16 @@ struct RunOptions {
   int rank = 0, world = 1, local_rank = 0;
   std::string master_addr = "127.0.0.1";   ///< rank 0's host: the c10d TCPStore of the rendezvous
   int master_port = 29500;
+  int dist_timeout_seconds = 300;          ///< bound on the rendezvous and on every collective (seconds)
+  RunHooks hooks;
   Json to_json() const;
 };
+
+/// Fills the distributed timeout and the test hooks from the environment, where set: RECIPEBENCH_DIST_TIMEOUT
+/// (seconds), RECIPEBENCH_FAIL_RANK and RECIPEBENCH_FAIL_STEP, RECIPEBENCH_DUMP_PARAMS (a file path); see
+/// docs/distributed.md. The ranks a launcher starts inherit the variables. Throws std::invalid_argument naming the
+/// variable when a number does not parse.
+void apply_environment_hooks(RunOptions& options);
 
 /// What one training step measured. Times in seconds, memory in bytes.
 struct StepSample {

@@ -76,15 +76,16 @@ void apply_bench_block(const RecipeBench& b, RunOptions& o) {
   if (b.steps) o.steps = *b.steps;
   if (b.window) o.window = *b.window;
   if (b.layers) o.layers = *b.layers;
-  if (b.device) o.device = to_string(*b.device);
+  if (b.device) o.device = *b.device;
   if (b.seed) o.seed = *b.seed;
-  if (b.data.source) o.data_source = to_string(*b.data.source);
+  if (b.data.source) o.data_source = *b.data.source;
   if (b.data.path) o.data_path = *b.data.path;
   if (b.data.supervised_token_ratio) o.supervised_token_ratio = *b.data.supervised_token_ratio;
   if (b.data.min_row_tokens) o.min_row_tokens = *b.data.min_row_tokens;
 }
 
-/// Effective settings: the recipe's bench block, then the request. Throws Refusal when the window does not fit.
+/// Effective settings: the recipe's bench block, then the request, then the environment's hooks (apply_environment_hooks).
+/// Throws Refusal when the window does not fit or a hook variable does not parse.
 RunOptions effective_options(const Recipe& recipe, const RunRequest& q) {
   RunOptions o;
   apply_bench_block(recipe.bench, o);
@@ -92,11 +93,16 @@ RunOptions effective_options(const Recipe& recipe, const RunRequest& q) {
   if (q.steps) o.steps = *q.steps;
   if (q.window) o.window = *q.window;
   if (q.layers) o.layers = *q.layers;
-  if (q.device) o.device = to_string(*q.device);
+  if (q.device) o.device = *q.device;
   if (q.seed) o.seed = *q.seed;
   o.profile = q.profile;
+  try {
+    apply_environment_hooks(o);  // RECIPEBENCH_DIST_TIMEOUT and the test hooks (docs/distributed.md)
+  } catch (const std::invalid_argument& e) {
+    throw Refusal{kUsage, std::string("recipebench run: ") + e.what()};
+  }
   if (q.data_path) {
-    o.data_source = "file";
+    o.data_source = DataSource::kFile;
     o.data_path = *q.data_path;
   }
   // The one window rule, also applied by validate to result.window (metrics.h window_problem).
@@ -130,11 +136,11 @@ RunModel resolve_model(const RunRequest& q, const Recipe& recipe, const RunOptio
 /// The rank map and the per-rank memory plan (docs/memory-plan.md); the plan is per GPU, so a recipe that names
 /// no device (bench.device, --device) is planned on CUDA.
 std::string dry_run_text(const std::string& path, const Recipe& recipe, const ModelConfig& model,
-                         const std::string& plan_device) {
+                         Device plan_device) {
   try {
     return "recipebench run --dry-run: " + path + "\n  model " + model.name + " (" +
            std::to_string(model.num_layers) + " layers), " + recipe.layout.label + "\n" +
-           format_rank_map(build_rank_map(recipe, model)) + memory_plan_text(recipe, model, plan_device);
+           format_rank_map(build_rank_map(recipe, model)) + memory_plan_text(recipe, model, to_string(plan_device));
   } catch (const std::invalid_argument& e) {
     throw Refusal{kFailed, std::string("recipebench run --dry-run: ") + e.what()};
   }
@@ -147,8 +153,7 @@ const BackendCapabilities* check_backend_capabilities(const RunRequest& q, const
                                                       const RunOptions& o, const Reporters& report) {
   const BackendCapabilities* caps = backend_capabilities(o.backend);
   if (!caps) return nullptr;
-  const Diagnostics refused = check_capabilities(o.backend, *caps, *v.recipe, *v.source, *parse_enum<Device>(o.device),
-                                                 *parse_enum<DataSource>(o.data_source),
+  const Diagnostics refused = check_capabilities(o.backend, *caps, *v.recipe, *v.source, o.device, o.data_source,
                                                  CapabilityOverrides{q.device.has_value(), q.data_path.has_value()});
   if (refused.empty()) return caps;
   for (const auto& d : refused) report.message(d.to_string());
@@ -178,7 +183,7 @@ std::optional<int> place_ranks(const RunRequest& q, const Recipe& recipe, RunOpt
   }
   std::optional<int> nproc = q.nproc;
   const int64_t world = recipe.layout.world();
-  if (!nproc && o.device == "cuda" && ranks.world == 1 && world > 1 && !launched_by_recipebench())
+  if (!nproc && o.device == Device::kCuda && ranks.world == 1 && world > 1 && !launched_by_recipebench())
     nproc = static_cast<int>(world);
   if (nproc && *nproc > 1 && !launched_by_recipebench()) {
     const std::string n = std::to_string(*nproc);
@@ -308,12 +313,12 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
   if (q.dry_run) {
     const Json bench = recipe.doc.value("bench", Json());
     const bool device_set = q.device || (bench.is_object() && bench.contains("device"));
-    const std::string text = dry_run_text(q.recipe_path, recipe, m.model, device_set ? o.device : "cuda");
+    const std::string text = dry_run_text(q.recipe_path, recipe, m.model, device_set ? o.device : Device::kCuda);
     for (auto* r : reporters) r->dry_run(text);
     return out;
   }
-  check_out_dir(q.out_dir);
   auto backend = backend_or_refuse(o.backend);
+  check_out_dir(q.out_dir);
   RunRecord rec = new_record(q, recipe, m, o, launch);
   rec.capabilities = caps->to_json();
   const std::string stem = std::filesystem::path(q.recipe_path).stem().string();

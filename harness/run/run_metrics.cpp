@@ -24,7 +24,7 @@ RunMetrics compute_metrics(const RunRecord& rec, const Recipe& recipe, const Mod
   in.gpus = devices;
   in.active_params = m.active_params;
   in.wall_seconds = rec.wall_seconds;
-  if (const GpuSpec* gpu = rec.options.device == "cuda" ? find_gpu(recipe.gpu.type) : nullptr) {
+  if (const GpuSpec* gpu = rec.options.device == Device::kCuda ? find_gpu(recipe.gpu.type) : nullptr) {
     m.peak_flops = gpu->peak_bf16_flops;
     in.peak_flops = m.peak_flops;
     if (auto price = recipe_price(recipe)) {

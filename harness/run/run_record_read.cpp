@@ -2,6 +2,7 @@
 #include <cmath>
 #include <limits>
 
+#include "recipe/enums.h"
 #include "run/run_record.h"
 
 namespace recipebench {
@@ -54,6 +55,14 @@ class Fields {
     if (!v.is_string()) fail(path, describe(v), "a string");
     return v.get<std::string>();
   }
+  /// A closed set's name (recipe/enums.h), e.g. "cuda" for Device.
+  template <typename E>
+  E closed(const Json& v, const std::string& path) const {
+    const std::string name = string(v, path);
+    const std::optional<E> e = parse_enum<E>(name);
+    if (!e) fail(path, "'" + name + "'", "one of the names recipe/enums.h lists");
+    return *e;
+  }
   bool boolean(const Json& v, const std::string& path) const {
     if (!v.is_boolean()) fail(path, describe(v), "true or false");
     return v.get<bool>();
@@ -100,12 +109,12 @@ RunOptions options_of(const Fields& f, const Json& s) {
   o.steps = f.int32(f.get(s, p, "steps"), p + ".steps", 1);
   o.window = window_of(f, f.get(s, p, "window"), p + ".window");
   if (Fields::has(s, "layers")) o.layers = f.integer(s["layers"], p + ".layers", 1);
-  o.device = f.string(f.get(s, p, "device"), p + ".device");
+  o.device = f.closed<Device>(f.get(s, p, "device"), p + ".device");
   o.seed = static_cast<uint64_t>(f.integer(f.get(s, p, "seed"), p + ".seed", 0));
   if (Fields::has(s, "profile")) o.profile = f.boolean(s["profile"], p + ".profile");
   if (Fields::has(s, "ranks")) o.world = f.int32(s["ranks"], p + ".ranks", 1);
   const Json& d = f.object(f.get(s, p, "data"), p + ".data");
-  o.data_source = f.string(f.get(d, p + ".data", "source"), p + ".data.source");
+  o.data_source = f.closed<DataSource>(f.get(d, p + ".data", "source"), p + ".data.source");
   if (Fields::has(d, "path")) o.data_path = f.string(d["path"], p + ".data.path");
   if (Fields::has(d, "supervised_token_ratio"))
     o.supervised_token_ratio = f.number(d["supervised_token_ratio"], p + ".data.supervised_token_ratio");

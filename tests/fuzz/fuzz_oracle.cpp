@@ -15,6 +15,7 @@
 #include "recipe/result_check.h"
 #include "recipe/validate.h"
 #include "report/leaderboard.h"
+#include "run/run_record_check.h"
 
 namespace recipebench::fuzz {
 
@@ -58,7 +59,14 @@ Verdict check_recipe(const std::string& text) {
 Verdict check_record(const std::string& text) {
   const Json record = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (record.is_discarded() || !record.is_object()) return {};
-  const Leaderboard board = build_leaderboard({}, ReportOptions{}, {RunRecordInput{"fuzz.json", record}});
+  // The report's own checks (run/run_record_check.h): a refused record must carry its file and field.
+  const CheckedRunRecord checked = check_run_record(record, "fuzz.json");
+  if (!checked.ok()) {
+    for (const auto& d : checked.errors)
+      if (d.file != "fuzz.json" || (d.path.empty() && d.line == 0)) return finding("a refused record without its file and field: " + d.to_string());
+    return {};
+  }
+  const Leaderboard board = build_leaderboard({}, ReportOptions{}, {RunRecordInput{"fuzz.json", *checked.record}});
   (void)leaderboard_to_json(board).dump(-1, ' ', false, Json::error_handler_t::replace);
   (void)leaderboard_to_html(board);
   Verdict out;

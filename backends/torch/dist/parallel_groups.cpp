@@ -6,18 +6,37 @@
 
 namespace recipebench::dist {
 
-std::vector<int> group_members(const RankMap& map, int rank, const std::string& kind) {
+const char* to_string(GroupKind kind) {
+  switch (kind) {
+    case GroupKind::kTp: return "tp";
+    case GroupKind::kDp: return "dp";
+    case GroupKind::kEp: return "ep";
+    case GroupKind::kEdp: return "edp";
+    case GroupKind::kPp: return "pp";
+  }
+  return "?";
+}
+
+GroupKind parse_group_kind(const std::string& s) {
+  for (const GroupKind k : {GroupKind::kTp, GroupKind::kDp, GroupKind::kEp, GroupKind::kEdp, GroupKind::kPp})
+    if (s == to_string(k)) return k;
+  throw std::invalid_argument("unknown group kind " + s + ", expected tp, dp, ep, edp or pp");
+}
+
+std::vector<int> group_members(const RankMap& map, int rank, GroupKind kind) {
   if (rank < 0 || rank >= static_cast<int>(map.ranks.size()))
     throw std::invalid_argument("rank " + std::to_string(rank) + " is not in the layout's " +
                                 std::to_string(map.ranks.size()) + " ranks");
   const RankPlacement& me = map.ranks[static_cast<size_t>(rank)];
   auto same = [&](const RankPlacement& q) {
-    if (kind == "tp") return q.cp == me.cp && q.dp == me.dp && q.pp == me.pp;
-    if (kind == "dp") return q.tp == me.tp && q.cp == me.cp && q.pp == me.pp;
-    if (kind == "ep") return q.etp == me.etp && q.edp == me.edp && q.pp == me.pp;
-    if (kind == "edp") return q.etp == me.etp && q.ep == me.ep && q.pp == me.pp;
-    if (kind == "pp") return q.tp == me.tp && q.cp == me.cp && q.dp == me.dp;
-    throw std::invalid_argument("unknown group kind " + kind);
+    switch (kind) {
+      case GroupKind::kTp: return q.cp == me.cp && q.dp == me.dp && q.pp == me.pp;
+      case GroupKind::kDp: return q.tp == me.tp && q.cp == me.cp && q.pp == me.pp;
+      case GroupKind::kEp: return q.etp == me.etp && q.edp == me.edp && q.pp == me.pp;
+      case GroupKind::kEdp: return q.etp == me.etp && q.ep == me.ep && q.pp == me.pp;
+      case GroupKind::kPp: return q.tp == me.tp && q.cp == me.cp && q.dp == me.dp;
+    }
+    return false;
   };
   std::vector<int> members;
   for (const auto& q : map.ranks)
@@ -25,38 +44,47 @@ std::vector<int> group_members(const RankMap& map, int rank, const std::string& 
   return members;
 }
 
+namespace {
+
+/// The pipeline's point-to-point groups on NCCL (PipelineLinks): the run's group and three groups of all ranks.
+PipelineLinks make_pipeline_links(ProcessGroup& world, std::vector<std::unique_ptr<ProcessGroup>>& owned) {
+  std::vector<int> all(static_cast<size_t>(world.size()));
+  for (int r = 0; r < world.size(); ++r) all[static_cast<size_t>(r)] = r;
+  auto make = [&](const char* name) {
+    owned.push_back(world.subgroup(name, all));
+    return owned.back().get();
+  };
+  PipelineLinks links;
+  links.activations_to_higher = &world;
+  links.activations_to_lower = make("pp-act-down");
+  links.gradients_to_higher = make("pp-grad-up");
+  links.gradients_to_lower = make("pp-grad-down");
+  return links;
+}
+
+}  // namespace
+
 LayoutGroups make_layout_groups(ProcessGroup& world, const RankMap& map) {
   if (static_cast<int>(map.ranks.size()) != world.size())
     throw std::invalid_argument("the layout has " + std::to_string(map.ranks.size()) + " ranks but the run " +
                                 std::to_string(world.size()));
   LayoutGroups g;
   g.dp_rank = map.ranks[static_cast<size_t>(world.rank())].dp;
-  auto make = [&](const std::string& kind) -> ProcessGroup* {
+  auto make = [&](GroupKind kind) -> ProcessGroup* {
     const auto members = group_members(map, world.rank(), kind);
     if (static_cast<int>(members.size()) == world.size()) return &world;
-    g.owned.push_back(world.subgroup(kind + std::to_string(members.front()), members));
+    g.owned.push_back(world.subgroup(to_string(kind) + std::to_string(members.front()), members));
     return g.owned.back().get();
   };
-  g.tp = make("tp");
-  g.dp = make("dp");
-  g.ep = make("ep");
-  g.edp = make("edp");
+  g.tp = make(GroupKind::kTp);
+  g.dp = make(GroupKind::kDp);
+  g.ep = make(GroupKind::kEp);
+  g.edp = make(GroupKind::kEdp);
   if (map.pp > 1) {
-    g.pp = make("pp");
+    g.pp = make(GroupKind::kPp);
     // Pipeline sends go over the run's group (stage ranks are run ranks); on NCCL each kind and direction over its
     // own group of all ranks (its own communicators).
-    if (world.transport() == Transport::kNccl) {
-      std::vector<int> all(static_cast<size_t>(world.size()));
-      for (int r = 0; r < world.size(); ++r) all[static_cast<size_t>(r)] = r;
-      g.p2p[0][0] = &world;
-      const char* names[2][2] = {{"", "pp-act-down"}, {"pp-grad-up", "pp-grad-down"}};
-      for (int k = 0; k < 2; ++k)
-        for (int d = 0; d < 2; ++d)
-          if (!g.p2p[k][d]) {
-            g.owned.push_back(world.subgroup(names[k][d], all));
-            g.p2p[k][d] = g.owned.back().get();
-          }
-    }
+    if (world.transport() == Transport::kNccl) g.links = make_pipeline_links(world, g.owned);
   }
   return g;
 }

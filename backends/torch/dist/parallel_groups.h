@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "dist/pipeline_links.h"
 #include "dist/process_group.h"
 #include "model/moe.h"
 #include "model/tensor_parallel.h"
@@ -17,29 +18,40 @@ struct RankMap;
 
 namespace recipebench::dist {
 
-/// One rank's groups. A group spanning the whole run is the run's group itself; the others are Gloo subgroups over
+/// The kinds of group of a layout, by the coordinates their ranks share (harness/layout/rank_map.h).
+enum class GroupKind {
+  kTp,   ///< same (cp, dp, pp): the attention grid's tensor-parallel group
+  kDp,   ///< same (tp, cp, pp): the dense parameters' data-parallel group
+  kEp,   ///< same (etp, edp, pp): the expert-parallel group
+  kEdp,  ///< same (etp, ep, pp): the ranks holding the same experts
+  kPp,   ///< same (tp, cp, dp): one pipeline
+};
+
+/// "tp", "dp", "ep", "edp", "pp" (also the prefix of the subgroups' store names).
+const char* to_string(GroupKind kind);
+/// The GroupKind spelled `s`; throws std::invalid_argument for another spelling (e.g. "cp": no CP groups yet).
+GroupKind parse_group_kind(const std::string& s);
+
+/// One rank's groups. A group spanning the whole run is the run's group itself; the others are subgroups over
 /// the run's store (a group of one rank is a one-rank group).
 struct LayoutGroups {
-  ProcessGroup* tp = nullptr;   ///< ranks with the same (cp, dp, pp): the attention grid's TP group
-  ProcessGroup* dp = nullptr;   ///< ranks with the same (tp, cp, pp): the dense parameters' data-parallel group
-  ProcessGroup* ep = nullptr;   ///< ranks with the same (etp, edp, pp): the expert-parallel group
-  ProcessGroup* edp = nullptr;  ///< ranks with the same (etp, ep, pp): the ranks holding the same experts
-  ProcessGroup* pp = nullptr;   ///< ranks with the same (tp, cp, dp): this rank's pipeline; null when PP = 1
-  /// The pipeline's point-to-point groups by kind and direction (train/pipeline_executor.h PipelinePlace::p2p), on
-  /// NCCL with PP > 1: the run's group for activations towards higher pipeline ranks and three more groups of all
-  /// ranks for the rest; null elsewhere (Gloo matches by tag: the run's group carries everything).
-  ProcessGroup* p2p[2][2] = {{nullptr, nullptr}, {nullptr, nullptr}};
+  ProcessGroup* tp = nullptr;   ///< GroupKind::kTp
+  ProcessGroup* dp = nullptr;   ///< GroupKind::kDp
+  ProcessGroup* ep = nullptr;   ///< GroupKind::kEp
+  ProcessGroup* edp = nullptr;  ///< GroupKind::kEdp
+  ProcessGroup* pp = nullptr;   ///< GroupKind::kPp: this rank's pipeline; null when PP = 1
+  PipelineLinks links;          ///< the pipeline's point-to-point groups (NCCL with PP > 1)
   int dp_rank = 0;              ///< this rank's DP coordinate (which block of the global batch it trains on)
   std::vector<std::unique_ptr<ProcessGroup>> owned;
 };
 
-/// The members (run ranks, ascending) of `rank`'s group of `kind`: "tp" (same cp, dp, pp), "dp" (same tp, cp, pp),
-/// "ep" (same etp, edp, pp), "edp" (same etp, ep, pp) or "pp" (same tp, cp, dp). Throws std::invalid_argument for another kind or a rank
-/// outside the map.
-std::vector<int> group_members(const RankMap& map, int rank, const std::string& kind);
+/// The members (run ranks, ascending) of `rank`'s group of `kind`. Throws std::invalid_argument for a rank outside
+/// the map.
+std::vector<int> group_members(const RankMap& map, int rank, GroupKind kind);
 
-/// Creates this rank's groups of `map` (kind "tp", "dp", "ep", "edp", "pp" in that order, then the gradients'
-/// pipeline group on NCCL; every rank of the run calls it with the same map). Throws std::exception when a subgroup cannot be formed.
+/// Creates this rank's groups of `map` (kinds tp, dp, ep, edp, pp in that order, then the pipeline's
+/// point-to-point groups on NCCL; every rank of the run calls it with the same map). Throws std::exception when a
+/// subgroup cannot be formed.
 LayoutGroups make_layout_groups(ProcessGroup& world, const RankMap& map);
 
 /// The MoE layers' ExpertParallel over a c10d group (model/moe.h): a variable-size all-to-all along dim 0.

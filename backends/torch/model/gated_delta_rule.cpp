@@ -80,6 +80,20 @@ GatedDeltaRuleOutput recurrent_gated_delta_rule(const torch::Tensor& q, const to
   return r;
 }
 
+namespace {
+
+/// x [b, h, t, d] (or a gate [b, h, t]) zero-padded along t to n chunks of c and split: [b, h, n, c, d] ([b, h, n, c]).
+torch::Tensor in_chunks(const torch::Tensor& x, int64_t n, int64_t c) {
+  const bool gate = x.dim() == 3;
+  const int64_t pad = n * c - x.size(2);
+  const std::vector<int64_t> padding = gate ? std::vector<int64_t>{0, pad} : std::vector<int64_t>{0, 0, 0, pad};
+  const auto padded = pad ? torch::constant_pad_nd(x, padding) : x;
+  if (gate) return padded.reshape({x.size(0), x.size(1), n, c});
+  return padded.reshape({x.size(0), x.size(1), n, c, x.size(-1)});
+}
+
+}  // namespace
+
 GatedDeltaRuleOutput chunk_gated_delta_rule(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                             const torch::Tensor& g, const torch::Tensor& beta, int64_t chunk_size,
                                             const torch::Tensor& initial_state, bool output_final_state,
@@ -92,17 +106,9 @@ GatedDeltaRuleOutput chunk_gated_delta_rule(const torch::Tensor& q, const torch:
   const int64_t b = p.b, h = p.hv, dk = p.dk, dv = p.dv;
 
   // Zero-pad the sequence to whole chunks and split it: [b, h, n, c, d], gates [b, h, n, c].
-  auto chunked = [&](const torch::Tensor& x) {
-    const auto padded = pad ? torch::constant_pad_nd(x, {0, 0, 0, pad}) : x;
-    return padded.reshape({b, h, n, c, x.size(-1)});
-  };
-  auto chunked_gate = [&](const torch::Tensor& x) {
-    const auto padded = pad ? torch::constant_pad_nd(x, {0, pad}) : x;
-    return padded.reshape({b, h, n, c});
-  };
-  const auto qc = chunked(p.q), kc = chunked(p.k), vc = chunked(p.v);
-  const auto betac = chunked_gate(p.beta);
-  const auto gcum = chunked_gate(p.g).cumsum(-1);  // G_r: [b, h, n, c]
+  const auto qc = in_chunks(p.q, n, c), kc = in_chunks(p.k, n, c), vc = in_chunks(p.v, n, c);
+  const auto betac = in_chunks(p.beta, n, c);
+  const auto gcum = in_chunks(p.g, n, c).cumsum(-1);  // G_r: [b, h, n, c]
 
   // D_rs = exp(G_r - G_s) on and below the diagonal, 0 above (masked before exp: no overflow).
   const auto opts = torch::TensorOptions().dtype(torch::kBool).device(p.v.device());

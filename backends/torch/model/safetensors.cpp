@@ -135,12 +135,19 @@ void write_safetensors(const std::string& path, const NamedTensors& tensors,
   if (ec) fail(path, "cannot rename " + tmp + " into place: " + ec.message());
 }
 
-SafetensorsFile read_safetensors(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot open for reading");
-  in.seekg(0, std::ios::end);
-  const auto file_size = static_cast<uint64_t>(in.tellg());
-  in.seekg(0);
+namespace {
+
+/// A tensor's entry in the header: its bytes [begin, end) of the data buffer.
+struct HeaderEntry {
+  uint64_t begin, end;
+  std::string name;
+  const DtypeInfo* dtype;
+  std::vector<int64_t> shape;
+};
+
+/// The JSON header of the file open as `in` (file_size bytes); `header_bytes` is set to its size n (the data
+/// buffer starts at 8 + n).
+nlohmann::json read_header(std::ifstream& in, const std::string& path, uint64_t file_size, uint64_t& header_bytes) {
   if (file_size < 8) fail(path, "bad header size: the file has " + std::to_string(file_size) + " bytes, fewer than the 8 of the header size");
   unsigned char size_le[8];
   in.read(reinterpret_cast<char*>(size_le), 8);
@@ -159,61 +166,69 @@ SafetensorsFile read_safetensors(const std::string& path) {
     fail(path, std::string("the header is not valid JSON: ") + e.what());
   }
   if (!header.is_object()) fail(path, std::string("the header is a JSON ") + header.type_name() + ", expected an object");
+  header_bytes = n;
+  return header;
+}
 
-  SafetensorsFile file;
-  file.path = path;
-  const uint64_t data_start = 8 + n, data_size = file_size - data_start;
-  struct Entry {
-    uint64_t begin, end;
-    std::string name;
-    const DtypeInfo* dtype;
-    std::vector<int64_t> shape;
-  };
-  std::vector<Entry> entries;
-  for (const auto& [key, value] : header.items()) {
-    if (key == "__metadata__") {
-      if (!value.is_object()) fail(path, "__metadata__ is a JSON " + std::string(value.type_name()) + ", expected an object of strings");
-      for (const auto& [mk, mv] : value.items()) {
-        if (!mv.is_string()) fail(path, "__metadata__." + mk + " is " + mv.dump() + ", expected a string");
-        file.metadata[mk] = mv.get<std::string>();
-      }
-      continue;
-    }
-    const std::string where = "tensor '" + key + "': ";
-    if (!value.is_object()) fail(path, where + "entry is " + value.dump() + ", expected an object");
-    if (!value.contains("dtype") || !value["dtype"].is_string()) fail(path, where + "missing or non-string dtype");
-    const std::string dt = value["dtype"].get<std::string>();
-    const DtypeInfo* d = dtype_by_name(dt);
-    if (!d) fail(path, where + "unknown dtype '" + dt + "' (supported: " + supported_dtypes() + ")");
-    if (!value.contains("shape") || !value["shape"].is_array()) fail(path, where + "missing shape (an array of sizes)");
-    std::vector<int64_t> shape;
-    uint64_t numel = 1;
-    for (const auto& s : value["shape"]) {
-      if (!s.is_number_unsigned()) fail(path, where + "shape " + value["shape"].dump() + " is not a list of sizes >= 0");
-      const uint64_t v = s.get<uint64_t>();
-      if (v > static_cast<uint64_t>(INT64_MAX) || __builtin_mul_overflow(numel, v, &numel))
-        fail(path, where + "shape " + value["shape"].dump() + " is too large");
-      shape.push_back(static_cast<int64_t>(v));
-    }
-    const auto& off = value.contains("data_offsets") ? value["data_offsets"] : nlohmann::json();
-    if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
-      fail(path, where + "data_offsets " + (off.is_null() ? std::string("missing") : off.dump()) + ", expected [begin, end]");
-    const uint64_t begin = off[0].get<uint64_t>(), end = off[1].get<uint64_t>();
-    if (begin > end || end > data_size)
-      fail(path, where + "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
-                     "] out of range: the data buffer has " + std::to_string(data_size) + " bytes");
-    uint64_t bytes = 0;
-    if (__builtin_mul_overflow(numel, static_cast<uint64_t>(d->size), &bytes) || bytes != end - begin)
-      fail(path, where + "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] hold " +
-                     std::to_string(end - begin) + " bytes, but shape " + value["shape"].dump() + " of " + dt +
-                     " needs " + std::to_string(numel) + " x " + std::to_string(d->size));
-    entries.push_back({begin, end, key, d, std::move(shape)});
+/// The header's __metadata__ object of strings.
+void read_metadata(const nlohmann::json& value, const std::string& path, SafetensorsFile& file) {
+  if (!value.is_object()) fail(path, "__metadata__ is a JSON " + std::string(value.type_name()) + ", expected an object of strings");
+  for (const auto& [mk, mv] : value.items()) {
+    if (!mv.is_string()) fail(path, "__metadata__." + mk + " is " + mv.dump() + ", expected a string");
+    file.metadata[mk] = mv.get<std::string>();
   }
-  std::sort(entries.begin(), entries.end(),
-            [](const Entry& a, const Entry& b) { return std::tie(a.begin, a.end) < std::tie(b.begin, b.end); });
+}
+
+/// The shape of tensor entry `value`; `numel` is set to its element count.
+std::vector<int64_t> read_shape(const nlohmann::json& value, const std::string& path, const std::string& where,
+                                uint64_t& numel) {
+  if (!value.contains("shape") || !value["shape"].is_array()) fail(path, where + "missing shape (an array of sizes)");
+  std::vector<int64_t> shape;
+  numel = 1;
+  for (const auto& s : value["shape"]) {
+    if (!s.is_number_unsigned()) fail(path, where + "shape " + value["shape"].dump() + " is not a list of sizes >= 0");
+    const uint64_t v = s.get<uint64_t>();
+    if (v > static_cast<uint64_t>(INT64_MAX) || __builtin_mul_overflow(numel, v, &numel))
+      fail(path, where + "shape " + value["shape"].dump() + " is too large");
+    shape.push_back(static_cast<int64_t>(v));
+  }
+  return shape;
+}
+
+/// Tensor `key`'s header entry, checked against the data buffer of data_size bytes.
+HeaderEntry read_entry(const std::string& key, const nlohmann::json& value, const std::string& path,
+                       uint64_t data_size) {
+  const std::string where = "tensor '" + key + "': ";
+  if (!value.is_object()) fail(path, where + "entry is " + value.dump() + ", expected an object");
+  if (!value.contains("dtype") || !value["dtype"].is_string()) fail(path, where + "missing or non-string dtype");
+  const std::string dt = value["dtype"].get<std::string>();
+  const DtypeInfo* d = dtype_by_name(dt);
+  if (!d) fail(path, where + "unknown dtype '" + dt + "' (supported: " + supported_dtypes() + ")");
+  uint64_t numel = 1;
+  std::vector<int64_t> shape = read_shape(value, path, where, numel);
+  const auto& off = value.contains("data_offsets") ? value["data_offsets"] : nlohmann::json();
+  if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
+    fail(path, where + "data_offsets " + (off.is_null() ? std::string("missing") : off.dump()) + ", expected [begin, end]");
+  const uint64_t begin = off[0].get<uint64_t>(), end = off[1].get<uint64_t>();
+  if (begin > end || end > data_size)
+    fail(path, where + "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+                   "] out of range: the data buffer has " + std::to_string(data_size) + " bytes");
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(numel, static_cast<uint64_t>(d->size), &bytes) || bytes != end - begin)
+    fail(path, where + "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] hold " +
+                   std::to_string(end - begin) + " bytes, but shape " + value["shape"].dump() + " of " + dt +
+                   " needs " + std::to_string(numel) + " x " + std::to_string(d->size));
+  return {begin, end, key, d, std::move(shape)};
+}
+
+/// Sorts the entries by offset and checks that they tile the data buffer exactly (no gap, no overlap).
+void check_coverage(std::vector<HeaderEntry>& entries, const std::string& path, uint64_t data_size) {
+  std::sort(entries.begin(), entries.end(), [](const HeaderEntry& a, const HeaderEntry& b) {
+    return std::tie(a.begin, a.end) < std::tie(b.begin, b.end);
+  });
   uint64_t covered = 0;
   for (size_t i = 0; i < entries.size(); ++i) {
-    const Entry& e = entries[i];
+    const HeaderEntry& e = entries[i];
     if (e.begin != covered) {
       if (e.begin < covered)
         fail(path, "tensor '" + e.name + "' (bytes " + std::to_string(e.begin) + ".." + std::to_string(e.end) +
@@ -226,8 +241,31 @@ SafetensorsFile read_safetensors(const std::string& path) {
   if (covered != data_size)
     fail(path, "the data buffer has " + std::to_string(data_size) + " bytes but the tensors cover " +
                    std::to_string(covered) + " (truncated or trailing bytes)");
+}
 
-  for (const Entry& e : entries) {
+}  // namespace
+
+SafetensorsFile read_safetensors(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path, "cannot open for reading");
+  in.seekg(0, std::ios::end);
+  const auto file_size = static_cast<uint64_t>(in.tellg());
+  in.seekg(0);
+  uint64_t n = 0;
+  const nlohmann::json header = read_header(in, path, file_size, n);
+
+  SafetensorsFile file;
+  file.path = path;
+  const uint64_t data_start = 8 + n, data_size = file_size - data_start;
+  std::vector<HeaderEntry> entries;
+  for (const auto& [key, value] : header.items()) {
+    if (key == "__metadata__")
+      read_metadata(value, path, file);
+    else
+      entries.push_back(read_entry(key, value, path, data_size));
+  }
+  check_coverage(entries, path, data_size);
+  for (const HeaderEntry& e : entries) {
     auto t = at::empty(e.shape, at::TensorOptions().dtype(e.dtype->type));
     if (e.end > e.begin) {
       in.seekg(static_cast<std::streamoff>(data_start + e.begin));

@@ -76,6 +76,36 @@ TEST_CASE("vocab-parallel cross-entropy over TP 2 equals the plain cross-entropy
   }
 }
 
+namespace {
+
+/// A float64 model of `cfg` with the parameters of `ref`.
+torch_model::Qwen35MoeForCausalLM copy_of(const torch_model::Qwen35MoeForCausalLM& ref, const ModelConfig& cfg) {
+  torch_model::Qwen35MoeForCausalLM m(cfg);
+  m->to(torch::kDouble);
+  torch::NoGradGuard no_grad;
+  const auto src = ref->parameters();
+  const auto dst = m->parameters();
+  for (size_t i = 0; i < src.size(); ++i) dst[i].copy_(src[i]);
+  return m;
+}
+
+/// The replicated parameters' gradients summed over TP (what the backend's optimizer does before its update).
+void sum_replicated_grads(torch_model::Qwen35MoeForCausalLMImpl& m, const std::vector<torch_model::TpParam>& sharded,
+                          torch_model::TensorParallel& tp) {
+  for (const auto& p : m.parameters()) {
+    bool is_sharded = false;
+    for (const auto& t : sharded)
+      if (t.param.is_same(p)) is_sharded = true;
+    if (!is_sharded && p.grad().defined()) {
+      auto g = p.grad().contiguous();
+      tp.all_reduce_sum(g);
+      p.mutable_grad() = g;
+    }
+  }
+}
+
+}  // namespace
+
 TEST_CASE("the tiny model over TP 2 with sequence parallel: the one-rank loss, sharded gradients and replicated "
           "gradients summed over TP",
           "[train][tp]") {
@@ -86,15 +116,7 @@ TEST_CASE("the tiny model over TP 2 with sequence parallel: the one-rank loss, s
   // are sums with much cancellation: float32 gives relative differences up to ~1e-3 there).
   torch_model::Qwen35MoeForCausalLM ref(*cfg);
   ref->to(torch::kDouble);
-  std::vector<torch_model::Qwen35MoeForCausalLM> models;
-  for (int r = 0; r < 2; ++r) {
-    models.emplace_back(*cfg);
-    models.back()->to(torch::kDouble);
-    torch::NoGradGuard no_grad;
-    const auto src = ref->parameters();
-    const auto dst = models.back()->parameters();
-    for (size_t i = 0; i < src.size(); ++i) dst[i].copy_(src[i]);
-  }
+  std::vector<torch_model::Qwen35MoeForCausalLM> models = {copy_of(ref, *cfg), copy_of(ref, *cfg)};
   const int64_t B = 2, S = 32;
   const auto ids = torch::randint(0, cfg->vocab_size, {B, S}, torch::kInt64);
   const auto mask = torch::rand({B, S}).gt(0.3);
@@ -114,17 +136,7 @@ TEST_CASE("the tiny model over TP 2 with sequence parallel: the one-rank loss, s
     loss[static_cast<size_t>(r)] = s.sum.detach();
     // Negative control: a replicated parameter's gradient before the sum over TP is only this rank's part.
     norm_grad_before_sum[static_cast<size_t>(r)] = m->model->decoder_layers[0]->input_layernorm->weight.grad().clone();
-    // The replicated parameters' gradients summed over TP (what the backend does before the optimizer).
-    for (const auto& p : m->parameters()) {
-      bool is_sharded = false;
-      for (const auto& t : sharded[static_cast<size_t>(r)])
-        if (t.param.is_same(p)) is_sharded = true;
-      if (!is_sharded && p.grad().defined()) {
-        auto g = p.grad().contiguous();
-        tp.all_reduce_sum(g);
-        p.mutable_grad() = g;
-      }
-    }
+    sum_replicated_grads(*m, sharded[static_cast<size_t>(r)], tp);
     // The sharded embedding gathered back to the one-rank layout.
     const auto& embed_spec = sharded[static_cast<size_t>(r)][0].spec;  // the embedding is sharded first
     embed_full[static_cast<size_t>(r)] =
@@ -214,28 +226,30 @@ TEST_CASE("the layout's groups from the rank map: TP fastest, TP folded into EP"
   r.layout.max_tokens_per_gpu = 256;
   const RankMap map = build_rank_map(r, *find_model("Qwen3.5-tiny"));
   using V = std::vector<int>;
-  CHECK(dist::group_members(map, 1, "tp") == V{0, 1});
-  CHECK(dist::group_members(map, 2, "tp") == V{2, 3});
-  CHECK(dist::group_members(map, 1, "dp") == V{1, 3});
-  CHECK(dist::group_members(map, 1, "ep") == V{0, 1});
-  CHECK(dist::group_members(map, 1, "edp") == V{1, 3});
+  using dist::GroupKind;
+  CHECK(dist::group_members(map, 1, GroupKind::kTp) == V{0, 1});
+  CHECK(dist::group_members(map, 2, GroupKind::kTp) == V{2, 3});
+  CHECK(dist::group_members(map, 1, GroupKind::kDp) == V{1, 3});
+  CHECK(dist::group_members(map, 1, GroupKind::kEp) == V{0, 1});
+  CHECK(dist::group_members(map, 1, GroupKind::kEdp) == V{1, 3});
   r.layout.ep = 4;  // one EP group over TP x DP, EDP 1
   const RankMap map4 = build_rank_map(r, *find_model("Qwen3.5-tiny"));
-  CHECK(dist::group_members(map4, 2, "ep") == V{0, 1, 2, 3});
-  CHECK(dist::group_members(map4, 2, "edp") == V{2});
+  CHECK(dist::group_members(map4, 2, GroupKind::kEp) == V{0, 1, 2, 3});
+  CHECK(dist::group_members(map4, 2, GroupKind::kEdp) == V{2});
   r.layout.ep = 1;  // every rank holds every expert: EDP over the whole run
   const RankMap map1 = build_rank_map(r, *find_model("Qwen3.5-tiny"));
-  CHECK(dist::group_members(map1, 2, "ep") == V{2});
-  CHECK(dist::group_members(map1, 2, "edp") == V{0, 1, 2, 3});
-  CHECK(dist::group_members(map, 1, "pp") == V{1});  // PP 1: each rank is its own pipeline
-  CHECK_THROWS_AS(dist::group_members(map, 0, "cp"), std::invalid_argument);
+  CHECK(dist::group_members(map1, 2, GroupKind::kEp) == V{2});
+  CHECK(dist::group_members(map1, 2, GroupKind::kEdp) == V{0, 1, 2, 3});
+  CHECK(dist::group_members(map, 1, GroupKind::kPp) == V{1});  // PP 1: each rank is its own pipeline
+  CHECK_THROWS_AS(dist::parse_group_kind("cp"), std::invalid_argument);  // no CP groups yet
+  CHECK(dist::parse_group_kind("edp") == GroupKind::kEdp);
   // With PP 2 on 8 ranks (TP 2 x DP 2 per stage): a pipeline is the ranks with the same (tp, dp), one per stage.
   r.gpu.count = 8;
   r.layout.pp = 2;
   r.layout.ep = 2;
   const RankMap map8 = build_rank_map(r, *find_model("Qwen3.5-tiny"));
-  CHECK(dist::group_members(map8, 1, "pp") == V{1, 5});
-  CHECK(dist::group_members(map8, 6, "pp") == V{2, 6});
-  CHECK(dist::group_members(map8, 5, "ep") == V{4, 5});   // EP within stage 1
-  CHECK(dist::group_members(map8, 5, "edp") == V{5, 7});
+  CHECK(dist::group_members(map8, 1, GroupKind::kPp) == V{1, 5});
+  CHECK(dist::group_members(map8, 6, GroupKind::kPp) == V{2, 6});
+  CHECK(dist::group_members(map8, 5, GroupKind::kEp) == V{4, 5});   // EP within stage 1
+  CHECK(dist::group_members(map8, 5, GroupKind::kEdp) == V{5, 7});
 }

@@ -297,17 +297,16 @@ TEST_CASE("a loss that turns NaN stops the run at that step and says so", "[trai
 }
 
 namespace {
-/// The per-step losses of a 5-step run of `r` and its final parameters (float32, RECIPEBENCH_DUMP_PARAMS).
+/// The per-step losses of a 5-step run of `r` and its final parameters (float32, RunHooks::dump_params_path).
 std::pair<std::vector<double>, std::vector<float>> losses_and_params(const Recipe& r, const std::string& dump) {
   auto backend = make_backend("torch");
   RunOptions o;
   o.steps = 5;
   o.seed = 17;
+  o.hooks.dump_params_path = dump;
   backend->environment(r, o);
-  ::setenv("RECIPEBENCH_DUMP_PARAMS", dump.c_str(), 1);
   std::vector<double> losses;
   backend->run(r, *find_model("Qwen3.5-tiny"), o, [&](const StepSample& s) { losses.push_back(s.loss); });
-  ::unsetenv("RECIPEBENCH_DUMP_PARAMS");
   std::ifstream in(dump, std::ios::binary);
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<float> params(bytes.size() / sizeof(float));

@@ -151,6 +151,98 @@ void copy_params(torch::nn::Module& dst, const torch::nn::Module& src) {
   for (const auto& kv : src.named_parameters()) d[kv.key()].copy_(kv.value());
 }
 
+/// MoE: grouped vs loop (bf16), and both vs an fp32 loop.
+void check_moe(const ModelConfig& c, const torch::Device& dev) {
+  SparseMoeBlock loop(c, ExpertsImpl::Loop), grouped(c, ExpertsImpl::Grouped);
+  copy_params(*grouped, *loop);
+  SparseMoeBlock ref(c, ExpertsImpl::Loop);
+  copy_params(*ref, *loop);
+  ref->to(dev, torch::kFloat);
+  loop->to(dev, torch::kBFloat16);
+  grouped->to(dev, torch::kBFloat16);
+  const auto x = torch::randn({1, 8192, c.hidden_size}, torch::TensorOptions().device(dev));
+  const auto xb = x.to(torch::kBFloat16);
+  const auto yl = loop(xb), yg = grouped(xb), yr = ref(x);
+  std::printf("moe bf16: grouped vs loop %.3e, loop vs fp32 %.3e, grouped vs fp32 %.3e\n", rel(yg, yl), rel(yl, yr),
+              rel(yg, yr));
+  const auto r = torch::randn_like(yl);
+  (yl * r).sum().backward();
+  (yg * r).sum().backward();
+  std::printf("moe bf16 grads: gate_up grouped vs loop %.3e, router %.3e\n",
+              rel(grouped->experts->gate_up_proj.grad(), loop->experts->gate_up_proj.grad()),
+              rel(grouped->gate->weight.grad(), loop->gate->weight.grad()));
+  for (auto* m : {&loop, &grouped}) {
+    const double t = time_it([&] { ((*m)(xb) * r).sum().backward(); }, 2, 5);
+    std::printf("moe %s fwd+bwd 8192 tokens: %.2f ms\n", m == &loop ? "loop" : "grouped", t * 1e3);
+  }
+}
+
+/// Attention: SDPA vs math (bf16), vs fp32 math.
+void check_attention(const ModelConfig& c, const torch::Device& dev) {
+  GatedAttention math(c, AttentionImpl::Math), sdpa(c, AttentionImpl::Sdpa), ref(c, AttentionImpl::Math);
+  copy_params(*sdpa, *math);
+  copy_params(*ref, *math);
+  ref->to(dev, torch::kFloat);
+  math->to(dev, torch::kBFloat16);
+  sdpa->to(dev, torch::kBFloat16);
+  const auto x = torch::randn({1, 8192, c.hidden_size}, torch::TensorOptions().device(dev));
+  const auto xb = x.to(torch::kBFloat16);
+  const auto ym = math(xb), ys = sdpa(xb), yr = ref(x);
+  std::printf("attention bf16: sdpa vs math %.3e, math vs fp32 %.3e, sdpa vs fp32 %.3e\n", rel(ys, ym), rel(ym, yr),
+              rel(ys, yr));
+  const auto r = torch::randn_like(ym);
+  for (auto* m : {&math, &sdpa}) {
+    const double t = time_it([&] { ((*m)(xb) * r).sum().backward(); }, 2, 5);
+    std::printf("attention %s fwd+bwd 8192 tokens: %.2f ms\n", m == &math ? "math" : "sdpa", t * 1e3);
+  }
+}
+
+/// Gated delta rule on the GPU (fp32 and bf16 inputs) vs the fp64 recurrence on the CPU.
+void check_gated_delta_rule(const ModelConfig& c, const torch::Device& dev) {
+  const int64_t t = 300;
+  auto opt = torch::TensorOptions().dtype(torch::kDouble);
+  const auto q = l2_normalize(torch::randn({1, t, 4, 128}, opt)), k = l2_normalize(torch::randn({1, t, 4, 128}, opt));
+  const auto v = torch::randn({1, t, 8, 128}, opt);
+  const auto g = -torch::rand({8}, opt).mul(3) * torch::softplus(torch::randn({1, t, 8}, opt));
+  const auto beta = torch::sigmoid(torch::randn({1, t, 8}, opt));
+  const auto ref = recurrent_gated_delta_rule(q, k, v, g, beta).output;
+  auto on = [&](const torch::Tensor& x, torch::ScalarType st) { return x.to(dev, st); };
+  for (auto st : {torch::kFloat, torch::kBFloat16}) {
+    const auto out = chunk_gated_delta_rule(on(q, st), on(k, st), on(v, st), on(g, torch::kFloat), on(beta, st), 64);
+    std::printf("gated delta rule on CUDA (%s inputs) vs fp64 recurrence: %.3e\n",
+                st == torch::kFloat ? "fp32" : "bf16", rel(out.output, ref));
+  }
+  GatedDeltaNet gdn(c);
+  gdn->to(dev, torch::kBFloat16);
+  const auto x = torch::randn({1, 8192, c.hidden_size}, torch::TensorOptions().device(dev).dtype(torch::kBFloat16));
+  const auto r = torch::randn_like(x);
+  const double tt = time_it([&] { (gdn(x) * r).sum().backward(); }, 2, 5);
+  std::printf("gated deltanet (chunked, pure torch) fwd+bwd 8192 tokens: %.2f ms\n", tt * 1e3);
+}
+
+/// Whole model: Qwen3.5-35B-A3B widths, 4 layers (3 GDN + 1 attention), one 8192-token row, bf16.
+void check_whole_model(const ModelConfig& c, const torch::Device& dev) {
+  const ModelConfig m4 = c.with_layers(4);
+  Qwen35MoeForCausalLM lm(m4);
+  lm->to(dev, torch::kBFloat16);
+  const auto ids = torch::randint(0, m4.vocab_size, {1, 8192}, torch::TensorOptions().dtype(torch::kLong).device(dev));
+  const auto mask = torch::ones({1, 8192}, torch::TensorOptions().dtype(torch::kLong).device(dev));
+  reset_peak();
+  double loss = 0;
+  const double t = time_it(
+      [&] {
+        lm->zero_grad();
+        auto l = lm->sft_loss(ids, mask);
+        l.backward();
+        loss = l.item<double>();
+      },
+      2, 5);
+  const auto pc = recipebench::count_params(m4);
+  std::printf("35B-A3B widths x 4 layers, 8192 tokens, bf16 fwd+bwd (no optimizer): %.1f ms/step, %.0f tokens/s, "
+              "6*N_active*tok/s = %.1f TFLOP/s, loss %.4f, peak %.1f GB\n",
+              t * 1e3, 8192 / t, 6.0 * pc.active * 8192 / t / 1e12, loss, peak_gb());
+}
+
 int cuda_checks() {
   if (!torch::cuda::is_available()) {
     std::printf("no CUDA device: skipped\n");
@@ -161,90 +253,10 @@ int cuda_checks() {
   ModelConfig c = *recipebench::find_model("Qwen3.5-35B-A3B");
   torch::manual_seed(1);
 
-  {  // MoE: grouped vs loop (bf16), and both vs an fp32 loop.
-    SparseMoeBlock loop(c, ExpertsImpl::Loop), grouped(c, ExpertsImpl::Grouped);
-    copy_params(*grouped, *loop);
-    SparseMoeBlock ref(c, ExpertsImpl::Loop);
-    copy_params(*ref, *loop);
-    ref->to(dev, torch::kFloat);
-    loop->to(dev, torch::kBFloat16);
-    grouped->to(dev, torch::kBFloat16);
-    const auto x = torch::randn({1, 8192, c.hidden_size}, torch::TensorOptions().device(dev));
-    const auto xb = x.to(torch::kBFloat16);
-    const auto yl = loop(xb), yg = grouped(xb), yr = ref(x);
-    std::printf("moe bf16: grouped vs loop %.3e, loop vs fp32 %.3e, grouped vs fp32 %.3e\n", rel(yg, yl), rel(yl, yr),
-                rel(yg, yr));
-    const auto r = torch::randn_like(yl);
-    (yl * r).sum().backward();
-    (yg * r).sum().backward();
-    std::printf("moe bf16 grads: gate_up grouped vs loop %.3e, router %.3e\n",
-                rel(grouped->experts->gate_up_proj.grad(), loop->experts->gate_up_proj.grad()),
-                rel(grouped->gate->weight.grad(), loop->gate->weight.grad()));
-    for (auto* m : {&loop, &grouped}) {
-      const double t = time_it([&] { ((*m)(xb) * r).sum().backward(); }, 2, 5);
-      std::printf("moe %s fwd+bwd 8192 tokens: %.2f ms\n", m == &loop ? "loop" : "grouped", t * 1e3);
-    }
-  }
-  {  // Attention: SDPA vs math (bf16), vs fp32 math.
-    GatedAttention math(c, AttentionImpl::Math), sdpa(c, AttentionImpl::Sdpa), ref(c, AttentionImpl::Math);
-    copy_params(*sdpa, *math);
-    copy_params(*ref, *math);
-    ref->to(dev, torch::kFloat);
-    math->to(dev, torch::kBFloat16);
-    sdpa->to(dev, torch::kBFloat16);
-    const auto x = torch::randn({1, 8192, c.hidden_size}, torch::TensorOptions().device(dev));
-    const auto xb = x.to(torch::kBFloat16);
-    const auto ym = math(xb), ys = sdpa(xb), yr = ref(x);
-    std::printf("attention bf16: sdpa vs math %.3e, math vs fp32 %.3e, sdpa vs fp32 %.3e\n", rel(ys, ym), rel(ym, yr),
-                rel(ys, yr));
-    const auto r = torch::randn_like(ym);
-    for (auto* m : {&math, &sdpa}) {
-      const double t = time_it([&] { ((*m)(xb) * r).sum().backward(); }, 2, 5);
-      std::printf("attention %s fwd+bwd 8192 tokens: %.2f ms\n", m == &math ? "math" : "sdpa", t * 1e3);
-    }
-  }
-  {  // Gated delta rule on the GPU (fp32 and bf16 inputs) vs the fp64 recurrence on the CPU.
-    const int64_t t = 300;
-    auto opt = torch::TensorOptions().dtype(torch::kDouble);
-    const auto q = l2_normalize(torch::randn({1, t, 4, 128}, opt)), k = l2_normalize(torch::randn({1, t, 4, 128}, opt));
-    const auto v = torch::randn({1, t, 8, 128}, opt);
-    const auto g = -torch::rand({8}, opt).mul(3) * torch::softplus(torch::randn({1, t, 8}, opt));
-    const auto beta = torch::sigmoid(torch::randn({1, t, 8}, opt));
-    const auto ref = recurrent_gated_delta_rule(q, k, v, g, beta).output;
-    auto on = [&](const torch::Tensor& x, torch::ScalarType st) { return x.to(dev, st); };
-    for (auto st : {torch::kFloat, torch::kBFloat16}) {
-      const auto out = chunk_gated_delta_rule(on(q, st), on(k, st), on(v, st), on(g, torch::kFloat), on(beta, st), 64);
-      std::printf("gated delta rule on CUDA (%s inputs) vs fp64 recurrence: %.3e\n",
-                  st == torch::kFloat ? "fp32" : "bf16", rel(out.output, ref));
-    }
-    GatedDeltaNet gdn(c);
-    gdn->to(dev, torch::kBFloat16);
-    const auto x = torch::randn({1, 8192, c.hidden_size}, torch::TensorOptions().device(dev).dtype(torch::kBFloat16));
-    const auto r = torch::randn_like(x);
-    const double tt = time_it([&] { (gdn(x) * r).sum().backward(); }, 2, 5);
-    std::printf("gated deltanet (chunked, pure torch) fwd+bwd 8192 tokens: %.2f ms\n", tt * 1e3);
-  }
-  {  // Whole model: Qwen3.5-35B-A3B widths, 4 layers (3 GDN + 1 attention), one 8192-token row, bf16.
-    const ModelConfig m4 = c.with_layers(4);
-    Qwen35MoeForCausalLM lm(m4);
-    lm->to(dev, torch::kBFloat16);
-    const auto ids = torch::randint(0, m4.vocab_size, {1, 8192}, torch::TensorOptions().dtype(torch::kLong).device(dev));
-    const auto mask = torch::ones({1, 8192}, torch::TensorOptions().dtype(torch::kLong).device(dev));
-    reset_peak();
-    double loss = 0;
-    const double t = time_it(
-        [&] {
-          lm->zero_grad();
-          auto l = lm->sft_loss(ids, mask);
-          l.backward();
-          loss = l.item<double>();
-        },
-        2, 5);
-    const auto pc = recipebench::count_params(m4);
-    std::printf("35B-A3B widths x 4 layers, 8192 tokens, bf16 fwd+bwd (no optimizer): %.1f ms/step, %.0f tokens/s, "
-                "6*N_active*tok/s = %.1f TFLOP/s, loss %.4f, peak %.1f GB\n",
-                t * 1e3, 8192 / t, 6.0 * pc.active * 8192 / t / 1e12, loss, peak_gb());
-  }
+  check_moe(c, dev);
+  check_attention(c, dev);
+  check_gated_delta_rule(c, dev);
+  check_whole_model(c, dev);
   return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "compat.h"
+#include "dist/process_group.h"
 
 namespace recipebench::train {
 
@@ -24,8 +25,9 @@ double clip_scale(double norm, const RecipeOptimizer& o) {
   return (o.clip_grad <= 0 || norm <= o.clip_grad) ? 1.0 : o.clip_grad / (norm + 1e-6);
 }
 
-MixedPrecisionAdam::MixedPrecisionAdam(std::vector<torch::Tensor> params, const RecipeOptimizer& options)
-    : params_(std::move(params)), o_(options) {
+MixedPrecisionAdam::MixedPrecisionAdam(std::vector<torch::Tensor> params, const RecipeOptimizer& options,
+                                       GradientGroups groups)
+    : params_(std::move(params)), o_(options), groups_(groups) {
   torch::NoGradGuard no_grad;
   for (const auto& p : params_) {
     master_.push_back(p.scalar_type() == torch::kFloat32 ? p.detach() : p.detach().to(torch::kFloat32));
@@ -51,13 +53,25 @@ void MixedPrecisionAdam::zero_grad() {
   for (auto& p : params_) p.mutable_grad() = torch::Tensor();
 }
 
-double MixedPrecisionAdam::grad_norm() {
+double MixedPrecisionAdam::squared_grad_norm() {
   torch::NoGradGuard no_grad;
-  if (grads_.empty()) return 0.0;
-  std::vector<torch::Tensor> sq;
-  sq.reserve(grads_.size());
-  for (const auto& g : grads_) sq.push_back(g.pow(2).sum());
-  return torch::stack(sq).sum().sqrt().item<double>();
+  if (groups_.partial_sums)
+    for (auto& g : grads_) groups_.partial_sums->all_reduce_sum(g);
+  double local = 0.0;
+  if (!grads_.empty()) {
+    std::vector<torch::Tensor> sq;
+    sq.reserve(grads_.size());
+    for (const auto& g : grads_) sq.push_back(g.pow(2).sum());
+    local = torch::stack(sq).sum().sqrt().item<double>();
+  }
+  return sum_of_squares(groups_.shards, local);
+}
+
+double sum_of_squares(dist::ProcessGroup* group, double local) {
+  if (!group) return local * local;
+  auto sq = torch::tensor({local * local}, torch::kFloat64);
+  group->all_reduce_sum(sq);
+  return sq.item<double>();
 }
 
 double MixedPrecisionAdam::clip(double norm) {

@@ -11,8 +11,8 @@
 namespace recipebench::train {
 
 DistributedAdam::DistributedAdam(std::vector<torch::Tensor> params, const RecipeOptimizer& options,
-                                 dist::ProcessGroup& group)
-    : params_(std::move(params)), group_(group), o_(options) {
+                                 dist::ProcessGroup& group, GradientGroups groups)
+    : params_(std::move(params)), group_(group), groups_(groups), o_(options) {
   torch::NoGradGuard no_grad;
   int64_t total = 0;
   for (const auto& p : params_) {
@@ -63,12 +63,13 @@ void DistributedAdam::zero_grad() {
   for (auto& p : params_) p.mutable_grad() = torch::Tensor();
 }
 
-double DistributedAdam::grad_norm() {
+double DistributedAdam::squared_grad_norm() {
   torch::NoGradGuard no_grad;
+  if (groups_.partial_sums) groups_.partial_sums->all_reduce_sum(grad_flat_);
   group_.reduce_scatter_sum(grad_flat_, grad_shard_);
   auto sq = grad_shard_.pow(2).sum().to(torch::kFloat64).cpu();
   group_.all_reduce_sum(sq);
-  return std::sqrt(sq.item<double>());
+  return sum_of_squares(groups_.shards, std::sqrt(sq.item<double>()));
 }
 
 double DistributedAdam::clip(double norm) {

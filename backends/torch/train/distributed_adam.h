@@ -11,35 +11,32 @@
 #include <vector>
 
 #include "recipe/recipe.h"
-
-namespace recipebench::dist {
-class ProcessGroup;
-}
+#include "train/optimizer.h"
 
 namespace recipebench::train {
 
-class DistributedAdam {
+class DistributedAdam : public Optimizer {
  public:
-  /// Every rank of `group` must pass the same parameters (same shapes, same order, same initial values).
-  DistributedAdam(std::vector<torch::Tensor> params, const RecipeOptimizer& options, dist::ProcessGroup& group);
+  /// Every rank of `group` (the data-parallel group) must pass the same parameters (same shapes, same order, same
+  /// initial values). `groups`: the partial-sum group (the TP group for parameters replicated over TP under
+  /// sequence parallel) and the shard group (the TP group for TP-sharded parameters); null when none.
+  DistributedAdam(std::vector<torch::Tensor> params, const RecipeOptimizer& options, dist::ProcessGroup& group,
+                  GradientGroups groups = {});
 
   /// Adds every parameter's .grad() into the flat FP32 gradient buffer and clears .grad().
-  void accumulate_grads();
+  void accumulate_grads() override;
   /// Zeros the flat FP32 gradient buffer.
-  void zero_grad();
-  /// Reduce-scatters the accumulated gradients (sum over ranks) into this rank's shard and returns the global L2
-  /// norm (sum of the shards' squared norms, all-reduced). Call once per step, after the last microbatch.
-  double grad_norm();
+  void zero_grad() override;
+  /// Sums the flat gradient buffer over the partial-sum group, reduce-scatters it (sum over the DP ranks) into this
+  /// rank's shard, and returns the global squared L2 norm: the DP shards' norm (all-reduced) squared, summed over
+  /// the shard group.
+  double squared_grad_norm() override;
   /// Scales this rank's gradient shard by clip / norm when norm > clip (> 0). Returns the scale applied (<= 1).
-  double clip(double norm);
+  double clip(double norm) override;
   /// Adam on this rank's shard, then all-gather of the updated shards into the parameters.
-  void step(double lr);
+  void step(double lr) override;
 
   int64_t shard_numel() const { return shard_n_; }
-
-  /// The flat FP32 gradient buffer (the parameters one after the other, padded to group size x shard_numel()),
-  /// before grad_norm()'s reduce-scatter: tensor parallelism sums the replicated parameters' gradients over TP here.
-  torch::Tensor& grad_buffer() { return grad_flat_; }
 
  private:
   /// A parameter's part inside this rank's shard.
@@ -53,6 +50,7 @@ class DistributedAdam {
   std::vector<Segment> segments_;
   int64_t shard_lo_ = 0, shard_n_ = 0;
   dist::ProcessGroup& group_;
+  GradientGroups groups_;
   RecipeOptimizer o_;
   int64_t t_ = 0;
 };

@@ -13,90 +13,131 @@
 
 namespace recipebench::train {
 
+namespace {
+
+/// One step of the pipeline schedule on this rank: the passes' state between a microbatch's forward and its
+/// backward, the sends in flight and the loss sum.
+class PipelineStepRun {
+ public:
+  PipelineStepRun(torch_model::PipelineStage& stage, const std::vector<PipelineMicrobatch>& microbatches,
+                  const PipelinePlace& place, double denom)
+      : stage_(stage), microbatches_(microbatches), place_(place), denom_(denom) {
+    const auto param = stage->parameters().front();
+    act_options_ = torch::TensorOptions().dtype(param.scalar_type()).device(param.device());
+    loss_sum_ = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(param.device()));
+  }
+
+  /// Forward pass of chunk a.chunk on microbatch a.microbatch: takes the ids (embedding chunk) or receives the
+  /// hidden states from the previous global stage; sends its output on, or (last stage) adds its loss.
+  void forward(const PipelineAction& a) {
+    const auto& mb = microbatches_[static_cast<size_t>(a.microbatch)];
+    const int64_t g = global_stage(a);
+    Live l;
+    torch::Tensor x = mb.ids;
+    if (!stage_->takes_ids(a.chunk)) {
+      // Sequence parallel: the hidden states between stages are this rank's sequence shard.
+      const int64_t seq = mb.ids.size(1) / (stage_->tp ? stage_->tp->size() : 1);
+      x = torch::empty({mb.ids.size(0), seq, stage_->hidden_size}, act_options_);
+      link(false, g - 1, g)->irecv(x, rank_of(g - 1), tag(a.microbatch, g, false))->wait();
+      x.requires_grad_(true);
+      l.input = x;
+    }
+    auto y = stage_->forward(a.chunk, x);
+    if (stage_->has_head(a.chunk)) {
+      const auto s = stage_->loss_sum(y, mb.ids, mb.mask);
+      // Per-token normalisation over the whole step: each microbatch's sum divided by the step's count.
+      l.output = s.sum / denom_;
+      loss_sum_ += s.sum.detach().to(torch::kFloat64);
+    } else {
+      sends_.push_back(link(false, g, g + 1)->isend(y.detach(), rank_of(g + 1), tag(a.microbatch, g + 1, false)));
+      l.output = y;
+    }
+    live_.emplace(std::make_pair(a.microbatch, a.chunk), std::move(l));
+  }
+
+  /// Backward pass of chunk a.chunk on microbatch a.microbatch: from the loss (last stage) or the output gradient
+  /// received from the next global stage; sends its input's gradient to the previous stage.
+  void backward(const PipelineAction& a) {
+    const int64_t g = global_stage(a);
+    auto it = live_.find(std::make_pair(a.microbatch, a.chunk));
+    if (it == live_.end())
+      throw std::logic_error("pipeline step: backward of microbatch " + std::to_string(a.microbatch) + " chunk " +
+                             std::to_string(a.chunk) + " before its forward");
+    Live l = std::move(it->second);
+    live_.erase(it);
+    if (stage_->has_head(a.chunk)) {
+      l.output.backward();
+    } else {
+      auto grad = torch::empty_like(l.output, torch::MemoryFormat::Contiguous);
+      link(true, g + 1, g)->irecv(grad, rank_of(g + 1), tag(a.microbatch, g, true))->wait();
+      l.output.backward(grad);
+    }
+    if (l.input.defined()) {
+      auto dx = l.input.grad();
+      if (!dx.defined()) dx = torch::zeros_like(l.input);  // the chunk's output did not depend on its input
+      sends_.push_back(link(true, g, g - 1)->isend(dx, rank_of(g - 1), tag(a.microbatch, g - 1, true)));
+    }
+  }
+
+  /// Waits for the sends in flight and returns the loss sum (fp64 scalar, CPU).
+  torch::Tensor finish() {
+    for (auto& s : sends_) s->wait();
+    return loss_sum_.cpu();
+  }
+
+ private:
+  struct Live {
+    torch::Tensor input;   ///< received hidden states (a leaf that requires grad); undefined on the embedding chunk
+    torch::Tensor output;  ///< the hidden states sent on, or the loss sum / denom on the last stage
+  };
+
+  int64_t global_stage(const PipelineAction& a) const { return int64_t{a.chunk} * place_.pp + place_.stage; }
+  int rank_of(int64_t global_stage) const { return place_.stage_ranks[static_cast<size_t>(global_stage % place_.pp)]; }
+  int tag(int64_t m, int64_t receiving_stage, bool gradient) const {
+    const int64_t stages = int64_t{place_.pp} * place_.vpp;
+    return static_cast<int>(2 * (m * stages + receiving_stage) + (gradient ? 1 : 0));
+  }
+  /// The group of a send or receive between global stages `from` and `to` (PipelinePlace::links).
+  dist::ProcessGroup* link(bool gradient, int64_t from, int64_t to) const {
+    dist::ProcessGroup* g = place_.links.of(gradient, to % place_.pp > from % place_.pp);
+    return g ? g : place_.group;
+  }
+
+  torch_model::PipelineStage& stage_;
+  const std::vector<PipelineMicrobatch>& microbatches_;
+  const PipelinePlace& place_;
+  const double denom_;
+  torch::TensorOptions act_options_;
+  torch::Tensor loss_sum_;
+  std::map<std::pair<int64_t, int>, Live> live_;
+  std::vector<std::unique_ptr<dist::ProcessGroup::Request>> sends_;  // waited for at the end of the step
+};
+
+}  // namespace
+
 torch::Tensor run_pipeline_step(torch_model::PipelineStage& stage, const std::vector<PipelineMicrobatch>& microbatches,
                                 const PipelinePlace& place, double denom, const std::function<void()>& after_backward,
                                 const std::function<void(bool)>& lap) {
   const int pp = place.pp, vpp = place.vpp;
-  const int64_t m_count = static_cast<int64_t>(microbatches.size());
   if (stage->num_chunks() != vpp)
     throw std::invalid_argument("pipeline step: the stage holds " + std::to_string(stage->num_chunks()) +
                                 " model chunks, the layout has VPP " + std::to_string(vpp));
   if (pp > 1 && (!place.group || static_cast<int>(place.stage_ranks.size()) != pp))
     throw std::invalid_argument("pipeline step: PP " + std::to_string(pp) + " needs a group and " +
                                 std::to_string(pp) + " stage ranks");
-  const int64_t stages = int64_t{pp} * vpp;
-  auto rank_of = [&](int64_t global_stage) { return place.stage_ranks[static_cast<size_t>(global_stage % pp)]; };
-  auto tag = [&](int64_t m, int64_t receiving_stage, bool gradient) {
-    return static_cast<int>(2 * (m * stages + receiving_stage) + (gradient ? 1 : 0));
-  };
-  const auto param = stage->parameters().front();
-  const auto act_options = torch::TensorOptions().dtype(param.scalar_type()).device(param.device());
-  auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(param.device()));
-
-  struct Live {
-    torch::Tensor input;   ///< received hidden states (a leaf that requires grad); undefined on the embedding chunk
-    torch::Tensor output;  ///< the hidden states sent on, or the loss sum / denom on the last stage
-  };
-  std::map<std::pair<int64_t, int>, Live> live;
-  // The group of a send or receive between global stages `from` and `to` (pipeline_executor.h: PipelinePlace::p2p).
-  auto link = [&](bool gradient, int64_t from, int64_t to) {
-    dist::ProcessGroup* g = place.p2p[gradient ? 1 : 0][to % pp > from % pp ? 0 : 1];
-    return g ? g : place.group;
-  };
-  std::vector<std::unique_ptr<dist::ProcessGroup::Request>> sends;  // waited for at the end of the step
-
+  PipelineStepRun run(stage, microbatches, place, denom);
+  const auto m_count = static_cast<int64_t>(microbatches.size());
   for (const PipelineAction& a : pipeline_schedule(pp, vpp, place.stage, m_count)) {
-    const auto& mb = microbatches[static_cast<size_t>(a.microbatch)];
-    const int64_t g = int64_t{a.chunk} * pp + place.stage;  // this pass's global stage
-    const auto key = std::make_pair(a.microbatch, a.chunk);
-    if (a.kind == PipelineAction::Kind::Forward) {
-      Live l;
-      torch::Tensor x = mb.ids;
-      if (!stage->takes_ids(a.chunk)) {
-        // Sequence parallel: the hidden states between stages are this rank's sequence shard.
-        const int64_t seq = mb.ids.size(1) / (stage->tp ? stage->tp->size() : 1);
-        x = torch::empty({mb.ids.size(0), seq, stage->hidden_size}, act_options);
-        link(false, g - 1, g)->irecv(x, rank_of(g - 1), tag(a.microbatch, g, false))->wait();
-        x.requires_grad_(true);
-        l.input = x;
-      }
-      auto y = stage->forward(a.chunk, x);
-      if (stage->has_head(a.chunk)) {
-        const auto s = stage->loss_sum(y, mb.ids, mb.mask);
-        // Per-token normalisation over the whole step: each microbatch's sum divided by the step's count.
-        l.output = s.sum / denom;
-        loss_sum += s.sum.detach().to(torch::kFloat64);
-      } else {
-        sends.push_back(link(false, g, g + 1)->isend(y.detach(), rank_of(g + 1), tag(a.microbatch, g + 1, false)));
-        l.output = y;
-      }
-      live.emplace(key, std::move(l));
-      if (lap) lap(false);
-    } else {
-      auto it = live.find(key);
-      if (it == live.end())
-        throw std::logic_error("pipeline step: backward of microbatch " + std::to_string(a.microbatch) +
-                               " chunk " + std::to_string(a.chunk) + " before its forward");
-      Live l = std::move(it->second);
-      live.erase(it);
-      if (stage->has_head(a.chunk)) {
-        l.output.backward();
-      } else {
-        auto grad = torch::empty_like(l.output, torch::MemoryFormat::Contiguous);
-        link(true, g + 1, g)->irecv(grad, rank_of(g + 1), tag(a.microbatch, g, true))->wait();
-        l.output.backward(grad);
-      }
-      if (l.input.defined()) {
-        auto dx = l.input.grad();
-        if (!dx.defined()) dx = torch::zeros_like(l.input);  // the chunk's output did not depend on its input
-        sends.push_back(link(true, g, g - 1)->isend(dx, rank_of(g - 1), tag(a.microbatch, g - 1, true)));
-      }
+    const bool backward = a.kind != PipelineAction::Kind::Forward;
+    if (backward) {
+      run.backward(a);
       if (after_backward) after_backward();
-      if (lap) lap(true);
+    } else {
+      run.forward(a);
     }
+    if (lap) lap(backward);
   }
-  for (auto& s : sends) s->wait();
-  return loss_sum.cpu();
+  return run.finish();
 }
 
 }  // namespace recipebench::train

@@ -8,11 +8,8 @@
 #include <functional>
 #include <vector>
 
+#include "dist/pipeline_links.h"
 #include "model/pipeline_stage.h"
-
-namespace recipebench::dist {
-class ProcessGroup;
-}
 
 namespace recipebench::train {
 
@@ -23,13 +20,8 @@ struct PipelinePlace {
   int stage = 0;                 ///< this rank's pipeline rank, 0..pp-1
   std::vector<int> stage_ranks;  ///< group rank of pipeline rank 0..pp-1 of this pipeline (same DP, TP, CP)
   dist::ProcessGroup* group = nullptr;  ///< the group stage_ranks refer to; null only when pp == 1
-  /// The groups (the same ranks as `group`) of the point-to-point traffic by kind and direction: p2p[k][d] with k
-  /// 0 for activations, 1 for gradients, d 0 towards a higher pipeline rank, 1 towards a lower one (the
-  /// interleaved schedule's wrap-around); null entries use `group`. NCCL (unlike Gloo, which matches by tag) runs a
-  /// pair's sends and receives on one communicator in issue order and a send waits for its receive, so each
-  /// communicator must carry one kind in one direction, whose order both sides share (microbatches in schedule
-  /// order); mixed, the two ranks can wait on each other (seen with PP 2 VPP 2).
-  dist::ProcessGroup* p2p[2][2] = {{nullptr, nullptr}, {nullptr, nullptr}};
+  /// The point-to-point groups by kind and direction (the same ranks as `group`); a null entry uses `group`.
+  dist::PipelineLinks links;
 };
 
 /// One microbatch of the step: ids int64 [rows, seq] and loss mask [rows, seq] (uint8 or bool, 1 where supervised);
@@ -48,7 +40,7 @@ struct PipelineMicrobatch {
 /// Sends are not waited for until the end of the step; receives are. On Gloo (tags: 2 (m x PP x VPP + receiving
 /// global stage), + 1 for gradients) the schedule's orders then complete without deadlock (pipeline_schedule_runs);
 /// on NCCL (no tags; a send waits on the GPU for its receive) each kind and direction goes over its own group
-/// (PipelinePlace::p2p), whose sends and receives both ends issue in the same order. `lap(backward)` is called after every pass (profiling), may be empty.
+/// (PipelinePlace::links), whose sends and receives both ends issue in the same order. `lap(backward)` is called after every pass (profiling), may be empty.
 /// Returns the loss sum (fp64 scalar, CPU) of the microbatches whose loss this rank computed (0 off the last stage).
 /// Throws c10::Error / std::exception on a shape mismatch or a failed peer (Gloo timeout).
 torch::Tensor run_pipeline_step(torch_model::PipelineStage& stage, const std::vector<PipelineMicrobatch>& microbatches,

@@ -1,0 +1,35 @@
+// What the torch backend runs, and its refusals of the rest: the checks that are specific to this backend. The
+// layout's arithmetic (degrees dividing the world, heads, experts, microbatches) is the harness's
+// (recipe/layout_check.h: require_layout); the backend asks it instead of repeating it.
+#pragma once
+
+#include "catalog/models.h"
+#include "model/options.h"
+#include "recipe/recipe.h"
+#include "run/backend.h"
+
+namespace recipebench::torch_backend {
+
+/// Refuses, with a RunError naming the field, the value and what the backend runs, a recipe the torch backend does
+/// not implement: CP > 1; ETP other than 1 (TP is folded into EP); TP > 1 without sequence parallel (the backend's
+/// TP is sequence parallel only); a shared expert FFN or vocabulary not divisible by TP (sharded without padding;
+/// `model` may be null: then not checked); layout.recompute other than full (uniform or block) or none.
+void check_backend_support(const Recipe& recipe, const ModelConfig* model);
+
+/// The recipe's layout.recompute as the model's RecomputeOptions (granularity full: method uniform, groups of
+/// num_layers consecutive layers recomputed as one unit, or block, the first num_layers layers recomputed; absent
+/// method: uniform; absent or 0 num_layers: 1). Throws RunError for selective (not implemented yet) or an unknown
+/// granularity or method.
+torch_model::RecomputeOptions recompute_options(const RecipeLayout& layout);
+
+/// Refuses a run whose ranks (options.world) are not the layout's world size TP x CP x DP x PP (RunError saying
+/// how to start it).
+void check_run_ranks(const Recipe& recipe, const RunOptions& options);
+
+/// The harness's layout rules for `model` (null: the model-independent ones), as a RunError naming the recipe's
+/// layout: first the rank map (harness/layout/rank_map.h: the layer split over PP and VPP, the expert grid, rows
+/// per microbatch), then every check of recipe/layout_check.h (heads and experts against TP and EP, microbatches
+/// per DP rank, ...).
+void check_layout_rules(const Recipe& recipe, const ModelConfig* model);
+
+}  // namespace recipebench::torch_backend

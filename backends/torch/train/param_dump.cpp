@@ -1,0 +1,51 @@
+#include "train/param_dump.h"
+
+#include <torch/torch.h>
+
+#include <fstream>
+
+namespace recipebench::train {
+
+namespace {
+
+/// This rank's parameter `p` as the one-rank tensor: float32 on the CPU, its EP and TP shards gathered.
+torch::Tensor whole_parameter(const torch::Tensor& p, const RankModel& model) {
+  torch::Tensor c = p.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+  if (model.ep && model.is_expert(p)) {
+    auto full = torch::empty({c.numel() * model.ep->size()}, c.options());
+    model.ep->group.all_gather(c.reshape({-1}), full);
+    c = full;
+  }
+  if (model.tp)
+    if (const auto* spec = model.tp_spec(p)) c = torch_model::tp_gather_param(c, *spec, *model.tp).contiguous();
+  return c;
+}
+
+}  // namespace
+
+void dump_parameters(const std::string& path, const RankModel& model, const RunContext& ctx) {
+  std::ofstream out;
+  if (ctx.rank == 0) out.open(path, std::ios::binary);
+  const auto mine = model.stage->parameters();  // this stage's part of param_info, in the same order
+  size_t next = 0;
+  for (size_t i = 0; i < model.param_info.size(); ++i) {
+    const int owner = model.param_info[i].stage;
+    const int src = ctx.place.stage_ranks[static_cast<size_t>(owner)];  // rank 0's pipeline, for rank 0
+    torch::Tensor c;
+    if (owner == ctx.me.pp) {
+      c = whole_parameter(mine.at(next++), model);
+      if (ctx.me.dp == 0 && ctx.me.tp == 0 && ctx.rank != 0) ctx.group->isend(c, 0, static_cast<int>(i))->wait();
+    } else if (ctx.rank == 0) {
+      c = torch::empty(model.param_info[i].shape, torch::kFloat32);
+      ctx.group->irecv(c, src, static_cast<int>(i))->wait();
+    }
+    if (ctx.rank == 0)
+      out.write(static_cast<const char*>(c.data_ptr()), static_cast<std::streamsize>(c.numel() * sizeof(float)));
+  }
+  if (next != mine.size())
+    throw RunError("dump_params: the stage has " + std::to_string(mine.size()) +
+                   " parameters, the one-rank model's map gives it " + std::to_string(next));
+  if (ctx.rank == 0 && !out) throw RunError("dump_params: cannot write " + path);
+}
+
+}  // namespace recipebench::train

@@ -1,0 +1,82 @@
+#include "train/run_context.h"
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+#include "train/device.h"
+
+#ifdef RECIPEBENCH_TORCH_CUDA
+#include <c10/cuda/CUDAFunctions.h>
+#endif
+
+namespace recipebench::train {
+
+void RunContext::synchronize() const { train::synchronize(device); }
+
+void RunContext::barrier() const {
+  if (group) group->barrier();
+}
+
+int64_t RunContext::max_over_ranks(int64_t v) const {
+  if (!group) return v;
+  auto t = torch::tensor({v}, torch::kInt64);
+  group->all_reduce_max(t);
+  return t.item<int64_t>();
+}
+
+void RunContext::finish() {
+  synchronize();
+  for (auto& g : groups.owned) g->finish();
+  if (group) group->finish();
+}
+
+RunContext open_run(const Recipe& recipe, const RunOptions& o) {
+  RunContext ctx;
+  ctx.device = rank_device(o);
+  ctx.rank = o.rank;
+  ctx.world = o.world;
+#ifdef RECIPEBENCH_TORCH_CUDA
+  if (ctx.device.is_cuda()) c10::cuda::set_device(ctx.device.index());
+#endif
+  // BF16 compute on GPU; FP32 on CPU (docs/backends.md: precision).
+  ctx.dtype = (ctx.device.is_cuda() && recipe.workload.precision == "bf16") ? c10::kBFloat16 : c10::kFloat;
+  if (o.world == 1) return ctx;
+  try {
+    // NCCL between the GPUs of a CUDA run (one GPU per rank), Gloo between CPU ranks.
+    const bool cuda = ctx.device.is_cuda();
+    ctx.group = std::make_unique<dist::ProcessGroup>(o.rank, o.world, o.master_addr, o.master_port,
+                                                     std::chrono::seconds(o.dist_timeout_seconds),
+                                                     cuda ? dist::Transport::kNccl : dist::Transport::kGloo,
+                                                     cuda ? ctx.device.index() : -1);
+  } catch (const std::exception& e) {
+    throw RunError("rank " + std::to_string(o.rank) + ": rendezvous with rank 0 at " + o.master_addr + ":" +
+                   std::to_string(o.master_port) + " failed: " + e.what());
+  }
+  return ctx;
+}
+
+void place_rank(RunContext& ctx, const Recipe& recipe, const ModelConfig& model) {
+  try {
+    ctx.map = build_rank_map(recipe, model);
+  } catch (const std::invalid_argument& e) {
+    throw RunError("the recipe's layout " + recipe.layout.label + " with " + std::to_string(model.num_layers) +
+                   " layers: " + e.what());
+  }
+  if (ctx.map.world != ctx.world)
+    throw RunError("the rank map has " + std::to_string(ctx.map.world) + " ranks, the run " +
+                   std::to_string(ctx.world));
+  ctx.me = ctx.map.ranks[static_cast<size_t>(ctx.rank)];
+  // The layout's groups from its rank map (TP fastest; the expert grid with ETP 1: TP folded into EP).
+  if (ctx.group) ctx.groups = dist::make_layout_groups(*ctx.group, ctx.map);
+  ctx.place.pp = ctx.map.pp;
+  ctx.place.vpp = ctx.map.vpp;
+  ctx.place.stage = ctx.me.pp;
+  ctx.place.stage_ranks = dist::group_members(ctx.map, ctx.rank, dist::GroupKind::kPp);
+  ctx.place.group = ctx.group.get();
+  ctx.place.links = ctx.groups.links;
+}
+
+}  // namespace recipebench::train

@@ -1,0 +1,51 @@
+// Where one rank of a training run stands: its device and compute dtype, the run's process group, the layout's
+// rank map and this rank's place in it, its parallel groups and its place in its pipeline.
+#pragma once
+
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
+
+#include <memory>
+
+#include "dist/parallel_groups.h"
+#include "dist/process_group.h"
+#include "layout/rank_map.h"
+#include "run/backend.h"
+#include "train/pipeline_executor.h"
+
+namespace recipebench::train {
+
+/// One rank's run. Made in two steps: open_run (device, dtype, the rendezvous) and place_rank (the layout's
+/// groups); finish() ends a successful run on every rank.
+struct RunContext {
+  c10::Device device{c10::kCPU};
+  c10::ScalarType dtype = c10::kFloat;      ///< compute dtype: BF16 on CUDA for a bf16 recipe, else FP32
+  int rank = 0, world = 1;
+  std::unique_ptr<dist::ProcessGroup> group;  ///< the run's group over all ranks; null on one rank
+  RankMap map;                                ///< every rank's coordinates and layers (harness/layout/rank_map.h)
+  RankPlacement me;                           ///< this rank's entry of `map`
+  dist::LayoutGroups groups;                  ///< TP, DP, EP, EDP, PP groups; empty on one rank
+  PipelinePlace place;                        ///< this rank's pipeline (stage ranks, point-to-point groups)
+
+  /// Waits for the device's queued work (CUDA; nothing on the CPU).
+  void synchronize() const;
+  /// Waits until every rank got here (several ranks only).
+  void barrier() const;
+  /// The maximum of `v` over the ranks (`v` on one rank).
+  int64_t max_over_ranks(int64_t v) const;
+  /// A clean end on every rank: the device's work done, subgroups first, then the run's group (its store lives on
+  /// rank 0). No collective may follow.
+  void finish();
+};
+
+/// The device (rank_device), the compute dtype and, with several ranks, the run's process group: the rendezvous at
+/// rank 0's TCPStore (NCCL between GPUs, Gloo between CPU ranks; options.dist_timeout_seconds bounds it and every
+/// collective). Throws RunError when the rendezvous fails.
+RunContext open_run(const Recipe& recipe, const RunOptions& options);
+
+/// Fills the rank map of `recipe` for `model` and this rank's groups and pipeline place (a collective: every rank
+/// calls it). Throws RunError when the layout does not hold for the model, std::exception when a group cannot be
+/// formed.
+void place_rank(RunContext& ctx, const Recipe& recipe, const ModelConfig& model);
+
+}  // namespace recipebench::train

@@ -1,0 +1,31 @@
+// One training step on one rank: forward and backward passes of its microbatches in the pipeline schedule's order,
+// the loss over all ranks, the gradient norm, clipping and the optimizer update, between barrier-synchronised
+// step boundaries (the timed region).
+#pragma once
+
+#include <chrono>
+
+#include "train/model_builder.h"
+#include "train/optimizer.h"
+#include "train/run_context.h"
+#include "train/step_batcher.h"
+
+namespace recipebench::train {
+
+/// What one step measured on this rank.
+struct StepResult {
+  double loss = 0;       ///< mean per-token loss over the step's supervised tokens (all ranks)
+  double grad_norm = 0;  ///< global L2 norm of the gradients before clipping
+  std::chrono::steady_clock::time_point start, end;  ///< the timed region's boundaries
+  double forward_seconds = 0, backward_seconds = 0, optimizer_seconds = 0;  ///< with `profile` only, else 0
+};
+
+/// Step `step` at learning rate `lr`: per-token normalisation over the whole global batch (each microbatch's loss
+/// sum divided by the step's supervised-token count before its backward pass); the passes run in the pipeline
+/// schedule's order (PP 1: forward and backward of each microbatch in turn; train/pipeline_executor.h). With
+/// `profile` the device is synchronised after every pass to time the phases. Throws RunError (at `step`) when the
+/// loss or the gradient norm is not finite; std::exception when a peer fails.
+StepResult train_step(const RunContext& ctx, RankModel& model, Optimizer& optimizer, const StepBatch& batch,
+                      double lr, int step, bool profile);
+
+}  // namespace recipebench::train
