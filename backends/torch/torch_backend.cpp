@@ -16,6 +16,7 @@
 #include "layout/rank_map.h"
 #include "catalog/models.h"
 #include "layout/rank_map.h"
+#include "model/determinism.h"
 #include "model/moe.h"
 #include "model/pipeline_stage.h"
 #include "model/qwen35_moe.h"
@@ -288,6 +289,7 @@ class TorchBackend : public Backend {
 
   void run(const Recipe& recipe, const ModelConfig& cfg, const RunOptions& o,
            const std::function<void(const StepSample&)>& on_step) override {
+    torch_model::set_deterministic(o.deterministic);  // bench.deterministic, before the first GPU matmul
     const torch::Device device = o.device == "cuda" ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(o.local_rank))
                                                     : torch::Device(torch::kCPU);
 #ifdef RECIPEBENCH_TORCH_CUDA

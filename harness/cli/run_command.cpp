@@ -61,6 +61,7 @@ void apply_bench_block(const Json& bench, RunOptions& o) {
   if (bench.contains("layers")) o.layers = bench["layers"].get<int64_t>();
   if (bench.contains("device")) o.device = bench["device"].get<std::string>();
   if (bench.contains("seed")) o.seed = bench["seed"].get<uint64_t>();
+  if (bench.contains("deterministic")) o.deterministic = bench["deterministic"].get<bool>();
   if (bench.contains("data") && bench["data"].is_object()) {
     const Json& d = bench["data"];
     if (d.contains("source")) o.data_source = d["source"].get<std::string>();
@@ -110,6 +111,7 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
     std::optional<int> steps, nproc;
     std::optional<int64_t> layers;
     std::optional<uint64_t> seed;
+    std::optional<bool> deterministic;
     bool profile = false, dry_run = false;
     std::string out = "reports/runs";
   };
@@ -122,6 +124,9 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--layers", a->layers, "Decoder layers of a proxy run (default: the model's)")->check(CLI::PositiveNumber);
   cmd->add_option("--device", a->device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--seed", a->seed, "Data and initialisation seed");
+  cmd->add_option("--deterministic", a->deterministic,
+                  "true: the same bits for the same seed (default: the recipe's bench.deterministic, else true); "
+                  "false allows faster non-deterministic kernels");
   cmd->add_option("--model-config", a->model_config,
                   "Hugging Face config.json of the model to build instead of the registry's widths");
   cmd->add_flag("--profile", a->profile,
@@ -167,6 +172,7 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
       if (a->layers) o.layers = *a->layers;
       if (a->device) o.device = *a->device;
       if (a->seed) o.seed = *a->seed;
+      if (a->deterministic) o.deterministic = *a->deterministic;
       o.profile = a->profile;
       if (a->data) {
         o.data_source = "file";

@@ -32,6 +32,7 @@ Json RunOptions::to_json() const {
          {"device", device},
          {"seed", seed},
          {"profile", profile},
+         {"deterministic", deterministic},
          {"ranks", world},
          {"data", Json{{"source", data_source}}}};
   if (data_source == "file") j["data"]["path"] = data_path;
