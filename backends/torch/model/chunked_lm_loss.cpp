@@ -81,8 +81,11 @@ struct LmLoss : torch::autograd::Function<LmLoss> {
 
   static variable_list backward(AutogradContext* ctx, variable_list grad) {
     const auto& g = grad[0];  // scalar, compute dtype
-    auto gh = ctx->saved_data["gh"].toTensor();
-    auto gw = ctx->saved_data["gw"].toTensor();
+    auto saved = [&](const char* key) {
+      const auto& v = ctx->saved_data[key];
+      return v.isTensor() ? v.toTensor() : torch::Tensor();
+    };
+    auto gh = saved("gh"), gw = saved("gw");
     const auto wdt = static_cast<c10::ScalarType>(ctx->saved_data["weight_dtype"].toInt());
     torch::Tensor dh, dw;
     // Scaled in the compute dtype (a BF16 scale would round 1 / count), in place where that is the saved tensor:

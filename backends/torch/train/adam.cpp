@@ -5,6 +5,7 @@
 #include <ATen/ops/_foreach_add.h>
 #include <ATen/ops/_foreach_mul.h>
 #include <ATen/ops/_foreach_norm.h>
+#include <ATen/ops/_foreach_zero.h>
 
 #include <cmath>
 
@@ -51,7 +52,7 @@ void MixedPrecisionAdam::accumulate_grads() {
 }
 
 void MixedPrecisionAdam::zero_grad() {
-  for (auto& g : grads_) g.zero_();
+  if (!grads_.empty()) at::_foreach_zero_(grads_);
   for (auto& p : params_) p.mutable_grad() = torch::Tensor();
 }
 
