@@ -9,7 +9,8 @@ namespace recipebench::torch_model {
 /// on = true: CUBLAS_WORKSPACE_CONFIG=:4096:8 unless it already holds one of cuBLAS's reproducible settings
 /// (:4096:8 or :16:8; NVIDIA, cuBLAS documentation, "Results reproducibility"); torch's deterministic algorithms on
 /// with warn_only (an operation without a deterministic implementation warns on stderr instead of stopping the run;
-/// the benchmark's repeat comparison catches any difference it makes); cuDNN deterministic, its autotuner off.
+/// the benchmark's repeat comparison catches any difference it makes); cuDNN deterministic, its autotuner off; with
+/// libtorch >= 2.1 new tensors are not filled with NaN (torch's default in deterministic mode).
 /// on = false: torch's defaults (deterministic algorithms off). The model's own paths (MoE dispatch / combine, the
 /// chunked LM loss, the optimizer) are deterministic either way: none has a faster non-deterministic variant yet.
 void set_deterministic(bool on);
