@@ -408,3 +408,30 @@ TEST_CASE("dynamic batching under the interleaved schedule: PP2 VPP2 on rows of 
           "[distributed][parity][pp][packing]") {
   check_parity(2, "tiny-pp2-vpp2-dynamic.yaml", 1e-4, "", "tiny-dp1-dynamic.yaml");
 }
+
+TEST_CASE("the same recipe and seed twice give bitwise-equal losses and gradient norms; another seed does not; "
+          "the record says whether the run was deterministic",
+          "[distributed][determinism]") {
+  const Result a = run("repeat-a", "tiny-dp1.yaml", 0), b = run("repeat-b", "tiny-dp1.yaml", 0);
+  const Result other = run("repeat-seed", "tiny-dp1.yaml", 0, "", "--seed 99 --deterministic false");
+  REQUIRE(a.exit_code == 0);
+  REQUIRE(b.exit_code == 0);
+  REQUIRE(other.exit_code == 0);
+  REQUIRE(a.records.size() == 1);
+  REQUIRE(b.records.size() == 1);
+  REQUIRE(other.records.size() == 1);
+  CHECK(a.records[0]["settings"]["deterministic"] == true);  // bench.deterministic absent: true
+  CHECK(other.records[0]["settings"]["deterministic"] == false);
+  const auto& sa = a.records[0]["steps"];
+  const auto& sb = b.records[0]["steps"];
+  const auto& so = other.records[0]["steps"];
+  REQUIRE(sa.size() == 5);
+  REQUIRE(sb.size() == 5);
+  REQUIRE(so.size() == 5);
+  for (int s = 0; s < 5; ++s) {
+    INFO("step " << s);
+    CHECK(sa[s]["loss"].get<double>() == sb[s]["loss"].get<double>());
+    CHECK(sa[s]["grad_norm"].get<double>() == sb[s]["grad_norm"].get<double>());
+    CHECK(sa[s]["loss"].get<double>() != so[s]["loss"].get<double>());
+  }
+}

@@ -10,6 +10,7 @@
 
 #include "backend_support.h"
 #include "catalog/models.h"
+#include "model/determinism.h"
 #include "run/backend.h"
 #include "torch_backend_registration.h"
 #include "train/device.h"
@@ -126,6 +127,7 @@ class TorchBackend : public Backend {
 
   void run(const Recipe& recipe, const ModelConfig& cfg, const RunOptions& o,
            const std::function<void(const StepSample&)>& on_step) override {
+    torch_model::set_deterministic(o.deterministic);  // bench.deterministic, before the first GPU matmul
     train::RunContext ctx = train::open_run(recipe, o);
     int step = -1;
     try {

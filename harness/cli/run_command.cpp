@@ -44,6 +44,9 @@ void add_options(CLI::App& cmd, Args& a) {
       ->check(CLI::PositiveNumber);
   cmd.add_option("--device", a.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd.add_option("--seed", q.seed, "Data and initialisation seed");
+  cmd.add_option("--deterministic", q.deterministic,
+                 "true: the same bits for the same seed (default: the recipe's bench.deterministic, else true); "
+                 "false allows faster non-deterministic kernels");
   cmd.add_option("--model-config", q.model_config,
                  "Hugging Face config.json of the model to build instead of the registry's widths");
   cmd.add_flag("--profile", q.profile,

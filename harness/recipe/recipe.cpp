@@ -33,6 +33,7 @@ RecipeBench bench_from_json(const Json& doc) {
   b.layers = opt<int64_t>(j, "layers");
   if (j.contains("device")) b.device = enum_at<Device>(doc, "/bench/device");
   b.seed = opt<uint64_t>(j, "seed");
+  b.deterministic = opt<bool>(j, "deterministic");
   if (j.contains("data") && j["data"].is_object()) {
     const Json& d = j["data"];
     if (d.contains("source")) b.data.source = enum_at<DataSource>(doc, "/bench/data/source");

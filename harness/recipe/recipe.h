@@ -95,6 +95,7 @@ struct RecipeBench {
   std::optional<int64_t> layers;  ///< decoder layers of a proxy run
   std::optional<Device> device;
   std::optional<uint64_t> seed;
+  std::optional<bool> deterministic;  ///< bench.deterministic (absent: true)
   RecipeBenchData data;
 };
 

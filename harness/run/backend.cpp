@@ -69,6 +69,7 @@ Json RunOptions::to_json() const {
          {"device", to_string(device)},
          {"seed", seed},
          {"profile", profile},
+         {"deterministic", deterministic},
          {"ranks", world},
          {"dist_timeout_seconds", dist_timeout_seconds},
          {"data", Json{{"source", to_string(data_source)}}}};

@@ -39,6 +39,10 @@ struct RunOptions {
   double supervised_token_ratio = 0.676;   ///< synthetic data: fraction of tokens with a loss
   int64_t min_row_tokens = 0;              ///< synthetic data: shortest row (tokens); 0: every row full length
   bool profile = false;                    ///< synchronise between phases to time forward / backward / optimizer
+  /// bench.deterministic: the same bits for the same seed on the same device and build (the torch backend turns on
+  /// torch's deterministic algorithms and cuBLAS's reproducible workspace); false allows faster non-deterministic
+  /// kernels. A backend that cannot honour true refuses the run (RunError) rather than ignoring it.
+  bool deterministic = true;
   // Where this process sits among the ranks (run/launch.h); world == 1 is a one-rank run.
   int rank = 0, world = 1, local_rank = 0;
   std::string master_addr = "127.0.0.1";   ///< rank 0's host: the c10d TCPStore of the rendezvous

@@ -78,6 +78,7 @@ void apply_bench_block(const RecipeBench& b, RunOptions& o) {
   if (b.layers) o.layers = *b.layers;
   if (b.device) o.device = *b.device;
   if (b.seed) o.seed = *b.seed;
+  if (b.deterministic) o.deterministic = *b.deterministic;
   if (b.data.source) o.data_source = *b.data.source;
   if (b.data.path) o.data_path = *b.data.path;
   if (b.data.supervised_token_ratio) o.supervised_token_ratio = *b.data.supervised_token_ratio;
@@ -95,6 +96,7 @@ RunOptions effective_options(const Recipe& recipe, const RunRequest& q) {
   if (q.layers) o.layers = *q.layers;
   if (q.device) o.device = *q.device;
   if (q.seed) o.seed = *q.seed;
+  if (q.deterministic) o.deterministic = *q.deterministic;
   o.profile = q.profile;
   try {
     apply_environment_hooks(o);  // RECIPEBENCH_DIST_TIMEOUT and the test hooks (docs/distributed.md)

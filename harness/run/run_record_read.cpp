@@ -112,6 +112,7 @@ RunOptions options_of(const Fields& f, const Json& s) {
   o.device = f.closed<Device>(f.get(s, p, "device"), p + ".device");
   o.seed = static_cast<uint64_t>(f.integer(f.get(s, p, "seed"), p + ".seed", 0));
   if (Fields::has(s, "profile")) o.profile = f.boolean(s["profile"], p + ".profile");
+  if (Fields::has(s, "deterministic")) o.deterministic = f.boolean(s["deterministic"], p + ".deterministic");
   if (Fields::has(s, "ranks")) o.world = f.int32(s["ranks"], p + ".ranks", 1);
   const Json& d = f.object(f.get(s, p, "data"), p + ".data");
   o.data_source = f.closed<DataSource>(f.get(d, p + ".data", "source"), p + ".data.source");

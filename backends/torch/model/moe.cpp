@@ -56,6 +56,56 @@ struct AllToAll : torch::autograd::Function<AllToAll> {
   }
 };
 
+/// Rows of x in the order of a permutation: y = x[perm] (index_select). Backward: the gradient gathered through
+/// the inverse permutation, grad_x = grad_y[inv] (instead of index_select's index_add, whose CUDA kernel adds with
+/// atomics in no fixed order). perm, inv: int64 [rows], inverse permutations of each other.
+struct PermuteRows : torch::autograd::Function<PermuteRows> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& perm,
+                               const torch::Tensor& inv) {
+    ctx->save_for_backward({inv});
+    return x.index_select(0, perm);
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad) {
+    const auto inv = ctx->get_saved_variables()[0];
+    return {grad[0].index_select(0, inv), torch::Tensor(), torch::Tensor()};
+  }
+};
+
+/// The dispatch of tokens to their k expert slots: x [N, hidden] -> xs [N * k, hidden], xs[i] = x[order[i] / k]
+/// (order: the sorted position -> flat (token, slot) index, a permutation of N * k). Backward: the gradient of each
+/// (token, slot) gathered through inv (the inverse of order) and summed over the k slots in slot order, so the sum
+/// is deterministic (index_select's backward would index_add k rows into each token with atomics).
+struct DispatchRows : torch::autograd::Function<DispatchRows> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& order,
+                               const torch::Tensor& inv, int64_t k) {
+    ctx->save_for_backward({inv});
+    ctx->saved_data["k"] = k;
+    return x.index_select(0, order.div(k, "floor"));
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad) {
+    const auto inv = ctx->get_saved_variables()[0];
+    const int64_t k = ctx->saved_data["k"].toInt();
+    const auto& g = grad[0];  // [N * k, hidden], sorted order
+    return {g.index_select(0, inv).view({-1, k, g.size(1)}).sum(1), torch::Tensor(), torch::Tensor(),
+            torch::Tensor()};
+  }
+};
+
+/// The inverse of a permutation p of 0..n-1 (int64 [n]): the positions of 0..n-1 in p, by a sort (no scatter).
+torch::Tensor inverse_permutation(const torch::Tensor& p) {
+  return std::get<1>(p.sort(/*stable=*/true, /*dim=*/0, /*descending=*/false));
+}
+
+/// Rows per expert from the sorted expert ids (int64 [rows], ascending) -> int64 [experts], on their device, with
+/// no host synchronisation (torch::bincount reads the maximum id on the host).
+torch::Tensor expert_counts(const torch::Tensor& sorted_ids, int64_t experts) {
+  const auto ends = torch::searchsorted(sorted_ids, torch::arange(experts, sorted_ids.options()), /*out_int32=*/false,
+                                        /*right=*/true);  // rows of experts 0..e
+  return ends - torch::cat({torch::zeros({1}, ends.options()), ends.narrow(0, 0, experts - 1)});
+}
+
 /// The alltoall dispatcher: xs [rows, hidden] sorted by (global) expert, counts [experts] rows per expert. Returns
 /// the experts' outputs in the order of xs.
 torch::Tensor dispatch_combine(RoutedExpertsImpl& m, const torch::Tensor& xs, const torch::Tensor& counts) {
@@ -79,11 +129,12 @@ torch::Tensor dispatch_combine(RoutedExpertsImpl& m, const torch::Tensor& xs, co
   const auto local_id = torch::arange(L, torch::kInt64).repeat({P});  // [P * L]
   const auto row_expert = torch::repeat_interleave(local_id, got);      // [rows received]
   const auto perm = std::get<1>(row_expert.sort(/*stable=*/true, 0, false)).to(xr.device());
+  const auto inv = inverse_permutation(perm);
   const auto local_counts = got.view({P, L}).sum(0).to(xr.device());
-  const auto xl = xr.index_select(0, perm);
+  const auto xl = PermuteRows::apply(xr, perm, inv);
   // A rank that receives no rows still takes part in the backward's all-to-all: keep the graph connected.
   const auto yl = xl.size(0) == 0 ? xl * 0 : m.local_ffn(xl, local_counts);
-  const auto yr = torch::zeros_like(yl).index_copy(0, perm, yl);  // back to (source rank, local expert) order
+  const auto yr = PermuteRows::apply(yl, inv, perm);  // back to (source rank, local expert) order
   // 4. The results back to the rows' ranks, in the order of xs.
   return AllToAll::apply(yr, &group, recv, send);
 }
@@ -114,19 +165,21 @@ torch::Tensor RoutedExpertsImpl::forward(const torch::Tensor& x, const torch::Te
   TORCH_CHECK(x.dim() == 2 && x.size(1) == hidden, "experts: x ", x.sizes(), " hidden ", hidden);
   TORCH_CHECK(indices.dim() == 2 && indices.size(0) == x.size(0) && weights.sizes() == indices.sizes(),
               "experts: indices ", indices.sizes(), " weights ", weights.sizes());
-  const int64_t k = indices.size(1);
-  // Sort the N * k (token, slot) assignments by expert; the stable sort keeps token order inside an expert.
+  const int64_t N = x.size(0), k = indices.size(1);
+  // Sort the N * k (token, slot) assignments by expert; the stable sort keeps token order inside an expert. No step
+  // reads a value on the host (single rank): the per-expert row counts come from a search in the sorted ids.
   const auto flat = indices.reshape({-1});
   const auto sorted = flat.sort(/*stable=*/true, /*dim=*/0, /*descending=*/false);
-  const auto& order = std::get<1>(sorted);                         // [N * k] positions into flat
-  const auto token = order.div(k, "floor");                        // token of each sorted assignment
-  const auto xs = x.index_select(0, token);                        // [N * k, hidden]
-  const auto ws = weights.reshape({-1}).index_select(0, order);    // [N * k]
-  const auto counts = torch::bincount(flat, /*weights=*/{}, num_experts);  // [experts] tokens per expert
+  const auto& order = std::get<1>(sorted);  // [N * k]: sorted position -> flat (token, slot) index
+  const auto inv = inverse_permutation(order);
+  const auto xs = DispatchRows::apply(x, order, inv, k);  // [N * k, hidden]
+  const auto counts = expert_counts(std::get<0>(sorted), num_experts);  // [experts] rows per expert
 
-  const torch::Tensor ys_raw = ep ? dispatch_combine(*this, xs, counts) : local_ffn(xs, counts);
-  const auto ys = ys_raw * ws.unsqueeze(-1);
-  return torch::zeros_like(x).index_add(0, token, ys);
+  const torch::Tensor ys = ep ? dispatch_combine(*this, xs, counts) : local_ffn(xs, counts);
+  // Combine: back to (token, slot) order through the inverse permutation, weighted, summed over the k slots in slot
+  // order (deterministic; an index_add over tokens would add with atomics in no fixed order on CUDA).
+  const auto y = PermuteRows::apply(ys, inv, order).view({N, k, hidden});
+  return (y * weights.unsqueeze(-1)).sum(1);
 }
 
 torch::Tensor RoutedExpertsImpl::local_ffn(const torch::Tensor& xs, const torch::Tensor& counts) {

@@ -65,6 +65,10 @@ struct RoutedExpertsImpl : torch::nn::Module {
   /// all-to-all, the token rows sent to the ranks owning their experts (variable-size all-to-all), the local
   /// experts run, the results returned by the reverse all-to-all (backward: the reverse all-to-all with swapped
   /// counts) and unpermuted.
+  /// Deterministic: the permutations' backward passes gather through the inverse permutation and the combine sums
+  /// the k slots of a token in slot order (no index_add / atomics). The single-rank path reads nothing on the host
+  /// with ExpertsImpl::Grouped; Loop reads the per-expert row counts once (it sizes one matmul per expert), and
+  /// expert parallelism reads them once for the all-to-all's split sizes.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& indices, const torch::Tensor& weights);
 
   /// Keeps experts [rank * E / EP, (rank + 1) * E / EP) of the EP group (ETP 1): the stacked weights become the

@@ -1,5 +1,6 @@
 #include "model/qwen35_moe.h"
 
+#include "model/chunked_lm_loss.h"
 #include "model/common.h"
 #include "model/recompute.h"
 #include "model/tensor_parallel.h"
@@ -89,23 +90,21 @@ SftLossSum head_loss_sum(torch::nn::Linear lm_head, const torch::Tensor& normed,
                          const torch::Tensor& loss_mask, TensorParallel* tp) {
   TORCH_CHECK(loss_mask.sizes() == input_ids.sizes(), "loss mask ", loss_mask.sizes(), " != input_ids ",
               input_ids.sizes());
-  const int64_t s = input_ids.size(1);
+  const int64_t b = input_ids.size(0), s = input_ids.size(1);
   TORCH_CHECK(s >= 2, "next-token loss needs at least 2 tokens per row");
-  const auto logits = lm_head->forward(tp ? gather_sequence(normed, *tp) : normed);
-  if (tp) {  // vocab-parallel cross-entropy on this rank's vocabulary slice; the same loss on every TP rank
-    const auto targets = input_ids.narrow(1, 1, s - 1);
-    const auto mask = loss_mask.narrow(1, 1, s - 1).to(torch::kBool);
-    const auto local = logits.narrow(1, 0, s - 1);
-    const auto nll = vocab_parallel_cross_entropy(local.reshape({-1, local.size(-1)}),
-                                                  targets.masked_fill(mask.logical_not(), 0).reshape({-1}),
-                                                  tp->rank() * lm_head->weight.size(0), *tp)
-                         .view(targets.sizes());
-    SftLossSum r;
-    r.sum = torch::where(mask, nll, torch::zeros_like(nll)).sum();
-    r.count = mask.sum();
-    return r;
-  }
-  return sft_loss_sum(logits.narrow(1, 0, s - 1), input_ids.narrow(1, 1, s - 1), loss_mask.narrow(1, 1, s - 1));
+  // Position t predicts input_ids[:, t + 1] where loss_mask[:, t + 1]; the last position predicts nothing (masked),
+  // so that the hidden states are used whole (no copy of a narrowed view).
+  const auto none = torch::zeros({b, 1}, loss_mask.options().dtype(torch::kBool));
+  const auto targets = torch::cat({input_ids.narrow(1, 1, s - 1), torch::zeros({b, 1}, input_ids.options())}, 1);
+  const auto mask = torch::cat({loss_mask.narrow(1, 1, s - 1).to(torch::kBool), none}, 1);
+  const auto h = tp ? gather_sequence(normed, *tp) : normed;  // tensor parallel: the whole sequence
+  TORCH_CHECK(h.dim() == 3 && h.size(0) == b && h.size(1) == s, "hidden states ", h.sizes(), " for input_ids ",
+              input_ids.sizes());
+  // The vocab-parallel output layer holds rows [rank V / TP, (rank + 1) V / TP) of the vocabulary.
+  const int64_t vocab_start = tp ? tp->rank() * lm_head->weight.size(0) : 0;
+  const auto r = lm_loss_sum(h.reshape({b * s, h.size(2)}), lm_head->weight, targets.reshape({-1}),
+                             mask.reshape({-1}), tp, vocab_start);
+  return SftLossSum{r.sum, r.count};
 }
 
 torch::Tensor TextModelImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& positions) {

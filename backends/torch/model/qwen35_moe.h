@@ -50,8 +50,11 @@ torch::Tensor embed_hidden(torch::nn::Embedding embed_tokens, const torch::Tenso
 
 /// The output layer and the next-token SFT loss of rows from their final-normed hidden states `normed`
 /// ([batch, seq, hidden], or this rank's sequence shard [batch, seq / TP, hidden] with tensor parallel, where the
-/// output layer is vocab-parallel and the cross-entropy too: the full logits are never gathered). input_ids int64
-/// [batch, seq]; loss_mask [batch, seq] bool or 0/1. Throws c10::Error for mismatched shapes or seq < 2.
+/// output layer is vocab-parallel and the cross-entropy too: the full logits are never gathered). The output layer
+/// and the loss run in chunks of tokens with their gradients formed in the same pass (lm_loss_sum,
+/// model/chunked_lm_loss.h): no chunk holds more than kLmLossChunkTokens rows of logits. Same semantics as
+/// sft_loss_sum on the logits. input_ids int64 [batch, seq]; loss_mask [batch, seq] bool or 0/1. Throws c10::Error
+/// for mismatched shapes or seq < 2.
 SftLossSum head_loss_sum(torch::nn::Linear lm_head, const torch::Tensor& normed, const torch::Tensor& input_ids,
                          const torch::Tensor& loss_mask, TensorParallel* tp);
 

@@ -2,6 +2,11 @@
 
 #include <torch/torch.h>
 
+#include <ATen/ops/_foreach_add.h>
+#include <ATen/ops/_foreach_mul.h>
+#include <ATen/ops/_foreach_norm.h>
+#include <ATen/ops/_foreach_zero.h>
+
 #include <cmath>
 
 #include "compat.h"
@@ -43,13 +48,13 @@ void MixedPrecisionAdam::accumulate_grads() {
   for (size_t i = 0; i < params_.size(); ++i) {
     auto& g = params_[i].mutable_grad();
     if (!g.defined()) continue;
-    grads_[i].add_(g.to(torch::kFloat32));
+    grads_[i].add_(g);  // FP32 += any float dtype, converted on the fly (no FP32 copy of g)
     g = torch::Tensor();
   }
 }
 
 void MixedPrecisionAdam::zero_grad() {
-  for (auto& g : grads_) g.zero_();
+  if (!grads_.empty()) at::_foreach_zero_(grads_);
   for (auto& p : params_) p.mutable_grad() = torch::Tensor();
 }
 
@@ -59,10 +64,9 @@ double MixedPrecisionAdam::squared_grad_norm() {
     for (auto& g : grads_) groups_.partial_sums->all_reduce_sum(g);
   double local = 0.0;
   if (!grads_.empty()) {
-    std::vector<torch::Tensor> sq;
-    sq.reserve(grads_.size());
-    for (const auto& g : grads_) sq.push_back(g.pow(2).sum());
-    local = torch::stack(sq).sum().sqrt().item<double>();
+    // One multi-tensor kernel for the per-tensor norms (one read of each gradient, no squared copy), their norm on
+    // the device, one host read at the end.
+    local = torch::stack(at::_foreach_norm(grads_, 2)).norm().item<double>();
   }
   return sum_of_squares(groups_.shards, local);
 }
@@ -78,7 +82,7 @@ double MixedPrecisionAdam::clip(double norm) {
   const double scale = clip_scale(norm, o_);
   if (scale == 1.0) return 1.0;
   torch::NoGradGuard no_grad;
-  for (auto& g : grads_) g.mul_(scale);
+  if (!grads_.empty()) at::_foreach_mul_(grads_, scale);
   return scale;
 }
 
@@ -97,7 +101,7 @@ void MixedPrecisionAdam::step(double lr) {
       v[d].push_back(exp_avg_sq_[i]);
       s[d].push_back(steps_[i]);
     }
-    for (auto& t : steps_) t.add_(1);
+    at::_foreach_add_(steps_, 1);
     for (int d = 0; d < 2; ++d)
       if (!w[d].empty())
         torch_model::compat::fused_adamw(w[d], g[d], m[d], v[d], s[d], lr, o_.adam_beta1, o_.adam_beta2,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "compat.h"
 #include "dist/process_group.h"
 #include "train/adam.h"
 
@@ -53,7 +54,7 @@ void DistributedAdam::accumulate_grads() {
   for (size_t i = 0; i < params_.size(); ++i) {
     auto& g = params_[i].mutable_grad();
     if (!g.defined()) continue;
-    grad_views_[i].add_(g.to(torch::kFloat32));
+    grad_views_[i].add_(g);  // FP32 += any float dtype, converted on the fly (no FP32 copy of g)
     g = torch::Tensor();
   }
 }
@@ -67,7 +68,7 @@ double DistributedAdam::squared_grad_norm() {
   torch::NoGradGuard no_grad;
   if (groups_.partial_sums) groups_.partial_sums->all_reduce_sum(grad_flat_);
   group_.reduce_scatter_sum(grad_flat_, grad_shard_);
-  auto sq = grad_shard_.pow(2).sum().to(torch::kFloat64).cpu();
+  auto sq = grad_shard_.norm().to(torch::kFloat64).square().cpu();  // one read of the shard, no squared copy
   group_.all_reduce_sum(sq);
   return sum_of_squares(groups_.shards, std::sqrt(sq.item<double>()));
 }
@@ -85,10 +86,29 @@ void DistributedAdam::step(double lr) {
   ++t_;
   // The update is element-wise, so one pass over the shard computes what MixedPrecisionAdam computes per tensor;
   // weight decay (only on the segments of matrices) goes first, as in adamw_update_.
-  if (o_.weight_decay > 0)
-    for (const auto& s : segments_)
-      if (s.decay) master_.narrow(0, s.shard_offset, s.n).mul_(1.0 - lr * o_.weight_decay);
-  adamw_update_(master_, grad_shard_, exp_avg_, exp_avg_sq_, lr, t_, o_, /*decay=*/false);
+  if (torch_model::compat::fused_adamw_usable(master_)) {
+    // CUDA, libtorch 2.x: PyTorch's fused multi-tensor AdamW over the shard's segments (views), decayed and not
+    // decayed in two calls: one read and one write of each array, the formula of MixedPrecisionAdam's fused path.
+    std::vector<torch::Tensor> w[2], g[2], m[2], v[2], steps[2];  // [0]: no weight decay, [1]: weight decay
+    const auto t = torch::full({}, static_cast<double>(t_), master_.options());
+    for (const auto& s : segments_) {
+      const int d = s.decay ? 1 : 0;
+      w[d].push_back(master_.narrow(0, s.shard_offset, s.n));
+      g[d].push_back(grad_shard_.narrow(0, s.shard_offset, s.n));
+      m[d].push_back(exp_avg_.narrow(0, s.shard_offset, s.n));
+      v[d].push_back(exp_avg_sq_.narrow(0, s.shard_offset, s.n));
+      steps[d].push_back(t.clone());
+    }
+    for (int d = 0; d < 2; ++d)
+      if (!w[d].empty())
+        torch_model::compat::fused_adamw(w[d], g[d], m[d], v[d], steps[d], lr, o_.adam_beta1, o_.adam_beta2,
+                                         d ? o_.weight_decay : 0.0, o_.adam_eps);
+  } else {
+    if (o_.weight_decay > 0)
+      for (const auto& s : segments_)
+        if (s.decay) master_.narrow(0, s.shard_offset, s.n).mul_(1.0 - lr * o_.weight_decay);
+    adamw_update_(master_, grad_shard_, exp_avg_, exp_avg_sq_, lr, t_, o_, /*decay=*/false);
+  }
   const auto shard = master_.to(param_flat_.scalar_type());
   group_.all_gather(shard, param_flat_);
   for (size_t i = 0; i < params_.size(); ++i)

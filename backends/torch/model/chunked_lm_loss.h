@@ -1,0 +1,54 @@
+// The output layer and the next-token cross-entropy in one pass over chunks of tokens, so that the logits of a whole
+// row (vocab 248,320: 8 GB in FP32 per 8,192-token row) never exist at once (the approach of Liger Kernel's fused
+// linear cross-entropy, Hsu et al. 2024, arXiv 2410.10989, written for libtorch ops).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+namespace recipebench::torch_model {
+
+struct TensorParallel;  // model/tensor_parallel.h
+
+/// Default tokens per chunk of lm_loss_sum(). Per chunk the transient memory is chunk x vocab x (4 B FP32
+/// probabilities + 2 B compute-dtype logits or gradient): 6 GB at 4,096 tokens and vocab 248,320 (against 16 GB of
+/// FP32 logits plus their log-softmax per 8,192-token row on the unchunked path). Each chunk adds one pass over the
+/// FP32 weight-gradient accumulator (vocab x hidden x 4 B read + write, plus the chunk's BF16 product: about 6 GB,
+/// ~1.3 ms on an H200); 4,096 keeps that under 5 ms for 16,384 tokens while the chunk's GEMMs
+/// ([4,096 x hidden] x [hidden x vocab]) stay large enough to run at full tensor-core rate.
+constexpr int64_t kLmLossChunkTokens = 4096;
+
+/// Sum and count of the per-token next-token loss (the parts of SftLossSum, model/qwen35_moe.h).
+struct LmLossSum {
+  at::Tensor sum;    ///< scalar, FP32 (FP64 for FP64 hidden states): sum of -log p(target) over supervised tokens
+  at::Tensor count;  ///< scalar int64: number of supervised tokens
+};
+
+/// sum over supervised tokens n of -log softmax(hidden[n] weight^T)[targets[n]], computed chunk by chunk.
+///
+/// hidden: [N, H] (e.g. BF16, the compute dtype of the output layer); weight: [V_local, H], the same dtype: the whole
+/// output layer, or with tensor parallelism (tp not null) this rank's vocabulary rows [vocab_start, vocab_start +
+/// V_local) (Megatron-LM's vocab-parallel cross-entropy, Shoeybi et al. 2019, arXiv 1909.08053, section 3: per token
+/// the maximum logit and the sum of exponentials are all-reduced over TP, two collectives per chunk, the same on every
+/// TP rank; hidden must then be the full sequence, the same on every rank). targets: int64 [N], full-vocabulary ids;
+/// any value (e.g. -100) where mask is false. mask: [N], bool or 0/1, true where the token is supervised.
+/// The log-sum-exp, the loss and the softmax are computed in FP32 (FP64 for FP64); logits and the GEMMs in the dtype
+/// of hidden.
+///
+/// Gradient: each chunk's logit gradient (softmax - one-hot, zero on unsupervised rows) is formed right after its
+/// loss and multiplied into d hidden (the chunk's rows) and d weight (accumulated in FP32 over chunks) in the same
+/// forward pass; the backward only scales them by the incoming gradient. This keeps N x H (compute dtype) and
+/// V_local x H (FP32) until the backward, and costs no extra GEMM; recomputing the logits in the backward instead
+/// would keep only the N log-sum-exps but add a fourth [N x H x V] GEMM (~21 ms for 16,384 tokens at 35B widths on an
+/// H200). With tp, d hidden is this rank's partial sum (the backward of the sequence all-gather sums it over TP).
+/// The gradients are formed only when grad mode is on and hidden or weight requires a gradient; the backward may run
+/// once (it is not differentiable again).
+///
+/// chunk_tokens: tokens per chunk (>= 1; see kLmLossChunkTokens). Deterministic: no atomics, chunk results combined
+/// in a fixed order. Throws c10::Error for mismatched shapes or dtypes.
+LmLossSum lm_loss_sum(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
+                      const at::Tensor& mask, TensorParallel* tp = nullptr, int64_t vocab_start = 0,
+                      int64_t chunk_tokens = kLmLossChunkTokens);
+
+}  // namespace recipebench::torch_model
