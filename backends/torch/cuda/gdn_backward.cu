@@ -165,10 +165,10 @@ __global__ void __launch_bounds__(kThreads) dstate_kernel(Shape s, DeviceChunkTa
 struct Grad1Smem {
   bf16 Q[kChunk * kLd128];
   bf16 K[kChunk * kLd128];
-  bf16 dO[kChunk * kLd128];
+  bf16 dO[kChunk * kLd128];  // dO, then dU
   bf16 U[kChunk * kLd128];
-  bf16 dU[kChunk * kLd128];
-  bf16 SB[kHeadDim * kLd128];
+  bf16 SB[kHeadDim * kLd128];  // S, then dS'
+
   bf16 Pb[kChunk * kLd64];
   float F1[kChunk * kLdF64];
   float F2[kChunk * kLdF64];
@@ -205,7 +205,6 @@ __global__ void __launch_bounds__(kThreads) grad1_kernel(Shape s, DeviceChunkTab
   load_rows128(sm.K, k + static_cast<long>(t0) * sk + hk * kHeadDim, sk, kChunk, len);
   load_rows128(sm.dO, d_o + tok_v, sv, kChunk, len);
   load_rows128(sm.U, vnew + tok_v, sv, kChunk, len);
-  load_rows128(sm.dU, dU + tok_v, sv, kChunk, len);
   load_rows128(sm.SB, h + st, kHeadDim, kHeadDim, kHeadDim);
   __syncthreads();
   mma_block<64, 64, 128, Lay::N, Lay::T>(sm.dO, kLd128, sm.U, kLd128, sm.F1, kLdF64);     // dM = dO U^T
@@ -241,8 +240,9 @@ __global__ void __launch_bounds__(kThreads) grad1_kernel(Shape s, DeviceChunkTab
     const int r = i / kHeadDim, j = i % kHeadDim;
     dq_h[tok_v + r * sv + j] = sm.F3[r * kLdF128 + j];
   }
+  load_rows128(sm.dO, dU + tok_v, sv, kChunk, len);  // dO is dead: dU in its place
   __syncthreads();
-  mma_block<64, 128, 128, Lay::N, Lay::T>(sm.dU, kLd128, sm.SB, kLd128, sm.F3, kLdF128);  // dU S^T
+  mma_block<64, 128, 128, Lay::N, Lay::T>(sm.dO, kLd128, sm.SB, kLd128, sm.F3, kLdF128);  // dU S^T
   float part = 0.f;  // sum S * dS'
   for (int i = tid; i < kHeadDim * kHeadDim; i += kThreads)
     part += __bfloat162float(sm.SB[(i / kHeadDim) * kLd128 + i % kHeadDim]) * __bfloat162float(dh[st + i]);
@@ -445,6 +445,7 @@ __global__ void __launch_bounds__(kThreads) grad2_kernel(Shape s, DeviceChunkTab
 
 template <class Smem, class Kernel>
 cudaError_t set_smem(Kernel kernel) {
+  static_assert(sizeof(Smem) <= 227 * 1024, "shared memory over the 227 KiB a Hopper block may use");
   return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(sizeof(Smem)));
 }
 

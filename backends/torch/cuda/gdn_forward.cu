@@ -296,6 +296,7 @@ __global__ void __launch_bounds__(kThreads) output_kernel(Shape s, DeviceChunkTa
 
 template <class Smem, class Kernel>
 cudaError_t set_smem(Kernel kernel) {
+  static_assert(sizeof(Smem) <= 227 * 1024, "shared memory over the 227 KiB a Hopper block may use");
   return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(sizeof(Smem)));
 }
 
