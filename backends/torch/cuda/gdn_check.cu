@@ -1,7 +1,8 @@
 // gdn_check: checks the CUDA gated delta rule kernels (gdn_kernels.h) against a float64 per-token recurrence
 // (gdn_reference.h) and times them. No libtorch. Usage:
-//   gdn_check [--json PATH] [--skip-check] [--skip-time] [--quick] [--iters N]
-// --quick leaves out the 8,192-token check (for compute-sanitizer).
+//   gdn_check [--json PATH] [--skip-check] [--skip-time] [--quick] [--once] [--iters N]
+// --quick leaves out the 8,192-token check (for compute-sanitizer); --once runs one forward and one backward at
+// 1 x 8,192 tokens, 35B widths, and exits (for a profiler).
 // Exit status: 0 all checks passed, 1 a check failed, 2 usage error, 3 no CUDA device.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -202,8 +203,8 @@ struct Timing {
   double fwd_ms, fwd_bwd_ms;
 };
 
-/// Mean of `iters` timed calls (CUDA events) after 5 warm-up calls, 35B widths (16 key, 32 value heads), rows x 8192.
-Timing time_case(int rows, int iters) {
+/// Mean of `iters` timed calls (CUDA events) after `warmup` calls, 35B widths (16 key, 32 value heads), rows x 8192.
+Timing time_case(int rows, int iters, int warmup = 5) {
   std::vector<int64_t> cu;
   for (int r = 0; r <= rows; ++r) cu.push_back(static_cast<int64_t>(r) * 8192);
   const auto in = make_inputs(cu, 16, 32, false, 7);
@@ -214,7 +215,7 @@ Timing time_case(int rows, int iters) {
   CK(cudaEventCreate(&a));
   CK(cudaEventCreate(&b));
   auto measure = [&](bool bwd) {
-    for (int i = 0; i < 5; ++i) {
+    for (int i = 0; i < warmup; ++i) {
       p.forward();
       if (bwd) p.backward();
     }
@@ -239,7 +240,7 @@ Timing time_case(int rows, int iters) {
 
 int main(int argc, char** argv) {
   std::string json_path;
-  bool check = true, time = true, quick = false;
+  bool check = true, time = true, quick = false, once = false;
   int iters = 20;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -247,9 +248,11 @@ int main(int argc, char** argv) {
     else if (a == "--skip-check") check = false;
     else if (a == "--skip-time") time = false;
     else if (a == "--quick") quick = true;
+    else if (a == "--once") once = true;
     else if (a == "--iters" && i + 1 < argc) iters = std::max(1, std::atoi(argv[++i]));
     else {
-      std::fprintf(stderr, "usage: gdn_check [--json PATH] [--skip-check] [--skip-time] [--quick] [--iters N]\n");
+      std::fprintf(stderr,
+                   "usage: gdn_check [--json PATH] [--skip-check] [--skip-time] [--quick] [--once] [--iters N]\n");
       return 2;
     }
   }
@@ -257,6 +260,11 @@ int main(int argc, char** argv) {
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::fprintf(stderr, "gdn_check: no CUDA device\n");
     return 3;
+  }
+  if (once) {
+    time_case(1, 1, 0);
+    CK(cudaDeviceSynchronize());
+    return 0;
   }
   std::vector<CaseResult> cases;
   bool ok = true;
