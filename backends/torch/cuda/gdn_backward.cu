@@ -86,12 +86,77 @@ struct DstateSmem {
   float dSf[kHeadDim * kLdF32];
   float F2[kHeadDim * kLdF32];
   float F[kChunk * kLdF32];
+  float dvls[kChunk * kLdF32];  // dv_local, this block's value columns
   bf16 dSb[kHeadDim * kLd32];
   bf16 Kh[kChunk * kLd128];
   bf16 QW[2 * kChunk * kLd128];  // rows 0..63: scale e^G Q; rows 64..127: -W
   bf16 DY[2 * kChunk * kLd32];   // rows 0..63: dO; rows 64..127: dU (this block's value columns)
-  float G[kChunk], kd[kChunk], qd[kChunk], mone[kChunk];
+  float G[kChunk];
 };
+
+/// One chunk's inputs of the reverse scan, loaded into registers one chunk ahead.
+struct DstatePrefetch {
+  uint4 k[4], q[4], w[4], d_o;
+  float4 dvl[2];
+  float gk[4], glast, g;
+};
+
+__device__ __forceinline__ uint4 ld16(const bf16* p) { return *reinterpret_cast<const uint4*>(p); }
+
+__device__ __forceinline__ void dstate_fetch(DstatePrefetch& p, const Shape& s, const DeviceChunkTable& ct, int c,
+                                             int hv, int hk, int vb, const bf16* q, const bf16* k, const float* Gc,
+                                             const bf16* W, const bf16* d_o, const float* dvl) {
+  const int tid = threadIdx.x, t0 = ct.chunk_start[c], len = ct.chunk_len[c];
+  const long sk = static_cast<long>(s.k_heads) * kHeadDim, sv = static_cast<long>(s.v_heads) * kHeadDim;
+  const float* gc = Gc + static_cast<long>(t0) * s.v_heads + hv;
+  const uint4 z = make_uint4(0, 0, 0, 0);
+  p.glast = gc[static_cast<long>(len - 1) * s.v_heads];
+  const int col = (tid % 16) * 8;
+#pragma unroll
+  for (int m = 0; m < 4; ++m) {
+    const int r = tid / 16 + 16 * m;
+    const bool ok = r < len;
+    const long tk = static_cast<long>(t0 + r) * sk + hk * kHeadDim + col;
+    p.k[m] = ok ? ld16(k + tk) : z;
+    p.q[m] = ok ? ld16(q + tk) : z;
+    p.w[m] = ok ? ld16(W + static_cast<long>(t0 + r) * sv + hv * kHeadDim + col) : z;
+    p.gk[m] = ok ? gc[static_cast<long>(r) * s.v_heads] : 0.f;
+  }
+  const int ru = tid / 4;
+  p.d_o = ru < len ? ld16(d_o + static_cast<long>(t0 + ru) * sv + hv * kHeadDim + vb + (tid % 4) * 8) : z;
+#pragma unroll
+  for (int m = 0; m < 2; ++m) {
+    const int i = tid + kThreads * m, r = i / 8, cc = (i % 8) * 4;
+    p.dvl[m] = r < len ? *reinterpret_cast<const float4*>(dvl + static_cast<long>(t0 + r) * sv + hv * kHeadDim + vb + cc)
+                       : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+  p.g = tid < kChunk ? gc[static_cast<long>(tid < len ? tid : len - 1) * s.v_heads] : 0.f;
+}
+
+__device__ __forceinline__ uint4 scale8(uint4 x, float f) {
+  bf16* e = reinterpret_cast<bf16*>(&x);
+#pragma unroll
+  for (int j = 0; j < 8; ++j) e[j] = __float2bfloat16(__bfloat162float(e[j]) * f);
+  return x;
+}
+
+__device__ __forceinline__ void dstate_commit(const DstatePrefetch& p, DstateSmem& sm, float scale) {
+  const int tid = threadIdx.x, col = (tid % 16) * 8;
+#pragma unroll
+  for (int m = 0; m < 4; ++m) {
+    const int r = tid / 16 + 16 * m;
+    *reinterpret_cast<uint4*>(sm.Kh + r * kLd128 + col) = scale8(p.k[m], __expf(p.glast - p.gk[m]));
+    *reinterpret_cast<uint4*>(sm.QW + r * kLd128 + col) = scale8(p.q[m], scale * __expf(p.gk[m]));
+    *reinterpret_cast<uint4*>(sm.QW + (kChunk + r) * kLd128 + col) = scale8(p.w[m], -1.f);
+  }
+  *reinterpret_cast<uint4*>(sm.DY + (tid / 4) * kLd32 + (tid % 4) * 8) = p.d_o;
+#pragma unroll
+  for (int m = 0; m < 2; ++m) {
+    const int i = tid + kThreads * m, r = i / 8, cc = (i % 8) * 4;
+    *reinterpret_cast<float4*>(sm.dvls + r * kLdF32 + cc) = p.dvl[m];
+  }
+  if (tid < kChunk) sm.G[tid] = p.g;
+}
 
 /// Reverse scan over the chunks of a row: dh[c] = gradient of the state at the end of chunk c,
 /// dU = dv_local + Khat dS', dS = e^(G_C) dS' + (scale e^G Q)^T dO - W^T dU. Grid (128 / kBV, Hv, rows).
@@ -103,7 +168,6 @@ __global__ void __launch_bounds__(kThreads) dstate_kernel(Shape s, DeviceChunkTa
   DstateSmem& sm = *reinterpret_cast<DstateSmem*>(smem_raw);
   const int vb = blockIdx.x * kBV, hv = blockIdx.y, n = blockIdx.z, tid = threadIdx.x;
   const int hk = hv / (s.v_heads / s.k_heads);
-  const long sk = static_cast<long>(s.k_heads) * kHeadDim, sv = static_cast<long>(s.v_heads) * kHeadDim;
   const long state_off = (static_cast<long>(n) * s.v_heads + hv) * kHeadDim * kHeadDim;
   for (int i = tid; i < kHeadDim * kBV; i += kThreads) {
     const int r = i / kBV, j = i % kBV;
@@ -111,35 +175,26 @@ __global__ void __launch_bounds__(kThreads) dstate_kernel(Shape s, DeviceChunkTa
     sm.dSf[r * kLdF32 + j] = x;
     sm.dSb[r * kLd32 + j] = __float2bfloat16(x);
   }
-  if (tid < kChunk) sm.mone[tid] = -1.f;
-  for (int c = ct.row_first_chunk[n + 1] - 1; c >= ct.row_first_chunk[n]; --c) {
+  const int c0 = ct.row_first_chunk[n], c1 = ct.row_first_chunk[n + 1];
+  DstatePrefetch pf;
+  if (c0 < c1) dstate_fetch(pf, s, ct, c1 - 1, hv, hk, vb, q, k, Gc, W, d_o, dvl);
+  for (int c = c1 - 1; c >= c0; --c) {
     const int t0 = ct.chunk_start[c], len = ct.chunk_len[c];
-    load_gates(sm.G, Gc + static_cast<long>(t0) * s.v_heads + hv, s.v_heads, len);
-    __syncthreads();
-    if (tid < kChunk) {
-      sm.kd[tid] = __expf(sm.G[kChunk - 1] - sm.G[tid]);
-      sm.qd[tid] = s.scale * __expf(sm.G[tid]);
-    }
+    dstate_commit(pf, sm, s.scale);
     for (int i = tid; i < kHeadDim * kBV; i += kThreads) {
       const int r = i / kBV, j = i % kBV;
       dh[(static_cast<long>(c) * s.v_heads + hv) * kHeadDim * kHeadDim + r * kHeadDim + vb + j] = sm.dSb[r * kLd32 + j];
     }
-    load_rows32(sm.DY, d_o + static_cast<long>(t0) * sv + hv * kHeadDim + vb, sv, kChunk, len);
     __syncthreads();
-    load_rows128_scaled(sm.Kh, k + static_cast<long>(t0) * sk + hk * kHeadDim, sk, kChunk, len, sm.kd);
-    load_rows128_scaled(sm.QW, q + static_cast<long>(t0) * sk + hk * kHeadDim, sk, kChunk, len, sm.qd);
-    load_rows128_scaled(sm.QW + kChunk * kLd128, W + static_cast<long>(t0) * sv + hv * kHeadDim, sv, kChunk, len,
-                        sm.mone);
-    __syncthreads();
+    if (c - 1 >= c0) dstate_fetch(pf, s, ct, c - 1, hv, hk, vb, q, k, Gc, W, d_o, dvl);
     mma_block<64, 32, 128, Lay::N, Lay::N>(sm.Kh, kLd128, sm.dSb, kLd32, sm.F, kLdF32);  // Khat dS'
     __syncthreads();
     for (int i = tid; i < kChunk * kBV; i += kThreads) {
       const int r = i / kBV, j = i % kBV;
       float d = 0.f;
       if (r < len) {
-        const long o = (static_cast<long>(t0 + r) * s.v_heads + hv) * kHeadDim + vb + j;
-        d = dvl[o] + sm.F[r * kLdF32 + j];
-        dU[o] = __float2bfloat16(d);
+        d = sm.dvls[r * kLdF32 + j] + sm.F[r * kLdF32 + j];
+        dU[(static_cast<long>(t0 + r) * s.v_heads + hv) * kHeadDim + vb + j] = __float2bfloat16(d);
       }
       sm.DY[(kChunk + r) * kLd32 + j] = __float2bfloat16(d);
     }

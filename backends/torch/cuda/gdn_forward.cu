@@ -118,8 +118,7 @@ __device__ void chunk_cumsum(const float* g, long stride, int valid, float* G) {
 }
 
 struct PrepSmem {
-  bf16 K[kChunk * kLd128];
-  bf16 V[kChunk * kLd128];
+  bf16 K[kChunk * kLd128];  // K, then diag(beta e^G) K, then diag(beta) V
   bf16 Tb[kChunk * kLd64];
   float F1[kChunk * kLdF64];
   float Tf[kChunk * kLdF64];
@@ -160,8 +159,6 @@ __global__ void __launch_bounds__(kThreads) prep_kernel(Shape s, DeviceChunkTabl
     sm.Tb[r * kLd64 + q] = x;
     if (T && r < len) T[(static_cast<long>(t0 + r) * s.v_heads + hv) * kChunk + q] = x;
   }
-  load_rows128_scaled(sm.V, v + static_cast<long>(t0) * sv + hv * kHeadDim, sv, kChunk, len, sm.sv);
-  __syncthreads();
   load_rows128_scaled(sm.K, k + static_cast<long>(t0) * sk + hk * kHeadDim, sk, kChunk, len, sm.sk);
   __syncthreads();
   mma_block<64, 128, 64, Lay::N, Lay::N>(sm.Tb, kLd64, sm.K, kLd128, sm.F3, kLdF128);  // W
@@ -170,8 +167,9 @@ __global__ void __launch_bounds__(kThreads) prep_kernel(Shape s, DeviceChunkTabl
     const int r = i / kHeadDim, q = i % kHeadDim;
     W[(static_cast<long>(t0 + r) * s.v_heads + hv) * kHeadDim + q] = __float2bfloat16(sm.F3[r * kLdF128 + q]);
   }
+  load_rows128_scaled(sm.K, v + static_cast<long>(t0) * sv + hv * kHeadDim, sv, kChunk, len, sm.sv);
   __syncthreads();
-  mma_block<64, 128, 64, Lay::N, Lay::N>(sm.Tb, kLd64, sm.V, kLd128, sm.F3, kLdF128);  // U0
+  mma_block<64, 128, 64, Lay::N, Lay::N>(sm.Tb, kLd64, sm.K, kLd128, sm.F3, kLdF128);  // U0
   __syncthreads();
   for (int i = tid; i < len * kHeadDim; i += kThreads) {
     const int r = i / kHeadDim, q = i % kHeadDim;
@@ -185,10 +183,58 @@ struct StateSmem {
   float F[kChunk * kLdF32];
   bf16 Sb[kHeadDim * kLd32];
   bf16 Ws[kChunk * kLd128];
-  bf16 Ks[kChunk * kLd128];
+  bf16 Ks[kChunk * kLd128];  // Khat = diag(e^(G_C - G)) K
   bf16 Ub[kChunk * kLd32];
-  float G[kChunk], kd[kChunk];
+  bf16 U0s[kChunk * kLd32];
+  float G[kChunk];
 };
+
+/// One chunk's inputs of the state scan, loaded into registers one chunk ahead (hides the global latency).
+struct StatePrefetch {
+  uint4 w[4], k[4], u0;
+  float gk[4], glast, g;
+};
+
+__device__ __forceinline__ uint4 ld16(const bf16* p) { return *reinterpret_cast<const uint4*>(p); }
+
+__device__ __forceinline__ void state_fetch(StatePrefetch& p, const Shape& s, const DeviceChunkTable& ct, int c,
+                                            int hv, int hk, int vb, const bf16* k, const float* Gc, const bf16* W,
+                                            const bf16* U0) {
+  const int tid = threadIdx.x, t0 = ct.chunk_start[c], len = ct.chunk_len[c];
+  const long sk = static_cast<long>(s.k_heads) * kHeadDim, sv = static_cast<long>(s.v_heads) * kHeadDim;
+  const float* gc = Gc + static_cast<long>(t0) * s.v_heads + hv;
+  p.glast = gc[static_cast<long>(len - 1) * s.v_heads];
+  const int col = (tid % 16) * 8;
+#pragma unroll
+  for (int m = 0; m < 4; ++m) {
+    const int r = tid / 16 + 16 * m;
+    const bool ok = r < len;
+    p.w[m] = ok ? ld16(W + (static_cast<long>(t0 + r)) * sv + hv * kHeadDim + col) : make_uint4(0, 0, 0, 0);
+    p.k[m] = ok ? ld16(k + (static_cast<long>(t0 + r)) * sk + hk * kHeadDim + col) : make_uint4(0, 0, 0, 0);
+    p.gk[m] = ok ? gc[static_cast<long>(r) * s.v_heads] : 0.f;
+  }
+  const int ru = tid / 4;
+  p.u0 = ru < len ? ld16(U0 + static_cast<long>(t0 + ru) * sv + hv * kHeadDim + vb + (tid % 4) * 8)
+                  : make_uint4(0, 0, 0, 0);
+  p.g = tid < kChunk ? gc[static_cast<long>(tid < len ? tid : len - 1) * s.v_heads] : 0.f;
+}
+
+__device__ __forceinline__ void state_commit(const StatePrefetch& p, StateSmem& sm) {
+  const int tid = threadIdx.x, col = (tid % 16) * 8;
+#pragma unroll
+  for (int m = 0; m < 4; ++m) {
+    const int r = tid / 16 + 16 * m;
+    *reinterpret_cast<uint4*>(sm.Ws + r * kLd128 + col) = p.w[m];
+    uint4 x = p.k[m];
+    bf16* e = reinterpret_cast<bf16*>(&x);
+    const float f = __expf(p.glast - p.gk[m]);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) e[j] = __float2bfloat16(__bfloat162float(e[j]) * f);
+    *reinterpret_cast<uint4*>(sm.Ks + r * kLd128 + col) = x;
+  }
+  *reinterpret_cast<uint4*>(sm.U0s + (tid / 4) * kLd32 + (tid % 4) * 8) = p.u0;
+  if (tid < kChunk) sm.G[tid] = p.g;
+}
 
 __global__ void __launch_bounds__(kThreads) state_kernel(Shape s, DeviceChunkTable ct, const bf16* k, const float* Gc,
                                                          const bf16* W, const bf16* U0, const float* h0, bf16* h,
@@ -197,7 +243,6 @@ __global__ void __launch_bounds__(kThreads) state_kernel(Shape s, DeviceChunkTab
   StateSmem& sm = *reinterpret_cast<StateSmem*>(smem_raw);
   const int vb = blockIdx.x * kBV, hv = blockIdx.y, n = blockIdx.z, tid = threadIdx.x;
   const int hk = hv / (s.v_heads / s.k_heads);
-  const long sk = static_cast<long>(s.k_heads) * kHeadDim, sv = static_cast<long>(s.v_heads) * kHeadDim;
   const long state_off = (static_cast<long>(n) * s.v_heads + hv) * kHeadDim * kHeadDim;
   for (int i = tid; i < kHeadDim * kBV; i += kThreads) {
     const int r = i / kBV, j = i % kBV;
@@ -205,28 +250,27 @@ __global__ void __launch_bounds__(kThreads) state_kernel(Shape s, DeviceChunkTab
     sm.Sf[r * kLdF32 + j] = x;
     sm.Sb[r * kLd32 + j] = __float2bfloat16(x);
   }
-  for (int c = ct.row_first_chunk[n]; c < ct.row_first_chunk[n + 1]; ++c) {
+  const int c0 = ct.row_first_chunk[n], c1 = ct.row_first_chunk[n + 1];
+  StatePrefetch pf;
+  if (c0 < c1) state_fetch(pf, s, ct, c0, hv, hk, vb, k, Gc, W, U0);
+  for (int c = c0; c < c1; ++c) {
     const int t0 = ct.chunk_start[c], len = ct.chunk_len[c];
-    load_gates(sm.G, Gc + static_cast<long>(t0) * s.v_heads + hv, s.v_heads, len);
-    __syncthreads();
-    if (tid < kChunk) sm.kd[tid] = __expf(sm.G[kChunk - 1] - sm.G[tid]);
+    state_commit(pf, sm);
     if (h)
       for (int i = tid; i < kHeadDim * kBV; i += kThreads) {
         const int r = i / kBV, j = i % kBV;
         h[(static_cast<long>(c) * s.v_heads + hv) * kHeadDim * kHeadDim + r * kHeadDim + vb + j] = sm.Sb[r * kLd32 + j];
       }
-    load_rows128(sm.Ws, W + static_cast<long>(t0) * sv + hv * kHeadDim, sv, kChunk, len);
     __syncthreads();
-    load_rows128_scaled(sm.Ks, k + static_cast<long>(t0) * sk + hk * kHeadDim, sk, kChunk, len, sm.kd);
+    if (c + 1 < c1) state_fetch(pf, s, ct, c + 1, hv, hk, vb, k, Gc, W, U0);
     mma_block<64, 32, 128, Lay::N, Lay::N>(sm.Ws, kLd128, sm.Sb, kLd32, sm.F, kLdF32);  // W S
     __syncthreads();
     for (int i = tid; i < kChunk * kBV; i += kThreads) {
       const int r = i / kBV, j = i % kBV;
       float u = 0.f;
       if (r < len) {
-        const long o = (static_cast<long>(t0 + r) * s.v_heads + hv) * kHeadDim + vb + j;
-        u = __bfloat162float(U0[o]) - sm.F[r * kLdF32 + j];
-        vnew[o] = __float2bfloat16(u);
+        u = __bfloat162float(sm.U0s[r * kLd32 + j]) - sm.F[r * kLdF32 + j];
+        vnew[(static_cast<long>(t0 + r) * s.v_heads + hv) * kHeadDim + vb + j] = __float2bfloat16(u);
       }
       sm.Ub[r * kLd32 + j] = __float2bfloat16(u);
     }
@@ -251,12 +295,10 @@ __global__ void __launch_bounds__(kThreads) state_kernel(Shape s, DeviceChunkTab
 
 struct OutSmem {
   bf16 Q[kChunk * kLd128];
-  bf16 K[kChunk * kLd128];
-  bf16 U[kChunk * kLd128];
+  bf16 KU[kChunk * kLd128];  // K, then U
   bf16 S[kHeadDim * kLd128];
   bf16 Mb[kChunk * kLd64];
-  float F1[kChunk * kLdF64];
-  float F3[kChunk * kLdF128];
+  float F3[kChunk * kLdF128];  // Q K^T (ld kLdF64), then the output
   float G[kChunk];
 };
 
@@ -269,24 +311,26 @@ __global__ void __launch_bounds__(kThreads) output_kernel(Shape s, DeviceChunkTa
   const long sk = static_cast<long>(s.k_heads) * kHeadDim, sv = static_cast<long>(s.v_heads) * kHeadDim;
   load_gates(sm.G, Gc + static_cast<long>(t0) * s.v_heads + hv, s.v_heads, len);
   load_rows128(sm.Q, q + static_cast<long>(t0) * sk + hk * kHeadDim, sk, kChunk, len);
-  load_rows128(sm.K, k + static_cast<long>(t0) * sk + hk * kHeadDim, sk, kChunk, len);
-  load_rows128(sm.U, vnew + static_cast<long>(t0) * sv + hv * kHeadDim, sv, kChunk, len);
+  load_rows128(sm.KU, k + static_cast<long>(t0) * sk + hk * kHeadDim, sk, kChunk, len);
   load_rows128(sm.S, h + (static_cast<long>(c) * s.v_heads + hv) * kHeadDim * kHeadDim, kHeadDim, kHeadDim, kHeadDim);
   __syncthreads();
-  mma_block<64, 64, 128, Lay::N, Lay::T>(sm.Q, kLd128, sm.K, kLd128, sm.F1, kLdF64);    // Q K^T
-  mma_block<64, 128, 128, Lay::N, Lay::N>(sm.Q, kLd128, sm.S, kLd128, sm.F3, kLdF128);  // Q S
+  mma_block<64, 64, 128, Lay::N, Lay::T>(sm.Q, kLd128, sm.KU, kLd128, sm.F3, kLdF64);  // Q K^T
   __syncthreads();
   for (int i = tid; i < kChunk * kChunk; i += kThreads) {
     const int r = i / kChunk, j = i % kChunk;
-    const float m = j <= r ? s.scale * __expf(sm.G[r] - sm.G[j]) * sm.F1[r * kLdF64 + j] : 0.f;
+    const float m = j <= r ? s.scale * __expf(sm.G[r] - sm.G[j]) * sm.F3[r * kLdF64 + j] : 0.f;
     sm.Mb[r * kLd64 + j] = __float2bfloat16(m);
   }
+  __syncthreads();
+  load_rows128(sm.KU, vnew + static_cast<long>(t0) * sv + hv * kHeadDim, sv, kChunk, len);
+  mma_block<64, 128, 128, Lay::N, Lay::N>(sm.Q, kLd128, sm.S, kLd128, sm.F3, kLdF128);  // Q S
+  __syncthreads();
   for (int i = tid; i < kChunk * kHeadDim; i += kThreads) {
     const int r = i / kHeadDim;
     sm.F3[r * kLdF128 + i % kHeadDim] *= s.scale * __expf(sm.G[r]);
   }
   __syncthreads();
-  mma_block<64, 128, 64, Lay::N, Lay::N>(sm.Mb, kLd64, sm.U, kLd128, sm.F3, kLdF128, true);  // + M U
+  mma_block<64, 128, 64, Lay::N, Lay::N>(sm.Mb, kLd64, sm.KU, kLd128, sm.F3, kLdF128, true);  // + M U
   __syncthreads();
   for (int i = tid; i < len * kHeadDim; i += kThreads) {
     const int r = i / kHeadDim, j = i % kHeadDim;
