@@ -3,14 +3,13 @@
 
 #include <functional>
 
+#include "util/exit_code.h"
+
 namespace CLI {
 class App;
 }
 
 namespace recipebench::cli {
-
-/// Exit codes: 0 all good, 1 a checked input failed, 2 usage error (bad arguments, missing paths).
-enum ExitCode { kOk = 0, kFailed = 1, kUsage = 2 };
 
 /// Registers a subcommand on `app`; sets `run` to the function that executes it after parsing.
 void add_validate_command(CLI::App& app, std::function<int()>& run);

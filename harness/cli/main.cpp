@@ -9,6 +9,7 @@
 #endif
 
 int main(int argc, char** argv) {
+  using namespace recipebench;
   using namespace recipebench::cli;
   CLI::App app{"recipebench " RECIPEBENCH_VERSION ": reproducible benchmarks of LLM training recipes"};
   app.require_subcommand(1);

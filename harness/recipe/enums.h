@@ -1,0 +1,63 @@
+// The closed sets of the recipe (values the schema lists as enums) as C++ enums, with their YAML names.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+
+namespace recipebench {
+
+/// bench.device: where the backend trains.
+enum class Device { kCpu, kCuda };
+/// bench.data.source: synthetic token ids, or a file of pre-tokenized rows (docs/data-format.md).
+enum class DataSource { kSynthetic, kFile };
+/// optimizer.lr_decay_style: the learning-rate decay after warm-up (docs/recipe-format.md).
+enum class LrDecay { kCosine, kLinear, kConstant };
+/// layout.dispatcher: the MoE token dispatcher (Megatron-LM --moe-token-dispatcher-type).
+enum class Dispatcher { kAlltoall, kAllgather, kFlex, kDeepep };
+
+/// The YAML names of an enum's values, in declaration order (specialised below for each enum).
+template <typename E>
+struct EnumNames;
+template <>
+struct EnumNames<Device> {
+  static constexpr std::array<const char*, 2> names{"cpu", "cuda"};
+};
+template <>
+struct EnumNames<DataSource> {
+  static constexpr std::array<const char*, 2> names{"synthetic", "file"};
+};
+template <>
+struct EnumNames<LrDecay> {
+  static constexpr std::array<const char*, 3> names{"cosine", "linear", "constant"};
+};
+template <>
+struct EnumNames<Dispatcher> {
+  static constexpr std::array<const char*, 4> names{"alltoall", "allgather", "flex", "deepep"};
+};
+
+/// The YAML name of `value`, e.g. to_string(Dispatcher::kDeepep) == "deepep".
+template <typename E>
+std::string to_string(E value) {
+  return EnumNames<E>::names[static_cast<size_t>(value)];
+}
+
+/// The value named `name`, or nullopt when it names none.
+template <typename E>
+std::optional<E> parse_enum(const std::string& name) {
+  const auto& names = EnumNames<E>::names;
+  for (size_t i = 0; i < names.size(); ++i)
+    if (name == names[i]) return static_cast<E>(i);
+  return std::nullopt;
+}
+
+/// Every name of the enum joined for a message: "alltoall, allgather, flex or deepep".
+template <typename E>
+std::string enum_choices() {
+  const auto& names = EnumNames<E>::names;
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i]);
+  return out;
+}
+
+}  // namespace recipebench

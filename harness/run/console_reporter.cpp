@@ -1,0 +1,63 @@
+#include "run/console_reporter.h"
+
+#include <fmt/format.h>
+
+#include "util/format.h"
+
+namespace recipebench {
+
+std::string depth_label(int64_t run_layers, int64_t full_layers) {
+  if (run_layers <= full_layers) return fmt::format("{} of {} layers", run_layers, full_layers);
+  return fmt::format("{} layers; the model has {}", run_layers, full_layers);
+}
+
+void ConsoleReporter::message(const std::string& line) {
+  fmt::print(err_, "{}\n", line);
+  std::fflush(err_);
+}
+
+void ConsoleReporter::dry_run(const std::string& text) {
+  fmt::print(out_, "{}", text);
+  std::fflush(out_);
+}
+
+void ConsoleReporter::start(const RunRecord& r) {
+  const RunOptions& o = r.options;
+  fmt::print(out_, "recipebench run: {}\n  model {} ({}), backend {}, device {}, {} steps, window {}..{}\n",
+             r.recipe_path, r.model_name, depth_label(r.model_layers, r.model_layers_full), o.backend, o.device,
+             o.steps, o.window.first, o.window.last);
+  fmt::print(out_, "{:>6} {:>10} {:>10} {:>12} {:>10} {:>12}\n", "step", "time (s)", "loss", "tokens/s", "grad norm",
+             "peak mem");
+  std::fflush(out_);
+}
+
+void ConsoleReporter::step(const StepSample& s, const RunRecord& r, int devices) {
+  const RunOptions& o = r.options;
+  const bool timed = s.step >= o.window.first && s.step <= o.window.last;
+  fmt::print(out_, "{:>3}/{:<3} {:9.3f} {:10.4f} {:>12} {:10.3f} {:10.2f} GB{}\n", s.step + 1, o.steps, s.seconds,
+             s.loss, fixed(s.tokens / s.seconds / devices, 0), s.grad_norm, s.peak_memory_bytes / 1e9,
+             timed ? "" : "  (not timed)");
+  std::fflush(out_);
+}
+
+void ConsoleReporter::finish(const RunRecord& r, const std::string& record_path, bool failure_shown) {
+  if (r.status != "complete" || !r.metrics) {
+    const std::string why = r.error.is_object() ? r.error.value("message", std::string()) : std::string();
+    if (!failure_shown) fmt::print(err_, "recipebench run: failed: {}\n", why);
+    fmt::print(err_, "  run record (status failed): {}\n", record_path);
+    std::fflush(err_);
+    return;
+  }
+  const RunMetrics& m = *r.metrics;
+  fmt::print(out_, "window {}..{}: {} tokens/s/GPU, step-time CV {:.2f}%, mean step {:.3f} s", m.window.window.first,
+             m.window.window.last, fixed(m.window.tokens_per_s_per_gpu, 1), m.window.step_time_cv_percent,
+             m.window.mean_step_seconds);
+  if (m.mfu) fmt::print(out_, ", MFU {:.1f}%", 100 * *m.mfu);
+  if (m.usd_per_million_tokens) fmt::print(out_, ", ${:.2f} / 1M tokens", *m.usd_per_million_tokens);
+  if (m.peak_memory_bytes) fmt::print(out_, ", peak memory {:.1f} GB", m.peak_memory_bytes / 1e9);
+  fmt::print(out_, ", harness overhead {:.3f}% of step time", 100 * m.harness_overhead_fraction);
+  fmt::print(out_, "\nrun record: {}\n", record_path);
+  std::fflush(out_);
+}
+
+}  // namespace recipebench

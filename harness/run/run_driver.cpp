@@ -1,0 +1,318 @@
+#include "run/run_driver.h"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+
+#include "catalog/hf_config.h"
+#include "catalog/models.h"
+#include "layout/rank_map.h"
+#include "recipe/validate.h"
+#include "run/backend.h"
+#include "run/launch.h"
+#include "run/run_metrics.h"
+#include "util/exit_code.h"
+#include "util/host.h"
+
+namespace recipebench {
+
+namespace {
+
+using Clock = std::chrono::system_clock;
+
+/// A refusal before the backend starts: the message for the user and the exit code. Thrown and caught only here.
+struct Refusal {
+  int code;
+  std::string message;
+};
+
+/// The reporters as one.
+struct Reporters {
+  const std::vector<RunReporter*>& all;
+  void message(const std::string& line) const {
+    for (auto* r : all) r->message(line);
+  }
+};
+
+Json host_environment(const BuildInfo& b) {
+  struct utsname u {};
+  uname(&u);
+  return Json{{"host", host_name()},
+              {"os", std::string(u.sysname) + " " + u.release + " " + u.machine},
+              {"cpu_cores", static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN))},
+              {"compiler", std::string("g++ ") + __VERSION__},
+              {"recipebench_version", b.version},
+              {"recipebench_commit", b.commit},
+              {"build_type", b.build_type}};
+}
+
+/// The recipe, validated; its diagnostics reported. Throws Refusal when it is missing or fails a check.
+ValidatedRecipe load_recipe(const RunRequest& q, const Reporters& report) {
+  ValidatedRecipe v;
+  if (q.recipe_text) {
+    v = validate_recipe_text(*q.recipe_text, q.recipe_path);
+  } else {
+    if (!std::filesystem::exists(q.recipe_path))
+      throw Refusal{kUsage, "recipebench run: no such recipe file: " + q.recipe_path};
+    v = validate_recipe_file(q.recipe_path);
+  }
+  for (const auto& d : v.errors) report.message(d.to_string());
+  if (!v.ok()) throw Refusal{kFailed, "recipebench run: the recipe failed validation; nothing was run"};
+  return v;
+}
+
+void apply_bench_block(const Json& bench, RunOptions& o) {
+  if (!bench.is_object()) return;
+  if (bench.contains("backend")) o.backend = bench["backend"].get<std::string>();
+  if (bench.contains("steps")) o.steps = bench["steps"].get<int>();
+  if (bench.contains("window")) o.window = StepWindow{bench["window"][0].get<int>(), bench["window"][1].get<int>()};
+  if (bench.contains("layers")) o.layers = bench["layers"].get<int64_t>();
+  if (bench.contains("device")) o.device = bench["device"].get<std::string>();
+  if (bench.contains("seed")) o.seed = bench["seed"].get<uint64_t>();
+  if (bench.contains("data") && bench["data"].is_object()) {
+    const Json& d = bench["data"];
+    if (d.contains("source")) o.data_source = d["source"].get<std::string>();
+    if (d.contains("path")) o.data_path = d["path"].get<std::string>();
+    if (d.contains("supervised_token_ratio")) o.supervised_token_ratio = d["supervised_token_ratio"].get<double>();
+    if (d.contains("min_row_tokens")) o.min_row_tokens = d["min_row_tokens"].get<int64_t>();
+  }
+}
+
+/// Effective settings: the recipe's bench block, then the request. Throws Refusal when the window does not fit.
+RunOptions effective_options(const Recipe& recipe, const RunRequest& q) {
+  RunOptions o;
+  apply_bench_block(recipe.doc.value("bench", Json()), o);
+  if (q.backend) o.backend = *q.backend;
+  if (q.steps) o.steps = *q.steps;
+  if (q.window) o.window = *q.window;
+  if (q.layers) o.layers = *q.layers;
+  if (q.device) o.device = *q.device;
+  if (q.seed) o.seed = *q.seed;
+  o.profile = q.profile;
+  if (q.data_path) {
+    o.data_source = "file";
+    o.data_path = *q.data_path;
+  }
+  if (!o.window.inside(o.steps) || o.window.steps() < 2)
+    throw Refusal{kUsage, "recipebench run: window " + std::to_string(o.window.first) + ".." +
+                              std::to_string(o.window.last) + " must lie inside steps 0.." +
+                              std::to_string(o.steps - 1) + " and hold at least 2 steps"};
+  return o;
+}
+
+/// The model that runs (`model`, with the run's layer count) and the one it comes from (`full`).
+struct RunModel {
+  ModelConfig full, model;
+};
+
+RunModel resolve_model(const RunRequest& q, const Recipe& recipe, const RunOptions& o) {
+  RunModel m;
+  if (q.model_config) {
+    try {
+      m.full = load_hf_config(*q.model_config);
+    } catch (const std::invalid_argument& e) {
+      throw Refusal{kFailed, std::string("recipebench run: ") + e.what()};
+    }
+  } else if (const ModelConfig* found = find_model(recipe.model)) {
+    m.full = *found;
+  } else {
+    throw Refusal{kFailed, "recipebench run: unknown model '" + recipe.model + "' (give --model-config)"};
+  }
+  m.model = o.layers ? m.full.with_layers(*o.layers) : m.full;
+  return m;
+}
+
+std::string dry_run_text(const std::string& path, const Recipe& recipe, const ModelConfig& model) {
+  try {
+    return "recipebench run --dry-run: " + path + "\n  model " + model.name + " (" +
+           std::to_string(model.num_layers) + " layers), " + recipe.layout.label + "\n" +
+           format_rank_map(build_rank_map(recipe, model));
+  } catch (const std::invalid_argument& e) {
+    throw Refusal{kFailed, std::string("recipebench run --dry-run: ") + e.what()};
+  }
+}
+
+std::unique_ptr<Backend> backend_or_refuse(const std::string& name) {
+  auto backend = make_backend(name);
+  if (backend) return backend;
+  std::string names;
+  for (const auto& n : backend_names()) names += (names.empty() ? "" : ", ") + n;
+  throw Refusal{kUsage, "recipebench run: no backend '" + name + "' in this build (available: " +
+                            (names.empty() ? "none: configure with libtorch for the torch backend" : names) + ")"};
+}
+
+/// Places this process among the ranks (sets o.rank, o.world...), or starts the ranks here and returns their
+/// exit code: with nproc > 1, or on CUDA when a multi-rank layout was started without rank variables (one
+/// process per GPU). Throws Refusal when the rank count does not fit.
+std::optional<int> place_ranks(const RunRequest& q, const Recipe& recipe, RunOptions& o) {
+  RankEnv ranks;
+  try {
+    ranks = rank_env();
+  } catch (const std::invalid_argument& e) {
+    throw Refusal{kUsage, std::string("recipebench run: rank variables: ") + e.what()};
+  }
+  std::optional<int> nproc = q.nproc;
+  const int64_t world = recipe.layout.world();
+  if (!nproc && o.device == "cuda" && ranks.world == 1 && world > 1 && !launched_by_recipebench())
+    nproc = static_cast<int>(world);
+  if (nproc && *nproc > 1 && !launched_by_recipebench()) {
+    const std::string n = std::to_string(*nproc);
+    if (ranks.world > 1)
+      throw Refusal{kUsage, "recipebench run: --nproc " + n + " but this process is already rank " +
+                                std::to_string(ranks.rank) + " of " + std::to_string(ranks.world) + " (" +
+                                ranks.source + " variables); drop --nproc"};
+    if (*nproc != world)
+      throw Refusal{kUsage, "recipebench run: --nproc " + n + " but the recipe's layout " + recipe.layout.label +
+                                " needs " + std::to_string(world) + " ranks (TP x CP x DP x PP)"};
+    return launch_local(*nproc);
+  }
+  o.rank = ranks.rank;
+  o.world = ranks.world;
+  o.local_rank = ranks.local_rank;
+  o.master_addr = ranks.master_addr;
+  o.master_port = ranks.master_port;
+  return std::nullopt;
+}
+
+/// Sets the recipe's environment variables in this process before the backend starts (the CUDA caching
+/// allocator reads PYTORCH_CUDA_ALLOC_CONF at its first use). Values that need a shell ($...) are skipped with a
+/// message. Returns what was set.
+Json apply_recipe_env(const Recipe& recipe, const Reporters& report) {
+  Json applied = Json::object();
+  if (!recipe.doc.contains("env") || !recipe.doc["env"].is_object()) return applied;
+  for (const auto& [k, v] : recipe.doc["env"].items()) {
+    const std::string value = v.get<std::string>();
+    if (value.find('$') != std::string::npos) {
+      report.message("recipebench run: env " + k + " needs a shell to expand (" + value + "); not set");
+      continue;
+    }
+    setenv(k.c_str(), value.c_str(), 1);
+    applied[k] = value;
+  }
+  return applied;
+}
+
+/// The record before the first step: recipe, options, model, start time, host.
+RunRecord new_record(const RunRequest& q, const Recipe& recipe, const RunModel& m, const RunOptions& o,
+                     Clock::time_point launch) {
+  RunRecord rec;
+  rec.recipe_path = q.recipe_path;
+  rec.recipe_sha256 = q.recipe_text ? sha256_hex(*q.recipe_text) : sha256_file(q.recipe_path);
+  rec.recipe = recipe.doc;
+  rec.options = o;
+  rec.model_name = m.model.name;
+  rec.model_layers = m.model.num_layers;
+  rec.model_layers_full = m.full.num_layers;
+  if (q.model_config) rec.model_config = Json{{"path", *q.model_config}, {"sha256", sha256_file(*q.model_config)}};
+  rec.started_at = utc_timestamp(launch);
+  rec.environment = host_environment(q.build);
+  return rec;
+}
+
+Json device_json(const BackendEnvironment& env) {
+  return Json{{"name", env.device_name}, {"count", env.device_count}, {"memory_bytes", env.device_memory_bytes},
+              {"driver", env.driver},    {"cuda", env.cuda},          {"nccl", env.nccl},
+              {"libtorch", env.libtorch}};
+}
+
+/// How the backend's part ended, for this rank.
+struct Execution {
+  int devices = 1;
+  bool failure_shown = false;  ///< another rank showed the failure (or, before the start, rank 0 will)
+  bool started = false;        ///< the backend accepted the run (environment() returned)
+};
+
+/// Runs the backend's steps into `rec`, reporting each step on rank 0. A RunError marks the record failed.
+Execution execute(Backend& backend, const Recipe& recipe, const ModelConfig& model, RunRecord& rec,
+                  const std::vector<RunReporter*>& reporters) {
+  const RunOptions& o = rec.options;
+  const bool lead = o.rank == 0;
+  Execution x;
+  try {
+    const BackendEnvironment env = backend.environment(recipe, o);
+    x.started = true;
+    x.devices = std::max(1, env.device_count);
+    rec.environment["device"] = device_json(env);
+    backend.run(recipe, model, o, [&](const StepSample& s) {
+      rec.steps.push_back(s);
+      if (lead)
+        for (auto* r : reporters) r->step(s, rec, x.devices);
+    });
+    if (static_cast<int>(rec.steps.size()) != o.steps)
+      throw RunError("the backend ran " + std::to_string(rec.steps.size()) + " of " + std::to_string(o.steps) +
+                     " steps");
+    rec.status = "complete";
+  } catch (const RunError& e) {
+    rec.status = "failed";
+    rec.error = Json{{"step", e.step() >= 0 ? Json(e.step()) : Json(nullptr)}, {"message", e.what()}};
+    // Another rank failed first and shows its message; this rank only stops (rank 0 still writes the record).
+    // A refusal before the run (the same check fails on every rank) is shown by rank 0 only.
+    x.failure_shown = e.secondary() || (!lead && !x.started);
+  }
+  return x;
+}
+
+/// Everything after validation: settings, model, dry run, backend, ranks, the run and its record.
+RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vector<RunReporter*>& reporters,
+                 Clock::time_point launch, std::chrono::steady_clock::time_point launch_steady) {
+  const Reporters report{reporters};
+  const Recipe& recipe = *v.recipe;
+  RunOptions o = effective_options(recipe, q);
+  const RunModel m = resolve_model(q, recipe, o);
+  RunOutcome out;
+  if (q.dry_run) {
+    const std::string text = dry_run_text(q.recipe_path, recipe, m.model);
+    for (auto* r : reporters) r->dry_run(text);
+    return out;
+  }
+  auto backend = backend_or_refuse(o.backend);
+  if (auto launched = place_ranks(q, recipe, o)) {
+    out.exit_code = *launched;
+    return out;
+  }
+  const bool lead = o.rank == 0;  // only rank 0 reports progress and writes the run record
+  RunRecord rec = new_record(q, recipe, m, o, launch);
+  const std::string stem = std::filesystem::path(q.recipe_path).stem().string();
+  out.record_path = q.out_dir + "/" + stem + "-" + utc_timestamp(launch, "%Y%m%dT%H%M%SZ") + ".json";
+  rec.environment["recipe_env_applied"] = apply_recipe_env(recipe, report);
+  if (lead)
+    for (auto* r : reporters) r->start(rec);
+  const Execution x = execute(*backend, recipe, m.model, rec, reporters);
+  if (!lead) {
+    if (rec.status == "complete") return out;
+    if (!x.failure_shown)
+      report.message("recipebench run: rank " + std::to_string(o.rank) + " failed: " + rec.error["message"].get<std::string>());
+    out.exit_code = kFailed;
+    return out;
+  }
+  rec.finished_at = utc_timestamp(Clock::now());
+  rec.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - launch_steady).count();
+  if (rec.status == "complete") rec.metrics = compute_metrics(rec, recipe, m.model, x.devices);
+  for (auto* r : reporters) r->finish(rec, out.record_path, x.failure_shown);
+  out.exit_code = rec.status == "complete" ? kOk : kFailed;
+  out.record = std::move(rec);
+  return out;
+}
+
+}  // namespace
+
+RunOutcome run_recipe(const RunRequest& request, const std::vector<RunReporter*>& reporters) {
+  const auto launch = Clock::now();
+  const auto launch_steady = std::chrono::steady_clock::now();
+  const Reporters report{reporters};
+  try {
+    const ValidatedRecipe v = load_recipe(request, report);
+    return drive(request, v, reporters, launch, launch_steady);
+  } catch (const Refusal& r) {
+    report.message(r.message);
+    RunOutcome out;
+    out.exit_code = r.code;
+    return out;
+  }
+}
+
+}  // namespace recipebench

@@ -1,0 +1,211 @@
+// The run driver (harness/run/run_driver.h) with a fake backend registered here: the record's figures, the
+// reporters' calls in order, the console's table and summary, failures and refusals.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "run/backend.h"
+#include "run/console_reporter.h"
+#include "run/record_writer.h"
+#include "run/run_driver.h"
+#include "test_util.h"
+#include "util/exit_code.h"
+
+using namespace recipebench;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// What the fake backend does: step s takes 0.6 s when odd, 0.5 s when even, 1000 tokens, 0.01 s overhead; it
+/// reports `devices` devices and throws RunError("loss is NaN", fail_at) at step fail_at (>= 0).
+struct FakeScript {
+  int devices = 2;
+  int fail_at = -1;
+  int runs = 0;  ///< how often run() was called
+};
+
+class FakeBackend : public Backend {
+ public:
+  explicit FakeBackend(std::shared_ptr<FakeScript> s) : s_(std::move(s)) {}
+  std::string name() const override { return "fake"; }
+  BackendEnvironment environment(const Recipe&, const RunOptions&) override {
+    BackendEnvironment env;
+    env.device_name = "fake device";
+    env.device_count = s_->devices;
+    return env;
+  }
+  void run(const Recipe&, const ModelConfig&, const RunOptions& o,
+           const std::function<void(const StepSample&)>& on_step) override {
+    ++s_->runs;
+    for (int i = 0; i < o.steps; ++i) {
+      if (i == s_->fail_at) throw RunError("step " + std::to_string(i) + ": loss is NaN", i);
+      StepSample s;
+      s.step = i;
+      s.seconds = i % 2 ? 0.6 : 0.5;
+      s.tokens = 1000;
+      s.loss = 10.0 - i;
+      s.grad_norm = 1.5;
+      s.overhead_seconds = i > 0 ? 0.01 : 0.0;
+      on_step(s);
+    }
+  }
+
+ private:
+  std::shared_ptr<FakeScript> s_;
+};
+
+/// Registers the fake backend (afresh) and returns its script.
+std::shared_ptr<FakeScript> register_fake() {
+  auto script = std::make_shared<FakeScript>();
+  register_backend("fake", [script] { return std::make_unique<FakeBackend>(script); });
+  return script;
+}
+
+/// Records every reporter call as one line.
+struct Recorder : RunReporter {
+  std::vector<std::string> calls;
+  void message(const std::string& line) override { calls.push_back("message " + line); }
+  void dry_run(const std::string&) override { calls.push_back("dry_run"); }
+  void start(const RunRecord& r) override { calls.push_back("start " + r.options.backend); }
+  void step(const StepSample& s, const RunRecord&, int devices) override {
+    calls.push_back("step " + std::to_string(s.step) + " on " + std::to_string(devices));
+  }
+  void finish(const RunRecord& r, const std::string&, bool shown) override {
+    calls.push_back("finish " + r.status + (shown ? " shown" : ""));
+  }
+};
+
+/// The tiny CPU example recipe on the fake backend: 6 steps, window 1..4, records under a fresh folder.
+RunRequest fake_request(const std::string& folder) {
+  RunRequest q;
+  q.recipe_path = test::source_path("recipes/examples/qwen3.5-tiny-cpu.yaml");
+  q.backend = "fake";
+  q.steps = 6;
+  q.window = StepWindow{1, 4};
+  q.out_dir = (fs::temp_directory_path() / folder).string();
+  fs::remove_all(q.out_dir);
+  return q;
+}
+
+std::string read_all(std::FILE* f) {
+  std::rewind(f);
+  std::string s;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof buf, f)) s.append(buf, n);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("run driver: a complete run's record, figures and reporter calls", "[run_driver]") {
+  auto script = register_fake();
+  const RunRequest q = fake_request("recipebench-driver-complete");
+  Recorder rec;
+  RecordWriter writer;
+  const RunOutcome out = run_recipe(q, {&writer, &rec});
+  REQUIRE(out.exit_code == kOk);
+  CHECK(script->runs == 1);
+  CHECK(rec.calls == std::vector<std::string>{"start fake", "step 0 on 2", "step 1 on 2", "step 2 on 2", "step 3 on 2",
+                                              "step 4 on 2", "step 5 on 2", "finish complete"});
+  REQUIRE(out.record);
+  REQUIRE(out.record->metrics);
+  const RunMetrics& m = *out.record->metrics;
+  // Window 1..4: 0.6 + 0.5 + 0.6 + 0.5 s for 4 x 1000 tokens over 2 devices.
+  CHECK(m.window.tokens == 4000);
+  CHECK(m.window.seconds == Approx(2.2));
+  CHECK(m.window.tokens_per_s_per_gpu == Approx(4000 / 2.2 / 2));
+  // Sample standard deviation of {0.6, 0.5, 0.6, 0.5}: sqrt(4 x 0.05^2 / 3); mean 0.55.
+  CHECK(m.window.step_time_cv_percent == Approx(100 * std::sqrt(4 * 0.05 * 0.05 / 3) / 0.55));
+  CHECK(m.harness_overhead_fraction == Approx(0.01 / 0.55));  // 3 tails of 0.01 s per 0.55 s step
+  CHECK_FALSE(m.mfu);                                           // CPU: no peak FLOP/s
+  CHECK(out.record->model_name == "Qwen3.5-tiny");
+  // The writer wrote the same record to the reported path.
+  const Json written = Json::parse(test::read_file(out.record_path));
+  CHECK(written["status"] == "complete");
+  CHECK(written["backend"] == "fake");
+  CHECK(written["settings"]["window"] == Json::array({1, 4}));
+  CHECK(written["metrics"]["tokens_per_s_per_gpu"].get<double>() == Approx(4000 / 2.2 / 2));
+  CHECK(written["steps"].size() == 6);
+  CHECK(written["environment"]["device"]["name"] == "fake device");
+}
+
+TEST_CASE("run driver: the console's table and summary", "[run_driver]") {
+  register_fake();
+  const RunRequest q = fake_request("recipebench-driver-console");
+  std::FILE* out = std::tmpfile();
+  std::FILE* err = std::tmpfile();
+  ConsoleReporter console(out, err);
+  const RunOutcome o = run_recipe(q, {&console});
+  REQUIRE(o.exit_code == kOk);
+  const std::string text = read_all(out);
+  CHECK(text.find("model Qwen3.5-tiny (4 of 4 layers), backend fake, device cpu, 6 steps, window 1..4\n") !=
+        std::string::npos);
+  CHECK(text.find("  step   time (s)       loss     tokens/s  grad norm     peak mem\n") != std::string::npos);
+  // Step 2 (index 1): 0.6 s, loss 9, 1000 / 0.6 / 2 = 833 tokens/s per device.
+  CHECK(text.find("  2/6       0.600     9.0000          833      1.500       0.00 GB\n") != std::string::npos);
+  CHECK(text.find("  6/6       0.600     5.0000          833      1.500       0.00 GB  (not timed)\n") !=
+        std::string::npos);
+  CHECK(text.find("window 1..4: 909.1 tokens/s/GPU, step-time CV 10.50%, mean step 0.550 s") != std::string::npos);
+  CHECK(text.find("run record: " + o.record_path) != std::string::npos);
+  CHECK(read_all(err).empty());
+  std::fclose(out);
+  std::fclose(err);
+}
+
+TEST_CASE("run driver: a failing step gives a failed record and exit 1", "[run_driver]") {
+  auto script = register_fake();
+  script->fail_at = 3;
+  const RunRequest q = fake_request("recipebench-driver-failed");
+  Recorder rec;
+  RecordWriter writer;
+  const RunOutcome out = run_recipe(q, {&writer, &rec});
+  CHECK(out.exit_code == kFailed);
+  CHECK(rec.calls.back() == "finish failed");
+  CHECK(rec.calls.size() == 5);  // start, steps 0..2, finish
+  const Json written = Json::parse(test::read_file(out.record_path));
+  CHECK(written["status"] == "failed");
+  CHECK(written["error"]["step"] == 3);
+  CHECK(written["error"]["message"] == "step 3: loss is NaN");
+  CHECK(written["metrics"].is_null());
+}
+
+TEST_CASE("run driver: refusals start no backend", "[run_driver]") {
+  auto script = register_fake();
+  Recorder rec;
+  SECTION("a recipe that fails validation: its diagnostics, exit 1") {
+    RunRequest q = fake_request("recipebench-driver-refused");
+    q.recipe_path = test::source_path("tests/data/bad/ep-not-dividing-experts.yaml");
+    CHECK(run_recipe(q, {&rec}).exit_code == kFailed);
+    REQUIRE(rec.calls.size() >= 2);
+    CHECK(rec.calls.front().find("ep-not-dividing-experts.yaml:") != std::string::npos);
+    CHECK(rec.calls.back() == "message recipebench run: the recipe failed validation; nothing was run");
+  }
+  SECTION("a window outside the steps: exit 2") {
+    RunRequest q = fake_request("recipebench-driver-refused");
+    q.window = StepWindow{4, 6};
+    CHECK(run_recipe(q, {&rec}).exit_code == kUsage);
+    CHECK(rec.calls == std::vector<std::string>{
+                           "message recipebench run: window 4..6 must lie inside steps 0..5 and hold at least 2 steps"});
+  }
+  SECTION("an unknown backend: exit 2, naming the ones there are") {
+    RunRequest q = fake_request("recipebench-driver-refused");
+    q.backend = "nope";
+    CHECK(run_recipe(q, {&rec}).exit_code == kUsage);
+    REQUIRE(rec.calls.size() == 1);
+    CHECK(rec.calls[0].find("no backend 'nope' in this build (available: ") != std::string::npos);
+    CHECK(rec.calls[0].find("fake") != std::string::npos);
+  }
+  SECTION("a dry run reports the rank map and runs nothing") {
+    RunRequest q = fake_request("recipebench-driver-refused");
+    q.dry_run = true;
+    CHECK(run_recipe(q, {&rec}).exit_code == kOk);
+    CHECK(rec.calls == std::vector<std::string>{"dry_run"});
+  }
+  CHECK(script->runs == 0);
+  CHECK_FALSE(fs::exists(fs::temp_directory_path() / "recipebench-driver-refused"));
+}
