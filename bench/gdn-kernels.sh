@@ -71,7 +71,9 @@ if [ "${TORCH_TEST:-0}" = 1 ]; then
   g++ -o "$build/test_gdn_cuda" "$build"/t_*.o "$build/gdn_forward.o" "$build/gdn_backward.o" -L"$tdir/lib" \
     -Wl,-rpath,"$tdir/lib" -ltorch -ltorch_cpu -ltorch_cuda -lc10 -lc10_cuda -L"$cuda_home/lib64" -lcudart \
     -lpthread 2>&1 | tail -5 | tee -a "$log"
-  timeout 200 "$build/test_gdn_cuda" 2>&1 | tail -25 | tee -a "$log"
+  timeout 200 "$build/test_gdn_cuda" >"$out/test_gdn_cuda.log" 2>&1
+  say "test_gdn_cuda exit status $? (full output: test_gdn_cuda.log)"
+  grep -vE "^  frame #|^  [a-z]+/|^  gnu/|^  libc" "$out/test_gdn_cuda.log" | tail -40 | tee -a "$log"
 fi
 if [ "${PROFILE:-0}" = 1 ] && command -v ncu >/dev/null; then
   say "== ncu: per-kernel time, 1 x 8192, 35B (forward, forward, backward)"

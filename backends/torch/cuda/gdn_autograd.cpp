@@ -62,7 +62,8 @@ struct GdnFunction : torch::autograd::Function<GdnFunction> {
     const auto q = q_in.to(torch::kBFloat16).contiguous(), k = k_in.to(torch::kBFloat16).contiguous();
     const auto v = v_in.to(torch::kBFloat16).contiguous();
     const auto g = g_in.to(torch::kFloat32).contiguous(), beta = beta_in.to(torch::kFloat32).contiguous();
-    const auto h0 = h0_in.defined() ? h0_in.to(torch::kFloat32).contiguous() : torch::Tensor();
+    // No initial state arrives as an empty placeholder (see cuda_chunk_gated_delta_rule).
+    const auto h0 = h0_in.numel() > 0 ? h0_in.to(torch::kFloat32).contiguous() : torch::Tensor();
     Plan p = make_plan(q, v, scale, cu);
     auto o = torch::empty(v.sizes(), v.options());
     auto ht = torch::empty({p.shape.rows, p.shape.v_heads, gdn::kHeadDim, gdn::kHeadDim}, g.options());
@@ -77,7 +78,7 @@ struct GdnFunction : torch::autograd::Function<GdnFunction> {
     ctx->saved_data["dtypes"] = c10::IValue(std::vector<int64_t>{
         static_cast<int64_t>(q_in.scalar_type()), static_cast<int64_t>(k_in.scalar_type()),
         static_cast<int64_t>(v_in.scalar_type()), static_cast<int64_t>(g_in.scalar_type()),
-        static_cast<int64_t>(beta_in.scalar_type()), h0_in.defined() ? static_cast<int64_t>(h0_in.scalar_type()) : 0});
+        static_cast<int64_t>(beta_in.scalar_type()), static_cast<int64_t>(h0_in.scalar_type())});
     return {o.to(v_in.scalar_type()), ht};
   }
 
@@ -128,7 +129,10 @@ GatedDeltaRuleOutput cuda_chunk_gated_delta_rule(const torch::Tensor& q, const t
               " (need CUDA, head dims 128, v_heads a multiple of k_heads, no fp64)");
   TORCH_CHECK(g.sizes() == v.sizes().slice(0, 3) && beta.sizes() == g.sizes(), "GDN CUDA kernels: g ", g.sizes(),
               " and beta ", beta.sizes(), ", expected ", v.sizes().slice(0, 3));
-  auto out = GdnFunction::apply(q, k, v, g, beta, initial_state, scale, cu_seqlens);
+  // Function::apply records every Tensor argument's metadata, which an undefined tensor does not have: without an
+  // initial state, pass an empty placeholder (no gradient flows to it).
+  const auto h0 = initial_state.defined() ? initial_state : torch::empty({0}, g.options().dtype(torch::kFloat32));
+  auto out = GdnFunction::apply(q, k, v, g, beta, h0, scale, cu_seqlens);
   return GatedDeltaRuleOutput{out[0], output_final_state ? out[1] : torch::Tensor()};
 }
 

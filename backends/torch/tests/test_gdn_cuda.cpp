@@ -89,21 +89,32 @@ Result cuda(const Inputs& in, const std::vector<int64_t>& cu, const torch::Tenso
 
 TEST_CASE("CUDA GDN kernels match the float64 recurrence: output, final state, all gradients", "[cuda][gdn]") {
   torch::manual_seed(11);
-  const std::vector<std::vector<int64_t>> shapes = {{0, 1}, {0, 63}, {0, 64}, {0, 65}, {0, 300}, {0, 1, 64, 128, 193, 493}};
+  // Length 1 as 16 one-token rows: a relative L2 over one token of 4 value heads (4 values of dg, dbeta) is too
+  // noisy a statistic to hold against a fixed tolerance.
+  const std::vector<std::vector<int64_t>> shapes = {
+      {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, {0, 63}, {0, 64}, {0, 65}, {0, 300},
+      {0, 1, 64, 128, 193, 493}};
   for (const auto& cu : shapes) {
+    INFO("tokens " << cu.back() << ", rows " << cu.size() - 1);
     const auto in = make_inputs(cu);
     const auto d_o = torch::randn(in.v.sizes(), torch::kDouble).to(torch::kBFloat16).to(torch::kDouble);
     const auto dht = torch::randn(in.h0.sizes(), torch::kDouble);
     const auto ref = reference(in, cu, d_o, dht);
     const auto got = cuda(in, cu, d_o, dht);
+    std::printf("tokens %5ld rows %zu:", static_cast<long>(cu.back()), cu.size() - 1);
     for (size_t i = 0; i < kNames.size(); ++i) {
-      INFO("tokens " << cu.back() << " rows " << cu.size() - 1 << ": " << kNames[i]);
-      CHECK(rel_err(got.values[i], ref.values[i]) <= kTol);
+      INFO(kNames[i] << ": got " << got.values[i].sizes() << ", reference " << ref.values[i].sizes());
+      REQUIRE(got.values[i].sizes() == ref.values[i].sizes());
+      const double e = rel_err(got.values[i], ref.values[i]);
+      std::printf(" %s %.2e", kNames[i].c_str(), e);
+      CHECK(e <= kTol);
     }
     if (cu.back() >= 64) {  // negative control: a gate perturbed by -0.05 fails the output check
-      const auto bad = cuda(in, cu, d_o, dht, in.g - 0.05);
-      CHECK(rel_err(bad.values[0], ref.values[0]) > kTol);
+      const double e = rel_err(cuda(in, cu, d_o, dht, in.g - 0.05).values[0], ref.values[0]);
+      std::printf(" | perturbed gate: o %.2e", e);
+      CHECK(e > kTol);
     }
+    std::printf("\n");
   }
 }
 
@@ -120,9 +131,11 @@ TEST_CASE("CUDA GDN backward is bitwise repeatable", "[cuda][gdn]") {
   }
 }
 
-TEST_CASE("GatedDeltaNet's bf16 CUDA path (kernels) follows the libtorch chunked path", "[cuda][gdn]") {
+TEST_CASE("The CUDA function with the layer's dtypes (fp32 q, k, g; bf16 v, beta) follows the libtorch path",
+          "[cuda][gdn]") {
   torch::manual_seed(13);
-  const auto in = make_inputs({0, 200});
+  auto in = make_inputs({0, 200});
+  in.beta = in.beta.to(torch::kBFloat16).to(torch::kDouble);  // the layer's beta is bf16: both sides see it
   const auto dev = torch::Device(torch::kCUDA);
   const auto ref = chunk_gated_delta_rule(in.q, in.k, in.v, in.g, in.beta, 64).output;
   const auto got = cuda_chunk_gated_delta_rule(in.q.to(dev, torch::kFloat32), in.k.to(dev, torch::kFloat32),
@@ -130,7 +143,9 @@ TEST_CASE("GatedDeltaNet's bf16 CUDA path (kernels) follows the libtorch chunked
                                                in.beta.to(dev, torch::kBFloat16))
                        .output;
   CHECK(got.scalar_type() == torch::kBFloat16);  // the value input's dtype
-  CHECK(rel_err(got.cpu().to(torch::kDouble), ref) <= kTol);
+  const double e = rel_err(got.cpu().to(torch::kDouble), ref);
+  std::printf("layer dtypes, 200 tokens: o %.2e\n", e);
+  CHECK(e <= kTol);
 }
 
 int main(int argc, char** argv) {
