@@ -4,6 +4,10 @@
 #include "model/gated_delta_rule.h"
 #include "model/tensor_parallel.h"
 
+#ifdef RECIPEBENCH_GDN_CUDA
+#include "cuda/gdn_autograd.h"
+#endif
+
 namespace recipebench::torch_model {
 
 torch::Tensor causal_depthwise_conv1d_silu(const torch::Tensor& x, const torch::Tensor& w) {
@@ -54,6 +58,19 @@ GatedDeltaNetImpl::GatedDeltaNetImpl(const ModelConfig& cfg, GdnKernel kernel_)
   for (auto* lin : {&in_proj_qkv, &in_proj_z, &in_proj_b, &in_proj_a, &out_proj}) init_normal_((*lin)->weight, kInitStd);
 }
 
+torch::Tensor GatedDeltaNetImpl::gated_delta_rule(const torch::Tensor& q, const torch::Tensor& k,
+                                                const torch::Tensor& v, const torch::Tensor& g,
+                                                const torch::Tensor& beta) const {
+  if (kernel == GdnKernel::Recurrent) return recurrent_gated_delta_rule(q, k, v, g, beta).output;
+#ifdef RECIPEBENCH_GDN_CUDA
+  // The CUDA kernels (docs/gdn-kernels.md) compute the chunked form with chunk 64 from bf16 inputs with fp32
+  // accumulation: used for bf16 / fp16 models only, so an fp32 model keeps fp32 arithmetic.
+  if (chunk_size == 64 && v.scalar_type() != torch::kFloat32 && cuda_gated_delta_rule_supports(q, k, v))
+    return cuda_chunk_gated_delta_rule(q, k, v, g, beta).output;
+#endif
+  return chunk_gated_delta_rule(q, k, v, g, beta, chunk_size).output;
+}
+
 torch::Tensor GatedDeltaNetImpl::forward(const torch::Tensor& x_in) {
   TORCH_CHECK(x_in.dim() == 3, "GatedDeltaNet expects [batch, seq, hidden], got ", x_in.sizes());
   // Tensor parallel: the whole sequence (the causal conv needs it), this rank's key / value heads.
@@ -70,8 +87,7 @@ torch::Tensor GatedDeltaNetImpl::forward(const torch::Tensor& x_in) {
   const auto beta = torch::sigmoid(in_proj_b(x));                                              // [b, s, hv]
   const auto g = -A_log.to(ct).exp() * torch::softplus(in_proj_a(x).to(ct) + dt_bias.to(ct));  // [b, s, hv]
 
-  const auto o = kernel == GdnKernel::Chunked ? chunk_gated_delta_rule(q, k, v, g, beta, chunk_size).output
-                                              : recurrent_gated_delta_rule(q, k, v, g, beta).output;  // [b, s, hv, dv]
+  const auto o = gated_delta_rule(q, k, v, g, beta);  // [b, s, hv, dv]
   const auto z = in_proj_z(x).reshape({b, s, num_v_heads, head_v_dim});
   const auto out = out_proj(norm(o, z).reshape({b, s, vd}));
   return tp ? reduce_scatter_sequence(out, *tp) : out;

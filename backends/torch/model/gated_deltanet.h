@@ -43,6 +43,13 @@ struct GatedDeltaNetImpl : torch::nn::Module {
   /// x: [batch, seq, hidden] -> [batch, seq, hidden] in x's dtype (no state carried between calls).
   torch::Tensor forward(const torch::Tensor& x);
 
+  /// The gated delta rule of `kernel`: Recurrent = recurrent_gated_delta_rule; Chunked = the CUDA kernels
+  /// (cuda/gdn_autograd.h) for bf16 / fp16 CUDA tensors (v's dtype) with head dims 128 and chunk_size 64 when
+  /// they were built, else
+  /// chunk_gated_delta_rule (libtorch ops). Shapes as in model/gated_delta_rule.h; returns the output.
+  torch::Tensor gated_delta_rule(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                 const torch::Tensor& g, const torch::Tensor& beta) const;
+
   torch::nn::Linear in_proj_qkv{nullptr}, in_proj_z{nullptr}, in_proj_b{nullptr}, in_proj_a{nullptr};
   torch::nn::Linear out_proj{nullptr};
   torch::nn::Conv1d conv1d{nullptr};

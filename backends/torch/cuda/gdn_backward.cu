@@ -1,0 +1,544 @@
+// Backward of the chunked gated delta rule (docs/gdn-kernels.md): recompute prep and the state scan, then
+// dv_local = M^T dO (per chunk), the reverse state-gradient scan (sequential over the chunks of a row), and two
+// per-chunk gradient kernels. No atomics: every output element is written by one thread in a fixed order.
+#include "gdn_common.cuh"
+
+namespace recipebench::gdn {
+
+using detail::bf16;
+using detail::kLd128;
+using detail::kLd32;
+using detail::kLd64;
+using detail::kLdF128;
+using detail::kLdF32;
+using detail::kLdF64;
+using detail::kThreads;
+using detail::Lay;
+using detail::mma_block;
+
+namespace detail {
+namespace {
+
+struct BackwardBuffers {
+  ForwardBuffers f;
+  float* dvl;   // [N, Hv, 128] M^T dO
+  bf16* dU;     // [N, Hv, 128] gradient of v_new
+  bf16* dh;     // [chunks, Hv, 128, 128] gradient of the state at each chunk end
+  float* dq_h;  // [N, Hv, 128] per value head
+  float* dk_h;  // [N, Hv, 128] per value head (state and output terms)
+  bf16* dW;     // [N, Hv, 128]
+  float* dG1;   // [N, Hv] gradient of the cumulative gate (output and state terms)
+};
+
+BackwardBuffers carve_backward(Carver& cv, const Shape& s, int chunks) {
+  BackwardBuffers b{};
+  b.f = carve_forward(cv, s, chunks);
+  const size_t n = static_cast<size_t>(s.total_tokens) * s.v_heads;
+  b.dvl = cv.take<float>(n * kHeadDim);
+  b.dU = cv.take<bf16>(n * kHeadDim);
+  b.dh = cv.take<bf16>(static_cast<size_t>(chunks) * s.v_heads * kHeadDim * kHeadDim);
+  b.dq_h = cv.take<float>(n * kHeadDim);
+  b.dk_h = cv.take<float>(n * kHeadDim);
+  b.dW = cv.take<bf16>(n * kHeadDim);
+  b.dG1 = cv.take<float>(n);
+  return b;
+}
+
+struct DvlSmem {
+  bf16 Q[kChunk * kLd128];
+  bf16 K[kChunk * kLd128];
+  bf16 dO[kChunk * kLd128];
+  bf16 Mb[kChunk * kLd64];
+  float F1[kChunk * kLdF64];
+  float F3[kChunk * kLdF128];
+  float G[kChunk];
+};
+
+/// dv_local = M^T dO, M = scale (Q K^T) * e^(G_r - G_s) (s <= r). Grid (chunks, Hv).
+__global__ void __launch_bounds__(kThreads) dvl_kernel(Shape s, DeviceChunkTable ct, const bf16* q, const bf16* k,
+                                                       const float* Gc, const bf16* d_o, float* dvl) {
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  DvlSmem& sm = *reinterpret_cast<DvlSmem*>(smem_raw);
+  const int c = blockIdx.x, hv = blockIdx.y, hk = hv / (s.v_heads / s.k_heads), tid = threadIdx.x;
+  const int t0 = ct.chunk_start[c], len = ct.chunk_len[c];
+  const long sk = static_cast<long>(s.k_heads) * kHeadDim, sv = static_cast<long>(s.v_heads) * kHeadDim;
+  load_gates(sm.G, Gc + static_cast<long>(t0) * s.v_heads + hv, s.v_heads, len);
+  load_rows128(sm.Q, q + static_cast<long>(t0) * sk + hk * kHeadDim, sk, kChunk, len);
+  load_rows128(sm.K, k + static_cast<long>(t0) * sk + hk * kHeadDim, sk, kChunk, len);
+  load_rows128(sm.dO, d_o + static_cast<long>(t0) * sv + hv * kHeadDim, sv, kChunk, len);
+  __syncthreads();
+  mma_block<64, 64, 128, Lay::N, Lay::T>(sm.Q, kLd128, sm.K, kLd128, sm.F1, kLdF64);
+  __syncthreads();
+  for (int i = tid; i < kChunk * kChunk; i += kThreads) {
+    const int r = i / kChunk, j = i % kChunk;
+    sm.Mb[r * kLd64 + j] = __float2bfloat16(j <= r ? s.scale * __expf(sm.G[r] - sm.G[j]) * sm.F1[r * kLdF64 + j] : 0.f);
+  }
+  __syncthreads();
+  mma_block<64, 128, 64, Lay::T, Lay::N>(sm.Mb, kLd64, sm.dO, kLd128, sm.F3, kLdF128);  // M^T dO
+  __syncthreads();
+  for (int i = tid; i < len * kHeadDim; i += kThreads) {
+    const int r = i / kHeadDim, j = i % kHeadDim;
+    dvl[(static_cast<long>(t0 + r) * s.v_heads + hv) * kHeadDim + j] = sm.F3[r * kLdF128 + j];
+  }
+}
+
+struct DstateSmem {
+  float dSf[kHeadDim * kLdF32];
+  float F2[kHeadDim * kLdF32];
+  float F[kChunk * kLdF32];
+  float dvls[kChunk * kLdF32];  // dv_local, this block's value columns
+  bf16 dSb[kHeadDim * kLd32];
+  bf16 Kh[kChunk * kLd128];
+  bf16 QW[2 * kChunk * kLd128];  // rows 0..63: scale e^G Q; rows 64..127: -W
+  bf16 DY[2 * kChunk * kLd32];   // rows 0..63: dO; rows 64..127: dU (this block's value columns)
+  float G[kChunk];
+};
+
+/// One chunk's inputs of the reverse scan, loaded into registers one chunk ahead.
+struct DstatePrefetch {
+  uint4 k[4], q[4], w[4], d_o;
+  float4 dvl[2];
+  float gk[4], glast, g;
+};
+
+__device__ __forceinline__ uint4 ld16(const bf16* p) { return *reinterpret_cast<const uint4*>(p); }
+
+__device__ __forceinline__ void dstate_fetch(DstatePrefetch& p, const Shape& s, const DeviceChunkTable& ct, int c,
+                                             int hv, int hk, int vb, const bf16* q, const bf16* k, const float* Gc,
+                                             const bf16* W, const bf16* d_o, const float* dvl) {
+  const int tid = threadIdx.x, t0 = ct.chunk_start[c], len = ct.chunk_len[c];
+  const long sk = static_cast<long>(s.k_heads) * kHeadDim, sv = static_cast<long>(s.v_heads) * kHeadDim;
+  const float* gc = Gc + static_cast<long>(t0) * s.v_heads + hv;
+  const uint4 z = make_uint4(0, 0, 0, 0);
+  p.glast = gc[static_cast<long>(len - 1) * s.v_heads];
+  const int col = (tid % 16) * 8;
+#pragma unroll
+  for (int m = 0; m < 4; ++m) {
+    const int r = tid / 16 + 16 * m;
+    const bool ok = r < len;
+    const long tk = static_cast<long>(t0 + r) * sk + hk * kHeadDim + col;
+    p.k[m] = ok ? ld16(k + tk) : z;
+    p.q[m] = ok ? ld16(q + tk) : z;
+    p.w[m] = ok ? ld16(W + static_cast<long>(t0 + r) * sv + hv * kHeadDim + col) : z;
+    p.gk[m] = ok ? gc[static_cast<long>(r) * s.v_heads] : 0.f;
+  }
+  const int ru = tid / 4;
+  p.d_o = ru < len ? ld16(d_o + static_cast<long>(t0 + ru) * sv + hv * kHeadDim + vb + (tid % 4) * 8) : z;
+#pragma unroll
+  for (int m = 0; m < 2; ++m) {
+    const int i = tid + kThreads * m, r = i / 8, cc = (i % 8) * 4;
+    p.dvl[m] = r < len ? *reinterpret_cast<const float4*>(dvl + static_cast<long>(t0 + r) * sv + hv * kHeadDim + vb + cc)
+                       : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+  p.g = tid < kChunk ? gc[static_cast<long>(tid < len ? tid : len - 1) * s.v_heads] : 0.f;
+}
+
+__device__ __forceinline__ uint4 scale8(uint4 x, float f) {
+  bf16* e = reinterpret_cast<bf16*>(&x);
+#pragma unroll
+  for (int j = 0; j < 8; ++j) e[j] = __float2bfloat16(__bfloat162float(e[j]) * f);
+  return x;
+}
+
+__device__ __forceinline__ void dstate_commit(const DstatePrefetch& p, DstateSmem& sm, float scale) {
+  const int tid = threadIdx.x, col = (tid % 16) * 8;
+#pragma unroll
+  for (int m = 0; m < 4; ++m) {
+    const int r = tid / 16 + 16 * m;
+    *reinterpret_cast<uint4*>(sm.Kh + r * kLd128 + col) = scale8(p.k[m], __expf(p.glast - p.gk[m]));
+    *reinterpret_cast<uint4*>(sm.QW + r * kLd128 + col) = scale8(p.q[m], scale * __expf(p.gk[m]));
+    *reinterpret_cast<uint4*>(sm.QW + (kChunk + r) * kLd128 + col) = scale8(p.w[m], -1.f);
+  }
+  *reinterpret_cast<uint4*>(sm.DY + (tid / 4) * kLd32 + (tid % 4) * 8) = p.d_o;
+#pragma unroll
+  for (int m = 0; m < 2; ++m) {
+    const int i = tid + kThreads * m, r = i / 8, cc = (i % 8) * 4;
+    *reinterpret_cast<float4*>(sm.dvls + r * kLdF32 + cc) = p.dvl[m];
+  }
+  if (tid < kChunk) sm.G[tid] = p.g;
+}
+
+/// Reverse scan over the chunks of a row: dh[c] = gradient of the state at the end of chunk c,
+/// dU = dv_local + Khat dS', dS = e^(G_C) dS' + (scale e^G Q)^T dO - W^T dU. Grid (128 / kBV, Hv, rows).
+__global__ void __launch_bounds__(kThreads) dstate_kernel(Shape s, DeviceChunkTable ct, const bf16* q, const bf16* k,
+                                                          const float* Gc, const bf16* W, const bf16* d_o,
+                                                          const float* dvl, const float* dht, bf16* dh, bf16* dU,
+                                                          float* dh0) {
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  DstateSmem& sm = *reinterpret_cast<DstateSmem*>(smem_raw);
+  const int vb = blockIdx.x * kBV, hv = blockIdx.y, n = blockIdx.z, tid = threadIdx.x;
+  const int hk = hv / (s.v_heads / s.k_heads);
+  const long state_off = (static_cast<long>(n) * s.v_heads + hv) * kHeadDim * kHeadDim;
+  for (int i = tid; i < kHeadDim * kBV; i += kThreads) {
+    const int r = i / kBV, j = i % kBV;
+    const float x = dht ? dht[state_off + r * kHeadDim + vb + j] : 0.f;
+    sm.dSf[r * kLdF32 + j] = x;
+    sm.dSb[r * kLd32 + j] = __float2bfloat16(x);
+  }
+  const int c0 = ct.row_first_chunk[n], c1 = ct.row_first_chunk[n + 1];
+  DstatePrefetch pf;
+  if (c0 < c1) dstate_fetch(pf, s, ct, c1 - 1, hv, hk, vb, q, k, Gc, W, d_o, dvl);
+  for (int c = c1 - 1; c >= c0; --c) {
+    const int t0 = ct.chunk_start[c], len = ct.chunk_len[c];
+    dstate_commit(pf, sm, s.scale);
+    for (int i = tid; i < kHeadDim * kBV; i += kThreads) {
+      const int r = i / kBV, j = i % kBV;
+      dh[(static_cast<long>(c) * s.v_heads + hv) * kHeadDim * kHeadDim + r * kHeadDim + vb + j] = sm.dSb[r * kLd32 + j];
+    }
+    __syncthreads();
+    if (c - 1 >= c0) dstate_fetch(pf, s, ct, c - 1, hv, hk, vb, q, k, Gc, W, d_o, dvl);
+    mma_block<64, 32, 128, Lay::N, Lay::N>(sm.Kh, kLd128, sm.dSb, kLd32, sm.F, kLdF32);  // Khat dS'
+    __syncthreads();
+    for (int i = tid; i < kChunk * kBV; i += kThreads) {
+      const int r = i / kBV, j = i % kBV;
+      float d = 0.f;
+      if (r < len) {
+        d = sm.dvls[r * kLdF32 + j] + sm.F[r * kLdF32 + j];
+        dU[(static_cast<long>(t0 + r) * s.v_heads + hv) * kHeadDim + vb + j] = __float2bfloat16(d);
+      }
+      sm.DY[(kChunk + r) * kLd32 + j] = __float2bfloat16(d);
+    }
+    __syncthreads();
+    mma_block<128, 32, 128, Lay::T, Lay::N>(sm.QW, kLd128, sm.DY, kLd32, sm.F2, kLdF32);
+    __syncthreads();
+    const float decay = __expf(sm.G[kChunk - 1]);
+    for (int i = tid; i < kHeadDim * kBV; i += kThreads) {
+      const int r = i / kBV, j = i % kBV;
+      const float x = decay * sm.dSf[r * kLdF32 + j] + sm.F2[r * kLdF32 + j];
+      sm.dSf[r * kLdF32 + j] = x;
+      sm.dSb[r * kLd32 + j] = __float2bfloat16(x);
+    }
+    __syncthreads();
+  }
+  if (dh0)
+    for (int i = tid; i < kHeadDim * kBV; i += kThreads) {
+      const int r = i / kBV, j = i % kBV;
+      dh0[state_off + r * kHeadDim + vb + j] = sm.dSf[r * kLdF32 + j];
+    }
+}
+
+struct Grad1Smem {
+  bf16 Q[kChunk * kLd128];
+  bf16 K[kChunk * kLd128];
+  bf16 dO[kChunk * kLd128];  // dO, then dU
+  bf16 U[kChunk * kLd128];
+  bf16 SB[kHeadDim * kLd128];  // S, then dS'
+
+  bf16 Pb[kChunk * kLd64];
+  float F1[kChunk * kLdF64];
+  float F2[kChunk * kLdF64];
+  float F3[kChunk * kLdF128];
+  float dk[kChunk * kLdF128];
+  float G[kChunk], dG[kChunk], red[kWarps];
+};
+
+/// Row r of a [64 x cols] fp32 tile: 4 threads per row (quad), fixed order. Returns sum_j f(r, j) to all 4.
+template <class F>
+__device__ __forceinline__ float quad_row_sum(int cols, F f) {
+  const int r = threadIdx.x / 4, p = threadIdx.x % 4;
+  float acc = 0.f;
+  for (int j = p; j < cols; j += 4) acc += f(r, j);
+  return quad_sum(acc);
+}
+
+/// Per chunk and value head: dq (per value head), dk from the output and state terms, dW = -dU S^T, and the
+/// gate gradient terms of the output and state. Grid (chunks, Hv).
+__global__ void __launch_bounds__(kThreads) grad1_kernel(Shape s, DeviceChunkTable ct, const bf16* q, const bf16* k,
+                                                         const float* Gc, const bf16* d_o, const bf16* vnew,
+                                                         const bf16* h, const bf16* dh, const bf16* dU, float* dq_h,
+                                                         float* dk_h, bf16* dW, float* dG1) {
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  Grad1Smem& sm = *reinterpret_cast<Grad1Smem*>(smem_raw);
+  const int c = blockIdx.x, hv = blockIdx.y, hk = hv / (s.v_heads / s.k_heads), tid = threadIdx.x;
+  const int t0 = ct.chunk_start[c], len = ct.chunk_len[c];
+  const long sk = static_cast<long>(s.k_heads) * kHeadDim, sv = static_cast<long>(s.v_heads) * kHeadDim;
+  const long tok_v = static_cast<long>(t0) * sv + hv * kHeadDim;
+  const long st = (static_cast<long>(c) * s.v_heads + hv) * kHeadDim * kHeadDim;
+  load_gates(sm.G, Gc + static_cast<long>(t0) * s.v_heads + hv, s.v_heads, len);
+  if (tid < kChunk) sm.dG[tid] = 0.f;
+  load_rows128(sm.Q, q + static_cast<long>(t0) * sk + hk * kHeadDim, sk, kChunk, len);
+  load_rows128(sm.K, k + static_cast<long>(t0) * sk + hk * kHeadDim, sk, kChunk, len);
+  load_rows128(sm.dO, d_o + tok_v, sv, kChunk, len);
+  load_rows128(sm.U, vnew + tok_v, sv, kChunk, len);
+  load_rows128(sm.SB, h + st, kHeadDim, kHeadDim, kHeadDim);
+  __syncthreads();
+  mma_block<64, 64, 128, Lay::N, Lay::T>(sm.dO, kLd128, sm.U, kLd128, sm.F1, kLdF64);     // dM = dO U^T
+  mma_block<64, 64, 128, Lay::N, Lay::T>(sm.Q, kLd128, sm.K, kLd128, sm.F2, kLdF64);      // Q K^T
+  mma_block<64, 128, 128, Lay::N, Lay::T>(sm.dO, kLd128, sm.SB, kLd128, sm.F3, kLdF128);  // X = dO S^T
+  __syncthreads();
+  for (int i = tid; i < kChunk * kChunk; i += kThreads) {
+    const int r = i / kChunk, j = i % kChunk;
+    const float e = j <= r ? s.scale * __expf(sm.G[r] - sm.G[j]) : 0.f;
+    const float dm = sm.F1[r * kLdF64 + j];
+    sm.F2[r * kLdF64 + j] = dm * e * sm.F2[r * kLdF64 + j];  // dM * M
+    sm.Pb[r * kLd64 + j] = __float2bfloat16(dm * e);         // P = scale (dM * D)
+  }
+  for (int i = tid; i < kChunk * kHeadDim; i += kThreads) {
+    const int r = i / kHeadDim;
+    sm.F3[r * kLdF128 + i % kHeadDim] *= s.scale * __expf(sm.G[r]);
+  }
+  __syncthreads();
+  {
+    const int r = tid / 4;
+    const float a = quad_row_sum(kChunk, [&](int rr, int j) { return sm.F2[rr * kLdF64 + j]; });
+    const float b = quad_row_sum(kHeadDim, [&](int rr, int j) {
+      return sm.F3[rr * kLdF128 + j] * __bfloat162float(sm.Q[rr * kLd128 + j]);
+    });
+    const float cs = quad_row_sum(kChunk, [&](int rr, int j) { return sm.F2[j * kLdF64 + rr]; });  // column rr
+    if (tid % 4 == 0) sm.dG[r] += a + b - cs;
+  }
+  __syncthreads();
+  mma_block<64, 128, 64, Lay::N, Lay::N>(sm.Pb, kLd64, sm.K, kLd128, sm.F3, kLdF128, true);  // dq += P K
+  mma_block<64, 128, 64, Lay::T, Lay::N>(sm.Pb, kLd64, sm.Q, kLd128, sm.dk, kLdF128);        // dk = P^T Q
+  __syncthreads();
+  for (int i = tid; i < len * kHeadDim; i += kThreads) {
+    const int r = i / kHeadDim, j = i % kHeadDim;
+    dq_h[tok_v + r * sv + j] = sm.F3[r * kLdF128 + j];
+  }
+  load_rows128(sm.dO, dU + tok_v, sv, kChunk, len);  // dO is dead: dU in its place
+  __syncthreads();
+  mma_block<64, 128, 128, Lay::N, Lay::T>(sm.dO, kLd128, sm.SB, kLd128, sm.F3, kLdF128);  // dU S^T
+  float part = 0.f;  // sum S * dS'
+  for (int i = tid; i < kHeadDim * kHeadDim; i += kThreads)
+    part += __bfloat162float(sm.SB[(i / kHeadDim) * kLd128 + i % kHeadDim]) * __bfloat162float(dh[st + i]);
+  const float sds = block_sum(part, sm.red);  // synchronises
+  for (int i = tid; i < len * kHeadDim; i += kThreads) {
+    const int r = i / kHeadDim, j = i % kHeadDim;
+    dW[tok_v + r * sv + j] = __float2bfloat16(-sm.F3[r * kLdF128 + j]);
+  }
+  load_rows128(sm.SB, dh + st, kHeadDim, kHeadDim, kHeadDim);
+  __syncthreads();
+  mma_block<64, 128, 128, Lay::N, Lay::T>(sm.U, kLd128, sm.SB, kLd128, sm.F3, kLdF128);  // dKhat = U dS'^T
+  __syncthreads();
+  const float GC = sm.G[kChunk - 1];
+  float t = 0.f;
+  {
+    const int r = tid / 4;
+    const float f = __expf(GC - sm.G[r]);
+    t = quad_row_sum(kHeadDim, [&](int rr, int j) {
+      const float d = f * sm.F3[rr * kLdF128 + j];
+      sm.dk[rr * kLdF128 + j] += d;
+      return d * __bfloat162float(sm.K[rr * kLd128 + j]);
+    });
+    if (tid % 4 == 0) sm.dG[r] -= t;
+    if (tid % 4 != 0) t = 0.f;
+  }
+  const float tsum = block_sum(t, sm.red);  // sum_r dKhat_r . Khat_r; synchronises
+  if (tid == 0) sm.dG[len - 1] += tsum + __expf(GC) * sds;
+  __syncthreads();
+  for (int i = tid; i < len * kHeadDim; i += kThreads) {
+    const int r = i / kHeadDim, j = i % kHeadDim;
+    dk_h[tok_v + r * sv + j] = sm.dk[r * kLdF128 + j];
+  }
+  if (tid < len) dG1[static_cast<long>(t0 + tid) * s.v_heads + hv] = sm.dG[tid];
+}
+
+struct Grad2Smem {
+  bf16 K[kChunk * kLd128];
+  bf16 V[kChunk * kLd128];
+  bf16 dU[kChunk * kLd128];
+  bf16 dW[kChunk * kLd128];
+  bf16 Kb[kChunk * kLd128];
+  bf16 Tb[kChunk * kLd64];
+  bf16 t1[kChunk * kLd64];
+  bf16 t2[kChunk * kLd64];
+  float F1[kChunk * kLdF64];
+  float F2[kChunk * kLdF64];
+  float F3[kChunk * kLdF128];
+  float dk[kChunk * kLdF128];
+  float G[kChunk], B[kChunk], dG[kChunk], dB[kChunk], sk[kChunk], sv[kChunk];
+};
+
+/// One value head's WY-representation terms inside grad2_kernel: dv, dbeta, dk (into sm.dk), dG (into sm.dG).
+__device__ void grad2_head(const Shape& s, Grad2Smem& sm, int len, long tok_v, bf16* dv) {
+  const int tid = threadIdx.x;
+  const long sv = static_cast<long>(s.v_heads) * kHeadDim;
+  mma_block<64, 128, 64, Lay::T, Lay::N>(sm.Tb, kLd64, sm.dU, kLd128, sm.F3, kLdF128);  // T^T dU
+  __syncthreads();
+  {
+    const int r = tid / 4;
+    const float a = quad_row_sum(kHeadDim, [&](int rr, int j) {
+      return sm.F3[rr * kLdF128 + j] * __bfloat162float(sm.V[rr * kLd128 + j]);
+    });
+    if (tid % 4 == 0) sm.dB[r] += a;
+  }
+  for (int i = tid; i < len * kHeadDim; i += kThreads) {
+    const int r = i / kHeadDim, j = i % kHeadDim;
+    dv[tok_v + r * sv + j] = __float2bfloat16(sm.B[r] * sm.F3[r * kLdF128 + j]);
+  }
+  __syncthreads();
+  mma_block<64, 128, 64, Lay::T, Lay::N>(sm.Tb, kLd64, sm.dW, kLd128, sm.F3, kLdF128);  // T^T dW
+  __syncthreads();
+  {
+    const int r = tid / 4;
+    const float eg = __expf(sm.G[r]), cb = sm.B[r] * eg;
+    const float a = quad_row_sum(kHeadDim, [&](int rr, int j) {
+      const float y = sm.F3[rr * kLdF128 + j];
+      sm.dk[rr * kLdF128 + j] += cb * y;
+      return y * __bfloat162float(sm.K[rr * kLd128 + j]);
+    });
+    if (tid % 4 == 0) {
+      sm.dB[r] += eg * a;
+      sm.dG[r] += cb * a;
+    }
+  }
+  // Kb = diag(beta e^G) K; V <- diag(beta) V (in place)
+  for (int i = tid; i < kChunk * kHeadDim; i += kThreads) {
+    const int r = i / kHeadDim, j = i % kHeadDim;
+    sm.Kb[r * kLd128 + j] = __float2bfloat16(sm.sk[r] * __bfloat162float(sm.K[r * kLd128 + j]));
+    sm.V[r * kLd128 + j] = __float2bfloat16(sm.sv[r] * __bfloat162float(sm.V[r * kLd128 + j]));
+  }
+  __syncthreads();
+  mma_block<64, 64, 128, Lay::N, Lay::T>(sm.dU, kLd128, sm.V, kLd128, sm.F1, kLdF64);  // dU (beta V)^T
+  __syncthreads();
+  mma_block<64, 64, 128, Lay::N, Lay::T>(sm.dW, kLd128, sm.Kb, kLd128, sm.F1, kLdF64, true);  // + dW Kb^T = dT
+  __syncthreads();
+  for (int i = tid; i < kChunk * kChunk; i += kThreads)
+    sm.t1[(i / kChunk) * kLd64 + i % kChunk] = __float2bfloat16(sm.F1[(i / kChunk) * kLdF64 + i % kChunk]);
+  __syncthreads();
+  mma_block<64, 64, 64, Lay::T, Lay::N>(sm.Tb, kLd64, sm.t1, kLd64, sm.F2, kLdF64);  // Z = T^T dT
+  __syncthreads();
+  for (int i = tid; i < kChunk * kChunk; i += kThreads)
+    sm.t2[(i / kChunk) * kLd64 + i % kChunk] = __float2bfloat16(sm.F2[(i / kChunk) * kLdF64 + i % kChunk]);
+  __syncthreads();
+  mma_block<64, 64, 64, Lay::N, Lay::T>(sm.t2, kLd64, sm.Tb, kLd64, sm.F1, kLdF64);   // Z T^T = -dA
+  mma_block<64, 64, 128, Lay::N, Lay::T>(sm.K, kLd128, sm.K, kLd128, sm.F2, kLdF64);  // K K^T
+  __syncthreads();
+  for (int i = tid; i < kChunk * kChunk; i += kThreads) {
+    const int r = i / kChunk, j = i % kChunk;
+    float daa = 0.f, dx = 0.f;
+    if (j < r) {
+      const float da = -sm.F1[r * kLdF64 + j], e = __expf(sm.G[r] - sm.G[j]), kk = sm.F2[r * kLdF64 + j];
+      sm.F1[r * kLdF64 + j] = da * e * kk;  // dbeta term (row sums)
+      daa = da * sm.B[r] * e * kk;          // dA * A
+      dx = da * sm.B[r] * e;
+    } else {
+      sm.F1[r * kLdF64 + j] = 0.f;
+    }
+    sm.F2[r * kLdF64 + j] = daa;
+    sm.t1[r * kLd64 + j] = __float2bfloat16(dx);
+  }
+  __syncthreads();
+  {
+    const int r = tid / 4;
+    const float b = quad_row_sum(kChunk, [&](int rr, int j) { return sm.F1[rr * kLdF64 + j]; });
+    const float a = quad_row_sum(kChunk, [&](int rr, int j) { return sm.F2[rr * kLdF64 + j]; });
+    const float cs = quad_row_sum(kChunk, [&](int rr, int j) { return sm.F2[j * kLdF64 + rr]; });
+    if (tid % 4 == 0) {
+      sm.dB[r] += b;
+      sm.dG[r] += a - cs;
+    }
+  }
+  mma_block<64, 128, 64, Lay::N, Lay::N>(sm.t1, kLd64, sm.K, kLd128, sm.dk, kLdF128, true);  // + dX K
+  __syncthreads();
+  mma_block<64, 128, 64, Lay::T, Lay::N>(sm.t1, kLd64, sm.K, kLd128, sm.dk, kLdF128, true);  // + dX^T K
+  __syncthreads();
+}
+
+/// Per chunk and key head, over the value heads of the group in order: dv, dbeta, dg (reverse cumulative sum of
+/// dG), and dq, dk summed over the group. Grid (chunks, Hk).
+__global__ void __launch_bounds__(kThreads) grad2_kernel(Shape s, DeviceChunkTable ct, const bf16* k, const bf16* v,
+                                                         const float* beta, const float* Gc, const bf16* T,
+                                                         const bf16* dU, const bf16* dW, const float* dq_h,
+                                                         const float* dk_h, const float* dG1, bf16* dq, bf16* dk,
+                                                         bf16* dv, float* dg, float* dbeta) {
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  Grad2Smem& sm = *reinterpret_cast<Grad2Smem*>(smem_raw);
+  const int c = blockIdx.x, hk = blockIdx.y, ratio = s.v_heads / s.k_heads, tid = threadIdx.x;
+  const int t0 = ct.chunk_start[c], len = ct.chunk_len[c];
+  const long sk = static_cast<long>(s.k_heads) * kHeadDim, sv = static_cast<long>(s.v_heads) * kHeadDim;
+  load_rows128(sm.K, k + static_cast<long>(t0) * sk + hk * kHeadDim, sk, kChunk, len);
+  for (int i = tid; i < kChunk * kHeadDim; i += kThreads) sm.dk[(i / kHeadDim) * kLdF128 + i % kHeadDim] = 0.f;
+  for (int hv = hk * ratio; hv < (hk + 1) * ratio; ++hv) {
+    const long tok_v = static_cast<long>(t0) * sv + hv * kHeadDim;
+    const long tok_g = static_cast<long>(t0) * s.v_heads + hv;
+    load_gates(sm.G, Gc + tok_g, s.v_heads, len);
+    if (tid < kChunk) {
+      sm.B[tid] = tid < len ? beta[tok_g + static_cast<long>(tid) * s.v_heads] : 0.f;
+      sm.dG[tid] = tid < len ? dG1[tok_g + static_cast<long>(tid) * s.v_heads] : 0.f;
+      sm.dB[tid] = 0.f;
+    }
+    load_rows128(sm.V, v + tok_v, sv, kChunk, len);
+    load_rows128(sm.dU, dU + tok_v, sv, kChunk, len);
+    load_rows128(sm.dW, dW + tok_v, sv, kChunk, len);
+    for (int i = tid; i < kChunk * 8; i += kThreads) {  // T rows (64 bf16 = 8 x uint4)
+      const int r = i / 8, q = (i % 8) * 8;
+      uint4 x = make_uint4(0, 0, 0, 0);
+      if (r < len) x = *reinterpret_cast<const uint4*>(T + (tok_g + static_cast<long>(r) * s.v_heads) * kChunk + q);
+      *reinterpret_cast<uint4*>(sm.Tb + r * kLd64 + q) = x;
+    }
+    __syncthreads();
+    if (tid < kChunk) {
+      sm.sk[tid] = sm.B[tid] * __expf(sm.G[tid]);
+      sm.sv[tid] = sm.B[tid];
+    }
+    __syncthreads();
+    grad2_head(s, sm, len, tok_v, dv);
+    if (tid == 0) {  // dg_i = sum_{t >= i} dG_t over the chunk's tokens
+      float acc = 0.f;
+      for (int r = len - 1; r >= 0; --r) {
+        acc += sm.dG[r];
+        dg[tok_g + static_cast<long>(r) * s.v_heads] = acc;
+      }
+    }
+    if (tid < len) dbeta[tok_g + static_cast<long>(tid) * s.v_heads] = sm.dB[tid];
+    __syncthreads();
+  }
+  const long tok_k = static_cast<long>(t0) * sk + hk * kHeadDim;
+  for (int i = tid; i < len * kHeadDim; i += kThreads) {
+    const int r = i / kHeadDim, j = i % kHeadDim;
+    float aq = 0.f, ak = sm.dk[r * kLdF128 + j];
+    for (int hv = hk * ratio; hv < (hk + 1) * ratio; ++hv) {
+      const long o = static_cast<long>(t0 + r) * sv + hv * kHeadDim + j;
+      aq += dq_h[o];
+      ak += dk_h[o];
+    }
+    dq[tok_k + r * sk + j] = __float2bfloat16(aq);
+    dk[tok_k + r * sk + j] = __float2bfloat16(ak);
+  }
+}
+
+template <class Smem, class Kernel>
+cudaError_t set_smem(Kernel kernel) {
+  static_assert(sizeof(Smem) <= 227 * 1024, "shared memory over the 227 KiB a Hopper block may use");
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(sizeof(Smem)));
+}
+
+}  // namespace
+}  // namespace detail
+
+size_t backward_workspace_bytes(const Shape& s, int chunks) {
+  detail::Carver cv{nullptr};
+  detail::carve_backward(cv, s, chunks);
+  return cv.used;
+}
+
+cudaError_t backward(const Shape& s, const DeviceChunkTable& ct, const bf16* q, const bf16* k, const bf16* v,
+                     const float* g, const float* beta, const float* initial_state, const bf16* d_o,
+                     const float* d_final_state, bf16* dq, bf16* dk, bf16* dv, float* dg, float* dbeta,
+                     float* d_initial_state, void* workspace, cudaStream_t stream) {
+  using namespace detail;
+  Carver cv{static_cast<char*>(workspace)};
+  const BackwardBuffers b = carve_backward(cv, s, ct.chunks);
+  const ForwardBuffers& f = b.f;
+  if (auto e = launch_prep(s, ct, k, v, g, beta, f.Gc, f.T, f.W, f.U0, stream)) return e;
+  if (auto e = launch_state(s, ct, k, f.Gc, f.W, f.U0, initial_state, f.h, f.vnew, nullptr, stream)) return e;
+  const dim3 per_chunk(ct.chunks, s.v_heads);
+  if (ct.chunks > 0) {
+    if (auto e = set_smem<DvlSmem>(dvl_kernel)) return e;
+    dvl_kernel<<<per_chunk, kThreads, sizeof(DvlSmem), stream>>>(s, ct, q, k, f.Gc, d_o, b.dvl);
+  }
+  if (auto e = set_smem<DstateSmem>(dstate_kernel)) return e;
+  dstate_kernel<<<dim3(kHeadDim / kBV, s.v_heads, s.rows), kThreads, sizeof(DstateSmem), stream>>>(
+      s, ct, q, k, f.Gc, f.W, d_o, b.dvl, d_final_state, b.dh, b.dU, d_initial_state);
+  if (ct.chunks == 0) return cudaGetLastError();
+  if (auto e = set_smem<Grad1Smem>(grad1_kernel)) return e;
+  grad1_kernel<<<per_chunk, kThreads, sizeof(Grad1Smem), stream>>>(s, ct, q, k, f.Gc, d_o, f.vnew, f.h, b.dh, b.dU,
+                                                                   b.dq_h, b.dk_h, b.dW, b.dG1);
+  if (auto e = set_smem<Grad2Smem>(grad2_kernel)) return e;
+  grad2_kernel<<<dim3(ct.chunks, s.k_heads), kThreads, sizeof(Grad2Smem), stream>>>(
+      s, ct, k, v, beta, f.Gc, f.T, b.dU, b.dW, b.dq_h, b.dk_h, b.dG1, dq, dk, dv, dg, dbeta);
+  return cudaGetLastError();
+}
+
+}  // namespace recipebench::gdn

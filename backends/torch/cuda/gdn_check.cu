@@ -1,0 +1,324 @@
+// gdn_check: checks the CUDA gated delta rule kernels (gdn_kernels.h) against a float64 per-token recurrence
+// (gdn_reference.h) and times them. No libtorch. Usage:
+//   gdn_check [--json PATH] [--skip-check] [--skip-time] [--quick] [--once] [--iters N]
+// --quick leaves out the 8,192-token check (for compute-sanitizer); --once runs one forward and one backward at
+// 1 x 8,192 tokens, 35B widths, and exits (for a profiler).
+// Exit status: 0 all checks passed, 1 a check failed, 2 usage error, 3 no CUDA device.
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gdn_kernels.h"
+#include "gdn_reference.h"
+
+namespace gdn = recipebench::gdn;
+using bf16 = __nv_bfloat16;
+
+namespace {
+
+constexpr double kTolerance = 5e-3;  // relative L2, BF16 inputs (issue 11)
+constexpr int D = gdn::kHeadDim;
+
+#define CK(x)                                                                                      \
+  do {                                                                                             \
+    cudaError_t e_ = (x);                                                                          \
+    if (e_ != cudaSuccess) {                                                                       \
+      std::fprintf(stderr, "%s:%d: error: CUDA: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                                \
+    }                                                                                              \
+  } while (0)
+
+float round_bf16(float x) { return __bfloat162float(__float2bfloat16(x)); }
+
+/// Device buffer (plain cudaMalloc), freed at scope end.
+template <class T>
+struct Dev {
+  T* p = nullptr;
+  size_t n = 0;
+  explicit Dev(size_t count) : n(count) { CK(cudaMalloc(&p, std::max<size_t>(1, n) * sizeof(T))); }
+  Dev(const Dev&) = delete;
+  ~Dev() { cudaFree(p); }
+  void put(const std::vector<T>& h) { CK(cudaMemcpy(p, h.data(), n * sizeof(T), cudaMemcpyHostToDevice)); }
+  std::vector<T> get() const {
+    std::vector<T> h(n);
+    CK(cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
+    return h;
+  }
+};
+
+std::vector<bf16> to_bf16(const std::vector<float>& x) {
+  std::vector<bf16> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) y[i] = __float2bfloat16(x[i]);
+  return y;
+}
+template <class T>
+std::vector<double> to_double(const std::vector<T>& x) {
+  std::vector<double> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) y[i] = static_cast<double>(static_cast<float>(x[i]));
+  return y;
+}
+
+double rel_l2(const std::vector<double>& a, const std::vector<double>& ref) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    num += (a[i] - ref[i]) * (a[i] - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+/// Random inputs: q, k L2-normalised per head, v ~ N(0, 1) (all rounded to bf16), g = -softplus(N(0,1)) / 2,
+/// beta = sigmoid(N(0,1)), h0 ~ N(0, 0.25) when with_h0.
+gdn::reference::Inputs make_inputs(const std::vector<int64_t>& cu, int hk, int hv, bool with_h0, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  gdn::reference::Inputs in;
+  in.k_heads = hk;
+  in.v_heads = hv;
+  in.scale = 1.0 / std::sqrt(static_cast<double>(D));
+  in.cu_seqlens = cu;
+  const int64_t N = cu.back();
+  auto normed = [&](int heads) {
+    std::vector<float> x(N * heads * D);
+    for (int64_t r = 0; r < N * heads; ++r) {
+      double ss = 0;
+      for (int j = 0; j < D; ++j) ss += (x[r * D + j] = nd(rng)) * x[r * D + j];
+      for (int j = 0; j < D; ++j) x[r * D + j] = round_bf16(static_cast<float>(x[r * D + j] / std::sqrt(ss + 1e-6)));
+    }
+    return x;
+  };
+  in.q = normed(hk);
+  in.k = normed(hk);
+  in.v.resize(N * hv * D);
+  for (auto& x : in.v) x = round_bf16(nd(rng));
+  in.g.resize(N * hv);
+  in.beta.resize(N * hv);
+  for (auto& x : in.g) x = -0.5f * std::log1p(std::exp(nd(rng)));
+  for (auto& x : in.beta) x = 1.f / (1.f + std::exp(-nd(rng)));
+  if (with_h0) {
+    in.h0.resize((cu.size() - 1) * hv * D * D);
+    for (auto& x : in.h0) x = 0.5f * nd(rng);
+  }
+  return in;
+}
+
+/// The kernels' inputs, outputs and workspace on the device for one problem.
+struct Problem {
+  gdn::Shape shape;
+  gdn::ChunkTable table;
+  Dev<int> ct_dev;
+  gdn::DeviceChunkTable ct;
+  Dev<bf16> q, k, v, o, d_o, dq, dk, dv;
+  Dev<float> g, beta, h0, ht, dht, dg, dbeta, dh0;
+  Dev<char> ws;
+  bool with_h0;
+  Problem(const gdn::reference::Inputs& in, bool h0_given)
+      : shape{static_cast<int>(in.cu_seqlens.back()), static_cast<int>(in.cu_seqlens.size()) - 1, in.k_heads,
+              in.v_heads, static_cast<float>(in.scale)},
+        table(gdn::make_chunk_table(in.cu_seqlens)),
+        ct_dev(gdn::chunk_table_ints(table)),
+        q(in.q.size()), k(in.k.size()), v(in.v.size()), o(in.v.size()), d_o(in.v.size()), dq(in.q.size()),
+        dk(in.k.size()), dv(in.v.size()), g(in.g.size()), beta(in.beta.size()),
+        h0(static_cast<size_t>(shape.rows) * shape.v_heads * D * D), ht(h0.n), dht(h0.n), dg(in.g.size()),
+        dbeta(in.g.size()), dh0(h0.n),
+        ws(std::max(gdn::forward_workspace_bytes(shape, table.chunks()),
+                    gdn::backward_workspace_bytes(shape, table.chunks()))),
+        with_h0(h0_given) {
+    ct_dev.put(gdn::pack_chunk_table(table));
+    ct = gdn::device_view(table, ct_dev.p);
+    q.put(to_bf16(in.q));
+    k.put(to_bf16(in.k));
+    v.put(to_bf16(in.v));
+    g.put(in.g);
+    beta.put(in.beta);
+    if (with_h0) h0.put(in.h0);
+  }
+  void forward() {
+    CK(gdn::forward(shape, ct, q.p, k.p, v.p, g.p, beta.p, with_h0 ? h0.p : nullptr, o.p, ht.p, ws.p, nullptr));
+  }
+  void backward() {
+    CK(gdn::backward(shape, ct, q.p, k.p, v.p, g.p, beta.p, with_h0 ? h0.p : nullptr, d_o.p, dht.p, dq.p, dk.p, dv.p,
+                     dg.p, dbeta.p, dh0.p, ws.p, nullptr));
+  }
+};
+
+struct CaseResult {
+  std::string name;
+  std::vector<std::pair<std::string, double>> errors;
+  double negative = 0;
+  bool deterministic = true, pass = true;
+};
+
+/// One correctness case: GQA (2 key heads, 4 value heads), initial state, final-state gradient.
+CaseResult check_case(const std::string& name, const std::vector<int64_t>& cu, unsigned seed) {
+  CaseResult cr;
+  cr.name = name;
+  const auto in = make_inputs(cu, 2, 4, true, seed);
+  std::mt19937_64 rng(seed + 1);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  std::vector<float> d_o(in.v.size()), dht(in.h0.size());
+  for (auto& x : d_o) x = round_bf16(nd(rng));
+  for (auto& x : dht) x = nd(rng);
+  const auto ref = gdn::reference::run(in, d_o, dht, static_cast<int>(std::thread::hardware_concurrency()));
+  Problem p(in, true);
+  p.d_o.put(to_bf16(d_o));
+  p.dht.put(dht);
+  p.forward();
+  p.backward();
+  CK(cudaDeviceSynchronize());
+  const auto dq1 = p.dq.get(), dk1 = p.dk.get(), dv1 = p.dv.get();
+  const auto dg1 = p.dg.get(), db1 = p.dbeta.get(), dh01 = p.dh0.get();
+  cr.errors = {{"o", rel_l2(to_double(p.o.get()), ref.o)},     {"ht", rel_l2(to_double(p.ht.get()), ref.ht)},
+               {"dq", rel_l2(to_double(dq1), ref.dq)},         {"dk", rel_l2(to_double(dk1), ref.dk)},
+               {"dv", rel_l2(to_double(dv1), ref.dv)},         {"dg", rel_l2(to_double(dg1), ref.dg)},
+               {"dbeta", rel_l2(to_double(db1), ref.dbeta)},   {"dh0", rel_l2(to_double(dh01), ref.dh0)}};
+  for (const auto& e : cr.errors) cr.pass = cr.pass && e.second <= kTolerance;
+  p.backward();  // determinism: a second backward, bitwise equal
+  CK(cudaDeviceSynchronize());
+  auto same = [](const auto& a, const auto& b) { return std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0; };
+  cr.deterministic = same(dq1, p.dq.get()) && same(dk1, p.dk.get()) && same(dv1, p.dv.get()) &&
+                     same(dg1, p.dg.get()) && same(db1, p.dbeta.get()) && same(dh01, p.dh0.get());
+  // Negative control: the gate perturbed by -0.05 must fail the output check.
+  auto g2 = in.g;
+  for (auto& x : g2) x -= 0.05f;
+  p.g.put(g2);
+  p.forward();
+  CK(cudaDeviceSynchronize());
+  cr.negative = rel_l2(to_double(p.o.get()), ref.o);
+  cr.pass = cr.pass && cr.deterministic && (cu.back() < 8 || cr.negative > kTolerance);
+  return cr;
+}
+
+struct Timing {
+  std::string name;
+  double fwd_ms, fwd_bwd_ms;
+};
+
+/// Mean of `iters` timed calls (CUDA events) after `warmup` calls, 35B widths (16 key, 32 value heads), rows x 8192.
+Timing time_case(int rows, int iters, int warmup = 5) {
+  std::vector<int64_t> cu;
+  for (int r = 0; r <= rows; ++r) cu.push_back(static_cast<int64_t>(r) * 8192);
+  const auto in = make_inputs(cu, 16, 32, false, 7);
+  Problem p(in, false);
+  p.d_o.put(std::vector<bf16>(in.v.size(), __float2bfloat16(1.f)));
+  CK(cudaMemset(p.dht.p, 0, p.dht.n * sizeof(float)));
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  auto measure = [&](bool bwd) {
+    for (int i = 0; i < warmup; ++i) {
+      p.forward();
+      if (bwd) p.backward();
+    }
+    CK(cudaEventRecord(a));
+    for (int i = 0; i < iters; ++i) {
+      p.forward();
+      if (bwd) p.backward();
+    }
+    CK(cudaEventRecord(b));
+    CK(cudaEventSynchronize(b));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, a, b));
+    return static_cast<double>(ms) / iters;
+  };
+  Timing t{std::to_string(rows) + "x8192", measure(false), measure(true)};
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return t;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string json_path;
+  bool check = true, time = true, quick = false, once = false;
+  int iters = 20;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--json" && i + 1 < argc) json_path = argv[++i];
+    else if (a == "--skip-check") check = false;
+    else if (a == "--skip-time") time = false;
+    else if (a == "--quick") quick = true;
+    else if (a == "--once") once = true;
+    else if (a == "--iters" && i + 1 < argc) iters = std::max(1, std::atoi(argv[++i]));
+    else {
+      std::fprintf(stderr,
+                   "usage: gdn_check [--json PATH] [--skip-check] [--skip-time] [--quick] [--once] [--iters N]\n");
+      return 2;
+    }
+  }
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::fprintf(stderr, "gdn_check: no CUDA device\n");
+    return 3;
+  }
+  if (once) {
+    time_case(1, 1, 0);
+    CK(cudaDeviceSynchronize());
+    return 0;
+  }
+  std::vector<CaseResult> cases;
+  bool ok = true;
+  if (check) {
+    std::vector<std::pair<std::string, std::vector<int64_t>>> shapes = {
+        {"T=1", {0, 1}},     {"T=63", {0, 63}},   {"T=64", {0, 64}},     {"T=65", {0, 65}},
+        {"T=300", {0, 300}}, {"T=8192", {0, 8192}}, {"packed 1+63+64+65+300", {0, 1, 64, 128, 193, 493}}};
+    std::printf("%-24s %9s %9s %9s %9s %9s %9s %9s %9s %10s %6s %s\n", "case (Hk=2, Hv=4, h0)", "o", "ht", "dq", "dk",
+                "dv", "dg", "dbeta", "dh0", "neg(g-.05)", "bitEq", "pass");
+    unsigned seed = 11;
+    for (const auto& [name, cu] : shapes) {
+      if (quick && cu.back() > 1000) continue;
+      cases.push_back(check_case(name, cu, seed++));
+      const auto& c = cases.back();
+      std::printf("%-24s", c.name.c_str());
+      for (const auto& e : c.errors) std::printf(" %9.2e", e.second);
+      std::printf(" %10.2e %6s %s\n", c.negative, c.deterministic ? "yes" : "NO", c.pass ? "PASS" : "FAIL");
+      std::fflush(stdout);
+      ok = ok && c.pass;
+    }
+  }
+  std::vector<Timing> timings;
+  if (time) {
+    cudaDeviceProp prop{};
+    CK(cudaGetDeviceProperties(&prop, 0));
+    std::printf("\n%s, 35B widths (16 key heads, 32 value heads, dim 128), bf16, mean of %d after 5 warm-up\n",
+                prop.name, iters);
+    std::printf("%-10s %10s %12s\n", "tokens", "fwd ms", "fwd+bwd ms");
+    for (int rows : {1, 2}) {
+      timings.push_back(time_case(rows, iters));
+      std::printf("%-10s %10.3f %12.3f\n", timings.back().name.c_str(), timings.back().fwd_ms,
+                  timings.back().fwd_bwd_ms);
+    }
+  }
+  if (!json_path.empty()) {
+    const std::string tmp = json_path + ".tmp";
+    std::ofstream f(tmp);
+    f << "{\"tolerance\": " << kTolerance << ", \"pass\": " << (ok ? "true" : "false") << ", \"cases\": [";
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const auto& c = cases[i];
+      f << (i ? ", " : "") << "{\"name\": \"" << c.name << "\", \"pass\": " << (c.pass ? "true" : "false")
+        << ", \"bitwise_repeatable\": " << (c.deterministic ? "true" : "false") << ", \"negative_control_o\": "
+        << c.negative << ", \"rel_l2\": {";
+      for (size_t j = 0; j < c.errors.size(); ++j)
+        f << (j ? ", " : "") << "\"" << c.errors[j].first << "\": " << c.errors[j].second;
+      f << "}}";
+    }
+    f << "], \"timings_35b\": [";
+    for (size_t i = 0; i < timings.size(); ++i)
+      f << (i ? ", " : "") << "{\"tokens\": \"" << timings[i].name << "\", \"fwd_ms\": " << timings[i].fwd_ms
+        << ", \"fwd_bwd_ms\": " << timings[i].fwd_bwd_ms << "}";
+    f << "]}\n";
+    f.close();
+    std::rename(tmp.c_str(), json_path.c_str());
+  }
+  return ok ? 0 : 1;
+}

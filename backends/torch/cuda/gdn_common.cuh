@@ -1,0 +1,168 @@
+// Device helpers shared by the gated delta rule kernels (gdn_forward.cu, gdn_backward.cu): block-wide
+// tensor-core products over shared memory (nvcuda::wmma, bf16 in, fp32 out), tile loads, row reductions.
+// Internal to backends/torch/cuda; see docs/gdn-kernels.md.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <mma.h>
+
+#include "gdn_kernels.h"
+
+namespace recipebench::gdn::detail {
+
+using bf16 = __nv_bfloat16;
+constexpr int kThreads = 256;  ///< threads per block of every kernel
+constexpr int kWarps = kThreads / 32;
+constexpr int kBV = 32;        ///< value columns per block of the sequential (state) kernels
+
+// Padded leading dimensions (elements) of shared tiles: rows stay 32-byte aligned, banks are staggered.
+constexpr int kLd128 = 136;  // bf16 tile with 128 columns
+constexpr int kLd64 = 72;    // bf16 tile with 64 columns
+constexpr int kLd32 = 40;    // bf16 tile with 32 columns
+constexpr int kLdF128 = 132; // fp32 tile with 128 columns
+constexpr int kLdF64 = 68;   // fp32 tile with 64 columns
+constexpr int kLdF32 = 36;   // fp32 tile with 32 columns
+
+/// How an operand of mma_block is stored: N = row-major as the operand itself, T = row-major as its transpose.
+enum class Lay { N, T };
+
+/// C[M x N] (fp32, row-major, ldc) = op(A)[M x K] * op(B)[K x N] (+ C when accumulate), bf16 operands in shared
+/// memory. All threads of the block call it; each warp owns whole 16 x 16 output tiles (the same tiles on every call
+/// with the same M, N). The caller synchronises before reading C.
+template <int M, int N, int K, Lay LA, Lay LB>
+__device__ __forceinline__ void mma_block(const bf16* A, int lda, const bf16* B, int ldb, float* C, int ldc,
+                                          bool accumulate = false) {
+  using namespace nvcuda;
+  constexpr int TM = M / 16, TN = N / 16;
+  using LayA = typename std::conditional<LA == Lay::N, wmma::row_major, wmma::col_major>::type;
+  using LayB = typename std::conditional<LB == Lay::N, wmma::row_major, wmma::col_major>::type;
+  const int warp = threadIdx.x / 32;
+  for (int t = warp; t < TM * TN; t += kWarps) {
+    const int mi = t / TN, ni = t % TN;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> c;
+    float* cp = C + mi * 16 * ldc + ni * 16;
+    if (accumulate) wmma::load_matrix_sync(c, cp, ldc, wmma::mem_row_major);
+    else wmma::fill_fragment(c, 0.f);
+#pragma unroll 4
+    for (int kk = 0; kk < K; kk += 16) {
+      wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, LayA> a;
+      wmma::fragment<wmma::matrix_b, 16, 16, 16, bf16, LayB> b;
+      if constexpr (LA == Lay::N) wmma::load_matrix_sync(a, A + mi * 16 * lda + kk, lda);
+      else wmma::load_matrix_sync(a, A + kk * lda + mi * 16, lda);
+      if constexpr (LB == Lay::N) wmma::load_matrix_sync(b, B + kk * ldb + ni * 16, ldb);
+      else wmma::load_matrix_sync(b, B + ni * 16 * ldb + kk, ldb);
+      wmma::mma_sync(c, a, b, c);
+    }
+    wmma::store_matrix_sync(cp, c, ldc, wmma::mem_row_major);
+  }
+}
+
+/// Loads `rows` x 128 bf16 from global (row stride `stride` elements) into a shared tile (ld kLd128); rows at or
+/// past `valid` are zero. Whole block.
+__device__ __forceinline__ void load_rows128(bf16* dst, const bf16* src, long stride, int rows, int valid) {
+  for (int i = threadIdx.x; i < rows * 16; i += kThreads) {
+    const int r = i / 16, c = (i % 16) * 8;
+    uint4 x = make_uint4(0, 0, 0, 0);
+    if (r < valid) x = *reinterpret_cast<const uint4*>(src + r * stride + c);
+    *reinterpret_cast<uint4*>(dst + r * kLd128 + c) = x;
+  }
+}
+
+/// As load_rows128, each row multiplied by scale[r] (fp32) before rounding back to bf16.
+__device__ __forceinline__ void load_rows128_scaled(bf16* dst, const bf16* src, long stride, int rows, int valid,
+                                                    const float* scale) {
+  for (int i = threadIdx.x; i < rows * 16; i += kThreads) {
+    const int r = i / 16, c = (i % 16) * 8;
+    uint4 x = make_uint4(0, 0, 0, 0);
+    if (r < valid) x = *reinterpret_cast<const uint4*>(src + r * stride + c);
+    bf16* e = reinterpret_cast<bf16*>(&x);
+    const float s = r < valid ? scale[r] : 0.f;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) e[j] = __float2bfloat16(__bfloat162float(e[j]) * s);
+    *reinterpret_cast<uint4*>(dst + r * kLd128 + c) = x;
+  }
+}
+
+/// Loads `rows` x 32 bf16 (columns col0 .. col0+31 of a row-major global matrix, row stride `stride`) into a
+/// shared tile with leading dimension kLd32; rows past `valid` are zero.
+__device__ __forceinline__ void load_rows32(bf16* dst, const bf16* src, long stride, int rows, int valid) {
+  for (int i = threadIdx.x; i < rows * 4; i += kThreads) {
+    const int r = i / 4, c = (i % 4) * 8;
+    uint4 x = make_uint4(0, 0, 0, 0);
+    if (r < valid) x = *reinterpret_cast<const uint4*>(src + r * stride + c);
+    *reinterpret_cast<uint4*>(dst + r * kLd32 + c) = x;
+  }
+}
+
+/// Loads the chunk's cumulative log decay G[0..63] (global Gc at row stride `stride`); rows past `valid` repeat
+/// the last valid value (padded tokens have g = 0). Threads 0..63; caller synchronises.
+__device__ __forceinline__ void load_gates(float* G, const float* Gc, long stride, int valid) {
+  if (threadIdx.x < kChunk) {
+    const int r = threadIdx.x < valid ? threadIdx.x : valid - 1;
+    G[threadIdx.x] = Gc[r * stride];
+  }
+}
+
+/// Sum over the 4 consecutive lanes of a quad (every lane gets it), in a fixed order.
+__device__ __forceinline__ float quad_sum(float x) {
+  x += __shfl_xor_sync(0xffffffffu, x, 1);
+  x += __shfl_xor_sync(0xffffffffu, x, 2);
+  return x;
+}
+
+/// Deterministic block sum of one value per thread; every thread gets it. `red`: kWarps floats of shared memory.
+__device__ __forceinline__ float block_sum(float x, float* red) {
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2) x += __shfl_xor_sync(0xffffffffu, x, o);
+  __syncthreads();
+  if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = x;
+  __syncthreads();
+  float s = 0.f;
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w) s += red[w];
+  return s;
+}
+
+// Launchers shared by forward and backward (defined in gdn_forward.cu).
+/// Per chunk and value head: cumulative gates Gc, T = (I + A)^-1 (bf16), W = T diag(beta e^G) K, U0 = T diag(beta) V.
+cudaError_t launch_prep(const Shape& s, const DeviceChunkTable& ct, const bf16* k, const bf16* v, const float* g,
+                        const float* beta, float* Gc, bf16* T, bf16* W, bf16* U0, cudaStream_t stream);
+/// The chunk-to-chunk state scan: h[c] (state at each chunk start, bf16; null = not stored), v_new = U0 - W S and
+/// the final state (null = not stored).
+cudaError_t launch_state(const Shape& s, const DeviceChunkTable& ct, const bf16* k, const float* Gc, const bf16* W,
+                         const bf16* U0, const float* h0, bf16* h, bf16* vnew, float* ht, cudaStream_t stream);
+
+/// Workspace carving: consecutive 256-byte-aligned pieces.
+struct Carver {
+  char* base;
+  size_t used = 0;
+  template <class T>
+  T* take(size_t count) {
+    T* p = reinterpret_cast<T*>(base ? base + used : nullptr);
+    used += (count * sizeof(T) + 255) / 256 * 256;
+    return p;
+  }
+};
+
+/// The forward's intermediates, carved from a workspace (also the first part of the backward's).
+struct ForwardBuffers {
+  float* Gc;   // [N, Hv]
+  bf16* T;     // [N, Hv, 64]
+  bf16* W;     // [N, Hv, 128]
+  bf16* U0;    // [N, Hv, 128]
+  bf16* vnew;  // [N, Hv, 128]
+  bf16* h;     // [chunks, Hv, 128, 128]
+};
+inline ForwardBuffers carve_forward(Carver& cv, const Shape& s, int chunks) {
+  const size_t n = static_cast<size_t>(s.total_tokens) * s.v_heads;
+  ForwardBuffers b{};
+  b.Gc = cv.take<float>(n);
+  b.T = cv.take<bf16>(n * kChunk);
+  b.W = cv.take<bf16>(n * kHeadDim);
+  b.U0 = cv.take<bf16>(n * kHeadDim);
+  b.vnew = cv.take<bf16>(n * kHeadDim);
+  b.h = cv.take<bf16>(static_cast<size_t>(chunks) * s.v_heads * kHeadDim * kHeadDim);
+  return b;
+}
+
+}  // namespace recipebench::gdn::detail

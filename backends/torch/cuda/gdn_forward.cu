@@ -1,0 +1,381 @@
+// Forward of the chunked gated delta rule (docs/gdn-kernels.md): prep (per chunk: gates, (I + A)^-1, W, U0),
+// state (sequential over the chunks of a row), output (per chunk). Also the chunk table.
+#include <stdexcept>
+#include <string>
+
+#include "gdn_common.cuh"
+
+namespace recipebench::gdn {
+
+using detail::bf16;
+using detail::kLd128;
+using detail::kLd32;
+using detail::kLd64;
+using detail::kLdF128;
+using detail::kLdF32;
+using detail::kLdF64;
+using detail::kThreads;
+using detail::Lay;
+using detail::mma_block;
+
+ChunkTable make_chunk_table(const std::vector<int64_t>& cu) {
+  if (cu.size() < 2 || cu[0] != 0) throw std::invalid_argument("gdn: cu_seqlens must start with 0 and name a row");
+  ChunkTable t;
+  for (size_t n = 0; n + 1 < cu.size(); ++n) {
+    if (cu[n + 1] < cu[n]) throw std::invalid_argument("gdn: cu_seqlens decreases at row " + std::to_string(n));
+    t.row_first_chunk.push_back(t.chunks());
+    for (int64_t s = cu[n]; s < cu[n + 1]; s += kChunk) {
+      t.chunk_start.push_back(static_cast<int>(s));
+      t.chunk_len.push_back(static_cast<int>(std::min<int64_t>(kChunk, cu[n + 1] - s)));
+      t.chunk_row.push_back(static_cast<int>(n));
+    }
+  }
+  t.row_first_chunk.push_back(t.chunks());
+  return t;
+}
+
+size_t chunk_table_ints(const ChunkTable& t) { return 3 * t.chunk_start.size() + t.row_first_chunk.size(); }
+
+std::vector<int> pack_chunk_table(const ChunkTable& t) {
+  std::vector<int> out;
+  out.reserve(chunk_table_ints(t));
+  for (const auto* v : {&t.chunk_start, &t.chunk_len, &t.chunk_row, &t.row_first_chunk})
+    out.insert(out.end(), v->begin(), v->end());
+  return out;
+}
+
+DeviceChunkTable device_view(const ChunkTable& t, const int* d) {
+  const int c = t.chunks();
+  return DeviceChunkTable{d, d + c, d + 2 * c, d + 3 * c, c};
+}
+
+size_t forward_workspace_bytes(const Shape& s, int chunks) {
+  detail::Carver cv{nullptr};
+  detail::carve_forward(cv, s, chunks);
+  return cv.used;
+}
+
+namespace detail {
+namespace {
+
+/// Tf = (I + A)^-1 for A strictly lower triangular 64 x 64 (fp32, ld kLdF64): the four 16 x 16 diagonal blocks by
+/// forward substitution, then the blocks below by block forward substitution, one block diagonal at a time.
+/// `tmp`: 3 * 256 floats. Whole block; ends synchronised.
+__device__ void invert_unit_lower(const float* A, float* Tf, float* tmp) {
+  const int tid = threadIdx.x;
+  for (int i = tid; i < kChunk * kChunk; i += kThreads) {  // zero the blocks above the diagonal ones
+    const int r = i / kChunk, c = i % kChunk;
+    if (r / 16 < c / 16) Tf[r * kLdF64 + c] = 0.f;
+  }
+  if (tid < kChunk) {
+    const int b = tid / 16, c = tid % 16, o = b * 16;
+    float col[16];
+#pragma unroll
+    for (int r = 0; r < 16; ++r) {
+      float acc = 0.f;
+#pragma unroll
+      for (int x = 0; x < r; ++x) acc += A[(o + r) * kLdF64 + o + x] * col[x];
+      col[r] = r == c ? 1.f : -acc;
+    }
+#pragma unroll
+    for (int r = 0; r < 16; ++r) Tf[(o + r) * kLdF64 + o + c] = col[r];
+  }
+  __syncthreads();
+  for (int d = 1; d < 4; ++d) {
+    const int nb = 4 - d;
+    for (int e = tid; e < nb * 256; e += kThreads) {  // tmp_b = sum_{m=j}^{i-1} A_im T_mj
+      const int blk = e / 256, r = (e % 256) / 16, c = e % 16, i = blk + d, j = blk;
+      float acc = 0.f;
+      for (int kk = j * 16; kk < i * 16; ++kk) acc += A[(i * 16 + r) * kLdF64 + kk] * Tf[kk * kLdF64 + j * 16 + c];
+      tmp[e] = acc;
+    }
+    __syncthreads();
+    for (int e = tid; e < nb * 256; e += kThreads) {  // T_ij = -T_ii tmp_b
+      const int blk = e / 256, r = (e % 256) / 16, c = e % 16, i = blk + d, j = blk;
+      float acc = 0.f;
+#pragma unroll
+      for (int x = 0; x < 16; ++x) acc += Tf[(i * 16 + r) * kLdF64 + i * 16 + x] * tmp[blk * 256 + x * 16 + c];
+      Tf[(i * 16 + r) * kLdF64 + j * 16 + c] = -acc;
+    }
+    __syncthreads();
+  }
+}
+
+/// Inclusive cumulative sum of g over the chunk into G (fp32; pads g = 0). Warp 0; caller synchronises.
+__device__ void chunk_cumsum(const float* g, long stride, int valid, float* G) {
+  if (threadIdx.x >= 32) return;
+  const int l = threadIdx.x;
+  float a = 2 * l < valid ? g[(2 * l) * stride] : 0.f;
+  float b = 2 * l + 1 < valid ? g[(2 * l + 1) * stride] : 0.f;
+  float s = a + b;
+#pragma unroll
+  for (int o = 1; o < 32; o *= 2) {
+    const float y = __shfl_up_sync(0xffffffffu, s, o);
+    if (l >= o) s += y;
+  }
+  G[2 * l] = s - b;
+  G[2 * l + 1] = s;
+}
+
+struct PrepSmem {
+  bf16 K[kChunk * kLd128];  // K, then diag(beta e^G) K, then diag(beta) V
+  bf16 Tb[kChunk * kLd64];
+  float F1[kChunk * kLdF64];
+  float Tf[kChunk * kLdF64];
+  float F3[kChunk * kLdF128];
+  float tmp[3 * 256];
+  float G[kChunk], B[kChunk], sk[kChunk], sv[kChunk];
+};
+
+__global__ void __launch_bounds__(kThreads) prep_kernel(Shape s, DeviceChunkTable ct, const bf16* k, const bf16* v,
+                                                        const float* g, const float* beta, float* Gc, bf16* T,
+                                                        bf16* W, bf16* U0) {
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  PrepSmem& sm = *reinterpret_cast<PrepSmem*>(smem_raw);
+  const int c = blockIdx.x, hv = blockIdx.y, hk = hv / (s.v_heads / s.k_heads), tid = threadIdx.x;
+  const int t0 = ct.chunk_start[c], len = ct.chunk_len[c];
+  const long sk = static_cast<long>(s.k_heads) * kHeadDim, sv = static_cast<long>(s.v_heads) * kHeadDim;
+  chunk_cumsum(g + static_cast<long>(t0) * s.v_heads + hv, s.v_heads, len, sm.G);
+  if (tid < kChunk) sm.B[tid] = tid < len ? beta[static_cast<long>(t0 + tid) * s.v_heads + hv] : 0.f;
+  load_rows128(sm.K, k + static_cast<long>(t0) * sk + hk * kHeadDim, sk, kChunk, len);
+  __syncthreads();
+  mma_block<64, 64, 128, Lay::N, Lay::T>(sm.K, kLd128, sm.K, kLd128, sm.F1, kLdF64);  // K K^T
+  if (tid < kChunk) {
+    sm.sk[tid] = sm.B[tid] * __expf(sm.G[tid]);
+    sm.sv[tid] = sm.B[tid];
+    if (tid < len) Gc[static_cast<long>(t0 + tid) * s.v_heads + hv] = sm.G[tid];
+  }
+  __syncthreads();
+  for (int i = tid; i < kChunk * kChunk; i += kThreads) {  // A = diag(beta) (K K^T * e^(G_r - G_s)), s < r
+    const int r = i / kChunk, q = i % kChunk;
+    float& a = sm.F1[r * kLdF64 + q];
+    a = q < r ? sm.B[r] * __expf(sm.G[r] - sm.G[q]) * a : 0.f;
+  }
+  __syncthreads();
+  invert_unit_lower(sm.F1, sm.Tf, sm.tmp);
+  for (int i = tid; i < kChunk * kChunk; i += kThreads) {
+    const int r = i / kChunk, q = i % kChunk;
+    const bf16 x = __float2bfloat16(sm.Tf[r * kLdF64 + q]);
+    sm.Tb[r * kLd64 + q] = x;
+    if (T && r < len) T[(static_cast<long>(t0 + r) * s.v_heads + hv) * kChunk + q] = x;
+  }
+  load_rows128_scaled(sm.K, k + static_cast<long>(t0) * sk + hk * kHeadDim, sk, kChunk, len, sm.sk);
+  __syncthreads();
+  mma_block<64, 128, 64, Lay::N, Lay::N>(sm.Tb, kLd64, sm.K, kLd128, sm.F3, kLdF128);  // W
+  __syncthreads();
+  for (int i = tid; i < len * kHeadDim; i += kThreads) {
+    const int r = i / kHeadDim, q = i % kHeadDim;
+    W[(static_cast<long>(t0 + r) * s.v_heads + hv) * kHeadDim + q] = __float2bfloat16(sm.F3[r * kLdF128 + q]);
+  }
+  load_rows128_scaled(sm.K, v + static_cast<long>(t0) * sv + hv * kHeadDim, sv, kChunk, len, sm.sv);
+  __syncthreads();
+  mma_block<64, 128, 64, Lay::N, Lay::N>(sm.Tb, kLd64, sm.K, kLd128, sm.F3, kLdF128);  // U0
+  __syncthreads();
+  for (int i = tid; i < len * kHeadDim; i += kThreads) {
+    const int r = i / kHeadDim, q = i % kHeadDim;
+    U0[(static_cast<long>(t0 + r) * s.v_heads + hv) * kHeadDim + q] = __float2bfloat16(sm.F3[r * kLdF128 + q]);
+  }
+}
+
+struct StateSmem {
+  float Sf[kHeadDim * kLdF32];
+  float F2[kHeadDim * kLdF32];
+  float F[kChunk * kLdF32];
+  bf16 Sb[kHeadDim * kLd32];
+  bf16 Ws[kChunk * kLd128];
+  bf16 Ks[kChunk * kLd128];  // Khat = diag(e^(G_C - G)) K
+  bf16 Ub[kChunk * kLd32];
+  bf16 U0s[kChunk * kLd32];
+  float G[kChunk];
+};
+
+/// One chunk's inputs of the state scan, loaded into registers one chunk ahead (hides the global latency).
+struct StatePrefetch {
+  uint4 w[4], k[4], u0;
+  float gk[4], glast, g;
+};
+
+__device__ __forceinline__ uint4 ld16(const bf16* p) { return *reinterpret_cast<const uint4*>(p); }
+
+__device__ __forceinline__ void state_fetch(StatePrefetch& p, const Shape& s, const DeviceChunkTable& ct, int c,
+                                            int hv, int hk, int vb, const bf16* k, const float* Gc, const bf16* W,
+                                            const bf16* U0) {
+  const int tid = threadIdx.x, t0 = ct.chunk_start[c], len = ct.chunk_len[c];
+  const long sk = static_cast<long>(s.k_heads) * kHeadDim, sv = static_cast<long>(s.v_heads) * kHeadDim;
+  const float* gc = Gc + static_cast<long>(t0) * s.v_heads + hv;
+  p.glast = gc[static_cast<long>(len - 1) * s.v_heads];
+  const int col = (tid % 16) * 8;
+#pragma unroll
+  for (int m = 0; m < 4; ++m) {
+    const int r = tid / 16 + 16 * m;
+    const bool ok = r < len;
+    p.w[m] = ok ? ld16(W + (static_cast<long>(t0 + r)) * sv + hv * kHeadDim + col) : make_uint4(0, 0, 0, 0);
+    p.k[m] = ok ? ld16(k + (static_cast<long>(t0 + r)) * sk + hk * kHeadDim + col) : make_uint4(0, 0, 0, 0);
+    p.gk[m] = ok ? gc[static_cast<long>(r) * s.v_heads] : 0.f;
+  }
+  const int ru = tid / 4;
+  p.u0 = ru < len ? ld16(U0 + static_cast<long>(t0 + ru) * sv + hv * kHeadDim + vb + (tid % 4) * 8)
+                  : make_uint4(0, 0, 0, 0);
+  p.g = tid < kChunk ? gc[static_cast<long>(tid < len ? tid : len - 1) * s.v_heads] : 0.f;
+}
+
+__device__ __forceinline__ void state_commit(const StatePrefetch& p, StateSmem& sm) {
+  const int tid = threadIdx.x, col = (tid % 16) * 8;
+#pragma unroll
+  for (int m = 0; m < 4; ++m) {
+    const int r = tid / 16 + 16 * m;
+    *reinterpret_cast<uint4*>(sm.Ws + r * kLd128 + col) = p.w[m];
+    uint4 x = p.k[m];
+    bf16* e = reinterpret_cast<bf16*>(&x);
+    const float f = __expf(p.glast - p.gk[m]);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) e[j] = __float2bfloat16(__bfloat162float(e[j]) * f);
+    *reinterpret_cast<uint4*>(sm.Ks + r * kLd128 + col) = x;
+  }
+  *reinterpret_cast<uint4*>(sm.U0s + (tid / 4) * kLd32 + (tid % 4) * 8) = p.u0;
+  if (tid < kChunk) sm.G[tid] = p.g;
+}
+
+__global__ void __launch_bounds__(kThreads) state_kernel(Shape s, DeviceChunkTable ct, const bf16* k, const float* Gc,
+                                                         const bf16* W, const bf16* U0, const float* h0, bf16* h,
+                                                         bf16* vnew, float* ht) {
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  StateSmem& sm = *reinterpret_cast<StateSmem*>(smem_raw);
+  const int vb = blockIdx.x * kBV, hv = blockIdx.y, n = blockIdx.z, tid = threadIdx.x;
+  const int hk = hv / (s.v_heads / s.k_heads);
+  const long state_off = (static_cast<long>(n) * s.v_heads + hv) * kHeadDim * kHeadDim;
+  for (int i = tid; i < kHeadDim * kBV; i += kThreads) {
+    const int r = i / kBV, j = i % kBV;
+    const float x = h0 ? h0[state_off + r * kHeadDim + vb + j] : 0.f;
+    sm.Sf[r * kLdF32 + j] = x;
+    sm.Sb[r * kLd32 + j] = __float2bfloat16(x);
+  }
+  const int c0 = ct.row_first_chunk[n], c1 = ct.row_first_chunk[n + 1];
+  StatePrefetch pf;
+  if (c0 < c1) state_fetch(pf, s, ct, c0, hv, hk, vb, k, Gc, W, U0);
+  for (int c = c0; c < c1; ++c) {
+    const int t0 = ct.chunk_start[c], len = ct.chunk_len[c];
+    state_commit(pf, sm);
+    if (h)
+      for (int i = tid; i < kHeadDim * kBV; i += kThreads) {
+        const int r = i / kBV, j = i % kBV;
+        h[(static_cast<long>(c) * s.v_heads + hv) * kHeadDim * kHeadDim + r * kHeadDim + vb + j] = sm.Sb[r * kLd32 + j];
+      }
+    __syncthreads();
+    if (c + 1 < c1) state_fetch(pf, s, ct, c + 1, hv, hk, vb, k, Gc, W, U0);
+    mma_block<64, 32, 128, Lay::N, Lay::N>(sm.Ws, kLd128, sm.Sb, kLd32, sm.F, kLdF32);  // W S
+    __syncthreads();
+    for (int i = tid; i < kChunk * kBV; i += kThreads) {
+      const int r = i / kBV, j = i % kBV;
+      float u = 0.f;
+      if (r < len) {
+        u = __bfloat162float(sm.U0s[r * kLd32 + j]) - sm.F[r * kLdF32 + j];
+        vnew[(static_cast<long>(t0 + r) * s.v_heads + hv) * kHeadDim + vb + j] = __float2bfloat16(u);
+      }
+      sm.Ub[r * kLd32 + j] = __float2bfloat16(u);
+    }
+    __syncthreads();
+    mma_block<128, 32, 64, Lay::T, Lay::N>(sm.Ks, kLd128, sm.Ub, kLd32, sm.F2, kLdF32);  // Khat^T U
+    __syncthreads();
+    const float decay = __expf(sm.G[kChunk - 1]);
+    for (int i = tid; i < kHeadDim * kBV; i += kThreads) {
+      const int r = i / kBV, j = i % kBV;
+      const float x = decay * sm.Sf[r * kLdF32 + j] + sm.F2[r * kLdF32 + j];
+      sm.Sf[r * kLdF32 + j] = x;
+      sm.Sb[r * kLd32 + j] = __float2bfloat16(x);
+    }
+    __syncthreads();
+  }
+  if (ht)
+    for (int i = tid; i < kHeadDim * kBV; i += kThreads) {
+      const int r = i / kBV, j = i % kBV;
+      ht[state_off + r * kHeadDim + vb + j] = sm.Sf[r * kLdF32 + j];
+    }
+}
+
+struct OutSmem {
+  bf16 Q[kChunk * kLd128];
+  bf16 KU[kChunk * kLd128];  // K, then U
+  bf16 S[kHeadDim * kLd128];
+  bf16 Mb[kChunk * kLd64];
+  float F3[kChunk * kLdF128];  // Q K^T (ld kLdF64), then the output
+  float G[kChunk];
+};
+
+__global__ void __launch_bounds__(kThreads) output_kernel(Shape s, DeviceChunkTable ct, const bf16* q, const bf16* k,
+                                                          const float* Gc, const bf16* vnew, const bf16* h, bf16* o) {
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  OutSmem& sm = *reinterpret_cast<OutSmem*>(smem_raw);
+  const int c = blockIdx.x, hv = blockIdx.y, hk = hv / (s.v_heads / s.k_heads), tid = threadIdx.x;
+  const int t0 = ct.chunk_start[c], len = ct.chunk_len[c];
+  const long sk = static_cast<long>(s.k_heads) * kHeadDim, sv = static_cast<long>(s.v_heads) * kHeadDim;
+  load_gates(sm.G, Gc + static_cast<long>(t0) * s.v_heads + hv, s.v_heads, len);
+  load_rows128(sm.Q, q + static_cast<long>(t0) * sk + hk * kHeadDim, sk, kChunk, len);
+  load_rows128(sm.KU, k + static_cast<long>(t0) * sk + hk * kHeadDim, sk, kChunk, len);
+  load_rows128(sm.S, h + (static_cast<long>(c) * s.v_heads + hv) * kHeadDim * kHeadDim, kHeadDim, kHeadDim, kHeadDim);
+  __syncthreads();
+  mma_block<64, 64, 128, Lay::N, Lay::T>(sm.Q, kLd128, sm.KU, kLd128, sm.F3, kLdF64);  // Q K^T
+  __syncthreads();
+  for (int i = tid; i < kChunk * kChunk; i += kThreads) {
+    const int r = i / kChunk, j = i % kChunk;
+    const float m = j <= r ? s.scale * __expf(sm.G[r] - sm.G[j]) * sm.F3[r * kLdF64 + j] : 0.f;
+    sm.Mb[r * kLd64 + j] = __float2bfloat16(m);
+  }
+  __syncthreads();
+  load_rows128(sm.KU, vnew + static_cast<long>(t0) * sv + hv * kHeadDim, sv, kChunk, len);
+  mma_block<64, 128, 128, Lay::N, Lay::N>(sm.Q, kLd128, sm.S, kLd128, sm.F3, kLdF128);  // Q S
+  __syncthreads();
+  for (int i = tid; i < kChunk * kHeadDim; i += kThreads) {
+    const int r = i / kHeadDim;
+    sm.F3[r * kLdF128 + i % kHeadDim] *= s.scale * __expf(sm.G[r]);
+  }
+  __syncthreads();
+  mma_block<64, 128, 64, Lay::N, Lay::N>(sm.Mb, kLd64, sm.KU, kLd128, sm.F3, kLdF128, true);  // + M U
+  __syncthreads();
+  for (int i = tid; i < len * kHeadDim; i += kThreads) {
+    const int r = i / kHeadDim, j = i % kHeadDim;
+    o[(static_cast<long>(t0 + r) * s.v_heads + hv) * kHeadDim + j] = __float2bfloat16(sm.F3[r * kLdF128 + j]);
+  }
+}
+
+template <class Smem, class Kernel>
+cudaError_t set_smem(Kernel kernel) {
+  static_assert(sizeof(Smem) <= 227 * 1024, "shared memory over the 227 KiB a Hopper block may use");
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(sizeof(Smem)));
+}
+
+}  // namespace
+
+cudaError_t launch_prep(const Shape& s, const DeviceChunkTable& ct, const bf16* k, const bf16* v, const float* g,
+                        const float* beta, float* Gc, bf16* T, bf16* W, bf16* U0, cudaStream_t stream) {
+  if (ct.chunks == 0) return cudaSuccess;
+  if (auto e = set_smem<PrepSmem>(prep_kernel)) return e;
+  prep_kernel<<<dim3(ct.chunks, s.v_heads), kThreads, sizeof(PrepSmem), stream>>>(s, ct, k, v, g, beta, Gc, T, W, U0);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_state(const Shape& s, const DeviceChunkTable& ct, const bf16* k, const float* Gc, const bf16* W,
+                         const bf16* U0, const float* h0, bf16* h, bf16* vnew, float* ht, cudaStream_t stream) {
+  if (auto e = set_smem<StateSmem>(state_kernel)) return e;
+  state_kernel<<<dim3(kHeadDim / kBV, s.v_heads, s.rows), kThreads, sizeof(StateSmem), stream>>>(s, ct, k, Gc, W, U0,
+                                                                                                h0, h, vnew, ht);
+  return cudaGetLastError();
+}
+
+}  // namespace detail
+
+cudaError_t forward(const Shape& s, const DeviceChunkTable& ct, const bf16* q, const bf16* k, const bf16* v,
+                    const float* g, const float* beta, const float* initial_state, bf16* o, float* final_state,
+                    void* workspace, cudaStream_t stream) {
+  using namespace detail;
+  Carver cv{static_cast<char*>(workspace)};
+  const ForwardBuffers b = carve_forward(cv, s, ct.chunks);
+  if (auto e = launch_prep(s, ct, k, v, g, beta, b.Gc, nullptr, b.W, b.U0, stream)) return e;
+  if (auto e = launch_state(s, ct, k, b.Gc, b.W, b.U0, initial_state, b.h, b.vnew, final_state, stream)) return e;
+  if (ct.chunks == 0) return cudaSuccess;
+  if (auto e = set_smem<OutSmem>(output_kernel)) return e;
+  output_kernel<<<dim3(ct.chunks, s.v_heads), kThreads, sizeof(OutSmem), stream>>>(s, ct, q, k, b.Gc, b.vnew, b.h, o);
+  return cudaGetLastError();
+}
+
+}  // namespace recipebench::gdn

@@ -1,0 +1,74 @@
+// Chunked gated delta rule on CUDA (chunk 64, head dims 128): the plain C++ API of gdn_forward.cu and
+// gdn_backward.cu. No torch here: the kernels compile with nvcc alone and gdn_check needs no libtorch.
+// The algorithm, what is stored and what is recomputed: docs/gdn-kernels.md.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace recipebench::gdn {
+
+inline constexpr int kChunk = 64;   ///< tokens per chunk
+inline constexpr int kHeadDim = 128;  ///< key and value head dim (both)
+
+/// Problem shape. Tokens of all rows are packed: row n is tokens cu_seqlens[n] .. cu_seqlens[n+1]-1 of the
+/// [total_tokens, heads, 128] tensors; the state starts afresh at each row. Value head h uses key head
+/// h / (v_heads / k_heads).
+struct Shape {
+  int total_tokens = 0;
+  int rows = 0;
+  int k_heads = 0;
+  int v_heads = 0;
+  float scale = 0.f;  ///< multiplies q (the caller passes 1/sqrt(128) for the usual scale)
+};
+
+/// The chunk table of a packed sequence (host side): for each chunk, its first token, its length (1..64) and its
+/// row; and for each row, the index of its first chunk (size rows + 1). Throws std::invalid_argument on offsets
+/// that are not non-decreasing from 0.
+struct ChunkTable {
+  std::vector<int> chunk_start, chunk_len, chunk_row, row_first_chunk;
+  int chunks() const { return static_cast<int>(chunk_start.size()); }
+};
+ChunkTable make_chunk_table(const std::vector<int64_t>& cu_seqlens);
+
+/// Device copy of a ChunkTable: four int arrays laid out back to back (see upload()).
+struct DeviceChunkTable {
+  const int* chunk_start = nullptr;
+  const int* chunk_len = nullptr;
+  const int* chunk_row = nullptr;
+  const int* row_first_chunk = nullptr;
+  int chunks = 0;
+};
+/// Ints needed to hold `t` on the device (3 * chunks + rows + 1).
+size_t chunk_table_ints(const ChunkTable& t);
+/// Packs `t` into host ints (layout of DeviceChunkTable over one buffer) for a copy to `device_ints`.
+std::vector<int> pack_chunk_table(const ChunkTable& t);
+DeviceChunkTable device_view(const ChunkTable& t, const int* device_ints);
+
+/// Workspace bytes for forward() / backward() of this shape (chunks = ChunkTable::chunks()).
+size_t forward_workspace_bytes(const Shape& s, int chunks);
+size_t backward_workspace_bytes(const Shape& s, int chunks);
+
+/// Forward. q, k: [N, Hk, 128] bf16; v: [N, Hv, 128] bf16; g (log decay, <= 0), beta: [N, Hv] fp32;
+/// initial_state: [rows, Hv, 128, 128] fp32 or null (zeros). Writes o: [N, Hv, 128] bf16 and, unless null,
+/// final_state: [rows, Hv, 128, 128] fp32. workspace: forward_workspace_bytes, 256-byte aligned.
+/// Returns the first launch error (cudaSuccess when all launched).
+cudaError_t forward(const Shape& s, const DeviceChunkTable& ct, const __nv_bfloat16* q, const __nv_bfloat16* k,
+                    const __nv_bfloat16* v, const float* g, const float* beta, const float* initial_state,
+                    __nv_bfloat16* o, float* final_state, void* workspace, cudaStream_t stream);
+
+/// Backward of forward() (recomputes the chunk states from the inputs). d_o: [N, Hv, 128] bf16;
+/// d_final_state: [rows, Hv, 128, 128] fp32 or null (zero). Writes dq, dk [N, Hk, 128] bf16 (summed over the value
+/// heads of each key head), dv [N, Hv, 128] bf16, dg, dbeta [N, Hv] fp32 and, unless null, d_initial_state
+/// [rows, Hv, 128, 128] fp32. Deterministic (no atomics). workspace: backward_workspace_bytes.
+cudaError_t backward(const Shape& s, const DeviceChunkTable& ct, const __nv_bfloat16* q, const __nv_bfloat16* k,
+                     const __nv_bfloat16* v, const float* g, const float* beta, const float* initial_state,
+                     const __nv_bfloat16* d_o, const float* d_final_state, __nv_bfloat16* dq, __nv_bfloat16* dk,
+                     __nv_bfloat16* dv, float* dg, float* dbeta, float* d_initial_state, void* workspace,
+                     cudaStream_t stream);
+
+}  // namespace recipebench::gdn
