@@ -215,7 +215,7 @@ TEST_CASE("rows file: a header declaring 2^57 rows is refused by size, without o
   // Field case run-report #6: RBROWS01, rows of 128 tokens, 2^57 rows: 2^57 x 128 x 5 wraps 64 bits.
   namespace fs = std::filesystem;
   const test::TempDir tmp("recipebench-rows-huge");
-  const std::string path = (tmp.path() / "r.bin").string();
+  const std::string path = (fs::path(tmp.path()) / "r.bin").string();
   auto write = [&](size_t body_rows) {
     std::string h("RBROWS01", 8);
     const uint32_t row_tokens = 128;
