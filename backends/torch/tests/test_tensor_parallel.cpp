@@ -195,7 +195,7 @@ TEST_CASE("the torch backend refuses the TP layouts it cannot run, with the reas
   }
   SECTION("a sequence not divisible by TP") {
     r.workload.row_tokens = 63;
-    CHECK_THROWS_WITH(backend->environment(r, o), Catch::Contains("row_tokens 63 is not divisible by TP = 2"));
+    CHECK_THROWS_WITH(backend->environment(r, o), Catch::Contains("63-token rows, not divisible by TP 2 under sequence parallel"));
   }
   SECTION("ETP absent (= TP)") {
     r.layout.etp.reset();

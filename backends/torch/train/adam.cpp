@@ -64,9 +64,10 @@ double MixedPrecisionAdam::squared_grad_norm() {
     for (auto& g : grads_) groups_.partial_sums->all_reduce_sum(g);
   double local = 0.0;
   if (!grads_.empty()) {
-    // One multi-tensor kernel for the per-tensor norms (one read of each gradient, no squared copy), their norm on
-    // the device, one host read at the end.
-    local = torch::stack(at::_foreach_norm(grads_, 2)).norm().item<double>();
+    std::vector<torch::Tensor> sq;
+    sq.reserve(grads_.size());
+    for (const auto& g : grads_) sq.push_back(g.pow(2).sum());
+    local = torch::stack(sq).sum().sqrt().item<double>();
   }
   return sum_of_squares(groups_.shards, local);
 }

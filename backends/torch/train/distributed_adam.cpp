@@ -68,7 +68,7 @@ double DistributedAdam::squared_grad_norm() {
   torch::NoGradGuard no_grad;
   if (groups_.partial_sums) groups_.partial_sums->all_reduce_sum(grad_flat_);
   group_.reduce_scatter_sum(grad_flat_, grad_shard_);
-  auto sq = grad_shard_.norm().to(torch::kFloat64).square().cpu();  // one read of the shard, no squared copy
+  auto sq = grad_shard_.pow(2).sum().to(torch::kFloat64).cpu();
   group_.all_reduce_sum(sq);
   return sum_of_squares(groups_.shards, std::sqrt(sq.item<double>()));
 }
