@@ -28,7 +28,7 @@ struct BadRecipe {
 // duplicate keys, the key of the mapping that lacks a missing required field, the mapping for layer_split and
 // the offending bound for result.window, the parser's position for malformed YAML, 1:1 for an empty file.
 const BadRecipe kBadRecipes[] = {
-    // Layout arithmetic (DESIGN.md section 5).
+    // Layout arithmetic (docs/layout-arithmetic.md).
     {"cp-not-dividing-row-tokens", 64, 7, "layout.cp", "divisible by 2 x CP = 6"},
     {"world-size-mismatch", 8, 10, "gpu.count", "TP x CP x DP x PP = 2 x 1 x 4 x 6 = 48 GPUs"},
     {"per-node-not-dividing-count", 9, 13, "gpu.per_node", "a divisor of gpu.count 48"},

@@ -73,7 +73,7 @@ ModelConfig qwen35(const char* name, int64_t hidden, int64_t layers, int64_t hea
 
 std::vector<ModelConfig> make_registry() {
   std::vector<ModelConfig> r;
-  // Widths from DESIGN.md section 6 (Hugging Face config.json of each Qwen3.5 MoE checkpoint).
+  // Widths from docs/model.md (Hugging Face config.json of each Qwen3.5 MoE checkpoint).
   r.push_back(qwen35("Qwen3.5-397B-A17B", 4096, 60, 32, 2, 16, 64, 512, 10, 1024));
   r.push_back(qwen35("Qwen3.5-122B-A10B", 3072, 48, 32, 2, 16, 64, 256, 8, 1024));
   r.push_back(qwen35("Qwen3.5-35B-A3B", 2048, 40, 16, 2, 16, 32, 256, 8, 512));

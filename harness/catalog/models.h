@@ -1,4 +1,4 @@
-// Model registry: the Qwen3.5 MoE text-model family (DESIGN.md section 6) and its parameter counts.
+// Model registry: the Qwen3.5 MoE text-model family (docs/model.md) and its parameter counts.
 #pragma once
 
 #include <cstdint>

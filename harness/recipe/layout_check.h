@@ -1,4 +1,4 @@
-// Layout arithmetic checks (DESIGN.md section 5), in one place, with messages that state the arithmetic.
+// Layout arithmetic checks (docs/layout-arithmetic.md), in one place, with messages that state the arithmetic.
 #pragma once
 
 #include <vector>
@@ -18,7 +18,7 @@ std::vector<int64_t> stage_layer_counts(int64_t num_layers, int pp, std::optiona
 /// first-fit up to max_tokens_per_gpu). 0 when a row does not fit.
 int64_t rows_per_microbatch(int64_t max_tokens_per_gpu, int64_t row_tokens);
 
-/// Every layout check of DESIGN.md section 5 that needs no result: world size, GPUs per node, expert grid
+/// Every layout check of docs/layout-arithmetic.md that needs no result: world size, GPUs per node, expert grid
 /// (EDP whole, experts divisible by EP), heads divisible by TP, sequence parallel rules, layer split and
 /// VPP (VPP > 1 needs PP >= 2), rows divisible by CP x TP under sequence parallel,
 /// microbatches per DP rank. `model` may be null (unknown model: model-dependent checks are skipped).

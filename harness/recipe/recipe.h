@@ -37,7 +37,7 @@ struct RecipeRecompute {
   int num_layers = 0;
 };
 
-/// Parallel layout. Degrees are >= 1; etp defaults to tp (DESIGN.md section 5).
+/// Parallel layout. Degrees are >= 1; etp defaults to tp (docs/layout-arithmetic.md).
 struct RecipeLayout {
   std::string label, summary, highlights;
   int tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1, dp = 1;

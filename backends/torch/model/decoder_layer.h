@@ -1,4 +1,4 @@
-// One Qwen3.5 MoE decoder layer (DESIGN.md section 6).
+// One Qwen3.5 MoE decoder layer (docs/model.md).
 #pragma once
 
 #include "catalog/models.h"

@@ -1,4 +1,4 @@
-// Gated (softmax) attention of the Qwen3.5 full-attention layers (DESIGN.md section 6).
+// Gated (softmax) attention of the Qwen3.5 full-attention layers (docs/model.md).
 #pragma once
 
 #include "catalog/models.h"

@@ -1,4 +1,4 @@
-// Gated DeltaNet mixer of the Qwen3.5 linear-attention layers (DESIGN.md section 6).
+// Gated DeltaNet mixer of the Qwen3.5 linear-attention layers (docs/model.md).
 #pragma once
 
 #include "catalog/models.h"

@@ -1,4 +1,4 @@
-// Sparse MoE block of Qwen3.5 (DESIGN.md section 6): softmax top-k router, routed SwiGLU experts stored as
+// Sparse MoE block of Qwen3.5 (docs/model.md): softmax top-k router, routed SwiGLU experts stored as
 // stacked weights, one sigmoid-gated shared SwiGLU expert.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The Qwen3.5 MoE text model (DESIGN.md section 6) and the SFT loss.
+// The Qwen3.5 MoE text model (docs/model.md) and the SFT loss.
 #pragma once
 
 #include "catalog/models.h"

@@ -1,4 +1,4 @@
-// RMSNorm variants of Qwen3.5 (DESIGN.md section 6).
+// RMSNorm variants of Qwen3.5 (docs/model.md).
 #pragma once
 
 #include <torch/nn/module.h>

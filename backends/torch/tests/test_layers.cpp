@@ -90,7 +90,7 @@ torch::Tensor out_tensor(const std::vector<std::vector<Vec>>& rows) {
   return t;
 }
 
-/// Gated attention of DESIGN.md section 6, token by token.
+/// Gated attention of docs/model.md, token by token.
 torch::Tensor attention_reference(GatedAttentionImpl& m, const ModelConfig& c, const torch::Tensor& x) {
   const int64_t B = x.size(0), S = x.size(1), H = c.num_attention_heads, KV = c.num_kv_heads, D = c.head_dim;
   const int64_t R = c.rope_dims;
@@ -145,7 +145,7 @@ torch::Tensor attention_reference(GatedAttentionImpl& m, const ModelConfig& c, c
   return out_tensor(out);
 }
 
-/// Gated DeltaNet of DESIGN.md section 6, token by token, with its own recurrence.
+/// Gated DeltaNet of docs/model.md, token by token, with its own recurrence.
 torch::Tensor gdn_reference(GatedDeltaNetImpl& m, const ModelConfig& c, const torch::Tensor& x) {
   const int64_t B = x.size(0), S = x.size(1), HK = c.linear_num_key_heads, HV = c.linear_num_value_heads;
   const int64_t DK = c.linear_key_head_dim, DV = c.linear_value_head_dim, K = c.linear_conv_kernel;
@@ -213,7 +213,7 @@ torch::Tensor gdn_reference(GatedDeltaNetImpl& m, const ModelConfig& c, const to
   return out_tensor(out);
 }
 
-/// Sparse MoE of DESIGN.md section 6, token by token. `used` counts the tokens routed to each expert.
+/// Sparse MoE of docs/model.md, token by token. `used` counts the tokens routed to each expert.
 torch::Tensor moe_reference(SparseMoeBlockImpl& m, const ModelConfig& c, const torch::Tensor& x,
                             std::vector<int>* used = nullptr) {
   const int64_t B = x.size(0), S = x.size(1), E = c.num_experts, I = c.expert_ffn;

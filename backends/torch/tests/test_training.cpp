@@ -46,7 +46,7 @@ TEST_CASE("learning rate: linear warm-up then cosine decay to min_lr", "[train][
 
 namespace {
 
-/// One AdamW step in float64 on the host: the reference of DESIGN.md section 7's component test.
+/// One AdamW step in float64 on the host: the reference of docs/correctness.md's component test.
 std::vector<double> reference_adam(const std::vector<double>& w, const std::vector<double>& g, const RecipeOptimizer& o,
                                    double lr, bool decay) {
   std::vector<double> out(w.size());
@@ -83,7 +83,7 @@ TEST_CASE("mixed-precision Adam matches an FP64 reference and a BF16-only update
   auto w32 = torch::randn({64, 128}) * 0.02;
   auto g = torch::randn({64, 128}) * 1e-2;
   // BF16 parameter + FP32 master: the master's update (~lr, far below bf16's resolution of the weights) must match
-  // the reference's update to a relative L2 error <= 1e-3 (DESIGN.md section 7).
+  // the reference's update to a relative L2 error <= 1e-3 (docs/correctness.md).
   auto p = w32.to(torch::kBFloat16).set_requires_grad(true);
   const auto w_old = to_vec(p.detach());  // the master starts from the bf16 value
   std::vector<double> w_ref_from_bf16 = reference_adam(w_old, to_vec(g), o, lr, true);
@@ -145,7 +145,7 @@ TEST_CASE("synthetic rows: exact supervised ratio, deterministic, learnable stru
 
 TEST_CASE("dynamic batching: first-fit packing within max_tokens_per_gpu, padded tokens counted", "[train][packing]") {
   using train::Microbatch;
-  // Full rows: max_tokens / row_tokens rows per microbatch (DESIGN.md section 5's fixed count).
+  // Full rows: max_tokens / row_tokens rows per microbatch (docs/layout-arithmetic.md's fixed count).
   CHECK(train::pack_first_fit({128, 128, 128, 128, 128, 128}, 256) ==
         std::vector<Microbatch>{{0, 1}, {2, 3}, {4, 5}});
   // Variable lengths, taken in order, each into the first microbatch that still holds it (rows x longest <= 256):
@@ -387,7 +387,7 @@ TEST_CASE("on CUDA, the fused AdamW step equals the per-tensor step", "[train][a
     const auto moved = (a - init[i].to(torch::kBFloat16).to(torch::kFloat64)).norm().item<double>();
     CHECK(moved > 1e-4);  // the weights did move
     // The fused kernel orders its fp32 operations differently: 3.9e-5 seen on an H200 (2026-11-29); the bound
-    // stays 10x inside DESIGN.md section 7's 1e-3 bound on the optimizer update.
+    // stays 10x inside docs/correctness.md's 1e-3 bound on the optimizer update.
     CHECK((a - b).norm().item<double>() / moved < 1e-4);
   }
 }

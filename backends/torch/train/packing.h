@@ -1,5 +1,6 @@
 // Dynamic batching: rows of different lengths packed first-fit into microbatches of at most max_tokens_per_gpu
-// tokens (DESIGN.md section 5). No libtorch here: rows are indices, the backend builds the tensors.
+// tokens (docs/layout-arithmetic.md, "Microbatches"). No libtorch here: rows are indices, the backend builds the
+// tensors.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +18,7 @@ int64_t padded_tokens(const Microbatch& mb, const std::vector<int64_t>& lengths)
 
 /// First-fit packing: rows are taken in order; each goes into the first microbatch that still holds it within
 /// `max_tokens` padded tokens ((rows + 1) x max(longest, length) <= max_tokens), else opens a new microbatch.
-/// With every row max_tokens / k tokens long this gives microbatches of k rows (DESIGN.md section 5's fixed
+/// With every row max_tokens / k tokens long this gives microbatches of k rows (docs/layout-arithmetic.md's fixed
 /// count). lengths: tokens of each row (> 0). Throws std::invalid_argument when a row is longer than max_tokens
 /// or a length is not positive.
 std::vector<Microbatch> pack_first_fit(const std::vector<int64_t>& lengths, int64_t max_tokens);
