@@ -19,11 +19,13 @@ const PAYLOADS = [
 // up); every other string, in the record and in the recipe document it embeds, gets a hostile value.
 const KEEP = new Set(['schema', 'status', 'settings.device', 'settings.backend', 'backend',
                       'recipe.document.model', 'recipe.document.gpu.type', 'recipe.document.workload.precision',
-                      'started_at', 'finished_at', 'settings.data.source']);
+                      'started_at', 'finished_at', 'settings.data.source', 'environment.build_type']);
+
+let keepAlso = new Set();
 
 function poison(value, at, counter) {
   if (typeof value === 'string') {
-    if (KEEP.has(at)) return value;
+    if (KEEP.has(at) || keepAlso.has(at)) return value;
     counter.n++;
     return PAYLOADS[counter.n % PAYLOADS.length] + ' @' + at;
   }
@@ -36,7 +38,7 @@ function poison(value, at, counter) {
   return value;
 }
 
-function hostileInputs(dir) {
+function hostileInputs(dir, keep) {
   freshDir(dir);
   const seed = fs.readFileSync(path.join(sourceDir, 'recipes/qwen3.5-397b-a17b/b200/attune-48gpu-tp2-pp6-ep8.yaml'), 'utf8');
   const recipe = seed
@@ -79,8 +81,22 @@ async function checkDom(page) {
 
 main('escape', async () => {
   const dir = path.join(outDir, 'escape');
-  const poisoned = hostileInputs(path.join(dir, 'inputs'));
-  const board = report([path.join(dir, 'inputs')], path.join(dir, 'report'));
+  // `report` validates records on the way in (schema patterns, enums): a hostile value it refuses, with the file and
+  // the field, is kept as it was and the record tried again, so what reaches the page is every string it accepts.
+  let poisoned = 0, board = null, refused = 0;
+  for (let attempt = 0; attempt < 40 && !board; ++attempt) {
+    poisoned = hostileInputs(path.join(dir, 'inputs'));
+    try {
+      board = report([path.join(dir, 'inputs')], path.join(dir, 'report'));
+    } catch (e) {
+      const fields = [...String(e.stderr).matchAll(/hostile-run\.json(?::\d+:\d+)?: error: ([^:]+):/g)].map((m) => m[1]);
+      check(fields.length > 0, 'a refusal names the file and the field:\n' + e.stderr);
+      for (const f of fields) keepAlso.add(f.replace(/\[\d+\]/g, ''));
+      refused += fields.length;
+    }
+  }
+  check(board !== null, 'the report accepted the record once the refused fields were kept');
+  check(poisoned >= 10, `${poisoned} hostile strings reached the page`);
   const entries = board.groups.flatMap((g) => g.entries);
   check(entries.length === 2, `both hostile inputs ranked (${entries.length}; unranked: ${board.unranked})`);
   const s = await openBrowser();
@@ -99,5 +115,5 @@ main('escape', async () => {
   } finally {
     await s.browser.close();
   }
-  return `${poisoned} hostile strings in a run record and markup in a recipe's author and notes rendered as text`;
+  return `${poisoned} hostile strings in a run record (${refused} refused at their field by report) and markup in a recipe's author and notes rendered as text`;
 });
