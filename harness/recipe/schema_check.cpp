@@ -142,6 +142,59 @@ SchemaChecker::SchemaChecker(Json schema) : schema_(std::move(schema)) {
 
 SchemaChecker::~SchemaChecker() = default;
 
+/// The expected text of a violation of `keyword` by `node_value` (`failed`: the schema that failed; `alternatives`:
+/// the schema holding a oneOf/anyOf list), in words; prefixes `found` with the value's type where that helps.
+static std::string describe_violation(const std::string& keyword, const Json& failed, Json& alternatives, Json& schema,
+                               const std::string& schema_ptr, const Json& node_value, const SourceNode* node,
+                               std::string& found) {
+  std::string expected;
+  if (keyword == "type") {
+    std::vector<std::string> types;
+    if (failed["type"].is_array())
+      for (const auto& t : failed["type"]) types.push_back(json_type_word(t.get<std::string>()));
+    else
+      types.push_back(json_type_word(failed["type"].get<std::string>()));
+    found = type_name(node_value) + " " + found;
+    expected = join(types, " or ");
+    const bool wants_string = std::find(types.begin(), types.end(), "string") != types.end();
+    if (wants_string && node && node->plain && (node_value.is_number() || node_value.is_boolean()))
+      expected = "a string: quote it ('" + node->text + "') so YAML does not read it as a " + type_name(node_value);
+  } else if (keyword == "enum") {
+    std::vector<std::string> options;
+    for (const auto& e : failed["enum"]) options.push_back(e.is_string() ? e.get<std::string>() : e.dump());
+    expected = "one of " + join(options, ", ");
+  } else if (keyword == "minimum") {
+    const bool excl = failed.value("exclusiveMinimum", false);
+    expected = std::string(excl ? "a value > " : "a value >= ") + failed["minimum"].dump();
+  } else if (keyword == "maximum") {
+    const bool excl = failed.value("exclusiveMaximum", false);
+    expected = std::string(excl ? "a value < " : "a value <= ") + failed["maximum"].dump();
+  } else if (keyword == "pattern") {
+    expected = failed.contains("description") ? sentence(failed["description"].get<std::string>())
+                                            : "text matching " + failed["pattern"].get<std::string>();
+  } else if (keyword == "minLength") {
+    expected = "at least " + failed["minLength"].dump() + " characters";
+  } else if (keyword == "minItems") {
+    expected = "at least " + failed["minItems"].dump() + " items";
+  } else if (keyword == "maxItems") {
+    expected = "at most " + failed["maxItems"].dump() + " items";
+  } else if (keyword == "multipleOf") {
+    expected = "a multiple of " + failed["multipleOf"].dump();
+  } else if (keyword == "oneOf" || keyword == "anyOf") {
+    std::vector<std::string> forms;
+    for (auto& alt : alternatives[keyword]) {
+      const Json& a = resolve_schema_ref(schema, alt);
+      forms.push_back(a.contains("type") ? (a["type"].is_string() ? json_type_word(a["type"].get<std::string>()) : a["type"].dump())
+                                         : a.value("description", "a schema"));
+    }
+    found = type_name(node_value) + " " + found;
+    expected = "one of these forms: " + join(forms, "; ");
+  } else {
+    expected = "a value satisfying '" + keyword + "' of the schema at " + schema_ptr;
+  }
+  return expected;
+}
+
 Diagnostics SchemaChecker::check(const SourceDoc& doc, size_t max_errors) const {
   Diagnostics out;
   Json value = doc.value;     // repaired as violations are reported
@@ -245,50 +298,8 @@ Diagnostics SchemaChecker::check(const SourceDoc& doc, size_t max_errors) const 
         }
       }
       const Json& failed = here_override ? *here_override : here_schema;
-      if (keyword == "type") {
-        std::vector<std::string> types;
-        if (failed["type"].is_array())
-          for (const auto& t : failed["type"]) types.push_back(json_type_word(t.get<std::string>()));
-        else
-          types.push_back(json_type_word(failed["type"].get<std::string>()));
-        found = type_name(node_value) + " " + found;
-        expected = join(types, " or ");
-        const bool wants_string = std::find(types.begin(), types.end(), "string") != types.end();
-        if (wants_string && node && node->plain && (node_value.is_number() || node_value.is_boolean()))
-          expected = "a string: quote it ('" + node->text + "') so YAML does not read it as a " + type_name(node_value);
-      } else if (keyword == "enum") {
-        std::vector<std::string> options;
-        for (const auto& e : failed["enum"]) options.push_back(e.is_string() ? e.get<std::string>() : e.dump());
-        expected = "one of " + join(options, ", ");
-      } else if (keyword == "minimum") {
-        const bool excl = failed.value("exclusiveMinimum", false);
-        expected = std::string(excl ? "a value > " : "a value >= ") + failed["minimum"].dump();
-      } else if (keyword == "maximum") {
-        const bool excl = failed.value("exclusiveMaximum", false);
-        expected = std::string(excl ? "a value < " : "a value <= ") + failed["maximum"].dump();
-      } else if (keyword == "pattern") {
-        expected = failed.contains("description") ? sentence(failed["description"].get<std::string>())
-                                                : "text matching " + failed["pattern"].get<std::string>();
-      } else if (keyword == "minLength") {
-        expected = "at least " + failed["minLength"].dump() + " characters";
-      } else if (keyword == "minItems") {
-        expected = "at least " + failed["minItems"].dump() + " items";
-      } else if (keyword == "maxItems") {
-        expected = "at most " + failed["maxItems"].dump() + " items";
-      } else if (keyword == "multipleOf") {
-        expected = "a multiple of " + failed["multipleOf"].dump();
-      } else if (keyword == "oneOf" || keyword == "anyOf") {
-        std::vector<std::string> forms;
-        for (auto& alt : (here_override ? *here_override : here_schema)[keyword]) {
-          const Json& a = resolve_schema_ref(schema, alt);
-          forms.push_back(a.contains("type") ? (a["type"].is_string() ? json_type_word(a["type"].get<std::string>()) : a["type"].dump())
-                                             : a.value("description", "a schema"));
-        }
-        found = type_name(node_value) + " " + found;
-        expected = "one of these forms: " + join(forms, "; ");
-      } else {
-        expected = "a value satisfying '" + keyword + "' of the schema at " + schema_ptr;
-      }
+      expected = describe_violation(keyword, failed, here_override ? *here_override : here_schema, schema, schema_ptr,
+                                    node_value, node, found);
       report(doc.at(doc_ptr, found, expected));
       if (!doc_ptr.empty()) {  // drop the offending node so the next round finds the next problem
         const auto slash = doc_ptr.rfind('/');
