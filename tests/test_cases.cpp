@@ -38,12 +38,14 @@ TEST_CASE("proxy-mfu-depth: a proxy recipe's N and MFU are those of the 4 layers
   const std::string full = case_path("proxy-mfu-depth/proxy4l-result-full-count.yaml");
   const auto errors = errors_of(full);
   REQUIRE(errors.size() == 2);
-  CHECK(errors[0] == full + ":46:8: error: result.mfu: 0.3372, expected 0.0861 = 6 x 752,328,704 (4-layer "
-                            "Qwen3.5-35B-A3B) x 18871.26 / 9.894e+14 (H200 dense BF16 FLOP/s), to the printed "
-                            "precision");
-  CHECK(errors[1] == full + ":48:12: error: result.active_params.count: 2,946,252,800, expected 752,328,704 active "
-                            "parameters of the 4-layer Qwen3.5-35B-A3B that ran (docs/metrics.md: N_active of the "
-                            "layers and widths that ran)");
+  CHECK(errors[0] == full +
+                         ":46:8: error: result.mfu: 0.3372, expected 0.0861 = 6 x 752,328,704 (4-layer "
+                         "Qwen3.5-35B-A3B) x 18871.26 / 9.894e+14 (H200 dense BF16 FLOP/s), to the printed "
+                         "precision");
+  CHECK(errors[1] == full +
+                         ":48:12: error: result.active_params.count: 2,946,252,800, expected 752,328,704 active "
+                         "parameters of the 4-layer Qwen3.5-35B-A3B that ran (docs/metrics.md: N_active of the "
+                         "layers and widths that ran)");
 }
 
 TEST_CASE("the leaderboard's MFU of a run is the run record's, from the N the record holds", "[cases][report]") {
@@ -79,14 +81,19 @@ TEST_CASE("the leaderboard's MFU of a run is the run record's, from the N the re
 TEST_CASE("sp-row-tokens-tp: rows not divisible by TP under sequence parallel fail validate at row_tokens", "[cases]") {
   const std::string tiny = case_path("sp-row-tokens-tp/tiny-tp2-row127.yaml");
   const std::string stage = case_path("sp-row-tokens-tp/stage-tp2-row8191.yaml");
-  const std::string tail = ", expected row_tokens divisible by TP = 2 (sequence parallel splits every row's sequence "
-                           "over the TP ranks)";
-  CHECK(errors_of(tiny) == std::vector<std::string>{
-                               tiny + ":16:15: error: workload.row_tokens: 127-token rows, not divisible by TP 2 "
-                                      "under sequence parallel" + tail});
-  CHECK(errors_of(stage) == std::vector<std::string>{
-                                stage + ":20:15: error: workload.row_tokens: 8191-token rows, not divisible by TP 2 "
-                                        "under sequence parallel" + tail});
+  const std::string tail =
+      ", expected row_tokens divisible by TP = 2 (sequence parallel splits every row's sequence "
+      "over the TP ranks)";
+  CHECK(errors_of(tiny) ==
+        std::vector<std::string>{tiny +
+                                 ":16:15: error: workload.row_tokens: 127-token rows, not divisible by TP 2 "
+                                 "under sequence parallel" +
+                                 tail});
+  CHECK(errors_of(stage) ==
+        std::vector<std::string>{stage +
+                                 ":20:15: error: workload.row_tokens: 8191-token rows, not divisible by TP 2 "
+                                 "under sequence parallel" +
+                                 tail});
 }
 
 TEST_CASE("yaml-merge-key: '<<: *defaults' is merged, and equals the recipe written out", "[cases][yaml]") {
@@ -118,8 +125,9 @@ TEST_CASE("single-step-window-cv: a one-step window is refused by validate as by
   CHECK(errors_of(f) == std::vector<std::string>{
                             f + ":92:3: error: result.window: window 19..19 holds 1 step, expected at least 2 (the "
                                 "step-time CV is a sample standard deviation: n - 1 >= 1)"});
-  CHECK(window_problem(StepWindow{19, 19}, 20) == "window 19..19 holds 1 step, expected at least 2 (the step-time CV "
-                                                  "is a sample standard deviation: n - 1 >= 1)");
+  CHECK(window_problem(StepWindow{19, 19}, 20) ==
+        "window 19..19 holds 1 step, expected at least 2 (the step-time CV "
+        "is a sample standard deviation: n - 1 >= 1)");
   CHECK(window_problem(StepWindow{18, 19}, 20).empty());
 }
 
@@ -132,8 +140,9 @@ TEST_CASE("fuzz inputs: every one ends in one located error, none crashes", "[ca
       {"fpe-tp.yaml", ":60:7: error: layout.tp: 4294967296, expected a value <= 32768"},
       {"narrow-tp.yaml", ":60:7: error: layout.tp: 4294967298, expected a value <= 32768"},
       {"e309.yaml", ":1:4: error: a: number 1e309 out of range, expected a number within +-1.8e308"},
-      {"alias-self.yaml", ":1:4: error: a[0]: a recursive alias (the value contains itself), expected an alias of a "
-                          "complete value"},
+      {"alias-self.yaml",
+       ":1:4: error: a[0]: a recursive alias (the value contains itself), expected an alias of a "
+       "complete value"},
       {"badutf8.yaml", ":1:9: error: byte 0xFF that is not UTF-8, expected UTF-8 text"},
   };
   for (const auto& c : cases) {
@@ -163,8 +172,10 @@ TEST_CASE("numbers beyond their type and control characters give located errors"
   CHECK_THROWS_WITH(parse_yaml("a: 9223372036854775808\n", "n.yaml"),
                     "n.yaml:1:4: error: a: integer 9223372036854775808 out of range, expected an integer within "
                     "+-9,223,372,036,854,775,807");
-  CHECK_THROWS_WITH(parse_yaml("a: 1\nb: x\x01y\n", "c.yaml"), Catch::StartsWith("c.yaml:2:5: error: control character 0x01"));
-  CHECK_THROWS_WITH(parse_yaml(std::string("a: 1\0\n", 6), "z.yaml"), Catch::StartsWith("z.yaml:1:5: error: control character 0x00"));
+  CHECK_THROWS_WITH(parse_yaml("a: 1\nb: x\x01y\n", "c.yaml"),
+                    Catch::StartsWith("c.yaml:2:5: error: control character 0x01"));
+  CHECK_THROWS_WITH(parse_yaml(std::string("a: 1\0\n", 6), "z.yaml"),
+                    Catch::StartsWith("z.yaml:1:5: error: control character 0x00"));
   // A value with an escaped newline cannot forge a second diagnostic line.
   std::string recipe = test::read_file(source_path("tests/data/dist/tiny-dp2.yaml"));
   const std::string model = "model: Qwen3.5-tiny";
@@ -191,8 +202,10 @@ TEST_CASE("hf-mlp-only-layers: a config.json field that changes the model is ref
   CHECK(count_params(m).active == 177408);
   CHECK(count_params(m).active == count_params(*find_model("Qwen3.5-tiny")).active);
   c["decoder_sparse_step"] = 2;
-  CHECK_THROWS_WITH(model_config_from_hf(c, "c.json", "x"), Catch::StartsWith("c.json: decoder_sparse_step: 2, expected 1"));
+  CHECK_THROWS_WITH(model_config_from_hf(c, "c.json", "x"),
+                    Catch::StartsWith("c.json: decoder_sparse_step: 2, expected 1"));
   c["decoder_sparse_step"] = 1;
   c["some_new_field"] = true;
-  CHECK_THROWS_WITH(model_config_from_hf(c, "c.json", "x"), Catch::StartsWith("c.json: some_new_field: true, expected no such field"));
+  CHECK_THROWS_WITH(model_config_from_hf(c, "c.json", "x"),
+                    Catch::StartsWith("c.json: some_new_field: true, expected no such field"));
 }

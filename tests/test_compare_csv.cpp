@@ -17,7 +17,8 @@ namespace {
 
 Leaderboard seed_board() {
   std::vector<Recipe> recipes;
-  for (const char* stem : {"attune-tp2-pp8-ep8-vpp2-mt16k", "attune-tp2-pp8-ep8-vpp2-mt8k", "attune-48gpu-tp2-pp6-ep8"}) {
+  for (const char* stem :
+       {"attune-tp2-pp8-ep8-vpp2-mt16k", "attune-tp2-pp8-ep8-vpp2-mt8k", "attune-48gpu-tp2-pp6-ep8"}) {
     ValidatedRecipe v = validate_recipe_file(test::seed_recipe(stem));
     REQUIRE(v.ok());
     recipes.push_back(*v.recipe);
@@ -40,9 +41,12 @@ std::vector<std::vector<std::string>> read_csv(const std::string& text) {
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') field += '"', ++i;
-      else if (c == '"') quoted = false;
-      else field += c;
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"')
+        field += '"', ++i;
+      else if (c == '"')
+        quoted = false;
+      else
+        field += c;
     } else if (c == '"') {
       REQUIRE(field.empty());  // a quote opens a field only at its start
       quoted = was_quoted = true;

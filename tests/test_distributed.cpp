@@ -14,8 +14,8 @@
 
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -29,9 +29,9 @@ namespace {
 struct Result {
   int exit_code = -1;
   double seconds = 0;
-  std::string output;                 ///< stdout and stderr together
+  std::string output;                   ///< stdout and stderr together
   std::vector<nlohmann::json> records;  ///< the run records written under the run's folder
-  std::vector<float> params;          ///< the final parameters (empty when not dumped)
+  std::vector<float> params;            ///< the final parameters (empty when not dumped)
 };
 
 std::string read_all(const fs::path& p) {
@@ -133,9 +133,9 @@ void check_parity(int dp, const std::string& fixture = "", double grad_norm_tol 
 /// the 60 s collective timeout, the failing rank's message is shown once, no run record is complete, and the
 /// steps before the failure ran (progress up to 2/5, none past it).
 void check_failure_stops_every_rank(const std::string& name, const std::string& fixture, int nproc, int fail_rank) {
-  const Result r = run(name, fixture, nproc,
-                       "RECIPEBENCH_DIST_TIMEOUT=60 RECIPEBENCH_FAIL_RANK=" + std::to_string(fail_rank) +
-                           " RECIPEBENCH_FAIL_STEP=2");
+  const Result r = run(
+      name, fixture, nproc,
+      "RECIPEBENCH_DIST_TIMEOUT=60 RECIPEBENCH_FAIL_RANK=" + std::to_string(fail_rank) + " RECIPEBENCH_FAIL_STEP=2");
   INFO(r.output);
   CHECK(r.exit_code != 0);
   CHECK(r.exit_code != 124);  // not stopped by the test's timeout
@@ -348,9 +348,10 @@ TEST_CASE("PP2 with VPP2 (interleaved 1F1B) on two CPU ranks reproduces the sing
   check_parity(2, "tiny-pp2-vpp2.yaml");
 }
 
-TEST_CASE("PP4 with VPP2 (interleaved 1F1B, 8 microbatches in two groups) on four CPU ranks reproduces the "
-          "single-rank run",
-          "[distributed][parity][pp]") {
+TEST_CASE(
+    "PP4 with VPP2 (interleaved 1F1B, 8 microbatches in two groups) on four CPU ranks reproduces the "
+    "single-rank run",
+    "[distributed][parity][pp]") {
   check_parity(4, "tiny-pp4-vpp2.yaml", 1e-4, "--layers 8", "tiny-dp1-batch16.yaml");
 }
 
@@ -392,9 +393,10 @@ TEST_CASE("a PP layout whose layers do not split over the stages is refused on e
   for (const auto& rec : r.records) CHECK(rec["status"] == "failed");
 }
 
-TEST_CASE("every dimension at once: TP2 (sequence parallel) PP2 EP2 DP2 on eight CPU ranks reproduces the single-rank "
-          "run",
-          "[distributed][parity][tp][pp][ep]") {
+TEST_CASE(
+    "every dimension at once: TP2 (sequence parallel) PP2 EP2 DP2 on eight CPU ranks reproduces the single-rank "
+    "run",
+    "[distributed][parity][tp][pp][ep]") {
   check_parity(8, "tiny-tp2-pp2-ep2-dp2.yaml", kTpGradNormTol);
 }
 
@@ -403,15 +405,17 @@ TEST_CASE("TP2 (sequence parallel) with PP2 VPP2 (interleaved 1F1B) on four CPU 
   check_parity(4, "tiny-tp2-pp2-vpp2.yaml", kTpGradNormTol);
 }
 
-TEST_CASE("dynamic batching under the interleaved schedule: PP2 VPP2 on rows of 40 to 128 tokens reproduces the "
-          "single-rank run",
-          "[distributed][parity][pp][packing]") {
+TEST_CASE(
+    "dynamic batching under the interleaved schedule: PP2 VPP2 on rows of 40 to 128 tokens reproduces the "
+    "single-rank run",
+    "[distributed][parity][pp][packing]") {
   check_parity(2, "tiny-pp2-vpp2-dynamic.yaml", 1e-4, "", "tiny-dp1-dynamic.yaml");
 }
 
-TEST_CASE("the same recipe and seed twice give bitwise-equal losses and gradient norms; another seed does not; "
-          "the record says whether the run was deterministic",
-          "[distributed][determinism]") {
+TEST_CASE(
+    "the same recipe and seed twice give bitwise-equal losses and gradient norms; another seed does not; "
+    "the record says whether the run was deterministic",
+    "[distributed][determinism]") {
   const Result a = run("repeat-a", "tiny-dp1.yaml", 0), b = run("repeat-b", "tiny-dp1.yaml", 0);
   const Result other = run("repeat-seed", "tiny-dp1.yaml", 0, "", "--seed 99 --deterministic false");
   REQUIRE(a.exit_code == 0);

@@ -85,7 +85,8 @@ int wait_for(const Proc& p, double limit = 240) {
 /// True when a process of group `pgid` is still there (zombies of orphans are reaped here: the test is a subreaper).
 bool group_left(pid_t pgid) {
   for (int i = 0; i < 200; ++i) {  // ranks of a killed launcher die with it (PR_SET_PDEATHSIG): give them 2 s
-    while (waitpid(-1, nullptr, WNOHANG) > 0) {}
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
     if (kill(-pgid, 0) != 0) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -136,8 +137,10 @@ FolderState inspect(const fs::path& dir) {
     try {
       const CheckedRunRecord c = check_run_record(read_json_file(e.path().string()), e.path().string());
       for (const auto& d : c.errors) UNSCOPED_INFO(d.to_string());
-      if (!c.ok()) ++s.invalid;
-      else if (c.record->status == "complete") ++s.complete;
+      if (!c.ok())
+        ++s.invalid;
+      else if (c.record->status == "complete")
+        ++s.complete;
       else {
         ++s.failed;
         s.failed_messages.push_back(c.record->error.value("message", std::string()));
@@ -172,8 +175,10 @@ std::vector<std::string> one_rank_run(const fs::path& out) {
   return {kBinary, "run", "--steps", "8", "--window", "2:7", "--out", out.string()};
 }
 std::vector<std::string> two_rank_run(const fs::path& out) {
-  return {kBinary, "run", std::string(RECIPEBENCH_SOURCE_DIR) + "/tests/data/dist/tiny-dp2.yaml", "--nproc", "2",
-          "--steps", "8", "--window", "2:7", "--out", out.string()};
+  return {kBinary,   "run",       std::string(RECIPEBENCH_SOURCE_DIR) + "/tests/data/dist/tiny-dp2.yaml",
+          "--nproc", "2",         "--steps",
+          "8",       "--window",  "2:7",
+          "--out",   out.string()};
 }
 
 /// Seconds a clean run of `args` takes (the range the random kill points are drawn from).
@@ -207,7 +212,8 @@ int faulted_run(const std::vector<std::string>& args, const fs::path& dir, int s
   ++tally().runs;
   ++(sig == SIGKILL ? tally().kill9 : tally().sigint);
   const FolderState s = inspect(dir / "out");
-  INFO(dir / "run.log" << ": signal " << sig << " after " << delay << " s, wait status " << status);
+  INFO(dir / "run.log"
+       << ": signal " << sig << " after " << delay << " s, wait status " << status);
   CHECK(s.invalid == 0);
   CHECK(s.temps == 0);
   CHECK(s.complete + s.failed <= 1);
@@ -278,14 +284,18 @@ TEST_CASE("fault injection: two-rank run, rank 0 or the launcher killed, SIGINT 
   }
 }
 
-TEST_CASE("fault injection: report killed at random points, then concurrent runs and reports in one folder", "[faults]") {
+TEST_CASE("fault injection: report killed at random points, then concurrent runs and reports in one folder",
+          "[faults]") {
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   const int trials = env_int("RECIPEBENCH_FAULT_TRIALS", 3);
   const fs::path dir = kOut / "report";
   fs::remove_all(dir);
   fs::create_directories(dir / "out");
-  const std::vector<std::string> report = {kBinary, "report", std::string(RECIPEBENCH_SOURCE_DIR) + "/recipes",
-                                           std::string(RECIPEBENCH_SOURCE_DIR) + "/reports/runs", "--out",
+  const std::vector<std::string> report = {kBinary,
+                                           "report",
+                                           std::string(RECIPEBENCH_SOURCE_DIR) + "/recipes",
+                                           std::string(RECIPEBENCH_SOURCE_DIR) + "/reports/runs",
+                                           "--out",
                                            (dir / "out").string()};
   Proc clean = spawn(report, dir / "report.log");
   REQUIRE(wait_for(clean) == 0);
@@ -298,8 +308,10 @@ TEST_CASE("fault injection: report killed at random points, then concurrent runs
       std::ostringstream text_stream;
       text_stream << std::ifstream(f).rdbuf();
       const std::string text = text_stream.str();
-      if (f.extension() == ".json") CHECK(Json::parse(text, nullptr, false).is_object());
-      else CHECK(text.find("</html>") != std::string::npos);
+      if (f.extension() == ".json")
+        CHECK(Json::parse(text, nullptr, false).is_object());
+      else
+        CHECK(text.find("</html>") != std::string::npos);
     }
   };
   for (int i = 0; i < 3 * trials; ++i) {
@@ -317,7 +329,8 @@ TEST_CASE("fault injection: report killed at random points, then concurrent runs
   leaderboard_valid();
   // Concurrent: three runs and three reports into the same folders at once.
   std::vector<Proc> procs;
-  for (int i = 0; i < 3; ++i) procs.push_back(spawn(one_rank_run(dir / "runs"), dir / ("run-" + std::to_string(i) + ".log")));
+  for (int i = 0; i < 3; ++i)
+    procs.push_back(spawn(one_rank_run(dir / "runs"), dir / ("run-" + std::to_string(i) + ".log")));
   for (int i = 0; i < 3; ++i) procs.push_back(spawn(report, dir / ("report-" + std::to_string(i) + ".log")));
   for (const Proc& p : procs) CHECK(wait_for(p) == 0);
   tally().runs += 3;

@@ -25,8 +25,13 @@ TEST_CASE("rank environment: none set is one rank", "[launch]") {
 }
 
 TEST_CASE("rank environment: torchrun-style variables", "[launch]") {
-  const RankEnv e = from({{"RANK", "3"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"}, {"MASTER_ADDR", "node7"},
-                          {"MASTER_PORT", "29600"}, {"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "16"}});
+  const RankEnv e = from({{"RANK", "3"},
+                          {"WORLD_SIZE", "8"},
+                          {"LOCAL_RANK", "1"},
+                          {"MASTER_ADDR", "node7"},
+                          {"MASTER_PORT", "29600"},
+                          {"SLURM_PROCID", "5"},
+                          {"SLURM_NTASKS", "16"}});
   CHECK(e.source == "torchrun");  // torchrun's variables win over Slurm's
   CHECK(e.rank == 3);
   CHECK(e.world == 8);
@@ -36,8 +41,11 @@ TEST_CASE("rank environment: torchrun-style variables", "[launch]") {
 }
 
 TEST_CASE("rank environment: Slurm variables and the head node", "[launch]") {
-  const RankEnv e = from({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "16"}, {"SLURM_LOCALID", "1"},
-                          {"SLURM_STEP_NODELIST", "gpu[007-008]"}, {"SLURM_NODELIST", "other1"},
+  const RankEnv e = from({{"SLURM_PROCID", "5"},
+                          {"SLURM_NTASKS", "16"},
+                          {"SLURM_LOCALID", "1"},
+                          {"SLURM_STEP_NODELIST", "gpu[007-008]"},
+                          {"SLURM_NODELIST", "other1"},
                           {"SLURM_JOB_ID", "123456"}});
   CHECK(e.source == "slurm");
   CHECK(e.rank == 5);
@@ -45,7 +53,8 @@ TEST_CASE("rank environment: Slurm variables and the head node", "[launch]") {
   CHECK(e.local_rank == 1);
   CHECK(e.master_addr == "gpu007");
   CHECK(e.master_port == 29500 + 456);
-  const RankEnv f = from({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_NODELIST", "a1,a2"}, {"MASTER_PORT", "4000"}});
+  const RankEnv f =
+      from({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_NODELIST", "a1,a2"}, {"MASTER_PORT", "4000"}});
   CHECK(f.master_addr == "a1");
   CHECK(f.master_port == 4000);
 }
@@ -75,9 +84,9 @@ TEST_CASE("launcher: --nproc ranks that cannot fit the host are refused with the
   host.cores = 1024;
   CHECK(ranks_fit_problem(1000, host) ==
         "1000 ranks need at least 1000 x 256 MiB = 250.0 GiB of memory; this host has 21.0 GiB available");
-  CHECK(ranks_fit_problem(84, host).empty());   // 84 x 256 MiB = 21 GiB
+  CHECK(ranks_fit_problem(84, host).empty());  // 84 x 256 MiB = 21 GiB
   CHECK(!ranks_fit_problem(85, host).empty());
-  host.available_bytes = 0;                      // unknown: memory not checked
+  host.available_bytes = 0;  // unknown: memory not checked
   CHECK(ranks_fit_problem(1000, host).empty());
   const HostCapacity here = host_capacity();
   CHECK(here.cores >= 1);

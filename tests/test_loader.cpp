@@ -69,7 +69,8 @@ TEST_CASE("malformed, empty and non-mapping documents are located errors", "[loa
     parse_yaml("", "empty.yaml");
     FAIL("empty document accepted");
   } catch (const InputError& e) {
-    CHECK(e.diagnostic().to_string() == "empty.yaml:1:1: error: an empty file, expected a YAML mapping of recipe fields");
+    CHECK(e.diagnostic().to_string() ==
+          "empty.yaml:1:1: error: an empty file, expected a YAML mapping of recipe fields");
   }
   CHECK_THROWS_AS(parse_yaml("- 1\n- 2\n", "list.yaml"), InputError);
   CHECK_THROWS_AS(parse_yaml("a: 1\n---\nb: 2\n", "two.yaml"), InputError);

@@ -110,7 +110,8 @@ TEST_CASE("memory plan: no recompute and 65,536 tokens per GPU do not fit a B200
 
 TEST_CASE("memory plan: expert state sharded over EDP, as the layout implies, when EDP > 1", "[plan]") {
   // The 4-GPU DP4 proxy with EP 2: EDP = 4 / (ETP 1 x EP 2 x PP 1) = 2.
-  const ValidatedRecipe v = validate_recipe_file(test::source_path("recipes/qwen3.5-35b-a3b/h200/proxy4l-4gpu-dp4-bf16.yaml"));
+  const ValidatedRecipe v =
+      validate_recipe_file(test::source_path("recipes/qwen3.5-35b-a3b/h200/proxy4l-4gpu-dp4-bf16.yaml"));
   REQUIRE(v.ok());
   Recipe r = *v.recipe;
   r.layout.ep = 2;

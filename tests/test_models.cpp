@@ -62,14 +62,26 @@ Json qwen35_397b_hf_config() {
   Json types = Json::array();
   for (int i = 0; i < 60; ++i) types.push_back((i + 1) % 4 == 0 ? "full_attention" : "linear_attention");
   return Json{{"model_type", "qwen3_5_moe"},
-              {"text_config",
-               Json{{"vocab_size", 248320}, {"hidden_size", 4096}, {"num_hidden_layers", 60},
-                    {"num_attention_heads", 32}, {"num_key_value_heads", 2}, {"head_dim", 256},
-                    {"rms_norm_eps", 1e-6}, {"rope_parameters", Json{{"rope_theta", 10000000}}},
-                    {"partial_rotary_factor", 0.25}, {"linear_num_key_heads", 16}, {"linear_num_value_heads", 64},
-                    {"linear_key_head_dim", 128}, {"linear_value_head_dim", 128}, {"linear_conv_kernel_dim", 4},
-                    {"num_experts", 512}, {"num_experts_per_tok", 10}, {"moe_intermediate_size", 1024},
-                    {"shared_expert_intermediate_size", 1024}, {"mtp_num_hidden_layers", 1}, {"layer_types", types}}}};
+              {"text_config", Json{{"vocab_size", 248320},
+                                   {"hidden_size", 4096},
+                                   {"num_hidden_layers", 60},
+                                   {"num_attention_heads", 32},
+                                   {"num_key_value_heads", 2},
+                                   {"head_dim", 256},
+                                   {"rms_norm_eps", 1e-6},
+                                   {"rope_parameters", Json{{"rope_theta", 10000000}}},
+                                   {"partial_rotary_factor", 0.25},
+                                   {"linear_num_key_heads", 16},
+                                   {"linear_num_value_heads", 64},
+                                   {"linear_key_head_dim", 128},
+                                   {"linear_value_head_dim", 128},
+                                   {"linear_conv_kernel_dim", 4},
+                                   {"num_experts", 512},
+                                   {"num_experts_per_tok", 10},
+                                   {"moe_intermediate_size", 1024},
+                                   {"shared_expert_intermediate_size", 1024},
+                                   {"mtp_num_hidden_layers", 1},
+                                   {"layer_types", types}}}};
 }
 }  // namespace
 

@@ -27,7 +27,6 @@ std::vector<Recipe> seed_recipes() {
   return out;
 }
 
-
 }  // namespace
 
 TEST_CASE("the seed recipes rank as on the seed page", "[report]") {

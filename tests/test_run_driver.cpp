@@ -207,8 +207,8 @@ TEST_CASE("run driver: refusals start no backend", "[run_driver]") {
     RunRequest q = fake_request("recipebench-driver-refused");
     q.window = StepWindow{4, 6};
     CHECK(run_recipe(q, {&rec}).exit_code == kUsage);
-    CHECK(rec.calls == std::vector<std::string>{
-                           "message recipebench run: window 4..6 with 6 steps, expected 0 <= first <= last <= 5 (steps numbered from 0)"});
+    CHECK(rec.calls == std::vector<std::string>{"message recipebench run: window 4..6 with 6 steps, expected 0 <= "
+                                                "first <= last <= 5 (steps numbered from 0)"});
   }
   SECTION("an unknown backend: exit 2, naming the ones there are") {
     RunRequest q = fake_request("recipebench-driver-refused");

@@ -32,7 +32,8 @@ TEST_CASE("run guard: records started in the same second get their own names, an
   std::vector<std::thread> threads;
   std::vector<std::string> paths(8);
   for (int i = 0; i < 8; ++i)
-    threads.emplace_back([&, i] { paths[i] = write_new_record(dir.string(), "tiny", t, "{\"n\": " + std::to_string(i) + "}\n"); });
+    threads.emplace_back(
+        [&, i] { paths[i] = write_new_record(dir.string(), "tiny", t, "{\"n\": " + std::to_string(i) + "}\n"); });
   for (auto& th : threads) th.join();
   const std::set<std::string> unique(paths.begin(), paths.end());
   CHECK(unique.size() == 8);
@@ -54,8 +55,9 @@ TEST_CASE("run guard: --out is checked before the run", "[guard]") {
   CHECK(out_dir_problem((dir / "new" / "runs").string()).empty());  // created
   CHECK(fs::is_directory(dir / "new" / "runs"));
   std::ofstream(dir / "f") << "x";
-  CHECK(out_dir_problem((dir / "f").string()) == (dir / "f").string() + " is not a folder, expected a folder for run "
-                                                                       "records (--out)");
+  CHECK(out_dir_problem((dir / "f").string()) == (dir / "f").string() +
+                                                     " is not a folder, expected a folder for run "
+                                                     "records (--out)");
   CHECK_THAT(out_dir_problem((dir / "f" / "sub").string()), Catch::StartsWith("cannot create the folder"));
   CHECK(std::distance(fs::directory_iterator(dir / "new" / "runs"), fs::directory_iterator()) == 0);  // probe gone
 }

@@ -141,8 +141,9 @@ TEST_CASE("a record's figures are re-derived from its steps: a forged figure is 
 TEST_CASE("read_json_file is bounded: size, depth, regular files only, malformed JSON located", "[records]") {
   const std::string deep = temp_path("deep.json");
   write(deep, "{\"a\":\n" + std::string(100, '[') + std::string(100, ']') + "}");
-  CHECK_THROWS_WITH(read_json_file(deep), deep + ":2:64: error: nesting 65 deep, expected at most 64 levels of "
-                                                  "objects and arrays");
+  CHECK_THROWS_WITH(read_json_file(deep), deep +
+                                              ":2:64: error: nesting 65 deep, expected at most 64 levels of "
+                                              "objects and arrays");
   const std::string big = temp_path("big.json");
   write(big, std::string(2000, ' ') + "{}");
   JsonLimits small;
@@ -156,9 +157,10 @@ TEST_CASE("read_json_file is bounded: size, depth, regular files only, malformed
   const std::string bad = temp_path("bad.json");
   write(bad, "{\n  \"a\": 1,\n  \"b\": tru\n}");
   // Located where the parser stopped (after the bad literal); the parser shows the newline it read as <U+000A>.
-  CHECK_THROWS_WITH(read_json_file(bad), bad + ":3:11: error: malformed JSON (syntax error while parsing value - "
-                                               "invalid literal; last read: '\"b\": tru<U+000A>'), expected a run "
-                                               "record written by recipebench run");
+  CHECK_THROWS_WITH(read_json_file(bad), bad +
+                                             ":3:11: error: malformed JSON (syntax error while parsing value - "
+                                             "invalid literal; last read: '\"b\": tru<U+000A>'), expected a run "
+                                             "record written by recipebench run");
   std::filesystem::remove_all(std::filesystem::path(deep).parent_path());
 }
 
@@ -173,18 +175,21 @@ TEST_CASE("profile runs and builds that are not optimised are listed unranked wi
   failed.status = "failed";
   failed.metrics.reset();
   failed.error = Json{{"step", 3}, {"message", "interrupted (SIGINT) at step 3"}};
-  const Leaderboard board = build_leaderboard({}, {}, {{"a.json", base}, {"p.json", profiled}, {"d.json", debug}, {"f.json", failed}});
+  const Leaderboard board =
+      build_leaderboard({}, {}, {{"a.json", base}, {"p.json", profiled}, {"d.json", debug}, {"f.json", failed}});
   REQUIRE(board.groups.size() == 1);
   REQUIRE(board.groups[0].entries.size() == 1);
   CHECK(board.groups[0].entries[0].file == "a.json");
   REQUIRE(board.unranked.size() == 3);
   CHECK_THAT(board.unranked[0], Catch::StartsWith("p.json: not ranked: a --profile run"));
-  CHECK(board.unranked[1] == "d.json: not ranked: a Debug build (only optimised builds are ranked: CMake Release or "
-                             "RelWithDebInfo)");
+  CHECK(board.unranked[1] ==
+        "d.json: not ranked: a Debug build (only optimised builds are ranked: CMake Release or "
+        "RelWithDebInfo)");
   CHECK(board.unranked[2] == "f.json: run failed: interrupted (SIGINT) at step 3");
 }
 
-TEST_CASE("a proxy never shares a table with the full model: groups split by the layers that ran", "[records][report]") {
+TEST_CASE("a proxy never shares a table with the full model: groups split by the layers that ran",
+          "[records][report]") {
   RunRecord proxy = *check_run_record(load(kGpuRecord), kGpuRecord).record;
   RunRecord full = proxy;
   full.model_layers = 40;

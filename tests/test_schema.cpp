@@ -12,7 +12,6 @@ using namespace recipebench;
 
 namespace {
 
-
 Diagnostics check_text(const std::string& text) {
   static const SchemaChecker checker(recipe_schema());
   return checker.check(parse_yaml(text, "r.yaml"));
@@ -62,7 +61,8 @@ TEST_CASE("an unknown key suggests the close known key", "[schema]") {
   // Without a close match, the missing required field is reported at the top of the file.
   const Diagnostics d2 = check_text(replace(seed_text(), "layout:\n", "x-layout:\n"));
   REQUIRE(d2.size() == 1);
-  CHECK(d2[0].to_string() == "r.yaml:1:1: error: layout: missing required field 'layout', expected a value (the parallel layout)");
+  CHECK(d2[0].to_string() ==
+        "r.yaml:1:1: error: layout: missing required field 'layout', expected a value (the parallel layout)");
 }
 
 #include <cstdlib>
@@ -78,8 +78,8 @@ TEST_CASE("docs/recipe-format.md is generated from the schema and up to date", "
   INFO("docs/recipe-format.md is stale: run scripts/gen-docs");
   CHECK(test::read_file(path) == generated);
   // Every field the seeds use is documented, nested ones included.
-  for (const char* field : {"`layout.recompute.granularity`", "`result.active_params.count`",
-                            "`correctness.convergence.correlation`", "`workload.dataset.build.supervised_token_ratio`",
-                            "`correctness.component_tests[].detail`"})
+  for (const char* field :
+       {"`layout.recompute.granularity`", "`result.active_params.count`", "`correctness.convergence.correlation`",
+        "`workload.dataset.build.supervised_token_ratio`", "`correctness.component_tests[].detail`"})
     CHECK(generated.find(field) != std::string::npos);
 }

@@ -13,7 +13,8 @@
 using namespace recipebench;
 
 TEST_CASE("the seed recipes validate with no error", "[seed]") {
-  for (const char* stem : {"attune-tp2-pp8-ep8-vpp2-mt16k", "attune-tp2-pp8-ep8-vpp2-mt8k", "attune-48gpu-tp2-pp6-ep8"}) {
+  for (const char* stem :
+       {"attune-tp2-pp8-ep8-vpp2-mt16k", "attune-tp2-pp8-ep8-vpp2-mt8k", "attune-48gpu-tp2-pp6-ep8"}) {
     const ValidatedRecipe v = validate_recipe_file(test::seed_recipe(stem));
     INFO(stem << (v.errors.empty() ? "" : ": " + v.errors[0].to_string()));
     CHECK(v.errors.empty());

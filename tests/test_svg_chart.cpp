@@ -9,7 +9,7 @@ using namespace recipebench::svg;
 TEST_CASE("ticks are round steps of 1, 2 or 5 covering the range", "[report][svg]") {
   CHECK(nice_ticks(0, 1232.53) == std::vector<double>{0, 500, 1000, 1500});
   CHECK(nice_ticks(0, 3.68) == std::vector<double>{0, 1, 2, 3, 4});  // 3.68 / 5 = 0.74: step 1
-  const auto t = nice_ticks(0, 2.4);  // 2.4 / 5 = 0.48: step 0.5 up to 2.5
+  const auto t = nice_ticks(0, 2.4);                                 // 2.4 / 5 = 0.48: step 0.5 up to 2.5
   REQUIRE(t.size() == 6);
   CHECK(t.front() == 0);
   CHECK(t.back() == Approx(2.5));
@@ -25,7 +25,8 @@ TEST_CASE("ticks are round steps of 1, 2 or 5 covering the range", "[report][svg
 }
 
 TEST_CASE("bars are as long as tokens/s/GPU on an axis from 0, best first", "[report][svg]") {
-  const std::vector<Bar> bars = {{"a", "TP2 PP8", 1, 1232.53}, {"b", "TP2 PP8 8k", 2, 1130.66}, {"c", "TP2 PP6", 3, 1075.5}};
+  const std::vector<Bar> bars = {
+      {"a", "TP2 PP8", 1, 1232.53}, {"b", "TP2 PP8 8k", 2, 1130.66}, {"c", "TP2 PP6", 3, 1075.5}};
   const BarLayout L = layout_bars(bars, 760);
   // Plot x from 230 to 690 px for 0..1500 tokens/s/GPU; rows of 24 px from y = 8, bars 16 px high.
   CHECK(L.frame.height == 8 + 3 * 24 + 44);

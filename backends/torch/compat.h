@@ -39,7 +39,8 @@ constexpr bool kHasGroupedMm = RECIPEBENCH_TORCH_HAS_GROUPED_MM != 0;
 inline bool sdpa_usable(const at::Tensor& q) { return kHasSdpa && q.is_cuda(); }
 
 /// Causal softmax attention with the default scale 1/sqrt(head_dim).
-/// q, k, v: [batch, heads, seq, head_dim], the same number of heads (GQA already expanded) -> [batch, heads, seq, head_dim].
+/// q, k, v: [batch, heads, seq, head_dim], the same number of heads (GQA already expanded) -> [batch, heads, seq,
+/// head_dim].
 inline at::Tensor sdpa_causal(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
 #if RECIPEBENCH_TORCH_HAS_SDPA
   return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0, /*is_causal=*/true);

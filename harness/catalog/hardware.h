@@ -8,23 +8,23 @@ namespace recipebench {
 
 /// One GPU model. Figures are vendor datasheet values, dense (never the 2x "with sparsity" figures).
 struct GpuSpec {
-  std::string name;                 ///< recipe spelling: "B200", "H200", "H100"
-  std::string full_name;            ///< e.g. "NVIDIA H100 SXM"
-  double peak_bf16_flops = 0;       ///< dense BF16 tensor-core peak, FLOP/s
-  double memory_bytes = 0;          ///< HBM capacity, bytes (1 GB = 1e9 bytes)
-  double memory_bandwidth = 0;      ///< HBM bandwidth, bytes/s
-  double nvlink_bandwidth = 0;      ///< NVLink bandwidth per GPU (both directions), bytes/s
-  std::string source;               ///< datasheet the figures come from
+  std::string name;             ///< recipe spelling: "B200", "H200", "H100"
+  std::string full_name;        ///< e.g. "NVIDIA H100 SXM"
+  double peak_bf16_flops = 0;   ///< dense BF16 tensor-core peak, FLOP/s
+  double memory_bytes = 0;      ///< HBM capacity, bytes (1 GB = 1e9 bytes)
+  double memory_bandwidth = 0;  ///< HBM bandwidth, bytes/s
+  double nvlink_bandwidth = 0;  ///< NVLink bandwidth per GPU (both directions), bytes/s
+  std::string source;           ///< datasheet the figures come from
 };
 
 /// One cloud instance type with its on-demand price.
 struct InstanceSpec {
-  std::string provider;             ///< "AWS"
-  std::string name;                 ///< "p6-b200.48xlarge"
-  std::string gpu;                  ///< GpuSpec::name
-  int gpus = 0;                     ///< GPUs per instance
-  double usd_per_hour = 0;          ///< on-demand price of the whole instance, $/hour
-  std::string source;               ///< where the price comes from
+  std::string provider;     ///< "AWS"
+  std::string name;         ///< "p6-b200.48xlarge"
+  std::string gpu;          ///< GpuSpec::name
+  int gpus = 0;             ///< GPUs per instance
+  double usd_per_hour = 0;  ///< on-demand price of the whole instance, $/hour
+  std::string source;       ///< where the price comes from
 
   /// $ per GPU-hour = instance price / GPUs per instance.
   double usd_per_gpu_hour() const { return usd_per_hour / gpus; }

@@ -11,7 +11,8 @@ namespace {
 
 class Reader {
  public:
-  Reader(const Json& obj, std::string file, std::string prefix) : obj_(obj), file_(std::move(file)), prefix_(std::move(prefix)) {}
+  Reader(const Json& obj, std::string file, std::string prefix)
+      : obj_(obj), file_(std::move(file)), prefix_(std::move(prefix)) {}
 
   [[noreturn]] void fail(const std::string& key, const std::string& found, const std::string& expected) const {
     throw std::invalid_argument(file_ + ": " + prefix_ + key + ": " + found + ", expected " + expected);
@@ -50,13 +51,13 @@ const std::set<std::string>& read_fields() {
   static const std::set<std::string> s = {
       "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
       "rms_norm_eps", "rope_theta", "rope_parameters", "partial_rotary_factor", "linear_num_key_heads",
-      "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim",
-      "num_experts", "num_experts_per_tok", "moe_intermediate_size", "shared_expert_intermediate_size",
-      "layer_types", "full_attention_interval", "mtp_num_hidden_layers", "model_type", "architectures",
+      "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim", "num_experts",
+      "num_experts_per_tok", "moe_intermediate_size", "shared_expert_intermediate_size", "layer_types",
+      "full_attention_interval", "mtp_num_hidden_layers", "model_type", "architectures",
       // Checked against the one value recipebench builds (check_refused):
-      "mlp_only_layers", "decoder_sparse_step", "attention_bias", "tie_word_embeddings", "hidden_act",
-      "norm_topk_prob", "rope_scaling", "attn_output_gate", "attention_dropout", "output_router_logits",
-      "use_sliding_window", "intermediate_size"};
+      "mlp_only_layers", "decoder_sparse_step", "attention_bias", "tie_word_embeddings", "hidden_act", "norm_topk_prob",
+      "rope_scaling", "attn_output_gate", "attention_dropout", "output_router_logits", "use_sliding_window",
+      "intermediate_size"};
   return s;
 }
 
@@ -78,12 +79,15 @@ void check_refused(const Reader& r) {
   const Json& c = r.obj();
   auto has = [&](const char* k) { return c.contains(k) && !c[k].is_null(); };
   auto must_equal = [&](const char* key, const Json& want, const std::string& why) {
-    if (has(key) && c[key] != want) r.fail(key, c[key].dump(), want.dump() + " (" + why + "; docs/hf-config-fields.md)");
+    if (has(key) && c[key] != want)
+      r.fail(key, c[key].dump(), want.dump() + " (" + why + "; docs/hf-config-fields.md)");
   };
   const std::string moe = "recipebench builds every decoder layer as a sparse MoE block";
   if (has("mlp_only_layers") && !(c["mlp_only_layers"].is_array() && c["mlp_only_layers"].empty()))
-    r.fail("mlp_only_layers", c["mlp_only_layers"].dump(), "[] (" + moe + "; dense MLP layers are not supported; "
-                                                           "docs/hf-config-fields.md)");
+    r.fail("mlp_only_layers", c["mlp_only_layers"].dump(),
+           "[] (" + moe +
+               "; dense MLP layers are not supported; "
+               "docs/hf-config-fields.md)");
   must_equal("decoder_sparse_step", 1, moe);
   must_equal("attention_bias", false, "the projections have no bias");
   must_equal("tie_word_embeddings", false, "the output layer is its own matrix");
@@ -93,18 +97,21 @@ void check_refused(const Reader& r) {
   must_equal("attention_dropout", 0, "no dropout in training");
   must_equal("output_router_logits", false, "no router auxiliary loss is trained");
   must_equal("use_sliding_window", false, "full attention spans the whole row");
-  if (has("rope_scaling")) r.fail("rope_scaling", c["rope_scaling"].dump(), "null (plain RoPE; docs/hf-config-fields.md)");
+  if (has("rope_scaling"))
+    r.fail("rope_scaling", c["rope_scaling"].dump(), "null (plain RoPE; docs/hf-config-fields.md)");
   if (has("rope_parameters") && c["rope_parameters"].is_object() && c["rope_parameters"].contains("rope_type") &&
       c["rope_parameters"]["rope_type"] != "default")
-    r.fail("rope_parameters.rope_type", c["rope_parameters"]["rope_type"].dump(), "\"default\" (plain RoPE; docs/hf-config-fields.md)");
+    r.fail("rope_parameters.rope_type", c["rope_parameters"]["rope_type"].dump(),
+           "\"default\" (plain RoPE; docs/hf-config-fields.md)");
 }
 
 /// Refuses fields recipebench does not know: a config field is read, checked, or known to be irrelevant.
 void check_known(const Reader& r) {
   for (const auto& [key, value] : r.obj().items())
     if (!read_fields().count(key) && !irrelevant_fields().count(key))
-      r.fail(key, value.dump().substr(0, 60), "no such field: recipebench knows the fields of docs/hf-config-fields.md "
-                                              "(a field that may change the model is never ignored)");
+      r.fail(key, value.dump().substr(0, 60),
+             "no such field: recipebench knows the fields of docs/hf-config-fields.md "
+             "(a field that may change the model is never ignored)");
 }
 
 }  // namespace
@@ -114,13 +121,15 @@ std::string model_name_from_hf(const Json& config) {
     if (config.contains("architectures") && config["architectures"].is_array() && !config["architectures"].empty() &&
         config["architectures"][0].is_string())
       return config["architectures"][0].get<std::string>();
-    if (config.contains("model_type") && config["model_type"].is_string()) return config["model_type"].get<std::string>();
+    if (config.contains("model_type") && config["model_type"].is_string())
+      return config["model_type"].get<std::string>();
   }
   return "model of a config.json";
 }
 
 ModelConfig model_config_from_hf(const Json& config, const std::string& file, const std::string& name) {
-  if (!config.is_object()) throw std::invalid_argument(file + ": a " + std::string(config.type_name()) + ", expected a JSON object");
+  if (!config.is_object())
+    throw std::invalid_argument(file + ": a " + std::string(config.type_name()) + ", expected a JSON object");
   const bool nested = config.contains("text_config") && config["text_config"].is_object();
   const Json& text = nested ? config["text_config"] : config;
   const Reader r(text, file, nested ? "text_config." : "");
@@ -128,7 +137,8 @@ ModelConfig model_config_from_hf(const Json& config, const std::string& file, co
   if (nested) {
     const Reader top(config, file, "");
     for (const auto& [key, value] : config.items())
-      if (!irrelevant_fields().count(key) && key != "architectures" && key != "model_type" && key != "tie_word_embeddings")
+      if (!irrelevant_fields().count(key) && key != "architectures" && key != "model_type" &&
+          key != "tie_word_embeddings")
         top.fail(key, value.dump().substr(0, 60), "no such field beside text_config (docs/hf-config-fields.md)");
     check_refused(top);
   }
@@ -153,7 +163,8 @@ ModelConfig model_config_from_hf(const Json& config, const std::string& file, co
   const double partial = r.number("partial_rotary_factor", 1.0, false);
   m.rope_dims = static_cast<int64_t>(partial * static_cast<double>(m.head_dim) + 0.5);
   if (m.rope_dims < 2 || m.rope_dims % 2 != 0 || m.rope_dims > m.head_dim)
-    r.fail("partial_rotary_factor", std::to_string(partial), "a fraction giving an even number of RoPE dims <= head_dim");
+    r.fail("partial_rotary_factor", std::to_string(partial),
+           "a fraction giving an even number of RoPE dims <= head_dim");
   m.linear_num_key_heads = r.integer("linear_num_key_heads");
   m.linear_num_value_heads = r.integer("linear_num_value_heads");
   m.linear_key_head_dim = r.integer("linear_key_head_dim");
@@ -164,7 +175,8 @@ ModelConfig model_config_from_hf(const Json& config, const std::string& file, co
   m.expert_ffn = r.integer("moe_intermediate_size");
   m.shared_expert_ffn = r.integer("shared_expert_intermediate_size");
   if (m.top_k > m.num_experts)
-    r.fail("num_experts_per_tok", std::to_string(m.top_k), "at most num_experts (" + std::to_string(m.num_experts) + ")");
+    r.fail("num_experts_per_tok", std::to_string(m.top_k),
+           "at most num_experts (" + std::to_string(m.num_experts) + ")");
   if (m.linear_num_value_heads % m.linear_num_key_heads != 0)
     r.fail("linear_num_value_heads", std::to_string(m.linear_num_value_heads),
            "a multiple of linear_num_key_heads (" + std::to_string(m.linear_num_key_heads) + ")");

@@ -46,8 +46,7 @@ ParamCounts count_params(const ModelConfig& m) {
   const int64_t n_gdn = m.num_linear_attention_layers();
   c.active = c.output_layer + m.num_layers * c.moe_layer_active + n_attn * c.attention_layer + n_gdn * c.gdn_layer;
   const int64_t layer_norms = 2 * h;  // input and post-attention RMSNorm
-  c.total = c.embedding + c.output_layer + h /* final norm */ +
-            m.num_layers * (c.moe_layer_total + layer_norms) +
+  c.total = c.embedding + c.output_layer + h /* final norm */ + m.num_layers * (c.moe_layer_total + layer_norms) +
             n_attn * (c.attention_layer + attention_norms) + n_gdn * (c.gdn_layer + gdn_scalars);
   return c;
 }

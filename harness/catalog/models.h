@@ -11,9 +11,9 @@ namespace recipebench {
 /// Layer i is full (gated) attention when (i + 1) % full_attention_interval == 0, otherwise Gated DeltaNet.
 /// Source: Hugging Face transformers `models/qwen3_5_moe` configuration and the model cards.
 struct ModelConfig {
-  std::string name;                 ///< registry name, e.g. "Qwen3.5-397B-A17B"
-  int64_t hidden_size = 0;          ///< d_model
-  int64_t num_layers = 0;           ///< decoder layers (MTP layer not included)
+  std::string name;         ///< registry name, e.g. "Qwen3.5-397B-A17B"
+  int64_t hidden_size = 0;  ///< d_model
+  int64_t num_layers = 0;   ///< decoder layers (MTP layer not included)
   int64_t full_attention_interval = 4;
   int64_t vocab_size = 248320;
   double rms_norm_eps = 1e-6;
@@ -21,7 +21,7 @@ struct ModelConfig {
   int64_t num_attention_heads = 0;
   int64_t num_kv_heads = 0;
   int64_t head_dim = 256;
-  int64_t rope_dims = 64;           ///< RoPE applied to the first rope_dims of head_dim
+  int64_t rope_dims = 64;  ///< RoPE applied to the first rope_dims of head_dim
   double rope_theta = 1e7;
   // Gated DeltaNet.
   int64_t linear_num_key_heads = 0;
@@ -33,9 +33,9 @@ struct ModelConfig {
   // Sparse MoE (every layer): routed SwiGLU experts + one sigmoid-gated shared SwiGLU expert.
   int64_t num_experts = 0;
   int64_t top_k = 0;
-  int64_t expert_ffn = 0;           ///< intermediate size of a routed expert
-  int64_t shared_expert_ffn = 0;    ///< intermediate size of the shared expert
-  int64_t mtp_layers = 1;           ///< multi-token-prediction layers in the checkpoint (not trained, not counted)
+  int64_t expert_ffn = 0;         ///< intermediate size of a routed expert
+  int64_t shared_expert_ffn = 0;  ///< intermediate size of the shared expert
+  int64_t mtp_layers = 1;         ///< multi-token-prediction layers in the checkpoint (not trained, not counted)
 
   /// True when decoder layer `i` (0-based) is full attention.
   bool is_full_attention(int64_t i) const { return (i + 1) % full_attention_interval == 0; }

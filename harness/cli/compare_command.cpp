@@ -39,8 +39,9 @@ std::optional<LeaderboardEntry> load_entry(const std::string& file, const Report
 }  // namespace
 
 void add_compare_command(CLI::App& app, std::function<int()>& run) {
-  auto* cmd = app.add_subcommand("compare", "Show two recipes or run records side by side: differing fields and "
-                                            "the ratios (B/A) of their figures");
+  auto* cmd = app.add_subcommand("compare",
+                                 "Show two recipes or run records side by side: differing fields and "
+                                 "the ratios (B/A) of their figures");
   struct Args {
     std::string a, b;
     std::optional<double> price;

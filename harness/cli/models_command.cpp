@@ -14,7 +14,8 @@
 namespace recipebench::cli {
 
 void add_models_command(CLI::App& app, std::function<int()>& run) {
-  auto* cmd = app.add_subcommand("models", "List the model registry (or a config.json's model): widths, experts and parameter counts");
+  auto* cmd = app.add_subcommand(
+      "models", "List the model registry (or a config.json's model): widths, experts and parameter counts");
   auto format = std::make_shared<std::string>("text");
   auto config = std::make_shared<std::string>();
   cmd->add_option("--format", *format, "Output format")->check(CLI::IsMember({"text", "json"}));
@@ -56,15 +57,17 @@ void add_models_command(CLI::App& app, std::function<int()>& run) {
                   "total params", "active params");
       for (const auto& m : models) {
         const ParamCounts c = count_params(m);
-        const std::string layers = std::to_string(m.num_layers) + " (" + std::to_string(m.num_linear_attention_layers()) +
-                                   "/" + std::to_string(m.num_full_attention_layers()) + ")";
+        const std::string layers = std::to_string(m.num_layers) + " (" +
+                                   std::to_string(m.num_linear_attention_layers()) + "/" +
+                                   std::to_string(m.num_full_attention_layers()) + ")";
         std::printf("%-20s %7lld %12s %8lld %6lld %20s %18s\n", m.name.c_str(), static_cast<long long>(m.hidden_size),
                     layers.c_str(), static_cast<long long>(m.num_experts), static_cast<long long>(m.top_k),
                     with_commas(c.total).c_str(), with_commas(c.active).c_str());
       }
-      std::printf("active: weight matrices a token passes through (top-k + shared experts, router, projections, conv,\n"
-                  "output layer), not the embedding, norms or per-head scalars (docs/metrics.md). total: all parameters\n"
-                  "without the MTP layer.\n");
+      std::printf(
+          "active: weight matrices a token passes through (top-k + shared experts, router, projections, conv,\n"
+          "output layer), not the embedding, norms or per-head scalars (docs/metrics.md). total: all parameters\n"
+          "without the MTP layer.\n");
       return kOk;
     };
   });

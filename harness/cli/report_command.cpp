@@ -1,6 +1,6 @@
 // `recipebench report PATH... --out DIR [--usd-per-gpu-hour X]`
-#include <CLI/CLI.hpp>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <ctime>
 #include <filesystem>
@@ -11,18 +11,15 @@
 #include "option_checks.h"
 #include "recipe/validate.h"
 #include "report/leaderboard.h"
-#include "run/run_record_check.h"
 #include "report/leaderboard_csv.h"
+#include "run/run_record_check.h"
 #include "util/atomic_file.h"
 #include "util/dir_lock.h"
 #include "util/host.h"
 
 namespace recipebench::cli {
 
-namespace {
-
-
-}  // namespace
+namespace {}  // namespace
 
 /// Reads and checks one JSON input (run/run_record_check.h); a checked record is appended to `runs`. An earlier
 /// report's leaderboard.json is skipped. Prints each problem as `file: error: <field path>: ...`; false when
@@ -38,8 +35,14 @@ bool add_run_record(const std::string& file, std::vector<RunRecordInput>& runs) 
   const Json& schema = doc.is_object() && doc.contains("schema") ? doc["schema"] : Json();
   if (schema == "recipebench-leaderboard/1") return true;  // an earlier report's output, not an input
   if (schema != "recipebench-run-record/1") {
-    std::cerr << Diagnostic{file, 0, 0, "schema", schema.is_null() ? "missing" : schema.dump(),
-                            "\"recipebench-run-record/1\" (a run record)"}.to_string() << "\n";
+    std::cerr << Diagnostic{file,
+                            0,
+                            0,
+                            "schema",
+                            schema.is_null() ? "missing" : schema.dump(),
+                            "\"recipebench-run-record/1\" (a run record)"}
+                     .to_string()
+              << "\n";
     return false;
   }
   CheckedRunRecord checked = check_run_record(doc, file);
@@ -50,7 +53,8 @@ bool add_run_record(const std::string& file, std::vector<RunRecordInput>& runs) 
 }
 
 void add_report_command(CLI::App& app, std::function<int()>& run) {
-  auto* cmd = app.add_subcommand("report", "Rank recipes into DIR/leaderboard.json, DIR/leaderboard.html and DIR/leaderboard.csv");
+  auto* cmd = app.add_subcommand(
+      "report", "Rank recipes into DIR/leaderboard.json, DIR/leaderboard.html and DIR/leaderboard.csv");
   struct Args {
     std::vector<std::string> paths;
     std::string out;
@@ -87,8 +91,10 @@ void add_report_command(CLI::App& app, std::function<int()>& run) {
         }
         ValidatedRecipe v = validate_recipe_file(f);
         for (const auto& d : v.errors) std::cerr << d.to_string() << "\n";
-        if (!v.ok()) ++failed;
-        else recipes.push_back(std::move(*v.recipe));
+        if (!v.ok())
+          ++failed;
+        else
+          recipes.push_back(std::move(*v.recipe));
       }
       if (failed) {
         std::cerr << "recipebench report: " << failed << " input" << (failed == 1 ? "" : "s")
@@ -108,9 +114,10 @@ void add_report_command(CLI::App& app, std::function<int()>& run) {
         // a killed report (util/dir_lock.h). Both files change together: a failure leaves the previous pair
         // (util/atomic_file.h).
         const DirectoryLock lock(a->out);
-        if (const int n = remove_leftover_temp_files(a->out, {"leaderboard.json", "leaderboard.html", "leaderboard.csv"}))
-          std::cerr << "recipebench report: removed " << n << " temporary file" << (n == 1 ? "" : "s")
-                    << " left in " << a->out << " by an interrupted report\n";
+        if (const int n =
+                remove_leftover_temp_files(a->out, {"leaderboard.json", "leaderboard.html", "leaderboard.csv"}))
+          std::cerr << "recipebench report: removed " << n << " temporary file" << (n == 1 ? "" : "s") << " left in "
+                    << a->out << " by an interrupted report\n";
         const std::string csv_path = (std::filesystem::path(a->out) / "leaderboard.csv").string();
         write_files_atomically({{json_path, leaderboard_to_json(board).dump(2) + "\n"},
                                 {html_path, leaderboard_to_html(board)},

@@ -60,8 +60,11 @@ void add_validate_command(CLI::App& app, std::function<int()>& run) {
                                   " failed (" + std::to_string(errors) + " error" + (errors == 1 ? "" : "s") + ")";
       if (*format == "json") {
         std::cout << Json{{"files", report},
-                          {"summary", Json{{"recipes", files.size()}, {"passed", files.size() - failed},
-                                           {"failed", failed}, {"errors", errors}, {"text", summary}}}}
+                          {"summary", Json{{"recipes", files.size()},
+                                           {"passed", files.size() - failed},
+                                           {"failed", failed},
+                                           {"errors", errors},
+                                           {"text", summary}}}}
                          .dump(2)
                   << "\n";
       } else {

@@ -39,8 +39,8 @@ RankMap build_rank_map(const Recipe& r, const ModelConfig& model) {
   m.ep = L.ep;
   m.per_node = r.gpu.per_node > 0 ? r.gpu.per_node : m.world;
   if (m.world % (m.etp * m.ep * m.pp) != 0)
-    throw std::invalid_argument("expert grid: world " + std::to_string(m.world) + " not divisible by ETP x EP x PP = " +
-                                std::to_string(m.etp * m.ep * m.pp));
+    throw std::invalid_argument("expert grid: world " + std::to_string(m.world) +
+                                " not divisible by ETP x EP x PP = " + std::to_string(m.etp * m.ep * m.pp));
   m.edp = m.world / (m.etp * m.ep * m.pp);
   m.stage_layers = stage_layer_counts(model.num_layers, L.pp, L.first_stage_layers, L.last_stage_layers);
   if (m.stage_layers.empty()) throw std::invalid_argument(layer_split_problem(model.num_layers, L));
@@ -88,9 +88,10 @@ RankMap build_rank_map(const Recipe& r, const ModelConfig& model) {
 std::string format_rank_map(const RankMap& m) {
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line,
-                "world %d = TP %d x CP %d x DP %d x PP %d; experts: ETP %d x EP %d x EDP %d x PP %d; VPP %d; %d per node\n",
-                m.world, m.tp, m.cp, m.dp, m.pp, m.etp, m.ep, m.edp, m.pp, m.vpp, m.per_node);
+  std::snprintf(
+      line, sizeof line,
+      "world %d = TP %d x CP %d x DP %d x PP %d; experts: ETP %d x EP %d x EDP %d x PP %d; VPP %d; %d per node\n",
+      m.world, m.tp, m.cp, m.dp, m.pp, m.etp, m.ep, m.edp, m.pp, m.vpp, m.per_node);
   out += line;
   std::string split;
   for (size_t i = 0; i < m.stage_layers.size(); ++i) split += (i ? ", " : "") + std::to_string(m.stage_layers[i]);

@@ -34,7 +34,7 @@ struct RankMap {
   int world = 0, tp = 1, cp = 1, dp = 1, pp = 1, vpp = 1, etp = 1, ep = 1, edp = 1, per_node = 1;
   std::vector<int64_t> stage_layers;  ///< decoder layers per pipeline stage
   int64_t rows_per_microbatch = 0, microbatches = 0;
-  std::string schedule;               ///< "no pipeline", "1F1B", "interleaved 1F1B (VPP 2)"
+  std::string schedule;  ///< "no pipeline", "1F1B", "interleaved 1F1B (VPP 2)"
   std::vector<RankPlacement> ranks;
 };
 

@@ -34,11 +34,13 @@ DerivedFigures derive_figures(const Throughput& t, const FigureInputs& in) {
   else
     throw std::invalid_argument("derive_figures: neither a window nor a tokens/s/GPU figure");
   if (!(std::isfinite(f.tokens_per_s_per_gpu) && f.tokens_per_s_per_gpu > 0))
-    throw std::invalid_argument("tokens/s/GPU: " + std::to_string(f.tokens_per_s_per_gpu) + ", expected a finite number > 0");
+    throw std::invalid_argument("tokens/s/GPU: " + std::to_string(f.tokens_per_s_per_gpu) +
+                                ", expected a finite number > 0");
 
   if (in.active_params && in.peak_flops)
     f.mfu = mfu_6n(static_cast<double>(*in.active_params), f.tokens_per_s_per_gpu, *in.peak_flops);
-  if (in.usd_per_gpu_hour) f.usd_per_million_tokens = usd_per_million_tokens(*in.usd_per_gpu_hour, f.tokens_per_s_per_gpu);
+  if (in.usd_per_gpu_hour)
+    f.usd_per_million_tokens = usd_per_million_tokens(*in.usd_per_gpu_hour, f.tokens_per_s_per_gpu);
   if (in.wall_seconds) f.gpu_hours = gpu_hours(in.gpus, *in.wall_seconds);
   return f;
 }

@@ -31,10 +31,10 @@ struct FigureInputs {
 
 /// The derived figures; each is nullopt when an input it needs is unknown.
 struct DerivedFigures {
-  double tokens_per_s_per_gpu = 0;              ///< tokens/s per GPU
-  std::optional<double> mfu;                    ///< fraction (0.0861 = 8.61%)
-  std::optional<double> usd_per_million_tokens; ///< $
-  std::optional<double> gpu_hours;              ///< GPU-h
+  double tokens_per_s_per_gpu = 0;               ///< tokens/s per GPU
+  std::optional<double> mfu;                     ///< fraction (0.0861 = 8.61%)
+  std::optional<double> usd_per_million_tokens;  ///< $
+  std::optional<double> gpu_hours;               ///< GPU-h
 };
 
 /// Derives the figures of docs/metrics.md from a throughput and its inputs:

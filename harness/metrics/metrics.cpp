@@ -10,8 +10,8 @@ namespace recipebench {
 std::string window_problem(const StepWindow& w, int total_steps) {
   const std::string range = std::to_string(w.first) + ".." + std::to_string(w.last);
   if (!w.inside(total_steps))
-    return "window " + range + " with " + std::to_string(total_steps) + " steps, expected 0 <= first <= last <= " +
-           std::to_string(total_steps - 1) + " (steps numbered from 0)";
+    return "window " + range + " with " + std::to_string(total_steps) +
+           " steps, expected 0 <= first <= last <= " + std::to_string(total_steps - 1) + " (steps numbered from 0)";
   if (w.steps() < kMinWindowSteps)
     return "window " + range + " holds " + std::to_string(w.steps()) + " step, expected at least " +
            std::to_string(kMinWindowSteps) + " (the step-time CV is a sample standard deviation: n - 1 >= 1)";
@@ -62,7 +62,8 @@ WindowMetrics window_metrics(const std::vector<double>& step_seconds, const std:
   if (!window.inside(static_cast<int>(step_seconds.size())))
     throw std::invalid_argument("window " + std::to_string(window.first) + ".." + std::to_string(window.last) +
                                 " is not inside steps 0.." + std::to_string(static_cast<int>(step_seconds.size()) - 1));
-  if (window.steps() < kMinWindowSteps) throw std::invalid_argument(window_problem(window, static_cast<int>(step_seconds.size())));
+  if (window.steps() < kMinWindowSteps)
+    throw std::invalid_argument(window_problem(window, static_cast<int>(step_seconds.size())));
   WindowMetrics m;
   m.window = window;
   std::vector<double> t(step_seconds.begin() + window.first, step_seconds.begin() + window.last + 1);

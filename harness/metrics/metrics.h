@@ -54,9 +54,9 @@ double gpu_hours(int gpus, double wall_seconds);
 /// The window statistics of a run, from per-step samples (index = step number).
 struct WindowMetrics {
   StepWindow window;
-  int64_t tokens = 0;           ///< sum of tokens over the window
-  double seconds = 0;           ///< sum of step times over the window, s
-  double mean_step_seconds = 0; ///< mean step time over the window, s
+  int64_t tokens = 0;            ///< sum of tokens over the window
+  double seconds = 0;            ///< sum of step times over the window, s
+  double mean_step_seconds = 0;  ///< mean step time over the window, s
   double tokens_per_s_per_gpu = 0;
   double step_time_cv_percent = 0;
 };

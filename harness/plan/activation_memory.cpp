@@ -13,20 +13,21 @@ double rms_norm_bytes(double elements) { return 2 * kF32 * elements; }
 
 double gdn_activation_bytes(const ModelConfig& m, const MicrobatchShape& s) {
   const double T = static_cast<double>(s.tokens), p = s.param_bytes;
-  const double kd = static_cast<double>(m.linear_key_dim()) / s.tp, vd = static_cast<double>(m.linear_value_dim()) / s.tp;
+  const double kd = static_cast<double>(m.linear_key_dim()) / s.tp,
+               vd = static_cast<double>(m.linear_value_dim()) / s.tp;
   const double hv = static_cast<double>(m.linear_num_value_heads) / s.tp, conv = 2 * kd + vd;
   const double dk = static_cast<double>(m.linear_key_head_dim), dv = static_cast<double>(m.linear_value_head_dim);
   const double c = static_cast<double>(m.gdn_chunk_size);
-  double per_token = p * m.hidden_size;   // the (gathered) input, kept by the four input projections
-  per_token += 2 * p * conv;              // in_proj_qkv's output (conv1d input) and the conv output (SiLU input)
-  per_token += 2 * kF32 * kd;             // FP32 q and k before their L2 normalisation
+  double per_token = p * m.hidden_size;  // the (gathered) input, kept by the four input projections
+  per_token += 2 * p * conv;             // in_proj_qkv's output (conv1d input) and the conv output (SiLU input)
+  per_token += 2 * kF32 * kd;            // FP32 q and k before their L2 normalisation
   // Chunked delta rule, per value head (q, k repeated to the value heads), FP32: q, k, v, k*beta, the WY solve's
   // [dv + dk] result, exp-decayed q and k, the chunk-major copies of U0, W, K^T (dk + dk + dv), U per chunk and its
   // stack (2 dv), the decay, A, (K K^T), (Q K^T), intra products ([c] each: 5 c), the state before each chunk and
   // its stack (2 dk dv / c per token).
   per_token += kF32 * hv * (8 * dk + 5 * dv + 5 * c + 2 * dk * dv / c);
-  per_token += (4 * kF32 + 2 * p) * vd;   // gated RMSNorm: FP32 x, z, silu(z), normed (FP32 and dtype), output
-  per_token += 10 * kF32 * hv;            // beta, g, softplus input: per value head scalars
+  per_token += (4 * kF32 + 2 * p) * vd;  // gated RMSNorm: FP32 x, z, silu(z), normed (FP32 and dtype), output
+  per_token += 10 * kF32 * hv;           // beta, g, softplus input: per value head scalars
   return per_token * T;
 }
 
@@ -34,12 +35,12 @@ double attention_activation_bytes(const ModelConfig& m, const MicrobatchShape& s
   const double T = static_cast<double>(s.tokens), p = s.param_bytes;
   const double nh = static_cast<double>(m.num_attention_heads) / s.tp, hd = static_cast<double>(m.head_dim);
   const double q_elems = nh * hd, kv_elems = static_cast<double>(m.num_kv_heads) / s.tp * hd;
-  double per_token = p * m.hidden_size;            // the (gathered) input of q/k/v_proj
+  double per_token = p * m.hidden_size;             // the (gathered) input of q/k/v_proj
   per_token += rms_norm_bytes(q_elems + kv_elems);  // q_norm, k_norm (FP32)
   // q and k normed (dtype) and rotated, q/k/v repeated to the query heads for attention, its output, the output
   // transposed, sigmoid(gate) and the gated product (o_proj input): 9 tensors of [nh x hd] plus the RoPE halves.
   per_token += p * (9 * q_elems + 2 * kv_elems) + p * nh * m.rope_dims;
-  if (!s.sdpa) per_token += (kF32 + p) * nh * T;   // explicit softmax: FP32 probabilities and their cast, [seq, seq]
+  if (!s.sdpa) per_token += (kF32 + p) * nh * T;  // explicit softmax: FP32 probabilities and their cast, [seq, seq]
   return per_token * T;
 }
 

@@ -25,7 +25,8 @@ struct StageParams {
 void add_layer_params(const ModelConfig& m, int64_t i, int tp, int ep, StageParams& s) {
   const double h = static_cast<double>(m.hidden_size);
   if (m.is_full_attention(i)) {
-    const double q = static_cast<double>(m.num_attention_heads * m.head_dim), kv = static_cast<double>(m.num_kv_heads * m.head_dim);
+    const double q = static_cast<double>(m.num_attention_heads * m.head_dim),
+                 kv = static_cast<double>(m.num_kv_heads * m.head_dim);
     s.dense_tp += (h * 2 * q + 2 * h * kv + q * h) / tp;
     s.dense_rep += 2.0 * m.head_dim;
   } else {
@@ -69,8 +70,8 @@ void add_states(const StageParams& s, const RankMap& map, double p, bool experts
   r.optimizer_edp_sharded = r.optimizer;
   if (!experts_apart) return;
   const double x = s.experts, edp = map.edp;
-  r.grads += kF32 * x;                                      // MixedPrecisionAdam: FP32 accumulators, unsharded
-  r.optimizer += (master + 2 * kF32) * x;                   // today: every EDP replica holds all of it
+  r.grads += kF32 * x;                     // MixedPrecisionAdam: FP32 accumulators, unsharded
+  r.optimizer += (master + 2 * kF32) * x;  // today: every EDP replica holds all of it
   // A distributed optimizer over EDP: the gradient shard, masters and moments of 1/EDP, the all-gather buffer.
   r.optimizer_edp_sharded += edp > 1 ? 4 * kF32 * x / edp + p * x : (master + 2 * kF32) * x;
 }
@@ -185,8 +186,8 @@ RankMemory rank_memory(const Recipe& recipe, const ModelConfig& m, const RankMap
   // Pipeline sends are kept until the end of the step (docs/distributed.md): hidden states forward, gradients back.
   double buffers = 0;
   if (map.pp > 1) {
-    const double sends = static_cast<double>(map.microbatches) * map.vpp * (2 - (r.embedding && map.vpp == 1) -
-                                                                            (r.output_layer && map.vpp == 1));
+    const double sends = static_cast<double>(map.microbatches) * map.vpp *
+                         (2 - (r.embedding && map.vpp == 1) - (r.output_layer && map.vpp == 1));
     buffers = sends * recompute_input_bytes(m, shape);
   }
   const Phase ph = peak_phase(in_flight, buffers, largest_unit, r.output_layer, loss_memory(m, shape),

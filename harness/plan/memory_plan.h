@@ -16,32 +16,32 @@ namespace recipebench {
 /// The memory of one pipeline rank (every TP / DP / EP rank of a stage holds the same amounts). Bytes.
 struct RankMemory {
   int pp_rank = 0;
-  std::string kind;                 ///< "first stage", "middle stage", "last stage", "only stage"
+  std::string kind;  ///< "first stage", "middle stage", "last stage", "only stage"
   bool embedding = false, output_layer = false;
-  int64_t layers = 0;               ///< decoder layers over all virtual stages of the rank
-  int64_t dense_params = 0;         ///< non-expert parameters on the rank (its TP shard)
-  int64_t expert_params = 0;        ///< routed-expert parameters on the rank (its EP share)
-  double params = 0;                ///< parameters in their dtype
-  double grads = 0;                 ///< FP32 gradient accumulators (and the DP-sharded reduce-scatter target)
-  double optimizer = 0;             ///< FP32 masters and Adam moments as the backend holds them, + all-gather buffer
-  double optimizer_edp_sharded = 0; ///< the same with the expert state sharded over EDP (as the layout implies)
+  int64_t layers = 0;                ///< decoder layers over all virtual stages of the rank
+  int64_t dense_params = 0;          ///< non-expert parameters on the rank (its TP shard)
+  int64_t expert_params = 0;         ///< routed-expert parameters on the rank (its EP share)
+  double params = 0;                 ///< parameters in their dtype
+  double grads = 0;                  ///< FP32 gradient accumulators (and the DP-sharded reduce-scatter target)
+  double optimizer = 0;              ///< FP32 masters and Adam moments as the backend holds them, + all-gather buffer
+  double optimizer_edp_sharded = 0;  ///< the same with the expert state sharded over EDP (as the layout implies)
   double activations_per_microbatch = 0;  ///< saved for backward, one microbatch through all the rank's layers
   int64_t microbatches_in_flight = 0;     ///< forwards whose backward has not run, at most (a VPP chunk counts 1/VPP)
-  double activations_in_flight = 0; ///< the saved activations of the in-flight microbatch-chunks
-  double transient = 0;             ///< the largest short-lived term at the peak (loss, recompute, step gradients)
-  std::string transient_term;       ///< what it is
-  double peak = 0;                  ///< params + grads + optimizer + activations in flight + transient
-  double peak_edp_sharded = 0;      ///< the same with optimizer_edp_sharded
-  std::string peak_phase;           ///< when the peak occurs
+  double activations_in_flight = 0;       ///< the saved activations of the in-flight microbatch-chunks
+  double transient = 0;         ///< the largest short-lived term at the peak (loss, recompute, step gradients)
+  std::string transient_term;   ///< what it is
+  double peak = 0;              ///< params + grads + optimizer + activations in flight + transient
+  double peak_edp_sharded = 0;  ///< the same with optimizer_edp_sharded
+  std::string peak_phase;       ///< when the peak occurs
 };
 
 /// The whole plan.
 struct MemoryPlan {
-  std::string gpu;                  ///< recipe's gpu.type
-  double gpu_memory = 0;            ///< bytes, from the hardware catalog (else the recipe's gpu.memory_gb)
+  std::string gpu;        ///< recipe's gpu.type
+  double gpu_memory = 0;  ///< bytes, from the hardware catalog (else the recipe's gpu.memory_gb)
   bool experts_in_distributed_optimizer = false;  ///< EP 1 and TP 1: experts sharded over DP like dense
-  std::vector<RankMemory> ranks;    ///< one per pipeline rank, in pipeline order
-  std::vector<size_t> kinds;        ///< indices of ranks shown: first, the middle rank with the largest peak, last
+  std::vector<RankMemory> ranks;                  ///< one per pipeline rank, in pipeline order
+  std::vector<size_t> kinds;  ///< indices of ranks shown: first, the middle rank with the largest peak, last
 
   /// The rank with the largest peak.
   const RankMemory& worst() const;

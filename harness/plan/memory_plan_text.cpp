@@ -48,13 +48,16 @@ std::string format_memory_plan(const MemoryPlan& plan) {
   out += row("parameters", cells([](const RankMemory& r) { return gb(r.params); }));
   out += row("gradients (FP32)", cells([](const RankMemory& r) { return gb(r.grads); }));
   out += row("optimizer state (as the backend holds it)", cells([](const RankMemory& r) { return gb(r.optimizer); }));
-  out += row("optimizer state, experts sharded over EDP", cells([](const RankMemory& r) { return gb(r.optimizer_edp_sharded); }));
+  out += row("optimizer state, experts sharded over EDP",
+             cells([](const RankMemory& r) { return gb(r.optimizer_edp_sharded); }));
   out += row("activations per microbatch", cells([](const RankMemory& r) { return gb(r.activations_per_microbatch); }));
-  out += row("microbatches (VPP: chunk passes) in flight", cells([](const RankMemory& r) { return std::to_string(r.microbatches_in_flight); }));
+  out += row("microbatches (VPP: chunk passes) in flight",
+             cells([](const RankMemory& r) { return std::to_string(r.microbatches_in_flight); }));
   out += row("activations at the peak", cells([](const RankMemory& r) { return gb(r.activations_in_flight); }));
   out += row("transient at the peak", cells([](const RankMemory& r) { return gb(r.transient); }));
   out += row("peak", cells([](const RankMemory& r) { return gb(r.peak); }));
-  out += row("peak, experts' state sharded over EDP", cells([](const RankMemory& r) { return gb(r.peak_edp_sharded); }));
+  out +=
+      row("peak, experts' state sharded over EDP", cells([](const RankMemory& r) { return gb(r.peak_edp_sharded); }));
   const RankMemory& w = plan.worst();
   char line[512];
   std::snprintf(line, sizeof line, "  peak at: %s (%s); %s memory %s GB: %s\n", w.peak_phase.c_str(),
@@ -70,10 +73,9 @@ std::string memory_overflow_message(const MemoryPlan& plan) {
   if (plan.fits()) return "";
   const RankMemory& w = plan.worst();
   return "the " + w.kind + " (pipeline rank " + std::to_string(w.pp_rank) + ") needs " + gb(w.peak) +
-         " GB at its peak, more than the " + plan.gpu + "'s " + gb(plan.gpu_memory) + " GB; largest term: " +
-         plan.largest_term() + " (" + gb(std::max({w.params, w.grads, w.optimizer, w.activations_in_flight,
-                                                   w.transient})) +
-         " GB)";
+         " GB at its peak, more than the " + plan.gpu + "'s " + gb(plan.gpu_memory) +
+         " GB; largest term: " + plan.largest_term() + " (" +
+         gb(std::max({w.params, w.grads, w.optimizer, w.activations_in_flight, w.transient})) + " GB)";
 }
 
 std::string memory_plan_text(const Recipe& recipe, const ModelConfig& model, const std::string& device) {

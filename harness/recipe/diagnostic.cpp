@@ -16,9 +16,8 @@ std::string Diagnostic::to_string() const {
 }
 
 Json Diagnostic::to_json() const {
-  return Json{{"file", file}, {"line", line},         {"column", column},
-              {"path", path}, {"found", found},       {"expected", expected}, {"severity", severity},
-              {"message", to_string()}};
+  return Json{{"file", file},   {"line", line},         {"column", column},     {"path", path},
+              {"found", found}, {"expected", expected}, {"severity", severity}, {"message", to_string()}};
 }
 
 }  // namespace recipebench

@@ -80,8 +80,8 @@ void check_model_divisors(const Recipe& r, const ModelConfig& m, const SourceDoc
   const RecipeLayout& L = r.layout;
   if (m.num_experts % L.ep != 0) {
     out.push_back(src.at("/layout/ep", "EP " + std::to_string(L.ep),
-                         "a divisor of the " + std::to_string(m.num_experts) + " experts of " + m.name +
-                             " (" + std::to_string(m.num_experts) + " / " + std::to_string(L.ep) + " = " +
+                         "a divisor of the " + std::to_string(m.num_experts) + " experts of " + m.name + " (" +
+                             std::to_string(m.num_experts) + " / " + std::to_string(L.ep) + " = " +
                              approx(static_cast<double>(m.num_experts) / L.ep) + " experts per rank)"));
   }
   struct HeadCount {
@@ -96,13 +96,12 @@ void check_model_divisors(const Recipe& r, const ModelConfig& m, const SourceDoc
   for (const auto& h : heads)
     if (h.n % L.tp != 0) failing += (failing.empty() ? "" : ", ") + std::to_string(h.n) + " " + h.what;
   if (!failing.empty()) {
-    out.push_back(src.at("/layout/tp", "TP " + std::to_string(L.tp) + ", which does not divide the " + failing +
-                                           " of " + m.name,
-                         "a divisor of the attention heads (" + std::to_string(m.num_attention_heads) +
-                             "), KV heads (" + std::to_string(m.num_kv_heads) + ") and gated-delta-net key (" +
-                             std::to_string(m.linear_num_key_heads) + ") and value heads (" +
-                             std::to_string(m.linear_num_value_heads) +
-                             "): heads not divisible by TP cannot be split over the TP ranks"));
+    out.push_back(src.at(
+        "/layout/tp", "TP " + std::to_string(L.tp) + ", which does not divide the " + failing + " of " + m.name,
+        "a divisor of the attention heads (" + std::to_string(m.num_attention_heads) + "), KV heads (" +
+            std::to_string(m.num_kv_heads) + ") and gated-delta-net key (" + std::to_string(m.linear_num_key_heads) +
+            ") and value heads (" + std::to_string(m.linear_num_value_heads) +
+            "): heads not divisible by TP cannot be split over the TP ranks"));
   }
 }
 
@@ -124,7 +123,8 @@ void check_sequence_parallel(const Recipe& r, const ModelConfig* model, const So
                              (L.cp > 1 ? "CP x TP = " + std::to_string(sp_divisor) : "TP " + std::to_string(L.tp)) +
                              " under sequence parallel",
                          "row_tokens divisible by " + (L.cp > 1 ? "CP x TP = " : std::string("TP = ")) +
-                             std::to_string(sp_divisor) + " (sequence parallel splits every row's sequence over the "
+                             std::to_string(sp_divisor) +
+                             " (sequence parallel splits every row's sequence over the "
                              "TP ranks)"));
   }
   if (L.tp == 1 && L.sequence_parallel) {
@@ -140,8 +140,9 @@ void check_pipeline(const Recipe& r, const ModelConfig& m, const SourceDoc& src,
   const auto stages = stage_layer_counts(layers, L.pp, L.first_stage_layers, L.last_stage_layers);
   if (stages.empty()) {
     if (!L.first_stage_layers) {
-      out.push_back(src.at("/layout/pp", "PP " + std::to_string(L.pp) + " for " + std::to_string(layers) + " layers (" +
-                                             approx(static_cast<double>(layers) / L.pp) + " per stage)",
+      out.push_back(src.at("/layout/pp",
+                           "PP " + std::to_string(L.pp) + " for " + std::to_string(layers) + " layers (" +
+                               approx(static_cast<double>(layers) / L.pp) + " per stage)",
                            "a PP degree dividing " + std::to_string(layers) +
                                " layers, or layout.layer_split with first and last stage layer counts"));
     } else if (L.pp < 2) {
@@ -179,10 +180,10 @@ void check_pipeline(const Recipe& r, const ModelConfig& m, const SourceDoc& src,
 void check_context_parallel(const Recipe& r, const SourceDoc& src, Diagnostics& out) {
   const RecipeLayout& L = r.layout;
   if (L.cp > 1 && r.workload.row_tokens % (2 * L.cp) != 0) {
-    out.push_back(src.at("/layout/cp", "CP " + std::to_string(L.cp) + " with " + std::to_string(r.workload.row_tokens) +
-                                           "-token rows",
-                         "a CP degree with row_tokens divisible by 2 x CP = " + std::to_string(2 * L.cp) +
-                             " (each row is split into 2 x CP chunks)"));
+    out.push_back(src.at(
+        "/layout/cp", "CP " + std::to_string(L.cp) + " with " + std::to_string(r.workload.row_tokens) + "-token rows",
+        "a CP degree with row_tokens divisible by 2 x CP = " + std::to_string(2 * L.cp) +
+            " (each row is split into 2 x CP chunks)"));
   }
 }
 
@@ -203,18 +204,19 @@ void check_microbatches(const Recipe& r, const SourceDoc& src, Diagnostics& out)
   }
   const int64_t per_dp_rows = r.workload.global_batch;
   if (per_dp_rows % (static_cast<int64_t>(L.dp) * rows_mb) != 0) {
-    out.push_back(src.at("/workload/global_batch", "global batch " + std::to_string(per_dp_rows) + " over DP " +
-                                                       std::to_string(L.dp) + " with " + std::to_string(rows_mb) +
-                                                       " rows per microbatch = " +
-                                                       approx(static_cast<double>(per_dp_rows) / L.dp / rows_mb) +
-                                                       " microbatches per DP rank",
+    out.push_back(src.at("/workload/global_batch",
+                         "global batch " + std::to_string(per_dp_rows) + " over DP " + std::to_string(L.dp) + " with " +
+                             std::to_string(rows_mb) + " rows per microbatch = " +
+                             approx(static_cast<double>(per_dp_rows) / L.dp / rows_mb) + " microbatches per DP rank",
                          "a whole number of microbatches per DP rank (global batch divisible by DP x rows per "
-                         "microbatch = " + std::to_string(L.dp * rows_mb) + ")"));
+                         "microbatch = " +
+                             std::to_string(L.dp * rows_mb) + ")"));
   } else if (L.vpp > 1) {
     const int64_t mbs = per_dp_rows / L.dp / rows_mb;
     if (mbs < L.pp || mbs % L.pp != 0) {
-      out.push_back(src.at("/layout/vpp", "VPP " + std::to_string(L.vpp) + " with " + std::to_string(mbs) +
-                                              " microbatches per DP rank and PP " + std::to_string(L.pp),
+      out.push_back(src.at("/layout/vpp",
+                           "VPP " + std::to_string(L.vpp) + " with " + std::to_string(mbs) +
+                               " microbatches per DP rank and PP " + std::to_string(L.pp),
                            "microbatches per DP rank >= PP and a multiple of PP (interleaved schedule)"));
     }
   }

@@ -15,9 +15,9 @@
 namespace recipebench {
 
 struct RecipeGpu {
-  std::string type;                        ///< "B200", "H200", "H100"
-  double memory_gb = 0;                    ///< per GPU, GB
-  int count = 0;                           ///< GPUs of the run
+  std::string type;      ///< "B200", "H200", "H100"
+  double memory_gb = 0;  ///< per GPU, GB
+  int count = 0;         ///< GPUs of the run
   int per_node = 0;
   std::string instance;                    ///< e.g. "AWS p6-b200.48xlarge" (may be empty)
   std::optional<double> usd_per_gpu_hour;  ///< the recipe's own price, $/GPU-hour
@@ -47,7 +47,7 @@ struct RecipeLayout {
   int64_t max_tokens_per_gpu = 0;
   std::optional<int> rows_per_microbatch;
   RecipeRecompute recompute;
-  std::string offload;     ///< what is offloaded to host memory; empty = no offload
+  std::string offload;  ///< what is offloaded to host memory; empty = no offload
   Dispatcher dispatcher = Dispatcher::kAlltoall;
 
   int effective_etp() const { return etp ? *etp : tp; }
@@ -60,9 +60,9 @@ struct RecipeResult {
   double tokens_per_s_per_gpu = 0;
   std::optional<double> usd_per_million_tokens;
   std::optional<double> step_time_cv_percent;
-  std::optional<double> mfu;               ///< fraction (0.0537 = 5.37%)
+  std::optional<double> mfu;  ///< fraction (0.0537 = 5.37%)
   std::optional<int64_t> active_params;
-  std::string measured;                    ///< YYYY-MM-DD
+  std::string measured;  ///< YYYY-MM-DD
   int steps_per_run = 20;
   StepWindow window;
   int64_t window_tokens = 0;
@@ -76,15 +76,15 @@ struct RecipeOptimizer {
   double lr_warmup_fraction = 0.1;
   double weight_decay = 0.1;
   double adam_beta1 = 0.9, adam_beta2 = 0.98, adam_eps = 1e-8;
-  double clip_grad = 1.0;                 ///< 0 disables clipping
+  double clip_grad = 1.0;  ///< 0 disables clipping
 };
 
 /// bench.data: where a benchmark run's rows come from (unset fields take RunOptions' defaults).
 struct RecipeBenchData {
   std::optional<DataSource> source;
-  std::optional<std::string> path;                 ///< rows file when source is file
-  std::optional<double> supervised_token_ratio;    ///< synthetic rows: fraction of tokens with a loss
-  std::optional<int64_t> min_row_tokens;           ///< synthetic rows: shortest row, tokens
+  std::optional<std::string> path;               ///< rows file when source is file
+  std::optional<double> supervised_token_ratio;  ///< synthetic rows: fraction of tokens with a loss
+  std::optional<int64_t> min_row_tokens;         ///< synthetic rows: shortest row, tokens
 };
 
 /// The bench block: how `recipebench run` runs the recipe (each field overridable on the command line).
@@ -106,7 +106,9 @@ class FieldError : public std::runtime_error {
  public:
   FieldError(std::string at, std::string value, std::string allowed)
       : std::runtime_error(at + ": " + value + ", expected " + allowed),
-        pointer(std::move(at)), found(std::move(value)), expected(std::move(allowed)) {}
+        pointer(std::move(at)),
+        found(std::move(value)),
+        expected(std::move(allowed)) {}
   std::string pointer, found, expected;
 };
 

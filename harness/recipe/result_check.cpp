@@ -72,10 +72,11 @@ Diagnostics check_result(const Recipe& r, const ModelConfig* model, const Source
 
   if (!res.window.inside(res.steps_per_run)) {
     const bool first_bad = res.window.first < 0 || res.window.first > res.window.last;
-    out.push_back(src.at(first_bad ? "/result/window/0" : "/result/window/1",
-                         "window " + std::to_string(res.window.first) + ".." + std::to_string(res.window.last) +
-                             " with " + std::to_string(res.steps_per_run) + " steps per run",
-                         "0 <= first <= last <= " + std::to_string(res.steps_per_run - 1) + " (steps numbered from 0)"));
+    out.push_back(
+        src.at(first_bad ? "/result/window/0" : "/result/window/1",
+               "window " + std::to_string(res.window.first) + ".." + std::to_string(res.window.last) + " with " +
+                   std::to_string(res.steps_per_run) + " steps per run",
+               "0 <= first <= last <= " + std::to_string(res.steps_per_run - 1) + " (steps numbered from 0)"));
   } else if (res.window.steps() < kMinWindowSteps) {
     // The rule `run` applies to --window (metrics.h window_problem): a one-step window has no sample CV.
     const std::string problem = window_problem(res.window, res.steps_per_run);

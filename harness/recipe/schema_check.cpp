@@ -25,15 +25,23 @@ namespace {
 
 std::string type_name(const Json& v) {
   switch (v.type()) {
-    case Json::value_t::null: return "null";
-    case Json::value_t::boolean: return "boolean";
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::boolean:
+      return "boolean";
     case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: return "integer";
-    case Json::value_t::number_float: return "number";
-    case Json::value_t::string: return "string";
-    case Json::value_t::array: return "array";
-    case Json::value_t::object: return "mapping";
-    default: return "value";
+    case Json::value_t::number_unsigned:
+      return "integer";
+    case Json::value_t::number_float:
+      return "number";
+    case Json::value_t::string:
+      return "string";
+    case Json::value_t::array:
+      return "array";
+    case Json::value_t::object:
+      return "mapping";
+    default:
+      return "value";
   }
 }
 
@@ -72,7 +80,6 @@ std::string stringify(const rapidjson::GenericPointer<rapidjson::Value>& p) {
   return sb.GetString();
 }
 
-
 /// A schema description as the tail of a message: first letter lower-case, no final period.
 std::string sentence(std::string s) {
   if (!s.empty() && s.back() == '.') s.pop_back();
@@ -86,7 +93,6 @@ bool node_value_has(const Json& doc, const std::string& object_ptr, const std::s
   const Json& o = doc.at(Json::json_pointer(object_ptr));
   return o.is_object() && o.contains(name);
 }
-
 
 bool matches_pattern_properties(const Json& schema, const std::string& key) {
   if (!schema.contains("patternProperties")) return false;
@@ -105,14 +111,16 @@ Json* schema_for(Json& root, const Json& doc, const std::string& pointer) {
   size_t pos = 0;
   while (pos < pointer.size()) {
     const size_t next = pointer.find('/', pos + 1);
-    const std::string token = pointer_unescape(pointer.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1));
+    const std::string token =
+        pointer_unescape(pointer.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1));
     pos = next == std::string::npos ? pointer.size() : next;
     Json* child = nullptr;
     if (node->is_array()) {
       if (cur->contains("items")) child = &(*cur)["items"];
       node = &(*node)[std::stoul(token)];
     } else {
-      if (cur->contains("properties") && (*cur)["properties"].contains(token)) child = &(*cur)["properties"][token];
+      if (cur->contains("properties") && (*cur)["properties"].contains(token))
+        child = &(*cur)["properties"][token];
       else if (cur->contains("patternProperties"))
         for (auto& [pattern, sub] : (*cur)["patternProperties"].items())
           if (std::regex_search(token, std::regex(pattern))) child = &sub;
@@ -145,8 +153,8 @@ SchemaChecker::~SchemaChecker() = default;
 /// The expected text of a violation of `keyword` by `node_value` (`failed`: the schema that failed; `alternatives`:
 /// the schema holding a oneOf/anyOf list), in words; prefixes `found` with the value's type where that helps.
 static std::string describe_violation(const std::string& keyword, const Json& failed, Json& alternatives, Json& schema,
-                               const std::string& schema_ptr, const Json& node_value, const SourceNode* node,
-                               std::string& found) {
+                                      const std::string& schema_ptr, const Json& node_value, const SourceNode* node,
+                                      std::string& found) {
   std::string expected;
   if (keyword == "type") {
     std::vector<std::string> types;
@@ -171,7 +179,7 @@ static std::string describe_violation(const std::string& keyword, const Json& fa
     expected = std::string(excl ? "a value < " : "a value <= ") + failed["maximum"].dump();
   } else if (keyword == "pattern") {
     expected = failed.contains("description") ? sentence(failed["description"].get<std::string>())
-                                            : "text matching " + failed["pattern"].get<std::string>();
+                                              : "text matching " + failed["pattern"].get<std::string>();
   } else if (keyword == "minLength") {
     expected = "at least " + failed["minLength"].dump() + " characters";
   } else if (keyword == "minItems") {
@@ -184,8 +192,9 @@ static std::string describe_violation(const std::string& keyword, const Json& fa
     std::vector<std::string> forms;
     for (auto& alt : alternatives[keyword]) {
       const Json& a = resolve_schema_ref(schema, alt);
-      forms.push_back(a.contains("type") ? (a["type"].is_string() ? json_type_word(a["type"].get<std::string>()) : a["type"].dump())
-                                         : a.value("description", "a schema"));
+      forms.push_back(a.contains("type")
+                          ? (a["type"].is_string() ? json_type_word(a["type"].get<std::string>()) : a["type"].dump())
+                          : a.value("description", "a schema"));
     }
     found = type_name(node_value) + " " + found;
     expected = "one of these forms: " + join(forms, "; ");
@@ -197,8 +206,8 @@ static std::string describe_violation(const std::string& keyword, const Json& fa
 
 Diagnostics SchemaChecker::check(const SourceDoc& doc, size_t max_errors) const {
   Diagnostics out;
-  Json value = doc.value;     // repaired as violations are reported
-  Json schema = schema_;      // `required` relaxed as missing fields are reported
+  Json value = doc.value;  // repaired as violations are reported
+  Json schema = schema_;   // `required` relaxed as missing fields are reported
   std::set<std::string> reported;
   std::set<std::string> removed;    // pointers of members removed after a report: not "missing" afterwards
   std::set<std::string> suggested;  // members named by a "did you mean" hint: their absence is the same problem
@@ -252,7 +261,8 @@ Diagnostics SchemaChecker::check(const SourceDoc& doc, size_t max_errors) const 
           }
           // Located at the key of the mapping that lacks the field (the file's start for a top-level field).
           const SourceMark m = doc_ptr.empty() ? SourceMark{1, 1} : doc.key_mark(doc_ptr);
-          report(Diagnostic{doc.file, m.line, m.column, doc.path(missing), "missing required field '" + n + "'", expected});
+          report(Diagnostic{doc.file, m.line, m.column, doc.path(missing), "missing required field '" + n + "'",
+                            expected});
         } else {
           kept.push_back(name);
         }
@@ -305,8 +315,10 @@ Diagnostics SchemaChecker::check(const SourceDoc& doc, size_t max_errors) const 
         const auto slash = doc_ptr.rfind('/');
         Json& parent = value.at(Json::json_pointer(doc_ptr.substr(0, slash)));
         const std::string token = pointer_unescape(doc_ptr.substr(slash + 1));
-        if (parent.is_object()) parent.erase(token);
-        else parent.erase(std::stoul(token));
+        if (parent.is_object())
+          parent.erase(token);
+        else
+          parent.erase(std::stoul(token));
         removed.insert(doc_ptr);
         repaired = true;
       }

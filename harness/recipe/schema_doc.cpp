@@ -14,7 +14,8 @@ std::string type_text(const Json& root, const Json& s) {
   std::string t;
   if (d.contains("enum")) {
     std::vector<std::string> opts;
-    for (const auto& e : d["enum"]) opts.push_back(e.is_string() ? "`" + e.get<std::string>() + "`" : "`" + e.dump() + "`");
+    for (const auto& e : d["enum"])
+      opts.push_back(e.is_string() ? "`" + e.get<std::string>() + "`" : "`" + e.dump() + "`");
     std::string s2 = "one of ";
     for (size_t i = 0; i < opts.size(); ++i) s2 += (i ? ", " : "") + opts[i];
     return s2;
@@ -36,8 +37,10 @@ std::string type_text(const Json& root, const Json& s) {
     t = "list";
     if (d.contains("items")) t += " of " + type_text(root, d["items"]);
   }
-  if (d.contains("minimum")) t += std::string(d.value("exclusiveMinimum", false) ? ", > " : ", >= ") + d["minimum"].dump();
-  if (d.contains("maximum")) t += std::string(d.value("exclusiveMaximum", false) ? ", < " : ", <= ") + d["maximum"].dump();
+  if (d.contains("minimum"))
+    t += std::string(d.value("exclusiveMinimum", false) ? ", > " : ", >= ") + d["minimum"].dump();
+  if (d.contains("maximum"))
+    t += std::string(d.value("exclusiveMaximum", false) ? ", < " : ", <= ") + d["maximum"].dump();
   if (d.contains("minItems") && d.contains("maxItems") && d["minItems"] == d["maxItems"])
     t += ", exactly " + d["minItems"].dump() + " items";
   if (d.contains("pattern")) t += ", matching `" + d["pattern"].get<std::string>() + "`";
@@ -68,9 +71,10 @@ void table(std::ostringstream& o, const Json& root, const Json& object_schema, c
     const std::string desc = prop.contains("description") ? prop["description"].get<std::string>()
                                                           : target.value("description", std::string());
     const bool req = std::find(required.begin(), required.end(), name) != required.end();
-    o << "| `" << field << "` | " << cell(type_text(root, prop)) << " | " << (req ? "yes" : "no") << " | "
-      << cell(desc) << " |\n";
-    if (target.contains("properties")) nested.emplace_back(field, &prop);
+    o << "| `" << field << "` | " << cell(type_text(root, prop)) << " | " << (req ? "yes" : "no") << " | " << cell(desc)
+      << " |\n";
+    if (target.contains("properties"))
+      nested.emplace_back(field, &prop);
     else if (target.contains("items") && resolve_schema_ref(root, target["items"]).contains("properties"))
       nested.emplace_back(field + "[]", &target["items"]);
     else if (target.contains("oneOf") || target.contains("anyOf"))
@@ -88,7 +92,8 @@ void table(std::ostringstream& o, const Json& root, const Json& object_schema, c
 std::string schema_markdown(const Json& schema) {
   std::ostringstream o;
   o << "# Recipe format\n\n"
-    << "<!-- Generated from schema/recipe.schema.yaml by `scripts/gen-docs`; a test fails when this file is stale. -->\n\n"
+    << "<!-- Generated from schema/recipe.schema.yaml by `scripts/gen-docs`; a test fails when this file is stale. "
+       "-->\n\n"
     << cell(schema.value("description", std::string())) << "\n\n"
     << "A recipe is one YAML file. Typing follows the YAML 1.2 core schema: quoted `'12.9'` is a string, plain "
        "`12.9` a number, a plain `2026-10-18` a string. Every mapping is closed: a key it does not define is an "

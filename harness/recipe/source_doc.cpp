@@ -21,9 +21,12 @@ namespace recipebench {
 std::string pointer_append(const std::string& pointer, const std::string& token) {
   std::string out = pointer + "/";
   for (char c : token) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
   }
   return out;
 }
@@ -70,8 +73,9 @@ class Converter {
     info.value = to_mark(n.Mark());
     info.key = key.line ? key : info.value;
     if (++values_ > kMaxValues)
-      fail(info.value, path, "a document that expands to more than " + std::to_string(kMaxValues) +
-                                 " values (aliases of aliases)", "a recipe without nested alias expansion");
+      fail(info.value, path,
+           "a document that expands to more than " + std::to_string(kMaxValues) + " values (aliases of aliases)",
+           "a recipe without nested alias expansion");
     if (static_cast<int>(ancestors_.size()) >= kMaxDepth)
       fail(info.value, path, "values nested more than " + std::to_string(kMaxDepth) + " levels deep",
            "at most " + std::to_string(kMaxDepth) + " levels");
@@ -95,7 +99,8 @@ class Converter {
         out = Json::array();
         size_t i = 0;
         for (const auto& item : n) {
-          out.push_back(convert(item, pointer_append(pointer, std::to_string(i)), path + "[" + std::to_string(i) + "]", {}));
+          out.push_back(
+              convert(item, pointer_append(pointer, std::to_string(i)), path + "[" + std::to_string(i) + "]", {}));
           ++i;
         }
         ancestors_.pop_back();
@@ -129,8 +134,10 @@ class Converter {
       if (is_merge_key(k)) {
         const YAML::Node& v = it->second;
         if (!merged.empty())
-          fail(to_mark(k.Mark()), path, "a second merge key '<<' in one mapping", "one '<<' (list several: <<: [*a, *b])");
-        if (v.IsMap()) merged.push_back(v);
+          fail(to_mark(k.Mark()), path, "a second merge key '<<' in one mapping",
+               "one '<<' (list several: <<: [*a, *b])");
+        if (v.IsMap())
+          merged.push_back(v);
         else if (v.IsSequence())
           for (const auto& item : v) merged.push_back(item);
         else
@@ -141,7 +148,8 @@ class Converter {
             fail(to_mark(k.Mark()), path.empty() ? "<<" : path + ".<<", "a merge key '<<' whose value is not a mapping",
                  "an alias of a mapping (<<: *name) or a list of them");
         if (merged.empty())
-          fail(to_mark(k.Mark()), path.empty() ? "<<" : path + ".<<", "an empty merge key '<<'", "an alias of a mapping");
+          fail(to_mark(k.Mark()), path.empty() ? "<<" : path + ".<<", "an empty merge key '<<'",
+               "an alias of a mapping");
         continue;
       }
       const std::string name = k.Scalar();
@@ -160,8 +168,9 @@ class Converter {
       ancestors_.push_back(m);
       for (auto it = m.begin(); it != m.end(); ++it) {
         const YAML::Node& k = it->first;
-        if (!k.IsScalar() || is_merge_key(k)) fail(to_mark(k.Mark()), path, "a merged mapping with a merge key or a non-scalar key",
-                                                   "a merged mapping of plain fields");
+        if (!k.IsScalar() || is_merge_key(k))
+          fail(to_mark(k.Mark()), path, "a merged mapping with a merge key or a non-scalar key",
+               "a merged mapping of plain fields");
         const std::string name = k.Scalar();
         if (out.contains(name)) continue;
         out[name] = convert(it->second, pointer_append(pointer, name), path.empty() ? name : path + "." + name,
@@ -200,9 +209,12 @@ class Converter {
     if (std::regex_match(s, bool_false)) return false;
     int base = 0;
     std::string digits = s;
-    if (std::regex_match(s, int_re)) base = 10;
-    else if (std::regex_match(s, oct_re)) base = 8, digits = s.substr(2);
-    else if (std::regex_match(s, hex_re)) base = 16, digits = s.substr(2);
+    if (std::regex_match(s, int_re))
+      base = 10;
+    else if (std::regex_match(s, oct_re))
+      base = 8, digits = s.substr(2);
+    else if (std::regex_match(s, hex_re))
+      base = 16, digits = s.substr(2);
     if (base) {
       errno = 0;
       char* end = nullptr;
@@ -290,8 +302,10 @@ namespace {
 SourceMark mark_of_offset(const std::string& text, size_t offset) {
   SourceMark m{1, 1};
   for (size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') ++m.line, m.column = 1;
-    else if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++m.column;  // count characters, not bytes
+    if (text[i] == '\n')
+      ++m.line, m.column = 1;
+    else if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80)
+      ++m.column;  // count characters, not bytes
   }
   return m;
 }
@@ -314,8 +328,8 @@ void check_characters(const std::string& text, const std::string& file) {
   std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(text[at]));
   const SourceMark m = mark_of_offset(text, at);
   if (at == bad)
-    throw InputError(Diagnostic{file, m.line, m.column, "", std::string("byte ") + byte + " that is not UTF-8",
-                                "UTF-8 text"});
+    throw InputError(
+        Diagnostic{file, m.line, m.column, "", std::string("byte ") + byte + " that is not UTF-8", "UTF-8 text"});
   throw InputError(Diagnostic{file, m.line, m.column, "", std::string("control character ") + byte,
                               "printable text (tab, line feed and carriage return are the only control characters "
                               "YAML allows; write others as \\x escapes in double quotes)"});
@@ -332,8 +346,8 @@ SourceDoc parse_yaml(const std::string& text, const std::string& file) {
     docs = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
     const SourceMark m = to_mark(e.mark);
-    throw InputError(Diagnostic{file, m.line, m.column, "", "malformed YAML: " + explain_parser_error(e.msg),
-                                "well-formed YAML"});
+    throw InputError(
+        Diagnostic{file, m.line, m.column, "", "malformed YAML: " + explain_parser_error(e.msg), "well-formed YAML"});
   }
   if (docs.empty() || (docs.size() == 1 && docs[0].IsNull()))
     throw InputError(Diagnostic{file, 1, 1, "", "an empty file", "a YAML mapping of recipe fields"});

@@ -17,11 +17,11 @@ struct SourceMark {
 
 /// What the loader remembers of one node, keyed by its JSON pointer ("" is the root, "/layout/tp").
 struct SourceNode {
-  std::string path;      ///< dotted field path: "layout.tp", "result.window[1]"; "" for the root
-  SourceMark value;      ///< where the value starts
-  SourceMark key;        ///< where its key starts (object members only; else == value)
-  std::string text;      ///< scalar text as written (e.g. "1075.50"), empty for collections
-  bool plain = false;    ///< a plain (unquoted) scalar
+  std::string path;    ///< dotted field path: "layout.tp", "result.window[1]"; "" for the root
+  SourceMark value;    ///< where the value starts
+  SourceMark key;      ///< where its key starts (object members only; else == value)
+  std::string text;    ///< scalar text as written (e.g. "1075.50"), empty for collections
+  bool plain = false;  ///< a plain (unquoted) scalar
 };
 
 /// A YAML file as a JSON value plus the source position of every node.

@@ -1,8 +1,8 @@
 #include "recipe/validate.h"
 
 #include <algorithm>
-#include <memory>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 
@@ -72,7 +72,8 @@ ValidatedRecipe check_document(ValidatedRecipe out, std::shared_ptr<const Source
 
 }  // namespace
 
-std::vector<std::string> collect_files(const std::vector<std::string>& paths, const std::vector<std::string>& extensions) {
+std::vector<std::string> collect_files(const std::vector<std::string>& paths,
+                                       const std::vector<std::string>& extensions) {
   auto wanted = [&](const fs::path& p) {
     return std::find(extensions.begin(), extensions.end(), p.extension().string()) != extensions.end();
   };
@@ -89,8 +90,10 @@ std::vector<std::string> collect_files(const std::vector<std::string>& paths, co
         std::error_code entry_ec;
         const bool regular = it->is_regular_file(entry_ec);
         if (!wanted(it->path())) continue;
-        if (regular || entry_ec) found.push_back(it->path().string());
-        else if (!it->is_directory(entry_ec)) found.push_back(it->path().string());  // a FIFO, device...: refused on load
+        if (regular || entry_ec)
+          found.push_back(it->path().string());
+        else if (!it->is_directory(entry_ec))
+          found.push_back(it->path().string());  // a FIFO, device...: refused on load
       }
       if (ec) out.push_back(p);  // the folder itself could not be read: loading it says why
       std::sort(found.begin(), found.end());

@@ -32,6 +32,7 @@ ValidatedRecipe validate_recipe_text(const std::string& text, const std::string&
 /// `extensions` (sorted). The walk goes on past entries it cannot read (a symlink loop, no permission): they are
 /// listed, and loading them reports the reason. Throws std::invalid_argument naming the first path that does not
 /// exist or is not a regular file or folder (a FIFO, a device: "not a regular file").
-std::vector<std::string> collect_files(const std::vector<std::string>& paths, const std::vector<std::string>& extensions);
+std::vector<std::string> collect_files(const std::vector<std::string>& paths,
+                                       const std::vector<std::string>& extensions);
 
 }  // namespace recipebench

@@ -44,8 +44,8 @@ void layout_fields(const LeaderboardEntry& e, std::vector<EntryField>& out) {
   out.push_back({"layout", "dispatcher", as_text(l.value("dispatcher", Json(nullptr)))});
   if (l.contains("layer_split") && l["layer_split"].is_object()) {
     const Json& s = l["layer_split"];
-    out.push_back({"layout", "layer split", "first " + as_text(s.value("first", Json("?"))) + ", last " +
-                                                as_text(s.value("last", Json("?")))});
+    out.push_back({"layout", "layer split",
+                   "first " + as_text(s.value("first", Json("?"))) + ", last " + as_text(s.value("last", Json("?")))});
   }
 }
 

@@ -19,8 +19,10 @@ namespace {
 std::string slug(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    else if (!out.empty() && out.back() != '-') out += '-';
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    else if (!out.empty() && out.back() != '-')
+      out += '-';
   }
   while (!out.empty() && out.back() == '-') out.pop_back();
   return out;
@@ -33,7 +35,8 @@ Json details_of(const Recipe& r) {
   if (r.doc["workload"].contains("dataset")) d["dataset"] = r.doc["workload"]["dataset"];
   if (r.doc.contains("result") && r.doc["result"].is_object()) {
     const Json& res = r.doc["result"];
-    for (const char* key : {"mfu_note", "gpu_hours_note", "runs", "profiler", "steps_per_run", "window", "window_tokens"})
+    for (const char* key :
+         {"mfu_note", "gpu_hours_note", "runs", "profiler", "steps_per_run", "window", "window_tokens"})
       if (res.contains(key) && !res[key].is_null()) d["result_" + std::string(key)] = res[key];
     if (res.contains("active_params")) d["active_params"] = res["active_params"];
   }
@@ -170,10 +173,11 @@ LeaderboardEntry entry_from_run(const RunRecordInput& in, const ReportOptions& o
   return e;
 }
 
-
 }  // namespace
 
-bool optimised_build(const std::string& build_type) { return build_type == "Release" || build_type == "RelWithDebInfo"; }
+bool optimised_build(const std::string& build_type) {
+  return build_type == "Release" || build_type == "RelWithDebInfo";
+}
 
 std::string unranked_reason(const RunRecord& rec) {
   if (rec.status != "complete" || !rec.metrics) {
@@ -283,9 +287,12 @@ Json leaderboard_to_json(const Leaderboard& board) {
           {"step_time_cv_percent", opt_json(e.step_time_cv_percent)},
           {"gpu_hours", opt_json(e.gpu_hours)},
           {"gpus", e.gpus},
-          {"gpu", Json{{"type", e.gpu_type}, {"memory_gb", e.gpu_memory_gb}, {"per_node", e.gpus_per_node},
+          {"gpu", Json{{"type", e.gpu_type},
+                       {"memory_gb", e.gpu_memory_gb},
+                       {"per_node", e.gpus_per_node},
                        {"instance", e.instance}}},
-          {"layout", Json{{"label", e.layout_label}, {"highlights", e.layout_highlights}, {"summary", e.layout_summary}}},
+          {"layout",
+           Json{{"label", e.layout_label}, {"highlights", e.layout_highlights}, {"summary", e.layout_summary}}},
           {"measured", e.measured},
           {"author", Json{{"name", e.author}, {"url", e.author_url}}},
           {"details", e.details},

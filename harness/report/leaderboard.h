@@ -14,40 +14,40 @@ namespace recipebench {
 
 /// Per-step figures of a run record, for its charts (docs/metrics.md: the timed window).
 struct StepSeries {
-  std::vector<double> seconds;  ///< wall time of steps 0..N-1 (s)
-  std::vector<double> loss;     ///< training loss of steps 0..N-1 (cross-entropy, nats per supervised token)
+  std::vector<double> seconds;             ///< wall time of steps 0..N-1 (s)
+  std::vector<double> loss;                ///< training loss of steps 0..N-1 (cross-entropy, nats per supervised token)
   int window_first = 0, window_last = -1;  ///< the timed window, inclusive step indices; last < first: none
 };
 
 /// One ranked row and the facts its detail section shows.
 struct LeaderboardEntry {
-  std::string id;                 ///< HTML anchor and stable key: the file's stem
-  std::string kind;               ///< "recipe" (figures reported by the recipe) or "run" (a run record)
+  std::string id;    ///< HTML anchor and stable key: the file's stem
+  std::string kind;  ///< "recipe" (figures reported by the recipe) or "run" (a run record)
   std::string file;
-  std::string backend;            ///< run records: the backend that measured it; recipes: empty
+  std::string backend;  ///< run records: the backend that measured it; recipes: empty
   std::string model, gpu_type, instance;
-  int64_t layers = 0;             ///< decoder layers the figures come from (a proxy's bench.layers); 0 = unknown
-  int64_t layers_full = 0;        ///< decoder layers of the full model; 0 = not in the registry
+  int64_t layers = 0;       ///< decoder layers the figures come from (a proxy's bench.layers); 0 = unknown
+  int64_t layers_full = 0;  ///< decoder layers of the full model; 0 = not in the registry
   int gpus = 0, gpus_per_node = 0;
   double gpu_memory_gb = 0;
   int64_t row_tokens = 0, global_batch = 0;
   std::string precision, rows;
   std::string layout_label, layout_highlights, layout_summary;
-  int rank = 0;                   ///< 1-based within its group
-  double tokens_per_s_per_gpu = 0;  ///< measured (by the recipe's run or the run record)
+  int rank = 0;                                  ///< 1-based within its group
+  double tokens_per_s_per_gpu = 0;               ///< measured (by the recipe's run or the run record)
   std::optional<double> usd_per_million_tokens;  ///< computed: price / (tokens/s/GPU x 3600) x 1e6
   double usd_per_gpu_hour = 0;
   std::string price_source;
-  std::optional<double> mfu;      ///< computed: 6 x N_active x tokens/s/GPU / peak dense BF16 (fraction)
+  std::optional<double> mfu;  ///< computed: 6 x N_active x tokens/s/GPU / peak dense BF16 (fraction)
   int64_t active_params = 0;
-  double peak_flops = 0;          ///< FLOP/s used for MFU
+  double peak_flops = 0;                       ///< FLOP/s used for MFU
   std::optional<double> step_time_cv_percent;  ///< measured
   std::optional<double> gpu_hours;             ///< measured
   std::string measured, author, author_url, status;
-  std::string hardware;           ///< run records: the device the backend measured on (e.g. "1 x NVIDIA H200")
-  Json details;                   ///< stack, env, patches, run, correctness, dataset, notes (as in the recipe)
-  Json layout;                    ///< the recipe's layout block (degrees, recompute, dispatcher, ...), for comparisons
-  StepSeries steps;               ///< run records: steps 0..N-1; recipes: empty
+  std::string hardware;  ///< run records: the device the backend measured on (e.g. "1 x NVIDIA H200")
+  Json details;          ///< stack, env, patches, run, correctness, dataset, notes (as in the recipe)
+  Json layout;           ///< the recipe's layout block (degrees, recompute, dispatcher, ...), for comparisons
+  StepSeries steps;      ///< run records: steps 0..N-1; recipes: empty
 };
 
 /// One table: same model at the same number of layers (a proxy never shares a table with the full model), GPU

@@ -28,22 +28,71 @@ std::vector<std::string> row(const LeaderboardGroup& g, const LeaderboardEntry& 
   std::string max_tokens;
   if (e.layout.is_object() && e.layout.contains("max_tokens_per_gpu") && e.layout["max_tokens_per_gpu"].is_number())
     max_tokens = std::to_string(e.layout["max_tokens_per_gpu"].get<int64_t>());
-  return {g.id, std::to_string(e.rank), e.id, e.kind, e.file, e.backend, e.status, e.model, e.gpu_type,
-          std::to_string(e.gpus), std::to_string(e.row_tokens), std::to_string(e.global_batch), e.precision,
-          e.layout_label, degree(e, "tp"), degree(e, "pp"), degree(e, "vpp"), degree(e, "cp"), degree(e, "ep"),
-          degree(e, "etp"), degree(e, "dp"), max_tokens, shortest(e.tokens_per_s_per_gpu),
-          opt(e.usd_per_million_tokens), e.usd_per_million_tokens ? shortest(e.usd_per_gpu_hour) : std::string(),
-          opt(e.mfu), opt(e.step_time_cv_percent), opt(e.gpu_hours), e.measured, e.author};
+  return {g.id,
+          std::to_string(e.rank),
+          e.id,
+          e.kind,
+          e.file,
+          e.backend,
+          e.status,
+          e.model,
+          e.gpu_type,
+          std::to_string(e.gpus),
+          std::to_string(e.row_tokens),
+          std::to_string(e.global_batch),
+          e.precision,
+          e.layout_label,
+          degree(e, "tp"),
+          degree(e, "pp"),
+          degree(e, "vpp"),
+          degree(e, "cp"),
+          degree(e, "ep"),
+          degree(e, "etp"),
+          degree(e, "dp"),
+          max_tokens,
+          shortest(e.tokens_per_s_per_gpu),
+          opt(e.usd_per_million_tokens),
+          e.usd_per_million_tokens ? shortest(e.usd_per_gpu_hour) : std::string(),
+          opt(e.mfu),
+          opt(e.step_time_cv_percent),
+          opt(e.gpu_hours),
+          e.measured,
+          e.author};
 }
 
 }  // namespace
 
 const std::vector<std::string>& leaderboard_csv_columns() {
-  static const std::vector<std::string> cols = {
-      "group", "rank", "id", "kind", "file", "backend", "status", "model", "gpu_type", "gpus", "row_tokens",
-      "global_batch", "precision", "layout", "tp", "pp", "vpp", "cp", "ep", "etp", "dp", "max_tokens_per_gpu",
-      "tokens_per_s_per_gpu", "usd_per_million_tokens", "usd_per_gpu_hour", "mfu", "step_time_cv_percent",
-      "gpu_hours", "measured", "author"};
+  static const std::vector<std::string> cols = {"group",
+                                                "rank",
+                                                "id",
+                                                "kind",
+                                                "file",
+                                                "backend",
+                                                "status",
+                                                "model",
+                                                "gpu_type",
+                                                "gpus",
+                                                "row_tokens",
+                                                "global_batch",
+                                                "precision",
+                                                "layout",
+                                                "tp",
+                                                "pp",
+                                                "vpp",
+                                                "cp",
+                                                "ep",
+                                                "etp",
+                                                "dp",
+                                                "max_tokens_per_gpu",
+                                                "tokens_per_s_per_gpu",
+                                                "usd_per_million_tokens",
+                                                "usd_per_gpu_hour",
+                                                "mfu",
+                                                "step_time_cv_percent",
+                                                "gpu_hours",
+                                                "measured",
+                                                "author"};
   return cols;
 }
 

@@ -74,9 +74,10 @@ void correctness_facts(const Json& c, mu::data& facts) {
   if (c.contains("convergence")) {
     const Json& cv = c["convergence"];
     facts << fact("Convergence check", "correlation " + text(cv.value("correlation", Json())) +
-                                           ", final loss difference " + text(cv.value("final_loss_difference", Json())) +
-                                           ", " + text(cv.value("pointwise_failures", Json())) +
-                                           " pointwise failures over " + text(cv.value("steps", Json())) + " steps");
+                                           ", final loss difference " +
+                                           text(cv.value("final_loss_difference", Json())) + ", " +
+                                           text(cv.value("pointwise_failures", Json())) + " pointwise failures over " +
+                                           text(cv.value("steps", Json())) + " steps");
   }
   if (c.contains("component_tests") && c["component_tests"].is_array())
     for (const auto& t : c["component_tests"])
@@ -92,7 +93,8 @@ mu::data facts_of(const LeaderboardEntry& e) {
   if (!e.author_url.empty() && !is_http_url(e.author_url)) facts << fact("Author URL", e.author_url, "not a link");
   std::string gpus = std::to_string(e.gpus) + " x " + e.gpu_type;
   if (e.gpu_memory_gb > 0) gpus += " " + shortest(e.gpu_memory_gb) + " GB";
-  gpus += " (" + (e.instance.empty() ? std::string() : e.instance + ", ") + std::to_string(e.gpus_per_node) + " per node)";
+  gpus +=
+      " (" + (e.instance.empty() ? std::string() : e.instance + ", ") + std::to_string(e.gpus_per_node) + " per node)";
   facts << fact("GPUs", gpus);
   facts << fact("Layout", e.layout_summary.empty() ? e.layout_label : e.layout_summary);
   facts << fact("Tokens/s per GPU", fixed(e.tokens_per_s_per_gpu, 2), "measured");
@@ -103,8 +105,9 @@ mu::data facts_of(const LeaderboardEntry& e) {
     facts << fact("$ / 1M tokens", "—", e.price_source);
   if (d.contains("measurement")) measurement_facts(e, facts);
   if (e.mfu)
-    facts << fact("MFU", pct(*e.mfu, 1), "computed: 6 x N x tokens/s/GPU / " + shortest(e.peak_flops) +
-                                             " FLOP/s; N = " + with_commas(e.active_params) + " active parameters per token");
+    facts << fact("MFU", pct(*e.mfu, 1),
+                  "computed: 6 x N x tokens/s/GPU / " + shortest(e.peak_flops) +
+                      " FLOP/s; N = " + with_commas(e.active_params) + " active parameters per token");
   if (e.step_time_cv_percent) facts << fact("Step-time CV", fixed(*e.step_time_cv_percent, 2) + "%");
   facts << fact("Measured", e.measured);
   if (e.gpu_hours) facts << fact("GPU-hours", fixed(*e.gpu_hours, 2));
@@ -269,22 +272,23 @@ mu::data group_data(const LeaderboardGroup& g) {
   mu::data gd;
   gd.set("id", g.id);
   gd.set("model", g.model);
-  gd.set("depth", g.layers > 0 && g.layers != g.layers_full ? " (proxy: " + std::to_string(g.layers) + " of " +
-                                                                   std::to_string(g.layers_full) + " layers)"
-                                                             : std::string());
+  gd.set("depth", g.layers > 0 && g.layers != g.layers_full
+                      ? " (proxy: " + std::to_string(g.layers) + " of " + std::to_string(g.layers_full) + " layers)"
+                      : std::string());
   gd.set("gpu_type", g.gpu_type);
   gd.set("rows_text", with_commas(g.row_tokens) + "-token rows" + (g.rows.empty() ? "" : " (" + g.rows + ")"));
   gd.set("global_batch", std::to_string(g.global_batch));
   gd.set("precision", upper(g.precision));
-  gd.set("bar_svg", svg::bar_chart_svg(bars_of(g), "bars-" + g.id,
-                                       "Tokens/s per GPU by rank: " + g.model + " on " + g.gpu_type));
+  gd.set("bar_svg",
+         svg::bar_chart_svg(bars_of(g), "bars-" + g.id, "Tokens/s per GPU by rank: " + g.model + " on " + g.gpu_type));
   std::vector<svg::ScatterPoint> pts;
   for (const auto& e : g.entries)
     if (e.usd_per_million_tokens)
       pts.push_back({e.id, e.layout_label, e.rank, e.tokens_per_s_per_gpu, *e.usd_per_million_tokens, e.kind == "run"});
   if (!pts.empty())
-    gd.set("scatter_svg", svg::scatter_svg(pts, "cost-" + g.id,
-                                           "$ per 1M tokens against tokens/s per GPU: " + g.model + " on " + g.gpu_type));
+    gd.set("scatter_svg",
+           svg::scatter_svg(pts, "cost-" + g.id,
+                            "$ per 1M tokens against tokens/s per GPU: " + g.model + " on " + g.gpu_type));
   mu::data rows{mu::data::type::list}, articles{mu::data::type::list};
   SeenBlocks seen;
   for (const auto& e : g.entries) {
@@ -310,7 +314,8 @@ std::string compare_json(const Leaderboard& board) {
       Json fields = Json::array(), shown = Json::array(), rawv = Json::array();
       for (const EntryField& f : entry_fields(e)) {
         auto k = key_index.emplace(std::make_pair(f.section, f.name), keys.size());
-        if (k.second) keys.push_back(Json::array({f.section, f.name, f.section == "source" && f.name == "file" ? 0 : 1}));
+        if (k.second)
+          keys.push_back(Json::array({f.section, f.name, f.section == "source" && f.name == "file" ? 0 : 1}));
         auto v = value_index.emplace(f.value, values.size());
         if (v.second) values.push_back(f.value);
         fields.push_back(Json::array({k.first->second, v.first->second}));

@@ -12,13 +12,15 @@ bool is_http_url(const std::string& url) {
   std::string lower;
   for (char c : url.substr(0, 8)) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   size_t host = 0;
-  if (lower.rfind("https://", 0) == 0) host = 8;
-  else if (lower.rfind("http://", 0) == 0) host = 7;
-  else return false;
+  if (lower.rfind("https://", 0) == 0)
+    host = 8;
+  else if (lower.rfind("http://", 0) == 0)
+    host = 7;
+  else
+    return false;
   if (url.size() <= host || url[host] == '/') return false;
   for (unsigned char c : url)
-    if (c <= 0x20 || c == 0x7f || c == '"' || c == '\'' || c == '<' || c == '>' || c == '\\' || c == '`')
-      return false;
+    if (c <= 0x20 || c == 0x7f || c == '"' || c == '\'' || c == '<' || c == '>' || c == '\\' || c == '`') return false;
   return true;
 }
 
@@ -28,10 +30,17 @@ std::string script_json(const Json& v) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '<': out += "\\u003c"; break;
-      case '>': out += "\\u003e"; break;
-      case '&': out += "\\u0026"; break;
-      default: out += c;
+      case '<':
+        out += "\\u003c";
+        break;
+      case '>':
+        out += "\\u003e";
+        break;
+      case '&':
+        out += "\\u0026";
+        break;
+      default:
+        out += c;
     }
   }
   return out;

@@ -12,9 +12,9 @@ namespace recipebench::svg {
 
 namespace {
 
-constexpr const char* kInk = "#1d2330";      // axes and text: black in grey-scale
-constexpr const char* kDark = "#1f3b73";     // the best bar, recipe points, lines: dark grey in grey-scale
-constexpr const char* kMid = "#7d97c2";      // the other bars: mid grey
+constexpr const char* kInk = "#1d2330";   // axes and text: black in grey-scale
+constexpr const char* kDark = "#1f3b73";  // the best bar, recipe points, lines: dark grey in grey-scale
+constexpr const char* kMid = "#7d97c2";   // the other bars: mid grey
 constexpr const char* kGrid = "#d5dae3";
 
 /// A coordinate with at most one decimal ("12.5", "40").
@@ -31,7 +31,8 @@ std::string open_svg(const std::string& id, const std::string& title, double w, 
   o << "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" id=\"" << escape_xml(id) << "\" viewBox=\"0 0 "
     << num(w) << " " << num(h) << "\" width=\"" << num(w) << "\" height=\"" << num(h)
     << "\" role=\"img\" aria-labelledby=\"" << escape_xml(id) << "-t\"><title id=\"" << escape_xml(id) << "-t\">"
-    << escape_xml(title) << "</title>"
+    << escape_xml(title)
+    << "</title>"
     // Diagonal hatching: the shaded regions read as hatched in grey-scale print.
     << "<defs><pattern id=\"" << escape_xml(id) << "-hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
     << "patternTransform=\"rotate(45)\"><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#8a93a3\" "
@@ -90,12 +91,23 @@ std::string escape_xml(const std::string& s) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -165,10 +177,12 @@ std::string bar_chart_svg(const std::vector<Bar>& bars, const std::string& chart
       while (cut > 0 && (static_cast<unsigned char>(label[cut]) & 0xC0) == 0x80) --cut;
       label = label.substr(0, cut) + "…";
     }
-    o << "<g class=\"bar\" data-id=\"" << escape_xml(b.id) << "\"><title>" << escape_xml("#" + std::to_string(b.rank) + " " + b.label + ": " + fixed(b.value, 1) + " tokens/s/GPU") << "</title>"
-      << text(L.frame.x0() - 8, r.y + 12, label, "end") << "<rect x=\"" << num(r.x) << "\" y=\"" << num(r.y)
-      << "\" width=\"" << num(r.width) << "\" height=\"" << num(r.height) << "\" fill=\"" << (i == 0 ? kDark : kMid)
-      << "\" stroke=\"" << kDark << "\"/>" << text(r.x + r.width + 5, r.y + 12, fixed(b.value, 1), "start") << "</g>";
+    o << "<g class=\"bar\" data-id=\"" << escape_xml(b.id) << "\"><title>"
+      << escape_xml("#" + std::to_string(b.rank) + " " + b.label + ": " + fixed(b.value, 1) + " tokens/s/GPU")
+      << "</title>" << text(L.frame.x0() - 8, r.y + 12, label, "end") << "<rect x=\"" << num(r.x) << "\" y=\""
+      << num(r.y) << "\" width=\"" << num(r.width) << "\" height=\"" << num(r.height) << "\" fill=\""
+      << (i == 0 ? kDark : kMid) << "\" stroke=\"" << kDark << "\"/>"
+      << text(r.x + r.width + 5, r.y + 12, fixed(b.value, 1), "start") << "</g>";
   }
   o << "</g>";
   if (L.shown < L.total)

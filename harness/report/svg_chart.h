@@ -42,7 +42,7 @@ struct Point {
 struct Bar {
   std::string id, label;  ///< label: e.g. the layout ("TP2 PP8 VPP2 EP8 DP4")
   int rank = 0;
-  double value = 0;       ///< tokens/s/GPU
+  double value = 0;  ///< tokens/s/GPU
 };
 
 /// Horizontal bars, one row per entry (at most `max_bars`, best first), on an x axis from 0 to past the
@@ -63,7 +63,7 @@ std::string bar_chart_svg(const std::vector<Bar>& bars, const std::string& chart
 struct ScatterPoint {
   std::string id, label;
   int rank = 0;
-  double x = 0, y = 0;      ///< tokens/s/GPU, $ per 1M tokens
+  double x = 0, y = 0;        ///< tokens/s/GPU, $ per 1M tokens
   bool measured_run = false;  ///< run records are drawn as squares, recipes as circles
 };
 

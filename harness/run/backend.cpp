@@ -73,8 +73,10 @@ Json RunOptions::to_json() const {
          {"ranks", world},
          {"dist_timeout_seconds", dist_timeout_seconds},
          {"data", Json{{"source", to_string(data_source)}}}};
-  if (data_source == DataSource::kFile) j["data"]["path"] = data_path;
-  else j["data"]["supervised_token_ratio"] = supervised_token_ratio;
+  if (data_source == DataSource::kFile)
+    j["data"]["path"] = data_path;
+  else
+    j["data"]["supervised_token_ratio"] = supervised_token_ratio;
   if (data_source != DataSource::kFile && min_row_tokens > 0) j["data"]["min_row_tokens"] = min_row_tokens;
   if (hooks.any()) {
     Json h = Json::object();

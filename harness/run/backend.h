@@ -29,25 +29,25 @@ struct RunHooks {
 /// Effective settings of one run (recipe's bench block, overridden by the command line).
 struct RunOptions {
   std::string backend = "torch";
-  int steps = 20;                          ///< steps to run, numbered 0..steps-1
-  StepWindow window{5, 19};                ///< timed window, both ends included
-  std::optional<int64_t> layers;           ///< decoder-layer override for proxy runs
-  Device device = Device::kCpu;            ///< the CPU (Gloo between ranks) or one CUDA GPU per rank (NCCL)
-  uint64_t seed = 1234;                    ///< data and initialisation seed
+  int steps = 20;                 ///< steps to run, numbered 0..steps-1
+  StepWindow window{5, 19};       ///< timed window, both ends included
+  std::optional<int64_t> layers;  ///< decoder-layer override for proxy runs
+  Device device = Device::kCpu;   ///< the CPU (Gloo between ranks) or one CUDA GPU per rank (NCCL)
+  uint64_t seed = 1234;           ///< data and initialisation seed
   DataSource data_source = DataSource::kSynthetic;
-  std::string data_path;                   ///< pre-tokenized rows when data_source is kFile
-  double supervised_token_ratio = 0.676;   ///< synthetic data: fraction of tokens with a loss
-  int64_t min_row_tokens = 0;              ///< synthetic data: shortest row (tokens); 0: every row full length
-  bool profile = false;                    ///< synchronise between phases to time forward / backward / optimizer
+  std::string data_path;                  ///< pre-tokenized rows when data_source is kFile
+  double supervised_token_ratio = 0.676;  ///< synthetic data: fraction of tokens with a loss
+  int64_t min_row_tokens = 0;             ///< synthetic data: shortest row (tokens); 0: every row full length
+  bool profile = false;                   ///< synchronise between phases to time forward / backward / optimizer
   /// bench.deterministic: the same bits for the same seed on the same device and build (the torch backend turns on
   /// torch's deterministic algorithms and cuBLAS's reproducible workspace); false allows faster non-deterministic
   /// kernels. A backend that cannot honour true refuses the run (RunError) rather than ignoring it.
   bool deterministic = true;
   // Where this process sits among the ranks (run/launch.h); world == 1 is a one-rank run.
   int rank = 0, world = 1, local_rank = 0;
-  std::string master_addr = "127.0.0.1";   ///< rank 0's host: the c10d TCPStore of the rendezvous
+  std::string master_addr = "127.0.0.1";  ///< rank 0's host: the c10d TCPStore of the rendezvous
   int master_port = 29500;
-  int dist_timeout_seconds = 300;          ///< bound on the rendezvous and on every collective (seconds)
+  int dist_timeout_seconds = 300;  ///< bound on the rendezvous and on every collective (seconds)
   RunHooks hooks;
   Json to_json() const;
 };
@@ -61,25 +61,25 @@ void apply_environment_hooks(RunOptions& options);
 /// What one training step measured. Times in seconds, memory in bytes.
 struct StepSample {
   int step = 0;
-  double seconds = 0;              ///< wall time between barrier-synchronised step boundaries (rank 0)
-  int64_t tokens = 0;              ///< tokens of the step (the rows' lengths, padding excluded)
-  int64_t supervised_tokens = 0;   ///< tokens with a loss
-  int64_t microbatches = 0;        ///< microbatches this rank trained in the step (dynamic batching)
-  double loss = 0;                 ///< mean per-token SFT loss over the step's supervised tokens
-  double grad_norm = 0;            ///< global L2 norm of the gradients before clipping
-  double learning_rate = 0;        ///< learning rate applied at this step
-  int64_t peak_memory_bytes = 0;   ///< peak device memory of the step (max over ranks); 0 where not measured
-  double data_seconds = 0;         ///< rows generated / read and copied to the device before the step (not timed)
-  double overhead_seconds = 0;     ///< loop time outside the step and its data: callbacks, progress, bookkeeping
-                                   ///< (measured for the previous step's tail; 0 for step 0)
+  double seconds = 0;             ///< wall time between barrier-synchronised step boundaries (rank 0)
+  int64_t tokens = 0;             ///< tokens of the step (the rows' lengths, padding excluded)
+  int64_t supervised_tokens = 0;  ///< tokens with a loss
+  int64_t microbatches = 0;       ///< microbatches this rank trained in the step (dynamic batching)
+  double loss = 0;                ///< mean per-token SFT loss over the step's supervised tokens
+  double grad_norm = 0;           ///< global L2 norm of the gradients before clipping
+  double learning_rate = 0;       ///< learning rate applied at this step
+  int64_t peak_memory_bytes = 0;  ///< peak device memory of the step (max over ranks); 0 where not measured
+  double data_seconds = 0;        ///< rows generated / read and copied to the device before the step (not timed)
+  double overhead_seconds = 0;    ///< loop time outside the step and its data: callbacks, progress, bookkeeping
+                                  ///< (measured for the previous step's tail; 0 for step 0)
   double forward_seconds = 0, backward_seconds = 0, optimizer_seconds = 0;  ///< with profile only, else 0
   Json to_json() const;
 };
 
 /// Facts about where the run happened, for the run record's environment block.
 struct BackendEnvironment {
-  std::string device_name;     ///< e.g. "NVIDIA H200" or "CPU (x86_64, 2 cores)"
-  int device_count = 0;        ///< GPUs (or CPU ranks) used
+  std::string device_name;  ///< e.g. "NVIDIA H200" or "CPU (x86_64, 2 cores)"
+  int device_count = 0;     ///< GPUs (or CPU ranks) used
   double device_memory_bytes = 0;
   std::string driver, cuda, nccl, libtorch;
 };

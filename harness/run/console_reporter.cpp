@@ -24,8 +24,8 @@ void ConsoleReporter::dry_run(const std::string& text) {
 void ConsoleReporter::start(const RunRecord& r) {
   const RunOptions& o = r.options;
   fmt::print(out_, "recipebench run: {}\n  model {} ({}), backend {}, device {}, {} steps, window {}..{}\n",
-             r.recipe_path, r.model_name, depth_label(r.model_layers, r.model_layers_full), o.backend, to_string(o.device),
-             o.steps, o.window.first, o.window.last);
+             r.recipe_path, r.model_name, depth_label(r.model_layers, r.model_layers_full), o.backend,
+             to_string(o.device), o.steps, o.window.first, o.window.last);
   fmt::print(out_, "{:>6} {:>10} {:>10} {:>12} {:>10} {:>12}\n", "step", "time (s)", "loss", "tokens/s", "grad norm",
              "peak mem");
   std::fflush(out_);

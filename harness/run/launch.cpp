@@ -31,8 +31,8 @@ int parse_int(const char* name, const char* value, int lo, int hi) {
     if (used != std::strlen(value) || v < lo || v > hi) throw std::out_of_range(value);
     return static_cast<int>(v);
   } catch (const std::exception&) {
-    throw std::invalid_argument(std::string(name) + "=" + value + ": expected a whole number in " +
-                                std::to_string(lo) + ".." + std::to_string(hi));
+    throw std::invalid_argument(std::string(name) + "=" + value + ": expected a whole number in " + std::to_string(lo) +
+                                ".." + std::to_string(hi));
   }
 }
 
@@ -43,9 +43,12 @@ std::string slurm_first_host(const std::string& nodelist) {
   size_t end = 0;
   int depth = 0;
   for (; end < nodelist.size(); ++end) {
-    if (nodelist[end] == '[') ++depth;
-    else if (nodelist[end] == ']') --depth;
-    else if (nodelist[end] == ',' && depth == 0) break;
+    if (nodelist[end] == '[')
+      ++depth;
+    else if (nodelist[end] == ']')
+      --depth;
+    else if (nodelist[end] == ',' && depth == 0)
+      break;
   }
   const std::string first = nodelist.substr(0, end);
   const auto open = first.find('[');
@@ -74,11 +77,16 @@ RankEnv rank_env_from(const std::function<const char*(const char*)>& get) {
     e.world = parse_int("SLURM_NTASKS", get("SLURM_NTASKS"), 1, 1 << 20);
     e.rank = parse_int("SLURM_PROCID", get("SLURM_PROCID"), 0, e.world - 1);
     e.local_rank = has("SLURM_LOCALID") ? parse_int("SLURM_LOCALID", get("SLURM_LOCALID"), 0, e.world - 1) : 0;
-    if (has("MASTER_ADDR")) e.master_addr = get("MASTER_ADDR");
-    else if (has("SLURM_STEP_NODELIST")) e.master_addr = slurm_first_host(get("SLURM_STEP_NODELIST"));
-    else if (has("SLURM_NODELIST")) e.master_addr = slurm_first_host(get("SLURM_NODELIST"));
-    if (has("MASTER_PORT")) e.master_port = parse_int("MASTER_PORT", get("MASTER_PORT"), 1, 65535);
-    else if (has("SLURM_JOB_ID")) e.master_port = 29500 + parse_int("SLURM_JOB_ID", get("SLURM_JOB_ID"), 0, 2147483647) % 1000;
+    if (has("MASTER_ADDR"))
+      e.master_addr = get("MASTER_ADDR");
+    else if (has("SLURM_STEP_NODELIST"))
+      e.master_addr = slurm_first_host(get("SLURM_STEP_NODELIST"));
+    else if (has("SLURM_NODELIST"))
+      e.master_addr = slurm_first_host(get("SLURM_NODELIST"));
+    if (has("MASTER_PORT"))
+      e.master_port = parse_int("MASTER_PORT", get("MASTER_PORT"), 1, 65535);
+    else if (has("SLURM_JOB_ID"))
+      e.master_port = 29500 + parse_int("SLURM_JOB_ID", get("SLURM_JOB_ID"), 0, 2147483647) % 1000;
   }
   return e;
 }
@@ -131,9 +139,11 @@ std::string ranks_fit_problem(int nproc, const HostCapacity& host) {
   const uint64_t need = static_cast<uint64_t>(nproc) * kMinRankBytes;
   if (host.available_bytes > 0 && need > host.available_bytes) {
     char text[160];
-    std::snprintf(text, sizeof text, "%d ranks need at least %d x %llu MiB = %.1f GiB of memory; this host has %.1f GiB "
-                  "available", nproc, nproc, static_cast<unsigned long long>(kMinRankBytes >> 20),
-                  need / 1073741824.0, host.available_bytes / 1073741824.0);
+    std::snprintf(text, sizeof text,
+                  "%d ranks need at least %d x %llu MiB = %.1f GiB of memory; this host has %.1f GiB "
+                  "available",
+                  nproc, nproc, static_cast<unsigned long long>(kMinRankBytes >> 20), need / 1073741824.0,
+                  host.available_bytes / 1073741824.0);
     return text;
   }
   return "";
@@ -171,7 +181,8 @@ int launch_local(int nproc, double grace_seconds, const std::function<void(int s
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
-  struct sigaction old_int {}, old_term {};
+  struct sigaction old_int {
+  }, old_term{};
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
 
@@ -221,7 +232,8 @@ int launch_local(int nproc, double grace_seconds, const std::function<void(int s
       if (result == 0) result = 128 + sig;
       if (first_failed < 0) {
         first_failed = nproc;  // stopped from outside: escalate like a failure
-        failed_at = Clock::now() - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace_seconds));
+        failed_at =
+            Clock::now() - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace_seconds));
       }
     }
     int status = 0;

@@ -13,7 +13,7 @@ struct RankEnv {
   int rank = 0, world = 1, local_rank = 0;
   std::string master_addr = "127.0.0.1";  ///< host of rank 0, where the c10d TCPStore listens
   int master_port = 29500;
-  std::string source = "single";          ///< "single", "torchrun" (RANK/WORLD_SIZE...) or "slurm"
+  std::string source = "single";  ///< "single", "torchrun" (RANK/WORLD_SIZE...) or "slurm"
 };
 
 /// Reads the rank variables through `get` (returns nullptr when a variable is unset):

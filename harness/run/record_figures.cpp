@@ -38,7 +38,8 @@ RecordFigures derive_record_figures(const RunRecord& r) {
     in.peak_flops = m.peak_flops;
   }
   if (m.usd_per_gpu_hour && *m.usd_per_gpu_hour > 0) in.usd_per_gpu_hour = *m.usd_per_gpu_hour;
-  const DerivedFigures d = derive_figures(Throughput::measured(static_cast<double>(f.window.tokens), f.window.seconds), in);
+  const DerivedFigures d =
+      derive_figures(Throughput::measured(static_cast<double>(f.window.tokens), f.window.seconds), in);
   f.mfu = d.mfu;
   f.usd_per_million_tokens = d.usd_per_million_tokens;
   f.gpu_hours = d.gpu_hours.value_or(0);
@@ -60,7 +61,8 @@ Diagnostics record_figures_problems(const RunRecord& r, const std::string& file)
   try {
     f = derive_record_figures(r);
   } catch (const std::invalid_argument& e) {  // e.g. a window whose steps sum to 0 s
-    add("window_seconds", fixed(r.metrics->window.seconds, 6), std::string("figures derivable from the steps: ") + e.what());
+    add("window_seconds", fixed(r.metrics->window.seconds, 6),
+        std::string("figures derivable from the steps: ") + e.what());
     return out;
   }
   const RunMetrics& m = *r.metrics;
@@ -92,7 +94,8 @@ Diagnostics record_figures_problems(const RunRecord& r, const std::string& file)
   }
   const GpuSpec* gpu = r.recipe.contains("gpu") ? find_gpu(r.recipe["gpu"].value("type", std::string())) : nullptr;
   if (gpu && m.peak_flops > 0 && !close(m.peak_flops, gpu->peak_bf16_flops))
-    add("mfu_inputs.peak_flops", fixed(m.peak_flops, 0), fixed(gpu->peak_bf16_flops, 0) + " (the catalog's " + gpu->name + ")");
+    add("mfu_inputs.peak_flops", fixed(m.peak_flops, 0),
+        fixed(gpu->peak_bf16_flops, 0) + " (the catalog's " + gpu->name + ")");
   return out;
 }
 

@@ -85,8 +85,8 @@ void apply_bench_block(const RecipeBench& b, RunOptions& o) {
   if (b.data.min_row_tokens) o.min_row_tokens = *b.data.min_row_tokens;
 }
 
-/// Effective settings: the recipe's bench block, then the request, then the environment's hooks (apply_environment_hooks).
-/// Throws Refusal when the window does not fit or a hook variable does not parse.
+/// Effective settings: the recipe's bench block, then the request, then the environment's hooks
+/// (apply_environment_hooks). Throws Refusal when the window does not fit or a hook variable does not parse.
 RunOptions effective_options(const Recipe& recipe, const RunRequest& q) {
   RunOptions o;
   apply_bench_block(recipe.bench, o);
@@ -137,12 +137,11 @@ RunModel resolve_model(const RunRequest& q, const Recipe& recipe, const RunOptio
 
 /// The rank map and the per-rank memory plan (docs/memory-plan.md); the plan is per GPU, so a recipe that names
 /// no device (bench.device, --device) is planned on CUDA.
-std::string dry_run_text(const std::string& path, const Recipe& recipe, const ModelConfig& model,
-                         Device plan_device) {
+std::string dry_run_text(const std::string& path, const Recipe& recipe, const ModelConfig& model, Device plan_device) {
   try {
-    return "recipebench run --dry-run: " + path + "\n  model " + model.name + " (" +
-           std::to_string(model.num_layers) + " layers), " + recipe.layout.label + "\n" +
-           format_rank_map(build_rank_map(recipe, model)) + memory_plan_text(recipe, model, to_string(plan_device));
+    return "recipebench run --dry-run: " + path + "\n  model " + model.name + " (" + std::to_string(model.num_layers) +
+           " layers), " + recipe.layout.label + "\n" + format_rank_map(build_rank_map(recipe, model)) +
+           memory_plan_text(recipe, model, to_string(plan_device));
   } catch (const std::invalid_argument& e) {
     throw Refusal{kFailed, std::string("recipebench run --dry-run: ") + e.what()};
   }
@@ -238,7 +237,8 @@ void check_out_dir(const std::string& dir) {
     return;  // place_ranks refuses the variables
   }
   if (rank != 0) return;
-  if (const std::string problem = out_dir_problem(dir); !problem.empty()) throw Refusal{kUsage, "recipebench run: " + problem};
+  if (const std::string problem = out_dir_problem(dir); !problem.empty())
+    throw Refusal{kUsage, "recipebench run: " + problem};
 }
 
 /// The record before the first step: recipe, options, model, start time, host.

@@ -31,7 +31,7 @@ struct RunRequest {
   std::optional<StepWindow> window;
   std::optional<int64_t> layers;
   std::optional<uint64_t> seed;
-  std::optional<bool> deterministic;       ///< --deterministic true|false (bench.deterministic)
+  std::optional<bool> deterministic;  ///< --deterministic true|false (bench.deterministic)
   bool profile = false;
   bool dry_run = false;                  ///< report the rank map and stop; runs nothing
   std::string out_dir = "reports/runs";  ///< folder of the run record

@@ -33,7 +33,8 @@ RunMetrics compute_metrics(const RunRecord& rec, const Recipe& recipe, const Mod
       in.usd_per_gpu_hour = price->usd_per_gpu_hour;
     }
   }
-  const DerivedFigures f = derive_figures(Throughput::measured(static_cast<double>(m.window.tokens), m.window.seconds), in);
+  const DerivedFigures f =
+      derive_figures(Throughput::measured(static_cast<double>(m.window.tokens), m.window.seconds), in);
   m.mfu = f.mfu;
   m.usd_per_million_tokens = f.usd_per_million_tokens;
   m.gpu_hours = *f.gpu_hours;

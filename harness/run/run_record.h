@@ -32,7 +32,7 @@ struct RunMetrics {
 /// (error holds the step and the message; metrics absent).
 struct RunRecord {
   std::string recipe_path, recipe_sha256;
-  Json recipe;                 ///< the recipe document as validated (the leaderboard reads model, gpu, workload, layout)
+  Json recipe;  ///< the recipe document as validated (the leaderboard reads model, gpu, workload, layout)
   RunOptions options;
   std::string model_name;
   int64_t model_layers = 0, model_layers_full = 0;
@@ -44,7 +44,7 @@ struct RunRecord {
   std::vector<StepSample> steps;
   std::optional<RunMetrics> metrics;
   std::string status = "failed";
-  Json error;                           ///< null, or {"step": n, "message": "..."}
+  Json error;  ///< null, or {"step": n, "message": "..."}
   Json to_json() const;
 
   /// The record that to_json() wrote, read back typed (schema/run-record.schema.json). `file` names the record
@@ -55,9 +55,9 @@ struct RunRecord {
   static RunRecord from_json(const Json& j, const std::string& file);
 
   // Facts from `environment` (checked by from_json; defaults when the writer left them out).
-  std::string build_type() const;  ///< CMake build type of the recipebench that ran ("Release"); "" if unknown
-  int device_count() const;        ///< devices (GPUs, or CPU ranks) the run used; 1 when not recorded
-  std::string device_name() const; ///< e.g. "NVIDIA H200"; "?" when not recorded
+  std::string build_type() const;   ///< CMake build type of the recipebench that ran ("Release"); "" if unknown
+  int device_count() const;         ///< devices (GPUs, or CPU ranks) the run used; 1 when not recorded
+  std::string device_name() const;  ///< e.g. "NVIDIA H200"; "?" when not recorded
 };
 
 /// SHA-256 of a file's bytes as 64 hex digits (OpenSSL EVP). Throws std::runtime_error if unreadable.

@@ -46,8 +46,10 @@ std::string read_regular_file(const std::string& file, size_t max_bytes) {
   }
   ::close(fd);
   if (!regular)
-    fail_at(file, 0, 0, S_ISDIR(st.st_mode) ? "a folder" : S_ISFIFO(st.st_mode) ? "not a regular file (a FIFO)"
-                                                                                 : "not a regular file",
+    fail_at(file, 0, 0,
+            S_ISDIR(st.st_mode)    ? "a folder"
+            : S_ISFIFO(st.st_mode) ? "not a regular file (a FIFO)"
+                                   : "not a regular file",
             "a regular file");
   if (!fits || out.size() > max_bytes)
     fail_at(file, 0, 0, "a file of " + std::to_string(std::max<uint64_t>(st.st_size, out.size())) + " bytes",
@@ -76,9 +78,12 @@ void check_depth(const std::string& text, const std::string& file, int max_depth
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
@@ -155,8 +160,9 @@ Diagnostics completeness_problems(const RunRecord& r, const std::string& file) {
     add("settings.window", "[" + std::to_string(w.first) + ", " + std::to_string(w.last) + "]",
         "a window of at least 2 steps inside steps 0.." + std::to_string(n - 1));
   if (r.metrics && (r.metrics->window.window.first != w.first || r.metrics->window.window.last != w.last))
-    add("metrics.window", "[" + std::to_string(r.metrics->window.window.first) + ", " +
-                              std::to_string(r.metrics->window.window.last) + "]",
+    add("metrics.window",
+        "[" + std::to_string(r.metrics->window.window.first) + ", " + std::to_string(r.metrics->window.window.last) +
+            "]",
         "settings.window [" + std::to_string(w.first) + ", " + std::to_string(w.last) + "]");
   return out;
 }

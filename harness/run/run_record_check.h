@@ -31,8 +31,8 @@ const Json& run_record_schema();
 /// The outcome of checking one run record.
 struct CheckedRunRecord {
   std::string file;
-  Diagnostics errors;              ///< empty when the record passed every check
-  std::optional<RunRecord> record; ///< set when errors is empty
+  Diagnostics errors;               ///< empty when the record passed every check
+  std::optional<RunRecord> record;  ///< set when errors is empty
   bool ok() const { return errors.empty(); }
 };
 

@@ -119,7 +119,8 @@ RunOptions options_of(const Fields& f, const Json& s) {
   if (Fields::has(d, "path")) o.data_path = f.string(d["path"], p + ".data.path");
   if (Fields::has(d, "supervised_token_ratio"))
     o.supervised_token_ratio = f.number(d["supervised_token_ratio"], p + ".data.supervised_token_ratio");
-  if (Fields::has(d, "min_row_tokens")) o.min_row_tokens = f.integer(d["min_row_tokens"], p + ".data.min_row_tokens", 0);
+  if (Fields::has(d, "min_row_tokens"))
+    o.min_row_tokens = f.integer(d["min_row_tokens"], p + ".data.min_row_tokens", 0);
   return o;
 }
 
@@ -142,8 +143,10 @@ StepSample step_of(const Fields& f, const Json& j, const std::string& p) {
   if (Fields::has(j, "phases")) {
     const Json& ph = f.object(j["phases"], p + ".phases");
     const std::string pp = p + ".phases";
-    if (Fields::has(ph, "forward_seconds")) s.forward_seconds = f.number(ph["forward_seconds"], pp + ".forward_seconds");
-    if (Fields::has(ph, "backward_seconds")) s.backward_seconds = f.number(ph["backward_seconds"], pp + ".backward_seconds");
+    if (Fields::has(ph, "forward_seconds"))
+      s.forward_seconds = f.number(ph["forward_seconds"], pp + ".forward_seconds");
+    if (Fields::has(ph, "backward_seconds"))
+      s.backward_seconds = f.number(ph["backward_seconds"], pp + ".backward_seconds");
     if (Fields::has(ph, "optimizer_seconds"))
       s.optimizer_seconds = f.number(ph["optimizer_seconds"], pp + ".optimizer_seconds");
   }
@@ -170,7 +173,8 @@ RunMetrics metrics_of(const Fields& f, const Json& m) {
   r.usd_per_million_tokens = optional_number(f, m, "usd_per_million_tokens", p);
   if (Fields::has(m, "mfu_inputs")) {
     const Json& in = f.object(m["mfu_inputs"], p + ".mfu_inputs");
-    if (Fields::has(in, "active_params")) r.active_params = f.integer(in["active_params"], p + ".mfu_inputs.active_params", 0);
+    if (Fields::has(in, "active_params"))
+      r.active_params = f.integer(in["active_params"], p + ".mfu_inputs.active_params", 0);
     if (Fields::has(in, "peak_flops")) r.peak_flops = f.number(in["peak_flops"], p + ".mfu_inputs.peak_flops");
   }
   if (Fields::has(m, "price")) {
@@ -218,7 +222,8 @@ RunRecord RunRecord::from_json(const Json& j, const std::string& file) {
   r.recipe = f.object(f.get(recipe, "recipe", "document"), "recipe.document");
   r.options = options_of(f, f.get(j, "", "settings"));
   const std::string backend = f.string(f.get(j, "", "backend"), "backend");
-  if (backend != r.options.backend) f.fail("backend", "'" + backend + "'", "the settings' backend '" + r.options.backend + "'");
+  if (backend != r.options.backend)
+    f.fail("backend", "'" + backend + "'", "the settings' backend '" + r.options.backend + "'");
   const Json& model = f.object(f.get(j, "", "model"), "model");
   r.model_name = f.string(f.get(model, "model", "name"), "model.name");
   r.model_layers = f.integer(f.get(model, "model", "layers"), "model.layers", 1);

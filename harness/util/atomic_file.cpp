@@ -85,7 +85,8 @@ void write_files_atomically(const std::vector<std::pair<std::string, std::string
       if (!fs::exists(files[i].first)) continue;
       std::string tmpl;
       const int fd = make_temp_beside(fs::path(files[i].first + ".old"), tmpl);
-      if (fd < 0) throw std::runtime_error("cannot create a backup beside " + files[i].first + ": " + std::strerror(errno));
+      if (fd < 0)
+        throw std::runtime_error("cannot create a backup beside " + files[i].first + ": " + std::strerror(errno));
       ::close(fd);
       ::unlink(tmpl.c_str());
       if (::link(files[i].first.c_str(), tmpl.c_str()) != 0)
@@ -101,8 +102,10 @@ void write_files_atomically(const std::vector<std::pair<std::string, std::string
     if (::rename(temps[i].c_str(), files[i].first.c_str()) == 0) continue;
     const std::string reason = std::strerror(errno);
     for (size_t j = 0; j < i; ++j) {  // put the old set back
-      if (!backups[j].empty()) ::rename(backups[j].c_str(), files[j].first.c_str());
-      else ::unlink(files[j].first.c_str());
+      if (!backups[j].empty())
+        ::rename(backups[j].c_str(), files[j].first.c_str());
+      else
+        ::unlink(files[j].first.c_str());
     }
     remove_all(std::vector<std::string>(temps.begin() + static_cast<long>(i), temps.end()));
     remove_all(backups);

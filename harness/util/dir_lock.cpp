@@ -14,7 +14,8 @@ namespace recipebench {
 DirectoryLock::DirectoryLock(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec && !std::filesystem::is_directory(dir)) throw std::runtime_error("cannot create folder " + dir + ": " + ec.message());
+  if (ec && !std::filesystem::is_directory(dir))
+    throw std::runtime_error("cannot create folder " + dir + ": " + ec.message());
   fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd_ < 0) throw std::runtime_error("cannot open folder " + dir + ": " + std::strerror(errno));
   while (::flock(fd_, LOCK_EX) != 0) {
@@ -36,8 +37,8 @@ int remove_leftover_temp_files(const std::string& dir, const std::vector<std::st
     const std::string file = entry.path().filename().string();
     for (const auto& name : names) {
       const std::string prefix = "." + name + ".";
-      if (file.size() > prefix.size() && file.compare(0, prefix.size(), prefix) == 0 &&
-          entry.is_regular_file(ec) && ::unlink(entry.path().c_str()) == 0) {
+      if (file.size() > prefix.size() && file.compare(0, prefix.size(), prefix) == 0 && entry.is_regular_file(ec) &&
+          ::unlink(entry.path().c_str()) == 0) {
         ++removed;
         break;
       }

@@ -65,10 +65,14 @@ size_t utf8_length(const unsigned char* s, size_t n, size_t i) {
   if (c < 0x80) return 1;
   size_t len = 0;
   unsigned cp = 0;
-  if (c >= 0xC2 && c <= 0xDF) len = 2, cp = c & 0x1Fu;
-  else if (c >= 0xE0 && c <= 0xEF) len = 3, cp = c & 0x0Fu;
-  else if (c >= 0xF0 && c <= 0xF4) len = 4, cp = c & 0x07u;
-  else return 0;
+  if (c >= 0xC2 && c <= 0xDF)
+    len = 2, cp = c & 0x1Fu;
+  else if (c >= 0xE0 && c <= 0xEF)
+    len = 3, cp = c & 0x0Fu;
+  else if (c >= 0xF0 && c <= 0xF4)
+    len = 4, cp = c & 0x07u;
+  else
+    return 0;
   if (i + len > n) return 0;
   for (size_t k = 1; k < len; ++k) {
     if ((s[i + k] & 0xC0) != 0x80) return 0;
@@ -98,9 +102,12 @@ std::string escape_controls(const std::string& text) {
   for (size_t i = 0; i < text.size();) {
     const unsigned char c = s[i];
     const size_t len = utf8_length(s, text.size(), i);
-    if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
     else if (len == 0 || c < 0x20 || c == 0x7F) {
       char hex[8];
       std::snprintf(hex, sizeof hex, "\\x%02x", c);

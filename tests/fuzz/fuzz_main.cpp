@@ -6,9 +6,9 @@
 //                    SEED_FILE_OR_DIR...
 //
 // Both limits apply when given (the first reached ends the run); SIGTERM / SIGINT end it after the current input,
-// with the totals printed. Exit 0: no finding; 1: findings (each written to DIR/finding-<n>.<ext> with its reason in DIR/findings.txt);
-// 2: usage. A crash or a hang ends the process at once: the input is written to DIR/crash.<ext> (signal handler)
-// or DIR/hang.<ext> (watchdog), and the exit status is 3 (crash) or 4 (hang).
+// with the totals printed. Exit 0: no finding; 1: findings (each written to DIR/finding-<n>.<ext> with its reason in
+// DIR/findings.txt); 2: usage. A crash or a hang ends the process at once: the input is written to DIR/crash.<ext>
+// (signal handler) or DIR/hang.<ext> (watchdog), and the exit status is 3 (crash) or 4 (hang).
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -126,17 +126,25 @@ Options parse_args(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--seconds") o.seconds = std::atof(next().c_str());
-    else if (a == "--inputs") o.inputs = std::strtoull(next().c_str(), nullptr, 10);
-    else if (a == "--seed") o.seed = std::strtoull(next().c_str(), nullptr, 10);
-    else if (a == "--out") o.out = next();
-    else if (a == "--binary") o.binary = next();
-    else if (a == "--via-binary") o.via_binary = std::strtoull(next().c_str(), nullptr, 10);
-    else if (a == "--records") o.records = true;
+    if (a == "--seconds")
+      o.seconds = std::atof(next().c_str());
+    else if (a == "--inputs")
+      o.inputs = std::strtoull(next().c_str(), nullptr, 10);
+    else if (a == "--seed")
+      o.seed = std::strtoull(next().c_str(), nullptr, 10);
+    else if (a == "--out")
+      o.out = next();
+    else if (a == "--binary")
+      o.binary = next();
+    else if (a == "--via-binary")
+      o.via_binary = std::strtoull(next().c_str(), nullptr, 10);
+    else if (a == "--records")
+      o.records = true;
     else if (!a.empty() && a[0] == '-') {
       std::fprintf(stderr, "recipebench_fuzz: unknown option %s\n", a.c_str());
       std::exit(2);
-    } else o.seeds.push_back(a);
+    } else
+      o.seeds.push_back(a);
   }
   if (o.seconds <= 0 && o.inputs == 0) o.seconds = 10;
   if (o.seeds.empty()) {
@@ -155,8 +163,10 @@ std::vector<Seed> load_seeds(const std::vector<std::string>& paths, bool records
   std::vector<Seed> out;
   auto add = [&](const fs::path& p) {
     const std::string ext = p.extension().string();
-    if (ext == ".yaml" || ext == ".yml") out.push_back({read_file(p), InputKind::kRecipe});
-    else if (ext == ".json" && records) out.push_back({read_file(p), InputKind::kRunRecord});
+    if (ext == ".yaml" || ext == ".yml")
+      out.push_back({read_file(p), InputKind::kRecipe});
+    else if (ext == ".json" && records)
+      out.push_back({read_file(p), InputKind::kRunRecord});
   };
   for (const auto& s : paths) {
     if (fs::is_directory(s)) {
@@ -208,19 +218,19 @@ int main(int argc, char** argv) {
     accepted += v.accepted ? 1 : 0;
     if (!v.ok) {
       ++findings;
-      const std::string file = o.out + "/finding-" + std::to_string(findings) +
-                               (seed.kind == InputKind::kRecipe ? ".yaml" : ".json");
+      const std::string file =
+          o.out + "/finding-" + std::to_string(findings) + (seed.kind == InputKind::kRecipe ? ".yaml" : ".json");
       std::ofstream(file, std::ios::binary) << g_input;
       findings_log << file << ": " << v.reason << "\n";
       std::fprintf(stderr, "recipebench_fuzz: FINDING %s: %s\n", file.c_str(), v.reason.c_str());
       if (findings >= 20) break;
     }
   }
-  std::printf("recipebench_fuzz: %llu inputs (%llu through the binary) in %.1f s (%.0f/s), %llu accepted as valid, "
-              "%llu finding%s; seed %llu\n",
-              static_cast<unsigned long long>(count), static_cast<unsigned long long>(binary_runs), elapsed(),
-              count / std::max(elapsed(), 1e-9), static_cast<unsigned long long>(accepted),
-              static_cast<unsigned long long>(findings), findings == 1 ? "" : "s",
-              static_cast<unsigned long long>(o.seed));
+  std::printf(
+      "recipebench_fuzz: %llu inputs (%llu through the binary) in %.1f s (%.0f/s), %llu accepted as valid, "
+      "%llu finding%s; seed %llu\n",
+      static_cast<unsigned long long>(count), static_cast<unsigned long long>(binary_runs), elapsed(),
+      count / std::max(elapsed(), 1e-9), static_cast<unsigned long long>(accepted),
+      static_cast<unsigned long long>(findings), findings == 1 ? "" : "s", static_cast<unsigned long long>(o.seed));
   return findings ? 1 : 0;
 }

@@ -63,7 +63,8 @@ Verdict check_record(const std::string& text) {
   const CheckedRunRecord checked = check_run_record(record, "fuzz.json");
   if (!checked.ok()) {
     for (const auto& d : checked.errors)
-      if (d.file != "fuzz.json" || (d.path.empty() && d.line == 0)) return finding("a refused record without its file and field: " + d.to_string());
+      if (d.file != "fuzz.json" || (d.path.empty() && d.line == 0))
+        return finding("a refused record without its file and field: " + d.to_string());
     return {};
   }
   const Leaderboard board = build_leaderboard({}, ReportOptions{}, {RunRecordInput{"fuzz.json", *checked.record}});
@@ -84,7 +85,8 @@ Verdict check_in_process(const std::string& text, InputKind kind) {
   }
 }
 
-Verdict check_through_binary(const std::string& text, InputKind kind, const std::string& binary, const std::string& dir) {
+Verdict check_through_binary(const std::string& text, InputKind kind, const std::string& binary,
+                             const std::string& dir) {
   const std::string file = dir + (kind == InputKind::kRecipe ? "/via-binary.yaml" : "/via-binary.json");
   const std::string log = dir + "/via-binary.log";
   std::ofstream(file, std::ios::binary | std::ios::trunc) << text;
@@ -93,8 +95,10 @@ Verdict check_through_binary(const std::string& text, InputKind kind, const std:
     const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(fd, 1);
     dup2(fd, 2);
-    if (kind == InputKind::kRecipe) execl(binary.c_str(), binary.c_str(), "validate", file.c_str(), nullptr);
-    else execl(binary.c_str(), binary.c_str(), "report", file.c_str(), "--out", (dir + "/report").c_str(), nullptr);
+    if (kind == InputKind::kRecipe)
+      execl(binary.c_str(), binary.c_str(), "validate", file.c_str(), nullptr);
+    else
+      execl(binary.c_str(), binary.c_str(), "report", file.c_str(), "--out", (dir + "/report").c_str(), nullptr);
     _exit(127);
   }
   int status = 0;
@@ -117,10 +121,12 @@ Verdict check_through_binary(const std::string& text, InputKind kind, const std:
     if (line.find("error") == std::string::npos) continue;
     if (line.rfind("recipebench: error:", 0) == 0) return finding("an error without a location: " + line);
     if (kind == InputKind::kRecipe && line.find(": error: ") != std::string::npos &&
-        !std::regex_match(line, std::regex("^" + std::regex_replace(file, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") +
-                                           ":[0-9]+:[0-9]+: error: .+")))
+        !std::regex_match(line,
+                          std::regex("^" + std::regex_replace(file, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") +
+                                     ":[0-9]+:[0-9]+: error: .+")))
       return finding("an error line without file:line:col: " + line);
-    if (kind == InputKind::kRunRecord && line.find(": error: ") != std::string::npos && !std::regex_match(line, located))
+    if (kind == InputKind::kRunRecord && line.find(": error: ") != std::string::npos &&
+        !std::regex_match(line, located))
       return finding("an error line without the file: " + line);
   }
   Verdict out;

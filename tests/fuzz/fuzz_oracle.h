@@ -23,6 +23,7 @@ Verdict check_in_process(const std::string& text, InputKind kind);
 
 /// Writes `text` to a file under `dir` and runs `binary validate FILE` (recipes) or `binary report FILE --out DIR`
 /// (run records) with a 10 s limit; checks the exit status and that every error line is located.
-Verdict check_through_binary(const std::string& text, InputKind kind, const std::string& binary, const std::string& dir);
+Verdict check_through_binary(const std::string& text, InputKind kind, const std::string& binary,
+                             const std::string& dir);
 
 }  // namespace recipebench::fuzz

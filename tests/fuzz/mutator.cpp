@@ -43,33 +43,120 @@ std::string with_value(const std::string& line, const std::string& value) {
   return line.substr(0, at) + value + (comma ? "," : "");
 }
 
-const char* const kExtremes[] = {
-    "0", "-1", "1", "2", "127", "128", "255", "65536", "2147483647", "2147483648", "-2147483648", "4294967295",
-    "4294967296", "4294967298", "9007199254740993", "9223372036854775807", "9223372036854775808",
-    "-9223372036854775809", "18446744073709551616", "99999999999999999999999999999", "1e308", "1e309", "-1e309",
-    "1e-400", "4.9e-324", "2.2250738585072014e-308", ".nan", ".NaN", ".inf", "-.inf", "0x7fffffff",
-    "0xffffffffffffffff", "0o777", "0o7777777777777777777777", "1_000", "3.5", "-0", "-0.0", "+1", "1e20",
-    "0.1e1", "1.", ".5"};
+const char* const kExtremes[] = {"0",
+                                 "-1",
+                                 "1",
+                                 "2",
+                                 "127",
+                                 "128",
+                                 "255",
+                                 "65536",
+                                 "2147483647",
+                                 "2147483648",
+                                 "-2147483648",
+                                 "4294967295",
+                                 "4294967296",
+                                 "4294967298",
+                                 "9007199254740993",
+                                 "9223372036854775807",
+                                 "9223372036854775808",
+                                 "-9223372036854775809",
+                                 "18446744073709551616",
+                                 "99999999999999999999999999999",
+                                 "1e308",
+                                 "1e309",
+                                 "-1e309",
+                                 "1e-400",
+                                 "4.9e-324",
+                                 "2.2250738585072014e-308",
+                                 ".nan",
+                                 ".NaN",
+                                 ".inf",
+                                 "-.inf",
+                                 "0x7fffffff",
+                                 "0xffffffffffffffff",
+                                 "0o777",
+                                 "0o7777777777777777777777",
+                                 "1_000",
+                                 "3.5",
+                                 "-0",
+                                 "-0.0",
+                                 "+1",
+                                 "1e20",
+                                 "0.1e1",
+                                 "1.",
+                                 ".5"};
 
-const char* const kOdd[] = {
-    "'x'", "\"8\"", "'8'", "[1, 2]", "[]", "{}", "{a: 1}", "null", "~", "true", "false", "yes", "''", "\"\"",
-    "!!str 5", "!!int '5'", "!!binary aGVsbG8=", "!custom x", "&a 1", "*a", "*undefined", "? complex : key",
-    "|\n  block", ">\n  folded", "\"a\\nb\"", "\"a\\u0000b\"", "\"\\x01\"", "'it''s'", "2026-13-45", "12:30:00",
-    "[[[]]]", "{[1]: 2}", "- item", "a: b: c", "\"unterminated", "'unterminated", "[1, 2", "{a: 1"};
+const char* const kOdd[] = {"'x'",
+                            "\"8\"",
+                            "'8'",
+                            "[1, 2]",
+                            "[]",
+                            "{}",
+                            "{a: 1}",
+                            "null",
+                            "~",
+                            "true",
+                            "false",
+                            "yes",
+                            "''",
+                            "\"\"",
+                            "!!str 5",
+                            "!!int '5'",
+                            "!!binary aGVsbG8=",
+                            "!custom x",
+                            "&a 1",
+                            "*a",
+                            "*undefined",
+                            "? complex : key",
+                            "|\n  block",
+                            ">\n  folded",
+                            "\"a\\nb\"",
+                            "\"a\\u0000b\"",
+                            "\"\\x01\"",
+                            "'it''s'",
+                            "2026-13-45",
+                            "12:30:00",
+                            "[[[]]]",
+                            "{[1]: 2}",
+                            "- item",
+                            "a: b: c",
+                            "\"unterminated",
+                            "'unterminated",
+                            "[1, 2",
+                            "{a: 1"};
 
-const char* const kUnicode[] = {
-    "\"caf\xc3\xa9\"", "\"\xe6\x97\xa5\xe6\x9c\xac\"", "\"\xf0\x9f\x9a\x80\"", "\"\xe2\x80\xae" "evil\"",
-    "\"e\xcc\x81\"", "\"\xe2\x80\x8b\"", "\"\xef\xbb\xbf" "bom\"", "\"\xff\xfe\"", "\"\xc0\xaf\"",
-    "\"\xed\xa0\x80\"", "\"\xf4\x90\x80\x80\"", "\"\xe2\x82\"", "caf\xc3\xa9", "\xff", "\"\\ud800\"",
-    "\"\\U0010FFFF\"", "\"\\x00\"", "\"line1\\nfile.yaml:1:1: error: forged\"", "\"\\r\\n\"", "\"\\t\\e\\a\""};
+const char* const kUnicode[] = {"\"caf\xc3\xa9\"",
+                                "\"\xe6\x97\xa5\xe6\x9c\xac\"",
+                                "\"\xf0\x9f\x9a\x80\"",
+                                "\"\xe2\x80\xae"
+                                "evil\"",
+                                "\"e\xcc\x81\"",
+                                "\"\xe2\x80\x8b\"",
+                                "\"\xef\xbb\xbf"
+                                "bom\"",
+                                "\"\xff\xfe\"",
+                                "\"\xc0\xaf\"",
+                                "\"\xed\xa0\x80\"",
+                                "\"\xf4\x90\x80\x80\"",
+                                "\"\xe2\x82\"",
+                                "caf\xc3\xa9",
+                                "\xff",
+                                "\"\\ud800\"",
+                                "\"\\U0010FFFF\"",
+                                "\"\\x00\"",
+                                "\"line1\\nfile.yaml:1:1: error: forged\"",
+                                "\"\\r\\n\"",
+                                "\"\\t\\e\\a\""};
 
 }  // namespace
 
 const char* mutation_name(Mutation m) {
-  static const char* const names[] = {"delete-line", "duplicate-line", "move-line",   "retype-value", "extreme-number",
-                                      "unicode-value", "deep-nesting", "alias",       "billion-laughs", "merge-key",
-                                      "bom",         "crlf",           "nul",         "control-character", "byte-flip",
-                                      "truncate",    "indent",         "splice"};
+  static const char* const names[] = {
+      "delete-line",   "duplicate-line", "move-line", "retype-value",      "extreme-number",
+      "unicode-value", "deep-nesting",   "alias",     "billion-laughs",    "merge-key",
+      "bom",           "crlf",           "nul",       "control-character", "byte-flip",
+      "truncate",      "indent",         "splice"};
   return names[static_cast<int>(m)];
 }
 
@@ -120,7 +207,8 @@ std::string Mutator::apply(Mutation m, const std::string& text, const std::vecto
       static const size_t depths[] = {8, 63, 64, 65, 200, 1000, 5000, 20000};
       const size_t d = depths[pick(std::size(depths))];
       std::string v;
-      if (pick(2)) v = std::string(d, '[') + "1" + std::string(d, ']');
+      if (pick(2))
+        v = std::string(d, '[') + "1" + std::string(d, ']');
       else {
         for (size_t k = 0; k < d; ++k) v += "{a: ";
         v += "1" + std::string(d, '}');
@@ -132,9 +220,15 @@ std::string Mutator::apply(Mutation m, const std::string& text, const std::vecto
       // An anchor on one value and an alias of it elsewhere; sometimes an alias inside its own anchor.
       const size_t j = pick(n);
       switch (pick(4)) {
-        case 0: lines[i] = with_value(lines[i], "&a [*a]"); break;
-        case 1: lines[i] = with_value(lines[i], "&a {x: *a}"); break;
-        case 2: lines[j] = with_value(lines[j], "*nowhere"); break;
+        case 0:
+          lines[i] = with_value(lines[i], "&a [*a]");
+          break;
+        case 1:
+          lines[i] = with_value(lines[i], "&a {x: *a}");
+          break;
+        case 2:
+          lines[j] = with_value(lines[j], "*nowhere");
+          break;
         default: {
           const size_t at = value_start(lines[i]);
           if (at != std::string::npos) lines[i].insert(at, "&a ");
@@ -167,7 +261,8 @@ std::string Mutator::apply(Mutation m, const std::string& text, const std::vecto
       break;
     }
     case Mutation::kBom:
-      return pick(4) ? "\xEF\xBB\xBF" + text : text.substr(0, text.size() / 2) + "\xEF\xBB\xBF" + text.substr(text.size() / 2);
+      return pick(4) ? "\xEF\xBB\xBF" + text
+                     : text.substr(0, text.size() / 2) + "\xEF\xBB\xBF" + text.substr(text.size() / 2);
     case Mutation::kCrlf: {
       std::string out;
       const char* eol = pick(3) ? "\r\n" : "\r";

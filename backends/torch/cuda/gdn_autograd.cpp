@@ -75,10 +75,10 @@ struct GdnFunction : torch::autograd::Function<GdnFunction> {
     ctx->save_for_backward({q, k, v, g, beta, h0, p.table_dev});
     ctx->saved_data["cu"] = c10::IValue(cu);
     ctx->saved_data["scale"] = static_cast<double>(p.shape.scale);
-    ctx->saved_data["dtypes"] = c10::IValue(std::vector<int64_t>{
-        static_cast<int64_t>(q_in.scalar_type()), static_cast<int64_t>(k_in.scalar_type()),
-        static_cast<int64_t>(v_in.scalar_type()), static_cast<int64_t>(g_in.scalar_type()),
-        static_cast<int64_t>(beta_in.scalar_type()), static_cast<int64_t>(h0_in.scalar_type())});
+    ctx->saved_data["dtypes"] = c10::IValue(
+        std::vector<int64_t>{static_cast<int64_t>(q_in.scalar_type()), static_cast<int64_t>(k_in.scalar_type()),
+                             static_cast<int64_t>(v_in.scalar_type()), static_cast<int64_t>(g_in.scalar_type()),
+                             static_cast<int64_t>(beta_in.scalar_type()), static_cast<int64_t>(h0_in.scalar_type())});
     return {o.to(v_in.scalar_type()), ht};
   }
 
@@ -94,15 +94,17 @@ struct GdnFunction : torch::autograd::Function<GdnFunction> {
     auto dg = torch::empty_like(g), dbeta = torch::empty_like(beta);
     auto dh0 = h0.defined() ? torch::empty_like(h0) : torch::Tensor();
     auto ws = workspace(gdn::backward_workspace_bytes(p.shape, p.table.chunks()), q.device());
-    check_cuda(gdn::backward(p.shape, p.view(), bf16_ptr(q), bf16_ptr(k), bf16_ptr(v), g.data_ptr<float>(),
-                             beta.data_ptr<float>(), h0.defined() ? h0.data_ptr<float>() : nullptr, bf16_ptr(d_o),
-                             dht.defined() ? dht.data_ptr<float>() : nullptr, bf16_mut(dq), bf16_mut(dk),
-                             bf16_mut(dv), dg.data_ptr<float>(), dbeta.data_ptr<float>(),
-                             dh0.defined() ? dh0.data_ptr<float>() : nullptr, ws.data_ptr(),
-                             c10::cuda::getCurrentCUDAStream().stream()),
-               "backward");
+    check_cuda(
+        gdn::backward(p.shape, p.view(), bf16_ptr(q), bf16_ptr(k), bf16_ptr(v), g.data_ptr<float>(),
+                      beta.data_ptr<float>(), h0.defined() ? h0.data_ptr<float>() : nullptr, bf16_ptr(d_o),
+                      dht.defined() ? dht.data_ptr<float>() : nullptr, bf16_mut(dq), bf16_mut(dk), bf16_mut(dv),
+                      dg.data_ptr<float>(), dbeta.data_ptr<float>(), dh0.defined() ? dh0.data_ptr<float>() : nullptr,
+                      ws.data_ptr(), c10::cuda::getCurrentCUDAStream().stream()),
+        "backward");
     const auto dt = ctx->saved_data["dtypes"].toIntVector();
-    auto as = [&](const torch::Tensor& t, int i) { return t.defined() ? t.to(static_cast<c10::ScalarType>(dt[i])) : t; };
+    auto as = [&](const torch::Tensor& t, int i) {
+      return t.defined() ? t.to(static_cast<c10::ScalarType>(dt[i])) : t;
+    };
     return {as(dq, 0), as(dk, 1), as(dv, 2), as(dg, 3), as(dbeta, 4), as(dh0, 5), torch::Tensor(), torch::Tensor()};
   }
 };
@@ -113,17 +115,16 @@ bool cuda_gated_delta_rule_supports(const torch::Tensor& q, const torch::Tensor&
   auto ok_type = [](const torch::Tensor& t) {
     return t.scalar_type() == torch::kFloat32 || t.scalar_type() == torch::kBFloat16 || t.scalar_type() == torch::kHalf;
   };
-  return q.is_cuda() && k.device() == q.device() && v.device() == q.device() && q.dim() == 4 && k.sizes() == q.sizes() &&
-         v.dim() == 4 && q.size(3) == gdn::kHeadDim && v.size(3) == gdn::kHeadDim && v.size(0) == q.size(0) &&
-         v.size(1) == q.size(1) && q.size(2) > 0 && v.size(2) % q.size(2) == 0 && ok_type(q) && ok_type(k) &&
-         ok_type(v);
+  return q.is_cuda() && k.device() == q.device() && v.device() == q.device() && q.dim() == 4 &&
+         k.sizes() == q.sizes() && v.dim() == 4 && q.size(3) == gdn::kHeadDim && v.size(3) == gdn::kHeadDim &&
+         v.size(0) == q.size(0) && v.size(1) == q.size(1) && q.size(2) > 0 && v.size(2) % q.size(2) == 0 &&
+         ok_type(q) && ok_type(k) && ok_type(v);
 }
 
-GatedDeltaRuleOutput cuda_chunk_gated_delta_rule(const torch::Tensor& q, const torch::Tensor& k,
-                                                 const torch::Tensor& v, const torch::Tensor& g,
-                                                 const torch::Tensor& beta, const torch::Tensor& initial_state,
-                                                 bool output_final_state, double scale,
-                                                 const std::vector<int64_t>& cu_seqlens) {
+GatedDeltaRuleOutput cuda_chunk_gated_delta_rule(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                                 const torch::Tensor& g, const torch::Tensor& beta,
+                                                 const torch::Tensor& initial_state, bool output_final_state,
+                                                 double scale, const std::vector<int64_t>& cu_seqlens) {
   TORCH_CHECK(cuda_gated_delta_rule_supports(q, k, v), "GDN CUDA kernels: unsupported q ", q.sizes(), " ",
               q.scalar_type(), ", k ", k.sizes(), ", v ", v.sizes(), " on ", q.device(),
               " (need CUDA, head dims 128, v_heads a multiple of k_heads, no fp64)");

@@ -25,9 +25,9 @@ bool cuda_gated_delta_rule_supports(const torch::Tensor& q, const torch::Tensor&
 /// entry. Returns the output [batch, seq, v_heads, 128] in v's dtype and, when requested, the final state
 /// [rows, v_heads, 128, 128] fp32. Differentiable in q, k, v, g, beta and initial_state (deterministic backward).
 /// Throws c10::Error on unsupported inputs (see cuda_gated_delta_rule_supports) or a CUDA launch failure.
-GatedDeltaRuleOutput cuda_chunk_gated_delta_rule(const torch::Tensor& q, const torch::Tensor& k,
-                                                 const torch::Tensor& v, const torch::Tensor& g,
-                                                 const torch::Tensor& beta, const torch::Tensor& initial_state = {},
+GatedDeltaRuleOutput cuda_chunk_gated_delta_rule(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                                 const torch::Tensor& g, const torch::Tensor& beta,
+                                                 const torch::Tensor& initial_state = {},
                                                  bool output_final_state = false, double scale = 0.0,
                                                  const std::vector<int64_t>& cu_seqlens = {});
 

@@ -127,8 +127,9 @@ __device__ __forceinline__ void dstate_fetch(DstatePrefetch& p, const Shape& s, 
 #pragma unroll
   for (int m = 0; m < 2; ++m) {
     const int i = tid + kThreads * m, r = i / 8, cc = (i % 8) * 4;
-    p.dvl[m] = r < len ? *reinterpret_cast<const float4*>(dvl + static_cast<long>(t0 + r) * sv + hv * kHeadDim + vb + cc)
-                       : make_float4(0.f, 0.f, 0.f, 0.f);
+    p.dvl[m] = r < len
+                   ? *reinterpret_cast<const float4*>(dvl + static_cast<long>(t0 + r) * sv + hv * kHeadDim + vb + cc)
+                   : make_float4(0.f, 0.f, 0.f, 0.f);
   }
   p.g = tid < kChunk ? gc[static_cast<long>(tid < len ? tid : len - 1) * s.v_heads] : 0.f;
 }
@@ -160,10 +161,9 @@ __device__ __forceinline__ void dstate_commit(const DstatePrefetch& p, DstateSme
 
 /// Reverse scan over the chunks of a row: dh[c] = gradient of the state at the end of chunk c,
 /// dU = dv_local + Khat dS', dS = e^(G_C) dS' + (scale e^G Q)^T dO - W^T dU. Grid (128 / kBV, Hv, rows).
-__global__ void __launch_bounds__(kThreads) dstate_kernel(Shape s, DeviceChunkTable ct, const bf16* q, const bf16* k,
-                                                          const float* Gc, const bf16* W, const bf16* d_o,
-                                                          const float* dvl, const float* dht, bf16* dh, bf16* dU,
-                                                          float* dh0) {
+__global__ void __launch_bounds__(kThreads)
+    dstate_kernel(Shape s, DeviceChunkTable ct, const bf16* q, const bf16* k, const float* Gc, const bf16* W,
+                  const bf16* d_o, const float* dvl, const float* dht, bf16* dh, bf16* dU, float* dh0) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
   DstateSmem& sm = *reinterpret_cast<DstateSmem*>(smem_raw);
   const int vb = blockIdx.x * kBV, hv = blockIdx.y, n = blockIdx.z, tid = threadIdx.x;
@@ -243,10 +243,10 @@ __device__ __forceinline__ float quad_row_sum(int cols, F f) {
 
 /// Per chunk and value head: dq (per value head), dk from the output and state terms, dW = -dU S^T, and the
 /// gate gradient terms of the output and state. Grid (chunks, Hv).
-__global__ void __launch_bounds__(kThreads) grad1_kernel(Shape s, DeviceChunkTable ct, const bf16* q, const bf16* k,
-                                                         const float* Gc, const bf16* d_o, const bf16* vnew,
-                                                         const bf16* h, const bf16* dh, const bf16* dU, float* dq_h,
-                                                         float* dk_h, bf16* dW, float* dG1) {
+__global__ void __launch_bounds__(kThreads)
+    grad1_kernel(Shape s, DeviceChunkTable ct, const bf16* q, const bf16* k, const float* Gc, const bf16* d_o,
+                 const bf16* vnew, const bf16* h, const bf16* dh, const bf16* dU, float* dq_h, float* dk_h, bf16* dW,
+                 float* dG1) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
   Grad1Smem& sm = *reinterpret_cast<Grad1Smem*>(smem_raw);
   const int c = blockIdx.x, hv = blockIdx.y, hk = hv / (s.v_heads / s.k_heads), tid = threadIdx.x;
@@ -281,9 +281,8 @@ __global__ void __launch_bounds__(kThreads) grad1_kernel(Shape s, DeviceChunkTab
   {
     const int r = tid / 4;
     const float a = quad_row_sum(kChunk, [&](int rr, int j) { return sm.F2[rr * kLdF64 + j]; });
-    const float b = quad_row_sum(kHeadDim, [&](int rr, int j) {
-      return sm.F3[rr * kLdF128 + j] * __bfloat162float(sm.Q[rr * kLd128 + j]);
-    });
+    const float b = quad_row_sum(
+        kHeadDim, [&](int rr, int j) { return sm.F3[rr * kLdF128 + j] * __bfloat162float(sm.Q[rr * kLd128 + j]); });
     const float cs = quad_row_sum(kChunk, [&](int rr, int j) { return sm.F2[j * kLdF64 + rr]; });  // column rr
     if (tid % 4 == 0) sm.dG[r] += a + b - cs;
   }
@@ -298,7 +297,7 @@ __global__ void __launch_bounds__(kThreads) grad1_kernel(Shape s, DeviceChunkTab
   load_rows128(sm.dO, dU + tok_v, sv, kChunk, len);  // dO is dead: dU in its place
   __syncthreads();
   mma_block<64, 128, 128, Lay::N, Lay::T>(sm.dO, kLd128, sm.SB, kLd128, sm.F3, kLdF128);  // dU S^T
-  float part = 0.f;  // sum S * dS'
+  float part = 0.f;                                                                       // sum S * dS'
   for (int i = tid; i < kHeadDim * kHeadDim; i += kThreads)
     part += __bfloat162float(sm.SB[(i / kHeadDim) * kLd128 + i % kHeadDim]) * __bfloat162float(dh[st + i]);
   const float sds = block_sum(part, sm.red);  // synchronises
@@ -357,9 +356,8 @@ __device__ void grad2_head(const Shape& s, Grad2Smem& sm, int len, long tok_v, b
   __syncthreads();
   {
     const int r = tid / 4;
-    const float a = quad_row_sum(kHeadDim, [&](int rr, int j) {
-      return sm.F3[rr * kLdF128 + j] * __bfloat162float(sm.V[rr * kLd128 + j]);
-    });
+    const float a = quad_row_sum(
+        kHeadDim, [&](int rr, int j) { return sm.F3[rr * kLdF128 + j] * __bfloat162float(sm.V[rr * kLd128 + j]); });
     if (tid % 4 == 0) sm.dB[r] += a;
   }
   for (int i = tid; i < len * kHeadDim; i += kThreads) {
@@ -437,11 +435,10 @@ __device__ void grad2_head(const Shape& s, Grad2Smem& sm, int len, long tok_v, b
 
 /// Per chunk and key head, over the value heads of the group in order: dv, dbeta, dg (reverse cumulative sum of
 /// dG), and dq, dk summed over the group. Grid (chunks, Hk).
-__global__ void __launch_bounds__(kThreads) grad2_kernel(Shape s, DeviceChunkTable ct, const bf16* k, const bf16* v,
-                                                         const float* beta, const float* Gc, const bf16* T,
-                                                         const bf16* dU, const bf16* dW, const float* dq_h,
-                                                         const float* dk_h, const float* dG1, bf16* dq, bf16* dk,
-                                                         bf16* dv, float* dg, float* dbeta) {
+__global__ void __launch_bounds__(kThreads)
+    grad2_kernel(Shape s, DeviceChunkTable ct, const bf16* k, const bf16* v, const float* beta, const float* Gc,
+                 const bf16* T, const bf16* dU, const bf16* dW, const float* dq_h, const float* dk_h, const float* dG1,
+                 bf16* dq, bf16* dk, bf16* dv, float* dg, float* dbeta) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
   Grad2Smem& sm = *reinterpret_cast<Grad2Smem*>(smem_raw);
   const int c = blockIdx.x, hk = blockIdx.y, ratio = s.v_heads / s.k_heads, tid = threadIdx.x;

@@ -28,13 +28,13 @@ namespace {
 constexpr double kTolerance = 5e-3;  // relative L2, BF16 inputs (issue 11)
 constexpr int D = gdn::kHeadDim;
 
-#define CK(x)                                                                                      \
-  do {                                                                                             \
-    cudaError_t e_ = (x);                                                                          \
-    if (e_ != cudaSuccess) {                                                                       \
+#define CK(x)                                                                                       \
+  do {                                                                                              \
+    cudaError_t e_ = (x);                                                                           \
+    if (e_ != cudaSuccess) {                                                                        \
       std::fprintf(stderr, "%s:%d: error: CUDA: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                                \
-    }                                                                                              \
+      std::exit(1);                                                                                 \
+    }                                                                                               \
   } while (0)
 
 float round_bf16(float x) { return __bfloat162float(__float2bfloat16(x)); }
@@ -126,10 +126,22 @@ struct Problem {
               in.v_heads, static_cast<float>(in.scale)},
         table(gdn::make_chunk_table(in.cu_seqlens)),
         ct_dev(gdn::chunk_table_ints(table)),
-        q(in.q.size()), k(in.k.size()), v(in.v.size()), o(in.v.size()), d_o(in.v.size()), dq(in.q.size()),
-        dk(in.k.size()), dv(in.v.size()), g(in.g.size()), beta(in.beta.size()),
-        h0(static_cast<size_t>(shape.rows) * shape.v_heads * D * D), ht(h0.n), dht(h0.n), dg(in.g.size()),
-        dbeta(in.g.size()), dh0(h0.n),
+        q(in.q.size()),
+        k(in.k.size()),
+        v(in.v.size()),
+        o(in.v.size()),
+        d_o(in.v.size()),
+        dq(in.q.size()),
+        dk(in.k.size()),
+        dv(in.v.size()),
+        g(in.g.size()),
+        beta(in.beta.size()),
+        h0(static_cast<size_t>(shape.rows) * shape.v_heads * D * D),
+        ht(h0.n),
+        dht(h0.n),
+        dg(in.g.size()),
+        dbeta(in.g.size()),
+        dh0(h0.n),
         ws(std::max(gdn::forward_workspace_bytes(shape, table.chunks()),
                     gdn::backward_workspace_bytes(shape, table.chunks()))),
         with_h0(h0_given) {
@@ -177,16 +189,18 @@ CaseResult check_case(const std::string& name, const std::vector<int64_t>& cu, u
   CK(cudaDeviceSynchronize());
   const auto dq1 = p.dq.get(), dk1 = p.dk.get(), dv1 = p.dv.get();
   const auto dg1 = p.dg.get(), db1 = p.dbeta.get(), dh01 = p.dh0.get();
-  cr.errors = {{"o", rel_l2(to_double(p.o.get()), ref.o)},     {"ht", rel_l2(to_double(p.ht.get()), ref.ht)},
-               {"dq", rel_l2(to_double(dq1), ref.dq)},         {"dk", rel_l2(to_double(dk1), ref.dk)},
-               {"dv", rel_l2(to_double(dv1), ref.dv)},         {"dg", rel_l2(to_double(dg1), ref.dg)},
-               {"dbeta", rel_l2(to_double(db1), ref.dbeta)},   {"dh0", rel_l2(to_double(dh01), ref.dh0)}};
+  cr.errors = {{"o", rel_l2(to_double(p.o.get()), ref.o)},   {"ht", rel_l2(to_double(p.ht.get()), ref.ht)},
+               {"dq", rel_l2(to_double(dq1), ref.dq)},       {"dk", rel_l2(to_double(dk1), ref.dk)},
+               {"dv", rel_l2(to_double(dv1), ref.dv)},       {"dg", rel_l2(to_double(dg1), ref.dg)},
+               {"dbeta", rel_l2(to_double(db1), ref.dbeta)}, {"dh0", rel_l2(to_double(dh01), ref.dh0)}};
   for (const auto& e : cr.errors) cr.pass = cr.pass && e.second <= kTolerance;
   p.backward();  // determinism: a second backward, bitwise equal
   CK(cudaDeviceSynchronize());
-  auto same = [](const auto& a, const auto& b) { return std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0; };
-  cr.deterministic = same(dq1, p.dq.get()) && same(dk1, p.dk.get()) && same(dv1, p.dv.get()) &&
-                     same(dg1, p.dg.get()) && same(db1, p.dbeta.get()) && same(dh01, p.dh0.get());
+  auto same = [](const auto& a, const auto& b) {
+    return std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
+  };
+  cr.deterministic = same(dq1, p.dq.get()) && same(dk1, p.dk.get()) && same(dv1, p.dv.get()) && same(dg1, p.dg.get()) &&
+                     same(db1, p.dbeta.get()) && same(dh01, p.dh0.get());
   // Negative control: the gate perturbed by -0.05 must fail the output check.
   auto g2 = in.g;
   for (auto& x : g2) x -= 0.05f;
@@ -244,12 +258,18 @@ int main(int argc, char** argv) {
   int iters = 20;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--json" && i + 1 < argc) json_path = argv[++i];
-    else if (a == "--skip-check") check = false;
-    else if (a == "--skip-time") time = false;
-    else if (a == "--quick") quick = true;
-    else if (a == "--once") once = true;
-    else if (a == "--iters" && i + 1 < argc) iters = std::max(1, std::atoi(argv[++i]));
+    if (a == "--json" && i + 1 < argc)
+      json_path = argv[++i];
+    else if (a == "--skip-check")
+      check = false;
+    else if (a == "--skip-time")
+      time = false;
+    else if (a == "--quick")
+      quick = true;
+    else if (a == "--once")
+      once = true;
+    else if (a == "--iters" && i + 1 < argc)
+      iters = std::max(1, std::atoi(argv[++i]));
     else {
       std::fprintf(stderr,
                    "usage: gdn_check [--json PATH] [--skip-check] [--skip-time] [--quick] [--once] [--iters N]\n");
@@ -270,8 +290,13 @@ int main(int argc, char** argv) {
   bool ok = true;
   if (check) {
     std::vector<std::pair<std::string, std::vector<int64_t>>> shapes = {
-        {"T=1", {0, 1}},     {"T=63", {0, 63}},   {"T=64", {0, 64}},     {"T=65", {0, 65}},
-        {"T=300", {0, 300}}, {"T=8192", {0, 8192}}, {"packed 1+63+64+65+300", {0, 1, 64, 128, 193, 493}}};
+        {"T=1", {0, 1}},
+        {"T=63", {0, 63}},
+        {"T=64", {0, 64}},
+        {"T=65", {0, 65}},
+        {"T=300", {0, 300}},
+        {"T=8192", {0, 8192}},
+        {"packed 1+63+64+65+300", {0, 1, 64, 128, 193, 493}}};
     std::printf("%-24s %9s %9s %9s %9s %9s %9s %9s %9s %10s %6s %s\n", "case (Hk=2, Hv=4, h0)", "o", "ht", "dq", "dk",
                 "dv", "dg", "dbeta", "dh0", "neg(g-.05)", "bitEq", "pass");
     unsigned seed = 11;
@@ -306,8 +331,8 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < cases.size(); ++i) {
       const auto& c = cases[i];
       f << (i ? ", " : "") << "{\"name\": \"" << c.name << "\", \"pass\": " << (c.pass ? "true" : "false")
-        << ", \"bitwise_repeatable\": " << (c.deterministic ? "true" : "false") << ", \"negative_control_o\": "
-        << c.negative << ", \"rel_l2\": {";
+        << ", \"bitwise_repeatable\": " << (c.deterministic ? "true" : "false")
+        << ", \"negative_control_o\": " << c.negative << ", \"rel_l2\": {";
       for (size_t j = 0; j < c.errors.size(); ++j)
         f << (j ? ", " : "") << "\"" << c.errors[j].first << "\": " << c.errors[j].second;
       f << "}}";

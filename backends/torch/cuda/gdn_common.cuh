@@ -13,15 +13,15 @@ namespace recipebench::gdn::detail {
 using bf16 = __nv_bfloat16;
 constexpr int kThreads = 256;  ///< threads per block of every kernel
 constexpr int kWarps = kThreads / 32;
-constexpr int kBV = 32;        ///< value columns per block of the sequential (state) kernels
+constexpr int kBV = 32;  ///< value columns per block of the sequential (state) kernels
 
 // Padded leading dimensions (elements) of shared tiles: rows stay 32-byte aligned, banks are staggered.
-constexpr int kLd128 = 136;  // bf16 tile with 128 columns
-constexpr int kLd64 = 72;    // bf16 tile with 64 columns
-constexpr int kLd32 = 40;    // bf16 tile with 32 columns
-constexpr int kLdF128 = 132; // fp32 tile with 128 columns
-constexpr int kLdF64 = 68;   // fp32 tile with 64 columns
-constexpr int kLdF32 = 36;   // fp32 tile with 32 columns
+constexpr int kLd128 = 136;   // bf16 tile with 128 columns
+constexpr int kLd64 = 72;     // bf16 tile with 64 columns
+constexpr int kLd32 = 40;     // bf16 tile with 32 columns
+constexpr int kLdF128 = 132;  // fp32 tile with 128 columns
+constexpr int kLdF64 = 68;    // fp32 tile with 64 columns
+constexpr int kLdF32 = 36;    // fp32 tile with 32 columns
 
 /// How an operand of mma_block is stored: N = row-major as the operand itself, T = row-major as its transpose.
 enum class Lay { N, T };
@@ -41,16 +41,22 @@ __device__ __forceinline__ void mma_block(const bf16* A, int lda, const bf16* B,
     const int mi = t / TN, ni = t % TN;
     wmma::fragment<wmma::accumulator, 16, 16, 16, float> c;
     float* cp = C + mi * 16 * ldc + ni * 16;
-    if (accumulate) wmma::load_matrix_sync(c, cp, ldc, wmma::mem_row_major);
-    else wmma::fill_fragment(c, 0.f);
+    if (accumulate)
+      wmma::load_matrix_sync(c, cp, ldc, wmma::mem_row_major);
+    else
+      wmma::fill_fragment(c, 0.f);
 #pragma unroll 4
     for (int kk = 0; kk < K; kk += 16) {
       wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, LayA> a;
       wmma::fragment<wmma::matrix_b, 16, 16, 16, bf16, LayB> b;
-      if constexpr (LA == Lay::N) wmma::load_matrix_sync(a, A + mi * 16 * lda + kk, lda);
-      else wmma::load_matrix_sync(a, A + kk * lda + mi * 16, lda);
-      if constexpr (LB == Lay::N) wmma::load_matrix_sync(b, B + kk * ldb + ni * 16, ldb);
-      else wmma::load_matrix_sync(b, B + ni * 16 * ldb + kk, ldb);
+      if constexpr (LA == Lay::N)
+        wmma::load_matrix_sync(a, A + mi * 16 * lda + kk, lda);
+      else
+        wmma::load_matrix_sync(a, A + kk * lda + mi * 16, lda);
+      if constexpr (LB == Lay::N)
+        wmma::load_matrix_sync(b, B + kk * ldb + ni * 16, ldb);
+      else
+        wmma::load_matrix_sync(b, B + ni * 16 * ldb + kk, ldb);
       wmma::mma_sync(c, a, b, c);
     }
     wmma::store_matrix_sync(cp, c, ldc, wmma::mem_row_major);

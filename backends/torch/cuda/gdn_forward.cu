@@ -127,9 +127,9 @@ struct PrepSmem {
   float G[kChunk], B[kChunk], sk[kChunk], sv[kChunk];
 };
 
-__global__ void __launch_bounds__(kThreads) prep_kernel(Shape s, DeviceChunkTable ct, const bf16* k, const bf16* v,
-                                                        const float* g, const float* beta, float* Gc, bf16* T,
-                                                        bf16* W, bf16* U0) {
+__global__ void __launch_bounds__(kThreads)
+    prep_kernel(Shape s, DeviceChunkTable ct, const bf16* k, const bf16* v, const float* g, const float* beta,
+                float* Gc, bf16* T, bf16* W, bf16* U0) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
   PrepSmem& sm = *reinterpret_cast<PrepSmem*>(smem_raw);
   const int c = blockIdx.x, hv = blockIdx.y, hk = hv / (s.v_heads / s.k_heads), tid = threadIdx.x;
@@ -197,8 +197,8 @@ struct StatePrefetch {
 
 __device__ __forceinline__ uint4 ld16(const bf16* p) { return *reinterpret_cast<const uint4*>(p); }
 
-__device__ __forceinline__ void state_fetch(StatePrefetch& p, const Shape& s, const DeviceChunkTable& ct, int c,
-                                            int hv, int hk, int vb, const bf16* k, const float* Gc, const bf16* W,
+__device__ __forceinline__ void state_fetch(StatePrefetch& p, const Shape& s, const DeviceChunkTable& ct, int c, int hv,
+                                            int hk, int vb, const bf16* k, const float* Gc, const bf16* W,
                                             const bf16* U0) {
   const int tid = threadIdx.x, t0 = ct.chunk_start[c], len = ct.chunk_len[c];
   const long sk = static_cast<long>(s.k_heads) * kHeadDim, sv = static_cast<long>(s.v_heads) * kHeadDim;
@@ -236,9 +236,9 @@ __device__ __forceinline__ void state_commit(const StatePrefetch& p, StateSmem& 
   if (tid < kChunk) sm.G[tid] = p.g;
 }
 
-__global__ void __launch_bounds__(kThreads) state_kernel(Shape s, DeviceChunkTable ct, const bf16* k, const float* Gc,
-                                                         const bf16* W, const bf16* U0, const float* h0, bf16* h,
-                                                         bf16* vnew, float* ht) {
+__global__ void __launch_bounds__(kThreads)
+    state_kernel(Shape s, DeviceChunkTable ct, const bf16* k, const float* Gc, const bf16* W, const bf16* U0,
+                 const float* h0, bf16* h, bf16* vnew, float* ht) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
   StateSmem& sm = *reinterpret_cast<StateSmem*>(smem_raw);
   const int vb = blockIdx.x * kBV, hv = blockIdx.y, n = blockIdx.z, tid = threadIdx.x;
@@ -358,7 +358,7 @@ cudaError_t launch_state(const Shape& s, const DeviceChunkTable& ct, const bf16*
                          const bf16* U0, const float* h0, bf16* h, bf16* vnew, float* ht, cudaStream_t stream) {
   if (auto e = set_smem<StateSmem>(state_kernel)) return e;
   state_kernel<<<dim3(kHeadDim / kBV, s.v_heads, s.rows), kThreads, sizeof(StateSmem), stream>>>(s, ct, k, Gc, W, U0,
-                                                                                                h0, h, vnew, ht);
+                                                                                                 h0, h, vnew, ht);
   return cudaGetLastError();
 }
 

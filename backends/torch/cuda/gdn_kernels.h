@@ -12,7 +12,7 @@
 
 namespace recipebench::gdn {
 
-inline constexpr int kChunk = 64;   ///< tokens per chunk
+inline constexpr int kChunk = 64;     ///< tokens per chunk
 inline constexpr int kHeadDim = 128;  ///< key and value head dim (both)
 
 /// Problem shape. Tokens of all rows are packed: row n is tokens cu_seqlens[n] .. cu_seqlens[n+1]-1 of the

@@ -20,8 +20,8 @@ struct Inputs {
 ///   S = e^g S;  u = beta (v - S^T k);  S += k u^T;  o = scale S^T q.
 /// The backward walks the tokens in reverse, recomputing the states from checkpoints every 64 tokens.
 struct Result {
-  std::vector<double> o, ht;                          // [N, Hv, 128], [rows, Hv, 128, 128]
-  std::vector<double> dq, dk, dv, dg, dbeta, dh0;     // shapes of the inputs
+  std::vector<double> o, ht;                       // [N, Hv, 128], [rows, Hv, 128, 128]
+  std::vector<double> dq, dk, dv, dg, dbeta, dh0;  // shapes of the inputs
 };
 Result run(const Inputs& in, const std::vector<float>& d_o, const std::vector<float>& dht, int threads);
 

@@ -124,8 +124,7 @@ Mat forward(std::vector<Chunk>& cs, const ref::Inputs& in, std::vector<double>& 
     for (int i = 0; i < D * D; ++i) S[i] = std::exp(c.G[C - 1]) * S[i] + up[i];
     const Mat QS = mm(c.Q, C, D, false, c.S, D, false), MU = mm(intra(c, in.scale), C, C, false, c.U, D, false);
     for (int r = 0; r < c.len; ++r)
-      for (int j = 0; j < D; ++j)
-        o[(n * C + r) * D + j] = in.scale * std::exp(c.G[r]) * QS[r * D + j] + MU[r * D + j];
+      for (int j = 0; j < D; ++j) o[(n * C + r) * D + j] = in.scale * std::exp(c.G[r]) * QS[r * D + j] + MU[r * D + j];
   }
   return S;
 }
@@ -294,8 +293,9 @@ TEST_CASE("The GDN kernels' chunk equations equal the per-token recurrence (floa
     }
   }
   using Pair = std::tuple<const char*, const std::vector<double>*, const std::vector<double>*>;
-  const std::vector<Pair> pairs = {{"o", &o, &r.o},    {"ht", &ht, &r.ht}, {"dh0", &dh0, &r.dh0}, {"dq", &dq, &r.dq},
-                                   {"dk", &dk, &r.dk}, {"dv", &dv, &r.dv}, {"dg", &dg, &r.dg},    {"dbeta", &db, &r.dbeta}};
+  const std::vector<Pair> pairs = {{"o", &o, &r.o},    {"ht", &ht, &r.ht},      {"dh0", &dh0, &r.dh0},
+                                   {"dq", &dq, &r.dq}, {"dk", &dk, &r.dk},      {"dv", &dv, &r.dv},
+                                   {"dg", &dg, &r.dg}, {"dbeta", &db, &r.dbeta}};
   for (const auto& [name, a, b] : pairs) {
     INFO(name);
     CHECK(rel(*a, *b) < 1e-12);

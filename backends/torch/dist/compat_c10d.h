@@ -81,9 +81,12 @@ inline c10::intrusive_ptr<Group> make_gloo_group(const c10::intrusive_ptr<c10d::
   using Gloo = c10d::ProcessGroupGloo;
   auto options = Gloo::Options::create(timeout);
   const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
-  if (one_host) options->devices.push_back(Gloo::createDeviceForHostname("127.0.0.1"));
-  else if (ifname && *ifname) options->devices.push_back(Gloo::createDeviceForInterface(ifname));
-  else options->devices.push_back(Gloo::createDefaultDevice());
+  if (one_host)
+    options->devices.push_back(Gloo::createDeviceForHostname("127.0.0.1"));
+  else if (ifname && *ifname)
+    options->devices.push_back(Gloo::createDeviceForInterface(ifname));
+  else
+    options->devices.push_back(Gloo::createDefaultDevice());
   return c10::make_intrusive<Gloo>(store, rank, world, options);
 }
 #endif

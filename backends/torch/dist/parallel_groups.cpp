@@ -8,11 +8,16 @@ namespace recipebench::dist {
 
 const char* to_string(GroupKind kind) {
   switch (kind) {
-    case GroupKind::kTp: return "tp";
-    case GroupKind::kDp: return "dp";
-    case GroupKind::kEp: return "ep";
-    case GroupKind::kEdp: return "edp";
-    case GroupKind::kPp: return "pp";
+    case GroupKind::kTp:
+      return "tp";
+    case GroupKind::kDp:
+      return "dp";
+    case GroupKind::kEp:
+      return "ep";
+    case GroupKind::kEdp:
+      return "edp";
+    case GroupKind::kPp:
+      return "pp";
   }
   return "?";
 }
@@ -30,11 +35,16 @@ std::vector<int> group_members(const RankMap& map, int rank, GroupKind kind) {
   const RankPlacement& me = map.ranks[static_cast<size_t>(rank)];
   auto same = [&](const RankPlacement& q) {
     switch (kind) {
-      case GroupKind::kTp: return q.cp == me.cp && q.dp == me.dp && q.pp == me.pp;
-      case GroupKind::kDp: return q.tp == me.tp && q.cp == me.cp && q.pp == me.pp;
-      case GroupKind::kEp: return q.etp == me.etp && q.edp == me.edp && q.pp == me.pp;
-      case GroupKind::kEdp: return q.etp == me.etp && q.ep == me.ep && q.pp == me.pp;
-      case GroupKind::kPp: return q.tp == me.tp && q.cp == me.cp && q.dp == me.dp;
+      case GroupKind::kTp:
+        return q.cp == me.cp && q.dp == me.dp && q.pp == me.pp;
+      case GroupKind::kDp:
+        return q.tp == me.tp && q.cp == me.cp && q.pp == me.pp;
+      case GroupKind::kEp:
+        return q.etp == me.etp && q.edp == me.edp && q.pp == me.pp;
+      case GroupKind::kEdp:
+        return q.etp == me.etp && q.ep == me.ep && q.pp == me.pp;
+      case GroupKind::kPp:
+        return q.tp == me.tp && q.cp == me.cp && q.dp == me.dp;
     }
     return false;
   };

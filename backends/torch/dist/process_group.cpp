@@ -32,16 +32,18 @@ c10::intrusive_ptr<compat::Group> make_group(Transport transport, const c10::int
 #if RECIPEBENCH_HAVE_C10D_NCCL
     return compat::make_nccl_group(store, rank, world, timeout);
 #else
-    throw std::runtime_error("this build has no c10d NCCL (a CUDA libtorch with torch/csrc/distributed/c10d/"
-                             "ProcessGroupNCCL.hpp and nccl.h): multi-rank CUDA runs are not available");
+    throw std::runtime_error(
+        "this build has no c10d NCCL (a CUDA libtorch with torch/csrc/distributed/c10d/"
+        "ProcessGroupNCCL.hpp and nccl.h): multi-rank CUDA runs are not available");
 #endif
   }
 #if RECIPEBENCH_HAVE_C10D_GLOO
   return compat::make_gloo_group(store, rank, world, one_host, timeout);
 #else
   (void)store, (void)rank, (void)world, (void)one_host, (void)timeout;
-  throw std::runtime_error("this build's libtorch has no c10d Gloo headers (torch/csrc/distributed/c10d/"
-                           "ProcessGroupGloo.hpp, gloo/config.h): multi-rank CPU runs are not available");
+  throw std::runtime_error(
+      "this build's libtorch has no c10d Gloo headers (torch/csrc/distributed/c10d/"
+      "ProcessGroupGloo.hpp, gloo/config.h): multi-rank CPU runs are not available");
 #endif
 }
 }  // namespace
@@ -231,8 +233,7 @@ void ProcessGroup::finish() {
   if (impl_->owns_watcher) impl_->watcher->halt();  // a clean end: nothing to abort any more
 #endif
 #if RECIPEBENCH_HAVE_C10D_NCCL && TORCH_VERSION_MAJOR >= 2
-  if (impl_->transport == Transport::kNccl)
-    static_cast<c10d::ProcessGroupNCCL*>(impl_->group.get())->shutdown();
+  if (impl_->transport == Transport::kNccl) static_cast<c10d::ProcessGroupNCCL*>(impl_->group.get())->shutdown();
 #endif
   impl_->store->add(kFinished, 1);
   if (rank_ != 0) return;
@@ -300,8 +301,9 @@ struct ProcessGroup::Impl {};
 
 ProcessGroup::ProcessGroup(int rank, int world, const std::string&, int, std::chrono::seconds, Transport, int)
     : rank_(rank), world_(world) {
-  throw std::runtime_error("this build's libtorch has neither c10d Gloo headers (torch/csrc/distributed/c10d/"
-                           "ProcessGroupGloo.hpp, gloo/config.h) nor c10d NCCL: multi-rank runs are not available");
+  throw std::runtime_error(
+      "this build's libtorch has neither c10d Gloo headers (torch/csrc/distributed/c10d/"
+      "ProcessGroupGloo.hpp, gloo/config.h) nor c10d NCCL: multi-rank runs are not available");
 }
 ProcessGroup::~ProcessGroup() = default;
 Transport ProcessGroup::transport() const { return Transport::kGloo; }

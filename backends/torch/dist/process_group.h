@@ -58,7 +58,8 @@ class ProcessGroup {
   Transport transport() const;
 
   /// A group of the given ranks of this group (this rank among them), named `name` (unique in the run): its own
-  /// group (same transport and GPU) over this group's store. Only the members call it, each with the same name and ranks.
+  /// group (same transport and GPU) over this group's store. Only the members call it, each with the same name and
+  /// ranks.
   std::unique_ptr<ProcessGroup> subgroup(const std::string& name, const std::vector<int>& ranks);
 
   /// Ends a successful run's use of the group, on every member: an NCCL group is shut down (its communicators

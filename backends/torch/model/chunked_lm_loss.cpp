@@ -36,7 +36,7 @@ void lm_loss_chunk(const torch::Tensor& h, const torch::Tensor& weight, const to
   const auto target_logit = p.gather(1, local_t.unsqueeze(1)).squeeze(1) * heldf;
   auto row_max = std::get<0>(p.max(1)).contiguous();  // [c]
   if (a.tp) a.tp->all_reduce_max(row_max);
-  p.sub_(row_max.unsqueeze(1)).exp_();  // exp(logit - max), in place
+  p.sub_(row_max.unsqueeze(1)).exp_();                              // exp(logit - max), in place
   auto sums = torch::stack({p.sum(1), target_logit}).contiguous();  // [2, c]: one all-reduce for both
   if (a.tp) a.tp->all_reduce_sum(sums);
   const auto sum_exp = sums[0];
@@ -93,8 +93,15 @@ struct LmLoss : torch::autograd::Function<LmLoss> {
     if (gh.defined()) dh = gh.to(g.scalar_type()).mul_(g).to(gh.scalar_type());
     if (gw.defined()) dw = gw.mul_(g).to(wdt);
     ctx->saved_data.clear();
-    return {dh, dw, torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor(),
-            torch::Tensor(), torch::Tensor()};
+    return {dh,
+            dw,
+            torch::Tensor(),
+            torch::Tensor(),
+            torch::Tensor(),
+            torch::Tensor(),
+            torch::Tensor(),
+            torch::Tensor(),
+            torch::Tensor()};
   }
 };
 
@@ -102,8 +109,8 @@ struct LmLoss : torch::autograd::Function<LmLoss> {
 
 LmLossSum lm_loss_sum(const torch::Tensor& hidden, const torch::Tensor& weight, const torch::Tensor& targets,
                       const torch::Tensor& mask, TensorParallel* tp, int64_t vocab_start, int64_t chunk_tokens) {
-  TORCH_CHECK(hidden.dim() == 2 && weight.dim() == 2 && hidden.size(1) == weight.size(1) &&
-                  targets.dim() == 1 && targets.size(0) == hidden.size(0) && mask.sizes() == targets.sizes(),
+  TORCH_CHECK(hidden.dim() == 2 && weight.dim() == 2 && hidden.size(1) == weight.size(1) && targets.dim() == 1 &&
+                  targets.size(0) == hidden.size(0) && mask.sizes() == targets.sizes(),
               "LM loss: hidden ", hidden.sizes(), " weight ", weight.sizes(), " targets ", targets.sizes(), " mask ",
               mask.sizes());
   TORCH_CHECK(hidden.scalar_type() == weight.scalar_type(), "LM loss: hidden ", hidden.scalar_type(), " weight ",

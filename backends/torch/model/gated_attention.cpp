@@ -14,9 +14,9 @@ std::pair<torch::Tensor, torch::Tensor> rope_cos_sin(const torch::Tensor& positi
   TORCH_CHECK(rope_dims > 0 && rope_dims % 2 == 0, "rope_dims must be even and positive, got ", rope_dims);
   const auto f64 = torch::TensorOptions().dtype(torch::kDouble).device(positions.device());
   const auto exponent = torch::arange(0, rope_dims, 2, f64) / static_cast<double>(rope_dims);
-  const auto inv_freq = torch::pow(theta, -exponent);                            // [rope_dims / 2]
-  const auto angle = positions.to(torch::kDouble).unsqueeze(-1) * inv_freq;      // [..., seq, rope_dims / 2]
-  const auto emb = torch::cat({angle, angle}, -1);                               // [..., seq, rope_dims]
+  const auto inv_freq = torch::pow(theta, -exponent);                        // [rope_dims / 2]
+  const auto angle = positions.to(torch::kDouble).unsqueeze(-1) * inv_freq;  // [..., seq, rope_dims / 2]
+  const auto emb = torch::cat({angle, angle}, -1);                           // [..., seq, rope_dims]
   return {emb.cos().to(dtype), emb.sin().to(dtype)};
 }
 
@@ -81,11 +81,12 @@ torch::Tensor GatedAttentionImpl::forward(const torch::Tensor& x_in, const torch
   const int64_t b = x.size(0), s = x.size(1);
   const auto qg = q_proj(x).view({b, s, num_heads, 2 * head_dim});
   const auto gate = qg.narrow(-1, head_dim, head_dim).reshape({b, s, num_heads * head_dim});
-  auto q = q_norm(qg.narrow(-1, 0, head_dim)).transpose(1, 2);                          // [b, h, s, d]
-  auto k = k_norm(k_proj(x).view({b, s, num_kv_heads, head_dim})).transpose(1, 2);      // [b, kv, s, d]
-  const auto v = v_proj(x).view({b, s, num_kv_heads, head_dim}).transpose(1, 2);        // [b, kv, s, d]
+  auto q = q_norm(qg.narrow(-1, 0, head_dim)).transpose(1, 2);                      // [b, h, s, d]
+  auto k = k_norm(k_proj(x).view({b, s, num_kv_heads, head_dim})).transpose(1, 2);  // [b, kv, s, d]
+  const auto v = v_proj(x).view({b, s, num_kv_heads, head_dim}).transpose(1, 2);    // [b, kv, s, d]
 
-  const auto pos = positions.defined() ? positions : torch::arange(s, torch::TensorOptions().dtype(torch::kLong).device(x.device()));
+  const auto pos =
+      positions.defined() ? positions : torch::arange(s, torch::TensorOptions().dtype(torch::kLong).device(x.device()));
   const auto [cos, sin] = rope_cos_sin(pos, rope_dims, rope_theta, q.scalar_type());
   q = apply_partial_rope(q, cos, sin);
   k = apply_partial_rope(k, cos, sin);

@@ -29,8 +29,8 @@ Prepared prepare(const torch::Tensor& q, const torch::Tensor& k, const torch::Te
   p.dv = v.size(3);
   const int64_t hk = q.size(2);
   TORCH_CHECK(p.hv % hk == 0, "value heads ", p.hv, " not a multiple of key heads ", hk);
-  TORCH_CHECK(g.sizes() == torch::IntArrayRef({p.b, p.t, p.hv}) && beta.sizes() == g.sizes(),
-              "gated delta rule: g ", g.sizes(), " beta ", beta.sizes(), " expected [", p.b, ", ", p.t, ", ", p.hv, "]");
+  TORCH_CHECK(g.sizes() == torch::IntArrayRef({p.b, p.t, p.hv}) && beta.sizes() == g.sizes(), "gated delta rule: g ",
+              g.sizes(), " beta ", beta.sizes(), " expected [", p.b, ", ", p.t, ", ", p.hv, "]");
   const auto ct = compute_dtype(v.scalar_type());
   const double s = scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(p.dk));
   auto qq = q, kk = k;
@@ -68,10 +68,10 @@ GatedDeltaRuleOutput recurrent_gated_delta_rule(const torch::Tensor& q, const to
     const auto a_t = p.g.select(2, i).exp().unsqueeze(-1).unsqueeze(-1);                // [b, h, 1, 1]
     const auto beta_t = p.beta.select(2, i).unsqueeze(-1);                              // [b, h, 1]
     state = state * a_t;
-    const auto predicted = torch::matmul(k_t.unsqueeze(-2), state).squeeze(-2);         // S'^T k: [b, h, dv]
-    const auto u = (v_t - predicted) * beta_t;                                          // [b, h, dv]
-    state = state + k_t.unsqueeze(-1) * u.unsqueeze(-2);                                // + k u^T
-    outs.push_back(torch::matmul(q_t.unsqueeze(-2), state).squeeze(-2));                // S^T q: [b, h, dv]
+    const auto predicted = torch::matmul(k_t.unsqueeze(-2), state).squeeze(-2);  // S'^T k: [b, h, dv]
+    const auto u = (v_t - predicted) * beta_t;                                   // [b, h, dv]
+    state = state + k_t.unsqueeze(-1) * u.unsqueeze(-2);                         // + k u^T
+    outs.push_back(torch::matmul(q_t.unsqueeze(-2), state).squeeze(-2));         // S^T q: [b, h, dv]
   }
   GatedDeltaRuleOutput r;
   r.output = (p.t > 0 ? torch::stack(outs, 1) : torch::zeros({p.b, 0, p.hv, p.dv}, p.v.options()))
@@ -96,8 +96,7 @@ torch::Tensor in_chunks(const torch::Tensor& x, int64_t n, int64_t c) {
 
 GatedDeltaRuleOutput chunk_gated_delta_rule(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                             const torch::Tensor& g, const torch::Tensor& beta, int64_t chunk_size,
-                                            const torch::Tensor& initial_state, bool output_final_state,
-                                            double scale) {
+                                            const torch::Tensor& initial_state, bool output_final_state, double scale) {
   TORCH_CHECK(chunk_size > 0, "chunk size must be positive, got ", chunk_size);
   Prepared p = prepare(q, k, v, g, beta, initial_state, scale);
   const int64_t c = chunk_size;
@@ -117,19 +116,19 @@ GatedDeltaRuleOutput chunk_gated_delta_rule(const torch::Tensor& q, const torch:
                          .masked_fill(above, -std::numeric_limits<double>::infinity())
                          .exp();  // [b, h, n, c, c]
 
-  const auto kbeta = kc * betac.unsqueeze(-1);                                    // diag(beta) K
-  const auto a_strict = (torch::matmul(kbeta, kc.transpose(-1, -2)) * decay).tril(-1);  // A
+  const auto kbeta = kc * betac.unsqueeze(-1);                                                    // diag(beta) K
+  const auto a_strict = (torch::matmul(kbeta, kc.transpose(-1, -2)) * decay).tril(-1);            // A
   const auto rhs = torch::cat({vc * betac.unsqueeze(-1), kbeta * gcum.exp().unsqueeze(-1)}, -1);  // [.., c, dv + dk]
   const auto sol = torch::linalg_solve_triangular(a_strict, rhs, /*upper=*/false, /*left=*/true,
-                                                  /*unitriangular=*/true);        // (I + A)^-1 rhs
-  const auto u0 = sol.narrow(-1, 0, dv);   // (I + A)^-1 diag(beta) V          [b, h, n, c, dv]
-  const auto w = sol.narrow(-1, dv, dk);   // (I + A)^-1 diag(beta e^G) K      [b, h, n, c, dk]
+                                                  /*unitriangular=*/true);  // (I + A)^-1 rhs
+  const auto u0 = sol.narrow(-1, 0, dv);  // (I + A)^-1 diag(beta) V          [b, h, n, c, dv]
+  const auto w = sol.narrow(-1, dv, dk);  // (I + A)^-1 diag(beta e^G) K      [b, h, n, c, dk]
 
-  const auto intra = torch::matmul(qc, kc.transpose(-1, -2)) * decay;             // (Q K^T) * D
-  const auto q_decayed = qc * gcum.exp().unsqueeze(-1);                            // diag(e^G) Q
-  const auto g_last = gcum.narrow(-1, c - 1, 1);                                   // G_C: [b, h, n, 1]
-  const auto k_decayed = kc * (g_last - gcum).exp().unsqueeze(-1);                 // diag(e^(G_C - G)) K
-  const auto chunk_decay = g_last.exp().unsqueeze(-1);                             // [b, h, n, 1, 1]
+  const auto intra = torch::matmul(qc, kc.transpose(-1, -2)) * decay;  // (Q K^T) * D
+  const auto q_decayed = qc * gcum.exp().unsqueeze(-1);                // diag(e^G) Q
+  const auto g_last = gcum.narrow(-1, c - 1, 1);                       // G_C: [b, h, n, 1]
+  const auto k_decayed = kc * (g_last - gcum).exp().unsqueeze(-1);     // diag(e^(G_C - G)) K
+  const auto chunk_decay = g_last.exp().unsqueeze(-1);                 // [b, h, n, 1, 1]
 
   // The only sequential part is the state: S_{i+1} = S_i * e^{G_C} + (diag(e^(G_C - G)) K_i)^T U_i with
   // U_i = U0_i - W_i S_i. The loop keeps 3 kernels per chunk (a batched matmul-add for U_i, a scale and a
@@ -160,8 +159,8 @@ GatedDeltaRuleOutput chunk_gated_delta_rule(const torch::Tensor& q, const torch:
   }
   state = state.reshape({b, h, dk, dv});
   GatedDeltaRuleOutput r;
-  const auto out = n > 0 ? out_chunks.reshape({b, h, n * c, dv}).narrow(2, 0, p.t)
-                         : torch::zeros({b, h, 0, dv}, p.v.options());
+  const auto out =
+      n > 0 ? out_chunks.reshape({b, h, n * c, dv}).narrow(2, 0, p.t) : torch::zeros({b, h, 0, dv}, p.v.options());
   r.output = out.transpose(1, 2).contiguous().to(v.scalar_type());  // [b, t, h, dv]
   if (output_final_state) r.final_state = state;
   return r;

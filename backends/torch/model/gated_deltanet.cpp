@@ -11,8 +11,8 @@
 namespace recipebench::torch_model {
 
 torch::Tensor causal_depthwise_conv1d_silu(const torch::Tensor& x, const torch::Tensor& w) {
-  TORCH_CHECK(x.dim() == 3 && w.dim() == 3 && w.size(0) == x.size(2) && w.size(1) == 1, "conv1d: x ", x.sizes(),
-              " w ", w.sizes());
+  TORCH_CHECK(x.dim() == 3 && w.dim() == 3 && w.size(0) == x.size(2) && w.size(1) == 1, "conv1d: x ", x.sizes(), " w ",
+              w.sizes());
   const int64_t seq = x.size(1), channels = x.size(2), kernel = w.size(2);
   // Pad K-1 on both sides and keep the first seq outputs: output t sees inputs t-K+1 .. t.
   const auto y = torch::conv1d(x.transpose(1, 2).to(w.scalar_type()), w, /*bias=*/{}, /*stride=*/1,
@@ -41,10 +41,11 @@ GatedDeltaNetImpl::GatedDeltaNetImpl(const ModelConfig& cfg, GdnKernel kernel_)
   in_proj_z = register_module("in_proj_z", torch::nn::Linear(LinearOptions(h, vd).bias(false)));
   in_proj_b = register_module("in_proj_b", torch::nn::Linear(LinearOptions(h, num_v_heads).bias(false)));
   in_proj_a = register_module("in_proj_a", torch::nn::Linear(LinearOptions(h, num_v_heads).bias(false)));
-  conv1d = register_module("conv1d", torch::nn::Conv1d(torch::nn::Conv1dOptions(conv_dim, conv_dim, cfg.linear_conv_kernel)
-                                                           .groups(conv_dim)
-                                                           .bias(false)
-                                                           .padding(cfg.linear_conv_kernel - 1)));
+  conv1d =
+      register_module("conv1d", torch::nn::Conv1d(torch::nn::Conv1dOptions(conv_dim, conv_dim, cfg.linear_conv_kernel)
+                                                      .groups(conv_dim)
+                                                      .bias(false)
+                                                      .padding(cfg.linear_conv_kernel - 1)));
   // Hugging Face init: dt_bias = 1, A = U(0.01, 16) (A_log = log A), gated norm weight 1, projections N(0, 0.02);
   // the conv keeps torch's default (Kaiming uniform) init.
   dt_bias = register_parameter("dt_bias", torch::ones({num_v_heads}));
@@ -55,12 +56,13 @@ GatedDeltaNetImpl::GatedDeltaNetImpl(const ModelConfig& cfg, GdnKernel kernel_)
   }
   norm = register_module("norm", GatedRMSNorm(head_v_dim, cfg.rms_norm_eps));
   out_proj = register_module("out_proj", torch::nn::Linear(LinearOptions(vd, h).bias(false)));
-  for (auto* lin : {&in_proj_qkv, &in_proj_z, &in_proj_b, &in_proj_a, &out_proj}) init_normal_((*lin)->weight, kInitStd);
+  for (auto* lin : {&in_proj_qkv, &in_proj_z, &in_proj_b, &in_proj_a, &out_proj})
+    init_normal_((*lin)->weight, kInitStd);
 }
 
 torch::Tensor GatedDeltaNetImpl::gated_delta_rule(const torch::Tensor& q, const torch::Tensor& k,
-                                                const torch::Tensor& v, const torch::Tensor& g,
-                                                const torch::Tensor& beta) const {
+                                                  const torch::Tensor& v, const torch::Tensor& g,
+                                                  const torch::Tensor& beta) const {
   if (kernel == GdnKernel::Recurrent) return recurrent_gated_delta_rule(q, k, v, g, beta).output;
 #ifdef RECIPEBENCH_GDN_CUDA
   // The CUDA kernels (docs/gdn-kernels.md) compute the chunked form with chunk 64 from bf16 inputs with fp32

@@ -18,13 +18,11 @@ SwiGLUImpl::SwiGLUImpl(int64_t hidden, int64_t ffn) {
   for (auto* lin : {&gate_proj, &up_proj, &down_proj}) init_normal_((*lin)->weight, kInitStd);
 }
 
-torch::Tensor SwiGLUImpl::forward(const torch::Tensor& x) {
-  return down_proj(torch::silu(gate_proj(x)) * up_proj(x));
-}
+torch::Tensor SwiGLUImpl::forward(const torch::Tensor& x) { return down_proj(torch::silu(gate_proj(x)) * up_proj(x)); }
 
 Routing route_topk(const torch::Tensor& x, const torch::Tensor& router_weight, int64_t top_k) {
-  TORCH_CHECK(x.dim() == 2 && router_weight.dim() == 2 && x.size(1) == router_weight.size(1), "router: x ",
-              x.sizes(), " weight ", router_weight.sizes());
+  TORCH_CHECK(x.dim() == 2 && router_weight.dim() == 2 && x.size(1) == router_weight.size(1), "router: x ", x.sizes(),
+              " weight ", router_weight.sizes());
   TORCH_CHECK(top_k > 0 && top_k <= router_weight.size(0), "top_k ", top_k, " of ", router_weight.size(0), " experts");
   Routing r;
   r.logits = torch::linear(x, router_weight);
@@ -77,8 +75,8 @@ struct PermuteRows : torch::autograd::Function<PermuteRows> {
 /// (token, slot) gathered through inv (the inverse of order) and summed over the k slots in slot order, so the sum
 /// is deterministic (index_select's backward would index_add k rows into each token with atomics).
 struct DispatchRows : torch::autograd::Function<DispatchRows> {
-  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& order,
-                               const torch::Tensor& inv, int64_t k) {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& order, const torch::Tensor& inv, int64_t k) {
     ctx->save_for_backward({inv});
     ctx->saved_data["k"] = k;
     return x.index_select(0, order.div(k, "floor"));
@@ -88,8 +86,7 @@ struct DispatchRows : torch::autograd::Function<DispatchRows> {
     const auto inv = ctx->get_saved_variables()[0];
     const int64_t k = ctx->saved_data["k"].toInt();
     const auto& g = grad[0];  // [N * k, hidden], sorted order
-    return {g.index_select(0, inv).view({-1, k, g.size(1)}).sum(1), torch::Tensor(), torch::Tensor(),
-            torch::Tensor()};
+    return {g.index_select(0, inv).view({-1, k, g.size(1)}).sum(1), torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
 
@@ -127,7 +124,7 @@ torch::Tensor dispatch_combine(RoutedExpertsImpl& m, const torch::Tensor& xs, co
   const auto xr = AllToAll::apply(xs, &group, send, recv);
   // 3. The local experts on the rows sorted by local expert (stable: source order inside an expert).
   const auto local_id = torch::arange(L, torch::kInt64).repeat({P});  // [P * L]
-  const auto row_expert = torch::repeat_interleave(local_id, got);      // [rows received]
+  const auto row_expert = torch::repeat_interleave(local_id, got);    // [rows received]
   const auto perm = std::get<1>(row_expert.sort(/*stable=*/true, 0, false)).to(xr.device());
   const auto inv = inverse_permutation(perm);
   const auto local_counts = got.view({P, L}).sum(0).to(xr.device());
@@ -142,8 +139,8 @@ torch::Tensor dispatch_combine(RoutedExpertsImpl& m, const torch::Tensor& xs, co
 }  // namespace
 
 void RoutedExpertsImpl::shard(std::shared_ptr<ExpertParallel> group) {
-  TORCH_CHECK(group && group->size() >= 1 && num_experts % group->size() == 0, "expert parallelism: ",
-              num_experts, " experts over an EP group of ", group ? group->size() : 0);
+  TORCH_CHECK(group && group->size() >= 1 && num_experts % group->size() == 0, "expert parallelism: ", num_experts,
+              " experts over an EP group of ", group ? group->size() : 0);
   local_experts = num_experts / group->size();
   first_expert = group->rank() * local_experts;
   torch::NoGradGuard no_grad;
@@ -172,7 +169,7 @@ torch::Tensor RoutedExpertsImpl::forward(const torch::Tensor& x, const torch::Te
   const auto sorted = flat.sort(/*stable=*/true, /*dim=*/0, /*descending=*/false);
   const auto& order = std::get<1>(sorted);  // [N * k]: sorted position -> flat (token, slot) index
   const auto inv = inverse_permutation(order);
-  const auto xs = DispatchRows::apply(x, order, inv, k);  // [N * k, hidden]
+  const auto xs = DispatchRows::apply(x, order, inv, k);                // [N * k, hidden]
   const auto counts = expert_counts(std::get<0>(sorted), num_experts);  // [experts] rows per expert
 
   const torch::Tensor ys = ep ? dispatch_combine(*this, xs, counts) : local_ffn(xs, counts);
@@ -191,7 +188,7 @@ torch::Tensor RoutedExpertsImpl::local_ffn(const torch::Tensor& xs, const torch:
     const auto offs = counts.cumsum(0).to(torch::kInt);
     const auto gu = compat::grouped_mm(xs, gate_up_proj.transpose(1, 2), offs);  // [N * k, 2 ffn]
     const auto act = torch::silu(gu.narrow(-1, 0, ffn)) * gu.narrow(-1, ffn, ffn);
-    ys = compat::grouped_mm(act, down_proj.transpose(1, 2), offs);                // [N * k, hidden]
+    ys = compat::grouped_mm(act, down_proj.transpose(1, 2), offs);  // [N * k, hidden]
   } else {
     const auto counts_cpu = counts.to(torch::kCPU);
     const auto* c = counts_cpu.data_ptr<int64_t>();
@@ -202,7 +199,7 @@ torch::Tensor RoutedExpertsImpl::local_ffn(const torch::Tensor& xs, const torch:
       const auto seg = xs.narrow(0, start, c[e]);
       const auto gu = torch::linear(seg, gate_up_proj[e]);  // [c_e, 2 ffn]
       const auto act = torch::silu(gu.narrow(-1, 0, ffn)) * gu.narrow(-1, ffn, ffn);
-      parts.push_back(torch::linear(act, down_proj[e]));   // [c_e, hidden]
+      parts.push_back(torch::linear(act, down_proj[e]));  // [c_e, hidden]
       start += c[e];
     }
     ys = parts.empty() ? torch::zeros({0, hidden}, x.options()) : torch::cat(parts, 0);

@@ -78,7 +78,7 @@ struct RoutedExpertsImpl : torch::nn::Module {
   torch::Tensor gate_up_proj, down_proj;
   int64_t num_experts, hidden, ffn;
   ExpertsImpl impl;
-  int64_t local_experts;   ///< experts held by this rank (num_experts without expert parallelism)
+  int64_t local_experts;  ///< experts held by this rank (num_experts without expert parallelism)
   int64_t first_expert = 0;
   std::shared_ptr<ExpertParallel> ep;  ///< null: every expert is local
 

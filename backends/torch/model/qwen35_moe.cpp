@@ -10,9 +10,9 @@
 namespace recipebench::torch_model {
 
 SftLossSum sft_loss_sum(const torch::Tensor& logits, const torch::Tensor& targets, const torch::Tensor& loss_mask) {
-  TORCH_CHECK(logits.dim() == 3 && targets.sizes() == logits.sizes().slice(0, 2) &&
-                  loss_mask.sizes() == targets.sizes(),
-              "SFT loss: logits ", logits.sizes(), " targets ", targets.sizes(), " mask ", loss_mask.sizes());
+  TORCH_CHECK(
+      logits.dim() == 3 && targets.sizes() == logits.sizes().slice(0, 2) && loss_mask.sizes() == targets.sizes(),
+      "SFT loss: logits ", logits.sizes(), " targets ", targets.sizes(), " mask ", loss_mask.sizes());
   const auto ct = compute_dtype(logits.scalar_type());
   const auto mask = loss_mask.to(torch::kBool);
   const auto safe_targets = targets.masked_fill(mask.logical_not(), 0);  // unsupervised targets may be -100
@@ -77,8 +77,7 @@ torch::Tensor run_decoder_layers(const std::vector<DecoderLayer>& layers, torch:
   return h;
 }
 
-torch::Tensor embed_hidden(torch::nn::Embedding embed_tokens, const torch::Tensor& input_ids,
-                           TensorParallel* tp) {
+torch::Tensor embed_hidden(torch::nn::Embedding embed_tokens, const torch::Tensor& input_ids, TensorParallel* tp) {
   TORCH_CHECK(input_ids.dim() == 2, "input_ids must be [batch, seq], got ", input_ids.sizes());
   if (!tp) return embed_tokens->forward(input_ids);
   // Tensor parallel: vocab-parallel lookup, then this rank's sequence shard for the layers.
@@ -102,20 +101,20 @@ SftLossSum head_loss_sum(torch::nn::Linear lm_head, const torch::Tensor& normed,
               input_ids.sizes());
   // The vocab-parallel output layer holds rows [rank V / TP, (rank + 1) V / TP) of the vocabulary.
   const int64_t vocab_start = tp ? tp->rank() * lm_head->weight.size(0) : 0;
-  const auto r = lm_loss_sum(h.reshape({b * s, h.size(2)}), lm_head->weight, targets.reshape({-1}),
-                             mask.reshape({-1}), tp, vocab_start);
+  const auto r = lm_loss_sum(h.reshape({b * s, h.size(2)}), lm_head->weight, targets.reshape({-1}), mask.reshape({-1}),
+                             tp, vocab_start);
   return SftLossSum{r.sum, r.count};
 }
 
 torch::Tensor TextModelImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& positions) {
-  return norm(run_decoder_layers(decoder_layers, embed_hidden(embed_tokens, input_ids, tp.get()), positions,
-                                 recompute));
+  return norm(
+      run_decoder_layers(decoder_layers, embed_hidden(embed_tokens, input_ids, tp.get()), positions, recompute));
 }
 
 Qwen35MoeForCausalLMImpl::Qwen35MoeForCausalLMImpl(const ModelConfig& cfg_, const KernelOptions& opt) : cfg(cfg_) {
   model = register_module("model", TextModel(cfg, opt));
-  lm_head = register_module(
-      "lm_head", torch::nn::Linear(torch::nn::LinearOptions(cfg.hidden_size, cfg.vocab_size).bias(false)));
+  lm_head = register_module("lm_head",
+                            torch::nn::Linear(torch::nn::LinearOptions(cfg.hidden_size, cfg.vocab_size).bias(false)));
   init_normal_(lm_head->weight, kInitStd);
 }
 

@@ -45,8 +45,7 @@ torch::Tensor run_decoder_layers(const std::vector<DecoderLayer>& layers, torch:
 /// The hidden states of the embedding: input_ids int64 [batch, seq] -> [batch, seq, hidden]; with tensor parallel
 /// (tp not null) a vocab-parallel lookup of this rank's vocabulary slice, reduce-scattered to its sequence shard
 /// [batch, seq / TP, hidden] (model/tensor_parallel.h). Throws c10::Error for ids that are not 2-D.
-torch::Tensor embed_hidden(torch::nn::Embedding embed_tokens, const torch::Tensor& input_ids,
-                           TensorParallel* tp);
+torch::Tensor embed_hidden(torch::nn::Embedding embed_tokens, const torch::Tensor& input_ids, TensorParallel* tp);
 
 /// The output layer and the next-token SFT loss of rows from their final-normed hidden states `normed`
 /// ([batch, seq, hidden], or this rank's sequence shard [batch, seq / TP, hidden] with tensor parallel, where the

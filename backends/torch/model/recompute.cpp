@@ -1,7 +1,7 @@
 #include "model/recompute.h"
 
-#include <torch/csrc/autograd/custom_function.h>
 #include <torch/csrc/autograd/autograd.h>
+#include <torch/csrc/autograd/custom_function.h>
 
 #include <utility>
 

@@ -36,8 +36,8 @@ GatedRMSNormImpl::GatedRMSNormImpl(int64_t dim_, double eps_) : dim(dim_), eps(e
 }
 
 torch::Tensor GatedRMSNormImpl::forward(const torch::Tensor& x, const torch::Tensor& z) {
-  TORCH_CHECK(x.size(-1) == dim && z.sizes() == x.sizes(), "GatedRMSNorm: x ", x.sizes(), " z ", z.sizes(),
-              " dim ", dim);
+  TORCH_CHECK(x.size(-1) == dim && z.sizes() == x.sizes(), "GatedRMSNorm: x ", x.sizes(), " z ", z.sizes(), " dim ",
+              dim);
   return gated_rms_norm(x, z, weight, eps);
 }
 

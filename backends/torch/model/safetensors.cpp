@@ -30,7 +30,7 @@ struct DtypeInfo {
 };
 
 constexpr DtypeInfo kDtypes[] = {
-    {c10::kDouble, "F64", 8}, {c10::kFloat, "F32", 4}, {c10::kHalf, "F16", 2}, {c10::kBFloat16, "BF16", 2},
+    {c10::kDouble, "F64", 8}, {c10::kFloat, "F32", 4}, {c10::kHalf, "F16", 2},  {c10::kBFloat16, "BF16", 2},
     {c10::kLong, "I64", 8},   {c10::kInt, "I32", 4},   {c10::kShort, "I16", 2}, {c10::kChar, "I8", 1},
     {c10::kByte, "U8", 1},    {c10::kBool, "BOOL", 1},
 };
@@ -148,14 +148,17 @@ struct HeaderEntry {
 /// The JSON header of the file open as `in` (file_size bytes); `header_bytes` is set to its size n (the data
 /// buffer starts at 8 + n).
 nlohmann::json read_header(std::ifstream& in, const std::string& path, uint64_t file_size, uint64_t& header_bytes) {
-  if (file_size < 8) fail(path, "bad header size: the file has " + std::to_string(file_size) + " bytes, fewer than the 8 of the header size");
+  if (file_size < 8)
+    fail(path,
+         "bad header size: the file has " + std::to_string(file_size) + " bytes, fewer than the 8 of the header size");
   unsigned char size_le[8];
   in.read(reinterpret_cast<char*>(size_le), 8);
   uint64_t n = 0;
   for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(size_le[i]) << (8 * i);
   if (n > file_size - 8 || n > kMaxHeaderBytes)
     fail(path, "bad header size " + std::to_string(n) + ": the file has " + std::to_string(file_size) +
-                   " bytes (header at most " + std::to_string(std::min<uint64_t>(file_size - 8, kMaxHeaderBytes)) + ")");
+                   " bytes (header at most " + std::to_string(std::min<uint64_t>(file_size - 8, kMaxHeaderBytes)) +
+                   ")");
   std::string text(n, '\0');
   in.read(text.data(), static_cast<std::streamsize>(n));
   if (!in) fail(path, "cannot read the " + std::to_string(n) + "-byte header");
@@ -165,14 +168,16 @@ nlohmann::json read_header(std::ifstream& in, const std::string& path, uint64_t 
   } catch (const nlohmann::json::parse_error& e) {
     fail(path, std::string("the header is not valid JSON: ") + e.what());
   }
-  if (!header.is_object()) fail(path, std::string("the header is a JSON ") + header.type_name() + ", expected an object");
+  if (!header.is_object())
+    fail(path, std::string("the header is a JSON ") + header.type_name() + ", expected an object");
   header_bytes = n;
   return header;
 }
 
 /// The header's __metadata__ object of strings.
 void read_metadata(const nlohmann::json& value, const std::string& path, SafetensorsFile& file) {
-  if (!value.is_object()) fail(path, "__metadata__ is a JSON " + std::string(value.type_name()) + ", expected an object of strings");
+  if (!value.is_object())
+    fail(path, "__metadata__ is a JSON " + std::string(value.type_name()) + ", expected an object of strings");
   for (const auto& [mk, mv] : value.items()) {
     if (!mv.is_string()) fail(path, "__metadata__." + mk + " is " + mv.dump() + ", expected a string");
     file.metadata[mk] = mv.get<std::string>();
@@ -208,7 +213,8 @@ HeaderEntry read_entry(const std::string& key, const nlohmann::json& value, cons
   std::vector<int64_t> shape = read_shape(value, path, where, numel);
   const auto& off = value.contains("data_offsets") ? value["data_offsets"] : nlohmann::json();
   if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
-    fail(path, where + "data_offsets " + (off.is_null() ? std::string("missing") : off.dump()) + ", expected [begin, end]");
+    fail(path,
+         where + "data_offsets " + (off.is_null() ? std::string("missing") : off.dump()) + ", expected [begin, end]");
   const uint64_t begin = off[0].get<uint64_t>(), end = off[1].get<uint64_t>();
   if (begin > end || end > data_size)
     fail(path, where + "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
@@ -303,8 +309,10 @@ void load_named_parameters(torch::nn::Module& module, const NamedTensors& tensor
     std::string msg = "cannot load " + source + " into the model (" + std::to_string(params.size()) + " parameters, " +
                       std::to_string(tensors.size()) + " tensors):";
     if (!missing.empty()) msg += "\n  missing " + std::to_string(missing.size()) + ": " + name_list(missing);
-    if (!extra.empty()) msg += "\n  not parameters of the model " + std::to_string(extra.size()) + ": " + name_list(extra);
-    if (!mismatched.empty()) msg += "\n  wrong shape " + std::to_string(mismatched.size()) + ": " + name_list(mismatched);
+    if (!extra.empty())
+      msg += "\n  not parameters of the model " + std::to_string(extra.size()) + ": " + name_list(extra);
+    if (!mismatched.empty())
+      msg += "\n  wrong shape " + std::to_string(mismatched.size()) + ": " + name_list(mismatched);
     if (!duplicate.empty()) msg += "\n  given twice: " + name_list(duplicate);
     throw std::runtime_error(msg);
   }

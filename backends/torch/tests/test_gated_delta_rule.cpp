@@ -68,8 +68,8 @@ TEST_CASE("chunked gated delta rule carries state across calls", "[gdn]") {
   const auto in = random_inputs(2, 100, 2, 4, 16, 8, false);
   const auto whole = chunk_gated_delta_rule(in.q, in.k, in.v, in.g, in.beta, 64, {}, true);
   auto part = [&](const torch::Tensor& x, int64_t s, int64_t n) { return x.narrow(1, s, n); };
-  const auto first = chunk_gated_delta_rule(part(in.q, 0, 37), part(in.k, 0, 37), part(in.v, 0, 37),
-                                            part(in.g, 0, 37), part(in.beta, 0, 37), 64, {}, true);
+  const auto first = chunk_gated_delta_rule(part(in.q, 0, 37), part(in.k, 0, 37), part(in.v, 0, 37), part(in.g, 0, 37),
+                                            part(in.beta, 0, 37), 64, {}, true);
   const auto second = chunk_gated_delta_rule(part(in.q, 37, 63), part(in.k, 37, 63), part(in.v, 37, 63),
                                              part(in.g, 37, 63), part(in.beta, 37, 63), 64, first.final_state, true);
   CHECK(rel_err(torch::cat({first.output, second.output}, 1), whole.output) < 1e-10);

@@ -20,7 +20,7 @@ using rbt_test::rel_err;
 
 namespace {
 
-constexpr int kSkip = 77;       // exit status without a CUDA device
+constexpr int kSkip = 77;      // exit status without a CUDA device
 constexpr double kTol = 5e-3;  // relative L2 with bf16 inputs (docs/gdn-kernels.md)
 
 /// Inputs on the CPU in float64, q, k, v already rounded to bf16 (what the kernels see). One packed row of
@@ -72,13 +72,15 @@ Result cuda(const Inputs& in, const std::vector<int64_t>& cu, const torch::Tenso
             const torch::Tensor& g_override = {}) {
   const auto dev = torch::Device(torch::kCUDA);
   auto leaf = [&](const torch::Tensor& t, c10::ScalarType s) { return t.to(dev, s).requires_grad_(true); };
-  std::vector<torch::Tensor> leaves = {leaf(in.q, torch::kBFloat16), leaf(in.k, torch::kBFloat16),
-                                       leaf(in.v, torch::kBFloat16), leaf(g_override.defined() ? g_override : in.g,
-                                                                          torch::kFloat32),
-                                       leaf(in.beta, torch::kFloat32),  leaf(in.h0, torch::kFloat32)};
-  const auto out = cuda_chunk_gated_delta_rule(leaves[0], leaves[1], leaves[2], leaves[3], leaves[4], leaves[5], true,
-                                               0.0, cu);
-  (out.output.to(torch::kDouble) * d_o.to(dev)).sum().add((out.final_state.to(torch::kDouble) * dht.to(dev)).sum())
+  std::vector<torch::Tensor> leaves = {
+      leaf(in.q, torch::kBFloat16),   leaf(in.k, torch::kBFloat16),
+      leaf(in.v, torch::kBFloat16),   leaf(g_override.defined() ? g_override : in.g, torch::kFloat32),
+      leaf(in.beta, torch::kFloat32), leaf(in.h0, torch::kFloat32)};
+  const auto out =
+      cuda_chunk_gated_delta_rule(leaves[0], leaves[1], leaves[2], leaves[3], leaves[4], leaves[5], true, 0.0, cu);
+  (out.output.to(torch::kDouble) * d_o.to(dev))
+      .sum()
+      .add((out.final_state.to(torch::kDouble) * dht.to(dev)).sum())
       .backward();
   Result res{{out.output.detach().cpu().to(torch::kDouble), out.final_state.detach().cpu().to(torch::kDouble)}};
   for (const auto& l : leaves) res.values.push_back(l.grad().cpu().to(torch::kDouble));
@@ -91,9 +93,12 @@ TEST_CASE("CUDA GDN kernels match the float64 recurrence: output, final state, a
   torch::manual_seed(11);
   // Length 1 as 16 one-token rows: a relative L2 over one token of 4 value heads (4 values of dg, dbeta) is too
   // noisy a statistic to hold against a fixed tolerance.
-  const std::vector<std::vector<int64_t>> shapes = {
-      {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, {0, 63}, {0, 64}, {0, 65}, {0, 300},
-      {0, 1, 64, 128, 193, 493}};
+  const std::vector<std::vector<int64_t>> shapes = {{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
+                                                    {0, 63},
+                                                    {0, 64},
+                                                    {0, 65},
+                                                    {0, 300},
+                                                    {0, 1, 64, 128, 193, 493}};
   for (const auto& cu : shapes) {
     INFO("tokens " << cu.back() << ", rows " << cu.size() - 1);
     const auto in = make_inputs(cu);

@@ -10,15 +10,15 @@
 
 #include <catch2/catch.hpp>
 
-#include "temp_dir.h"
 #include <nlohmann/json.hpp>
+#include "temp_dir.h"
 
+#include <unistd.h>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 using namespace recipebench::torch_model;
 using rbt_test::rel_err;
@@ -118,10 +118,17 @@ TEST_CASE("safetensors round trip keeps names, order, dtypes, shapes, values and
   CHECK(has(error_of([&] { file.get("nope"); }), "no tensor named 'nope'"));
 
   // Writer errors.
-  CHECK(has(error_of([&] { write_safetensors(dir.file("d.safetensors"), {{"x", torch::ones({1})}, {"x", torch::ones({1})}}); }),
+  CHECK(has(error_of([&] {
+              write_safetensors(dir.file("d.safetensors"), {{"x", torch::ones({1})}, {"x", torch::ones({1})}});
+            }),
             "'x' given twice"));
-  CHECK(has(error_of([&] { write_safetensors(dir.file("d.safetensors"), {{"__metadata__", torch::ones({1})}}); }), "reserved"));
-  CHECK(has(error_of([&] { write_safetensors(dir.file("d.safetensors"), {{"c", torch::ones({1}, torch::kComplexFloat)}}); }),
+  CHECK(has(error_of([&] {
+              write_safetensors(dir.file("d.safetensors"), {{"__metadata__", torch::ones({1})}});
+            }),
+            "reserved"));
+  CHECK(has(error_of([&] {
+              write_safetensors(dir.file("d.safetensors"), {{"c", torch::ones({1}, torch::kComplexFloat)}});
+            }),
             "tensor 'c' has dtype"));
 }
 
@@ -172,9 +179,10 @@ TEST_CASE("safetensors reader rejects malformed files with a message naming the 
   CHECK(has(err(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", f32x2), "needs 3 x 4"));
   CHECK(has(err(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", f32x2), "belong to no tensor"));
   CHECK(has(err(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", f32x2), "tensors cover 4"));
-  CHECK(has(err(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"v":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
-                f32x2),
-            "overlaps"));
+  CHECK(has(
+      err(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"v":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+          f32x2),
+      "overlaps"));
   CHECK(has(err(R"({"__metadata__":{"x":1}})", ""), "__metadata__.x is 1, expected a string"));
   CHECK(has(error_of([&] { read_safetensors(dir.file("absent.safetensors")); }), "cannot open"));
 }
@@ -196,7 +204,8 @@ TEST_CASE("loading weights by name rejects missing, extra and mis-shaped tensors
     return v;
   };
   {
-    const auto e = error_of([&] { load_named_parameters(*dst, without("model.layers.0.linear_attn.A_log"), "test.safetensors"); });
+    const auto e =
+        error_of([&] { load_named_parameters(*dst, without("model.layers.0.linear_attn.A_log"), "test.safetensors"); });
     CHECK(has(e, "test.safetensors"));
     CHECK(has(e, "missing 1: model.layers.0.linear_attn.A_log"));
   }
@@ -239,7 +248,8 @@ struct ParityInputs {
 /// The committed weights and batch in recipebench's float32 tiny model; FAILs the test when they are absent.
 ParityInputs load_inputs() {
   for (const char* f : {"weights.safetensors", "batch.safetensors", "config.json"})
-    if (!fs::exists(kDataDir + "/" + f)) FAIL(kDataDir << "/" << f << " is missing: regenerate with " << kRegenerateInputs);
+    if (!fs::exists(kDataDir + "/" + f))
+      FAIL(kDataDir << "/" << f << " is missing: regenerate with " << kRegenerateInputs);
   ParityInputs in;
   in.model = Qwen35MoeForCausalLM(tiny());
   load_named_parameters(*in.model, read_safetensors(kDataDir + "/weights.safetensors").tensors, "weights.safetensors");
@@ -279,12 +289,13 @@ TEST_CASE("the committed config.json describes recipebench's tiny model", "[hf-p
   CHECK(hf.mtp_layers == t.mtp_layers);
 }
 
-TEST_CASE("recipebench reproduces Hugging Face transformers' logits and loss (tiny model, float32, CPU)", "[hf-parity]") {
+TEST_CASE("recipebench reproduces Hugging Face transformers' logits and loss (tiny model, float32, CPU)",
+          "[hf-parity]") {
   auto in = load_inputs();
   const auto ref_st = kDataDir + "/reference.safetensors", ref_json = kDataDir + "/reference.json";
   if (!fs::exists(ref_st) || !fs::exists(ref_json))
-    FAIL("the Hugging Face reference " << (fs::exists(ref_st) ? ref_json : ref_st)
-                                       << " is not there yet: produce it " << kRegenerateReference);
+    FAIL("the Hugging Face reference " << (fs::exists(ref_st) ? ref_json : ref_st) << " is not there yet: produce it "
+                                       << kRegenerateReference);
   nlohmann::json ref;
   {
     std::ifstream f(ref_json);
@@ -306,10 +317,11 @@ TEST_CASE("recipebench reproduces Hugging Face transformers' logits and loss (ti
   REQUIRE(ref_logits.sizes() == logits.sizes());
   const double logits_err = rel_err(logits, ref_logits);
   const double loss_err = std::abs(loss - ref_loss) / std::abs(ref_loss);
-  std::printf("HF parity (transformers %s, %s): logits relative L2 error %.3e, loss recipebench %.9f vs HF %.9f "
-              "(relative error %.3e); tolerance 1e-4\n",
-              ref.value("transformers", std::string("?")).c_str(), ref.value("device", std::string("?")).c_str(),
-              logits_err, loss, ref_loss, loss_err);
+  std::printf(
+      "HF parity (transformers %s, %s): logits relative L2 error %.3e, loss recipebench %.9f vs HF %.9f "
+      "(relative error %.3e); tolerance 1e-4\n",
+      ref.value("transformers", std::string("?")).c_str(), ref.value("device", std::string("?")).c_str(), logits_err,
+      loss, ref_loss, loss_err);
   INFO("logits relative L2 error " << logits_err << ", loss " << loss << " vs reference " << ref_loss);
   CHECK(logits_err < 1e-4);
   CHECK(loss_err < 1e-4);
@@ -325,16 +337,20 @@ TEST_CASE("the parity tolerance is meaningful: small weight changes move the log
   auto params = in.model->named_parameters();
   torch::manual_seed(11);
   for (const std::string name :
-       {"model.layers.0.linear_attn.A_log", "model.layers.1.linear_attn.dt_bias", "model.layers.2.linear_attn.norm.weight",
-        "model.layers.0.linear_attn.conv1d.weight", "model.layers.3.self_attn.q_norm.weight",
-        "model.layers.3.self_attn.k_norm.weight", "model.layers.1.mlp.shared_expert_gate.weight",
-        "model.layers.2.input_layernorm.weight", "model.norm.weight", "model.layers.3.self_attn.o_proj.weight", "model.layers.3.self_attn.v_proj.weight", "model.layers.3.self_attn.q_proj.weight", "model.layers.2.linear_attn.out_proj.weight", "model.layers.3.mlp.experts.down_proj", "model.layers.3.mlp.gate.weight"}) {
+       {"model.layers.0.linear_attn.A_log", "model.layers.1.linear_attn.dt_bias",
+        "model.layers.2.linear_attn.norm.weight", "model.layers.0.linear_attn.conv1d.weight",
+        "model.layers.3.self_attn.q_norm.weight", "model.layers.3.self_attn.k_norm.weight",
+        "model.layers.1.mlp.shared_expert_gate.weight", "model.layers.2.input_layernorm.weight", "model.norm.weight",
+        "model.layers.3.self_attn.o_proj.weight", "model.layers.3.self_attn.v_proj.weight",
+        "model.layers.3.self_attn.q_proj.weight", "model.layers.2.linear_attn.out_proj.weight",
+        "model.layers.3.mlp.experts.down_proj", "model.layers.3.mlp.gate.weight"}) {
     REQUIRE(params.contains(name));
     auto p = params[name];
     const auto saved = p.clone();
     // 1% of the mean magnitude of the effective weight, with random signs (a constant shift of the router would
     // leave its softmax unchanged); the effective scale of a zero-centred norm is 1 + w.
-    const bool zero_centred = name.find("norm.weight") != std::string::npos && name.find("linear_attn.norm") == std::string::npos;
+    const bool zero_centred =
+        name.find("norm.weight") != std::string::npos && name.find("linear_attn.norm") == std::string::npos;
     const double scale = (zero_centred ? (p + 1).abs().mean() : p.abs().mean()).item<double>();
     const auto sign = torch::randint(0, 2, p.sizes(), torch::kLong).to(p.scalar_type()) * 2 - 1;
     p.add_(sign * scale * 0.01);

@@ -16,8 +16,8 @@
 #include <vector>
 
 using namespace recipebench::torch_model;
-using recipebench::ModelConfig;
 using rbt_test::rel_err;
+using recipebench::ModelConfig;
 using Vec = std::vector<double>;
 
 namespace {
@@ -317,8 +317,12 @@ TEST_CASE("RoPE is partial and uses the rotate-half pairing", "[layers][attentio
   const auto x = torch::arange(1, 7, torch::kDouble).view({1, 1, 1, 6});
   const auto y = apply_partial_rope(x, cos, sin).view({6});
   const double a0 = 3.0, a1 = 3.0 / 100.0;  // 3 * 10000^(-0/4), 3 * 10000^(-2/4)
-  const double expect[6] = {1 * std::cos(a0) - 3 * std::sin(a0), 2 * std::cos(a1) - 4 * std::sin(a1),
-                            3 * std::cos(a0) + 1 * std::sin(a0), 4 * std::cos(a1) + 2 * std::sin(a1), 5, 6};
+  const double expect[6] = {1 * std::cos(a0) - 3 * std::sin(a0),
+                            2 * std::cos(a1) - 4 * std::sin(a1),
+                            3 * std::cos(a0) + 1 * std::sin(a0),
+                            4 * std::cos(a1) + 2 * std::sin(a1),
+                            5,
+                            6};
   for (int i = 0; i < 6; ++i) CHECK(y[i].item<double>() == Approx(expect[i]).epsilon(1e-14));
 }
 

@@ -15,8 +15,8 @@ TEST_CASE("SFT loss matches a hand-computed value", "[loss]") {
   // Position 1: logits all 0, target 3 -> p = 1/4, loss ln 4. Position 2: unsupervised (target -100).
   // Mean over the 2 supervised tokens: (ln 2.5 + ln 4) / 2 = ln(10) / 2.
   const double ln2 = std::log(2.0);
-  const auto logits = torch::tensor({0.0, ln2, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 9.0, -3.0, 1.0, 2.0}, torch::kDouble)
-                          .view({1, 3, 4});
+  const auto logits =
+      torch::tensor({0.0, ln2, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 9.0, -3.0, 1.0, 2.0}, torch::kDouble).view({1, 3, 4});
   const auto targets = torch::tensor({1, 3, -100}, torch::kLong).view({1, 3});
   const auto mask = torch::tensor({1, 1, 0}, torch::kLong).view({1, 3});
   const auto s = sft_loss_sum(logits, targets, mask);
@@ -111,7 +111,8 @@ TEST_CASE("tiny model has Hugging Face parameter names and the catalog's paramet
   CHECK(p["model.layers.1.mlp.gate.weight"].sizes() == torch::IntArrayRef({tiny->num_experts, h}));
   CHECK(p["model.layers.1.mlp.experts.gate_up_proj"].sizes() ==
         torch::IntArrayRef({tiny->num_experts, 2 * tiny->expert_ffn, h}));
-  CHECK(p["model.layers.1.mlp.experts.down_proj"].sizes() == torch::IntArrayRef({tiny->num_experts, h, tiny->expert_ffn}));
+  CHECK(p["model.layers.1.mlp.experts.down_proj"].sizes() ==
+        torch::IntArrayRef({tiny->num_experts, h, tiny->expert_ffn}));
   CHECK(p.contains("model.layers.1.mlp.shared_expert.gate_proj.weight"));
   CHECK(p["model.layers.1.mlp.shared_expert_gate.weight"].sizes() == torch::IntArrayRef({1, h}));
   CHECK(p.contains("model.layers.1.input_layernorm.weight"));

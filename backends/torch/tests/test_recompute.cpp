@@ -58,8 +58,7 @@ void check_same(const LossAndGrads& want, const LossAndGrads& got, double tol) {
 
 }  // namespace
 
-TEST_CASE("recompute: the tiny model's loss and every parameter gradient match the plain model",
-          "[recompute][model]") {
+TEST_CASE("recompute: the tiny model's loss and every parameter gradient match the plain model", "[recompute][model]") {
   for (const auto dtype : {torch::kDouble, torch::kFloat}) {
     const double tol = dtype == torch::kDouble ? 1e-6 : 1e-5;
     torch::manual_seed(5);
@@ -104,9 +103,9 @@ TEST_CASE("recompute: one decoder layer, input with and without a gradient", "[r
       auto grads_of = [&](bool recompute, bool input_grad) {
         for (auto& p : params) p.mutable_grad() = torch::Tensor();
         auto x = x0.clone().requires_grad_(input_grad);
-        const auto y = recompute ? checkpoint([&](const torch::Tensor& t) { return layer->forward(t, positions); },
-                                              x, params)
-                                 : layer->forward(x, positions);
+        const auto y = recompute
+                           ? checkpoint([&](const torch::Tensor& t) { return layer->forward(t, positions); }, x, params)
+                           : layer->forward(x, positions);
         CHECK(y.requires_grad());
         (y * w).sum().backward();
         std::vector<torch::Tensor> g;

@@ -1,8 +1,8 @@
 // Tensor parallelism with sequence parallelism (model/tensor_parallel.h) on two ranks run as threads over c10d Gloo:
 // the vocab-parallel cross-entropy against the plain one, and the whole tiny model sharded over TP 2 against the
 // one-rank model (loss, TP-sharded gradients, replicated gradients after their sum over TP).
-#include <catch2/catch.hpp>
 #include <torch/torch.h>
+#include <catch2/catch.hpp>
 
 #include <functional>
 #include <string>
@@ -106,9 +106,10 @@ void sum_replicated_grads(torch_model::Qwen35MoeForCausalLMImpl& m, const std::v
 
 }  // namespace
 
-TEST_CASE("the tiny model over TP 2 with sequence parallel: the one-rank loss, sharded gradients and replicated "
-          "gradients summed over TP",
-          "[train][tp]") {
+TEST_CASE(
+    "the tiny model over TP 2 with sequence parallel: the one-rank loss, sharded gradients and replicated "
+    "gradients summed over TP",
+    "[train][tp]") {
   const ModelConfig* cfg = find_model("Qwen3.5-tiny");
   REQUIRE(cfg);
   torch::manual_seed(5);
@@ -195,7 +196,8 @@ TEST_CASE("the torch backend refuses the TP layouts it cannot run, with the reas
   }
   SECTION("a sequence not divisible by TP") {
     r.workload.row_tokens = 63;
-    CHECK_THROWS_WITH(backend->environment(r, o), Catch::Contains("63-token rows, not divisible by TP 2 under sequence parallel"));
+    CHECK_THROWS_WITH(backend->environment(r, o),
+                      Catch::Contains("63-token rows, not divisible by TP 2 under sequence parallel"));
   }
   SECTION("ETP absent (= TP)") {
     r.layout.etp.reset();
@@ -240,7 +242,7 @@ TEST_CASE("the layout's groups from the rank map: TP fastest, TP folded into EP"
   const RankMap map1 = build_rank_map(r, *find_model("Qwen3.5-tiny"));
   CHECK(dist::group_members(map1, 2, GroupKind::kEp) == V{2});
   CHECK(dist::group_members(map1, 2, GroupKind::kEdp) == V{0, 1, 2, 3});
-  CHECK(dist::group_members(map, 1, GroupKind::kPp) == V{1});  // PP 1: each rank is its own pipeline
+  CHECK(dist::group_members(map, 1, GroupKind::kPp) == V{1});            // PP 1: each rank is its own pipeline
   CHECK_THROWS_AS(dist::parse_group_kind("cp"), std::invalid_argument);  // no CP groups yet
   CHECK(dist::parse_group_kind("edp") == GroupKind::kEdp);
   // With PP 2 on 8 ranks (TP 2 x DP 2 per stage): a pipeline is the ranks with the same (tp, dp), one per stage.
@@ -250,6 +252,6 @@ TEST_CASE("the layout's groups from the rank map: TP fastest, TP folded into EP"
   const RankMap map8 = build_rank_map(r, *find_model("Qwen3.5-tiny"));
   CHECK(dist::group_members(map8, 1, GroupKind::kPp) == V{1, 5});
   CHECK(dist::group_members(map8, 6, GroupKind::kPp) == V{2, 6});
-  CHECK(dist::group_members(map8, 5, GroupKind::kEp) == V{4, 5});   // EP within stage 1
+  CHECK(dist::group_members(map8, 5, GroupKind::kEp) == V{4, 5});  // EP within stage 1
   CHECK(dist::group_members(map8, 5, GroupKind::kEdp) == V{5, 7});
 }

@@ -1,16 +1,16 @@
 // Training pieces of the torch backend: learning-rate schedule, mixed-precision Adam against an FP64 reference,
 // the rows sources, and a real run in which the loss falls.
-#include <catch2/catch.hpp>
 #include <torch/torch.h>
+#include <catch2/catch.hpp>
 
 #include <cmath>
-#include <numeric>
-#include <thread>
 #include <cstdlib>
 #include <cstring>
-#include <iterator>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <numeric>
+#include <thread>
 
 #include "catalog/models.h"
 #include "dist/parallel_groups.h"
@@ -34,8 +34,8 @@ TEST_CASE("learning rate: linear warm-up then cosine decay to min_lr", "[train][
   o.lr_warmup_fraction = 0.1;  // 2 of 20 steps
   CHECK(train::learning_rate(o, 0, 20) == Approx(0.5e-3));
   CHECK(train::learning_rate(o, 1, 20) == Approx(1e-3));
-  CHECK(train::learning_rate(o, 2, 20) == Approx(1e-3));        // decay starts at the peak
-  CHECK(train::learning_rate(o, 19, 20) == Approx(1e-4));       // ends at min_lr
+  CHECK(train::learning_rate(o, 2, 20) == Approx(1e-3));   // decay starts at the peak
+  CHECK(train::learning_rate(o, 19, 20) == Approx(1e-4));  // ends at min_lr
   // Halfway through the decay (step 2 + 17/2): cosine is at the midpoint of lr and min_lr.
   const double mid = 0.5 * (1e-3 + 1e-4);
   CHECK(train::learning_rate(o, 10, 20) == Approx(1e-4 + 0.9e-3 * 0.5 * (1 + std::cos(M_PI * 8.0 / 17.0))));
@@ -146,8 +146,7 @@ TEST_CASE("synthetic rows: exact supervised ratio, deterministic, learnable stru
 TEST_CASE("dynamic batching: first-fit packing within max_tokens_per_gpu, padded tokens counted", "[train][packing]") {
   using train::Microbatch;
   // Full rows: max_tokens / row_tokens rows per microbatch (docs/layout-arithmetic.md's fixed count).
-  CHECK(train::pack_first_fit({128, 128, 128, 128, 128, 128}, 256) ==
-        std::vector<Microbatch>{{0, 1}, {2, 3}, {4, 5}});
+  CHECK(train::pack_first_fit({128, 128, 128, 128, 128, 128}, 256) == std::vector<Microbatch>{{0, 1}, {2, 3}, {4, 5}});
   // Variable lengths, taken in order, each into the first microbatch that still holds it (rows x longest <= 256):
   // 100 -> {0}; 60 -> {0,1} (2 x 100 = 200); 120 -> new {2} (3 x 120 = 360); 30 -> {2,3} (3 x 100 = 300 too many,
   // 2 x 120 = 240); 50 -> new {4}; 10 -> {4,5} (2 x 50 = 100).
@@ -227,8 +226,9 @@ TEST_CASE("rows file: a header declaring 2^57 rows is refused by size, without o
   };
   write(0);
   CHECK_THROWS_WITH(train::FileRows(path, 128, 512),
-                    path + ": size does not match the header: 20 bytes, expected more than 2^64 for 144115188075855872 "
-                           "rows of 128 tokens (20 + rows x 128 x 5 bytes)");
+                    path +
+                        ": size does not match the header: 20 bytes, expected more than 2^64 for 144115188075855872 "
+                        "rows of 128 tokens (20 + rows x 128 x 5 bytes)");
   write(1);  // one real row: 660 bytes
   CHECK_THROWS_WITH(train::FileRows(path, 128, 512), Catch::Contains("660 bytes, expected more than 2^64"));
 }
@@ -270,7 +270,7 @@ TEST_CASE("the torch backend trains the tiny model: 20 steps, the loss falls", "
     CHECK(std::isfinite(s.loss));
   }
   CHECK(samples[0].loss == Approx(std::log(512.0)).epsilon(0.05));  // random init: ~ln(vocab)
-  CHECK(samples.back().loss < samples[0].loss - 0.5);                // it learns the permutation
+  CHECK(samples.back().loss < samples[0].loss - 0.5);               // it learns the permutation
   // A layout of more than one rank is refused with the arithmetic.
   r.layout.dp = 2;
   CHECK_THROWS_WITH(backend->environment(r, o), Catch::Contains("needs 2 ranks"));
@@ -393,9 +393,8 @@ TEST_CASE("on CUDA, the fused AdamW step equals the per-tensor step", "[train][a
 }
 #endif
 
-TEST_CASE(
-    "EP2 alltoall dispatcher: forward and backward equal the unsharded experts, and a rank with no tokens works",
-    "[train][ep]") {
+TEST_CASE("EP2 alltoall dispatcher: forward and backward equal the unsharded experts, and a rank with no tokens works",
+          "[train][ep]") {
   torch::manual_seed(7);
   const int64_t E = 4, H = 8, F = 16, N = 5, K = 2;
   torch_model::RoutedExperts ref(E, H, F, torch_model::ExpertsImpl::Loop);

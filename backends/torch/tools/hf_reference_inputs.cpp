@@ -15,9 +15,9 @@
 #include "model/qwen35_moe.h"
 #include "model/safetensors.h"
 
-#include <nlohmann/json.hpp>
 #include <torch/types.h>
 #include <torch/utils.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -120,7 +120,8 @@ int run(const std::string& out_dir) {
   const recipebench::ModelConfig* found = recipebench::find_model("Qwen3.5-tiny");
   if (!found) throw std::runtime_error("Qwen3.5-tiny is not in the model registry");
   const recipebench::ModelConfig cfg = *found;
-  if (kSeq % cfg.gdn_chunk_size == 0) throw std::runtime_error("the sequence length must not be a multiple of the GDN chunk");
+  if (kSeq % cfg.gdn_chunk_size == 0)
+    throw std::runtime_error("the sequence length must not be a multiple of the GDN chunk");
 
   torch::manual_seed(kSeed);
   Qwen35MoeForCausalLM lm(cfg);
@@ -149,8 +150,9 @@ int run(const std::string& out_dir) {
   write_safetensors(batch, {{"input_ids", ids}, {"loss_mask", mask}},
                     {{"format", "pt"},
                      {"generator", generator},
-                     {"loss_convention", "position t predicts input_ids[:, t+1], counted where loss_mask[:, t+1]; "
-                                         "mean over the supervised tokens"},
+                     {"loss_convention",
+                      "position t predicts input_ids[:, t+1], counted where loss_mask[:, t+1]; "
+                      "mean over the supervised tokens"},
                      {"recipebench_loss_fp32", fmt(loss)},
                      {"recipebench_loss_fp64", fmt(loss64)}});
   {
@@ -159,16 +161,17 @@ int run(const std::string& out_dir) {
     if (!out) throw std::runtime_error("cannot write " + config);
   }
   int64_t supervised = mask.narrow(1, 1, kSeq - 1).sum().item<int64_t>();
-  std::printf("wrote %s (%zu float32 tensors, %lld parameters), %s (input_ids and loss_mask [%lld, %lld], %lld "
-              "supervised tokens), %s\n",
-              weights.c_str(), lm->named_parameters().size(),
-              static_cast<long long>(recipebench::count_params(cfg).total), batch.c_str(),
-              static_cast<long long>(kBatch), static_cast<long long>(kSeq), static_cast<long long>(supervised),
-              config.c_str());
-  std::printf("recipebench: loss fp32 %.9f, fp64 %.12f (relative difference %.2e); logits std %.3f, fp32 vs fp64 "
-              "relative error %.2e\n",
-              loss, loss64, std::abs(loss - loss64) / std::abs(loss64), logits64.std().item<double>(),
-              rel_err(logits, logits64));
+  std::printf(
+      "wrote %s (%zu float32 tensors, %lld parameters), %s (input_ids and loss_mask [%lld, %lld], %lld "
+      "supervised tokens), %s\n",
+      weights.c_str(), lm->named_parameters().size(), static_cast<long long>(recipebench::count_params(cfg).total),
+      batch.c_str(), static_cast<long long>(kBatch), static_cast<long long>(kSeq), static_cast<long long>(supervised),
+      config.c_str());
+  std::printf(
+      "recipebench: loss fp32 %.9f, fp64 %.12f (relative difference %.2e); logits std %.3f, fp32 vs fp64 "
+      "relative error %.2e\n",
+      loss, loss64, std::abs(loss - loss64) / std::abs(loss64), logits64.std().item<double>(),
+      rel_err(logits, logits64));
   return 0;
 }
 

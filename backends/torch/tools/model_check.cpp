@@ -172,7 +172,7 @@ void check_moe(const ModelConfig& c, const torch::Device& dev) {
               rel(grouped->experts->gate_up_proj.grad(), loop->experts->gate_up_proj.grad()),
               rel(grouped->gate->weight.grad(), loop->gate->weight.grad()));
   for (auto* m : {&loop, &grouped}) {
-    const double t = time_it([&] { ((*m)(xb) * r).sum().backward(); }, 2, 5);
+    const double t = time_it([&] { ((*m)(xb)*r).sum().backward(); }, 2, 5);
     std::printf("moe %s fwd+bwd 8192 tokens: %.2f ms\n", m == &loop ? "loop" : "grouped", t * 1e3);
   }
 }
@@ -192,7 +192,7 @@ void check_attention(const ModelConfig& c, const torch::Device& dev) {
               rel(ys, yr));
   const auto r = torch::randn_like(ym);
   for (auto* m : {&math, &sdpa}) {
-    const double t = time_it([&] { ((*m)(xb) * r).sum().backward(); }, 2, 5);
+    const double t = time_it([&] { ((*m)(xb)*r).sum().backward(); }, 2, 5);
     std::printf("attention %s fwd+bwd 8192 tokens: %.2f ms\n", m == &math ? "math" : "sdpa", t * 1e3);
   }
 }
@@ -238,9 +238,10 @@ void check_whole_model(const ModelConfig& c, const torch::Device& dev) {
       },
       2, 5);
   const auto pc = recipebench::count_params(m4);
-  std::printf("35B-A3B widths x 4 layers, 8192 tokens, bf16 fwd+bwd (no optimizer): %.1f ms/step, %.0f tokens/s, "
-              "6*N_active*tok/s = %.1f TFLOP/s, loss %.4f, peak %.1f GB\n",
-              t * 1e3, 8192 / t, 6.0 * pc.active * 8192 / t / 1e12, loss, peak_gb());
+  std::printf(
+      "35B-A3B widths x 4 layers, 8192 tokens, bf16 fwd+bwd (no optimizer): %.1f ms/step, %.0f tokens/s, "
+      "6*N_active*tok/s = %.1f TFLOP/s, loss %.4f, peak %.1f GB\n",
+      t * 1e3, 8192 / t, 6.0 * pc.active * 8192 / t / 1e12, loss, peak_gb());
 }
 
 int cuda_checks() {
@@ -248,7 +249,8 @@ int cuda_checks() {
     std::printf("no CUDA device: skipped\n");
     return 0;
   }
-  std::printf("libtorch %s, SDPA %d, grouped_mm %d\n", TORCH_VERSION, int(compat::kHasSdpa), int(compat::kHasGroupedMm));
+  std::printf("libtorch %s, SDPA %d, grouped_mm %d\n", TORCH_VERSION, int(compat::kHasSdpa),
+              int(compat::kHasGroupedMm));
   const torch::Device dev(torch::kCUDA);
   ModelConfig c = *recipebench::find_model("Qwen3.5-35B-A3B");
   torch::manual_seed(1);

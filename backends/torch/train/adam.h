@@ -15,7 +15,8 @@ namespace recipebench::train {
 /// when p is fp32), an FP32 gradient accumulator and the FP32 Adam moments.
 /// Use: train/optimizer.h.
 /// Update (Loshchilov & Hutter, arXiv 1711.05101; Kingma & Ba, arXiv 1412.6980):
-///   m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;  w -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps) + lr wd w
+///   m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;  w -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps) + lr wd
+///   w
 /// with weight decay only on matrices (dim >= 2), not on norms, biases or per-head scalars (as Megatron-LM).
 /// One AdamW step on FP32 tensors in place (the formula of MixedPrecisionAdam below), step count t >= 1:
 /// m, v updated from g; w scaled by (1 - lr wd) when `decay`; w -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps).
@@ -48,6 +49,7 @@ class MixedPrecisionAdam : public Optimizer {
 
   /// FP32 master weights, in parameter order (tests compare them against references).
   const std::vector<torch::Tensor>& master() const { return master_; }
+
  private:
   std::vector<torch::Tensor> params_, master_, grads_, exp_avg_, exp_avg_sq_;
   std::vector<bool> decay_;

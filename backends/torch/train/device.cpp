@@ -95,11 +95,11 @@ BackendEnvironment describe_device(const RunOptions& o) {
     env.device_name = "CPU (" + std::to_string(torch::get_num_threads()) + " threads)";
   if (o.world > 1 && !dist::transport_available(cuda ? dist::Transport::kNccl : dist::Transport::kGloo))
     throw RunError(cuda ? "this build has no c10d NCCL (a CUDA libtorch with torch/csrc/distributed/c10d/"
-                          "ProcessGroupNCCL.hpp and nccl.h): a CUDA run on " + std::to_string(o.world) +
-                              " ranks needs it"
+                          "ProcessGroupNCCL.hpp and nccl.h): a CUDA run on " +
+                              std::to_string(o.world) + " ranks needs it"
                         : "this build's libtorch has no c10d Gloo headers (torch/csrc/distributed/c10d/"
-                          "ProcessGroupGloo.hpp, gloo/config.h): a CPU run on " + std::to_string(o.world) +
-                              " ranks needs them");
+                          "ProcessGroupGloo.hpp, gloo/config.h): a CPU run on " +
+                              std::to_string(o.world) + " ranks needs them");
   return env;
 }
 

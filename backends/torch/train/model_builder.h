@@ -24,10 +24,10 @@ struct ParamInfo {
 
 /// This rank's part of the model and how it maps onto the one-rank model.
 struct RankModel {
-  torch_model::PipelineStage stage{nullptr};     ///< this rank's pipeline stage, on its device and dtype
-  std::vector<ParamInfo> param_info;             ///< every one-rank parameter, in its parameters() order
+  torch_model::PipelineStage stage{nullptr};      ///< this rank's pipeline stage, on its device and dtype
+  std::vector<ParamInfo> param_info;              ///< every one-rank parameter, in its parameters() order
   std::shared_ptr<dist::GroupTensorParallel> tp;  ///< the model's TP group; null when TP = 1
-  std::vector<torch_model::TpParam> tp_params;   ///< the TP-sharded parameters and their layouts
+  std::vector<torch_model::TpParam> tp_params;    ///< the TP-sharded parameters and their layouts
   std::shared_ptr<dist::GroupExpertParallel> ep;  ///< the experts' EP group; null when EP = 1
   /// The routed experts' parameters, kept apart from the dense ones when EP > 1 or TP > 1 (the EP or TP ranks
   /// route different tokens: their gradients are summed over EDP); empty otherwise.

@@ -18,8 +18,8 @@ std::vector<Microbatch> pack_first_fit(const std::vector<int64_t>& lengths, int6
   for (size_t i = 0; i < lengths.size(); ++i) {
     const int64_t len = lengths[i];
     if (len <= 0 || len > max_tokens)
-      throw std::invalid_argument("row " + std::to_string(i) + " has " + std::to_string(len) +
-                                  " tokens, expected 1.." + std::to_string(max_tokens) + " (max_tokens_per_gpu)");
+      throw std::invalid_argument("row " + std::to_string(i) + " has " + std::to_string(len) + " tokens, expected 1.." +
+                                  std::to_string(max_tokens) + " (max_tokens_per_gpu)");
     size_t b = 0;
     for (; b < mbs.size(); ++b)
       if (static_cast<int64_t>(mbs[b].size() + 1) * std::max(longest[b], len) <= max_tokens) break;

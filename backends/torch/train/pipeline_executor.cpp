@@ -123,8 +123,8 @@ torch::Tensor run_pipeline_step(torch_model::PipelineStage& stage, const std::ve
     throw std::invalid_argument("pipeline step: the stage holds " + std::to_string(stage->num_chunks()) +
                                 " model chunks, the layout has VPP " + std::to_string(vpp));
   if (pp > 1 && (!place.group || static_cast<int>(place.stage_ranks.size()) != pp))
-    throw std::invalid_argument("pipeline step: PP " + std::to_string(pp) + " needs a group and " +
-                                std::to_string(pp) + " stage ranks");
+    throw std::invalid_argument("pipeline step: PP " + std::to_string(pp) + " needs a group and " + std::to_string(pp) +
+                                " stage ranks");
   PipelineStepRun run(stage, microbatches, place, denom);
   const auto m_count = static_cast<int64_t>(microbatches.size());
   for (const PipelineAction& a : pipeline_schedule(pp, vpp, place.stage, m_count)) {

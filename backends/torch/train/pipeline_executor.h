@@ -15,10 +15,10 @@ namespace recipebench::train {
 
 /// This rank's place in its pipeline.
 struct PipelinePlace {
-  int pp = 1;                    ///< pipeline ranks
-  int vpp = 1;                   ///< model chunks per pipeline rank
-  int stage = 0;                 ///< this rank's pipeline rank, 0..pp-1
-  std::vector<int> stage_ranks;  ///< group rank of pipeline rank 0..pp-1 of this pipeline (same DP, TP, CP)
+  int pp = 1;                           ///< pipeline ranks
+  int vpp = 1;                          ///< model chunks per pipeline rank
+  int stage = 0;                        ///< this rank's pipeline rank, 0..pp-1
+  std::vector<int> stage_ranks;         ///< group rank of pipeline rank 0..pp-1 of this pipeline (same DP, TP, CP)
   dist::ProcessGroup* group = nullptr;  ///< the group stage_ranks refer to; null only when pp == 1
   /// The point-to-point groups by kind and direction (the same ranks as `group`); a null entry uses `group`.
   dist::PipelineLinks links;
@@ -40,9 +40,10 @@ struct PipelineMicrobatch {
 /// Sends are not waited for until the end of the step; receives are. On Gloo (tags: 2 (m x PP x VPP + receiving
 /// global stage), + 1 for gradients) the schedule's orders then complete without deadlock (pipeline_schedule_runs);
 /// on NCCL (no tags; a send waits on the GPU for its receive) each kind and direction goes over its own group
-/// (PipelinePlace::links), whose sends and receives both ends issue in the same order. `lap(backward)` is called after every pass (profiling), may be empty.
-/// Returns the loss sum (fp64 scalar, CPU) of the microbatches whose loss this rank computed (0 off the last stage).
-/// Throws c10::Error / std::exception on a shape mismatch or a failed peer (Gloo timeout).
+/// (PipelinePlace::links), whose sends and receives both ends issue in the same order. `lap(backward)` is called after
+/// every pass (profiling), may be empty. Returns the loss sum (fp64 scalar, CPU) of the microbatches whose loss this
+/// rank computed (0 off the last stage). Throws c10::Error / std::exception on a shape mismatch or a failed peer (Gloo
+/// timeout).
 torch::Tensor run_pipeline_step(torch_model::PipelineStage& stage, const std::vector<PipelineMicrobatch>& microbatches,
                                 const PipelinePlace& place, double denom, const std::function<void()>& after_backward,
                                 const std::function<void(bool backward)>& lap = {});

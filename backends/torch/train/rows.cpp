@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <fstream>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 
@@ -14,12 +14,15 @@ namespace recipebench::train {
 
 SyntheticRows::SyntheticRows(int64_t vocab_size, int64_t row_tokens, double ratio, uint64_t seed,
                              int64_t min_row_tokens)
-    : vocab_(vocab_size), row_tokens_(row_tokens), min_row_tokens_(min_row_tokens <= 0 ? row_tokens : min_row_tokens),
+    : vocab_(vocab_size),
+      row_tokens_(row_tokens),
+      min_row_tokens_(min_row_tokens <= 0 ? row_tokens : min_row_tokens),
       rng_(seed) {
-  if (vocab_size < 2 || row_tokens < 2) throw std::invalid_argument("synthetic rows need vocab >= 2 and rows >= 2 tokens");
+  if (vocab_size < 2 || row_tokens < 2)
+    throw std::invalid_argument("synthetic rows need vocab >= 2 and rows >= 2 tokens");
   if (min_row_tokens_ < 2 || min_row_tokens_ > row_tokens)
-    throw std::invalid_argument("bench.data.min_row_tokens is " + std::to_string(min_row_tokens) +
-                                ", expected 2.." + std::to_string(row_tokens) + " (workload.row_tokens)");
+    throw std::invalid_argument("bench.data.min_row_tokens is " + std::to_string(min_row_tokens) + ", expected 2.." +
+                                std::to_string(row_tokens) + " (workload.row_tokens)");
   supervised_ = std::clamp<int64_t>(std::llround(ratio * row_tokens), 0, row_tokens - 1);
   perm_.resize(vocab_);
   std::iota(perm_.begin(), perm_.end(), 0);
@@ -84,8 +87,9 @@ FileRows::FileRows(const std::string& path, int64_t row_tokens, int64_t vocab_si
   char magic[8] = {};
   in.read(magic, 8);
   if (size < 20 || std::memcmp(magic, "RBROWS01", 8) != 0)
-    throw std::runtime_error(path + ": not a recipebench rows file (found no RBROWS01 header), expected the format of "
-                                    "docs/data-format.md");
+    throw std::runtime_error(path +
+                             ": not a recipebench rows file (found no RBROWS01 header), expected the format of "
+                             "docs/data-format.md");
   const auto file_row_tokens = read_le<uint32_t>(in);
   const auto rows = read_le<uint64_t>(in);
   if (static_cast<int64_t>(file_row_tokens) != row_tokens)

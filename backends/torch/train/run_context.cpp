@@ -47,10 +47,9 @@ RunContext open_run(const Recipe& recipe, const RunOptions& o) {
   try {
     // NCCL between the GPUs of a CUDA run (one GPU per rank), Gloo between CPU ranks.
     const bool cuda = ctx.device.is_cuda();
-    ctx.group = std::make_unique<dist::ProcessGroup>(o.rank, o.world, o.master_addr, o.master_port,
-                                                     std::chrono::seconds(o.dist_timeout_seconds),
-                                                     cuda ? dist::Transport::kNccl : dist::Transport::kGloo,
-                                                     cuda ? ctx.device.index() : -1);
+    ctx.group = std::make_unique<dist::ProcessGroup>(
+        o.rank, o.world, o.master_addr, o.master_port, std::chrono::seconds(o.dist_timeout_seconds),
+        cuda ? dist::Transport::kNccl : dist::Transport::kGloo, cuda ? ctx.device.index() : -1);
   } catch (const std::exception& e) {
     throw RunError("rank " + std::to_string(o.rank) + ": rendezvous with rank 0 at " + o.master_addr + ":" +
                    std::to_string(o.master_port) + " failed: " + e.what());

@@ -19,7 +19,7 @@ namespace recipebench::train {
 /// groups); finish() ends a successful run on every rank.
 struct RunContext {
   c10::Device device{c10::kCPU};
-  c10::ScalarType dtype = c10::kFloat;      ///< compute dtype: BF16 on CUDA for a bf16 recipe, else FP32
+  c10::ScalarType dtype = c10::kFloat;  ///< compute dtype: BF16 on CUDA for a bf16 recipe, else FP32
   int rank = 0, world = 1;
   std::unique_ptr<dist::ProcessGroup> group;  ///< the run's group over all ranks; null on one rank
   RankMap map;                                ///< every rank's coordinates and layers (harness/layout/rank_map.h)

@@ -31,7 +31,8 @@ StepBatcher::StepBatcher(const Recipe& recipe, const ModelConfig& model, const R
 
 std::vector<Microbatch> StepBatcher::pack(const Rows& rows, int64_t dp_rank) const {
   std::vector<int64_t> lengths;
-  for (int64_t i = 0; i < rows_per_rank_; ++i) lengths.push_back(padded_to_tp(rows.lengths[dp_rank * rows_per_rank_ + i]));
+  for (int64_t i = 0; i < rows_per_rank_; ++i)
+    lengths.push_back(padded_to_tp(rows.lengths[dp_rank * rows_per_rank_ + i]));
   return pack_first_fit(lengths, max_tokens_);
 }
 

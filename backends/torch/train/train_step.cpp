@@ -14,7 +14,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
 
 /// The step's loss: the last stages' sums reach every rank; every TP rank of a last stage has the whole loss of its
 /// rows (vocab-parallel cross-entropy), so TP rank 0's counts.
@@ -26,8 +28,8 @@ double global_loss(const RunContext& ctx, torch::Tensor loss_sum, double denom) 
 
 }  // namespace
 
-StepResult train_step(const RunContext& ctx, RankModel& model, Optimizer& optimizer, const StepBatch& batch,
-                      double lr, int step, bool profile) {
+StepResult train_step(const RunContext& ctx, RankModel& model, Optimizer& optimizer, const StepBatch& batch, double lr,
+                      int step, bool profile) {
   StepResult r;
   ctx.synchronize();
   ctx.barrier();

@@ -16,7 +16,7 @@ namespace recipebench::train {
 struct StepResult {
   double loss = 0;       ///< mean per-token loss over the step's supervised tokens (all ranks)
   double grad_norm = 0;  ///< global L2 norm of the gradients before clipping
-  std::chrono::steady_clock::time_point start, end;  ///< the timed region's boundaries
+  std::chrono::steady_clock::time_point start, end;                         ///< the timed region's boundaries
   double forward_seconds = 0, backward_seconds = 0, optimizer_seconds = 0;  ///< with `profile` only, else 0
 };
 
@@ -25,7 +25,7 @@ struct StepResult {
 /// schedule's order (PP 1: forward and backward of each microbatch in turn; train/pipeline_executor.h). With
 /// `profile` the device is synchronised after every pass to time the phases. Throws RunError (at `step`) when the
 /// loss or the gradient norm is not finite; std::exception when a peer fails.
-StepResult train_step(const RunContext& ctx, RankModel& model, Optimizer& optimizer, const StepBatch& batch,
-                      double lr, int step, bool profile);
+StepResult train_step(const RunContext& ctx, RankModel& model, Optimizer& optimizer, const StepBatch& batch, double lr,
+                      int step, bool profile);
 
 }  // namespace recipebench::train
