@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "backends/command/command_backend.h"
 #include "backends/torch/torch_backend_registration.h"
 #include "commands.h"
 #include "run/backend.h"
@@ -18,12 +19,14 @@ int main(int argc, char** argv) {
 #else
   register_backend("torch", torch_backend_capabilities(), nullptr);  // declared: dry runs check against it
 #endif
+  register_command_backend();
   std::function<int()> run;
   add_validate_command(app, run);
   add_report_command(app, run);
   add_models_command(app, run);
   add_run_command(app, run);
   add_compare_command(app, run);
+  add_import_command(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -13,9 +13,6 @@
 
 namespace recipebench::cli {
 
-namespace {
-
-/// "5:19" -> {5, 19}; throws CLI::ValidationError otherwise.
 StepWindow parse_window(const std::string& s) {
   const auto colon = s.find(':');
   try {
@@ -25,6 +22,8 @@ StepWindow parse_window(const std::string& s) {
     throw CLI::ValidationError("--window", "expected FIRST:LAST step numbers, e.g. 5:19, got '" + s + "'");
   }
 }
+
+namespace {
 
 /// What CLI11 fills in; turned into a RunRequest once parsing is done.
 struct Args {
@@ -55,6 +54,13 @@ void add_options(CLI::App& cmd, Args& a) {
                  "Ranks to start on this host (one process each; CPU: Gloo). Without it the rank comes from "
                  "torchrun-style (RANK, WORLD_SIZE...) or Slurm variables (docs/distributed.md)")
       ->check(CLI::Range(1, 1024));
+  cmd.add_option("--format", q.log_format,
+                 "Command backend: how to read its step lines, megatron, torchtitan, hf or regex:<pattern> "
+                 "(default: the recipe's bench.log_format, else detected)");
+  cmd.add_option("--timeout", q.timeout_seconds,
+                 "Command backend: stop the command's process group after this many seconds (default: the "
+                 "recipe's bench.timeout_seconds, else none)")
+      ->check(CLI::PositiveNumber);
   cmd.add_option("--data", q.data_path, "Pre-tokenized rows file (docs/data-format.md) instead of synthetic rows");
   cmd.add_flag("--dry-run", q.dry_run,
                "Print the rank map (each rank's TP, CP, DP, PP, ETP, EP, EDP coordinates, layers per virtual stage, "

@@ -34,6 +34,9 @@ RecipeBench bench_from_json(const Json& doc) {
   if (j.contains("device")) b.device = enum_at<Device>(doc, "/bench/device");
   b.seed = opt<uint64_t>(j, "seed");
   b.deterministic = opt<bool>(j, "deterministic");
+  b.command = opt<std::string>(j, "command");
+  b.log_format = opt<std::string>(j, "log_format");
+  b.timeout_seconds = opt<double>(j, "timeout_seconds");
   if (j.contains("data") && j["data"].is_object()) {
     const Json& d = j["data"];
     if (d.contains("source")) b.data.source = enum_at<DataSource>(doc, "/bench/data/source");

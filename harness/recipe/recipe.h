@@ -97,6 +97,9 @@ struct RecipeBench {
   std::optional<uint64_t> seed;
   std::optional<bool> deterministic;  ///< bench.deterministic (absent: true)
   RecipeBenchData data;
+  std::optional<std::string> command;     ///< bench.command: the command backend's command (absent: `run`)
+  std::optional<std::string> log_format;  ///< bench.log_format: megatron, torchtitan, hf or regex:<pattern>
+  std::optional<double> timeout_seconds;  ///< bench.timeout_seconds: the command backend's limit, s
 };
 
 /// A value of a closed set that names none of its members, found while typing a document (the schema lists the

@@ -133,6 +133,16 @@ StepSeries step_series(const RunRecord& rec) {
   return s;
 }
 
+/// The backend column: the backend, and for figures parsed from a log the stack's log format and how it came
+/// ("command · megatron", "import · hf", "command · regex").
+std::string backend_label(const RunRecord& rec) {
+  if (!rec.log.is_object()) return rec.options.backend;
+  std::string parser = rec.log.value("parser", std::string("?"));
+  parser = parser.substr(0, parser.find(':'));
+  return (rec.log.value("source", std::string()) == "import" ? std::string("import") : rec.options.backend) + " · " +
+         parser;
+}
+
 /// A checked, complete run record as an entry: its recipe's facts, the record's measured figures (re-derived
 /// from its steps by check_run_record), priced and MFU'd for GPU runs only.
 LeaderboardEntry entry_from_run(const RunRecordInput& in, const ReportOptions& options) {
@@ -143,7 +153,7 @@ LeaderboardEntry entry_from_run(const RunRecordInput& in, const ReportOptions& o
   e.id = slug(std::filesystem::path(in.file).stem().string());
   e.kind = "run";
   e.file = in.file;
-  e.backend = rec.options.backend;
+  e.backend = backend_label(rec);
   e.status = "measured";
   e.layers = rec.model_layers;
   e.layers_full = rec.model_layers_full;
@@ -168,6 +178,7 @@ LeaderboardEntry entry_from_run(const RunRecordInput& in, const ReportOptions& o
                                   {"mean_step_seconds", m.window.mean_step_seconds},
                                   {"peak_memory_bytes", m.peak_memory_bytes},
                                   {"final_loss", rec.steps.empty() ? Json(nullptr) : Json(rec.steps.back().loss)}};
+  if (!rec.log.is_null()) e.details["measurement"]["log"] = rec.log;
   e.details.erase("correctness");
   e.steps = step_series(rec);
   return e;
@@ -188,7 +199,8 @@ std::string unranked_reason(const RunRecord& rec) {
   if (rec.options.profile)
     return "not ranked: a --profile run (the device synchronises between forward, backward and optimizer, which "
            "slows every step)";
-  if (!optimised_build(rec.build_type()))
+  // Figures parsed from a log were timed by the stack that ran, not by this build of recipebench.
+  if (rec.log.is_null() && !optimised_build(rec.build_type()))
     return "not ranked: " +
            (rec.build_type().empty() ? std::string("the build type is not recorded")
                                      : "a " + rec.build_type() + " build") +

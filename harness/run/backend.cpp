@@ -78,6 +78,11 @@ Json RunOptions::to_json() const {
   else
     j["data"]["supervised_token_ratio"] = supervised_token_ratio;
   if (data_source != DataSource::kFile && min_row_tokens > 0) j["data"]["min_row_tokens"] = min_row_tokens;
+  if (backend == "command") {
+    j["command"] = Json{{"log_format", log_format ? Json(*log_format) : Json("detect")},
+                        {"timeout_seconds", timeout_seconds ? Json(*timeout_seconds) : Json(nullptr)},
+                        {"source", import_log.empty() ? "run" : "import"}};
+  }
   if (hooks.any()) {
     Json h = Json::object();
     if (hooks.fail_rank) h["fail_rank"] = *hooks.fail_rank;

@@ -49,6 +49,12 @@ struct RunOptions {
   int master_port = 29500;
   int dist_timeout_seconds = 300;  ///< bound on the rendezvous and on every collective (seconds)
   RunHooks hooks;
+  // The command backend (docs/command-backend.md); unused by the others.
+  std::optional<std::string> log_format;  ///< bench.log_format / import --format: "megatron", ..., "regex:<p>";
+                                          ///< nullopt: detected from the log
+  std::optional<double> timeout_seconds;  ///< bench.timeout_seconds / --timeout: the command is stopped after it (s)
+  std::string log_path;    ///< where the command's output is teed (beside the run record); set by the run driver
+  std::string import_log;  ///< `recipebench import`: read this finished log instead of launching the command
   Json to_json() const;
 };
 
@@ -100,6 +106,13 @@ class RunError : public std::runtime_error {
   bool secondary_;
 };
 
+/// What a backend adds to the run record besides its steps (empty for the torch backend).
+struct BackendReport {
+  Json log;                            ///< null, or the record's `log` block (which log, its sha256, the parser)
+  std::optional<double> wall_seconds;  ///< replaces the record's wall time (an imported log: its steps' sum)
+  std::vector<std::string> log_tail;   ///< a failed run's last log lines (at most 50), for error.log_tail
+};
+
 /// One backend. run() executes the recipe's training steps and calls on_step after each step, in order.
 class Backend {
  public:
@@ -110,6 +123,8 @@ class Backend {
   /// Runs options.steps steps of `model` with the recipe's layout and workload. Throws RunError on failure.
   virtual void run(const Recipe& recipe, const ModelConfig& model, const RunOptions& options,
                    const std::function<void(const StepSample&)>& on_step) = 0;
+  /// Read after run() returned or threw: what the record carries besides the steps.
+  virtual BackendReport report() const { return {}; }
 };
 
 using BackendFactory = std::function<std::unique_ptr<Backend>()>;

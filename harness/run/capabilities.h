@@ -13,6 +13,12 @@
 
 namespace recipebench {
 
+/// How a backend's processes are started (docs/backends.md). A closed set.
+enum class Launch {
+  kPerRank,  ///< recipebench is one process per rank (started by `run` itself, torchrun or srun) and trains
+  kPerNode,  ///< the backend launches the recipe's own command once per node; that command starts its ranks
+};
+
 /// The values of each recipe field a backend implements. A field's value outside its list is refused by name;
 /// an empty list refuses every value. Degrees are the layout's (docs/recipe-format.md).
 struct BackendCapabilities {
@@ -23,6 +29,8 @@ struct BackendCapabilities {
   std::vector<std::string> recompute;    ///< layout.recompute.granularity: full, selective, none
   std::vector<Device> devices;           ///< bench.device / --device
   std::vector<DataSource> data_sources;  ///< bench.data.source / --data
+  /// kPerNode: the recipe's command decides the layout, so no field above is checked and no rank is started.
+  Launch launch = Launch::kPerRank;
   /// {"cp": [1], "etp": [1], "dispatcher": ["alltoall"], "offload": ["none"], ...} for the run record
   /// (schema/run-record.schema.json: degrees as integers, the rest as their YAML names).
   Json to_json() const;

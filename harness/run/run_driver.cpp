@@ -12,6 +12,8 @@
 #include "catalog/hf_config.h"
 #include "catalog/models.h"
 #include "layout/rank_map.h"
+#include "logparse/line_parser.h"
+#include "logparse/log_format.h"
 #include "plan/memory_plan.h"
 #include "recipe/validate.h"
 #include "run/backend.h"
@@ -83,6 +85,14 @@ void apply_bench_block(const RecipeBench& b, RunOptions& o) {
   if (b.data.path) o.data_path = *b.data.path;
   if (b.data.supervised_token_ratio) o.supervised_token_ratio = *b.data.supervised_token_ratio;
   if (b.data.min_row_tokens) o.min_row_tokens = *b.data.min_row_tokens;
+  if (b.log_format) o.log_format = *b.log_format;
+  if (b.timeout_seconds) o.timeout_seconds = *b.timeout_seconds;
+}
+
+/// True for a backend that launches the recipe's own command once per node (run/capabilities.h).
+bool per_node(const std::string& backend) {
+  const BackendCapabilities* caps = backend_capabilities(backend);
+  return caps && caps->launch == Launch::kPerNode;
 }
 
 /// Effective settings: the recipe's bench block, then the request, then the environment's hooks
@@ -97,6 +107,11 @@ RunOptions effective_options(const Recipe& recipe, const RunRequest& q) {
   if (q.device) o.device = *q.device;
   if (q.seed) o.seed = *q.seed;
   if (q.deterministic) o.deterministic = *q.deterministic;
+  if (q.log_format) o.log_format = *q.log_format;
+  if (q.timeout_seconds) o.timeout_seconds = *q.timeout_seconds;
+  if (q.import_log) o.import_log = *q.import_log;
+  // A command's GPUs are the recipe's (gpu.type, gpu.count): on CUDA unless the recipe or the command line says.
+  if (per_node(o.backend) && !recipe.bench.device && !q.device) o.device = Device::kCuda;
   o.profile = q.profile;
   try {
     apply_environment_hooks(o);  // RECIPEBENCH_DIST_TIMEOUT and the test hooks (docs/distributed.md)
@@ -147,6 +162,25 @@ std::string dry_run_text(const std::string& path, const Recipe& recipe, const Mo
   }
 }
 
+/// Refuses (exit 1, a located diagnostic) a log format that is not one or whose regex does not compile.
+void check_log_format(const RunRequest& q, const ValidatedRecipe& v, const RunOptions& o, const Reporters& report) {
+  if (!o.log_format) return;
+  std::string problem = "a format recipebench reads";
+  try {
+    if (const auto spec = parse_log_format(*o.log_format)) {
+      make_line_parser(*spec);
+      return;
+    }
+  } catch (const std::invalid_argument& e) {
+    problem = e.what();
+  }
+  const std::string expected = "megatron, torchtitan, hf or regex:<pattern with named groups> (" + problem + ")";
+  const Diagnostic d = q.log_format ? Diagnostic{"<command line>", 0, 0, "--format", *o.log_format, expected}
+                                    : v.source->at("/bench/log_format", *o.log_format, expected);
+  report.message(d.to_string());
+  throw Refusal{kFailed, "recipebench run: the log format cannot be read; nothing was run"};
+}
+
 /// Refuses (exit 1, one located diagnostic per field) what the backend does not run, before any rank starts.
 /// Returns the backend's capability table, or nullptr when no backend of that name is registered or declared
 /// (then make_backend refuses it, or a dry run goes on unchecked).
@@ -154,6 +188,10 @@ const BackendCapabilities* check_backend_capabilities(const RunRequest& q, const
                                                       const RunOptions& o, const Reporters& report) {
   const BackendCapabilities* caps = backend_capabilities(o.backend);
   if (!caps) return nullptr;
+  if (caps->launch == Launch::kPerNode) {  // the command decides the layout; only its log format is checked
+    check_log_format(q, v, o, report);
+    return caps;
+  }
   const Diagnostics refused = check_capabilities(o.backend, *caps, *v.recipe, *v.source, o.device, o.data_source,
                                                  CapabilityOverrides{q.device.has_value(), q.data_path.has_value()});
   if (refused.empty()) return caps;
@@ -207,6 +245,32 @@ std::optional<int> place_ranks(const RunRequest& q, const Recipe& recipe, RunOpt
   o.master_addr = ranks.master_addr;
   o.master_port = ranks.master_port;
   return std::nullopt;
+}
+
+/// A per-node backend's place (run/capabilities.h): this process is one node's launcher when it is its node's
+/// local rank 0 (or alone); any other rank of a launcher (torchrun, srun) returns exit code 0 at once. An import
+/// runs nothing and is placed nowhere. Throws Refusal on --nproc or malformed rank variables.
+std::optional<int> place_node(const RunRequest& q, RunOptions& o, const Reporters& report) {
+  if (q.nproc)
+    throw Refusal{kUsage, "recipebench run: --nproc with the " + o.backend +
+                              " backend, which starts no ranks (its command does); drop --nproc"};
+  if (!o.import_log.empty()) return std::nullopt;
+  RankEnv ranks;
+  try {
+    ranks = rank_env();
+  } catch (const std::invalid_argument& e) {
+    throw Refusal{kUsage, std::string("recipebench run: rank variables: ") + e.what()};
+  }
+  o.rank = ranks.rank;
+  o.world = ranks.world;
+  o.local_rank = ranks.local_rank;
+  o.master_addr = ranks.master_addr;
+  o.master_port = ranks.master_port;
+  if (ranks.local_rank == 0) return std::nullopt;
+  report.message("recipebench run: rank " + std::to_string(ranks.rank) + " is local rank " +
+                 std::to_string(ranks.local_rank) + ": the " + o.backend +
+                 " backend launches its command once per node, from local rank 0");
+  return kOk;
 }
 
 /// Sets the recipe's environment variables in this process before the backend starts (the CUDA caching
@@ -273,7 +337,7 @@ struct Execution {
 
 /// Runs the backend's steps into `rec`, reporting each step on rank 0. A RunError marks the record failed.
 Execution execute(Backend& backend, const Recipe& recipe, const ModelConfig& model, RunRecord& rec,
-                  const std::vector<RunReporter*>& reporters) {
+                  const std::vector<RunReporter*>& reporters, bool steps_from_log) {
   const RunOptions& o = rec.options;
   const bool lead = o.rank == 0;
   Execution x;
@@ -289,7 +353,9 @@ Execution execute(Backend& backend, const Recipe& recipe, const ModelConfig& mod
         for (auto* r : reporters) r->step(s, rec, x.devices);
       throw_if_interrupted(s.step, o.steps);  // SIGINT / SIGTERM: a failed record saying where
     });
-    if (static_cast<int>(rec.steps.size()) != o.steps)
+    if (steps_from_log)  // a log may hold fewer steps than asked for; the backend checked that the window fits
+      rec.options.steps = static_cast<int>(rec.steps.size());
+    else if (static_cast<int>(rec.steps.size()) != o.steps)
       throw RunError("the backend ran " + std::to_string(rec.steps.size()) + " of " + std::to_string(o.steps) +
                      " steps");
     rec.status = "complete";
@@ -301,6 +367,26 @@ Execution execute(Backend& backend, const Recipe& recipe, const ModelConfig& mod
     x.failure_shown = e.secondary() || (!lead && !x.started);
   }
   return x;
+}
+
+/// What the backend adds to the record (run/backend.h's BackendReport): the log block, an imported log's wall
+/// time, and a failed run's last log lines.
+void merge_backend_report(const Backend& backend, RunRecord& rec) {
+  const BackendReport r = backend.report();
+  rec.log = r.log;
+  if (r.wall_seconds) rec.wall_seconds = *r.wall_seconds;
+  if (rec.status == "failed" && !r.log_tail.empty()) rec.error["log_tail"] = r.log_tail;
+}
+
+/// Places this process: one launch per node for a per-node backend (its command's output teed to a log beside
+/// the record), else the ranks of run/launch.h. Returns an exit code when this process has nothing more to do.
+std::optional<int> place(const RunRequest& q, const Recipe& recipe, RunOptions& o, const std::string& record_path,
+                         const Reporters& report, const std::function<void(int status)>& on_lead_died) {
+  if (!per_node(o.backend)) return place_ranks(q, recipe, o, on_lead_died);
+  const auto placed = place_node(q, o, report);
+  const std::string base = record_path.substr(0, record_path.size() - 5);  // without ".json"
+  o.log_path = base + (o.rank == 0 ? "" : "-rank" + std::to_string(o.rank)) + ".log";
+  return placed;
 }
 
 /// Everything after validation: settings, model, dry run, backend, ranks, the run and its record.
@@ -322,7 +408,7 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
   auto backend = backend_or_refuse(o.backend);
   check_out_dir(q.out_dir);
   RunRecord rec = new_record(q, recipe, m, o, launch);
-  rec.capabilities = caps->to_json();
+  if (caps->launch == Launch::kPerRank) rec.capabilities = caps->to_json();
   const std::string stem = std::filesystem::path(q.recipe_path).stem().string();
   out.record_path = q.out_dir + "/" + stem + "-" + utc_timestamp(launch, "%Y%m%dT%H%M%SZ") + ".json";
   // Rank 0 killed by a signal writes no record: the launcher writes the failed one (run/run_guard.h).
@@ -332,16 +418,18 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
     const std::string path = write_lead_died_record(rec, q.out_dir, stem, launch, launch_steady, status);
     report.message("  run record (status failed): " + path);
   };
-  if (auto launched = place_ranks(q, recipe, o, on_lead_died)) {
+  if (auto launched = place(q, recipe, o, out.record_path, report, on_lead_died)) {
     out.exit_code = *launched;
     return out;
   }
   const bool lead = o.rank == 0;  // only rank 0 reports progress and writes the run record
   rec.options = o;
-  rec.environment["recipe_env_applied"] = apply_recipe_env(recipe, report);
+  // A per-node backend's command gets the env block through its shell (run/command_backend.h's command_script).
+  rec.environment["recipe_env_applied"] =
+      per_node(o.backend) ? recipe.doc.value("env", Json::object()) : apply_recipe_env(recipe, report);
   if (lead)
     for (auto* r : reporters) r->start(rec);
-  const Execution x = execute(*backend, recipe, m.model, rec, reporters);
+  const Execution x = execute(*backend, recipe, m.model, rec, reporters, per_node(o.backend));
   if (!lead) {
     if (rec.status == "complete") return out;
     if (!x.failure_shown)
@@ -352,6 +440,7 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
   }
   rec.finished_at = utc_timestamp(Clock::now());
   rec.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - launch_steady).count();
+  merge_backend_report(*backend, rec);
   if (rec.status == "complete") rec.metrics = compute_metrics(rec, recipe, m.model, x.devices);
   for (auto* r : reporters) r->finish(rec, out.record_path, x.failure_shown);
   out.exit_code = rec.status == "complete" ? kOk : kFailed;

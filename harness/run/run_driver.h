@@ -32,6 +32,9 @@ struct RunRequest {
   std::optional<int64_t> layers;
   std::optional<uint64_t> seed;
   std::optional<bool> deterministic;  ///< --deterministic true|false (bench.deterministic)
+  std::optional<std::string> log_format;  ///< --format (bench.log_format): the command backend's log parser
+  std::optional<double> timeout_seconds;  ///< --timeout (bench.timeout_seconds): the command backend's limit, s
+  std::optional<std::string> import_log;  ///< `recipebench import LOG`: the command backend reads LOG, runs nothing
   bool profile = false;
   bool dry_run = false;                  ///< report the rank map and stop; runs nothing
   std::string out_dir = "reports/runs";  ///< folder of the run record

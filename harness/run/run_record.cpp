@@ -53,24 +53,26 @@ Json RunMetrics::to_json() const {
 Json RunRecord::to_json() const {
   Json steps_json = Json::array();
   for (const auto& s : steps) steps_json.push_back(s.to_json());
-  return Json{{"schema", "recipebench-run-record/1"},
-              {"status", status},
-              {"error", error},
-              {"recipe", Json{{"path", recipe_path}, {"sha256", recipe_sha256}, {"document", recipe}}},
-              {"backend", options.backend},
-              {"settings", options.to_json()},
-              {"model", Json{{"name", model_name},
-                             {"layers", model_layers},
-                             {"layers_full", model_layers_full},
-                             {"proxy", model_layers != model_layers_full},
-                             {"config", model_config}}},
-              {"started_at", started_at},
-              {"finished_at", finished_at},
-              {"wall_seconds", wall_seconds},
-              {"environment", environment},
-              {"capabilities", capabilities},
-              {"metrics", metrics ? metrics->to_json() : Json(nullptr)},
-              {"steps", steps_json}};
+  Json j{{"schema", "recipebench-run-record/1"},
+         {"status", status},
+         {"error", error},
+         {"recipe", Json{{"path", recipe_path}, {"sha256", recipe_sha256}, {"document", recipe}}},
+         {"backend", options.backend},
+         {"settings", options.to_json()},
+         {"model", Json{{"name", model_name},
+                        {"layers", model_layers},
+                        {"layers_full", model_layers_full},
+                        {"proxy", model_layers != model_layers_full},
+                        {"config", model_config}}},
+         {"started_at", started_at},
+         {"finished_at", finished_at},
+         {"wall_seconds", wall_seconds},
+         {"environment", environment},
+         {"metrics", metrics ? metrics->to_json() : Json(nullptr)},
+         {"steps", steps_json}};
+  if (!capabilities.is_null()) j["capabilities"] = capabilities;
+  if (!log.is_null()) j["log"] = log;
+  return j;
 }
 
 }  // namespace recipebench

@@ -40,7 +40,9 @@ struct RunRecord {
   std::string started_at, finished_at;  ///< UTC ISO 8601
   double wall_seconds = 0;              ///< process launch to finish, startup included
   Json environment;                     ///< host, device, versions, compiler, recipebench commit
-  Json capabilities;                    ///< the backend's capability table the run was checked against
+  Json capabilities;                    ///< the backend's capability table the run was checked against (null for a
+                                        ///< per-node backend, which runs the recipe's own command)
+  Json log;  ///< null, or where the figures were parsed from: {"source", "path", "sha256", "parser", ...}
   std::vector<StepSample> steps;
   std::optional<RunMetrics> metrics;
   std::string status = "failed";

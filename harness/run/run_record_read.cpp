@@ -114,6 +114,14 @@ RunOptions options_of(const Fields& f, const Json& s) {
   if (Fields::has(s, "profile")) o.profile = f.boolean(s["profile"], p + ".profile");
   if (Fields::has(s, "deterministic")) o.deterministic = f.boolean(s["deterministic"], p + ".deterministic");
   if (Fields::has(s, "ranks")) o.world = f.int32(s["ranks"], p + ".ranks", 1);
+  if (Fields::has(s, "command")) {  // the command backend's settings (RunOptions::to_json)
+    const Json& c = f.object(s["command"], p + ".command");
+    const std::string format = f.string(f.get(c, p + ".command", "log_format"), p + ".command.log_format");
+    if (format != "detect") o.log_format = format;
+    if (Fields::has(c, "timeout_seconds"))
+      o.timeout_seconds = f.number(c["timeout_seconds"], p + ".command.timeout_seconds");
+    if (Fields::has(c, "source") && f.string(c["source"], p + ".command.source") == "import") o.import_log = "(log)";
+  }
   const Json& d = f.object(f.get(s, p, "data"), p + ".data");
   o.data_source = f.closed<DataSource>(f.get(d, p + ".data", "source"), p + ".data.source");
   if (Fields::has(d, "path")) o.data_path = f.string(d["path"], p + ".data.path");
@@ -234,6 +242,13 @@ RunRecord RunRecord::from_json(const Json& j, const std::string& file) {
   r.finished_at = f.string(f.get(j, "", "finished_at"), "finished_at");
   r.wall_seconds = f.number(f.get(j, "", "wall_seconds"), "wall_seconds");
   r.environment = f.get(j, "", "environment");
+  if (Fields::has(j, "capabilities")) r.capabilities = f.object(j["capabilities"], "capabilities");
+  if (Fields::has(j, "log")) {
+    r.log = f.object(j["log"], "log");
+    for (const char* key : {"source", "path", "sha256", "parser"})
+      f.string(f.get(r.log, "log", key), Fields::join("log", key));
+    if (!r.options.import_log.empty()) r.options.import_log = r.log["path"].get<std::string>();
+  }
   check_environment(f, r.environment);
   const Json& steps = f.array(f.get(j, "", "steps"), "steps");
   for (size_t i = 0; i < steps.size(); ++i) r.steps.push_back(step_of(f, steps[i], Fields::item("steps", i)));

@@ -1,0 +1,19 @@
+#!/usr/bin/env python3
+# One line per training step of the Hugging Face transformers peer (../shared/peer/peer_hf.py), for recipebench's
+# command backend (docs/command-backend.md). peer_hf.py itself prints only `RESULT {json}` after its last step; this
+# wrapper runs it unchanged (runpy, so its timing is untouched), then prints the per-step times and losses it kept
+# in `times` and `losses`, one line each:
+#   peer step <i> time_s <seconds, repr> loss <loss, repr> tokens <rows x seq>
+# read by the regex log format of recipes/qwen3.5-35b-a3b/h200/peer-hf-1gpu-bf16.yaml.
+# Usage: peer_steps.py PATH/TO/peer_hf.py [peer_hf.py's arguments...]
+import runpy
+import sys
+
+if len(sys.argv) < 2:
+    sys.exit("usage: peer_steps.py PATH/TO/peer_hf.py [arguments...]")
+script = sys.argv[1]
+sys.argv = [script] + sys.argv[2:]
+peer = runpy.run_path(script, run_name="__main__")
+tokens = peer["a"].rows * peer["a"].seq
+for i, (seconds, loss) in enumerate(zip(peer["times"], peer["losses"])):
+    print(f"peer step {i} time_s {seconds!r} loss {loss!r} tokens {tokens}", flush=True)

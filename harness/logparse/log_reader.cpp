@@ -1,0 +1,216 @@
+#include "logparse/log_reader.h"
+
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "logparse/line_text.h"
+
+namespace recipebench {
+
+struct LogReader::State {
+  LogContext ctx;
+  ParsedLog out;
+  std::unique_ptr<LineParser> parser;                  ///< set once the format is given or detected
+  std::vector<std::unique_ptr<LineParser>> detectors;  ///< the built-in formats, tried in order until one reads
+  std::optional<std::string> stream;                   ///< the rank whose step lines are read, once chosen
+  std::optional<int64_t> last_printed;                 ///< last step (as printed) of the kept run
+  std::set<std::string> fields;
+};
+
+LogReader::LogReader(std::optional<LogFormatSpec> format, LogContext context) : s_(std::make_unique<State>()) {
+  s_->ctx = std::move(context);
+  if (format) {
+    s_->parser = make_line_parser(*format);
+    s_->out.format = format;
+  } else {
+    s_->detectors.push_back(make_megatron_parser());
+    s_->detectors.push_back(make_torchtitan_parser());
+    s_->detectors.push_back(make_hf_parser());
+  }
+}
+
+LogReader::~LogReader() = default;
+
+void LogReader::feed(const std::string& raw_line) {
+  ++s_->out.lines;
+  size_t start = 0;
+  for (size_t cr; (cr = raw_line.find('\r', start)) != std::string::npos; start = cr + 1)
+    read_segment(raw_line.substr(start, cr - start));
+  read_segment(raw_line.substr(start));
+}
+
+void LogReader::read_segment(const std::string& segment) {
+  const RankedLine ranked = split_rank_prefix(strip_ansi(segment));
+  LineRead read;
+  if (s_->parser) {
+    read = s_->parser->read(ranked.text);
+  } else {
+    for (auto& d : s_->detectors) {
+      read = d->read(ranked.text);
+      if (read.kind == LineKind::kOther) continue;
+      s_->out.format = LogFormatSpec{d->format(), ""};
+      s_->out.detected = true;
+      s_->parser = std::move(d);
+      s_->detectors.clear();
+      break;
+    }
+  }
+  if (read.kind == LineKind::kOther) return;
+  if (!s_->stream) s_->stream = ranked.stream;  // the first rank that prints a step line is the one read
+  if (ranked.stream != *s_->stream) {
+    ++s_->out.other_rank_lines;
+    return;
+  }
+  take(read);
+}
+
+namespace {
+
+/// `problem` ("X, expected Y") as a located diagnostic.
+Diagnostic line_problem(const LogContext& ctx, int64_t line, int column, const std::string& what,
+                        const std::string& problem) {
+  const size_t cut = problem.find(", expected ");
+  // A problem of the whole line (a missing field, a gap) is located at its first column.
+  Diagnostic d{
+      ctx.file, static_cast<int>(line), column > 0 ? column : 1, what, problem, "a step line recipebench can read"};
+  if (cut != std::string::npos) {
+    d.found = problem.substr(0, cut);
+    d.expected = problem.substr(cut + 11);
+  }
+  return d;
+}
+
+/// Tokens of the step: printed, else printed global batch x row tokens, else the recipe's global batch x row
+/// tokens. Nullopt when none is known.
+std::optional<int64_t> step_tokens(const StepLine& l, const LogContext& ctx) {
+  if (l.tokens) return *l.tokens;
+  if (l.global_batch && ctx.row_tokens > 0) return *l.global_batch * ctx.row_tokens;
+  if (ctx.global_batch && ctx.row_tokens > 0) return *ctx.global_batch * ctx.row_tokens;
+  return std::nullopt;
+}
+
+}  // namespace
+
+void LogReader::take(const LineRead& read) {
+  State& s = *s_;
+  const std::string what =
+      (s.out.format ? s.out.format->format == LogFormat::kRegex ? std::string("regex") : to_string(s.out.format->format)
+                    : std::string("log")) +
+      " step line";
+  if (read.kind == LineKind::kUnreadable) {
+    s.out.problems.push_back(line_problem(s.ctx, s.out.lines, read.column, what, read.problem));
+    if (read.step.step && (!s.last_printed || *read.step.step > *s.last_printed))
+      s.last_printed = *read.step.step;  // the next line is not a gap: one problem, one diagnostic
+    return;
+  }
+  StepLine l = read.step;
+  if (!l.step) l.step = s.last_printed ? *s.last_printed + 1 : 0;  // a format without step numbers: in order
+  const auto tokens = step_tokens(l, s.ctx);
+  if (!tokens || *tokens < 1) {
+    s.out.problems.push_back(line_problem(
+        s.ctx, s.out.lines, 0, what,
+        "no tokens per step, expected tokens or a global batch size in the line, or workload.global_batch"));
+    return;
+  }
+  if (s.last_printed && *l.step == *s.last_printed) {
+    ++s.out.duplicate_lines;
+    return;
+  }
+  if (s.last_printed && *l.step < *s.last_printed) {  // a restarted run: keep the steps after the restart
+    ++s.out.restarts;
+    s.out.steps.clear();
+    s.out.step_lines.clear();
+    s.out.printed.clear();
+    s.last_printed.reset();
+  }
+  if (s.last_printed && *l.step > *s.last_printed + 1) {
+    s.out.problems.push_back(line_problem(s.ctx, s.out.lines, 0, what,
+                                          "step " + std::to_string(*l.step) + " after step " +
+                                              std::to_string(*s.last_printed) +
+                                              ", expected one line per step (e.g. Megatron-LM --log-interval 1)"));
+    return;
+  }
+  if (!s.last_printed) s.out.first_step_printed = *l.step;
+  s.last_printed = *l.step;
+  StepSample st;
+  st.step = static_cast<int>(*l.step - s.out.first_step_printed);
+  st.tokens = *tokens;
+  st.seconds =
+      l.seconds ? *l.seconds : static_cast<double>(*tokens) / (*l.tokens_per_s_per_gpu * std::max(1, s.ctx.gpus));
+  st.loss = l.loss.value_or(0);
+  st.grad_norm = l.grad_norm.value_or(0);
+  st.learning_rate = l.learning_rate.value_or(0);
+  st.peak_memory_bytes = l.memory_bytes.value_or(0);
+  s.out.steps.push_back(st);
+  s.out.step_lines.push_back(s.out.lines);
+  s.out.printed.push_back(l);
+  const std::pair<const char*, bool> seen[] = {{"seconds", l.seconds.has_value()},
+                                               {"loss", l.loss.has_value()},
+                                               {"grad_norm", l.grad_norm.has_value()},
+                                               {"learning_rate", l.learning_rate.has_value()},
+                                               {"tflops_per_gpu", l.tflops_per_gpu.has_value()},
+                                               {"mfu", l.mfu.has_value()},
+                                               {"tokens_per_s_per_gpu", l.tokens_per_s_per_gpu.has_value()},
+                                               {"tokens", l.tokens.has_value()},
+                                               {"global_batch", l.global_batch.has_value()},
+                                               {"memory", l.memory_bytes.has_value()}};
+  for (const auto& [name, present] : seen)
+    if (present) s.fields.insert(name);
+}
+
+ParsedLog LogReader::result() const {
+  ParsedLog out = s_->out;
+  out.stream = s_->stream.value_or("");
+  out.fields.assign(s_->fields.begin(), s_->fields.end());
+  return out;
+}
+
+namespace {
+
+/// Means over `w`'s steps of the figures the stack printed, each only when every step of the window has it.
+Json printed_means(const std::vector<StepLine>& lines, StepWindow w) {
+  Json out = Json::object();
+  if (!w.inside(static_cast<int>(lines.size()))) return out;
+  using Field = std::optional<double> StepLine::*;
+  const std::pair<const char*, Field> fields[] = {{"tflops_per_gpu", &StepLine::tflops_per_gpu},
+                                                  {"mfu", &StepLine::mfu},
+                                                  {"tokens_per_s_per_gpu", &StepLine::tokens_per_s_per_gpu}};
+  for (const auto& [name, field] : fields) {
+    double sum = 0;
+    bool all = true;
+    for (int i = w.first; i <= w.last && all; ++i) {
+      all = (lines[i].*field).has_value();
+      if (all) sum += *(lines[i].*field);
+    }
+    if (all) out[name] = sum / w.steps();
+  }
+  return out;
+}
+
+}  // namespace
+
+Json ParsedLog::to_json(StepWindow window) const {
+  return Json{{"parser", format ? format->to_string() : std::string("none")},
+              {"detected", detected},
+              {"lines", lines},
+              {"steps_parsed", steps.size()},
+              {"restarts", restarts},
+              {"first_step_printed", first_step_printed},
+              {"other_rank_lines", other_rank_lines},
+              {"duplicate_lines", duplicate_lines},
+              {"rank", stream.empty() ? Json(nullptr) : Json(stream)},
+              {"fields", fields},
+              {"printed", printed_means(printed, window)}};
+}
+
+ParsedLog read_log_file(const std::string& path, const std::optional<LogFormatSpec>& format,
+                        const LogContext& context) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(Diagnostic{path, 0, 0, "", "cannot open", "a readable log file"});
+  LogReader reader(format, context);
+  for (std::string line; std::getline(in, line);) reader.feed(line);
+  return reader.result();
+}
+
+}  // namespace recipebench

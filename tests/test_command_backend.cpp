@@ -1,0 +1,197 @@
+// The command backend (harness/run/command_backend.h) and `recipebench import` through the run driver: a command's
+// steps read from its output, a failing or hanging command's `failed` record, and a Megatron-LM log imported into
+// a record whose figures are computed by hand below.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "backends/command/command_backend.h"
+#include "recipe/validate.h"
+#include "report/leaderboard.h"
+#include "run/child_process.h"
+#include "run/record_writer.h"
+#include "run/run_driver.h"
+#include "run/run_record_check.h"
+#include "test_util.h"
+#include "util/exit_code.h"
+
+using namespace recipebench;
+namespace fs = std::filesystem;
+
+namespace {
+
+RunRequest command_request(const std::string& recipe, const std::string& folder) {
+  register_command_backend();
+  RunRequest q;
+  q.recipe_path = test::source_path("tests/data/command/" + recipe);
+  q.out_dir = (fs::temp_directory_path() / folder).string();
+  q.build = BuildInfo{"test", "test", "Debug"};  // a log's figures are ranked whatever built recipebench
+  fs::remove_all(q.out_dir);
+  return q;
+}
+
+/// The record as `report` reads it back: schema, types, figures re-derived from the steps.
+CheckedRunRecord reread(const RunOutcome& out) {
+  return check_run_record(read_json_file(out.record_path), out.record_path);
+}
+
+/// True while process `pid` exists and is not a zombie.
+bool process_alive(int pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z' && text[close + 2] != 'X';
+}
+
+}  // namespace
+
+TEST_CASE("import: a Megatron-LM log gives the hand-computed tokens/s/GPU and MFU", "[command]") {
+  // tests/data/logs/megatron-dp8.log, 8 H100s, 64 rows x 4,096 tokens = 262,144 tokens per step. Window 5..19 is
+  // iterations 6..20: eight of 2,055.0 ms (even iterations) and seven of 2,040.0 ms, 16.440 + 14.280 = 30.720 s for
+  // 15 x 262,144 = 3,932,160 tokens: 3,932,160 / 30.72 / 8 = 16,000 tokens/s/GPU.
+  // MFU = 6 x N x tokens/s/GPU / peak = 6 x 752,328,704 (the 4-layer proxy's N_active) x 16,000 / 989.4e12
+  //     = 72,223,555,584,000 / 989.4e12 = 0.0729973 (7.30%).
+  // $ / 1M tokens = 55.04 / 8 $/GPU-hour (p5.48xlarge) / (16,000 x 3,600) x 1e6 = 0.119444.
+  // Wall time = the 20 kept steps: 9.0 + 2.3 + 2.1 + 2.06 + 2.05 + 30.72 = 48.23 s; GPU-hours 8 x 48.23 / 3600.
+  RunRequest q = command_request("megatron-h100-dp8.yaml", "recipebench-import-megatron");
+  const std::string log = test::source_path("tests/data/logs/megatron-dp8.log");
+  q.backend = "command";
+  q.import_log = log;
+  RecordWriter writer;
+  const RunOutcome out = run_recipe(q, {&writer});
+  REQUIRE(out.exit_code == kOk);
+  REQUIRE(out.record);
+  const RunRecord& r = *out.record;
+  REQUIRE(r.metrics);
+  CHECK(r.metrics->window.tokens == 3932160);
+  CHECK(r.metrics->window.seconds == Approx(30.72));
+  CHECK(r.metrics->window.tokens_per_s_per_gpu == Approx(16000.0).epsilon(1e-12));
+  REQUIRE(r.metrics->mfu);
+  CHECK(*r.metrics->mfu == Approx(0.07299732725288054).epsilon(1e-12));
+  CHECK(r.metrics->active_params == 752328704);
+  CHECK(*r.metrics->usd_per_million_tokens == Approx(0.1194444444).epsilon(1e-9));
+  CHECK(r.wall_seconds == Approx(48.23));
+  CHECK(r.metrics->gpu_hours == Approx(8 * 48.23 / 3600));
+  CHECK(r.steps.size() == 20);  // 22 parsed, settings.steps kept
+  CHECK(r.log["source"] == "import");
+  CHECK(r.log["parser"] == "megatron");
+  CHECK(r.log["steps_parsed"] == 22);
+  CHECK(r.log["sha256"] == sha256_file(log));
+  CHECK(r.log["printed"]["tflops_per_gpu"].get<double>() == Approx(73.0));
+  const CheckedRunRecord checked = reread(out);
+  for (const auto& d : checked.errors) FAIL_CHECK(d.to_string());
+  REQUIRE(checked.ok());
+  // `report` ranks it, labelled by how its figures were read.
+  const Leaderboard board = build_leaderboard({}, {}, {RunRecordInput{out.record_path, *checked.record}});
+  REQUIRE(board.groups.size() == 1);
+  REQUIRE(board.groups[0].entries.size() == 1);
+  CHECK(board.groups[0].entries[0].backend == "import \xC2\xB7 megatron");
+  CHECK(board.groups[0].entries[0].tokens_per_s_per_gpu == Approx(16000.0));
+  CHECK(board.unranked.empty());
+}
+
+TEST_CASE("import: a log that cannot be read gives a failed record naming the line", "[command]") {
+  RunRequest q = command_request("megatron-h100-dp8.yaml", "recipebench-import-unreadable");
+  q.backend = "command";
+  q.import_log = test::source_path("tests/data/logs/megatron-unreadable.log");
+  RecordWriter writer;
+  const RunOutcome out = run_recipe(q, {&writer});
+  CHECK(out.exit_code == kFailed);
+  REQUIRE(out.record);
+  CHECK(out.record->status == "failed");
+  const std::string message = out.record->error["message"];
+  CHECK_THAT(message, Catch::Contains("megatron-unreadable.log:3:1: error: megatron step line: no 'elapsed time"));
+  CHECK(out.record->error["log_tail"].size() == 5);
+  CHECK(reread(out).ok());
+}
+
+TEST_CASE("command backend: the command's steps, env and node variables; the log beside the record", "[command]") {
+  const RunRequest q = command_request("hf-ok.yaml", "recipebench-command-ok");
+  RecordWriter writer;
+  const RunOutcome out = run_recipe(q, {&writer});
+  REQUIRE(out.exit_code == kOk);
+  const RunRecord& r = *out.record;
+  // 2 rows x 4,096 tokens per step at 0.5 s on one H200: 16,384 tokens/s/GPU.
+  CHECK(r.metrics->window.tokens_per_s_per_gpu == Approx(16384.0));
+  CHECK(r.steps.size() == 20);
+  CHECK(r.log["source"] == "run");
+  CHECK(r.log["exit"] == "exited with status 0");
+  CHECK(r.capabilities.is_null());
+  const std::string log_path = r.log["path"];
+  CHECK(log_path == out.record_path.substr(0, out.record_path.size() - 5) + ".log");
+  const std::string text = test::read_file(log_path);
+  CHECK_THAT(text, Catch::Contains("NODE_RANK=0 NNODES=1 GREETING=hello \"1\" node(s)"));
+  CHECK(r.log["sha256"] == sha256_file(log_path));
+  CHECK(reread(out).ok());
+}
+
+TEST_CASE("command backend: a non-zero exit gives a failed record with the log's last lines", "[command]") {
+  const RunRequest q = command_request("exit-3.yaml", "recipebench-command-exit");
+  RecordWriter writer;
+  const RunOutcome out = run_recipe(q, {&writer});
+  CHECK(out.exit_code == kFailed);
+  REQUIRE(out.record);
+  CHECK(out.record->status == "failed");
+  CHECK_THAT(out.record->error["message"].get<std::string>(), Catch::StartsWith("the command exited with status 3"));
+  const Json tail = out.record->error["log_tail"];
+  REQUIRE(tail.size() == 4);
+  CHECK(tail.back() == "Traceback: CUDA out of memory");
+  CHECK(out.record->log["steps_parsed"] == 3);
+  CHECK(reread(out).ok());
+}
+
+TEST_CASE("command backend: fewer steps than the window needs is a failed record", "[command]") {
+  const RunRequest q = command_request("too-few-steps.yaml", "recipebench-command-few");
+  RecordWriter writer;
+  const RunOutcome out = run_recipe(q, {&writer});
+  CHECK(out.exit_code == kFailed);
+  CHECK(out.record->error["message"] == "the log has 10 step line(s) (hf); the window 5..19 needs steps 0..19");
+  CHECK(out.record->error["log_tail"].size() == 10);
+  CHECK(reread(out).ok());
+}
+
+TEST_CASE("command backend: a hanging command is stopped at its timeout, no process left", "[command]") {
+  const RunRequest q = command_request("hang.yaml", "recipebench-command-hang");
+  RecordWriter writer;
+  const auto t0 = std::chrono::steady_clock::now();
+  const RunOutcome out = run_recipe(q, {&writer});
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(out.exit_code == kFailed);
+  CHECK(took < 8.0);  // timeout 1 s; sleep dies of SIGTERM at once
+  REQUIRE(out.record);
+  CHECK(out.record->status == "failed");
+  CHECK_THAT(out.record->error["message"].get<std::string>(),
+             Catch::StartsWith("the command ran past its timeout; its process group was stopped (SIGTERM)"));
+  CHECK(out.record->error["log_tail"] == Json::array({"started; hanging"}));
+  std::ifstream pids(out.record->log["path"].get<std::string>() + ".pids");
+  int shell = 0, background = 0;
+  pids >> shell >> background;
+  REQUIRE(shell > 0);
+  REQUIRE(background > 0);
+  CHECK_FALSE(process_group_alive(shell));
+  CHECK_FALSE(process_alive(shell));
+  CHECK_FALSE(process_alive(background));
+  CHECK(reread(out).ok());
+}
+
+TEST_CASE("command backend: the env block is exported with its $ kept for the shell", "[command]") {
+  RunRequest q = command_request("hf-ok.yaml", "recipebench-command-script");
+  const ValidatedRecipe v = validate_recipe_file(q.recipe_path);
+  REQUIRE(v.ok());
+  CHECK(command_script(*v.recipe, "true") ==
+        "export PYTORCH_CUDA_ALLOC_CONF=\"expandable_segments:True\"\nexport GREETING=\"hello \\\"$NNODES\\\" "
+        "node(s)\"\ntrue");
+  RunOptions o;
+  o.master_port = 29511;
+  const auto env = command_environment(o, [](const char* n) -> const char* {
+    const std::string s = n;
+    return s == "SLURM_NODEID" ? "3" : s == "SLURM_NNODES" ? "4" : nullptr;
+  });
+  CHECK(env[0] == std::make_pair(std::string("NODE_RANK"), std::string("3")));
+  CHECK(env[1] == std::make_pair(std::string("NNODES"), std::string("4")));
+  CHECK(env[3] == std::make_pair(std::string("MASTER_PORT"), std::string("29511")));
+}
