@@ -85,6 +85,9 @@ TEST_CASE("import: a Megatron-LM log gives the hand-computed tokens/s/GPU and MF
   const CheckedRunRecord checked = reread(out);
   for (const auto& d : checked.errors) FAIL_CHECK(d.to_string());
   REQUIRE(checked.ok());
+  // Read back, written again: the same document (the log block and settings.command included).
+  const Json written = read_json_file(out.record_path);
+  CHECK(checked.record->to_json() == written);
   // `report` ranks it, labelled by how its figures were read.
   const Leaderboard board = build_leaderboard({}, {}, {RunRecordInput{out.record_path, *checked.record}});
   REQUIRE(board.groups.size() == 1);
@@ -144,11 +147,26 @@ TEST_CASE("command backend: a non-zero exit gives a failed record with the log's
   CHECK(reread(out).ok());
 }
 
+TEST_CASE("command backend: a failed record keeps the last 50 lines of the log", "[command]") {
+  const RunRequest q = command_request("many-lines.yaml", "recipebench-command-tail");
+  RecordWriter writer;
+  const RunOutcome out = run_recipe(q, {&writer});
+  CHECK(out.exit_code == kFailed);
+  REQUIRE(out.record);
+  const Json tail = out.record->error["log_tail"];
+  REQUIRE(tail.size() == 50);
+  CHECK(tail.front() == "line 71");
+  CHECK(tail.back() == "line 120");
+  CHECK(out.record->log["parser"] == "none");
+  CHECK(out.record->log["lines"] == 120);
+}
+
 TEST_CASE("command backend: fewer steps than the window needs is a failed record", "[command]") {
   const RunRequest q = command_request("too-few-steps.yaml", "recipebench-command-few");
   RecordWriter writer;
   const RunOutcome out = run_recipe(q, {&writer});
   CHECK(out.exit_code == kFailed);
+  REQUIRE(out.record);
   CHECK(out.record->error["message"] == "the log has 10 step line(s) (hf); the window 5..19 needs steps 0..19");
   CHECK(out.record->error["log_tail"].size() == 10);
   CHECK(reread(out).ok());
