@@ -8,7 +8,8 @@
 #    --deterministic false (the switch's cost) and once with --profile;
 # 3. runs the GPU tests (ctest -L cuda: GDN kernels, repeatability) and the peer (../shared/peer/peer_hf.py:
 #    transformers + FLA Triton kernels) on the same shapes;
-# 4. times our GDN kernels alone against FLA's alone, per kernel with ncu (bench/gdn-kernels.sh);
+# 4. times the libtorch operations of one GDN layer (bench/gdn_layer_ops.py) and our GDN kernels alone against
+#    FLA's alone, per kernel with ncu (bench/gdn-kernels.sh);
 # 5. writes summary.json (the fields issue 11 names) and tars everything into $OUT/issue11.tar.gz.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -55,6 +56,9 @@ echo "== GPU tests (ctest -L cuda: GDN kernels, per-operation and whole-run repe
 echo "== peer (transformers + FLA)"
 PYTHONPATH=.peer PYTHONUNBUFFERED=1 timeout 300 "$python" .peer/peer_hf.py --widths 35b --layers 4 --rows 2 \
   --seq 8192 --fla 2 > "$out/peer.log" 2>&1; grep RESULT "$out/peer.log" || tail -n 15 "$out/peer.log"
+
+echo "== libtorch operations of one GDN layer (bench/gdn_layer_ops.py)"
+timeout 120 "$python" bench/gdn_layer_ops.py > "$out/gdn_layer_ops.log" 2>&1; tail -n 11 "$out/gdn_layer_ops.log"
 
 echo "== GDN kernels alone vs FLA"
 OUT="$out/gdn" PROFILE=${GDN_PROFILE:-1} timeout 300 bash bench/gdn-kernels.sh "$out/gdn" > "$out/gdn.log" 2>&1; tail -n 8 "$out/gdn.log"

@@ -5,6 +5,10 @@
 
 #include <torch/autograd.h>
 
+#ifdef RECIPEBENCH_GDN_CUDA
+#include "cuda/cross_entropy_cuda.h"
+#endif
+
 #include <algorithm>
 
 namespace recipebench::torch_model {
@@ -19,7 +23,16 @@ struct LmLossArgs {
   TensorParallel* tp;
   int64_t vocab_start, chunk;
   bool grad_hidden, grad_weight;
+  LmLossImpl impl;
 };
+
+/// The chunk's weight gradient added into the FP32 accumulator (or accumulated in place when gw has d's dtype).
+void add_weight_grad(torch::Tensor& gw, const torch::Tensor& d, const torch::Tensor& h) {
+  if (gw.scalar_type() == d.scalar_type())
+    gw.addmm_(d.t(), h);
+  else
+    gw.add_(torch::mm(d.t(), h));  // the chunk's product in the compute dtype, summed over chunks in FP32
+}
 
 /// One chunk of rows: writes its per-token nll into `nll` (the chunk's slice, compute dtype) and, when asked, its
 /// logit gradient times weight into `gh` (the chunk's rows) and times h added into `gw` (FP32 accumulator).
@@ -48,20 +61,49 @@ void lm_loss_chunk(const torch::Tensor& h, const torch::Tensor& weight, const to
   p.index_put_({rows, local_t}, p.index({rows, local_t}) - heldf);  // one entry per row: no accumulation
   const auto d = p.to(h.scalar_type());
   if (a.grad_hidden) torch::mm_out(gh, d, weight);
-  if (a.grad_weight) {
-    if (gw.scalar_type() == d.scalar_type())
-      gw.addmm_(d.t(), h);
-    else
-      gw.add_(torch::mm(d.t(), h));  // the chunk's product in the compute dtype, summed over chunks in FP32
-  }
+  if (a.grad_weight) add_weight_grad(gw, d, h);
 }
+
+#ifdef RECIPEBENCH_GDN_CUDA
+/// lm_loss_chunk with the fused kernels: the BF16 logits are read for the row statistics, the statistics are
+/// combined over TP (each rank's sum rescaled to the global maximum), and the logits are overwritten by their
+/// gradient. Same arguments and results as lm_loss_chunk.
+void lm_loss_chunk_fused(const torch::Tensor& h, const torch::Tensor& weight, const torch::Tensor& t,
+                         const torch::Tensor& m, const LmLossArgs& a, torch::Tensor nll, torch::Tensor gh,
+                         torch::Tensor& gw) {
+  const int64_t V = weight.size(0);
+  auto p = torch::mm(h, weight.t());  // [c, V] BF16 logits
+  const auto held = t.ge(a.vocab_start).logical_and(t.lt(a.vocab_start + V)).logical_and(m);
+  const auto local_t = (t - a.vocab_start).masked_fill(held.logical_not(), 0);
+  RowStats st = cuda_row_stats(p, local_t, held);
+  auto row_max = st.row_max;
+  if (a.tp) {
+    row_max = st.row_max.clone();
+    a.tp->all_reduce_max(row_max);
+    st.sum_exp.mul_((st.row_max - row_max).exp_());  // this rank's sum relative to the global maximum
+  }
+  auto sums = torch::stack({st.sum_exp, st.target_logit});  // [2, c]: one all-reduce for both
+  if (a.tp) a.tp->all_reduce_sum(sums);
+  const auto sum_exp = sums[0].contiguous();
+  nll.copy_(sum_exp.log() + row_max - sums[1]);
+  if (!a.grad_hidden && !a.grad_weight) return;
+  cuda_logit_grad_(p, local_t, held, row_max, sum_exp, m.to(torch::kFloat));
+  if (a.grad_hidden) torch::mm_out(gh, p, weight);
+  if (a.grad_weight) add_weight_grad(gw, p, h);
+}
+
+bool fused_chunk_applies(const torch::Tensor& h, const torch::Tensor& nll, LmLossImpl impl) {
+  return impl == LmLossImpl::Auto && h.is_cuda() && h.scalar_type() == torch::kBFloat16 &&
+         nll.scalar_type() == torch::kFloat;
+}
+#endif
 
 /// Inputs hidden [N, H], weight [V, H] (differentiable), targets, mask; output: the scalar loss sum.
 struct LmLoss : torch::autograd::Function<LmLoss> {
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& hidden, const torch::Tensor& weight,
                                const torch::Tensor& targets, const torch::Tensor& mask, TensorParallel* tp,
-                               int64_t vocab_start, int64_t chunk, bool grad_hidden, bool grad_weight) {
-    const LmLossArgs a{tp, vocab_start, chunk, grad_hidden, grad_weight};
+                               int64_t vocab_start, int64_t chunk, bool grad_hidden, bool grad_weight, int64_t impl) {
+    const LmLossArgs a{tp, vocab_start, chunk, grad_hidden, grad_weight, LmLossImpl(impl)};
     const auto ct = compute_dtype(hidden.scalar_type());
     const int64_t N = hidden.size(0);
     auto nll = torch::empty({N}, hidden.options().dtype(ct));
@@ -70,8 +112,12 @@ struct LmLoss : torch::autograd::Function<LmLoss> {
     if (grad_weight) gw = torch::zeros(weight.sizes(), weight.options().dtype(ct));
     for (int64_t s = 0; s < N; s += chunk) {
       const int64_t c = std::min(chunk, N - s);
-      lm_loss_chunk(hidden.narrow(0, s, c), weight, targets.narrow(0, s, c), mask.narrow(0, s, c), a,
-                    nll.narrow(0, s, c), grad_hidden ? gh.narrow(0, s, c) : torch::Tensor(), gw);
+      auto chunk_fn = lm_loss_chunk;
+#ifdef RECIPEBENCH_GDN_CUDA
+      if (fused_chunk_applies(hidden, nll, a.impl)) chunk_fn = lm_loss_chunk_fused;
+#endif
+      chunk_fn(hidden.narrow(0, s, c), weight, targets.narrow(0, s, c), mask.narrow(0, s, c), a, nll.narrow(0, s, c),
+               grad_hidden ? gh.narrow(0, s, c) : torch::Tensor(), gw);
     }
     ctx->saved_data["gh"] = gh;
     ctx->saved_data["gw"] = gw;
@@ -101,6 +147,7 @@ struct LmLoss : torch::autograd::Function<LmLoss> {
             torch::Tensor(),
             torch::Tensor(),
             torch::Tensor(),
+            torch::Tensor(),
             torch::Tensor()};
   }
 };
@@ -108,7 +155,8 @@ struct LmLoss : torch::autograd::Function<LmLoss> {
 }  // namespace
 
 LmLossSum lm_loss_sum(const torch::Tensor& hidden, const torch::Tensor& weight, const torch::Tensor& targets,
-                      const torch::Tensor& mask, TensorParallel* tp, int64_t vocab_start, int64_t chunk_tokens) {
+                      const torch::Tensor& mask, TensorParallel* tp, int64_t vocab_start, int64_t chunk_tokens,
+                      LmLossImpl impl) {
   TORCH_CHECK(hidden.dim() == 2 && weight.dim() == 2 && hidden.size(1) == weight.size(1) && targets.dim() == 1 &&
                   targets.size(0) == hidden.size(0) && mask.sizes() == targets.sizes(),
               "LM loss: hidden ", hidden.sizes(), " weight ", weight.sizes(), " targets ", targets.sizes(), " mask ",
@@ -120,7 +168,7 @@ LmLossSum lm_loss_sum(const torch::Tensor& hidden, const torch::Tensor& weight, 
   const auto m = mask.to(torch::kBool);
   LmLossSum r;
   r.sum = LmLoss::apply(hidden.contiguous(), weight, targets.to(torch::kInt64), m, tp, vocab_start, chunk_tokens,
-                        grad && hidden.requires_grad(), grad && weight.requires_grad());
+                        grad && hidden.requires_grad(), grad && weight.requires_grad(), static_cast<int64_t>(impl));
   r.count = m.sum();
   return r;
 }

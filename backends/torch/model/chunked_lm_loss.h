@@ -19,6 +19,12 @@ struct TensorParallel;  // model/tensor_parallel.h
 /// ([4,096 x hidden] x [hidden x vocab]) stay large enough to run at full tensor-core rate.
 constexpr int64_t kLmLossChunkTokens = 4096;
 
+/// How a chunk's softmax, loss and logit gradient are computed.
+enum class LmLossImpl {
+  Auto,  ///< Fused on CUDA for BF16 (the cross-entropy kernels of cuda/cross_entropy_kernels.h, when built), else Ops
+  Ops,   ///< libtorch ops: the chunk's logits copied to the FP32 compute dtype and passed over element-wise
+};
+
 /// Sum and count of the per-token next-token loss (the parts of SftLossSum, model/qwen35_moe.h).
 struct LmLossSum {
   at::Tensor sum;    ///< scalar, FP32 (FP64 for FP64 hidden states): sum of -log p(target) over supervised tokens
@@ -45,10 +51,13 @@ struct LmLossSum {
 /// The gradients are formed only when grad mode is on and hidden or weight requires a gradient; the backward may run
 /// once (it is not differentiable again).
 ///
-/// chunk_tokens: tokens per chunk (>= 1; see kLmLossChunkTokens). Deterministic: no atomics, chunk results combined
-/// in a fixed order. Throws c10::Error for mismatched shapes or dtypes.
+/// chunk_tokens: tokens per chunk (>= 1; see kLmLossChunkTokens). impl: see LmLossImpl; the fused kernels read the
+/// chunk's BF16 logits twice and write them once (the gradient, in place) where the Ops path makes an FP32 copy and
+/// passes over it about six times (docs/gdn-kernels.md, "Cross-entropy kernels"); both use FP32 arithmetic and round
+/// the logit gradient to BF16 once. Deterministic: no atomics, chunk results combined in a fixed order. Throws
+/// c10::Error for mismatched shapes or dtypes.
 LmLossSum lm_loss_sum(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
                       const at::Tensor& mask, TensorParallel* tp = nullptr, int64_t vocab_start = 0,
-                      int64_t chunk_tokens = kLmLossChunkTokens);
+                      int64_t chunk_tokens = kLmLossChunkTokens, LmLossImpl impl = LmLossImpl::Auto);
 
 }  // namespace recipebench::torch_model

@@ -4,7 +4,6 @@
 // order), the sparse MoE block (dispatch / combine without index_add atomics) and the chunked LM loss. Shapes are the
 // Qwen3.5-35B-A3B widths of the proxy recipe, so the kernels are the ones a run uses. Without a GPU the binary exits
 // with kSkip, which CTest reports as skipped (SKIP_RETURN_CODE), never passed.
-#define CATCH_CONFIG_RUNNER
 #include "catalog/models.h"
 #include "compat.h"
 #include "model/chunked_lm_loss.h"
@@ -16,15 +15,12 @@
 
 #include <catch2/catch.hpp>
 
-#include <cstdio>
 #include <functional>
 #include <vector>
 
 using namespace recipebench::torch_model;
 
 namespace {
-
-constexpr int kSkip = 77;  // exit status without a CUDA device
 
 /// Runs `pass` (a forward + backward returning the tensors to compare) twice and says whether every tensor of the
 /// second pass equals the first bit for bit (torch::equal: same shape, same values, NaN never equal).
@@ -92,13 +88,4 @@ TEST_CASE("chunked LM loss forward + backward is bitwise repeatable (vocab 248,3
     loss.sum.backward();
     return std::vector<torch::Tensor>{loss.sum, h.grad(), w.grad()};
   }));
-}
-
-int main(int argc, char** argv) {
-  if (!torch::cuda::is_available()) {
-    std::puts("no CUDA device: skipped");
-    return kSkip;
-  }
-  set_deterministic(true);  // bench.deterministic's default, before the first GPU matmul
-  return Catch::Session().run(argc, argv);
 }
