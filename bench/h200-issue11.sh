@@ -51,7 +51,7 @@ export LD_LIBRARY_PATH="$PWD/.deps/prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_P
 [[ $phase == *2* ]] || exit 0
 
 echo "== GPU tests (ctest -L cuda: GDN kernels, per-operation and whole-run repeatability)"
-(cd build-gpu && timeout 300 ctest -L cuda --output-on-failure > "$out/ctest-cuda.log" 2>&1; tail -n 8 "$out/ctest-cuda.log")
+(cd build-gpu && timeout 300 ctest -L cuda --output-on-failure > "../$out/ctest-cuda.log" 2>&1; tail -n 8 "../$out/ctest-cuda.log")
 
 echo "== peer (transformers + FLA)"
 PYTHONPATH=.peer PYTHONUNBUFFERED=1 timeout 300 "$python" .peer/peer_hf.py --widths 35b --layers 4 --rows 2 \
