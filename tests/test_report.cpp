@@ -9,6 +9,8 @@
 
 #include "recipe/validate.h"
 #include "report/leaderboard.h"
+#include "report/leaderboard_csv.h"
+#include "run/run_record_check.h"
 #include "test_util.h"
 #include "util/format.h"
 
@@ -162,4 +164,32 @@ TEST_CASE("a javascript: author URL is shown as text, never as a link", "[report
   CHECK(html.find("href=\"javascript") == std::string::npos);
   CHECK(html.find("href=\" JavaScript") == std::string::npos);
   CHECK(html.find("<dd>javascript:alert(1) <span class=\"muted\">(not a link)</span></dd>") != std::string::npos);
+}
+
+TEST_CASE("a non-deterministic run is labelled so in the leaderboard's backend, JSON and CSV", "[report]") {
+  // Two records of one H200 lease (reports/bench/h200-2026-11-30-issue17): the same recipe with and without
+  // bench.deterministic.
+  const std::string dir = "reports/bench/h200-2026-11-30-issue17/call2-f2976a7/records/";
+  std::vector<RunRecordInput> runs;
+  for (const char* name : {"repeat-1.json", "nondeterministic.json"}) {
+    const std::string f = test::source_path(dir + name);
+    const CheckedRunRecord c = check_run_record(read_json_file(f), f);
+    REQUIRE(c.record);
+    runs.push_back(RunRecordInput{f, *c.record});
+  }
+  const Leaderboard board = build_leaderboard({}, {}, runs);
+  REQUIRE(board.groups.size() == 1);
+  const auto& entries = board.groups[0].entries;
+  REQUIRE(entries.size() == 2);
+  const auto& fast = entries[0];  // 42,961.2 tokens/s against 40,981.6: the non-deterministic run ranks first
+  const auto& det = entries[1];
+  CHECK(fast.tokens_per_s_per_gpu == Approx(42961.18424593697));
+  CHECK(fast.backend == "torch · non-deterministic");
+  CHECK(det.backend == "torch");
+  REQUIRE(fast.deterministic);
+  CHECK_FALSE(*fast.deterministic);
+  CHECK(*det.deterministic);
+  const Json j = leaderboard_to_json(board);
+  CHECK(j["groups"][0]["entries"][0]["deterministic"] == false);
+  CHECK(leaderboard_to_csv(board).find(",torch · non-deterministic,false,") != std::string::npos);
 }

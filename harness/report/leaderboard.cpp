@@ -154,6 +154,8 @@ LeaderboardEntry entry_from_run(const RunRecordInput& in, const ReportOptions& o
   e.kind = "run";
   e.file = in.file;
   e.backend = backend_label(rec);
+  e.deterministic = rec.options.deterministic;
+  if (!rec.options.deterministic) e.backend += " · non-deterministic";
   e.status = "measured";
   e.layers = rec.model_layers;
   e.layers_full = rec.model_layers_full;
@@ -289,6 +291,7 @@ Json leaderboard_to_json(const Leaderboard& board) {
           {"kind", e.kind},
           {"file", e.file},
           {"backend", e.backend.empty() ? Json(nullptr) : Json(e.backend)},
+          {"deterministic", e.deterministic ? Json(*e.deterministic) : Json(nullptr)},
           {"status", e.status},
           {"tokens_per_s_per_gpu", e.tokens_per_s_per_gpu},
           {"usd_per_million_tokens", opt_json(e.usd_per_million_tokens)},

@@ -25,6 +25,9 @@ struct LeaderboardEntry {
   std::string kind;  ///< "recipe" (figures reported by the recipe) or "run" (a run record)
   std::string file;
   std::string backend;  ///< run records: the backend that measured it; recipes: empty
+  /// Run records: settings.deterministic (docs/determinism.md), shown because the non-deterministic kernels are
+  /// faster (a few %); recipes: unknown.
+  std::optional<bool> deterministic;
   std::string model, gpu_type, instance;
   int64_t layers = 0;       ///< decoder layers the figures come from (a proxy's bench.layers); 0 = unknown
   int64_t layers_full = 0;  ///< decoder layers of the full model; 0 = not in the registry
