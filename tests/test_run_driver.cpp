@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/torch/torch_backend_registration.h"
 #include "recipe/validate.h"
 #include "run/backend.h"
 #include "run/console_reporter.h"
@@ -62,14 +63,8 @@ class FakeBackend : public Backend {
 
 /// What the fake backend runs: the torch backend's table, on CPU only.
 BackendCapabilities fake_capabilities() {
-  BackendCapabilities c;
-  c.cp = {1};
-  c.etp = {1};
-  c.dispatchers = {Dispatcher::kAlltoall};
-  c.offload = {"none"};
-  c.recompute = {"full", "none"};
+  BackendCapabilities c = torch_backend_capabilities();
   c.devices = {Device::kCpu};
-  c.data_sources = {DataSource::kSynthetic, DataSource::kFile};
   return c;
 }
 

@@ -19,8 +19,6 @@
 
 namespace recipebench::cli {
 
-namespace {}  // namespace
-
 /// Reads and checks one JSON input (run/run_record_check.h); a checked record is appended to `runs`. An earlier
 /// report's leaderboard.json is skipped. Prints each problem as `file: error: <field path>: ...`; false when
 /// the file is refused.
@@ -52,88 +50,109 @@ bool add_run_record(const std::string& file, std::vector<RunRecordInput>& runs) 
   return true;
 }
 
+namespace {
+
+/// The `report` command's options.
+struct ReportArgs {
+  std::vector<std::string> paths;
+  std::string out;
+  std::optional<double> price;
+};
+
+/// Reads and checks every input: recipes into `recipes`, run records into `runs`; prints each problem. The number
+/// of inputs refused.
+size_t read_inputs(const std::vector<std::string>& files, std::vector<Recipe>& recipes,
+                   std::vector<RunRecordInput>& runs) {
+  size_t failed = 0;
+  for (const auto& f : files) {
+    if (std::filesystem::path(f).extension() == ".json") {
+      if (!add_run_record(f, runs)) ++failed;
+      continue;
+    }
+    ValidatedRecipe v = validate_recipe_file(f);
+    for (const auto& d : v.errors) std::cerr << d.to_string() << "\n";
+    if (!v.ok())
+      ++failed;
+    else
+      recipes.push_back(std::move(*v.recipe));
+  }
+  return failed;
+}
+
+/// Writes leaderboard.json, .html and .csv into `out` together, under the folder's lock; false (after printing
+/// why) when they could not be written.
+bool write_leaderboard(const Leaderboard& board, const std::string& out, const std::string& json_path,
+                       const std::string& html_path) {
+  try {
+    // One report writes this folder at a time; under the lock, hidden temporaries of our files are leftovers of
+    // a killed report (util/dir_lock.h). Both files change together: a failure leaves the previous pair
+    // (util/atomic_file.h).
+    const DirectoryLock lock(out);
+    if (const int n = remove_leftover_temp_files(out, {"leaderboard.json", "leaderboard.html", "leaderboard.csv"}))
+      std::cerr << "recipebench report: removed " << n << " temporary file" << (n == 1 ? "" : "s") << " left in " << out
+                << " by an interrupted report\n";
+    const std::string csv_path = (std::filesystem::path(out) / "leaderboard.csv").string();
+    write_files_atomically({{json_path, leaderboard_to_json(board).dump(2) + "\n"},
+                            {html_path, leaderboard_to_html(board)},
+                            {csv_path, leaderboard_to_csv(board)}});
+  } catch (const std::runtime_error& e) {
+    std::cerr << "recipebench report: " << e.what() << "\n";
+    return false;
+  }
+  return true;
+}
+
+/// The `report` command: reads the inputs, ranks them and writes the leaderboard. An exit code (commands.h).
+int run_report(const ReportArgs& a) {
+  std::error_code ec;
+  if (std::filesystem::exists(a.out, ec) && !std::filesystem::is_directory(a.out, ec)) {
+    std::cerr << "recipebench report: --out " << a.out << " is not a folder\n";
+    return kUsage;
+  }
+  std::vector<std::string> files;
+  try {
+    files = collect_files(a.paths, {".yaml", ".yml", ".json"});
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "recipebench report: " << e.what() << "\n";
+    return kUsage;
+  }
+  std::vector<Recipe> recipes;
+  std::vector<RunRecordInput> runs;
+  if (const size_t failed = read_inputs(files, recipes, runs)) {
+    std::cerr << "recipebench report: " << failed << " input" << (failed == 1 ? "" : "s")
+              << " failed validation; nothing written\n";
+    return kFailed;
+  }
+  ReportOptions options;
+  options.usd_per_gpu_hour = a.price;
+  Leaderboard board = build_leaderboard(recipes, options, runs);
+  board.context["generated_at"] = utc_timestamp();
+  board.context["recipebench_version"] = RECIPEBENCH_VERSION;
+  board.context["host"] = host_name();
+  const std::string json_path = (std::filesystem::path(a.out) / "leaderboard.json").string();
+  const std::string html_path = (std::filesystem::path(a.out) / "leaderboard.html").string();
+  if (!write_leaderboard(board, a.out, json_path, html_path)) return kFailed;
+  size_t entries = 0;
+  for (const auto& g : board.groups) entries += g.entries.size();
+  std::cout << "ranked " << entries << " entr" << (entries == 1 ? "y" : "ies") << " in " << board.groups.size()
+            << " group" << (board.groups.size() == 1 ? "" : "s") << " (" << board.unranked.size()
+            << " unranked): " << json_path << ", " << html_path << "\n";
+  return kOk;
+}
+
+}  // namespace
+
 void add_report_command(CLI::App& app, std::function<int()>& run) {
   auto* cmd = app.add_subcommand(
       "report", "Rank recipes into DIR/leaderboard.json, DIR/leaderboard.html and DIR/leaderboard.csv");
-  struct Args {
-    std::vector<std::string> paths;
-    std::string out;
-    std::optional<double> price;
-  };
-  auto a = std::make_shared<Args>();
+  auto a = std::make_shared<ReportArgs>();
   cmd->add_option("paths", a->paths,
                   "Recipes (*.yaml, *.yml) and run records (*.json), or folders searched recursively for them")
       ->required();
   cmd->add_option("--out", a->out, "Folder for leaderboard.json, leaderboard.html and leaderboard.csv")->required();
   cmd->add_option("--usd-per-gpu-hour", a->price, "Price every entry at this $/GPU-hour instead of the catalog's")
       ->check(finite_positive());
-  cmd->callback([&run, a] {
-    run = [a]() -> int {
-      std::error_code ec;
-      if (std::filesystem::exists(a->out, ec) && !std::filesystem::is_directory(a->out, ec)) {
-        std::cerr << "recipebench report: --out " << a->out << " is not a folder\n";
-        return kUsage;
-      }
-      std::vector<std::string> files;
-      try {
-        files = collect_files(a->paths, {".yaml", ".yml", ".json"});
-      } catch (const std::invalid_argument& e) {
-        std::cerr << "recipebench report: " << e.what() << "\n";
-        return kUsage;
-      }
-      std::vector<Recipe> recipes;
-      std::vector<RunRecordInput> runs;
-      size_t failed = 0;
-      for (const auto& f : files) {
-        if (std::filesystem::path(f).extension() == ".json") {
-          if (!add_run_record(f, runs)) ++failed;
-          continue;
-        }
-        ValidatedRecipe v = validate_recipe_file(f);
-        for (const auto& d : v.errors) std::cerr << d.to_string() << "\n";
-        if (!v.ok())
-          ++failed;
-        else
-          recipes.push_back(std::move(*v.recipe));
-      }
-      if (failed) {
-        std::cerr << "recipebench report: " << failed << " input" << (failed == 1 ? "" : "s")
-                  << " failed validation; nothing written\n";
-        return kFailed;
-      }
-      ReportOptions options;
-      options.usd_per_gpu_hour = a->price;
-      Leaderboard board = build_leaderboard(recipes, options, runs);
-      board.context["generated_at"] = utc_timestamp();
-      board.context["recipebench_version"] = RECIPEBENCH_VERSION;
-      board.context["host"] = host_name();
-      const std::string json_path = (std::filesystem::path(a->out) / "leaderboard.json").string();
-      const std::string html_path = (std::filesystem::path(a->out) / "leaderboard.html").string();
-      try {
-        // One report writes this folder at a time; under the lock, hidden temporaries of our files are leftovers of
-        // a killed report (util/dir_lock.h). Both files change together: a failure leaves the previous pair
-        // (util/atomic_file.h).
-        const DirectoryLock lock(a->out);
-        if (const int n =
-                remove_leftover_temp_files(a->out, {"leaderboard.json", "leaderboard.html", "leaderboard.csv"}))
-          std::cerr << "recipebench report: removed " << n << " temporary file" << (n == 1 ? "" : "s") << " left in "
-                    << a->out << " by an interrupted report\n";
-        const std::string csv_path = (std::filesystem::path(a->out) / "leaderboard.csv").string();
-        write_files_atomically({{json_path, leaderboard_to_json(board).dump(2) + "\n"},
-                                {html_path, leaderboard_to_html(board)},
-                                {csv_path, leaderboard_to_csv(board)}});
-      } catch (const std::runtime_error& e) {
-        std::cerr << "recipebench report: " << e.what() << "\n";
-        return kFailed;
-      }
-      size_t entries = 0;
-      for (const auto& g : board.groups) entries += g.entries.size();
-      std::cout << "ranked " << entries << " entr" << (entries == 1 ? "y" : "ies") << " in " << board.groups.size()
-                << " group" << (board.groups.size() == 1 ? "" : "s") << " (" << board.unranked.size()
-                << " unranked): " << json_path << ", " << html_path << "\n";
-      return kOk;
-    };
-  });
+  cmd->callback([&run, a] { run = [a]() -> int { return run_report(*a); }; });
 }
 
 }  // namespace recipebench::cli

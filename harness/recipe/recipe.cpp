@@ -47,37 +47,30 @@ RecipeBench bench_from_json(const Json& doc) {
   return b;
 }
 
-}  // namespace
+RecipeGpu gpu_from_json(const Json& g) {
+  RecipeGpu gpu;
+  gpu.type = g.at("type").get<std::string>();
+  gpu.memory_gb = g.value("memory_gb", 0.0);
+  gpu.count = g.at("count").get<int>();
+  gpu.per_node = g.value("per_node", gpu.count);
+  gpu.instance = str(g, "instance");
+  gpu.usd_per_gpu_hour = opt<double>(g, "usd_per_gpu_hour");
+  return gpu;
+}
 
-Recipe recipe_from_json(const Json& doc, const std::string& file) {
-  Recipe r;
-  r.file = file;
-  r.doc = doc;
-  r.schema_version = doc.at("schema_version").get<int>();
-  r.model = doc.at("model").get<std::string>();
-  r.status = doc.at("status").get<std::string>();
+RecipeWorkload workload_from_json(const Json& w) {
+  RecipeWorkload wl;
+  wl.row_tokens = w.at("row_tokens").get<int64_t>();
+  wl.global_batch = w.at("global_batch").get<int64_t>();
+  wl.rows = str(w, "rows");
+  wl.precision = w.at("precision").get<std::string>();
+  if (w.contains("dataset") && w["dataset"].is_object()) wl.dataset_name = str(w["dataset"], "name");
+  return wl;
+}
 
-  const Json& g = doc.at("gpu");
-  r.gpu.type = g.at("type").get<std::string>();
-  r.gpu.memory_gb = g.value("memory_gb", 0.0);
-  r.gpu.count = g.at("count").get<int>();
-  r.gpu.per_node = g.value("per_node", r.gpu.count);
-  r.gpu.instance = str(g, "instance");
-  r.gpu.usd_per_gpu_hour = opt<double>(g, "usd_per_gpu_hour");
-
-  const Json& a = doc.at("author");
-  r.author = a.at("name").get<std::string>();
-  r.author_url = str(a, "url");
-
-  const Json& w = doc.at("workload");
-  r.workload.row_tokens = w.at("row_tokens").get<int64_t>();
-  r.workload.global_batch = w.at("global_batch").get<int64_t>();
-  r.workload.rows = str(w, "rows");
-  r.workload.precision = w.at("precision").get<std::string>();
-  if (w.contains("dataset") && w["dataset"].is_object()) r.workload.dataset_name = str(w["dataset"], "name");
-
+RecipeLayout layout_from_json(const Json& doc) {
   const Json& l = doc.at("layout");
-  RecipeLayout& L = r.layout;
+  RecipeLayout L;
   L.label = str(l, "label");
   L.summary = str(l, "summary");
   L.highlights = str(l, "highlights");
@@ -101,39 +94,60 @@ Recipe recipe_from_json(const Json& doc, const std::string& file) {
   L.recompute.num_layers = opt<int>(rc, "num_layers").value_or(0);
   L.offload = str(l, "offload");
   L.dispatcher = enum_at<Dispatcher>(doc, "/layout/dispatcher");
+  return L;
+}
 
-  if (doc.contains("optimizer") && doc["optimizer"].is_object()) {
-    const Json& o = doc["optimizer"];
-    RecipeOptimizer& O = r.optimizer;
-    O.lr = o.value("lr", O.lr);
-    O.min_lr = o.value("min_lr", O.min_lr);
-    if (o.contains("lr_decay_style")) O.lr_decay_style = enum_at<LrDecay>(doc, "/optimizer/lr_decay_style");
-    O.lr_warmup_fraction = o.value("lr_warmup_fraction", O.lr_warmup_fraction);
-    O.weight_decay = o.value("weight_decay", O.weight_decay);
-    O.adam_beta1 = o.value("adam_beta1", O.adam_beta1);
-    O.adam_beta2 = o.value("adam_beta2", O.adam_beta2);
-    O.adam_eps = o.value("adam_eps", O.adam_eps);
-    O.clip_grad = o.value("clip_grad", O.clip_grad);
-  }
+/// The optimizer block; fields it leaves out keep RecipeOptimizer's defaults.
+RecipeOptimizer optimizer_from_json(const Json& doc) {
+  RecipeOptimizer O;
+  if (!doc.contains("optimizer") || !doc["optimizer"].is_object()) return O;
+  const Json& o = doc["optimizer"];
+  O.lr = o.value("lr", O.lr);
+  O.min_lr = o.value("min_lr", O.min_lr);
+  if (o.contains("lr_decay_style")) O.lr_decay_style = enum_at<LrDecay>(doc, "/optimizer/lr_decay_style");
+  O.lr_warmup_fraction = o.value("lr_warmup_fraction", O.lr_warmup_fraction);
+  O.weight_decay = o.value("weight_decay", O.weight_decay);
+  O.adam_beta1 = o.value("adam_beta1", O.adam_beta1);
+  O.adam_beta2 = o.value("adam_beta2", O.adam_beta2);
+  O.adam_eps = o.value("adam_eps", O.adam_eps);
+  O.clip_grad = o.value("clip_grad", O.clip_grad);
+  return O;
+}
 
+RecipeResult result_from_json(const Json& res) {
+  RecipeResult out;
+  out.tokens_per_s_per_gpu = res.at("tokens_per_s_per_gpu").get<double>();
+  out.usd_per_million_tokens = opt<double>(res, "usd_per_million_tokens");
+  out.step_time_cv_percent = opt<double>(res, "step_time_cv_percent");
+  out.mfu = opt<double>(res, "mfu");
+  if (res.contains("active_params") && res["active_params"].is_object())
+    out.active_params = opt<int64_t>(res["active_params"], "count");
+  out.measured = res.at("measured").get<std::string>();
+  out.steps_per_run = res.at("steps_per_run").get<int>();
+  out.window = StepWindow{res.at("window").at(0).get<int>(), res.at("window").at(1).get<int>()};
+  out.window_tokens = res.at("window_tokens").get<int64_t>();
+  out.gpu_hours = opt<double>(res, "gpu_hours");
+  return out;
+}
+
+}  // namespace
+
+Recipe recipe_from_json(const Json& doc, const std::string& file) {
+  Recipe r;
+  r.file = file;
+  r.doc = doc;
+  r.schema_version = doc.at("schema_version").get<int>();
+  r.model = doc.at("model").get<std::string>();
+  r.status = doc.at("status").get<std::string>();
+  r.gpu = gpu_from_json(doc.at("gpu"));
+  const Json& a = doc.at("author");
+  r.author = a.at("name").get<std::string>();
+  r.author_url = str(a, "url");
+  r.workload = workload_from_json(doc.at("workload"));
+  r.layout = layout_from_json(doc);
+  r.optimizer = optimizer_from_json(doc);
   r.bench = bench_from_json(doc);
-
-  if (doc.contains("result") && doc["result"].is_object()) {
-    const Json& res = doc["result"];
-    RecipeResult out;
-    out.tokens_per_s_per_gpu = res.at("tokens_per_s_per_gpu").get<double>();
-    out.usd_per_million_tokens = opt<double>(res, "usd_per_million_tokens");
-    out.step_time_cv_percent = opt<double>(res, "step_time_cv_percent");
-    out.mfu = opt<double>(res, "mfu");
-    if (res.contains("active_params") && res["active_params"].is_object())
-      out.active_params = opt<int64_t>(res["active_params"], "count");
-    out.measured = res.at("measured").get<std::string>();
-    out.steps_per_run = res.at("steps_per_run").get<int>();
-    out.window = StepWindow{res.at("window").at(0).get<int>(), res.at("window").at(1).get<int>()};
-    out.window_tokens = res.at("window_tokens").get<int64_t>();
-    out.gpu_hours = opt<double>(res, "gpu_hours");
-    r.result = out;
-  }
+  if (doc.contains("result") && doc["result"].is_object()) r.result = result_from_json(doc["result"]);
   return r;
 }
 

@@ -45,31 +45,29 @@ std::string text_of(const SourceDoc& src, const std::string& pointer, double fal
   return n && !n->text.empty() ? n->text : shortest(fallback);
 }
 
-}  // namespace
-
-Diagnostics check_result(const Recipe& r, const ModelConfig* model, const SourceDoc& src) {
-  Diagnostics out;
+/// The recipe's model and gpu.instance are known to the catalog, and the instance carries the recipe's GPU type.
+void check_catalog_names(const Recipe& r, const ModelConfig* model, const GpuSpec* gpu, const SourceDoc& src,
+                         Diagnostics& out) {
   if (!model) {
     std::string names;
     for (const auto& m : model_registry()) names += (names.empty() ? "" : ", ") + m.name;
     out.push_back(src.at("/model", "unknown model '" + r.model + "'", "one of the registry's models: " + names));
   }
-  const GpuSpec* gpu = find_gpu(r.gpu.type);
-  if (!r.gpu.instance.empty()) {
-    const InstanceSpec* inst = find_instance(r.gpu.instance);
-    if (!inst && !r.gpu.usd_per_gpu_hour) {
-      std::string names;
-      for (const auto& i : instance_catalog()) names += (names.empty() ? "" : ", ") + i.label();
-      out.push_back(src.at("/gpu/instance", "unknown instance '" + r.gpu.instance + "'",
-                           "a catalog instance (" + names + ") or a price in gpu.usd_per_gpu_hour"));
-    } else if (inst && gpu && inst->gpu != gpu->name) {
-      out.push_back(src.at("/gpu/instance", "'" + r.gpu.instance + "' (" + inst->gpu + " GPUs)",
-                           "an instance with " + gpu->name + " GPUs (gpu.type)"));
-    }
+  if (r.gpu.instance.empty()) return;
+  const InstanceSpec* inst = find_instance(r.gpu.instance);
+  if (!inst && !r.gpu.usd_per_gpu_hour) {
+    std::string names;
+    for (const auto& i : instance_catalog()) names += (names.empty() ? "" : ", ") + i.label();
+    out.push_back(src.at("/gpu/instance", "unknown instance '" + r.gpu.instance + "'",
+                         "a catalog instance (" + names + ") or a price in gpu.usd_per_gpu_hour"));
+  } else if (inst && gpu && inst->gpu != gpu->name) {
+    out.push_back(src.at("/gpu/instance", "'" + r.gpu.instance + "' (" + inst->gpu + " GPUs)",
+                         "an instance with " + gpu->name + " GPUs (gpu.type)"));
   }
-  if (!r.result) return out;
-  const RecipeResult& res = *r.result;
+}
 
+/// result.window lies inside the run, is long enough for a CV, and result.window_tokens is its token count.
+void check_window(const Recipe& r, const RecipeResult& res, const SourceDoc& src, Diagnostics& out) {
   if (!res.window.inside(res.steps_per_run)) {
     const bool first_bad = res.window.first < 0 || res.window.first > res.window.last;
     out.push_back(
@@ -93,53 +91,87 @@ Diagnostics check_result(const Recipe& r, const ModelConfig* model, const Source
                                std::to_string(r.workload.row_tokens) + " tokens"));
     }
   }
+}
 
-  const double tps = res.tokens_per_s_per_gpu;
-  const std::string tps_text = text_of(src, "/result/tokens_per_s_per_gpu", tps);
-  const std::optional<Price> price = res.usd_per_million_tokens ? recipe_price(r) : std::nullopt;
-  const int64_t n_active = model ? count_params(*model).active : 0;
-  FigureInputs in;
-  in.gpus = std::max(1, r.gpu.count);
-  if (price) in.usd_per_gpu_hour = price->usd_per_gpu_hour;
+/// The inputs check_result derives a result's figures from: the reported throughput as written, the price and
+/// the active parameters of the model that ran.
+struct ResultInputs {
+  double tps = 0;        // tokens/s/GPU as reported
+  std::string tps_text;  // as written in the file
+  std::optional<Price> price;
+  int64_t n_active = 0;
+  FigureInputs figures;
+};
+
+ResultInputs result_inputs(const Recipe& r, const ModelConfig* model, const GpuSpec* gpu, const SourceDoc& src) {
+  const RecipeResult& res = *r.result;
+  ResultInputs ri;
+  ri.tps = res.tokens_per_s_per_gpu;
+  ri.tps_text = text_of(src, "/result/tokens_per_s_per_gpu", ri.tps);
+  ri.price = res.usd_per_million_tokens ? recipe_price(r) : std::nullopt;
+  ri.n_active = model ? count_params(*model).active : 0;
+  ri.figures.gpus = std::max(1, r.gpu.count);
+  if (ri.price) ri.figures.usd_per_gpu_hour = ri.price->usd_per_gpu_hour;
   if (model && gpu) {
-    in.active_params = n_active;
-    in.peak_flops = gpu->peak_bf16_flops;
+    ri.figures.active_params = ri.n_active;
+    ri.figures.peak_flops = gpu->peak_bf16_flops;
   }
-  DerivedFigures f;
-  try {
-    f = derive_figures(Throughput::reported(tps), in);
-  } catch (const std::invalid_argument& e) {
-    out.push_back(src.at("/result/tokens_per_s_per_gpu", tps_text, e.what()));
-    return out;
-  }
-  if (res.usd_per_million_tokens && f.usd_per_million_tokens) {
-    const double usd = *f.usd_per_million_tokens;
-    const std::string text = text_of(src, "/result/usd_per_million_tokens", *res.usd_per_million_tokens);
-    int decimals = 0;
-    if (!agrees_to_printed_precision(*res.usd_per_million_tokens, text, usd, &decimals)) {
-      out.push_back(src.at("/result/usd_per_million_tokens", "$" + text,
-                           "$" + fixed(usd, std::max(decimals, 2), false) + " = $" + shortest(price->usd_per_gpu_hour) +
-                               "/GPU-hour (" + price->source + ") / (" + tps_text +
-                               " tokens/s/GPU x 3600) x 1e6, to the printed precision"));
-    }
-  }
-  if (!model) return out;
-  const std::string which = std::to_string(model->num_layers) + "-layer " + model->name;
-  if (res.active_params && *res.active_params != n_active) {
+  return ri;
+}
+
+/// result.usd_per_million_tokens equals the derived $/1M tokens to its printed precision.
+void check_price(const RecipeResult& res, const ResultInputs& ri, const DerivedFigures& f, const SourceDoc& src,
+                 Diagnostics& out) {
+  if (!res.usd_per_million_tokens || !f.usd_per_million_tokens) return;
+  const double usd = *f.usd_per_million_tokens;
+  const std::string text = text_of(src, "/result/usd_per_million_tokens", *res.usd_per_million_tokens);
+  int decimals = 0;
+  if (agrees_to_printed_precision(*res.usd_per_million_tokens, text, usd, &decimals)) return;
+  out.push_back(src.at("/result/usd_per_million_tokens", "$" + text,
+                       "$" + fixed(usd, std::max(decimals, 2), false) + " = $" + shortest(ri.price->usd_per_gpu_hour) +
+                           "/GPU-hour (" + ri.price->source + ") / (" + ri.tps_text +
+                           " tokens/s/GPU x 3600) x 1e6, to the printed precision"));
+}
+
+/// result.active_params is the count of the model that ran, and result.mfu the derived MFU to its printed precision.
+void check_model_figures(const RecipeResult& res, const ModelConfig& model, const GpuSpec* gpu, const ResultInputs& ri,
+                         const DerivedFigures& f, const SourceDoc& src, Diagnostics& out) {
+  const std::string which = std::to_string(model.num_layers) + "-layer " + model.name;
+  if (res.active_params && *res.active_params != ri.n_active) {
     out.push_back(src.at("/result/active_params/count", with_commas(*res.active_params),
-                         with_commas(n_active) + " active parameters of the " + which +
+                         with_commas(ri.n_active) + " active parameters of the " + which +
                              " that ran (docs/metrics.md: N_active of the layers and widths that ran)"));
   }
-  if (res.mfu && f.mfu) {
-    const std::string text = text_of(src, "/result/mfu", *res.mfu);
-    int decimals = 0;
-    if (!agrees_to_printed_precision(*res.mfu, text, *f.mfu, &decimals)) {
-      out.push_back(src.at("/result/mfu", text,
-                           fixed(*f.mfu, std::max(decimals, 4), false) + " = 6 x " + with_commas(n_active) + " (" +
-                               which + ") x " + tps_text + " / " + shortest(gpu->peak_bf16_flops) + " (" + gpu->name +
-                               " dense BF16 FLOP/s), to the printed precision"));
-    }
+  if (!res.mfu || !f.mfu) return;
+  const std::string text = text_of(src, "/result/mfu", *res.mfu);
+  int decimals = 0;
+  if (agrees_to_printed_precision(*res.mfu, text, *f.mfu, &decimals)) return;
+  out.push_back(src.at("/result/mfu", text,
+                       fixed(*f.mfu, std::max(decimals, 4), false) + " = 6 x " + with_commas(ri.n_active) + " (" +
+                           which + ") x " + ri.tps_text + " / " + shortest(gpu->peak_bf16_flops) + " (" + gpu->name +
+                           " dense BF16 FLOP/s), to the printed precision"));
+}
+
+}  // namespace
+
+Diagnostics check_result(const Recipe& r, const ModelConfig* model, const SourceDoc& src) {
+  Diagnostics out;
+  const GpuSpec* gpu = find_gpu(r.gpu.type);
+  check_catalog_names(r, model, gpu, src, out);
+  if (!r.result) return out;
+  const RecipeResult& res = *r.result;
+  check_window(r, res, src, out);
+
+  const ResultInputs ri = result_inputs(r, model, gpu, src);
+  DerivedFigures f;
+  try {
+    f = derive_figures(Throughput::reported(ri.tps), ri.figures);
+  } catch (const std::invalid_argument& e) {
+    out.push_back(src.at("/result/tokens_per_s_per_gpu", ri.tps_text, e.what()));
+    return out;
   }
+  check_price(res, ri, f, src, out);
+  if (model) check_model_figures(res, *model, gpu, ri, f, src, out);
   return out;
 }
 

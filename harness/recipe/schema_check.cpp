@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -132,29 +133,11 @@ Json* schema_for(Json& root, const Json& doc, const std::string& pointer) {
   return cur;
 }
 
-}  // namespace
-
-struct SchemaChecker::Compiled {
-  explicit Compiled(const Json& schema) {
-    document.Parse(schema.dump().c_str());
-    schema_document = std::make_unique<rapidjson::SchemaDocument>(document);
-  }
-  rapidjson::Document document;
-  std::unique_ptr<rapidjson::SchemaDocument> schema_document;
-};
-
-SchemaChecker::SchemaChecker(Json schema) : schema_(std::move(schema)) {
-  if (!schema_.is_object()) throw std::invalid_argument("a JSON Schema must be an object");
-  compiled_ = std::make_unique<Compiled>(schema_);
-}
-
-SchemaChecker::~SchemaChecker() = default;
-
 /// The expected text of a violation of `keyword` by `node_value` (`failed`: the schema that failed; `alternatives`:
 /// the schema holding a oneOf/anyOf list), in words; prefixes `found` with the value's type where that helps.
-static std::string describe_violation(const std::string& keyword, const Json& failed, Json& alternatives, Json& schema,
-                                      const std::string& schema_ptr, const Json& node_value, const SourceNode* node,
-                                      std::string& found) {
+std::string describe_violation(const std::string& keyword, const Json& failed, Json& alternatives, Json& schema,
+                               const std::string& schema_ptr, const Json& node_value, const SourceNode* node,
+                               std::string& found) {
   std::string expected;
   if (keyword == "type") {
     std::vector<std::string> types;
@@ -204,131 +187,194 @@ static std::string describe_violation(const std::string& keyword, const Json& fa
   return expected;
 }
 
-Diagnostics SchemaChecker::check(const SourceDoc& doc, size_t max_errors) const {
+/// One check()'s working state: the diagnostics so far and the private copies it repairs between rounds.
+struct CheckState {
+  CheckState(const SourceDoc& source, const Json& schema_json)
+      : doc(source), value(source.value), schema(schema_json) {}
+
+  const SourceDoc& doc;
+  Json value;   // repaired as violations are reported
+  Json schema;  // `required` relaxed as missing fields are reported
   Diagnostics out;
-  Json value = doc.value;  // repaired as violations are reported
-  Json schema = schema_;   // `required` relaxed as missing fields are reported
   std::set<std::string> reported;
   std::set<std::string> removed;    // pointers of members removed after a report: not "missing" afterwards
   std::set<std::string> suggested;  // members named by a "did you mean" hint: their absence is the same problem
   bool schema_relaxed = false;      // a `required` list of `schema` was changed: compile the copy
 
-  for (size_t round = 0; round < 4 * max_errors && out.size() < max_errors; ++round) {
+  /// Adds `found_problem` unless the same path and found text were reported already.
+  void report(Diagnostic found_problem) {
+    const std::string key = found_problem.path + "|" + found_problem.found;
+    if (reported.insert(key).second) out.push_back(std::move(found_problem));
+  }
+};
+
+/// The first violation RapidJSON finds in one round: the keyword and where it is in the document and the schema.
+struct Violation {
+  std::string keyword;
+  std::string doc_ptr;
+  std::string schema_ptr;
+  Json node_value;
+  const SourceNode* node = nullptr;
+};
+
+/// Validates `st.value` against `schema_doc`; the first violation, or nothing when the value is valid.
+std::optional<Violation> first_violation(const rapidjson::SchemaDocument& schema_doc, const CheckState& st) {
+  rapidjson::Document d;
+  d.Parse(st.value.dump().c_str());
+  rapidjson::SchemaValidator validator(schema_doc);
+  if (d.Accept(validator)) return std::nullopt;
+  Violation v;
+  v.keyword = validator.GetInvalidSchemaKeyword();
+  v.doc_ptr = stringify(validator.GetInvalidDocumentPointer());
+  v.schema_ptr = stringify(validator.GetInvalidSchemaPointer());
+  v.node_value = st.value.at(Json::json_pointer(v.doc_ptr));
+  v.node = st.doc.node(v.doc_ptr);
+  return v;
+}
+
+/// The expected text for missing member `name` of the object whose schema is `here`: its enum and description.
+std::string missing_field_expected(Json& schema, Json& here, const std::string& name) {
+  std::string expected = "a value";
+  if (!here.contains("properties") || !here["properties"].contains(name)) return expected;
+  Json& prop = here["properties"][name];
+  const Json& target = resolve_schema_ref(schema, prop);
+  if (target.contains("enum")) {
+    std::vector<std::string> options;
+    for (const auto& e : target["enum"]) options.push_back(e.is_string() ? e.get<std::string>() : e.dump());
+    expected = "one of " + join(options, ", ");
+  }
+  const std::string desc = prop.value("description", target.value("description", std::string()));
+  if (!desc.empty()) expected += " (" + sentence(desc) + ")";
+  return expected;
+}
+
+/// A `required` violation: reports each missing member (unless removed or suggested earlier) and relaxes the
+/// list in `st.schema`. True when a member was missing.
+bool report_missing(CheckState& st, Json& here, const Violation& v) {
+  bool repaired = false;
+  Json& req = here["required"];
+  Json kept = Json::array();
+  for (const auto& name : req) {
+    const std::string n = name.get<std::string>();
+    if (!v.node_value.is_object() || v.node_value.contains(n)) {
+      kept.push_back(name);
+      continue;
+    }
+    repaired = true;
+    const std::string missing = pointer_append(v.doc_ptr, n);
+    if (st.removed.count(missing) || st.suggested.count(missing)) continue;
+    const std::string expected = missing_field_expected(st.schema, here, n);
+    // Located at the key of the mapping that lacks the field (the file's start for a top-level field).
+    const SourceMark m = v.doc_ptr.empty() ? SourceMark{1, 1} : st.doc.key_mark(v.doc_ptr);
+    st.report(Diagnostic{st.doc.file, m.line, m.column, st.doc.path(missing), "missing required field '" + n + "'",
+                         expected});
+  }
+  req = kept;
+  st.schema_relaxed = true;
+  return repaired;
+}
+
+/// Unknown fields: reports each with the known names (and a "did you mean" hint) and removes it from `st.value`.
+/// With `additionalProperties: false` the error points at the object; with the `{$ref: noField}` form (see the
+/// schema's header) it points at the unknown member itself. True when a member was removed.
+bool report_unknown(CheckState& st, Json& here, const Violation& v) {
+  const bool at_member = v.keyword == "not";
+  const std::string object_ptr = at_member ? v.doc_ptr.substr(0, v.doc_ptr.rfind('/')) : v.doc_ptr;
+  const Json* object_schema = at_member ? schema_for(st.schema, st.value, object_ptr) : &here;
+  std::vector<std::string> known;
+  if (object_schema && object_schema->contains("properties"))
+    for (const auto& [k, _] : (*object_schema)["properties"].items()) known.push_back(k);
+  std::vector<std::string> unknown;
+  if (at_member) {
+    unknown.push_back(pointer_unescape(v.doc_ptr.substr(v.doc_ptr.rfind('/') + 1)));
+  } else {
+    for (const auto& [k, _] : v.node_value.items())
+      if (std::find(known.begin(), known.end(), k) == known.end() && !matches_pattern_properties(here, k))
+        unknown.push_back(k);
+  }
+  for (const auto& k : unknown) {
+    std::string hint;
+    for (const auto& cand : known)
+      if (hint.empty() && edit_distance(k, cand) <= 2 && !node_value_has(st.value, object_ptr, cand)) {
+        hint = "'" + cand + "' (did you mean it?), or ";
+        st.suggested.insert(pointer_append(object_ptr, cand));
+      }
+    st.report(st.doc.at_key(pointer_append(object_ptr, k), "unknown field '" + k + "'",
+                            hint + "one of " + join(known, ", ") + ", or a custom field named x-..."));
+    st.value.at(Json::json_pointer(object_ptr)).erase(k);
+    st.removed.insert(pointer_append(object_ptr, k));
+  }
+  return !unknown.empty();
+}
+
+/// Any other violation: reports it (found and expected in words), then drops the offending node from `st.value`
+/// so the next round finds the next problem. True when a node was dropped (never the document's root).
+bool report_invalid(CheckState& st, Json& here, const Violation& v) {
+  std::string keyword = v.keyword;
+  std::string found = show(v.node_value, v.node);
+  Json* failed = &here;
+  if (keyword == "patternProperties") {  // a member matched a pattern and failed its schema: describe that
+    if (Json* own = schema_for(st.schema, st.value, v.doc_ptr)) {
+      failed = own;
+      if (own->contains("type")) keyword = "type";
+    }
+  }
+  const std::string expected =
+      describe_violation(keyword, *failed, *failed, st.schema, v.schema_ptr, v.node_value, v.node, found);
+  st.report(st.doc.at(v.doc_ptr, found, expected));
+  if (v.doc_ptr.empty()) return false;
+  const auto slash = v.doc_ptr.rfind('/');
+  Json& parent = st.value.at(Json::json_pointer(v.doc_ptr.substr(0, slash)));
+  const std::string token = pointer_unescape(v.doc_ptr.substr(slash + 1));
+  if (parent.is_object())
+    parent.erase(token);
+  else
+    parent.erase(std::stoul(token));
+  st.removed.insert(v.doc_ptr);
+  return true;
+}
+
+/// Reports violation `v` and repairs the private copies in `st` so the next round can find the next one.
+/// False when nothing could be repaired (the check stops).
+bool report_and_repair(CheckState& st, const Violation& v) {
+  Json& here = resolve_schema_ref(st.schema, st.schema.at(Json::json_pointer(v.schema_ptr)));
+  if (v.keyword == "required") return report_missing(st, here, v);
+  if (v.keyword == "additionalProperties" || (v.keyword == "not" && v.schema_ptr == "/definitions/noField"))
+    return report_unknown(st, here, v);
+  return report_invalid(st, here, v);
+}
+
+}  // namespace
+
+struct SchemaChecker::Compiled {
+  explicit Compiled(const Json& schema) {
+    document.Parse(schema.dump().c_str());
+    schema_document = std::make_unique<rapidjson::SchemaDocument>(document);
+  }
+  rapidjson::Document document;
+  std::unique_ptr<rapidjson::SchemaDocument> schema_document;
+};
+
+SchemaChecker::SchemaChecker(Json schema) : schema_(std::move(schema)) {
+  if (!schema_.is_object()) throw std::invalid_argument("a JSON Schema must be an object");
+  compiled_ = std::make_unique<Compiled>(schema_);
+}
+
+SchemaChecker::~SchemaChecker() = default;
+
+Diagnostics SchemaChecker::check(const SourceDoc& doc, size_t max_errors) const {
+  CheckState st(doc, schema_);
+  for (size_t round = 0; round < 4 * max_errors && st.out.size() < max_errors; ++round) {
     // The schema compiled once; a copy only after a `required` list was relaxed (rare: a missing field).
     std::unique_ptr<Compiled> relaxed;
-    if (schema_relaxed) relaxed = std::make_unique<Compiled>(schema);
-    const rapidjson::SchemaDocument& schema_doc = *(relaxed ? relaxed : compiled_)->schema_document;
-    rapidjson::Document d;
-    d.Parse(value.dump().c_str());
-    rapidjson::SchemaValidator validator(schema_doc);
-    if (d.Accept(validator)) break;
-
-    std::string keyword = validator.GetInvalidSchemaKeyword();
-    const std::string doc_ptr = stringify(validator.GetInvalidDocumentPointer());
-    const std::string schema_ptr = stringify(validator.GetInvalidSchemaPointer());
-    Json& here = resolve_schema_ref(schema, schema.at(Json::json_pointer(schema_ptr)));
-    Json& here_schema = here;
-    Json* here_override = nullptr;
-    const Json node_value = value.at(Json::json_pointer(doc_ptr));
-    const SourceNode* node = doc.node(doc_ptr);
-    bool repaired = false;
-
-    auto report = [&](Diagnostic found_problem) {
-      const std::string key = found_problem.path + "|" + found_problem.found;
-      if (reported.insert(key).second) out.push_back(std::move(found_problem));
-    };
-
-    if (keyword == "required") {
-      Json& req = here["required"];
-      Json kept = Json::array();
-      for (const auto& name : req) {
-        const std::string n = name.get<std::string>();
-        if (node_value.is_object() && !node_value.contains(n)) {
-          repaired = true;
-          const std::string missing = pointer_append(doc_ptr, n);
-          if (removed.count(missing) || suggested.count(missing)) continue;
-          std::string expected = "a value";
-          if (here.contains("properties") && here["properties"].contains(n)) {
-            Json& prop = here["properties"][n];
-            const Json& target = resolve_schema_ref(schema, prop);
-            if (target.contains("enum")) {
-              std::vector<std::string> options;
-              for (const auto& e : target["enum"]) options.push_back(e.is_string() ? e.get<std::string>() : e.dump());
-              expected = "one of " + join(options, ", ");
-            }
-            const std::string desc = prop.value("description", target.value("description", std::string()));
-            if (!desc.empty()) expected += " (" + sentence(desc) + ")";
-          }
-          // Located at the key of the mapping that lacks the field (the file's start for a top-level field).
-          const SourceMark m = doc_ptr.empty() ? SourceMark{1, 1} : doc.key_mark(doc_ptr);
-          report(Diagnostic{doc.file, m.line, m.column, doc.path(missing), "missing required field '" + n + "'",
-                            expected});
-        } else {
-          kept.push_back(name);
-        }
-      }
-      req = kept;
-      schema_relaxed = true;
-    } else if (keyword == "additionalProperties" || (keyword == "not" && schema_ptr == "/definitions/noField")) {
-      // Unknown fields. With `additionalProperties: false` the error points at the object; with the
-      // `{$ref: noField}` form (see the schema's header) it points at the unknown member itself.
-      const bool at_member = keyword == "not";
-      const std::string object_ptr = at_member ? doc_ptr.substr(0, doc_ptr.rfind('/')) : doc_ptr;
-      const Json* object_schema = at_member ? schema_for(schema, value, object_ptr) : &here;
-      std::vector<std::string> known;
-      if (object_schema && object_schema->contains("properties"))
-        for (const auto& [k, _] : (*object_schema)["properties"].items()) known.push_back(k);
-      std::vector<std::string> unknown;
-      if (at_member) {
-        unknown.push_back(pointer_unescape(doc_ptr.substr(doc_ptr.rfind('/') + 1)));
-      } else {
-        for (const auto& [k, _] : node_value.items())
-          if (std::find(known.begin(), known.end(), k) == known.end() && !matches_pattern_properties(here, k))
-            unknown.push_back(k);
-      }
-      for (const auto& k : unknown) {
-        std::string hint;
-        for (const auto& cand : known)
-          if (hint.empty() && edit_distance(k, cand) <= 2 && !node_value_has(value, object_ptr, cand)) {
-            hint = "'" + cand + "' (did you mean it?), or ";
-            suggested.insert(pointer_append(object_ptr, cand));
-          }
-        report(doc.at_key(pointer_append(object_ptr, k), "unknown field '" + k + "'",
-                          hint + "one of " + join(known, ", ") + ", or a custom field named x-..."));
-        value.at(Json::json_pointer(object_ptr)).erase(k);
-        removed.insert(pointer_append(object_ptr, k));
-        repaired = true;
-      }
-    } else {
-      std::string found = show(node_value, node), expected;
-      if (keyword == "patternProperties") {  // a member matched a pattern and failed its schema: describe that
-        if (Json* own = schema_for(schema, value, doc_ptr)) {
-          here_override = own;
-          if (own->contains("type")) keyword = "type";
-        }
-      }
-      const Json& failed = here_override ? *here_override : here_schema;
-      expected = describe_violation(keyword, failed, here_override ? *here_override : here_schema, schema, schema_ptr,
-                                    node_value, node, found);
-      report(doc.at(doc_ptr, found, expected));
-      if (!doc_ptr.empty()) {  // drop the offending node so the next round finds the next problem
-        const auto slash = doc_ptr.rfind('/');
-        Json& parent = value.at(Json::json_pointer(doc_ptr.substr(0, slash)));
-        const std::string token = pointer_unescape(doc_ptr.substr(slash + 1));
-        if (parent.is_object())
-          parent.erase(token);
-        else
-          parent.erase(std::stoul(token));
-        removed.insert(doc_ptr);
-        repaired = true;
-      }
-    }
-    if (!repaired) break;
+    if (st.schema_relaxed) relaxed = std::make_unique<Compiled>(st.schema);
+    const std::optional<Violation> v = first_violation(*(relaxed ? relaxed : compiled_)->schema_document, st);
+    if (!v || !report_and_repair(st, *v)) break;
   }
-  std::stable_sort(out.begin(), out.end(), [](const Diagnostic& a, const Diagnostic& b) {
+  std::stable_sort(st.out.begin(), st.out.end(), [](const Diagnostic& a, const Diagnostic& b) {
     return a.line != b.line ? a.line < b.line : a.column < b.column;
   });
-  return out;
+  return st.out;
 }
 
 }  // namespace recipebench

@@ -67,13 +67,17 @@ struct ScatterPoint {
   bool measured_run = false;  ///< run records are drawn as squares, recipes as circles
 };
 
-/// Points on axes from 0; `corner` is the cheap-and-fast region: faster than the median tokens/s/GPU and cheaper
-/// than the median $ / 1M tokens (to the plot's right and bottom edges).
-struct ScatterLayout {
+/// A chart's frame, axes (data -> pixel scales and tick values) and its points in pixels.
+struct PlotLayout {
   Frame frame;
   Scale x, y;
   std::vector<double> x_ticks, y_ticks;
   std::vector<Point> points;
+};
+
+/// Points on axes from 0; `corner` is the cheap-and-fast region: faster than the median tokens/s/GPU and cheaper
+/// than the median $ / 1M tokens (to the plot's right and bottom edges).
+struct ScatterLayout : PlotLayout {
   Rect corner;
   double median_x = 0, median_y = 0;
 };
@@ -88,11 +92,7 @@ double median(std::vector<double> v);
 /// A series over steps 0..N-1 on an x axis of step indices and a y axis from 0 (or from the data's lower tick
 /// when `from_zero` is false). `window` is the shaded timed window [first - 0.5, last + 0.5] in step units;
 /// zero width when the series has none.
-struct StepLayout {
-  Frame frame;
-  Scale x, y;
-  std::vector<double> x_ticks, y_ticks;
-  std::vector<Point> points;
+struct StepLayout : PlotLayout {
   Rect window;
 };
 StepLayout layout_steps(const std::vector<double>& values, int window_first, int window_last, bool from_zero,

@@ -18,6 +18,7 @@
 #include <iterator>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace recipebench {
@@ -167,16 +168,163 @@ std::vector<std::string> own_arguments() {
   return args;
 }
 
+/// What every rank of one local launch shares: its command line, the rendezvous port and OMP_NUM_THREADS.
+struct LaunchPlan {
+  int nproc = 1;
+  std::vector<std::string> args;
+  std::string port;
+  std::string threads;
+};
+
+/// In a forked child: dies with the launcher, sets rank `r`'s torchrun-style environment and execs this binary
+/// again with the same arguments. Never returns (exit 127 when the exec fails).
+[[noreturn]] void exec_rank(int r, const LaunchPlan& plan, pid_t parent) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(1);  // the launcher died before prctl
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  setenv("RANK", std::to_string(r).c_str(), 1);
+  setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
+  setenv("WORLD_SIZE", std::to_string(plan.nproc).c_str(), 1);
+  setenv("LOCAL_WORLD_SIZE", std::to_string(plan.nproc).c_str(), 1);
+  setenv("MASTER_ADDR", "127.0.0.1", 1);
+  setenv("MASTER_PORT", plan.port.c_str(), 1);
+  setenv("RECIPEBENCH_LAUNCHED", "1", 1);
+  setenv("OMP_NUM_THREADS", plan.threads.c_str(), 0);
+  std::vector<char*> argv;
+  for (const auto& a : plan.args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  execv("/proc/self/exe", argv.data());
+  std::fprintf(stderr, "recipebench run: exec of /proc/self/exe failed: %s\n", std::strerror(errno));
+  _exit(127);
+}
+
+/// Forks one child per rank (each runs exec_rank); the children's pids in rank order. Throws std::runtime_error
+/// when a fork fails, after killing the children already started.
+std::vector<pid_t> fork_ranks(const LaunchPlan& plan) {
+  const pid_t parent = getpid();
+  std::vector<pid_t> pids;
+  for (int r = 0; r < plan.nproc; ++r) {
+    std::fflush(nullptr);
+    const pid_t pid = fork();
+    if (pid < 0) {
+      for (pid_t p : pids) kill(p, SIGKILL);
+      throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+    }
+    if (pid == 0) exec_rank(r, plan, parent);
+    pids.push_back(pid);
+  }
+  return pids;
+}
+
+/// The launcher's view of its ranks while it waits: which have ended, the first failure and the escalation
+/// (SIGTERM after the grace period, SIGKILL 5 s later) that stops the others.
+class RankWatch {
+ public:
+  using Clock = std::chrono::steady_clock;
+  RankWatch(std::vector<pid_t> pids, double grace_seconds)
+      : pids_(std::move(pids)),
+        done_(pids_.size(), false),
+        alive_(static_cast<int>(pids_.size())),
+        grace_(grace_seconds) {}
+
+  int alive() const { return alive_; }
+  int result() const { return result_; }
+
+  /// Sends `sig` (forwarded from the launcher) to every live rank; escalates as after a failure, at once.
+  void forward(int sig) {
+    signal_live(sig);
+    if (result_ == 0) result_ = 128 + sig;
+    if (first_failed_ < 0) {
+      first_failed_ = static_cast<int>(pids_.size());  // stopped from outside: escalate like a failure
+      failed_at_ = Clock::now() - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace_));
+    }
+  }
+
+  /// Records that child `pid` ended with wait status `status`; the first failure sets the result.
+  void reaped(pid_t pid, int status, const std::function<void(int status)>& on_lead_died) {
+    for (size_t r = 0; r < pids_.size(); ++r) {
+      if (pids_[r] != pid || done_[r]) continue;
+      done_[r] = true;
+      --alive_;
+      if (r == 0 && WIFSIGNALED(status) && on_lead_died) on_lead_died(status);
+      const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+      if (!ok && first_failed_ < 0) failed(static_cast<int>(r), status);
+    }
+  }
+
+  /// After a failure: SIGTERM to the live ranks once the grace period has passed, SIGKILL 5 s later.
+  void escalate() {
+    if (first_failed_ < 0) return;
+    const double since = std::chrono::duration<double>(Clock::now() - failed_at_).count();
+    if (!termed_ && since >= grace_) {
+      termed_ = true;
+      signal_live(SIGTERM);
+    } else if (!killed_ && since >= grace_ + 5.0) {
+      killed_ = true;
+      signal_live(SIGKILL);
+    }
+  }
+
+ private:
+  void failed(int r, int status) {
+    first_failed_ = r;
+    failed_at_ = Clock::now();
+    result_ = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    if (alive_ > 0)
+      std::fprintf(stderr, "recipebench run: rank %d %s; stopping the other ranks\n", r,
+                   WIFEXITED(status) ? ("exited with status " + std::to_string(WEXITSTATUS(status))).c_str()
+                                     : ("died of signal " + std::to_string(WTERMSIG(status))).c_str());
+  }
+  void signal_live(int sig) {
+    for (size_t r = 0; r < pids_.size(); ++r)
+      if (!done_[r]) kill(pids_[r], sig);
+  }
+
+  std::vector<pid_t> pids_;
+  std::vector<bool> done_;
+  int alive_;
+  double grace_;
+  int result_ = 0;
+  int first_failed_ = -1;
+  Clock::time_point failed_at_{};
+  bool termed_ = false;
+  bool killed_ = false;
+};
+
+/// Waits for every rank, forwarding SIGINT/SIGTERM caught by on_signal and stopping the others after a failure.
+int wait_ranks(RankWatch& watch, const std::function<void(int status)>& on_lead_died) {
+  while (watch.alive() > 0) {
+    if (g_forward_signal) {
+      const int sig = g_forward_signal;
+      g_forward_signal = 0;
+      watch.forward(sig);
+    }
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid > 0) {
+      watch.reaped(pid, status, on_lead_died);
+      continue;
+    }
+    if (pid < 0 && errno != EINTR) break;  // no children left
+    watch.escalate();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return watch.result();
+}
+
 }  // namespace
 
 int launch_local(int nproc, double grace_seconds, const std::function<void(int status)>& on_lead_died) {
   if (const std::string problem = ranks_fit_problem(nproc, host_capacity()); !problem.empty())
     throw std::invalid_argument("--nproc " + std::to_string(nproc) + ": " + problem);
-  const std::vector<std::string> args = own_arguments();
-  if (args.empty()) throw std::runtime_error("cannot read this process's arguments from /proc/self/cmdline");
-  const std::string port = std::to_string(free_loopback_port());
+  LaunchPlan plan;
+  plan.nproc = nproc;
+  plan.args = own_arguments();
+  if (plan.args.empty()) throw std::runtime_error("cannot read this process's arguments from /proc/self/cmdline");
+  plan.port = std::to_string(free_loopback_port());
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  const std::string threads = std::to_string(std::max<long>(1, cores / nproc));
+  plan.threads = std::to_string(std::max<long>(1, cores / nproc));
 
   struct sigaction sa {};
   sa.sa_handler = on_signal;
@@ -186,92 +334,8 @@ int launch_local(int nproc, double grace_seconds, const std::function<void(int s
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
 
-  const pid_t parent = getpid();
-  std::vector<pid_t> pids;
-  for (int r = 0; r < nproc; ++r) {
-    std::fflush(nullptr);
-    const pid_t pid = fork();
-    if (pid < 0) {
-      for (pid_t p : pids) kill(p, SIGKILL);
-      throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-    }
-    if (pid == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (getppid() != parent) _exit(1);  // the launcher died before prctl
-      signal(SIGINT, SIG_DFL);
-      signal(SIGTERM, SIG_DFL);
-      setenv("RANK", std::to_string(r).c_str(), 1);
-      setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
-      setenv("WORLD_SIZE", std::to_string(nproc).c_str(), 1);
-      setenv("LOCAL_WORLD_SIZE", std::to_string(nproc).c_str(), 1);
-      setenv("MASTER_ADDR", "127.0.0.1", 1);
-      setenv("MASTER_PORT", port.c_str(), 1);
-      setenv("RECIPEBENCH_LAUNCHED", "1", 1);
-      setenv("OMP_NUM_THREADS", threads.c_str(), 0);
-      std::vector<char*> argv;
-      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-      argv.push_back(nullptr);
-      execv("/proc/self/exe", argv.data());
-      std::fprintf(stderr, "recipebench run: exec of /proc/self/exe failed: %s\n", std::strerror(errno));
-      _exit(127);
-    }
-    pids.push_back(pid);
-  }
-
-  using Clock = std::chrono::steady_clock;
-  int result = 0, first_failed = -1, alive = nproc;
-  Clock::time_point failed_at{};
-  bool termed = false, killed = false;
-  std::vector<bool> done(nproc, false);
-  while (alive > 0) {
-    if (g_forward_signal) {
-      const int sig = g_forward_signal;
-      g_forward_signal = 0;
-      for (int r = 0; r < nproc; ++r)
-        if (!done[r]) kill(pids[r], sig);
-      if (result == 0) result = 128 + sig;
-      if (first_failed < 0) {
-        first_failed = nproc;  // stopped from outside: escalate like a failure
-        failed_at =
-            Clock::now() - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace_seconds));
-      }
-    }
-    int status = 0;
-    const pid_t pid = waitpid(-1, &status, WNOHANG);
-    if (pid > 0) {
-      for (int r = 0; r < nproc; ++r) {
-        if (pids[r] != pid || done[r]) continue;
-        done[r] = true;
-        --alive;
-        if (r == 0 && WIFSIGNALED(status) && on_lead_died) on_lead_died(status);
-        const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-        if (!ok && first_failed < 0) {
-          first_failed = r;
-          failed_at = Clock::now();
-          result = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-          if (alive > 0)
-            std::fprintf(stderr, "recipebench run: rank %d %s; stopping the other ranks\n", r,
-                         WIFEXITED(status) ? ("exited with status " + std::to_string(WEXITSTATUS(status))).c_str()
-                                           : ("died of signal " + std::to_string(WTERMSIG(status))).c_str());
-        }
-      }
-      continue;
-    }
-    if (pid < 0 && errno != EINTR) break;  // no children left
-    if (first_failed >= 0) {
-      const double since = std::chrono::duration<double>(Clock::now() - failed_at).count();
-      if (!termed && since >= grace_seconds) {
-        termed = true;
-        for (int r = 0; r < nproc; ++r)
-          if (!done[r]) kill(pids[r], SIGTERM);
-      } else if (!killed && since >= grace_seconds + 5.0) {
-        killed = true;
-        for (int r = 0; r < nproc; ++r)
-          if (!done[r]) kill(pids[r], SIGKILL);
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  RankWatch watch(fork_ranks(plan), grace_seconds);
+  const int result = wait_ranks(watch, on_lead_died);
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   return result;

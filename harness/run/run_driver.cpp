@@ -72,15 +72,22 @@ ValidatedRecipe load_recipe(const RunRequest& q, const Reporters& report) {
   return v;
 }
 
+/// The settings the bench block (RecipeBench) and the command line (RunRequest) both give, each one that is set
+/// over `o`: backend, steps, window, layers, device, seed, deterministic.
+template <typename Settings>
+void apply_shared_settings(const Settings& s, RunOptions& o) {
+  if (s.backend) o.backend = *s.backend;
+  if (s.steps) o.steps = *s.steps;
+  if (s.window) o.window = *s.window;
+  if (s.layers) o.layers = *s.layers;
+  if (s.device) o.device = *s.device;
+  if (s.seed) o.seed = *s.seed;
+  if (s.deterministic) o.deterministic = *s.deterministic;
+}
+
 /// The recipe's bench block over RunOptions' defaults.
 void apply_bench_block(const RecipeBench& b, RunOptions& o) {
-  if (b.backend) o.backend = *b.backend;
-  if (b.steps) o.steps = *b.steps;
-  if (b.window) o.window = *b.window;
-  if (b.layers) o.layers = *b.layers;
-  if (b.device) o.device = *b.device;
-  if (b.seed) o.seed = *b.seed;
-  if (b.deterministic) o.deterministic = *b.deterministic;
+  apply_shared_settings(b, o);
   if (b.data.source) o.data_source = *b.data.source;
   if (b.data.path) o.data_path = *b.data.path;
   if (b.data.supervised_token_ratio) o.supervised_token_ratio = *b.data.supervised_token_ratio;
@@ -100,13 +107,7 @@ bool per_node(const std::string& backend) {
 RunOptions effective_options(const Recipe& recipe, const RunRequest& q) {
   RunOptions o;
   apply_bench_block(recipe.bench, o);
-  if (q.backend) o.backend = *q.backend;
-  if (q.steps) o.steps = *q.steps;
-  if (q.window) o.window = *q.window;
-  if (q.layers) o.layers = *q.layers;
-  if (q.device) o.device = *q.device;
-  if (q.seed) o.seed = *q.seed;
-  if (q.deterministic) o.deterministic = *q.deterministic;
+  apply_shared_settings(q, o);
   if (q.log_format) o.log_format = *q.log_format;
   if (q.timeout_seconds) o.timeout_seconds = *q.timeout_seconds;
   if (q.import_log) o.import_log = *q.import_log;

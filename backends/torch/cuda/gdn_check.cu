@@ -250,100 +250,124 @@ Timing time_case(int rows, int iters, int warmup = 5) {
   return t;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+/// gdn_check's command line (see the file's header).
+struct Options {
   std::string json_path;
   bool check = true, time = true, quick = false, once = false;
   int iters = 20;
+};
+
+/// Parses argv into `opt`; false on a usage error, after printing the usage line.
+bool parse_options(int argc, char** argv, Options& opt) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--json" && i + 1 < argc)
-      json_path = argv[++i];
+      opt.json_path = argv[++i];
     else if (a == "--skip-check")
-      check = false;
+      opt.check = false;
     else if (a == "--skip-time")
-      time = false;
+      opt.time = false;
     else if (a == "--quick")
-      quick = true;
+      opt.quick = true;
     else if (a == "--once")
-      once = true;
+      opt.once = true;
     else if (a == "--iters" && i + 1 < argc)
-      iters = std::max(1, std::atoi(argv[++i]));
+      opt.iters = std::max(1, std::atoi(argv[++i]));
     else {
       std::fprintf(stderr,
                    "usage: gdn_check [--json PATH] [--skip-check] [--skip-time] [--quick] [--once] [--iters N]\n");
-      return 2;
+      return false;
     }
   }
+  return true;
+}
+
+/// The correctness cases, printed as a table as each finishes (`quick`: without the 8,192-token case).
+std::vector<CaseResult> run_checks(bool quick) {
+  std::vector<std::pair<std::string, std::vector<int64_t>>> shapes = {
+      {"T=1", {0, 1}},
+      {"T=63", {0, 63}},
+      {"T=64", {0, 64}},
+      {"T=65", {0, 65}},
+      {"T=300", {0, 300}},
+      {"T=8192", {0, 8192}},
+      {"packed 1+63+64+65+300", {0, 1, 64, 128, 193, 493}}};
+  std::printf("%-24s %9s %9s %9s %9s %9s %9s %9s %9s %10s %6s %s\n", "case (Hk=2, Hv=4, h0)", "o", "ht", "dq", "dk",
+              "dv", "dg", "dbeta", "dh0", "neg(g-.05)", "bitEq", "pass");
+  std::vector<CaseResult> cases;
+  unsigned seed = 11;
+  for (const auto& [name, cu] : shapes) {
+    if (quick && cu.back() > 1000) continue;
+    cases.push_back(check_case(name, cu, seed++));
+    const auto& c = cases.back();
+    std::printf("%-24s", c.name.c_str());
+    for (const auto& e : c.errors) std::printf(" %9.2e", e.second);
+    std::printf(" %10.2e %6s %s\n", c.negative, c.deterministic ? "yes" : "NO", c.pass ? "PASS" : "FAIL");
+    std::fflush(stdout);
+  }
+  return cases;
+}
+
+/// The 35B-width timings (1 and 2 rows of 8,192 tokens, mean of `iters`), printed as a table.
+std::vector<Timing> run_timings(int iters) {
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("\n%s, 35B widths (16 key heads, 32 value heads, dim 128), bf16, mean of %d after 5 warm-up\n", prop.name,
+              iters);
+  std::printf("%-10s %10s %12s\n", "tokens", "fwd ms", "fwd+bwd ms");
+  std::vector<Timing> timings;
+  for (int rows : {1, 2}) {
+    timings.push_back(time_case(rows, iters));
+    std::printf("%-10s %10.3f %12.3f\n", timings.back().name.c_str(), timings.back().fwd_ms, timings.back().fwd_bwd_ms);
+  }
+  return timings;
+}
+
+/// Writes the verdict, the cases and the timings as JSON to `json_path` (a temporary file, then renamed).
+void write_json(const std::string& json_path, bool ok, const std::vector<CaseResult>& cases,
+                const std::vector<Timing>& timings) {
+  const std::string tmp = json_path + ".tmp";
+  std::ofstream f(tmp);
+  f << "{\"tolerance\": " << kTolerance << ", \"pass\": " << (ok ? "true" : "false") << ", \"cases\": [";
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto& c = cases[i];
+    f << (i ? ", " : "") << "{\"name\": \"" << c.name << "\", \"pass\": " << (c.pass ? "true" : "false")
+      << ", \"bitwise_repeatable\": " << (c.deterministic ? "true" : "false")
+      << ", \"negative_control_o\": " << c.negative << ", \"rel_l2\": {";
+    for (size_t j = 0; j < c.errors.size(); ++j)
+      f << (j ? ", " : "") << "\"" << c.errors[j].first << "\": " << c.errors[j].second;
+    f << "}}";
+  }
+  f << "], \"timings_35b\": [";
+  for (size_t i = 0; i < timings.size(); ++i)
+    f << (i ? ", " : "") << "{\"tokens\": \"" << timings[i].name << "\", \"fwd_ms\": " << timings[i].fwd_ms
+      << ", \"fwd_bwd_ms\": " << timings[i].fwd_bwd_ms << "}";
+  f << "]}\n";
+  f.close();
+  std::rename(tmp.c_str(), json_path.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  if (!parse_options(argc, argv, opt)) return 2;
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::fprintf(stderr, "gdn_check: no CUDA device\n");
     return 3;
   }
-  if (once) {
+  if (opt.once) {
     time_case(1, 1, 0);
     CK(cudaDeviceSynchronize());
     return 0;
   }
   std::vector<CaseResult> cases;
+  if (opt.check) cases = run_checks(opt.quick);
   bool ok = true;
-  if (check) {
-    std::vector<std::pair<std::string, std::vector<int64_t>>> shapes = {
-        {"T=1", {0, 1}},
-        {"T=63", {0, 63}},
-        {"T=64", {0, 64}},
-        {"T=65", {0, 65}},
-        {"T=300", {0, 300}},
-        {"T=8192", {0, 8192}},
-        {"packed 1+63+64+65+300", {0, 1, 64, 128, 193, 493}}};
-    std::printf("%-24s %9s %9s %9s %9s %9s %9s %9s %9s %10s %6s %s\n", "case (Hk=2, Hv=4, h0)", "o", "ht", "dq", "dk",
-                "dv", "dg", "dbeta", "dh0", "neg(g-.05)", "bitEq", "pass");
-    unsigned seed = 11;
-    for (const auto& [name, cu] : shapes) {
-      if (quick && cu.back() > 1000) continue;
-      cases.push_back(check_case(name, cu, seed++));
-      const auto& c = cases.back();
-      std::printf("%-24s", c.name.c_str());
-      for (const auto& e : c.errors) std::printf(" %9.2e", e.second);
-      std::printf(" %10.2e %6s %s\n", c.negative, c.deterministic ? "yes" : "NO", c.pass ? "PASS" : "FAIL");
-      std::fflush(stdout);
-      ok = ok && c.pass;
-    }
-  }
+  for (const auto& c : cases) ok = ok && c.pass;
   std::vector<Timing> timings;
-  if (time) {
-    cudaDeviceProp prop{};
-    CK(cudaGetDeviceProperties(&prop, 0));
-    std::printf("\n%s, 35B widths (16 key heads, 32 value heads, dim 128), bf16, mean of %d after 5 warm-up\n",
-                prop.name, iters);
-    std::printf("%-10s %10s %12s\n", "tokens", "fwd ms", "fwd+bwd ms");
-    for (int rows : {1, 2}) {
-      timings.push_back(time_case(rows, iters));
-      std::printf("%-10s %10.3f %12.3f\n", timings.back().name.c_str(), timings.back().fwd_ms,
-                  timings.back().fwd_bwd_ms);
-    }
-  }
-  if (!json_path.empty()) {
-    const std::string tmp = json_path + ".tmp";
-    std::ofstream f(tmp);
-    f << "{\"tolerance\": " << kTolerance << ", \"pass\": " << (ok ? "true" : "false") << ", \"cases\": [";
-    for (size_t i = 0; i < cases.size(); ++i) {
-      const auto& c = cases[i];
-      f << (i ? ", " : "") << "{\"name\": \"" << c.name << "\", \"pass\": " << (c.pass ? "true" : "false")
-        << ", \"bitwise_repeatable\": " << (c.deterministic ? "true" : "false")
-        << ", \"negative_control_o\": " << c.negative << ", \"rel_l2\": {";
-      for (size_t j = 0; j < c.errors.size(); ++j)
-        f << (j ? ", " : "") << "\"" << c.errors[j].first << "\": " << c.errors[j].second;
-      f << "}}";
-    }
-    f << "], \"timings_35b\": [";
-    for (size_t i = 0; i < timings.size(); ++i)
-      f << (i ? ", " : "") << "{\"tokens\": \"" << timings[i].name << "\", \"fwd_ms\": " << timings[i].fwd_ms
-        << ", \"fwd_bwd_ms\": " << timings[i].fwd_bwd_ms << "}";
-    f << "]}\n";
-    f.close();
-    std::rename(tmp.c_str(), json_path.c_str());
-  }
+  if (opt.time) timings = run_timings(opt.iters);
+  if (!opt.json_path.empty()) write_json(opt.json_path, ok, cases, timings);
   return ok ? 0 : 1;
 }

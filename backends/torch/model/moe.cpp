@@ -181,7 +181,6 @@ torch::Tensor RoutedExpertsImpl::forward(const torch::Tensor& x, const torch::Te
 
 torch::Tensor RoutedExpertsImpl::local_ffn(const torch::Tensor& xs, const torch::Tensor& counts) {
   const auto& x = xs;
-  const int64_t num_experts = local_experts;
   const bool grouped = impl == ExpertsImpl::Grouped || (impl == ExpertsImpl::Auto && compat::grouped_mm_usable(x));
   torch::Tensor ys;  // [rows, hidden], expert outputs in sorted order
   if (grouped) {
@@ -194,7 +193,7 @@ torch::Tensor RoutedExpertsImpl::local_ffn(const torch::Tensor& xs, const torch:
     const auto* c = counts_cpu.data_ptr<int64_t>();
     std::vector<torch::Tensor> parts;
     int64_t start = 0;
-    for (int64_t e = 0; e < num_experts; ++e) {
+    for (int64_t e = 0; e < local_experts; ++e) {
       if (c[e] == 0) continue;  // an expert without tokens costs nothing (and gets a zero gradient)
       const auto seg = xs.narrow(0, start, c[e]);
       const auto gu = torch::linear(seg, gate_up_proj[e]);  // [c_e, 2 ffn]

@@ -4,6 +4,7 @@
 #include "model/chunked_lm_loss.h"
 #include "model/qwen35_moe.h"
 #include "test_util.h"
+#include "tiny_lm_case.h"
 
 #include <catch2/catch.hpp>
 
@@ -110,16 +111,9 @@ TEST_CASE("chunked LM loss without grad mode gives the same loss and records no 
 }
 
 TEST_CASE("model loss through the chunked head equals the loss of the model's full logits", "[loss][lm][model]") {
-  torch::manual_seed(45);
-  const auto* tiny = recipebench::find_model("Qwen3.5-tiny");
-  REQUIRE(tiny != nullptr);
-  Qwen35MoeForCausalLM lm(*tiny);
-  lm->to(torch::kDouble);
-  const auto ids = torch::randint(0, tiny->vocab_size, {2, 9}, torch::kLong);
-  auto mask = torch::ones({2, 9}, torch::kBool);
-  mask.narrow(1, 0, 3).fill_(false);
-  const auto logits = lm(ids);
-  const auto ref = sft_loss(logits.narrow(1, 0, 8), ids.narrow(1, 1, 8), mask.narrow(1, 1, 8));
+  const auto c = rbt_test::tiny_lm_case(45, 3);
+  auto lm = c.lm;
+  const auto &ids = c.ids, &mask = c.mask, &ref = c.expect;
   ref.backward();
   const auto ref_grad = lm->lm_head->weight.grad().clone();
   lm->zero_grad();

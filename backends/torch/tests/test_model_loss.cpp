@@ -2,6 +2,7 @@
 #include "catalog/models.h"
 #include "model/qwen35_moe.h"
 #include "test_util.h"
+#include "tiny_lm_case.h"
 
 #include <catch2/catch.hpp>
 
@@ -69,17 +70,10 @@ TEST_CASE("masked tokens do not change the SFT loss", "[loss]") {
 }
 
 TEST_CASE("model SFT loss shifts targets by one token and honours the mask", "[loss][model]") {
-  torch::manual_seed(32);
-  const auto* tiny = recipebench::find_model("Qwen3.5-tiny");
-  REQUIRE(tiny != nullptr);
-  Qwen35MoeForCausalLM lm(*tiny);
-  lm->to(torch::kDouble);
-  const auto ids = torch::randint(0, tiny->vocab_size, {2, 9}, torch::kLong);
-  auto mask = torch::ones({2, 9}, torch::kBool);
-  mask.narrow(1, 0, 4).fill_(false);
-  const auto logits = lm(ids);
-  REQUIRE(logits.sizes() == torch::IntArrayRef({2, 9, tiny->vocab_size}));
-  const auto expect = sft_loss(logits.narrow(1, 0, 8), ids.narrow(1, 1, 8), mask.narrow(1, 1, 8));
+  const auto c = rbt_test::tiny_lm_case(32, 4);
+  auto lm = c.lm;
+  const auto &ids = c.ids, &mask = c.mask, &expect = c.expect;
+  REQUIRE(c.logits.sizes() == torch::IntArrayRef({2, 9, c.config->vocab_size}));
   const auto s = lm->sft_loss_sum(ids, mask);
   CHECK(s.count.item<int64_t>() == 2 * 5);
   CHECK(lm->sft_loss(ids, mask).item<double>() == Approx(expect.item<double>()).epsilon(1e-14));

@@ -151,50 +151,62 @@ void copy_params(torch::nn::Module& dst, const torch::nn::Module& src) {
   for (const auto& kv : src.named_parameters()) d[kv.key()].copy_(kv.value());
 }
 
+/// Outputs of two bf16 implementations of one layer and of an fp32 reference on one random input.
+struct Bf16Pair {
+  torch::Tensor xb;          ///< the input [1, 8192, hidden] in bf16
+  torch::Tensor ya, yb, yr;  ///< outputs of a, b (bf16) and ref (fp32, on the fp32 input)
+  torch::Tensor r;           ///< random weights of a backward's loss, sum(y * r), shaped like ya
+};
+
+/// Gives `b` and `ref` the parameters of `a`, puts `ref` in fp32 and `a`, `b` in bf16 on `dev`, runs the three on
+/// one random input x [1, 8192, hidden] (bf16 for a and b) and prints their relative errors.
+template <class Module>
+Bf16Pair run_bf16_pair(const char* layer, Module& a, const char* a_name, Module& b, const char* b_name, Module& ref,
+                       int64_t hidden, const torch::Device& dev) {
+  copy_params(*b, *a);
+  copy_params(*ref, *a);
+  ref->to(dev, torch::kFloat);
+  a->to(dev, torch::kBFloat16);
+  b->to(dev, torch::kBFloat16);
+  const auto x = torch::randn({1, 8192, hidden}, torch::TensorOptions().device(dev));
+  Bf16Pair p;
+  p.xb = x.to(torch::kBFloat16);
+  p.ya = a(p.xb);
+  p.yb = b(p.xb);
+  p.yr = ref(x);
+  std::printf("%s bf16: %s vs %s %.3e, %s vs fp32 %.3e, %s vs fp32 %.3e\n", layer, b_name, a_name, rel(p.yb, p.ya),
+              a_name, rel(p.ya, p.yr), b_name, rel(p.yb, p.yr));
+  p.r = torch::randn_like(p.ya);
+  return p;
+}
+
+/// Prints the forward + backward time of `a` and `b` on `xb` (loss: sum of the output times `r`).
+template <class Module>
+void time_bf16_pair(const char* layer, Module& a, const char* a_name, Module& b, const char* b_name,
+                    const Bf16Pair& p) {
+  for (auto* m : {&a, &b}) {
+    const double t = time_it([&] { ((*m)(p.xb) * p.r).sum().backward(); }, 2, 5);
+    std::printf("%s %s fwd+bwd 8192 tokens: %.2f ms\n", layer, m == &a ? a_name : b_name, t * 1e3);
+  }
+}
+
 /// MoE: grouped vs loop (bf16), and both vs an fp32 loop.
 void check_moe(const ModelConfig& c, const torch::Device& dev) {
-  SparseMoeBlock loop(c, ExpertsImpl::Loop), grouped(c, ExpertsImpl::Grouped);
-  copy_params(*grouped, *loop);
-  SparseMoeBlock ref(c, ExpertsImpl::Loop);
-  copy_params(*ref, *loop);
-  ref->to(dev, torch::kFloat);
-  loop->to(dev, torch::kBFloat16);
-  grouped->to(dev, torch::kBFloat16);
-  const auto x = torch::randn({1, 8192, c.hidden_size}, torch::TensorOptions().device(dev));
-  const auto xb = x.to(torch::kBFloat16);
-  const auto yl = loop(xb), yg = grouped(xb), yr = ref(x);
-  std::printf("moe bf16: grouped vs loop %.3e, loop vs fp32 %.3e, grouped vs fp32 %.3e\n", rel(yg, yl), rel(yl, yr),
-              rel(yg, yr));
-  const auto r = torch::randn_like(yl);
-  (yl * r).sum().backward();
-  (yg * r).sum().backward();
+  SparseMoeBlock loop(c, ExpertsImpl::Loop), grouped(c, ExpertsImpl::Grouped), ref(c, ExpertsImpl::Loop);
+  const Bf16Pair p = run_bf16_pair("moe", loop, "loop", grouped, "grouped", ref, c.hidden_size, dev);
+  (p.ya * p.r).sum().backward();
+  (p.yb * p.r).sum().backward();
   std::printf("moe bf16 grads: gate_up grouped vs loop %.3e, router %.3e\n",
               rel(grouped->experts->gate_up_proj.grad(), loop->experts->gate_up_proj.grad()),
               rel(grouped->gate->weight.grad(), loop->gate->weight.grad()));
-  for (auto* m : {&loop, &grouped}) {
-    const double t = time_it([&] { ((*m)(xb)*r).sum().backward(); }, 2, 5);
-    std::printf("moe %s fwd+bwd 8192 tokens: %.2f ms\n", m == &loop ? "loop" : "grouped", t * 1e3);
-  }
+  time_bf16_pair("moe", loop, "loop", grouped, "grouped", p);
 }
 
 /// Attention: SDPA vs math (bf16), vs fp32 math.
 void check_attention(const ModelConfig& c, const torch::Device& dev) {
   GatedAttention math(c, AttentionImpl::Math), sdpa(c, AttentionImpl::Sdpa), ref(c, AttentionImpl::Math);
-  copy_params(*sdpa, *math);
-  copy_params(*ref, *math);
-  ref->to(dev, torch::kFloat);
-  math->to(dev, torch::kBFloat16);
-  sdpa->to(dev, torch::kBFloat16);
-  const auto x = torch::randn({1, 8192, c.hidden_size}, torch::TensorOptions().device(dev));
-  const auto xb = x.to(torch::kBFloat16);
-  const auto ym = math(xb), ys = sdpa(xb), yr = ref(x);
-  std::printf("attention bf16: sdpa vs math %.3e, math vs fp32 %.3e, sdpa vs fp32 %.3e\n", rel(ys, ym), rel(ym, yr),
-              rel(ys, yr));
-  const auto r = torch::randn_like(ym);
-  for (auto* m : {&math, &sdpa}) {
-    const double t = time_it([&] { ((*m)(xb)*r).sum().backward(); }, 2, 5);
-    std::printf("attention %s fwd+bwd 8192 tokens: %.2f ms\n", m == &math ? "math" : "sdpa", t * 1e3);
-  }
+  const Bf16Pair p = run_bf16_pair("attention", math, "math", sdpa, "sdpa", ref, c.hidden_size, dev);
+  time_bf16_pair("attention", math, "math", sdpa, "sdpa", p);
 }
 
 /// Gated delta rule on the GPU (fp32 and bf16 inputs) vs the fp64 recurrence on the CPU.
