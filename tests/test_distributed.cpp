@@ -97,6 +97,8 @@ void check_parity(int dp, const std::string& fixture = "", double grad_norm_tol 
   CHECK(b["status"] == "complete");
   CHECK(b["settings"]["ranks"] == dp);
   CHECK(b["environment"]["device"]["count"] == dp);
+  // The record says where the optimizer state is sharded: dense over DP, experts over EDP (when EDP > 1).
+  CHECK(b["capabilities"]["optimizer_sharding"] == nlohmann::json({{"dense", "dp"}, {"experts", "edp"}}));
   REQUIRE(a["steps"].size() == 5);
   REQUIRE(b["steps"].size() == 5);
   CHECK(a["model"] == b["model"]);  // the same depth (layers) on both sides
@@ -271,7 +273,8 @@ TEST_CASE("EP4 (DP4 EP4, 2 experts per rank) on four CPU ranks reproduces the si
   check_parity(4, "tiny-ep4-dp4.yaml");
 }
 
-TEST_CASE("EP2 with DP2 (DP4 EP2, EDP 2) on four CPU ranks reproduces the single-rank run",
+TEST_CASE("EP2 with DP2 (DP4 EP2, EDP 2: expert optimizer state sharded in halves) on four CPU ranks reproduces the "
+          "single-rank run",
           "[distributed][parity][ep]") {
   check_parity(4, "tiny-ep2-dp4.yaml");
 }
@@ -318,6 +321,12 @@ TEST_CASE("TP2 with sequence parallel and EP1 (experts replicated, EDP over the 
 TEST_CASE("TP2 DP2 with sequence parallel (EP2, ETP 1) on four CPU ranks reproduces the single-rank run",
           "[distributed][parity][tp]") {
   check_parity(4, "tiny-tp2-dp2.yaml", kTpGradNormTol);
+}
+
+TEST_CASE("TP2 DP2 EP1 (experts replicated on every rank: EDP 4, expert optimizer state in quarters) reproduces the "
+          "one-rank run",
+          "[distributed][parity][tp][edp]") {
+  check_parity(4, "tiny-tp2-dp2-ep1.yaml", kTpGradNormTol);
 }
 
 TEST_CASE("TP2 without sequence parallel is refused before any rank starts (the model is MoE)", "[distributed][tp]") {

@@ -18,6 +18,9 @@ inline BackendCapabilities torch_backend_capabilities() {
   c.recompute = {"full", "none"};
   c.devices = {Device::kCpu, Device::kCuda};
   c.data_sources = {DataSource::kSynthetic, DataSource::kFile};
+  // train/optimizer_builder.h: DistributedAdam over DP for the dense parameters, over EDP for the experts.
+  c.dense_optimizer_sharding = OptimizerSharding::kDp;
+  c.expert_optimizer_sharding = OptimizerSharding::kEdp;
   return c;
 }
 

@@ -1,5 +1,7 @@
 #include "plan/activation_memory.h"
 
+#include <algorithm>
+
 namespace recipebench {
 
 namespace {
@@ -21,11 +23,17 @@ double gdn_activation_bytes(const ModelConfig& m, const MicrobatchShape& s) {
   double per_token = p * m.hidden_size;  // the (gathered) input, kept by the four input projections
   per_token += 2 * p * conv;             // in_proj_qkv's output (conv1d input) and the conv output (SiLU input)
   per_token += 2 * kF32 * kd;            // FP32 q and k before their L2 normalisation
-  // Chunked delta rule, per value head (q, k repeated to the value heads), FP32: q, k, v, k*beta, the WY solve's
-  // [dv + dk] result, exp-decayed q and k, the chunk-major copies of U0, W, K^T (dk + dk + dv), U per chunk and its
-  // stack (2 dv), the decay, A, (K K^T), (Q K^T), intra products ([c] each: 5 c), the state before each chunk and
-  // its stack (2 dk dv / c per token).
-  per_token += kF32 * hv * (8 * dk + 5 * dv + 5 * c + 2 * dk * dv / c);
+  if (s.gdn_kernels()) {
+    // GDN CUDA kernels (cuda/gdn_autograd.cpp): only their inputs, BF16 q and k at the key heads, the contiguous
+    // BF16 copy of v, and beta in FP32; the backward recomputes the chunk states.
+    per_token += 2 * (2 * kd + vd) + kF32 * hv;
+  } else {
+    // Chunked delta rule in libtorch ops, per value head (q, k repeated to the value heads), FP32: q, k, v, k*beta,
+    // the WY solve's [dv + dk] result, exp-decayed q and k, the chunk-major copies of U0, W, K^T (dk + dk + dv), U
+    // per chunk and its stack (2 dv), the decay, A, (K K^T), (Q K^T), intra products ([c] each: 5 c), the state
+    // before each chunk and its stack (2 dk dv / c per token).
+    per_token += kF32 * hv * (8 * dk + 5 * dv + 5 * c + 2 * dk * dv / c);
+  }
   per_token += (4 * kF32 + 2 * p) * vd;  // gated RMSNorm: FP32 x, z, silu(z), normed (FP32 and dtype), output
   per_token += 10 * kF32 * hv;           // beta, g, softplus input: per value head scalars
   return per_token * T;
@@ -63,11 +71,41 @@ double layer_activation_bytes(const ModelConfig& m, int64_t layer, const Microba
   return norms + mixer + moe_activation_bytes(m, s);
 }
 
+namespace {
+
+/// model/chunked_lm_loss.cpp on N = T tokens (the gathered sequence), vocabulary slice V' = V / TP, c tokens per
+/// chunk. Forward: the input [N x h] and d hidden [N x h] (parameters' dtype), d weight [V' x h] (FP32), and in the
+/// chunk whose gradient is formed: its FP32 probabilities turned gradient [c x V'] (4 c V'), their cast to the
+/// dtype (p c V') and the chunk's weight-gradient product [V' x h] (p V' h) added into d weight; before it the
+/// chunk's logits in the dtype and their FP32 copy (p + 4) c V'. With FP32 parameters (p = 4) the casts are no
+/// copies and d weight is accumulated in place. Backward: the saved d hidden and d weight, d hidden scaled in FP32
+/// (a transient copy) into a new tensor in the dtype, then d weight cast to the dtype.
+LossMemory chunked_loss_memory(const ModelConfig& m, const MicrobatchShape& s) {
+  const double N = static_cast<double>(s.tokens), p = s.param_bytes, h = static_cast<double>(m.hidden_size);
+  const double v = static_cast<double>(m.vocab_size) / s.tp;
+  const double c = static_cast<double>(std::min<int64_t>(kLmLossChunkTokens, s.tokens));
+  const bool f32 = p == kF32;
+  const double held = 2 * p * N * h + kF32 * v * h;
+  const double logits = f32 ? kF32 * c * v : (p + kF32) * c * v;
+  const double gradient = f32 ? kF32 * c * v : (kF32 + p) * c * v + p * v * h;
+  LossMemory l;
+  l.forward = held + std::max(logits, gradient);
+  l.forward_term = "loss forward (d weight in FP32, d hidden, one chunk's logits and FP32 probabilities)";
+  l.backward_term = "loss backward (the forward's d hidden and d weight scaled)";
+  l.backward = f32 ? p * N * h + kF32 * v * h : 2 * p * N * h + kF32 * v * h + std::max(kF32 * N * h, p * v * h);
+  return l;
+}
+
+}  // namespace
+
 LossMemory loss_memory(const ModelConfig& m, const MicrobatchShape& s) {
+  if (s.impl == TorchMemoryImpl::kChunkedLoss) return chunked_loss_memory(m, s);
   const double T = static_cast<double>(s.tokens), p = s.param_bytes;
   const double v = static_cast<double>(m.vocab_size) / s.tp;
   const double logits = p * v * T, f32 = kF32 * v * T;
   LossMemory l;
+  l.forward_term = "loss forward (logits and their FP32 copies)";
+  l.backward_term = "loss backward (FP32 softmax gradients)";
   if (s.tp == 1) {
     // sft_loss_sum: logits (dtype), their FP32 copy and log_softmax's FP32 output at once; backward: the saved
     // log-probabilities, gather's FP32 gradient and log_softmax's FP32 input gradient.
@@ -83,7 +121,8 @@ LossMemory loss_memory(const ModelConfig& m, const MicrobatchShape& s) {
 }
 
 double output_layer_activation_bytes(const ModelConfig& m, const MicrobatchShape& s) {
-  return rms_norm_bytes(shard_tokens(s) * m.hidden_size) + s.param_bytes * m.hidden_size * s.tokens;
+  const double lm_head_input = s.impl == TorchMemoryImpl::kFullLogits ? s.param_bytes * m.hidden_size * s.tokens : 0;
+  return rms_norm_bytes(shard_tokens(s) * m.hidden_size) + lm_head_input;
 }
 
 double recompute_input_bytes(const ModelConfig& m, const MicrobatchShape& s) {

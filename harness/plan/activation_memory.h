@@ -3,10 +3,23 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "catalog/models.h"
 
 namespace recipebench {
+
+/// The torch backend's implementations that decide its memory, as they changed over its history, so that a run
+/// record is planned with the code that measured it (docs/memory-plan.md, "Two implementations").
+enum class TorchMemoryImpl {
+  /// Before main's merge b44795b (2026-11-30, commits 58aa5da, 7dee485, 8819ab2): the loss over the whole row's
+  /// logits (log_softmax, or VocabParallelCrossEntropy with TP), the chunked delta rule in libtorch ops, and an
+  /// FP32 copy of each gradient when it is accumulated.
+  kFullLogits,
+  /// Since: the chunked LM loss (model/chunked_lm_loss.h), the GDN CUDA kernels for BF16 on CUDA
+  /// (cuda/gdn_autograd.h; libtorch ops on CPU and for FP32), gradients added into FP32 without a copy.
+  kChunkedLoss,
+};
 
 /// The shapes one microbatch runs with on one rank.
 struct MicrobatchShape {
@@ -15,7 +28,13 @@ struct MicrobatchShape {
   int tp = 1;              ///< tensor-parallel degree (sequence parallel when > 1)
   double param_bytes = 2;  ///< bytes of the parameters' dtype (BF16 = 2 on GPU, FP32 = 4 on CPU)
   bool sdpa = true;        ///< fused attention (libtorch 2.x on CUDA); false: the explicit [seq, seq] softmax
+  TorchMemoryImpl impl = TorchMemoryImpl::kChunkedLoss;  ///< the backend's code the plan models
+  /// True when the delta rule runs in the GDN CUDA kernels: kChunkedLoss on CUDA (sdpa) with BF16 parameters.
+  bool gdn_kernels() const { return impl == TorchMemoryImpl::kChunkedLoss && sdpa && param_bytes == 2; }
 };
+
+/// Tokens per chunk of the chunked LM loss (backends/torch/model/chunked_lm_loss.h, kLmLossChunkTokens).
+constexpr int64_t kLmLossChunkTokens = 4096;
 
 /// Bytes one decoder layer keeps for its backward pass without recompute (mixer, both RMSNorms, MoE block).
 double layer_activation_bytes(const ModelConfig& m, int64_t layer, const MicrobatchShape& s);
@@ -27,16 +46,19 @@ double attention_activation_bytes(const ModelConfig& m, const MicrobatchShape& s
 double moe_activation_bytes(const ModelConfig& m, const MicrobatchShape& s);
 
 /// The output layer's loss, transient: bytes alive at the peak of the loss's forward (`forward`) or at the start
-/// of its backward (`backward`), beyond the saved activations: the logits of this rank's vocabulary slice (the
-/// parameters' dtype) and their FP32 copies, log-softmax (TP 1) or the vocab-parallel softmax (TP > 1).
+/// of its backward (`backward`), beyond the saved activations. kChunkedLoss: the gathered input and the gradients
+/// formed in the forward (d hidden [T x h], d weight [V / TP x h] FP32) plus one chunk's logits, FP32
+/// probabilities and their gradient; kFullLogits: the logits of this rank's vocabulary slice (the parameters'
+/// dtype) and their FP32 copies, log-softmax (TP 1) or the vocab-parallel softmax (TP > 1).
 struct LossMemory {
   double forward = 0;
   double backward = 0;
+  std::string forward_term, backward_term;  ///< what they are, e.g. "loss forward (one 4,096-token chunk ...)"
 };
 LossMemory loss_memory(const ModelConfig& m, const MicrobatchShape& s);
 
-/// Bytes the last stage keeps for the output layer: the final RMSNorm (sequence shard) and lm_head's input
-/// (the gathered sequence).
+/// Bytes the last stage keeps for the output layer: the final RMSNorm (sequence shard) and, kFullLogits only,
+/// lm_head's input (the gathered sequence; the chunked loss forms its gradients in the forward instead).
 double output_layer_activation_bytes(const ModelConfig& m, const MicrobatchShape& s);
 
 /// Bytes a recomputed unit keeps in the forward pass: its input hidden states (the sequence shard).

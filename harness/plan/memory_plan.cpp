@@ -52,28 +52,31 @@ StageParams stage_params(const ModelConfig& m, const RankPlacement& q, const Ran
   return s;
 }
 
-/// Gradients and optimizer state of the backend's optimizers (docs/memory-plan.md, "States").
+/// Gradients and optimizer state of a DistributedAdam (train/distributed_adam.h) over a group of `shards` ranks
+/// for `n` parameters: the flat FP32 gradient buffer (whole) and its reduce-scattered shard; FP32 masters and Adam
+/// moments of the shard; the all-gather buffer in the parameters' dtype (whole).
+void add_distributed(double n, double shards, double p, RankMemory& r) {
+  r.grads += kF32 * n * (1 + 1 / shards);
+  r.optimizer += 3 * kF32 * n / shards + p * n;
+}
+
+/// Gradients and optimizer state of a MixedPrecisionAdam (train/adam.h) for `n` parameters: FP32 gradient
+/// accumulators, FP32 masters (none for FP32 parameters) and Adam moments.
+void add_replicated(double n, double p, RankMemory& r) {
+  r.grads += kF32 * n;
+  r.optimizer += ((p == kF32 ? 0 : kF32) + 2 * kF32) * n;
+}
+
+/// Gradients and optimizer state of the backend's optimizers (train/optimizer_builder.h; docs/memory-plan.md,
+/// "States"): one rank, everything in a MixedPrecisionAdam; several, the dense parameters (and the experts unless
+/// apart) sharded over DP, the experts when apart sharded over EDP when EDP > 1, else replicated.
 void add_states(const StageParams& s, const RankMap& map, double p, bool experts_apart, RankMemory& r) {
-  const double master = p == kF32 ? 0 : kF32;  // FP32 parameters are their own masters
-  const double n = s.dense() + s.experts;
-  r.params = p * n;
-  if (map.world == 1) {  // MixedPrecisionAdam over every parameter
-    r.grads = kF32 * n;
-    r.optimizer = r.optimizer_edp_sharded = (master + 2 * kF32) * n;
-    return;
-  }
-  // DistributedAdam over the DP group: full FP32 flat gradient + its shard, masters and moments of the shard,
-  // and the all-gather buffer in the parameters' dtype.
-  const double d = s.dense() + (experts_apart ? 0 : s.experts), dp = map.dp;
-  r.grads = kF32 * d * (1 + 1 / dp);
-  r.optimizer = 3 * kF32 * d / dp + p * d;
-  r.optimizer_edp_sharded = r.optimizer;
+  r.params = p * (s.dense() + s.experts);
+  if (map.world == 1) return add_replicated(s.dense() + s.experts, p, r);
+  add_distributed(s.dense() + (experts_apart ? 0 : s.experts), map.dp, p, r);
   if (!experts_apart) return;
-  const double x = s.experts, edp = map.edp;
-  r.grads += kF32 * x;                     // MixedPrecisionAdam: FP32 accumulators, unsharded
-  r.optimizer += (master + 2 * kF32) * x;  // today: every EDP replica holds all of it
-  // A distributed optimizer over EDP: the gradient shard, masters and moments of 1/EDP, the all-gather buffer.
-  r.optimizer_edp_sharded += edp > 1 ? 4 * kF32 * x / edp + p * x : (master + 2 * kF32) * x;
+  if (map.edp > 1) return add_distributed(s.experts, map.edp, p, r);
+  add_replicated(s.experts, p, r);
 }
 
 }  // namespace
@@ -143,13 +146,14 @@ Phase peak_phase(const std::vector<double>& in_flight, double buffers, double la
   std::vector<Phase> phases;
   phases.push_back({sum, 0, "forward of the last microbatch in flight", "nothing beyond the saved activations"});
   if (last) {
-    phases.push_back({sum, loss.forward, "forward of the loss", "loss forward (logits and their FP32 copies)"});
-    phases.push_back({sum, loss.backward, "start of the backward pass", "loss backward (FP32 softmax gradients)"});
+    phases.push_back({sum, loss.forward, "forward of the loss", loss.forward_term});
+    phases.push_back({sum, loss.backward, "start of the backward pass", loss.backward_term});
   }
   if (largest_unit > 0)
     phases.push_back({sum, largest_unit, "backward of a recomputed unit", "recomputed unit's activations"});
   phases.push_back({sum - smallest, step_grads + accumulate_copy, "end of a microbatch's backward",
-                    "parameter gradients in the parameters' dtype + one FP32 copy"});
+                    accumulate_copy > 0 ? "parameter gradients in the parameters' dtype + one FP32 copy"
+                                        : "parameter gradients in the parameters' dtype"});
   return *std::max_element(phases.begin(), phases.end(),
                            [](const Phase& a, const Phase& b) { return a.total() < b.total(); });
 }
@@ -191,14 +195,13 @@ RankMemory rank_memory(const Recipe& recipe, const ModelConfig& m, const RankMap
     buffers = sends * recompute_input_bytes(m, shape);
   }
   const Phase ph = peak_phase(in_flight, buffers, largest_unit, r.output_layer, loss_memory(m, shape),
-                              shape.param_bytes * (s.dense() + s.experts), kF32 * s.largest);
+                              shape.param_bytes * (s.dense() + s.experts),
+                              shape.impl == TorchMemoryImpl::kFullLogits ? kF32 * s.largest : 0);
   r.activations_in_flight = ph.activations;
   r.transient = ph.transient;
   r.transient_term = ph.term;
   r.peak_phase = ph.name;
-  const double base = r.params + r.grads + r.activations_in_flight + r.transient;
-  r.peak = base + r.optimizer;
-  r.peak_edp_sharded = base + r.optimizer_edp_sharded;
+  r.peak = r.params + r.grads + r.optimizer + r.activations_in_flight + r.transient;
   return r;
 }
 
@@ -222,7 +225,8 @@ std::string MemoryPlan::largest_term() const {
   return std::max_element(terms.begin(), terms.end())->second;
 }
 
-MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const RankMap& map, const std::string& device) {
+MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const RankMap& map, const std::string& device,
+                       TorchMemoryImpl impl) {
   MemoryPlan plan;
   plan.gpu = recipe.gpu.type;
   const GpuSpec* gpu = find_gpu(recipe.gpu.type);
@@ -234,8 +238,10 @@ MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const Ran
   const bool cuda = device == "cuda";
   shape.param_bytes = cuda && recipe.workload.precision == "bf16" ? 2 : 4;
   shape.sdpa = cuda;
+  shape.impl = impl;
   const bool experts_apart = map.ep > 1 || map.tp > 1;
   plan.experts_in_distributed_optimizer = !experts_apart && map.world > 1;
+  plan.expert_state_shards = experts_apart && map.world > 1 ? map.edp : 1;
   for (int p = 0; p < map.pp; ++p) {
     const RankPlacement* q = nullptr;
     for (const auto& r : map.ranks)

@@ -47,17 +47,13 @@ std::string format_memory_plan(const MemoryPlan& plan) {
              }));
   out += row("parameters", cells([](const RankMemory& r) { return gb(r.params); }));
   out += row("gradients (FP32)", cells([](const RankMemory& r) { return gb(r.grads); }));
-  out += row("optimizer state (as the backend holds it)", cells([](const RankMemory& r) { return gb(r.optimizer); }));
-  out += row("optimizer state, experts sharded over EDP",
-             cells([](const RankMemory& r) { return gb(r.optimizer_edp_sharded); }));
+  out += row("optimizer state (FP32 masters, moments)", cells([](const RankMemory& r) { return gb(r.optimizer); }));
   out += row("activations per microbatch", cells([](const RankMemory& r) { return gb(r.activations_per_microbatch); }));
   out += row("microbatches (VPP: chunk passes) in flight",
              cells([](const RankMemory& r) { return std::to_string(r.microbatches_in_flight); }));
   out += row("activations at the peak", cells([](const RankMemory& r) { return gb(r.activations_in_flight); }));
   out += row("transient at the peak", cells([](const RankMemory& r) { return gb(r.transient); }));
   out += row("peak", cells([](const RankMemory& r) { return gb(r.peak); }));
-  out +=
-      row("peak, experts' state sharded over EDP", cells([](const RankMemory& r) { return gb(r.peak_edp_sharded); }));
   const RankMemory& w = plan.worst();
   char line[512];
   std::snprintf(line, sizeof line, "  peak at: %s (%s); %s memory %s GB: %s\n", w.peak_phase.c_str(),
@@ -66,6 +62,9 @@ std::string format_memory_plan(const MemoryPlan& plan) {
   out += line;
   if (plan.experts_in_distributed_optimizer)
     out += "  (EP 1, TP 1: the experts are in the DP-sharded distributed optimizer with the dense parameters)\n";
+  else if (plan.expert_state_shards > 1)
+    out += "  (experts' optimizer state sharded over EDP = " + std::to_string(plan.expert_state_shards) +
+           " ranks; dense over DP)\n";
   return out;
 }
 

@@ -89,9 +89,13 @@ RecipeLayout layout_from_json(const Json& doc) {
   L.max_tokens_per_gpu = l.at("max_tokens_per_gpu").get<int64_t>();
   L.rows_per_microbatch = opt<int>(l, "rows_per_microbatch");
   const Json& rc = l.at("recompute");
-  L.recompute.granularity = rc.at("granularity").get<std::string>();
-  L.recompute.method = str(rc, "method");
-  L.recompute.num_layers = opt<int>(rc, "num_layers").value_or(0);
+  if (rc.is_null()) {  // null: no recompute (schema/recipe.schema.yaml)
+    L.recompute.granularity = "none";
+  } else {
+    L.recompute.granularity = rc.at("granularity").get<std::string>();
+    L.recompute.method = str(rc, "method");
+    L.recompute.num_layers = opt<int>(rc, "num_layers").value_or(0);
+  }
   L.offload = str(l, "offload");
   L.dispatcher = enum_at<Dispatcher>(doc, "/layout/dispatcher");
   return L;

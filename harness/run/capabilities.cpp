@@ -63,6 +63,18 @@ struct Checker {
 
 }  // namespace
 
+const char* to_string(OptimizerSharding s) {
+  switch (s) {
+    case OptimizerSharding::kDp:
+      return "dp";
+    case OptimizerSharding::kEdp:
+      return "edp";
+    case OptimizerSharding::kNone:
+      break;
+  }
+  return "none";
+}
+
 Json BackendCapabilities::to_json() const {
   return Json{{"cp", names(cp)},
               {"etp", names(etp)},
@@ -70,7 +82,9 @@ Json BackendCapabilities::to_json() const {
               {"offload", names(offload)},
               {"recompute", names(recompute)},
               {"device", names(devices)},
-              {"data_source", names(data_sources)}};
+              {"data_source", names(data_sources)},
+              {"optimizer_sharding",
+               Json{{"dense", to_string(dense_optimizer_sharding)}, {"experts", to_string(expert_optimizer_sharding)}}}};
 }
 
 Diagnostics check_capabilities(const std::string& backend, const BackendCapabilities& caps, const Recipe& recipe,

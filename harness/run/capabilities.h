@@ -19,6 +19,14 @@ enum class Launch {
   kPerNode,  ///< the backend launches the recipe's own command once per node; that command starts its ranks
 };
 
+/// Over which group a backend's distributed optimizer shards one kind of parameters' optimizer state (FP32 master
+/// weights, Adam moments and the gradient shard) on a run of several ranks (docs/distributed.md): none (every rank
+/// holds all of it), dp (the data-parallel group), edp (the expert-data-parallel group: world / (ETP x EP x PP)
+/// ranks holding the same experts). Not a recipe field: what the backend does, stated in the run record.
+enum class OptimizerSharding { kNone, kDp, kEdp };
+/// "none", "dp", "edp".
+const char* to_string(OptimizerSharding s);
+
 /// The values of each recipe field a backend implements. A field's value outside its list is refused by name;
 /// an empty list refuses every value. Degrees are the layout's (docs/recipe-format.md).
 struct BackendCapabilities {
@@ -31,7 +39,12 @@ struct BackendCapabilities {
   std::vector<DataSource> data_sources;  ///< bench.data.source / --data
   /// kPerNode: the recipe's command decides the layout, so no field above is checked and no rank is started.
   Launch launch = Launch::kPerRank;
-  /// {"cp": [1], "etp": [1], "dispatcher": ["alltoall"], "offload": ["none"], ...} for the run record
+  /// Where the optimizer state of the dense (non-expert) parameters is sharded on several ranks.
+  OptimizerSharding dense_optimizer_sharding = OptimizerSharding::kNone;
+  /// Where the optimizer state of the routed experts is sharded on several ranks (when EDP > 1).
+  OptimizerSharding expert_optimizer_sharding = OptimizerSharding::kNone;
+  /// {"cp": [1], "etp": [1], "dispatcher": ["alltoall"], "offload": ["none"], ...,
+  /// "optimizer_sharding": {"dense": "dp", "experts": "edp"}} for the run record
   /// (schema/run-record.schema.json: degrees as integers, the rest as their YAML names).
   Json to_json() const;
 };

@@ -9,6 +9,24 @@
 
 namespace recipebench::train {
 
+namespace {
+
+/// The routed experts' optimizer (they are apart: EP > 1 or TP > 1). The EDP ranks hold the same experts, each
+/// with the gradients of its own tokens: with EDP > 1 a DistributedAdam over the EDP group (the reduce-scatter sums
+/// the EDP ranks' gradients into each rank's 1 / EDP shard, which alone keeps FP32 masters and moments; the shard
+/// norms are summed over EDP, so the replicas count once); with EDP = 1 nothing is replicated, nothing to shard:
+/// a MixedPrecisionAdam (no flat buffers). Either way the squared norms of the EP ranks' different experts are
+/// summed over the EP group.
+std::unique_ptr<Optimizer> build_expert_optimizer(const RankModel& model, const RunContext& ctx,
+                                                  const RecipeOptimizer& o) {
+  dist::ProcessGroup* ep = model.ep ? &model.ep->group : nullptr;
+  dist::ProcessGroup& edp = *ctx.groups.edp;
+  if (edp.size() > 1) return std::make_unique<DistributedAdam>(model.expert_params, o, edp, GradientGroups{nullptr, ep});
+  return std::make_unique<MixedPrecisionAdam>(model.expert_params, o, GradientGroups{nullptr, ep});
+}
+
+}  // namespace
+
 std::unique_ptr<Optimizer> build_optimizer(const RankModel& model, const RunContext& ctx, const RecipeOptimizer& o) {
   std::vector<std::unique_ptr<Optimizer>> members;
   if (!ctx.group) {
@@ -23,12 +41,7 @@ std::unique_ptr<Optimizer> build_optimizer(const RankModel& model, const RunCont
   members.push_back(std::make_unique<DistributedAdam>(dense, o, *g.dp, GradientGroups{tp, nullptr}));
   if (!dense_tp.empty())
     members.push_back(std::make_unique<DistributedAdam>(dense_tp, o, *g.dp, GradientGroups{nullptr, tp}));
-  if (!model.expert_params.empty()) {
-    GradientGroups experts;
-    experts.partial_sums = g.edp->size() > 1 ? g.edp : nullptr;
-    experts.shards = model.ep ? &model.ep->group : nullptr;
-    members.push_back(std::make_unique<MixedPrecisionAdam>(model.expert_params, o, experts));
-  }
+  if (!model.expert_params.empty()) members.push_back(build_expert_optimizer(model, ctx, o));
   return std::make_unique<ChainedOptimizer>(std::move(members), g.pp);
 }
 

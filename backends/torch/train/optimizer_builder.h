@@ -16,8 +16,13 @@ namespace recipebench::train {
 /// - one rank: one MixedPrecisionAdam over every parameter;
 /// - several: a DistributedAdam (sharded over the stage's DP group) over the dense parameters replicated over TP
 ///   (their gradients are partial sums over this rank's sequence shard under sequence parallel: summed over TP
-///   first), another over the TP-sharded ones (TP > 1; norms summed over TP), and a MixedPrecisionAdam over the
-///   routed experts when they are apart (RankModel::expert_params: gradients summed over EDP, norms over EP).
+///   first), another over the TP-sharded ones (TP > 1; norms summed over TP), and, when the routed experts are apart
+///   (RankModel::expert_params: EP > 1 or TP > 1), a DistributedAdam over the expert-data-parallel group when
+///   EDP > 1 (gradients reduce-scattered over EDP, FP32 masters and moments of 1 / EDP of the experts per rank,
+///   updated experts all-gathered; Megatron-LM's distributed optimizer for experts), else a MixedPrecisionAdam
+///   (nothing replicated); their norms summed over EP.
+/// The state of every kind is sharded whenever the run has several ranks (no recipe field switches it; the
+/// capability table's optimizer_sharding says dense over DP, experts over EDP).
 std::unique_ptr<Optimizer> build_optimizer(const RankModel& model, const RunContext& ctx, const RecipeOptimizer& o);
 
 }  // namespace recipebench::train
