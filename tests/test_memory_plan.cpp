@@ -41,8 +41,10 @@ std::map<std::string, TorchMemoryImpl> record_implementations() {
   std::map<std::string, TorchMemoryImpl> out;
   for (const auto& [path, name] : j.at("records").items()) {
     const std::string n = name.get<std::string>();
-    REQUIRE((n == "full-logits" || n == "chunked-loss"));
-    out[path] = n == "full-logits" ? TorchMemoryImpl::kFullLogits : TorchMemoryImpl::kChunkedLoss;
+    REQUIRE((n == "full-logits" || n == "chunked-loss" || n == "fused-loss"));
+    out[path] = n == "full-logits"    ? TorchMemoryImpl::kFullLogits
+                : n == "chunked-loss" ? TorchMemoryImpl::kChunkedLoss
+                                      : TorchMemoryImpl::kFusedLoss;
   }
   return out;
 }
@@ -83,15 +85,16 @@ MemoryPlan plan_of_record(const MeasuredRun& m) {
 
 TEST_CASE("memory plan: within 15% of every committed H200 run record's peak", "[plan]") {
   const std::vector<MeasuredRun> runs = committed_h200_runs();
-  // 7 records of the full-logits backend (1 GPU x2, DP2, EP2, TP2, PP2, the 397B stage shapes) and 5 of the
-  // chunked-loss one (1 GPU: reports/runs and the issue-11 call's four).
-  REQUIRE(runs.size() == 12);
+  // 7 records of the full-logits backend (1 GPU x2, DP2, EP2, TP2, PP2, the 397B stage shapes), 9 of the
+  // chunked-loss one (1 GPU: reports/runs, the issue-11 call's four, issue 17's first call's four) and 4 of the
+  // fused-loss one (issue 17's second call).
+  REQUIRE(runs.size() == 20);
   CHECK(runs.size() == record_implementations().size());  // no classification of a record that is gone
   for (const MeasuredRun& m : runs) {
     const MemoryPlan plan = plan_of_record(m);
     const double planned = plan.worst().peak, measured = static_cast<double>(m.record.metrics->peak_memory_bytes);
-    std::printf("plan %-70s planned %6.1f GB measured %6.1f GB error %+5.1f%% (%s)\n", m.path.c_str(),
-                planned / 1e9, measured / 1e9, 100 * (planned / measured - 1), plan.worst().transient_term.c_str());
+    std::printf("plan %-70s planned %6.1f GB measured %6.1f GB error %+5.1f%% (%s)\n", m.path.c_str(), planned / 1e9,
+                measured / 1e9, 100 * (planned / measured - 1), plan.worst().transient_term.c_str());
     INFO(m.path << ": planned " << planned / 1e9 << " GB, measured " << measured / 1e9 << " GB\n"
                 << format_memory_plan(plan));
     CHECK(std::abs(planned / measured - 1) <= 0.15);
@@ -114,6 +117,18 @@ TEST_CASE("memory plan: the chunked LM loss holds a chunk, not the row's FP32 lo
   // TP 2: a half of the vocabulary per rank, the whole (gathered) sequence.
   s.tp = 2;
   CHECK(loss_memory(m, s).forward == Approx(2 * 2 * N * h + 4 * V / 2 * h + 6 * c * V / 2 + 2 * V / 2 * h));
+  // The fused cross-entropy kernels: the chunk's BF16 logits (turned gradient in place) and the BF16 product only,
+  // 4 c V bytes (the FP32 copy) less: 4.07 GB at TP 1.
+  s.tp = 1;
+  s.impl = TorchMemoryImpl::kFusedLoss;
+  const double fused = 2 * 2 * N * h + 4 * V * h + 2 * c * V + 2 * V * h;
+  CHECK(loss_memory(m, s).forward == Approx(fused));
+  CHECK((chunked - fused) / 1e9 == Approx(4.07).epsilon(0.01));
+  s.param_bytes = 4;  // FP32 (CPU): no fused kernels, the Ops path's terms
+  s.impl = TorchMemoryImpl::kChunkedLoss;
+  const double ops_f32 = loss_memory(m, s).forward;
+  s.impl = TorchMemoryImpl::kFusedLoss;
+  CHECK(loss_memory(m, s).forward == Approx(ops_f32));
 }
 
 TEST_CASE("memory plan: the states of one GPU are 18 bytes per parameter (MixedPrecisionAdam)", "[plan]") {

@@ -79,18 +79,22 @@ namespace {
 /// dtype (p c V') and the chunk's weight-gradient product [V' x h] (p V' h) added into d weight; before it the
 /// chunk's logits in the dtype and their FP32 copy (p + 4) c V'. With FP32 parameters (p = 4) the casts are no
 /// copies and d weight is accumulated in place. Backward: the saved d hidden and d weight, d hidden scaled in FP32
-/// (a transient copy) into a new tensor in the dtype, then d weight cast to the dtype.
+/// (a transient copy) into a new tensor in the dtype, then d weight cast to the dtype. With the fused kernels
+/// (s.fused_loss()) the chunk holds only its logits in the dtype, overwritten by their gradient (p c V'), and then
+/// the weight-gradient product (p V' h).
 LossMemory chunked_loss_memory(const ModelConfig& m, const MicrobatchShape& s) {
   const double N = static_cast<double>(s.tokens), p = s.param_bytes, h = static_cast<double>(m.hidden_size);
   const double v = static_cast<double>(m.vocab_size) / s.tp;
   const double c = static_cast<double>(std::min<int64_t>(kLmLossChunkTokens, s.tokens));
   const bool f32 = p == kF32;
   const double held = 2 * p * N * h + kF32 * v * h;
-  const double logits = f32 ? kF32 * c * v : (p + kF32) * c * v;
-  const double gradient = f32 ? kF32 * c * v : (kF32 + p) * c * v + p * v * h;
+  const bool fused = s.fused_loss();
+  const double logits = f32 ? kF32 * c * v : fused ? p * c * v : (p + kF32) * c * v;
+  const double gradient = f32 ? kF32 * c * v : fused ? p * c * v + p * v * h : (kF32 + p) * c * v + p * v * h;
   LossMemory l;
   l.forward = held + std::max(logits, gradient);
-  l.forward_term = "loss forward (d weight in FP32, d hidden, one chunk's logits and FP32 probabilities)";
+  l.forward_term = fused ? "loss forward (d weight in FP32, d hidden, one chunk's logits and its weight gradient)"
+                         : "loss forward (d weight in FP32, d hidden, one chunk's logits and FP32 probabilities)";
   l.backward_term = "loss backward (the forward's d hidden and d weight scaled)";
   l.backward = f32 ? p * N * h + kF32 * v * h : 2 * p * N * h + kF32 * v * h + std::max(kF32 * N * h, p * v * h);
   return l;
@@ -99,7 +103,7 @@ LossMemory chunked_loss_memory(const ModelConfig& m, const MicrobatchShape& s) {
 }  // namespace
 
 LossMemory loss_memory(const ModelConfig& m, const MicrobatchShape& s) {
-  if (s.impl == TorchMemoryImpl::kChunkedLoss) return chunked_loss_memory(m, s);
+  if (s.impl != TorchMemoryImpl::kFullLogits) return chunked_loss_memory(m, s);
   const double T = static_cast<double>(s.tokens), p = s.param_bytes;
   const double v = static_cast<double>(m.vocab_size) / s.tp;
   const double logits = p * v * T, f32 = kF32 * v * T;

@@ -19,6 +19,10 @@ enum class TorchMemoryImpl {
   /// Since: the chunked LM loss (model/chunked_lm_loss.h), the GDN CUDA kernels for BF16 on CUDA
   /// (cuda/gdn_autograd.h; libtorch ops on CPU and for FP32), gradients added into FP32 without a copy.
   kChunkedLoss,
+  /// Since commit f2976a7 (2026-11-30): as kChunkedLoss, and on CUDA with BF16 the chunk's softmax and logit
+  /// gradient computed in place over its BF16 logits by the fused cross-entropy kernels
+  /// (cuda/cross_entropy_kernels.h): no FP32 copy of the chunk's logits. The current code.
+  kFusedLoss,
 };
 
 /// The shapes one microbatch runs with on one rank.
@@ -28,9 +32,11 @@ struct MicrobatchShape {
   int tp = 1;              ///< tensor-parallel degree (sequence parallel when > 1)
   double param_bytes = 2;  ///< bytes of the parameters' dtype (BF16 = 2 on GPU, FP32 = 4 on CPU)
   bool sdpa = true;        ///< fused attention (libtorch 2.x on CUDA); false: the explicit [seq, seq] softmax
-  TorchMemoryImpl impl = TorchMemoryImpl::kChunkedLoss;  ///< the backend's code the plan models
-  /// True when the delta rule runs in the GDN CUDA kernels: kChunkedLoss on CUDA (sdpa) with BF16 parameters.
-  bool gdn_kernels() const { return impl == TorchMemoryImpl::kChunkedLoss && sdpa && param_bytes == 2; }
+  TorchMemoryImpl impl = TorchMemoryImpl::kFusedLoss;  ///< the backend's code the plan models
+  /// True when the delta rule runs in the GDN CUDA kernels: since kChunkedLoss, on CUDA (sdpa) with BF16 parameters.
+  bool gdn_kernels() const { return impl != TorchMemoryImpl::kFullLogits && sdpa && param_bytes == 2; }
+  /// True when the loss runs the fused cross-entropy kernels: kFusedLoss on CUDA (sdpa) with BF16 parameters.
+  bool fused_loss() const { return impl == TorchMemoryImpl::kFusedLoss && sdpa && param_bytes == 2; }
 };
 
 /// Tokens per chunk of the chunked LM loss (backends/torch/model/chunked_lm_loss.h, kLmLossChunkTokens).

@@ -56,7 +56,7 @@ struct MemoryPlan {
 /// `impl` the backend's code to model (the current one unless planning an older run record).
 /// Throws std::invalid_argument for a layout the rank map refuses.
 MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const RankMap& map,
-                       const std::string& device = "cuda", TorchMemoryImpl impl = TorchMemoryImpl::kChunkedLoss);
+                       const std::string& device = "cuda", TorchMemoryImpl impl = TorchMemoryImpl::kFusedLoss);
 
 /// The plan as a table in GB (1 GB = 1e9 bytes), one column per kind of rank, and a fit line.
 std::string format_memory_plan(const MemoryPlan& plan);
