@@ -53,7 +53,7 @@ Json RunMetrics::to_json() const {
 Json RunRecord::to_json() const {
   Json steps_json = Json::array();
   for (const auto& s : steps) steps_json.push_back(s.to_json());
-  return Json{{"schema", "recipebench-run-record/1"},
+  Json j{{"schema", "recipebench-run-record/1"},
               {"status", status},
               {"error", error},
               {"recipe", Json{{"path", recipe_path}, {"sha256", recipe_sha256}, {"document", recipe}}},
@@ -71,6 +71,8 @@ Json RunRecord::to_json() const {
               {"capabilities", capabilities},
               {"metrics", metrics ? metrics->to_json() : Json(nullptr)},
               {"steps", steps_json}};
+  if (model_build) j["model_build"] = model_build->to_json();
+  return j;
 }
 
 }  // namespace recipebench

@@ -43,6 +43,7 @@ struct RunRecord {
   Json capabilities;                    ///< the backend's capability table the run was checked against
   std::vector<StepSample> steps;
   std::optional<RunMetrics> metrics;
+  std::optional<ModelBuild> model_build;  ///< absent when the backend reported no model build
   std::string status = "failed";
   Json error;  ///< null, or {"step": n, "message": "..."}
   Json to_json() const;
