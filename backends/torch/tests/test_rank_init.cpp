@@ -107,7 +107,7 @@ TEST_CASE("initial values follow their rules: N(0, 0.02^2), log U(0.01, 16), con
   const auto a = whole(3, "model.layers.0.linear_attn.A_log", {100000}).exp();
   CHECK(a.min().item<float>() >= 0.01f);
   CHECK(a.max().item<float>() <= 16.0f);
-  CHECK(std::abs(a.to(torch::kDouble).mean().item<double>() - 8.005) < 0.05);  // (0.01 + 16) / 2; se 0.015
+  CHECK(std::abs(a.to(torch::kDouble).mean().item<double>() - 8.005) < 0.075);  // (0.01 + 16) / 2; 5 x se 0.0146
   const auto c = whole(3, "model.layers.0.linear_attn.conv1d.weight", {1000, 1, 4});
   CHECK(c.abs().max().item<float>() <= 0.5f);
   CHECK(c.abs().max().item<float>() > 0.49f);
