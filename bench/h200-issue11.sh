@@ -2,16 +2,17 @@
 # Issue 11 / 17 benchmark on one H200, everything in one call (machines differ by 10-20% between calls, so only
 # ratios from one run count). Run on the GPU machine from the repository root with .deps/ and .peer/ carried:
 #   bash bench/h200-issue11.sh
-# 1. builds with scripts/gpu-build (CUDA kernels on), runs the GPU tests (ctest -L cuda);
+# 1. builds with scripts/gpu-build (CUDA kernels on);
 # 2. trains the 35B-A3B proxy (recipes/qwen3.5-35b-a3b/h200/proxy4l-1gpu-bf16.yaml) twice with the same seed
 #    (bench.deterministic true: the two records' losses and gradient norms must be bitwise equal), once with
 #    --deterministic false (the switch's cost) and once with --profile;
-# 3. runs the peer (../shared/peer/peer_hf.py: transformers + FLA Triton kernels) on the same shapes;
-# 4. times our GDN kernels alone against FLA's alone (bench/gdn-kernels.sh);
+# 3. runs the GPU tests (ctest -L cuda: GDN kernels, repeatability) and the peer (../shared/peer/peer_hf.py:
+#    transformers + FLA Triton kernels) on the same shapes;
+# 4. times our GDN kernels alone against FLA's alone, per kernel with ncu (bench/gdn-kernels.sh);
 # 5. writes summary.json (the fields issue 11 names) and tars everything into $OUT/issue11.tar.gz.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-# PHASE=1: build, GPU tests, proxy runs; PHASE=2: peer, GDN kernels, summary (two calls of at most 10 minutes on a
+# PHASE=1: build, proxy runs; PHASE=2: GPU tests, peer, GDN kernels, summary (two calls of at most 10 minutes on a
 # warm machine; results stay in bench/out/issue11, which both phases tar into $OUT). Unset: both.
 phase=${PHASE:-12}
 out=bench/out/issue11
@@ -32,7 +33,6 @@ if [ ! -x build-gpu/recipebench ]; then
   echo "build failed"; grep -E "error|FAILED" "$out/build.log" | head -40
   exit 1
 fi
-(cd build-gpu && timeout 240 ctest -L cuda --output-on-failure > "$out/ctest-cuda.log" 2>&1; tail -n 6 "$out/ctest-cuda.log")
 
 recipe=recipes/qwen3.5-35b-a3b/h200/proxy4l-1gpu-bf16.yaml
 run() {  # run NAME ARGS...: one run into $out/NAME/, log $out/NAME.log
@@ -49,12 +49,15 @@ fi
 export LD_LIBRARY_PATH="$PWD/.deps/prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 [[ $phase == *2* ]] || exit 0
 
+echo "== GPU tests (ctest -L cuda: GDN kernels, per-operation and whole-run repeatability)"
+(cd build-gpu && timeout 300 ctest -L cuda --output-on-failure > "$out/ctest-cuda.log" 2>&1; tail -n 8 "$out/ctest-cuda.log")
+
 echo "== peer (transformers + FLA)"
 PYTHONPATH=.peer PYTHONUNBUFFERED=1 timeout 300 "$python" .peer/peer_hf.py --widths 35b --layers 4 --rows 2 \
   --seq 8192 --fla 2 > "$out/peer.log" 2>&1; grep RESULT "$out/peer.log" || tail -n 15 "$out/peer.log"
 
 echo "== GDN kernels alone vs FLA"
-OUT="$out/gdn" timeout 300 bash bench/gdn-kernels.sh "$out/gdn" > "$out/gdn.log" 2>&1; tail -n 8 "$out/gdn.log"
+OUT="$out/gdn" PROFILE=${GDN_PROFILE:-1} timeout 300 bash bench/gdn-kernels.sh "$out/gdn" > "$out/gdn.log" 2>&1; tail -n 8 "$out/gdn.log"
 
 "$python" - "$out" <<'PY' | tee "$out/summary.txt"
 import glob, json, sys, datetime

@@ -57,6 +57,7 @@ StepSample make_sample(int step, const train::StepBatch& batch, const train::Ste
     s.forward_seconds = r.forward_seconds;
     s.backward_seconds = r.backward_seconds;
     s.optimizer_seconds = r.optimizer_seconds;
+    s.components = r.components;
   }
   return s;
 }

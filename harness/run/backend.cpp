@@ -111,7 +111,11 @@ Json StepSample::to_json() const {
               {"overhead_seconds", overhead_seconds},
               {"phases", Json{{"forward_seconds", forward_seconds},
                               {"backward_seconds", backward_seconds},
-                              {"optimizer_seconds", optimizer_seconds}}}};
+                              {"optimizer_seconds", optimizer_seconds},
+                              {"gdn_seconds", components.gdn},
+                              {"attention_seconds", components.attention},
+                              {"moe_seconds", components.moe},
+                              {"lm_head_loss_seconds", components.lm_head_loss}}}};
 }
 
 }  // namespace recipebench

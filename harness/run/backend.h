@@ -61,6 +61,16 @@ struct RunOptions {
 /// variable when a number does not parse.
 void apply_environment_hooks(RunOptions& options);
 
+/// With --profile: the step's time inside each model component, forward and backward together (seconds, measured
+/// between device synchronisations at the component's boundaries; docs/metrics.md, "Profile"). Zeros otherwise.
+struct ComponentSeconds {
+  double gdn = 0;           ///< gated DeltaNet layers: projections, convolution, gated delta rule, gated norm
+  double attention = 0;     ///< gated attention layers: projections, rotary embedding, attention, output gate
+  double moe = 0;           ///< sparse MoE blocks: router, dispatch, routed and shared experts, combine
+  double lm_head_loss = 0;  ///< the output layer and the cross-entropy (model/chunked_lm_loss.h)
+  double sum() const { return gdn + attention + moe + lm_head_loss; }
+};
+
 /// What one training step measured. Times in seconds, memory in bytes.
 struct StepSample {
   int step = 0;
@@ -76,6 +86,7 @@ struct StepSample {
   double overhead_seconds = 0;    ///< loop time outside the step and its data: callbacks, progress, bookkeeping
                                   ///< (measured for the previous step's tail; 0 for step 0)
   double forward_seconds = 0, backward_seconds = 0, optimizer_seconds = 0;  ///< with profile only, else 0
+  ComponentSeconds components;                                              ///< with profile only, else 0
   Json to_json() const;
 };
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "run/profile_table.h"
 #include "util/format.h"
 
 namespace recipebench {
@@ -78,8 +79,9 @@ void ConsoleReporter::finish(const RunRecord& r, std::string& record_path, bool 
   if (m.mfu) fmt::print(out_, ", MFU {:.1f}%", 100 * *m.mfu);
   if (m.usd_per_million_tokens) fmt::print(out_, ", ${:.2f} / 1M tokens", *m.usd_per_million_tokens);
   if (m.peak_memory_bytes) fmt::print(out_, ", peak memory {:.1f} GB", m.peak_memory_bytes / 1e9);
-  fmt::print(out_, ", harness overhead {:.3f}% of step time", 100 * m.harness_overhead_fraction);
-  fmt::print(out_, "\nrun record: {}\n", record_path);
+  fmt::print(out_, ", harness overhead {:.3f}% of step time\n", 100 * m.harness_overhead_fraction);
+  if (r.options.profile) fmt::print(out_, "{}", format_profile_table(r));
+  fmt::print(out_, "run record: {}\n", record_path);
   std::fflush(out_);
 }
 

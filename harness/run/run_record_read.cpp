@@ -1,6 +1,7 @@
 // RunRecord::from_json: a run record read back typed, every field located by file and field path on error.
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "recipe/enums.h"
 #include "run/run_record.h"
@@ -149,6 +150,12 @@ StepSample step_of(const Fields& f, const Json& j, const std::string& p) {
       s.backward_seconds = f.number(ph["backward_seconds"], pp + ".backward_seconds");
     if (Fields::has(ph, "optimizer_seconds"))
       s.optimizer_seconds = f.number(ph["optimizer_seconds"], pp + ".optimizer_seconds");
+    const std::pair<const char*, double*> parts[] = {{"gdn_seconds", &s.components.gdn},
+                                                     {"attention_seconds", &s.components.attention},
+                                                     {"moe_seconds", &s.components.moe},
+                                                     {"lm_head_loss_seconds", &s.components.lm_head_loss}};
+    for (const auto& [key, out] : parts)
+      if (Fields::has(ph, key)) *out = f.number(ph[key], pp + "." + key);
   }
   return s;
 }

@@ -1,5 +1,7 @@
 #include "model/decoder_layer.h"
 
+#include "model/component_timer.h"
+
 namespace recipebench::torch_model {
 
 DecoderLayerImpl::DecoderLayerImpl(const ModelConfig& cfg, int64_t layer_index_, const KernelOptions& opt)
@@ -14,10 +16,12 @@ DecoderLayerImpl::DecoderLayerImpl(const ModelConfig& cfg, int64_t layer_index_,
 }
 
 torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& positions) {
-  const auto normed = input_layernorm(x);
-  const auto mixed = is_full_attention() ? self_attn(normed, positions) : linear_attn(normed);
+  // The component marks time the token mixer and the MoE block under --profile (model/component_timer.h).
+  const Component mixer = is_full_attention() ? Component::Attention : Component::Gdn;
+  const auto normed = component_enter(input_layernorm(x), mixer);
+  const auto mixed = component_exit(is_full_attention() ? self_attn(normed, positions) : linear_attn(normed), mixer);
   const auto h = x + mixed;
-  return h + mlp(post_attention_layernorm(h));
+  return h + component_exit(mlp(component_enter(post_attention_layernorm(h), Component::Moe)), Component::Moe);
 }
 
 }  // namespace recipebench::torch_model

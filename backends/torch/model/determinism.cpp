@@ -14,7 +14,7 @@ void set_deterministic(bool on) {
     if (!ws || (std::strcmp(ws, ":4096:8") != 0 && std::strcmp(ws, ":16:8") != 0))
       setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/1);
   }
-  at::globalContext().setDeterministicAlgorithms(on, /*warn_only=*/on);
+  at::globalContext().setDeterministicAlgorithms(on, /*warn_only=*/false);
   at::globalContext().setDeterministicCuDNN(on);
   if (on) at::globalContext().setBenchmarkCuDNN(false);
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)

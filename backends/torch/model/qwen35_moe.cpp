@@ -2,6 +2,7 @@
 
 #include "model/chunked_lm_loss.h"
 #include "model/common.h"
+#include "model/component_timer.h"
 #include "model/recompute.h"
 #include "model/tensor_parallel.h"
 
@@ -100,9 +101,9 @@ SftLossSum head_loss_sum(Projection lm_head, const torch::Tensor& normed, const 
               input_ids.sizes());
   // The vocab-parallel output layer holds rows [rank V / TP, (rank + 1) V / TP) of the vocabulary.
   const int64_t vocab_start = tp ? tp->rank() * lm_head->weight.size(0) : 0;
-  const auto r = lm_loss_sum(h.reshape({b * s, h.size(2)}), lm_head->weight, targets.reshape({-1}), mask.reshape({-1}),
-                             tp, vocab_start);
-  return SftLossSum{r.sum, r.count};
+  const auto r = lm_loss_sum(component_enter(h, Component::LmHeadLoss).reshape({b * s, h.size(2)}), lm_head->weight,
+                             targets.reshape({-1}), mask.reshape({-1}), tp, vocab_start);
+  return SftLossSum{component_exit(r.sum, Component::LmHeadLoss), r.count};
 }
 
 torch::Tensor TextModelImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& positions) {

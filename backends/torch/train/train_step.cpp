@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 
+#include "model/component_timer.h"
 #include "train/device.h"
 
 namespace recipebench::train {
@@ -26,6 +28,32 @@ double global_loss(const RunContext& ctx, torch::Tensor loss_sum, double denom) 
   return loss_sum.item<double>() / denom;
 }
 
+/// With --profile: the component timer of one step, installed while it lives (also when the step throws).
+class ComponentProfile {
+ public:
+  ComponentProfile(const RunContext& ctx, bool on) {
+    if (!on) return;
+    timer_.emplace([&ctx] { ctx.synchronize(); });
+    torch_model::set_active_component_timer(&*timer_);
+  }
+  ~ComponentProfile() {
+    if (timer_) torch_model::set_active_component_timer(nullptr);
+  }
+  ComponentProfile(const ComponentProfile&) = delete;
+  ComponentProfile& operator=(const ComponentProfile&) = delete;
+  ComponentSeconds seconds() const {
+    if (!timer_) return {};
+    const auto& s = timer_->seconds();
+    using torch_model::Component;
+    auto at = [&s](Component c) { return s[static_cast<size_t>(c)]; };
+    return ComponentSeconds{at(Component::Gdn), at(Component::Attention), at(Component::Moe),
+                            at(Component::LmHeadLoss)};
+  }
+
+ private:
+  std::optional<torch_model::ComponentTimer> timer_;
+};
+
 }  // namespace
 
 StepResult train_step(const RunContext& ctx, RankModel& model, Optimizer& optimizer, const StepBatch& batch, double lr,
@@ -45,9 +73,11 @@ StepResult train_step(const RunContext& ctx, RankModel& model, Optimizer& optimi
   };
 
   optimizer.zero_grad();
+  ComponentProfile components(ctx, profile);
   const double denom = static_cast<double>(std::max<int64_t>(1, batch.supervised));
   torch::Tensor loss_sum = run_pipeline_step(
       model.stage, batch.microbatches, ctx.place, denom, [&] { optimizer.accumulate_grads(); }, lap);
+  r.components = components.seconds();
   r.grad_norm = optimizer.grad_norm();
   r.loss = global_loss(ctx, loss_sum, denom);
   if (!std::isfinite(r.loss) || !std::isfinite(r.grad_norm))

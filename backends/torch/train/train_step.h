@@ -18,12 +18,14 @@ struct StepResult {
   double grad_norm = 0;  ///< global L2 norm of the gradients before clipping
   std::chrono::steady_clock::time_point start, end;                         ///< the timed region's boundaries
   double forward_seconds = 0, backward_seconds = 0, optimizer_seconds = 0;  ///< with `profile` only, else 0
+  ComponentSeconds components;  ///< with `profile` only: time inside GDN, attention, MoE, LM head + loss
 };
 
 /// Step `step` at learning rate `lr`: per-token normalisation over the whole global batch (each microbatch's loss
 /// sum divided by the step's supervised-token count before its backward pass); the passes run in the pipeline
 /// schedule's order (PP 1: forward and backward of each microbatch in turn; train/pipeline_executor.h). With
-/// `profile` the device is synchronised after every pass to time the phases. Throws RunError (at `step`) when the
+/// `profile` the device is synchronised after every pass to time the phases, and at every component boundary
+/// (model/component_timer.h) to time the components. Throws RunError (at `step`) when the
 /// loss or the gradient norm is not finite; std::exception when a peer fails.
 StepResult train_step(const RunContext& ctx, RankModel& model, Optimizer& optimizer, const StepBatch& batch, double lr,
                       int step, bool profile);
