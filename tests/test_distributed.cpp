@@ -443,7 +443,7 @@ TEST_CASE(
 namespace {
 
 /// The initial parameters of `fixture` on `nproc` ranks (none: no --nproc), gathered to the one-rank model
-/// (RECIPEBENCH_DUMP_INIT_PARAMS, float32 bytes in its parameters() order), after a one-step run; `record` gets the
+/// (RECIPEBENCH_DUMP_INIT_PARAMS, float32 bytes in its parameters() order), from a two-step run; `record` gets the
 /// run record.
 std::string initial_parameters(const std::string& name, const std::string& fixture, int nproc, nlohmann::json& record,
                                const std::string& extra = "") {
@@ -452,7 +452,7 @@ std::string initial_parameters(const std::string& name, const std::string& fixtu
   fs::create_directories(dir);
   const std::string cmd = "RECIPEBENCH_DUMP_INIT_PARAMS='" + (dir / "init.bin").string() + "' timeout -k 5 240 '" +
                           RECIPEBENCH_BINARY + "' run '" + RECIPEBENCH_SOURCE_DIR + "/tests/data/dist/" + fixture +
-                          "' --steps 1 --window 0:0 --out '" + (dir / "runs").string() + "' " + extra +
+                          "' --steps 2 --window 0:1 --out '" + (dir / "runs").string() + "' " + extra +
                           (nproc > 0 ? " --nproc " + std::to_string(nproc) : "") + " > '" + (dir / "log").string() +
                           "' 2>&1";
   const int status = std::system(cmd.c_str());
