@@ -15,6 +15,7 @@ out=bench/out/h200-2gpu
 rm -rf "$out" && mkdir -p "$out"
 pack() { [ -n "${OUT:-}" ] && tar -czf "$OUT/h200-2gpu.tar.gz" -C bench/out h200-2gpu; }
 trap pack EXIT
+trap 'exit 124' TERM
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; time scripts/gpu-build 2>&1 | tail -n 20; } \
   > "$out/build.log" 2>&1
