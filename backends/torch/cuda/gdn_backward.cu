@@ -241,27 +241,11 @@ __device__ __forceinline__ float quad_row_sum(int cols, F f) {
   return quad_sum(acc);
 }
 
-/// Per chunk and value head: dq (per value head), dk from the output and state terms, dW = -dU S^T, and the
-/// gate gradient terms of the output and state. Grid (chunks, Hv).
-__global__ void __launch_bounds__(kThreads)
-    grad1_kernel(Shape s, DeviceChunkTable ct, const bf16* q, const bf16* k, const float* Gc, const bf16* d_o,
-                 const bf16* vnew, const bf16* h, const bf16* dh, const bf16* dU, float* dq_h, float* dk_h, bf16* dW,
-                 float* dG1) {
-  extern __shared__ __align__(128) unsigned char smem_raw[];
-  Grad1Smem& sm = *reinterpret_cast<Grad1Smem*>(smem_raw);
-  const int c = blockIdx.x, hv = blockIdx.y, hk = hv / (s.v_heads / s.k_heads), tid = threadIdx.x;
-  const int t0 = ct.chunk_start[c], len = ct.chunk_len[c];
-  const long sk = static_cast<long>(s.k_heads) * kHeadDim, sv = static_cast<long>(s.v_heads) * kHeadDim;
-  const long tok_v = static_cast<long>(t0) * sv + hv * kHeadDim;
-  const long st = (static_cast<long>(c) * s.v_heads + hv) * kHeadDim * kHeadDim;
-  load_gates(sm.G, Gc + static_cast<long>(t0) * s.v_heads + hv, s.v_heads, len);
-  if (tid < kChunk) sm.dG[tid] = 0.f;
-  load_rows128(sm.Q, q + static_cast<long>(t0) * sk + hk * kHeadDim, sk, kChunk, len);
-  load_rows128(sm.K, k + static_cast<long>(t0) * sk + hk * kHeadDim, sk, kChunk, len);
-  load_rows128(sm.dO, d_o + tok_v, sv, kChunk, len);
-  load_rows128(sm.U, vnew + tok_v, sv, kChunk, len);
-  load_rows128(sm.SB, h + st, kHeadDim, kHeadDim, kHeadDim);
-  __syncthreads();
+/// grad1_kernel's output terms: dM = dO U^T and P = scale (dM * D) give dq += P K (this value head's dq, with the
+/// state term X = dO S^T, written to dq_h) and dk = P^T Q (into sm.dk); the gate gradient's output and state-read
+/// terms into sm.dG. Whole block, after the chunk's tiles are loaded and synchronised.
+__device__ void grad1_output_terms(const Shape& s, Grad1Smem& sm, int len, long tok_v, long sv, float* dq_h) {
+  const int tid = threadIdx.x;
   mma_block<64, 64, 128, Lay::N, Lay::T>(sm.dO, kLd128, sm.U, kLd128, sm.F1, kLdF64);     // dM = dO U^T
   mma_block<64, 64, 128, Lay::N, Lay::T>(sm.Q, kLd128, sm.K, kLd128, sm.F2, kLdF64);      // Q K^T
   mma_block<64, 128, 128, Lay::N, Lay::T>(sm.dO, kLd128, sm.SB, kLd128, sm.F3, kLdF128);  // X = dO S^T
@@ -294,6 +278,30 @@ __global__ void __launch_bounds__(kThreads)
     const int r = i / kHeadDim, j = i % kHeadDim;
     dq_h[tok_v + r * sv + j] = sm.F3[r * kLdF128 + j];
   }
+}
+
+/// Per chunk and value head: dq (per value head), dk from the output and state terms, dW = -dU S^T, and the
+/// gate gradient terms of the output and state. Grid (chunks, Hv).
+__global__ void __launch_bounds__(kThreads)
+    grad1_kernel(Shape s, DeviceChunkTable ct, const bf16* q, const bf16* k, const float* Gc, const bf16* d_o,
+                 const bf16* vnew, const bf16* h, const bf16* dh, const bf16* dU, float* dq_h, float* dk_h, bf16* dW,
+                 float* dG1) {
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  Grad1Smem& sm = *reinterpret_cast<Grad1Smem*>(smem_raw);
+  const int c = blockIdx.x, hv = blockIdx.y, hk = hv / (s.v_heads / s.k_heads), tid = threadIdx.x;
+  const int t0 = ct.chunk_start[c], len = ct.chunk_len[c];
+  const long sk = static_cast<long>(s.k_heads) * kHeadDim, sv = static_cast<long>(s.v_heads) * kHeadDim;
+  const long tok_v = static_cast<long>(t0) * sv + hv * kHeadDim;
+  const long st = (static_cast<long>(c) * s.v_heads + hv) * kHeadDim * kHeadDim;
+  load_gates(sm.G, Gc + static_cast<long>(t0) * s.v_heads + hv, s.v_heads, len);
+  if (tid < kChunk) sm.dG[tid] = 0.f;
+  load_rows128(sm.Q, q + static_cast<long>(t0) * sk + hk * kHeadDim, sk, kChunk, len);
+  load_rows128(sm.K, k + static_cast<long>(t0) * sk + hk * kHeadDim, sk, kChunk, len);
+  load_rows128(sm.dO, d_o + tok_v, sv, kChunk, len);
+  load_rows128(sm.U, vnew + tok_v, sv, kChunk, len);
+  load_rows128(sm.SB, h + st, kHeadDim, kHeadDim, kHeadDim);
+  __syncthreads();
+  grad1_output_terms(s, sm, len, tok_v, sv, dq_h);
   load_rows128(sm.dO, dU + tok_v, sv, kChunk, len);  // dO is dead: dU in its place
   __syncthreads();
   mma_block<64, 128, 128, Lay::N, Lay::T>(sm.dO, kLd128, sm.SB, kLd128, sm.F3, kLdF128);  // dU S^T
@@ -348,8 +356,9 @@ struct Grad2Smem {
   float G[kChunk], B[kChunk], dG[kChunk], dB[kChunk], sk[kChunk], sv[kChunk];
 };
 
-/// One value head's WY-representation terms inside grad2_kernel: dv, dbeta, dk (into sm.dk), dG (into sm.dG).
-__device__ void grad2_head(const Shape& s, Grad2Smem& sm, int len, long tok_v, bf16* dv) {
+/// grad2_head's first part: dv = diag(beta) T^T dU (written), the beta terms of T^T dU and T^T dW and the gate
+/// term of T^T dW (into sm.dB, sm.dG), and T^T dW's share of dk (into sm.dk). Whole block.
+__device__ void grad2_wy_terms(const Shape& s, Grad2Smem& sm, int len, long tok_v, bf16* dv) {
   const int tid = threadIdx.x;
   const long sv = static_cast<long>(s.v_heads) * kHeadDim;
   mma_block<64, 128, 64, Lay::T, Lay::N>(sm.Tb, kLd64, sm.dU, kLd128, sm.F3, kLdF128);  // T^T dU
@@ -380,6 +389,12 @@ __device__ void grad2_head(const Shape& s, Grad2Smem& sm, int len, long tok_v, b
       sm.dG[r] += cb * a;
     }
   }
+}
+
+/// One value head's WY-representation terms inside grad2_kernel: dv, dbeta, dk (into sm.dk), dG (into sm.dG).
+__device__ void grad2_head(const Shape& s, Grad2Smem& sm, int len, long tok_v, bf16* dv) {
+  const int tid = threadIdx.x;
+  grad2_wy_terms(s, sm, len, tok_v, dv);
   // Kb = diag(beta e^G) K; V <- diag(beta) V (in place)
   for (int i = tid; i < kChunk * kHeadDim; i += kThreads) {
     const int r = i / kHeadDim, j = i % kHeadDim;
