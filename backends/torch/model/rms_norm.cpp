@@ -1,7 +1,6 @@
 #include "model/rms_norm.h"
 
 #include "model/common.h"
-#include "model/param_factory.h"
 
 namespace recipebench::torch_model {
 
@@ -24,8 +23,7 @@ torch::Tensor gated_rms_norm(const torch::Tensor& x, const torch::Tensor& z, con
 }
 
 RMSNormImpl::RMSNormImpl(int64_t dim_, double eps_) : dim(dim_), eps(eps_) {
-  weight = register_parameter("weight", new_param({dim}));
-  init_fill_(weight, 0.0);
+  weight = register_parameter("weight", torch::zeros({dim}));
 }
 
 torch::Tensor RMSNormImpl::forward(const torch::Tensor& x) {
@@ -34,8 +32,7 @@ torch::Tensor RMSNormImpl::forward(const torch::Tensor& x) {
 }
 
 GatedRMSNormImpl::GatedRMSNormImpl(int64_t dim_, double eps_) : dim(dim_), eps(eps_) {
-  weight = register_parameter("weight", new_param({dim}));
-  init_fill_(weight, 1.0);
+  weight = register_parameter("weight", torch::ones({dim}));
 }
 
 torch::Tensor GatedRMSNormImpl::forward(const torch::Tensor& x, const torch::Tensor& z) {
