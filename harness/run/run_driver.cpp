@@ -212,6 +212,15 @@ std::unique_ptr<Backend> backend_or_refuse(const std::string& name) {
 
 /// Places this process among the ranks (sets o.rank, o.world...), or starts the ranks here and returns their
 /// exit code: with nproc > 1, or on CUDA when a multi-rank layout was started without rank variables (one
+/// This process's place from its launcher's variables (run/launch.h) into the run's options.
+void apply_rank_env(const RankEnv& ranks, RunOptions& o) {
+  o.rank = ranks.rank;
+  o.world = ranks.world;
+  o.local_rank = ranks.local_rank;
+  o.master_addr = ranks.master_addr;
+  o.master_port = ranks.master_port;
+}
+
 /// process per GPU). Throws Refusal when the rank count does not fit.
 std::optional<int> place_ranks(const RunRequest& q, const Recipe& recipe, RunOptions& o,
                                const std::function<void(int status)>& on_lead_died) {
@@ -240,11 +249,7 @@ std::optional<int> place_ranks(const RunRequest& q, const Recipe& recipe, RunOpt
       throw Refusal{kUsage, std::string("recipebench run: ") + e.what()};
     }
   }
-  o.rank = ranks.rank;
-  o.world = ranks.world;
-  o.local_rank = ranks.local_rank;
-  o.master_addr = ranks.master_addr;
-  o.master_port = ranks.master_port;
+  apply_rank_env(ranks, o);
   return std::nullopt;
 }
 
@@ -262,11 +267,7 @@ std::optional<int> place_node(const RunRequest& q, RunOptions& o, const Reporter
   } catch (const std::invalid_argument& e) {
     throw Refusal{kUsage, std::string("recipebench run: rank variables: ") + e.what()};
   }
-  o.rank = ranks.rank;
-  o.world = ranks.world;
-  o.local_rank = ranks.local_rank;
-  o.master_addr = ranks.master_addr;
-  o.master_port = ranks.master_port;
+  apply_rank_env(ranks, o);
   if (ranks.local_rank == 0) return std::nullopt;
   report.message("recipebench run: rank " + std::to_string(ranks.rank) + " is local rank " +
                  std::to_string(ranks.local_rank) + ": the " + o.backend +
