@@ -277,6 +277,31 @@ TEST_CASE("fault injection: two-rank run, rank 0 or the launcher killed, SIGINT 
     const fs::path dir = base / ("kill9-launcher-" + std::to_string(i));
     faulted_run(two_rank_run(dir / "out"), dir, SIGKILL, span, [](pid_t p) { return p; });
   }
+  {  // a SIGINT that comes after rank 0 wrote its complete record stops nothing: the run stands, exit 0
+    const fs::path dir = base / "sigint-after-record";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const Proc p = spawn(two_rank_run(dir / "out"), dir / "run.log");
+    const auto record_written = [&] {
+      if (!fs::exists(dir / "out")) return false;
+      for (const auto& e : fs::directory_iterator(dir / "out"))
+        if (e.path().extension() == ".json" && e.path().filename().string()[0] != '.') return true;
+      return false;
+    };
+    while (!record_written() && Clock::now() - p.started < std::chrono::seconds(120))
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    kill(p.pid, SIGINT);
+    const int status = wait_for(p);
+    ++tally().runs;
+    ++tally().sigint;
+    const FolderState s = inspect(dir / "out");
+    INFO(dir / "run.log"
+         << ": wait status " << status);
+    CHECK(s.complete == 1);
+    CHECK(s.failed == 0);
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+    count(s);
+  }
   for (int i = 0; i < trials; ++i) {
     const fs::path dir = base / ("sigint-launcher-" + std::to_string(i));
     const int status = faulted_run(two_rank_run(dir / "out"), dir, SIGINT, span, [](pid_t p) { return p; });

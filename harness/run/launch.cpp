@@ -229,15 +229,23 @@ class RankWatch {
         grace_(grace_seconds) {}
 
   int alive() const { return alive_; }
-  int result() const { return result_; }
 
-  /// Sends `sig` (forwarded from the launcher) to every live rank; escalates as after a failure, at once.
+  /// The launcher's exit code once every rank has ended: 0 when every rank exited 0 (also when a forwarded
+  /// signal came too late to stop the run: rank 0 then wrote a complete record), 128 + the signal when an
+  /// interrupted run failed, else the exit status of the first rank that failed (1 for a signal).
+  int result() const {
+    if (first_failed_ < 0) return 0;
+    return forwarded_ ? 128 + forwarded_ : result_;
+  }
+
+  /// Sends `sig` (forwarded from the launcher) to every live rank and escalates at once, as after a failure
+  /// whose grace period has passed.
   void forward(int sig) {
     signal_live(sig);
-    if (result_ == 0) result_ = 128 + sig;
-    if (first_failed_ < 0) {
-      first_failed_ = static_cast<int>(pids_.size());  // stopped from outside: escalate like a failure
-      failed_at_ = Clock::now() - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace_));
+    if (!forwarded_) forwarded_ = sig;
+    if (!stopping_) {
+      stopping_ = true;
+      stop_from_ = Clock::now() - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace_));
     }
   }
 
@@ -255,8 +263,8 @@ class RankWatch {
 
   /// After a failure: SIGTERM to the live ranks once the grace period has passed, SIGKILL 5 s later.
   void escalate() {
-    if (first_failed_ < 0) return;
-    const double since = std::chrono::duration<double>(Clock::now() - failed_at_).count();
+    if (!stopping_) return;
+    const double since = std::chrono::duration<double>(Clock::now() - stop_from_).count();
     if (!termed_ && since >= grace_) {
       termed_ = true;
       signal_live(SIGTERM);
@@ -269,7 +277,10 @@ class RankWatch {
  private:
   void failed(int r, int status) {
     first_failed_ = r;
-    failed_at_ = Clock::now();
+    if (!stopping_) {
+      stopping_ = true;
+      stop_from_ = Clock::now();
+    }
     result_ = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
     if (alive_ > 0)
       std::fprintf(stderr, "recipebench run: rank %d %s; stopping the other ranks\n", r,
@@ -286,8 +297,10 @@ class RankWatch {
   int alive_;
   double grace_;
   int result_ = 0;
-  int first_failed_ = -1;
-  Clock::time_point failed_at_{};
+  int first_failed_ = -1;  ///< the first rank that exited non-zero or died of a signal
+  int forwarded_ = 0;      ///< the first signal forwarded from the launcher, or 0
+  bool stopping_ = false;  ///< a failure or a forwarded signal started the escalation at stop_from_
+  Clock::time_point stop_from_{};
   bool termed_ = false;
   bool killed_ = false;
 };

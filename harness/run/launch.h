@@ -62,7 +62,9 @@ std::string ranks_fit_problem(int nproc, const HostCapacity& host);
 /// signal), the others get `grace_seconds` to stop on their own (their collectives fail), then SIGTERM, then
 /// SIGKILL 5 s later; each rank also dies with this process (PR_SET_PDEATHSIG), so none is orphaned.
 /// Throws std::invalid_argument before forking when the ranks do not fit this host (ranks_fit_problem).
-/// Returns 0 when every rank exited 0, else the exit status of the first rank that failed (1 for a signal).
+/// Returns 0 when every rank exited 0 (also after a forwarded signal that came too late to stop the run), 128 + the
+/// signal when a forwarded SIGINT/SIGTERM stopped it, else the exit status of the first rank that failed (1 for a
+/// signal).
 /// `on_lead_died`, when given, is called once with rank 0's wait status when rank 0 is killed by a signal (it then
 /// writes no run record; the caller writes the `failed` one).
 int launch_local(int nproc, double grace_seconds = 10.0, const std::function<void(int status)>& on_lead_died = {});
