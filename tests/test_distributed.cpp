@@ -448,3 +448,72 @@ TEST_CASE(
     CHECK(sa[s]["loss"].get<double>() != so[s]["loss"].get<double>());
   }
 }
+
+namespace {
+
+/// The initial parameters of `fixture` on `nproc` ranks (none: no --nproc), gathered to the one-rank model
+/// (RECIPEBENCH_DUMP_INIT_PARAMS, float32 bytes in its parameters() order), from a two-step run; `record` gets the
+/// run record.
+std::string initial_parameters(const std::string& name, const std::string& fixture, int nproc, nlohmann::json& record,
+                               const std::string& extra = "") {
+  const fs::path dir = fs::path(RECIPEBENCH_TEST_OUT) / ("init-" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string cmd = "RECIPEBENCH_DUMP_INIT_PARAMS='" + (dir / "init.bin").string() + "' timeout -k 5 240 '" +
+                          RECIPEBENCH_BINARY + "' run '" + RECIPEBENCH_SOURCE_DIR + "/tests/data/dist/" + fixture +
+                          "' --steps 2 --window 0:1 --out '" + (dir / "runs").string() + "' " + extra +
+                          (nproc > 0 ? " --nproc " + std::to_string(nproc) : "") + " > '" + (dir / "log").string() +
+                          "' 2>&1";
+  const int status = std::system(cmd.c_str());
+  INFO(read_all(dir / "log"));
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  for (const auto& e : fs::directory_iterator(dir / "runs"))
+    if (e.path().extension() == ".json") record = nlohmann::json::parse(read_all(e.path()));
+  return read_all(dir / "init.bin");
+}
+
+/// Float32 elements that differ between two dumps of the same size.
+size_t differing_floats(const std::string& a, const std::string& b) {
+  size_t n = 0;
+  for (size_t i = 0; i + sizeof(float) <= a.size(); i += sizeof(float))
+    if (std::memcmp(a.data() + i, b.data() + i, sizeof(float)) != 0) ++n;
+  return n;
+}
+
+}  // namespace
+
+// Rank-local initialisation (docs/initialization.md): every rank makes only its own shards, from the parameter's
+// global name and the elements' global indices, so the global tensors do not depend on the layout.
+TEST_CASE(
+    "the initial parameters of DP2, TP2, PP2, EP2 and TP2 PP2 EP2 DP2, gathered, are bitwise the one-rank run's; "
+    "the record holds each rank's host memory while building",
+    "[distributed][init]") {
+  nlohmann::json rec;
+  const std::string one = initial_parameters("dp1", "tiny-dp1.yaml", 0, rec);
+  REQUIRE(one.size() > 1000 * sizeof(float));
+  REQUIRE(rec.contains("model_build"));
+  CHECK(rec["model_build"]["host_peak_rss_bytes"].size() == 1);
+  CHECK(rec["model_build"]["host_peak_rss_bytes"][0].get<int64_t>() > 0);
+  struct Layout {
+    const char* fixture;
+    int ranks;
+  };
+  for (const Layout& l : {Layout{"tiny-dp2.yaml", 2}, Layout{"tiny-tp2-ep1.yaml", 2}, Layout{"tiny-pp2.yaml", 2},
+                          Layout{"tiny-ep2-dp2.yaml", 2}, Layout{"tiny-tp2-pp2-ep2-dp2.yaml", 8}}) {
+    DYNAMIC_SECTION(l.fixture) {
+      const std::string many = initial_parameters(fs::path(l.fixture).stem().string(), l.fixture, l.ranks, rec);
+      REQUIRE(many.size() == one.size());
+      CHECK(differing_floats(one, many) == 0);
+      REQUIRE(rec.contains("model_build"));
+      const auto& peak = rec["model_build"]["host_peak_rss_bytes"];
+      REQUIRE(peak.size() == static_cast<size_t>(l.ranks));
+      for (const auto& b : peak) CHECK(b.get<int64_t>() > 0);
+    }
+  }
+  SECTION("another seed gives other values") {
+    const std::string other = initial_parameters("dp1-seed99", "tiny-dp1.yaml", 0, rec, "--seed 99");
+    REQUIRE(other.size() == one.size());
+    CHECK(differing_floats(one, other) > one.size() / sizeof(float) / 2);
+  }
+}

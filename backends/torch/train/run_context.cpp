@@ -27,6 +27,14 @@ int64_t RunContext::max_over_ranks(int64_t v) const {
   return t.item<int64_t>();
 }
 
+std::vector<int64_t> RunContext::gather_over_ranks(int64_t v) const {
+  if (!group) return {v};
+  auto t = torch::zeros({world}, torch::kInt64);  // each rank fills its slot; the sum gathers them
+  t[rank] = v;
+  group->all_reduce_sum(t);
+  return std::vector<int64_t>(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + world);
+}
+
 void RunContext::finish() {
   synchronize();
   for (auto& g : groups.owned) g->finish();

@@ -5,7 +5,9 @@
 #include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
 
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "dist/parallel_groups.h"
 #include "dist/process_group.h"
@@ -33,6 +35,8 @@ struct RunContext {
   void barrier() const;
   /// The maximum of `v` over the ranks (`v` on one rank).
   int64_t max_over_ranks(int64_t v) const;
+  /// Every rank's `v`, in rank order (a collective; {v} on one rank).
+  std::vector<int64_t> gather_over_ranks(int64_t v) const;
   /// A clean end on every rank: the device's work done, subgroups first, then the run's group (its store lives on
   /// rank 0). No collective may follow.
   void finish();
