@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "dist/parallel_groups.h"
@@ -42,9 +43,15 @@ struct RunContext {
   void finish();
 };
 
-/// The device (rank_device), the compute dtype and, with several ranks, the run's process group: the rendezvous at
-/// rank 0's TCPStore (NCCL between GPUs, Gloo between CPU ranks; options.dist_timeout_seconds bounds it and every
-/// collective). Throws RunError when the rendezvous fails.
+/// The dtype of the parameters and activations for `precision` (workload.precision) on `device`: bf16 -> BF16 on
+/// CUDA, FP32 on the CPU (no BF16 matrix units there; docs/backends.md); fp32 -> FP32; fp64 -> FP64 (reference runs:
+/// the parity tests compare layouts in float64). The optimizer keeps FP32 master weights in every case. Throws
+/// RunError for any other precision (the backend's capabilities refuse it before a rank starts).
+c10::ScalarType compute_dtype(const std::string& precision, c10::Device device);
+
+/// The device (rank_device), the compute dtype (compute_dtype) and, with several ranks, the run's process group: the
+/// rendezvous at rank 0's TCPStore (NCCL between GPUs, Gloo between CPU ranks; options.dist_timeout_seconds bounds it
+/// and every collective). Throws RunError when the rendezvous fails.
 RunContext open_run(const Recipe& recipe, const RunOptions& options);
 
 /// Fills the rank map of `recipe` for `model` and this rank's groups and pipeline place (a collective: every rank
