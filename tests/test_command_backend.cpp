@@ -112,7 +112,7 @@ TEST_CASE("import: a log that cannot be read gives a failed record naming the li
   CHECK(reread(out).ok());
 }
 
-TEST_CASE("command backend: the command's steps, env and node variables; the log beside the record", "[command]") {
+TEST_CASE("command backend: the command's steps, env and node variables, the log beside the record", "[command]") {
   const RunRequest q = command_request("hf-ok.yaml", "recipebench-command-ok");
   RecordWriter writer;
   const RunOutcome out = run_recipe(q, {&writer});

@@ -479,7 +479,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "the same recipe and seed twice give bitwise-equal losses and gradient norms; another seed does not; "
+    "the same recipe and seed twice give bitwise-equal losses and gradient norms, another seed does not, "
     "the record says whether the run was deterministic",
     "[distributed][determinism]") {
   const Result a = run("repeat-a", "tiny-dp1.yaml", 0), b = run("repeat-b", "tiny-dp1.yaml", 0);
@@ -543,7 +543,7 @@ size_t differing_floats(const std::string& a, const std::string& b) {
 // Rank-local initialisation (docs/initialization.md): every rank makes only its own shards, from the parameter's
 // global name and the elements' global indices, so the global tensors do not depend on the layout.
 TEST_CASE(
-    "the initial parameters of DP2, TP2, PP2, EP2 and TP2 PP2 EP2 DP2, gathered, are bitwise the one-rank run's; "
+    "the initial parameters of DP2, TP2, PP2, EP2 and TP2 PP2 EP2 DP2, gathered, are bitwise the one-rank run's, "
     "the record holds each rank's host memory while building",
     "[distributed][init]") {
   nlohmann::json rec;

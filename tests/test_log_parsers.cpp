@@ -96,7 +96,7 @@ TEST_CASE("Megatron-LM log: the window's steps, extra lines skipped, the printed
   CHECK(j["parser"] == "megatron");
 }
 
-TEST_CASE("Megatron-LM log: a restarted iteration counter keeps the last run; a missing lm loss is 0", "[logparse]") {
+TEST_CASE("Megatron-LM log: a restarted iteration counter keeps the last run, a missing lm loss is 0", "[logparse]") {
   const ParsedLog log = read_fixture("megatron-restart.log", LogFormatSpec{LogFormat::kMegatron, ""});
   REQUIRE(log.problems.empty());
   CHECK(log.restarts == 1);
@@ -130,7 +130,7 @@ TEST_CASE("Megatron-LM log: a line that cannot be read is located at file:line:c
   CHECK(log.problems[1].expected == "a number");
 }
 
-TEST_CASE("TorchTitan log: ANSI colour codes removed; step time from tps; memory and MFU read", "[logparse]") {
+TEST_CASE("TorchTitan log: ANSI colour codes removed, step time from tps, memory and MFU read", "[logparse]") {
   // 2 rows x 4,096 tokens per step on 1 GPU at tps 2,000 (tokens/s per GPU): 8,192 / 2,000 = 4.096 s.
   const ParsedLog log = read_fixture("torchtitan-ansi.log", std::nullopt, 4096, 2, 1);
   REQUIRE(log.problems.empty());

@@ -170,7 +170,7 @@ TEST_CASE("memory plan: the seed's B200 recipes on the torch backend against 180
   CHECK(vpp.ranks[7].microbatches_in_flight == 9);
 }
 
-TEST_CASE("memory plan: no recompute and 65,536 tokens per GPU do not fit a B200; activations overflow", "[plan]") {
+TEST_CASE("memory plan: no recompute and 65,536 tokens per GPU do not fit a B200: activations overflow", "[plan]") {
   const MemoryPlan plan = plan_of("tests/data/plan/attune-48gpu-no-recompute-64k.yaml");
   INFO(format_memory_plan(plan));
   CHECK_FALSE(plan.fits());

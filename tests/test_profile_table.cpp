@@ -19,7 +19,7 @@ StepSample profiled_step(int step, double seconds, double scale) {
 
 }  // namespace
 
-TEST_CASE("profile rows are window means; other is the step's remainder; the rows sum to the mean step") {
+TEST_CASE("profile rows are window means, other is the step's remainder, the rows sum to the mean step") {
   RunRecord r;
   r.options.window = StepWindow{1, 2};
   r.steps = {profiled_step(0, 9.0, 10),  // step 0 is outside the window: not counted

@@ -68,7 +68,7 @@ TEST_CASE("chunked LM loss equals the full-logits log-softmax loss and gradients
   }
 }
 
-TEST_CASE("chunked LM loss: unsupervised tokens give no loss and no gradient; none supervised gives 0", "[loss][lm]") {
+TEST_CASE("chunked LM loss: unsupervised tokens give no loss and no gradient, none supervised gives 0", "[loss][lm]") {
   torch::manual_seed(42);
   const auto c = make_case(12, 8, 19, torch::kDouble);
   const auto base = run(c.h, c.w, c.targets, c.mask, 5);

@@ -85,7 +85,7 @@ TEST_CASE("MoE combine without index_add: output and every gradient equal the in
   CHECK(rel_err(other.out, ref.out) > 1e-3);
 }
 
-TEST_CASE("MoE forward and backward are repeatable: two runs give the same bits (CPU; CUDA bf16 when present)",
+TEST_CASE("MoE forward and backward are repeatable: two runs give the same bits (CPU, and CUDA bf16 when present)",
           "[layers][moe][determinism]") {
   for (const auto& dev : devices()) {
     INFO("device " << dev);
