@@ -16,6 +16,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -243,10 +244,8 @@ class RankWatch {
   void forward(int sig) {
     signal_live(sig);
     if (!forwarded_) forwarded_ = sig;
-    if (!stopping_) {
-      stopping_ = true;
+    if (!stop_from_)
       stop_from_ = Clock::now() - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace_));
-    }
   }
 
   /// Records that child `pid` ended with wait status `status`; the first failure sets the result.
@@ -263,8 +262,8 @@ class RankWatch {
 
   /// After a failure: SIGTERM to the live ranks once the grace period has passed, SIGKILL 5 s later.
   void escalate() {
-    if (!stopping_) return;
-    const double since = std::chrono::duration<double>(Clock::now() - stop_from_).count();
+    if (!stop_from_) return;
+    const double since = std::chrono::duration<double>(Clock::now() - *stop_from_).count();
     if (!termed_ && since >= grace_) {
       termed_ = true;
       signal_live(SIGTERM);
@@ -277,10 +276,7 @@ class RankWatch {
  private:
   void failed(int r, int status) {
     first_failed_ = r;
-    if (!stopping_) {
-      stopping_ = true;
-      stop_from_ = Clock::now();
-    }
+    if (!stop_from_) stop_from_ = Clock::now();
     result_ = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
     if (alive_ > 0)
       std::fprintf(stderr, "recipebench run: rank %d %s; stopping the other ranks\n", r,
@@ -299,8 +295,8 @@ class RankWatch {
   int result_ = 0;
   int first_failed_ = -1;  ///< the first rank that exited non-zero or died of a signal
   int forwarded_ = 0;      ///< the first signal forwarded from the launcher, or 0
-  bool stopping_ = false;  ///< a failure or a forwarded signal started the escalation at stop_from_
-  Clock::time_point stop_from_{};
+  std::optional<Clock::time_point>
+      stop_from_;  ///< set by the first failure or forwarded signal: the escalation's start
   bool termed_ = false;
   bool killed_ = false;
 };

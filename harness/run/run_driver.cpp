@@ -210,8 +210,6 @@ std::unique_ptr<Backend> backend_or_refuse(const std::string& name) {
                             (names.empty() ? "none: configure with libtorch for the torch backend" : names) + ")"};
 }
 
-/// Places this process among the ranks (sets o.rank, o.world...), or starts the ranks here and returns their
-/// exit code: with nproc > 1, or on CUDA when a multi-rank layout was started without rank variables (one
 /// This process's place from its launcher's variables (run/launch.h) into the run's options.
 void apply_rank_env(const RankEnv& ranks, RunOptions& o) {
   o.rank = ranks.rank;
@@ -221,6 +219,8 @@ void apply_rank_env(const RankEnv& ranks, RunOptions& o) {
   o.master_port = ranks.master_port;
 }
 
+/// Places this process among the ranks (sets o.rank, o.world...), or starts the ranks here and returns their
+/// exit code: with nproc > 1, or on CUDA when a multi-rank layout was started without rank variables (one
 /// process per GPU). Throws Refusal when the rank count does not fit.
 std::optional<int> place_ranks(const RunRequest& q, const Recipe& recipe, RunOptions& o,
                                const std::function<void(int status)>& on_lead_died) {

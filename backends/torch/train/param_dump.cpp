@@ -42,9 +42,10 @@ void dump_parameters(const std::string& path, const RankModel& model, const RunC
       c = torch::empty(model.param_info[i].shape, torch::kFloat32);
       ctx.group->irecv(c, src, static_cast<int>(i))->wait();
     }
-    if (ctx.rank == 0) names << model.param_info[i].name << ' ' << c.numel() << '\n';
-    if (ctx.rank == 0)
+    if (ctx.rank == 0) {
+      names << model.param_info[i].name << ' ' << c.numel() << '\n';
       out.write(static_cast<const char*>(c.data_ptr()), static_cast<std::streamsize>(c.numel() * sizeof(float)));
+    }
   }
   if (next != mine.size())
     throw RunError("dump_params: the stage has " + std::to_string(mine.size()) +
