@@ -225,6 +225,13 @@ std::string MemoryPlan::largest_term() const {
   return std::max_element(terms.begin(), terms.end())->second;
 }
 
+int torch_compute_bytes(const std::string& precision, bool cuda) {
+  if (precision == "bf16") return cuda ? 2 : 4;
+  if (precision == "fp32") return 4;
+  if (precision == "fp64") return 8;
+  return 0;
+}
+
 MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const RankMap& map, const std::string& device,
                        TorchMemoryImpl impl) {
   MemoryPlan plan;
@@ -236,8 +243,8 @@ MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const Ran
   shape.tokens = map.rows_per_microbatch * recipe.workload.row_tokens;
   shape.tp = map.tp;
   const bool cuda = device == "cuda";
-  const std::string& precision = recipe.workload.precision;  // the torch backend's compute dtype (docs/backends.md)
-  shape.param_bytes = cuda && precision == "bf16" ? 2 : precision == "fp64" ? 8 : 4;
+  shape.param_bytes = torch_compute_bytes(recipe.workload.precision, cuda);
+  if (shape.param_bytes == 0) shape.param_bytes = 4;  // a precision the backend refuses: planned as FP32
   shape.sdpa = cuda;
   shape.impl = impl;
   const bool experts_apart = map.ep > 1 || map.tp > 1;

@@ -51,6 +51,12 @@ struct MemoryPlan {
   std::string largest_term() const;
 };
 
+/// Bytes per parameter and activation element the torch backend computes in for `precision` (workload.precision):
+/// bf16 -> 2 on CUDA and 4 on the CPU (FP32: no BF16 matrix units there), fp32 -> 4, fp64 -> 8 (reference runs);
+/// 0 for a precision it does not run (its capabilities refuse it). The one place of that rule: the plan and the
+/// backend's compute dtype (train/run_context.h) both read it; docs/backends.md.
+int torch_compute_bytes(const std::string& precision, bool cuda);
+
 /// The plan of a validated recipe on its rank map for `model` (the model that runs: bench.layers applied).
 /// `device` is "cuda" (BF16 parameters when workload.precision is bf16, fused attention) or "cpu" (FP32); fp64 plans
 /// FP64 parameters and activations on either;

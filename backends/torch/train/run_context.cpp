@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "plan/memory_plan.h"
 #include "train/device.h"
 
 #ifdef RECIPEBENCH_TORCH_CUDA
@@ -15,10 +16,16 @@
 namespace recipebench::train {
 
 c10::ScalarType compute_dtype(const std::string& precision, c10::Device device) {
-  if (precision == "bf16") return device.is_cuda() ? c10::kBFloat16 : c10::kFloat;
-  if (precision == "fp32") return c10::kFloat;
-  if (precision == "fp64") return c10::kDouble;
-  throw RunError("workload.precision " + precision + ": the torch backend computes in bf16, fp32 or fp64");
+  switch (torch_compute_bytes(precision, device.is_cuda())) {
+    case 2:
+      return c10::kBFloat16;
+    case 4:
+      return c10::kFloat;
+    case 8:
+      return c10::kDouble;
+    default:
+      throw RunError("workload.precision " + precision + ": the torch backend computes in bf16, fp32 or fp64");
+  }
 }
 
 void RunContext::synchronize() const { train::synchronize(device); }

@@ -43,10 +43,11 @@ struct RunContext {
   void finish();
 };
 
-/// The dtype of the parameters and activations for `precision` (workload.precision) on `device`: bf16 -> BF16 on
-/// CUDA, FP32 on the CPU (no BF16 matrix units there; docs/backends.md); fp32 -> FP32; fp64 -> FP64 (reference runs:
-/// the parity tests compare layouts in float64). The optimizer keeps FP32 master weights in every case. Throws
-/// RunError for any other precision (the backend's capabilities refuse it before a rank starts).
+/// The dtype of the parameters and activations for `precision` (workload.precision) on `device`, from
+/// torch_compute_bytes (plan/memory_plan.h, the rule's one place): bf16 -> BF16 on CUDA, FP32 on the CPU; fp32 ->
+/// FP32; fp64 -> FP64 (reference runs: the parity tests compare layouts in float64). The optimizer keeps FP32 master
+/// weights in every case. Throws RunError for any other precision (the backend's capabilities refuse it before a rank
+/// starts).
 c10::ScalarType compute_dtype(const std::string& precision, c10::Device device);
 
 /// The device (rank_device), the compute dtype (compute_dtype) and, with several ranks, the run's process group: the
