@@ -64,7 +64,7 @@ StepSample make_sample(int step, const train::StepBatch& batch, const train::Ste
 /// The training run on this rank, after the rendezvous: `step` is the step in progress (for failure messages).
 void train_run(train::RunContext& ctx, const Recipe& recipe, const ModelConfig& cfg, const RunOptions& o,
                const std::function<void(const StepSample&)>& on_step, int& step) {
-  train::place_rank(ctx, recipe, cfg);
+  train::place_rank(ctx, recipe, cfg, o.overlap_grad_reduce);  // with its gradient reduce-scatter groups
   // The model that runs (--layers, --model-config) against the same rules as environment()'s.
   check_backend_support(recipe, &cfg);
   torch_backend::check_layout_rules(recipe, &cfg);
@@ -72,7 +72,8 @@ void train_run(train::RunContext& ctx, const Recipe& recipe, const ModelConfig& 
   torch_model::KernelOptions kernels;
   kernels.recompute = torch_backend::recompute_options(recipe.layout);
   train::RankModel model = train::build_rank_model(cfg, kernels, o.seed, ctx);
-  auto optimizer = train::build_optimizer(model, ctx, recipe.optimizer);
+  auto optimizer = train::build_optimizer(model, ctx, recipe.optimizer,
+                                          {o.overlap_grad_reduce, o.grad_reduce_bucket_elements});
   auto tail = Clock::now();  // the end of the previous step's timed region
   for (step = 0; step < o.steps; ++step) {
     const auto data_start = Clock::now();
