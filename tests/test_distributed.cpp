@@ -477,9 +477,10 @@ TEST_CASE("overlapped gradient reduce-scatter: DP4 reproduces the single-rank ru
   check_overlap_parity(4, "tiny-dp4.yaml");
 }
 
-TEST_CASE("overlapped gradient reduce-scatter: TP2 DP2 (EP2, EDP 2; the replicated parameters' shards summed over TP "
-          "after the buckets) reproduces the single-rank run",
-          "[distributed][parity][overlap][tp]") {
+TEST_CASE(
+    "overlapped gradient reduce-scatter: TP2 DP2 (EP2, EDP 2; the replicated parameters' shards summed over TP "
+    "after the buckets) reproduces the single-rank run",
+    "[distributed][parity][overlap][tp]") {
   check_overlap_parity(4, "tiny-tp2-dp2.yaml", kTpGradNormTol);
 }
 
@@ -488,9 +489,10 @@ TEST_CASE("overlapped gradient reduce-scatter: TP2 DP2 EP1 (experts over EDP 4) 
   check_overlap_parity(4, "tiny-tp2-dp2-ep1.yaml", kTpGradNormTol);
 }
 
-TEST_CASE("overlapped gradient reduce-scatter: TP2 EP1 (DP 1: only the experts' buckets over EDP 2) reproduces the "
-          "single-rank run",
-          "[distributed][parity][overlap][tp]") {
+TEST_CASE(
+    "overlapped gradient reduce-scatter: TP2 EP1 (DP 1: only the experts' buckets over EDP 2) reproduces the "
+    "single-rank run",
+    "[distributed][parity][overlap][tp]") {
   check_overlap_parity(2, "tiny-tp2-ep1.yaml", kTpGradNormTol);
 }
 
@@ -504,17 +506,17 @@ TEST_CASE("overlapped gradient reduce-scatter: PP2 DP2 reproduces the single-ran
   check_overlap_parity(4, "tiny-pp2-dp2.yaml");
 }
 
-TEST_CASE("overlapped gradient reduce-scatter from the recipe's bench block: PP2 VPP2 DP2 (each chunk's buckets "
-          "launched in its last backward pass) reproduces the single-rank run",
-          "[distributed][parity][overlap][pp]") {
+TEST_CASE(
+    "overlapped gradient reduce-scatter from the recipe's bench block: PP2 VPP2 DP2 (each chunk's buckets "
+    "launched in its last backward pass) reproduces the single-rank run",
+    "[distributed][parity][overlap][pp]") {
   check_parity(4, "tiny-pp2-vpp2-dp2-overlap.yaml", 1e-4, "", "tiny-dp1.yaml", "", "", true);
 }
 
 TEST_CASE("overlap_grad_reduce on a layout with DP 1 and EDP 1 runs, and says it had no effect",
           "[distributed][overlap]") {
-  for (const auto& [name, fixture, nproc] :
-       std::vector<std::tuple<std::string, std::string, int>>{{"overlap-dp1", "tiny-dp1.yaml", 0},
-                                                              {"overlap-pp2", "tiny-pp2.yaml", 2}}) {
+  for (const auto& [name, fixture, nproc] : std::vector<std::tuple<std::string, std::string, int>>{
+           {"overlap-dp1", "tiny-dp1.yaml", 0}, {"overlap-pp2", "tiny-pp2.yaml", 2}}) {
     const Result r = run(name, fixture, nproc, "", "--overlap-grad-reduce true");
     INFO(r.output);
     REQUIRE(r.exit_code == 0);

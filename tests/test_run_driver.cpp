@@ -332,8 +332,9 @@ TEST_CASE("run driver: a backend running the recipe's own command refuses the gr
   q.grad_reduce_bucket_elements = 4096;
   Recorder rec;
   CHECK(run_recipe(q, {&rec}).exit_code == kFailed);
-  const std::string why = " (the fake-node backend runs the recipe's own command: its gradient reduction is the "
-                          "command's)";
+  const std::string why =
+      " (the fake-node backend runs the recipe's own command: its gradient reduction is the "
+      "command's)";
   CHECK(rec.calls == std::vector<std::string>{
                          "message <command line>: error: --overlap-grad-reduce: true, expected false or absent" + why,
                          "message <command line>: error: --grad-reduce-bucket-elements: 4096, expected absent" + why,

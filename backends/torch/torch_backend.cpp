@@ -72,8 +72,8 @@ void train_run(train::RunContext& ctx, const Recipe& recipe, const ModelConfig& 
   torch_model::KernelOptions kernels;
   kernels.recompute = torch_backend::recompute_options(recipe.layout);
   train::RankModel model = train::build_rank_model(cfg, kernels, o.seed, ctx);
-  auto optimizer = train::build_optimizer(model, ctx, recipe.optimizer,
-                                          {o.overlap_grad_reduce, o.grad_reduce_bucket_elements});
+  auto optimizer =
+      train::build_optimizer(model, ctx, recipe.optimizer, {o.overlap_grad_reduce, o.grad_reduce_bucket_elements});
   auto tail = Clock::now();  // the end of the previous step's timed region
   for (step = 0; step < o.steps; ++step) {
     const auto data_start = Clock::now();

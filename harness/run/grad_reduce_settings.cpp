@@ -29,7 +29,8 @@ Diagnostics check_grad_reduce_per_node(const std::string& backend, const Recipe&
                                        const std::optional<bool>& cli_overlap,
                                        const std::optional<int64_t>& cli_bucket) {
   Diagnostics out;
-  const std::string why = " (the " + backend + " backend runs the recipe's own command: its gradient reduction is the "
+  const std::string why = " (the " + backend +
+                          " backend runs the recipe's own command: its gradient reduction is the "
                           "command's)";
   if (cli_overlap ? *cli_overlap : recipe.bench.overlap_grad_reduce.value_or(false)) {
     const std::string expected = "false or absent" + why;

@@ -99,7 +99,8 @@ LayoutGroups make_layout_groups(ProcessGroup& world, const RankMap& map, bool gr
   auto own = [&](GroupKind kind) -> ProcessGroup* {
     const auto members = group_members(map, world.rank(), kind);
     if (members.size() < 2) return nullptr;
-    g.owned.push_back(world.subgroup(std::string("grad-") + to_string(kind) + std::to_string(members.front()), members));
+    g.owned.push_back(
+        world.subgroup(std::string("grad-") + to_string(kind) + std::to_string(members.front()), members));
     return g.owned.back().get();
   };
   if (grad_groups) {

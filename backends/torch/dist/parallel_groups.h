@@ -46,8 +46,8 @@ struct LayoutGroups {
   /// (grad_edp also when the experts are not apart from the dense parameters: EP = TP = 1).
   ProcessGroup* grad_dp = nullptr;
   ProcessGroup* grad_edp = nullptr;
-  PipelineLinks links;          ///< the pipeline's point-to-point groups (NCCL with PP > 1)
-  int dp_rank = 0;              ///< this rank's DP coordinate (which block of the global batch it trains on)
+  PipelineLinks links;  ///< the pipeline's point-to-point groups (NCCL with PP > 1)
+  int dp_rank = 0;      ///< this rank's DP coordinate (which block of the global batch it trains on)
   std::vector<std::unique_ptr<ProcessGroup>> owned;
 };
 

@@ -101,8 +101,8 @@ TEST_CASE("buckets take the parameters in reverse order, close at the bucket siz
   CHECK(l.param_bucket == std::vector<size_t>{2, 1, 1, 0, 0});
   // Rank 0's slices: flat [0, 192), [384, 576), [768, 832); rank 1's: [192, 384), [576, 768), [832, 896).
   CHECK(rows(shard_segments(l, numels, 0, 2)) ==
-        std::vector<std::vector<int64_t>>{{4, 0, 0, 70}, {3, 0, 70, 122}, {2, 0, 192, 5}, {1, 0, 197, 187},
-                                          {0, 0, 384, 10}});
+        std::vector<std::vector<int64_t>>{
+            {4, 0, 0, 70}, {3, 0, 70, 122}, {2, 0, 192, 5}, {1, 0, 197, 187}, {0, 0, 384, 10}});
   CHECK(rows(shard_segments(l, numels, 1, 2)) ==
         std::vector<std::vector<int64_t>>{{3, 122, 0, 78}, {1, 187, 192, 113}});
 }
@@ -154,8 +154,7 @@ TEST_CASE("buckets launch in one order whatever order they become ready in", "[g
   CHECK(order.launched() == 0);
   order.ready(&a, 1);
   order.flush();  // the backward pass is over: everything, in order
-  CHECK(std::vector<std::string>(log.begin() + 5, log.end()) ==
-        std::vector<std::string>{"A0", "B0", "A1", "B1", "A2"});
+  CHECK(std::vector<std::string>(log.begin() + 5, log.end()) == std::vector<std::string>{"A0", "B0", "A1", "B1", "A2"});
   CHECK_THROWS_AS(order.add(&a, 3, 0), std::logic_error);  // fixed after the first step
 }
 

@@ -105,9 +105,9 @@ class DistributedAdam : public Optimizer, public BucketLauncher {
   GradReduceOverlap overlap_;
   std::vector<char> armed_, ready_;  ///< per parameter: in the current last backward pass; gradient final
   std::vector<int64_t> pending_;     ///< per bucket: parameters not final yet
-  std::vector<std::unique_ptr<dist::ProcessGroup::Request>> works_;  ///< per bucket: its reduce-scatter in flight
+  std::vector<std::unique_ptr<dist::ProcessGroup::Request>> works_;   ///< per bucket: its reduce-scatter in flight
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;  ///< kept alive: they hold the hooks
-  std::shared_ptr<DistributedAdam*> self_;  ///< the hooks' way back here; null once destroyed
+  std::shared_ptr<DistributedAdam*> self_;                            ///< the hooks' way back here; null once destroyed
 };
 
 }  // namespace recipebench::train

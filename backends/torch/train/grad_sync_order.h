@@ -55,7 +55,7 @@ class GradSyncOrder {
   void launch_ready_prefix();
   std::vector<Entry> entries_;
   std::map<std::pair<BucketLauncher*, size_t>, size_t> index_;  ///< (owner, bucket) -> entries_ index; once sealed
-  size_t next_ = 0;                                              ///< entries_[0, next_) launched
+  size_t next_ = 0;                                             ///< entries_[0, next_) launched
   bool sealed_ = false;
 };
 
