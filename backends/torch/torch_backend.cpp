@@ -74,6 +74,11 @@ void train_run(train::RunContext& ctx, const Recipe& recipe, const ModelConfig& 
   train::RankModel model = train::build_rank_model(cfg, kernels, o.seed, ctx);
   auto optimizer =
       train::build_optimizer(model, ctx, recipe.optimizer, {o.overlap_grad_reduce, o.grad_reduce_bucket_elements});
+  // The record's settings.overlap_grad_reduce_applies comes from the layout (run/grad_reduce_settings.h): it must be
+  // what the optimizer did.
+  if (o.overlap_grad_reduce_applies && *o.overlap_grad_reduce_applies != train::overlap_applies(model, ctx))
+    throw RunError(std::string("overlap_grad_reduce: the layout says it ") +
+                   (*o.overlap_grad_reduce_applies ? "applies" : "has no effect") + ", the optimizer disagrees");
   auto tail = Clock::now();  // the end of the previous step's timed region
   for (step = 0; step < o.steps; ++step) {
     const auto data_start = Clock::now();
