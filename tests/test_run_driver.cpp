@@ -246,6 +246,14 @@ TEST_CASE("run driver: what the backend does not run is refused by name, also in
     CHECK(rec.calls[0] == "message " + q.recipe_path +
                               ":35:12: error: layout.offload: optimizer, expected none (what the fake backend runs)");
   }
+  SECTION("precision: fp8") {
+    q.recipe_path = test::source_path("tests/data/capabilities/precision-fp8.yaml");
+    CHECK(run_recipe(q, {&rec}).exit_code == kFailed);
+    REQUIRE(rec.calls.size() == 2);
+    CHECK(rec.calls[0] == "message " + q.recipe_path +
+                              ":17:14: error: workload.precision: fp8, expected bf16, fp32 or fp64 (what the fake "
+                              "backend runs)");
+  }
   SECTION("a device from the command line") {
     q.device = Device::kCuda;
     CHECK(run_recipe(q, {&rec}).exit_code == kFailed);

@@ -94,6 +94,31 @@ TEST_CASE("RunRecord::from_json locates a missing or mistyped field by file and 
   CHECK(error_of(Json::array()) == "r.json: error: an array of 0 items, expected an object");
 }
 
+TEST_CASE("a record's model_build block (each rank's host memory while building) writes and reads back typed",
+          "[records]") {
+  Json doc = load(kGpuRecord);
+  CHECK(!RunRecord::from_json(doc, "r.json").model_build);  // older records have none
+  ModelBuild b;
+  b.seconds = 0.42;
+  b.host_rss_before_bytes = {400000000, 410000000};
+  b.host_peak_rss_bytes = {520000000, 530000000};
+  doc["model_build"] = b.to_json();
+  CHECK(problems(doc).empty());  // the schema knows the block
+  const RunRecord r = RunRecord::from_json(doc, "r.json");
+  REQUIRE(r.model_build);
+  CHECK(r.model_build->seconds == 0.42);
+  CHECK(r.model_build->host_peak_rss_bytes == std::vector<int64_t>{520000000, 530000000});
+  CHECK(r.to_json()["model_build"] == doc["model_build"]);
+  doc["model_build"]["host_peak_rss_bytes"][1] = -5;
+  try {
+    RunRecord::from_json(doc, "r.json");
+    FAIL("a negative byte count was read");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) == "r.json: error: model_build.host_peak_rss_bytes[1]: -5, expected an integer in "
+                                   "0..9223372036854775807");
+  }
+}
+
 TEST_CASE("bad records of the field cases are refused by check_run_record with the field", "[records]") {
   const Json good = load(kGpuRecord);
   Json j = good;

@@ -14,6 +14,7 @@
 #include "run/backend.h"
 #include "torch_backend_registration.h"
 #include "train/device.h"
+#include "train/host_memory.h"
 #include "train/lr_schedule.h"
 #include "train/model_builder.h"
 #include "train/optimizer_builder.h"
@@ -61,9 +62,29 @@ StepSample make_sample(int step, const train::StepBatch& batch, const train::Ste
   return s;
 }
 
+/// This rank's model (train/model_builder.h), with the build's time and every rank's host memory before and at its
+/// peak while building (train/host_memory.h), handed to `on_built` (the run record's model_build block).
+train::RankModel build_model(const ModelConfig& cfg, const torch_model::KernelOptions& kernels, const RunOptions& o,
+                             const train::RunContext& ctx, const std::function<void(const ModelBuild&)>& on_built) {
+  const int64_t rss_before = train::host_rss_bytes();
+  train::reset_host_peak_rss();  // where refused, the peak below is the process's so far (an upper bound)
+  const auto t0 = Clock::now();
+  train::RankModel model = train::build_rank_model(cfg, kernels, o.seed, ctx);
+  ctx.synchronize();
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  ModelBuild b;
+  b.seconds = seconds;
+  b.host_rss_before_bytes = ctx.gather_over_ranks(rss_before);
+  b.host_peak_rss_bytes = ctx.gather_over_ranks(train::host_peak_rss_bytes());
+  if (on_built) on_built(b);
+  if (!o.hooks.dump_init_params_path.empty()) train::dump_parameters(o.hooks.dump_init_params_path, model, ctx);
+  return model;
+}
+
 /// The training run on this rank, after the rendezvous: `step` is the step in progress (for failure messages).
 void train_run(train::RunContext& ctx, const Recipe& recipe, const ModelConfig& cfg, const RunOptions& o,
-               const std::function<void(const StepSample&)>& on_step, int& step) {
+               const std::function<void(const StepSample&)>& on_step,
+               const std::function<void(const ModelBuild&)>& on_built, int& step) {
   train::place_rank(ctx, recipe, cfg, o.overlap_grad_reduce);  // with its gradient reduce-scatter groups
   // The model that runs (--layers, --model-config) against the same rules as environment()'s.
   check_backend_support(recipe, &cfg);
@@ -71,7 +92,7 @@ void train_run(train::RunContext& ctx, const Recipe& recipe, const ModelConfig& 
   train::StepBatcher batcher(recipe, cfg, o, ctx);
   torch_model::KernelOptions kernels;
   kernels.recompute = torch_backend::recompute_options(recipe.layout);
-  train::RankModel model = train::build_rank_model(cfg, kernels, o.seed, ctx);
+  train::RankModel model = build_model(cfg, kernels, o, ctx, on_built);
   auto optimizer =
       train::build_optimizer(model, ctx, recipe.optimizer, {o.overlap_grad_reduce, o.grad_reduce_bucket_elements});
   // The record's settings.overlap_grad_reduce_applies comes from the layout (run/grad_reduce_settings.h): it must be
@@ -138,7 +159,7 @@ class TorchBackend : public Backend {
     train::RunContext ctx = train::open_run(recipe, o);
     int step = -1;
     try {
-      train_run(ctx, recipe, cfg, o, on_step, step);
+      train_run(ctx, recipe, cfg, o, on_step, on_model_built, step);
     } catch (const std::exception& e) {
       throw run_failure(e, ctx.group.get(), step);
     }

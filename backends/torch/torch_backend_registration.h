@@ -8,7 +8,8 @@ namespace recipebench {
 
 /// What the torch backend runs (docs/backends.md): no context parallelism (CP 1), experts with ETP 1 (TP folded into
 /// EP), the alltoall dispatcher, no offload, full activation recompute (uniform or block) or none, on CPU (Gloo
-/// between ranks) or CUDA (NCCL), with synthetic or file rows.
+/// between ranks) or CUDA (NCCL), with synthetic or file rows; BF16 compute on CUDA (FP32 on CPU), FP32, or FP64 (the
+/// parity tests' reference runs: no float32 rounding to flip a router's choice; train/run_context.h compute_dtype).
 inline BackendCapabilities torch_backend_capabilities() {
   BackendCapabilities c;
   c.cp = {1};
@@ -16,6 +17,7 @@ inline BackendCapabilities torch_backend_capabilities() {
   c.dispatchers = {Dispatcher::kAlltoall};
   c.offload = {"none"};
   c.recompute = {"full", "none"};
+  c.precisions = {"bf16", "fp32", "fp64"};
   c.devices = {Device::kCpu, Device::kCuda};
   c.data_sources = {DataSource::kSynthetic, DataSource::kFile};
   // train/optimizer_builder.h: DistributedAdam over DP for the dense parameters, over EDP for the experts.

@@ -236,7 +236,8 @@ MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const Ran
   shape.tokens = map.rows_per_microbatch * recipe.workload.row_tokens;
   shape.tp = map.tp;
   const bool cuda = device == "cuda";
-  shape.param_bytes = cuda && recipe.workload.precision == "bf16" ? 2 : 4;
+  const std::string& precision = recipe.workload.precision;  // the torch backend's compute dtype (docs/backends.md)
+  shape.param_bytes = cuda && precision == "bf16" ? 2 : precision == "fp64" ? 8 : 4;
   shape.sdpa = cuda;
   shape.impl = impl;
   const bool experts_apart = map.ep > 1 || map.tp > 1;

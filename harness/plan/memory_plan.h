@@ -19,19 +19,19 @@ struct RankMemory {
   int pp_rank = 0;
   std::string kind;  ///< "first stage", "middle stage", "last stage", "only stage"
   bool embedding = false, output_layer = false;
-  int64_t layers = 0;                ///< decoder layers over all virtual stages of the rank
-  int64_t dense_params = 0;          ///< non-expert parameters on the rank (its TP shard)
-  int64_t expert_params = 0;         ///< routed-expert parameters on the rank (its EP share)
-  double params = 0;                 ///< parameters in their dtype
-  double grads = 0;      ///< FP32 gradient accumulators (and the DP / EDP-sharded reduce-scatter targets)
-  double optimizer = 0;  ///< FP32 masters and Adam moments (dense 1 / DP, experts 1 / EDP), + all-gather buffers
+  int64_t layers = 0;         ///< decoder layers over all virtual stages of the rank
+  int64_t dense_params = 0;   ///< non-expert parameters on the rank (its TP shard)
+  int64_t expert_params = 0;  ///< routed-expert parameters on the rank (its EP share)
+  double params = 0;          ///< parameters in their dtype
+  double grads = 0;           ///< FP32 gradient accumulators (and the DP / EDP-sharded reduce-scatter targets)
+  double optimizer = 0;       ///< FP32 masters and Adam moments (dense 1 / DP, experts 1 / EDP), + all-gather buffers
   double activations_per_microbatch = 0;  ///< saved for backward, one microbatch through all the rank's layers
   int64_t microbatches_in_flight = 0;     ///< forwards whose backward has not run, at most (a VPP chunk counts 1/VPP)
   double activations_in_flight = 0;       ///< the saved activations of the in-flight microbatch-chunks
-  double transient = 0;         ///< the largest short-lived term at the peak (loss, recompute, step gradients)
-  std::string transient_term;   ///< what it is
-  double peak = 0;              ///< params + grads + optimizer + activations in flight + transient
-  std::string peak_phase;       ///< when the peak occurs
+  double transient = 0;        ///< the largest short-lived term at the peak (loss, recompute, step gradients)
+  std::string transient_term;  ///< what it is
+  double peak = 0;             ///< params + grads + optimizer + activations in flight + transient
+  std::string peak_phase;      ///< when the peak occurs
 };
 
 /// The whole plan.
@@ -39,9 +39,9 @@ struct MemoryPlan {
   std::string gpu;        ///< recipe's gpu.type
   double gpu_memory = 0;  ///< bytes, from the hardware catalog (else the recipe's gpu.memory_gb)
   bool experts_in_distributed_optimizer = false;  ///< EP 1 and TP 1: experts sharded over DP like dense
-  int expert_state_shards = 1;  ///< EDP when the experts are apart and EDP > 1 (their own distributed optimizer)
-  std::vector<RankMemory> ranks;                  ///< one per pipeline rank, in pipeline order
-  std::vector<size_t> kinds;  ///< indices of ranks shown: first, the middle rank with the largest peak, last
+  int expert_state_shards = 1;    ///< EDP when the experts are apart and EDP > 1 (their own distributed optimizer)
+  std::vector<RankMemory> ranks;  ///< one per pipeline rank, in pipeline order
+  std::vector<size_t> kinds;      ///< indices of ranks shown: first, the middle rank with the largest peak, last
 
   /// The rank with the largest peak.
   const RankMemory& worst() const;
@@ -52,7 +52,8 @@ struct MemoryPlan {
 };
 
 /// The plan of a validated recipe on its rank map for `model` (the model that runs: bench.layers applied).
-/// `device` is "cuda" (BF16 parameters when workload.precision is bf16, fused attention) or "cpu" (FP32);
+/// `device` is "cuda" (BF16 parameters when workload.precision is bf16, fused attention) or "cpu" (FP32); fp64 plans
+/// FP64 parameters and activations on either;
 /// `impl` the backend's code to model (the current one unless planning an older run record).
 /// Throws std::invalid_argument for a layout the rank map refuses.
 MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const RankMap& map,

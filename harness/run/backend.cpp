@@ -59,6 +59,8 @@ void apply_environment_hooks(RunOptions& o) {
   if (const auto r = env_int("RECIPEBENCH_FAIL_RANK")) o.hooks.fail_rank = *r;
   if (const auto s = env_int("RECIPEBENCH_FAIL_STEP")) o.hooks.fail_step = *s;
   if (const char* dump = std::getenv("RECIPEBENCH_DUMP_PARAMS"); dump && *dump) o.hooks.dump_params_path = dump;
+  if (const char* dump = std::getenv("RECIPEBENCH_DUMP_INIT_PARAMS"); dump && *dump)
+    o.hooks.dump_init_params_path = dump;
 }
 
 Json RunOptions::to_json() const {
@@ -91,9 +93,16 @@ Json RunOptions::to_json() const {
     if (hooks.fail_rank) h["fail_rank"] = *hooks.fail_rank;
     if (hooks.fail_step) h["fail_step"] = *hooks.fail_step;
     if (!hooks.dump_params_path.empty()) h["dump_params"] = hooks.dump_params_path;
+    if (!hooks.dump_init_params_path.empty()) h["dump_init_params"] = hooks.dump_init_params_path;
     j["hooks"] = h;
   }
   return j;
+}
+
+Json ModelBuild::to_json() const {
+  return Json{{"seconds", seconds},
+              {"host_rss_before_bytes", host_rss_before_bytes},
+              {"host_peak_rss_bytes", host_peak_rss_bytes}};
 }
 
 Json StepSample::to_json() const {

@@ -23,7 +23,10 @@ struct RunHooks {
   std::optional<int> fail_rank, fail_step;  ///< rank fail_rank throws a RunError at step fail_step (failure tests)
   std::string dump_params_path;             ///< rank 0 writes the final parameters here (float32, the one-rank
                                             ///< model's parameters() order); empty: no dump
-  bool any() const { return fail_rank || fail_step || !dump_params_path.empty(); }
+  std::string dump_init_params_path;        ///< the same for the initial parameters, right after the model is built
+  bool any() const {
+    return fail_rank || fail_step || !dump_params_path.empty() || !dump_init_params_path.empty();
+  }
 };
 
 /// Effective settings of one run (recipe's bench block, overridden by the command line).
@@ -101,6 +104,16 @@ struct StepSample {
   Json to_json() const;
 };
 
+/// How building the model went, per rank in rank order (the run record's model_build block; docs/run-record.md).
+struct ModelBuild {
+  double seconds = 0;                          ///< wall time of rank 0's build (seconds)
+  std::vector<int64_t> host_rss_before_bytes;  ///< each rank's resident set size (VmRSS) just before the build
+  /// Each rank's peak resident set size while building (VmHWM after the build; the peak is reset just before the
+  /// build where Linux allows it, so it is the build's peak, else the process's peak so far).
+  std::vector<int64_t> host_peak_rss_bytes;
+  Json to_json() const;
+};
+
 /// Facts about where the run happened, for the run record's environment block.
 struct BackendEnvironment {
   std::string device_name;  ///< e.g. "NVIDIA H200" or "CPU (x86_64, 2 cores)"
@@ -144,6 +157,9 @@ class Backend {
                    const std::function<void(const StepSample&)>& on_step) = 0;
   /// Read after run() returned or threw: what the record carries besides the steps.
   virtual BackendReport report() const { return {}; }
+  /// Set by the run driver before run(); a backend that builds a model calls it once on every rank, after the
+  /// build and before step 0, with every rank's figures.
+  std::function<void(const ModelBuild&)> on_model_built;
 };
 
 using BackendFactory = std::function<std::unique_ptr<Backend>()>;

@@ -81,10 +81,11 @@ Json BackendCapabilities::to_json() const {
               {"dispatcher", names(dispatchers)},
               {"offload", names(offload)},
               {"recompute", names(recompute)},
+              {"precision", names(precisions)},
               {"device", names(devices)},
               {"data_source", names(data_sources)},
-              {"optimizer_sharding",
-               Json{{"dense", to_string(dense_optimizer_sharding)}, {"experts", to_string(expert_optimizer_sharding)}}}};
+              {"optimizer_sharding", Json{{"dense", to_string(dense_optimizer_sharding)},
+                                          {"experts", to_string(expert_optimizer_sharding)}}}};
 }
 
 Diagnostics check_capabilities(const std::string& backend, const BackendCapabilities& caps, const Recipe& recipe,
@@ -98,6 +99,7 @@ Diagnostics check_capabilities(const std::string& backend, const BackendCapabili
   c.field("/layout/dispatcher", l.dispatcher, caps.dispatchers);
   c.field("/layout/offload", l.offload.empty() ? std::string("none") : l.offload, caps.offload);
   c.field("/layout/recompute/granularity", l.recompute.granularity, caps.recompute);
+  c.field("/workload/precision", recipe.workload.precision, caps.precisions);
   if (overrides.device)
     c.option("--device", device, caps.devices);
   else

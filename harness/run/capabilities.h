@@ -35,6 +35,7 @@ struct BackendCapabilities {
   std::vector<Dispatcher> dispatchers;   ///< layout.dispatcher
   std::vector<std::string> offload;      ///< layout.offload; "none" stands for null (no offload)
   std::vector<std::string> recompute;    ///< layout.recompute.granularity: full, selective, none
+  std::vector<std::string> precisions;   ///< workload.precision: bf16, fp16, fp32, fp8, fp64
   std::vector<Device> devices;           ///< bench.device / --device
   std::vector<DataSource> data_sources;  ///< bench.data.source / --data
   /// kPerNode: the recipe's command decides the layout, so no field above is checked and no rank is started.

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "run/profile_table.h"
 #include "util/format.h"
 
@@ -29,6 +31,27 @@ void ConsoleReporter::start(const RunRecord& r) {
              to_string(o.device), o.steps, o.window.first, o.window.last);
   fmt::print(out_, "{:>6} {:>10} {:>10} {:>12} {:>10} {:>12}\n", "step", "time (s)", "loss", "tokens/s", "grad norm",
              "peak mem");
+  std::fflush(out_);
+}
+
+namespace {
+/// "0.52 0.51 GB" for up to 8 ranks, else "max 0.52 GB (rank 3), min 0.50 GB".
+std::string per_rank_gb(const std::vector<int64_t>& bytes) {
+  if (bytes.empty()) return "?";
+  if (bytes.size() <= 8) {
+    std::string s;
+    for (const int64_t b : bytes) s += fmt::format("{}{:.2f}", s.empty() ? "" : " ", b / 1e9);
+    return s + " GB";
+  }
+  const auto hi = std::max_element(bytes.begin(), bytes.end());
+  const auto lo = std::min_element(bytes.begin(), bytes.end());
+  return fmt::format("max {:.2f} GB (rank {}), min {:.2f} GB", *hi / 1e9, hi - bytes.begin(), *lo / 1e9);
+}
+}  // namespace
+
+void ConsoleReporter::model_built(const ModelBuild& b) {
+  fmt::print(out_, "  model built in {:.2f} s; host peak RSS while building, per rank: {} (before: {})\n", b.seconds,
+             per_rank_gb(b.host_peak_rss_bytes), per_rank_gb(b.host_rss_before_bytes));
   std::fflush(out_);
 }
 

@@ -16,6 +16,7 @@ class ConsoleReporter : public RunReporter {
   void message(const std::string& line) override;
   void dry_run(const std::string& text) override;
   void start(const RunRecord& record) override;
+  void model_built(const ModelBuild& build) override;
   void step(const StepSample& sample, const RunRecord& record, int devices) override;
   void finish(const RunRecord& record, std::string& record_path, bool failure_shown) override;
 

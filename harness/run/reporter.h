@@ -20,6 +20,8 @@ class RunReporter {
   virtual void dry_run(const std::string& /*text*/) {}
   /// Before the backend starts: `record` holds the recipe, model and effective options (no steps yet).
   virtual void start(const RunRecord& /*record*/) {}
+  /// The backend built its model (between start and the first step): every rank's build figures.
+  virtual void model_built(const ModelBuild& /*build*/) {}
   /// After each step. `devices`: GPUs (or CPU ranks) the run uses, for tokens/s/GPU.
   virtual void step(const StepSample& /*sample*/, const RunRecord& /*record*/, int /*devices*/) {}
   /// After the run, complete or failed: `record` is final (metrics set when complete); `record_path` is where the

@@ -357,6 +357,11 @@ Execution execute(Backend& backend, const Recipe& recipe, const ModelConfig& mod
     x.started = true;
     x.devices = std::max(1, env.device_count);
     rec.environment["device"] = device_json(env);
+    backend.on_model_built = [&](const ModelBuild& b) {
+      rec.model_build = b;
+      if (lead)
+        for (auto* r : reporters) r->model_built(b);
+    };
     backend.run(recipe, model, o, [&](const StepSample& s) {
       rec.steps.push_back(s);
       if (lead)

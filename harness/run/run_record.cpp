@@ -72,6 +72,7 @@ Json RunRecord::to_json() const {
          {"steps", steps_json}};
   if (!capabilities.is_null()) j["capabilities"] = capabilities;
   if (!log.is_null()) j["log"] = log;
+  if (model_build) j["model_build"] = model_build->to_json();
   return j;
 }
 

@@ -45,6 +45,7 @@ struct RunRecord {
   Json log;  ///< null, or where the figures were parsed from: {"source", "path", "sha256", "parser", ...}
   std::vector<StepSample> steps;
   std::optional<RunMetrics> metrics;
+  std::optional<ModelBuild> model_build;  ///< absent when the backend reported no model build
   std::string status = "failed";
   Json error;  ///< null, or {"step": n, "message": "..."}
   Json to_json() const;

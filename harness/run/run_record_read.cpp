@@ -209,6 +209,23 @@ RunMetrics metrics_of(const Fields& f, const Json& m) {
   return r;
 }
 
+ModelBuild model_build_of(const Fields& f, const Json& b) {
+  const std::string p = "model_build";
+  f.object(b, p);
+  ModelBuild m;
+  m.seconds = f.number(f.get(b, p, "seconds"), p + ".seconds");
+  auto bytes = [&](const char* key) {
+    std::vector<int64_t> v;
+    const std::string kp = Fields::join(p, key);
+    const Json& a = f.array(f.get(b, p, key), kp);
+    for (size_t i = 0; i < a.size(); ++i) v.push_back(f.integer(a[i], Fields::item(kp, i), 0));
+    return v;
+  };
+  m.host_rss_before_bytes = bytes("host_rss_before_bytes");
+  m.host_peak_rss_bytes = bytes("host_peak_rss_bytes");
+  return m;
+}
+
 /// The environment's facts the report reads, type-checked (the block itself is kept as written).
 void check_environment(const Fields& f, const Json& env) {
   const std::string p = "environment";
@@ -267,6 +284,7 @@ RunRecord RunRecord::from_json(const Json& j, const std::string& file) {
   for (size_t i = 0; i < steps.size(); ++i) r.steps.push_back(step_of(f, steps[i], Fields::item("steps", i)));
   const Json& metrics = f.get(j, "", "metrics");
   if (!metrics.is_null()) r.metrics = metrics_of(f, metrics);
+  if (Fields::has(j, "model_build")) r.model_build = model_build_of(f, j["model_build"]);
   return r;
 }
 

@@ -11,14 +11,18 @@ namespace recipebench::torch_model {
 /// float64 stays float64 (the reference tests), everything else (bf16, fp16, fp32) is computed in float32.
 inline c10::ScalarType compute_dtype(c10::ScalarType t) { return t == c10::kDouble ? c10::kDouble : c10::kFloat; }
 
-/// Fills `w` in place with N(0, std^2) outside autograd (the initializer_range convention of Hugging Face).
+/// Fills `w` in place with N(0, std^2) outside autograd (the initializer_range convention of Hugging Face), from
+/// torch's default generator (a model built on its own; the model builder's rank-local values are
+/// docs/initialization.md's). Nothing on a meta tensor.
 inline void init_normal_(const at::Tensor& w, double std) {
+  if (w.is_meta()) return;
   at::NoGradGuard no_grad;
   w.normal_(0.0, std);
 }
 
-/// Fills `w` in place with `value` outside autograd.
+/// Fills `w` in place with `value` outside autograd. Nothing on a meta tensor.
 inline void init_fill_(const at::Tensor& w, double value) {
+  if (w.is_meta()) return;
   at::NoGradGuard no_grad;
   w.fill_(value);
 }

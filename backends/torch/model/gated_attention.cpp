@@ -64,14 +64,12 @@ GatedAttentionImpl::GatedAttentionImpl(const ModelConfig& cfg, AttentionImpl imp
   TORCH_CHECK(num_heads > 0 && num_kv_heads > 0 && num_heads % num_kv_heads == 0, "attention heads ", num_heads,
               " / kv heads ", num_kv_heads);
   const int64_t h = cfg.hidden_size;
-  using torch::nn::LinearOptions;
-  q_proj = register_module("q_proj", torch::nn::Linear(LinearOptions(h, 2 * num_heads * head_dim).bias(false)));
-  k_proj = register_module("k_proj", torch::nn::Linear(LinearOptions(h, num_kv_heads * head_dim).bias(false)));
-  v_proj = register_module("v_proj", torch::nn::Linear(LinearOptions(h, num_kv_heads * head_dim).bias(false)));
-  o_proj = register_module("o_proj", torch::nn::Linear(LinearOptions(num_heads * head_dim, h).bias(false)));
+  q_proj = register_module("q_proj", Projection(h, 2 * num_heads * head_dim));
+  k_proj = register_module("k_proj", Projection(h, num_kv_heads * head_dim));
+  v_proj = register_module("v_proj", Projection(h, num_kv_heads * head_dim));
+  o_proj = register_module("o_proj", Projection(num_heads * head_dim, h));
   q_norm = register_module("q_norm", RMSNorm(head_dim, cfg.rms_norm_eps));
   k_norm = register_module("k_norm", RMSNorm(head_dim, cfg.rms_norm_eps));
-  for (auto* lin : {&q_proj, &k_proj, &v_proj, &o_proj}) init_normal_((*lin)->weight, kInitStd);
 }
 
 torch::Tensor GatedAttentionImpl::forward(const torch::Tensor& x_in, const torch::Tensor& positions) {

@@ -2,11 +2,11 @@
 #pragma once
 
 #include "catalog/models.h"
+#include "model/basic_modules.h"
 #include "model/options.h"
 #include "model/rms_norm.h"
 
 #include <torch/nn/module.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
@@ -52,7 +52,7 @@ struct GatedAttentionImpl : torch::nn::Module {
   /// Returns [batch, seq, hidden] in x's dtype.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& positions = {});
 
-  torch::nn::Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr};
+  Projection q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr};
   RMSNorm q_norm{nullptr}, k_norm{nullptr};
   int64_t num_heads, num_kv_heads, head_dim, rope_dims;
   double rope_theta;

@@ -2,6 +2,7 @@
 
 #include "model/common.h"
 #include "model/gated_delta_rule.h"
+#include "model/param_factory.h"
 #include "model/tensor_parallel.h"
 
 #ifdef RECIPEBENCH_GDN_CUDA
@@ -36,28 +37,22 @@ GatedDeltaNetImpl::GatedDeltaNetImpl(const ModelConfig& cfg, GdnKernel kernel_)
               " not a multiple of key heads ", num_k_heads);
   const int64_t h = cfg.hidden_size, kd = cfg.linear_key_dim(), vd = cfg.linear_value_dim();
   const int64_t conv_dim = 2 * kd + vd;
-  using torch::nn::LinearOptions;
-  in_proj_qkv = register_module("in_proj_qkv", torch::nn::Linear(LinearOptions(h, conv_dim).bias(false)));
-  in_proj_z = register_module("in_proj_z", torch::nn::Linear(LinearOptions(h, vd).bias(false)));
-  in_proj_b = register_module("in_proj_b", torch::nn::Linear(LinearOptions(h, num_v_heads).bias(false)));
-  in_proj_a = register_module("in_proj_a", torch::nn::Linear(LinearOptions(h, num_v_heads).bias(false)));
-  conv1d =
-      register_module("conv1d", torch::nn::Conv1d(torch::nn::Conv1dOptions(conv_dim, conv_dim, cfg.linear_conv_kernel)
-                                                      .groups(conv_dim)
-                                                      .bias(false)
-                                                      .padding(cfg.linear_conv_kernel - 1)));
+  in_proj_qkv = register_module("in_proj_qkv", Projection(h, conv_dim));
+  in_proj_z = register_module("in_proj_z", Projection(h, vd));
+  in_proj_b = register_module("in_proj_b", Projection(h, num_v_heads));
+  in_proj_a = register_module("in_proj_a", Projection(h, num_v_heads));
+  conv1d = register_module("conv1d", DepthwiseConvWeight(conv_dim, cfg.linear_conv_kernel));
   // Hugging Face init: dt_bias = 1, A = U(0.01, 16) (A_log = log A), gated norm weight 1, projections N(0, 0.02);
-  // the conv keeps torch's default (Kaiming uniform) init.
-  dt_bias = register_parameter("dt_bias", torch::ones({num_v_heads}));
-  A_log = register_parameter("A_log", torch::empty({num_v_heads}));
-  {
+  // the conv keeps torch's default (Kaiming uniform) init. (The model builder's values: docs/initialization.md.)
+  dt_bias = register_parameter("dt_bias", new_param({num_v_heads}));
+  A_log = register_parameter("A_log", new_param({num_v_heads}));
+  init_fill_(dt_bias, 1.0);
+  if (!A_log.is_meta()) {
     torch::NoGradGuard no_grad;
     A_log.uniform_(0.01, 16.0).log_();
   }
   norm = register_module("norm", GatedRMSNorm(head_v_dim, cfg.rms_norm_eps));
-  out_proj = register_module("out_proj", torch::nn::Linear(LinearOptions(vd, h).bias(false)));
-  for (auto* lin : {&in_proj_qkv, &in_proj_z, &in_proj_b, &in_proj_a, &out_proj})
-    init_normal_((*lin)->weight, kInitStd);
+  out_proj = register_module("out_proj", Projection(vd, h));
 }
 
 torch::Tensor GatedDeltaNetImpl::gated_delta_rule(const torch::Tensor& q, const torch::Tensor& k,

@@ -2,12 +2,11 @@
 #pragma once
 
 #include "catalog/models.h"
+#include "model/basic_modules.h"
 #include "model/options.h"
 #include "model/rms_norm.h"
 
 #include <torch/nn/module.h>
-#include <torch/nn/modules/conv.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
@@ -50,9 +49,9 @@ struct GatedDeltaNetImpl : torch::nn::Module {
   torch::Tensor gated_delta_rule(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                  const torch::Tensor& g, const torch::Tensor& beta) const;
 
-  torch::nn::Linear in_proj_qkv{nullptr}, in_proj_z{nullptr}, in_proj_b{nullptr}, in_proj_a{nullptr};
-  torch::nn::Linear out_proj{nullptr};
-  torch::nn::Conv1d conv1d{nullptr};
+  Projection in_proj_qkv{nullptr}, in_proj_z{nullptr}, in_proj_b{nullptr}, in_proj_a{nullptr};
+  Projection out_proj{nullptr};
+  DepthwiseConvWeight conv1d{nullptr};
   torch::Tensor dt_bias, A_log;
   GatedRMSNorm norm{nullptr};
   int64_t num_k_heads, num_v_heads, head_k_dim, head_v_dim, chunk_size;

@@ -2,6 +2,7 @@
 
 #include "compat.h"
 #include "model/common.h"
+#include "model/param_factory.h"
 #include "model/tensor_parallel.h"
 
 #include <torch/autograd.h>
@@ -11,11 +12,9 @@
 namespace recipebench::torch_model {
 
 SwiGLUImpl::SwiGLUImpl(int64_t hidden, int64_t ffn) {
-  using torch::nn::LinearOptions;
-  gate_proj = register_module("gate_proj", torch::nn::Linear(LinearOptions(hidden, ffn).bias(false)));
-  up_proj = register_module("up_proj", torch::nn::Linear(LinearOptions(hidden, ffn).bias(false)));
-  down_proj = register_module("down_proj", torch::nn::Linear(LinearOptions(ffn, hidden).bias(false)));
-  for (auto* lin : {&gate_proj, &up_proj, &down_proj}) init_normal_((*lin)->weight, kInitStd);
+  gate_proj = register_module("gate_proj", Projection(hidden, ffn));
+  up_proj = register_module("up_proj", Projection(hidden, ffn));
+  down_proj = register_module("down_proj", Projection(ffn, hidden));
 }
 
 torch::Tensor SwiGLUImpl::forward(const torch::Tensor& x) { return down_proj(torch::silu(gate_proj(x)) * up_proj(x)); }
@@ -151,8 +150,8 @@ void RoutedExpertsImpl::shard(std::shared_ptr<ExpertParallel> group) {
 
 RoutedExpertsImpl::RoutedExpertsImpl(int64_t num_experts_, int64_t hidden_, int64_t ffn_, ExpertsImpl impl_)
     : num_experts(num_experts_), hidden(hidden_), ffn(ffn_), impl(impl_), local_experts(num_experts_) {
-  gate_up_proj = register_parameter("gate_up_proj", torch::empty({num_experts, 2 * ffn, hidden}));
-  down_proj = register_parameter("down_proj", torch::empty({num_experts, hidden, ffn}));
+  gate_up_proj = register_parameter("gate_up_proj", new_param({num_experts, 2 * ffn, hidden}));
+  down_proj = register_parameter("down_proj", new_param({num_experts, hidden, ffn}));
   init_normal_(gate_up_proj, kInitStd);
   init_normal_(down_proj, kInitStd);
 }
@@ -208,13 +207,10 @@ torch::Tensor RoutedExpertsImpl::local_ffn(const torch::Tensor& xs, const torch:
 
 SparseMoeBlockImpl::SparseMoeBlockImpl(const ModelConfig& cfg, ExpertsImpl impl) : top_k(cfg.top_k) {
   const int64_t h = cfg.hidden_size;
-  using torch::nn::LinearOptions;
-  gate = register_module("gate", torch::nn::Linear(LinearOptions(h, cfg.num_experts).bias(false)));
+  gate = register_module("gate", Projection(h, cfg.num_experts));
   experts = register_module("experts", RoutedExperts(cfg.num_experts, h, cfg.expert_ffn, impl));
   shared_expert = register_module("shared_expert", SwiGLU(h, cfg.shared_expert_ffn));
-  shared_expert_gate = register_module("shared_expert_gate", torch::nn::Linear(LinearOptions(h, 1).bias(false)));
-  init_normal_(gate->weight, kInitStd);
-  init_normal_(shared_expert_gate->weight, kInitStd);
+  shared_expert_gate = register_module("shared_expert_gate", Projection(h, 1));
 }
 
 Routing SparseMoeBlockImpl::route(const torch::Tensor& x) { return route_topk(x, gate->weight, top_k); }

@@ -3,10 +3,10 @@
 #pragma once
 
 #include "catalog/models.h"
+#include "model/basic_modules.h"
 #include "model/options.h"
 
 #include <torch/nn/module.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
@@ -26,7 +26,7 @@ struct SwiGLUImpl : torch::nn::Module {
   /// x: [..., hidden] -> [..., hidden].
   torch::Tensor forward(const torch::Tensor& x);
 
-  torch::nn::Linear gate_proj{nullptr}, up_proj{nullptr}, down_proj{nullptr};
+  Projection gate_proj{nullptr}, up_proj{nullptr}, down_proj{nullptr};
 };
 TORCH_MODULE(SwiGLU);
 
@@ -100,10 +100,10 @@ struct SparseMoeBlockImpl : torch::nn::Module {
   /// The router's decision for x: [N, hidden] (see route_topk).
   Routing route(const torch::Tensor& x);
 
-  torch::nn::Linear gate{nullptr};
+  Projection gate{nullptr};
   RoutedExperts experts{nullptr};
   SwiGLU shared_expert{nullptr};
-  torch::nn::Linear shared_expert_gate{nullptr};
+  Projection shared_expert_gate{nullptr};
   int64_t top_k;
   /// Tensor parallelism with sequence parallelism (model/tensor_parallel.h); null without. With it x is this rank's
   /// sequence shard: the router and the routed experts (expert parallelism) take the shard's tokens, the shared

@@ -59,10 +59,10 @@ struct PipelineStageImpl : torch::nn::Module {
   /// hidden states between stages are this rank's sequence shard [rows, seq / TP, hidden] (sequence parallel),
   /// the embedding and output layer vocab-parallel.
   std::shared_ptr<TensorParallel> tp;
-  torch::nn::Embedding embed_tokens{nullptr};
+  TokenEmbedding embed_tokens{nullptr};
   std::vector<std::vector<DecoderLayer>> chunk_layers;
   RMSNorm norm{nullptr};
-  torch::nn::Linear lm_head{nullptr};
+  Projection lm_head{nullptr};
 };
 TORCH_MODULE(PipelineStage);
 

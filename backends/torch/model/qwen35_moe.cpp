@@ -31,8 +31,7 @@ torch::Tensor sft_loss(const torch::Tensor& logits, const torch::Tensor& targets
 }
 
 TextModelImpl::TextModelImpl(const ModelConfig& cfg, const KernelOptions& opt) : recompute(opt.recompute) {
-  embed_tokens = register_module("embed_tokens", torch::nn::Embedding(cfg.vocab_size, cfg.hidden_size));
-  init_normal_(embed_tokens->weight, kInitStd);
+  embed_tokens = register_module("embed_tokens", TokenEmbedding(cfg.vocab_size, cfg.hidden_size));
   layers = register_module("layers", torch::nn::ModuleList());
   for (int64_t i = 0; i < cfg.num_layers; ++i) {
     decoder_layers.push_back(DecoderLayer(cfg, i, opt));
@@ -78,7 +77,7 @@ torch::Tensor run_decoder_layers(const std::vector<DecoderLayer>& layers, torch:
   return h;
 }
 
-torch::Tensor embed_hidden(torch::nn::Embedding embed_tokens, const torch::Tensor& input_ids, TensorParallel* tp) {
+torch::Tensor embed_hidden(TokenEmbedding embed_tokens, const torch::Tensor& input_ids, TensorParallel* tp) {
   TORCH_CHECK(input_ids.dim() == 2, "input_ids must be [batch, seq], got ", input_ids.sizes());
   if (!tp) return embed_tokens->forward(input_ids);
   // Tensor parallel: vocab-parallel lookup, then this rank's sequence shard for the layers.
@@ -86,7 +85,7 @@ torch::Tensor embed_hidden(torch::nn::Embedding embed_tokens, const torch::Tenso
   return vocab_parallel_embedding(input_ids, table, tp->rank() * table.size(0), *tp);
 }
 
-SftLossSum head_loss_sum(torch::nn::Linear lm_head, const torch::Tensor& normed, const torch::Tensor& input_ids,
+SftLossSum head_loss_sum(Projection lm_head, const torch::Tensor& normed, const torch::Tensor& input_ids,
                          const torch::Tensor& loss_mask, TensorParallel* tp) {
   TORCH_CHECK(loss_mask.sizes() == input_ids.sizes(), "loss mask ", loss_mask.sizes(), " != input_ids ",
               input_ids.sizes());
@@ -114,9 +113,7 @@ torch::Tensor TextModelImpl::forward(const torch::Tensor& input_ids, const torch
 
 Qwen35MoeForCausalLMImpl::Qwen35MoeForCausalLMImpl(const ModelConfig& cfg_, const KernelOptions& opt) : cfg(cfg_) {
   model = register_module("model", TextModel(cfg, opt));
-  lm_head = register_module("lm_head",
-                            torch::nn::Linear(torch::nn::LinearOptions(cfg.hidden_size, cfg.vocab_size).bias(false)));
-  init_normal_(lm_head->weight, kInitStd);
+  lm_head = register_module("lm_head", Projection(cfg.hidden_size, cfg.vocab_size));
 }
 
 torch::Tensor Qwen35MoeForCausalLMImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& positions) {

@@ -2,14 +2,13 @@
 #pragma once
 
 #include "catalog/models.h"
+#include "model/basic_modules.h"
 #include "model/decoder_layer.h"
 #include "model/options.h"
 #include "model/rms_norm.h"
 
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/modulelist.h>
-#include <torch/nn/modules/embedding.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
@@ -45,7 +44,7 @@ torch::Tensor run_decoder_layers(const std::vector<DecoderLayer>& layers, torch:
 /// The hidden states of the embedding: input_ids int64 [batch, seq] -> [batch, seq, hidden]; with tensor parallel
 /// (tp not null) a vocab-parallel lookup of this rank's vocabulary slice, reduce-scattered to its sequence shard
 /// [batch, seq / TP, hidden] (model/tensor_parallel.h). Throws c10::Error for ids that are not 2-D.
-torch::Tensor embed_hidden(torch::nn::Embedding embed_tokens, const torch::Tensor& input_ids, TensorParallel* tp);
+torch::Tensor embed_hidden(TokenEmbedding embed_tokens, const torch::Tensor& input_ids, TensorParallel* tp);
 
 /// The output layer and the next-token SFT loss of rows from their final-normed hidden states `normed`
 /// ([batch, seq, hidden], or this rank's sequence shard [batch, seq / TP, hidden] with tensor parallel, where the
@@ -54,7 +53,7 @@ torch::Tensor embed_hidden(torch::nn::Embedding embed_tokens, const torch::Tenso
 /// model/chunked_lm_loss.h): no chunk holds more than kLmLossChunkTokens rows of logits. Same semantics as
 /// sft_loss_sum on the logits. input_ids int64 [batch, seq]; loss_mask [batch, seq] bool or 0/1. Throws c10::Error
 /// for mismatched shapes or seq < 2.
-SftLossSum head_loss_sum(torch::nn::Linear lm_head, const torch::Tensor& normed, const torch::Tensor& input_ids,
+SftLossSum head_loss_sum(Projection lm_head, const torch::Tensor& normed, const torch::Tensor& input_ids,
                          const torch::Tensor& loss_mask, TensorParallel* tp);
 
 /// Decoder stack (Hugging Face Qwen3_5MoeTextModel): embed_tokens.weight [vocab, hidden], layers.<i>.*,
@@ -69,7 +68,7 @@ struct TextModelImpl : torch::nn::Module {
   /// Activation recompute of the decoder layers (from KernelOptions::recompute; may be changed between steps).
   RecomputeOptions recompute;
 
-  torch::nn::Embedding embed_tokens{nullptr};
+  TokenEmbedding embed_tokens{nullptr};
   torch::nn::ModuleList layers{nullptr};
   std::vector<DecoderLayer> decoder_layers;  ///< the same modules as `layers`, typed
   RMSNorm norm{nullptr};
@@ -84,7 +83,8 @@ TORCH_MODULE(TextModel);
 /// "model.layers.0.linear_attn.in_proj_qkv.weight", "model.layers.3.self_attn.q_proj.weight",
 /// "model.layers.0.mlp.experts.gate_up_proj", "model.norm.weight", "lm_head.weight".
 /// (The multimodal checkpoints prefix the text model with "model.language_model."; MTP layers are not built.)
-/// Parameters are created in fp32 on the CPU; use ->to(device, dtype) afterwards.
+/// Parameters are created in fp32 on the CPU (on the meta device under MetaParams, model/param_factory.h); use
+/// ->to(device, dtype) afterwards.
 struct Qwen35MoeForCausalLMImpl : torch::nn::Module {
   explicit Qwen35MoeForCausalLMImpl(const ModelConfig& cfg, const KernelOptions& opt = {});
 
@@ -99,7 +99,7 @@ struct Qwen35MoeForCausalLMImpl : torch::nn::Module {
   torch::Tensor sft_loss(const torch::Tensor& input_ids, const torch::Tensor& loss_mask);
 
   TextModel model{nullptr};
-  torch::nn::Linear lm_head{nullptr};
+  Projection lm_head{nullptr};
   ModelConfig cfg;
   /// Tensor parallelism with sequence parallelism (model/tensor_parallel.h); null without. With it lm_head holds
   /// this rank's vocabulary rows, forward returns the logits of that slice [batch, seq, vocab / TP], and

@@ -1,6 +1,7 @@
 #include "model/rms_norm.h"
 
 #include "model/common.h"
+#include "model/param_factory.h"
 
 namespace recipebench::torch_model {
 
@@ -23,7 +24,8 @@ torch::Tensor gated_rms_norm(const torch::Tensor& x, const torch::Tensor& z, con
 }
 
 RMSNormImpl::RMSNormImpl(int64_t dim_, double eps_) : dim(dim_), eps(eps_) {
-  weight = register_parameter("weight", torch::zeros({dim}));
+  weight = register_parameter("weight", new_param({dim}));
+  init_fill_(weight, 0.0);
 }
 
 torch::Tensor RMSNormImpl::forward(const torch::Tensor& x) {
@@ -32,7 +34,8 @@ torch::Tensor RMSNormImpl::forward(const torch::Tensor& x) {
 }
 
 GatedRMSNormImpl::GatedRMSNormImpl(int64_t dim_, double eps_) : dim(dim_), eps(eps_) {
-  weight = register_parameter("weight", torch::ones({dim}));
+  weight = register_parameter("weight", new_param({dim}));
+  init_fill_(weight, 1.0);
 }
 
 torch::Tensor GatedRMSNormImpl::forward(const torch::Tensor& x, const torch::Tensor& z) {

@@ -5,6 +5,8 @@
 #include <unordered_map>
 
 #include "model/moe.h"
+#include "model/param_factory.h"
+#include "model/param_init.h"
 #include "model/qwen35_moe.h"
 
 namespace recipebench::train {
@@ -28,40 +30,110 @@ std::vector<ParamInfo> param_stages(torch_model::Qwen35MoeForCausalLM& model, co
   for (size_t i = 0; i < model->model->decoder_layers.size(); ++i)
     for (const auto& p : model->model->decoder_layers[i]->parameters()) owner[p.unsafeGetTensorImpl()] = layer_stage[i];
   std::vector<ParamInfo> info;
-  for (const auto& p : model->parameters()) {
-    const auto it = owner.find(p.unsafeGetTensorImpl());
-    info.push_back({p.sizes().vec(), it == owner.end() ? last : it->second});
+  for (const auto& np : model->named_parameters()) {
+    const auto it = owner.find(np.value().unsafeGetTensorImpl());
+    info.push_back({np.key(), np.value().sizes().vec(), it == owner.end() ? last : it->second});
   }
   return info;
 }
 
-/// Tensor parallelism with sequence parallel: every TP rank keeps its part of the one-rank model's values.
-void shard_tensor_parallel(torch_model::Qwen35MoeForCausalLM& model, const RunContext& ctx, RankModel& out) {
-  if (ctx.map.tp <= 1) return;
-  out.tp = std::make_shared<dist::GroupTensorParallel>(*ctx.groups.tp);
-  out.tp_params = torch_model::shard_tensor_parallel(*model, out.tp);
-}
+/// The rank and size of a group, without collectives: the layout of shards on the meta device.
+struct ShapeOnlyTp : torch_model::TensorParallel {
+  ShapeOnlyTp(int64_t r, int64_t s) : r_(r), s_(s) {}
+  int64_t rank() const override { return r_; }
+  int64_t size() const override { return s_; }
+  void all_reduce_sum(at::Tensor&) override { fail(); }
+  void all_reduce_max(at::Tensor&) override { fail(); }
+  void all_gather(const at::Tensor&, at::Tensor&) override { fail(); }
+  void reduce_scatter_sum(at::Tensor&, at::Tensor&) override { fail(); }
+  [[noreturn]] static void fail() { TORCH_CHECK(false, "a model built for its shapes runs no collective"); }
+  int64_t r_, s_;
+};
 
-/// This rank's pipeline stage: the layers of its virtual stages.
-torch_model::PipelineStage take_stage(const torch_model::Qwen35MoeForCausalLM& model, const RunContext& ctx) {
+struct ShapeOnlyEp : torch_model::ExpertParallel {
+  ShapeOnlyEp(int64_t r, int64_t s) : r_(r), s_(s) {}
+  int64_t rank() const override { return r_; }
+  int64_t size() const override { return s_; }
+  torch::Tensor all_to_all(const torch::Tensor&, const std::vector<int64_t>&, const std::vector<int64_t>&) override {
+    ShapeOnlyTp::fail();
+  }
+  int64_t r_, s_;
+};
+
+/// The groups a rank's shards are cut by: `tp` null when TP = 1, `ep` null when EP = 1.
+struct Cut {
+  std::shared_ptr<torch_model::TensorParallel> tp;
+  std::shared_ptr<torch_model::ExpertParallel> ep;
+};
+
+/// The one-rank model on the meta device, cut to rank `me`'s part: TP shards, its pipeline stage, its experts.
+/// Fills everything of `out` but the device tensors and the groups.
+void cut_on_meta(const ModelConfig& cfg, const torch_model::KernelOptions& kernels, const RankMap& map,
+                 const RankPlacement& me, const Cut& cut, RankModel& out) {
+  torch_model::MetaParams meta;
+  torch_model::Qwen35MoeForCausalLM model(cfg, kernels);
+  out.param_info = param_stages(model, map);
+  std::unordered_map<const void*, std::string> names;  // TensorImpl -> global name (kept through set_)
+  for (const auto& np : model->named_parameters()) names[np.value().unsafeGetTensorImpl()] = np.key();
+  if (cut.tp) out.tp_params = torch_model::shard_tensor_parallel(*model, cut.tp);
   std::vector<torch_model::ChunkLayers> chunks;
-  for (const auto& lr : ctx.me.layers) chunks.push_back({lr.first, lr.count});
-  return torch_model::PipelineStage(model, chunks, ctx.me.pp == 0, ctx.me.pp == ctx.map.pp - 1);
-}
-
-/// Expert parallelism (ETP 1): EP groups of EP ranks of a stage, each holding E / EP experts per MoE layer; the
-/// expert-data-parallel groups join the stage's ranks holding the same experts (EDP = world / (EP x PP)). With
-/// TP > 1 the experts are apart from the dense parameters even with EP = 1 (the TP ranks route different tokens:
-/// EDP spans them).
-void shard_experts(const RunContext& ctx, RankModel& out) {
-  if (ctx.map.ep > 1) out.ep = std::make_shared<dist::GroupExpertParallel>(*ctx.groups.ep);
-  if (ctx.map.ep == 1 && ctx.map.tp == 1) return;
+  for (const auto& lr : me.layers) chunks.push_back({lr.first, lr.count});
+  out.stage = torch_model::PipelineStage(model, chunks, me.pp == 0, me.pp == map.pp - 1);
+  // Expert parallelism (ETP 1): each EP rank of a stage holds E / EP experts per MoE layer; the expert-data-parallel
+  // groups join the stage's ranks holding the same experts (EDP = world / (EP x PP)). With TP > 1 the experts are
+  // apart from the dense parameters even with EP = 1 (the TP ranks route different tokens: EDP spans them).
   for (const auto& mod : out.stage->modules())
     if (auto experts = std::dynamic_pointer_cast<torch_model::RoutedExpertsImpl>(mod)) {
-      if (out.ep) experts->shard(out.ep);
-      out.expert_params.push_back(experts->gate_up_proj);
-      out.expert_params.push_back(experts->down_proj);
+      if (cut.ep) experts->shard(cut.ep);
+      if (map.ep > 1 || map.tp > 1) {
+        out.expert_params.push_back(experts->gate_up_proj);
+        out.expert_params.push_back(experts->down_proj);
+      }
     }
+  std::unordered_map<const void*, bool> mine;
+  for (const auto& p : out.stage->parameters()) {
+    out.stage_param_names.push_back(names.at(p.unsafeGetTensorImpl()));
+    mine[p.unsafeGetTensorImpl()] = true;
+  }
+  std::vector<torch_model::TpParam> kept;  // the other stages' TP shards are dropped with the one-rank model
+  for (auto& t : out.tp_params)
+    if (mine.count(t.param.unsafeGetTensorImpl())) kept.push_back(std::move(t));
+  out.tp_params = std::move(kept);
+}
+
+/// Allocates every parameter of the stage on `device` in `dtype` and fills it with its shard of the global values
+/// (docs/initialization.md); the parameters keep their identity (the same TensorImpl, now holding device memory).
+void materialize(RankModel& out, const Cut& cut, uint64_t seed, c10::Device device, c10::ScalarType dtype) {
+  std::unordered_map<const void*, int64_t> first_expert;
+  for (const auto& mod : out.stage->modules())
+    if (auto e = std::dynamic_pointer_cast<torch_model::RoutedExpertsImpl>(mod)) {
+      first_expert[e->gate_up_proj.unsafeGetTensorImpl()] = e->first_expert;
+      first_expert[e->down_proj.unsafeGetTensorImpl()] = e->first_expert;
+    }
+  std::unordered_map<std::string, const ParamInfo*> info;
+  for (const auto& i : out.param_info) info[i.name] = &i;
+  const auto params = out.stage->parameters();
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < params.size(); ++i) {
+    auto p = params[i];
+    const ParamInfo& g = *info.at(out.stage_param_names[i]);
+    torch_model::ShardPlacement where;
+    if (const auto it = first_expert.find(p.unsafeGetTensorImpl()); it != first_expert.end())
+      where.expert_offset = it->second;
+    if (const auto* spec = out.tp_spec(p)) {
+      where.tp_sharded = true;
+      where.tp = *spec;
+      where.tp_rank = cut.tp->rank();
+      where.tp_size = cut.tp->size();
+    }
+    auto local = torch::empty(p.sizes(), torch::TensorOptions().device(device).dtype(dtype));
+    torch_model::init_shard(local, seed, g.name, g.shape, where);
+    // The meta parameter becomes the device tensor in place (what Module::to does through set_data, whose
+    // type check refuses meta -> dense in libtorch 1.13): module members, the module's parameter list and
+    // tp_params / expert_params all hold this TensorImpl.
+    p.unsafeGetTensorImpl()->shallow_copy_from(local.getIntrusivePtr());
+    TORCH_CHECK(p.device() == device && p.scalar_type() == dtype, "init: ", g.name, " not materialized");
+  }
 }
 
 }  // namespace
@@ -81,16 +153,21 @@ const torch_model::TpShardSpec* RankModel::tp_spec(const torch::Tensor& p) const
 RankModel build_rank_model(const ModelConfig& cfg, const torch_model::KernelOptions& kernels, uint64_t seed,
                            const RunContext& ctx) {
   RankModel out;
-  torch::manual_seed(seed);
-  {
-    torch_model::Qwen35MoeForCausalLM model(cfg, kernels);
-    out.param_info = param_stages(model, ctx.map);
-    shard_tensor_parallel(model, ctx, out);
-    out.stage = take_stage(model, ctx);
-  }  // the other stages' layers are freed here
-  shard_experts(ctx, out);
-  out.stage->to(ctx.device, ctx.dtype);
+  Cut cut;
+  if (ctx.map.tp > 1) cut.tp = out.tp = std::make_shared<dist::GroupTensorParallel>(*ctx.groups.tp);
+  if (ctx.map.ep > 1) cut.ep = out.ep = std::make_shared<dist::GroupExpertParallel>(*ctx.groups.ep);
+  cut_on_meta(cfg, kernels, ctx.map, ctx.me, cut, out);
+  materialize(out, cut, seed, ctx.device, ctx.dtype);
   out.stage->train();
+  return out;
+}
+
+RankModel build_rank_shapes(const ModelConfig& cfg, const RankMap& map, const RankPlacement& me) {
+  RankModel out;
+  Cut cut;
+  if (map.tp > 1) cut.tp = std::make_shared<ShapeOnlyTp>(me.tp, map.tp);
+  if (map.ep > 1) cut.ep = std::make_shared<ShapeOnlyEp>(me.ep, map.ep);
+  cut_on_meta(cfg, {}, map, me, cut, out);
   return out;
 }
 

@@ -1,14 +1,20 @@
-// The one place where a run's parameters are created and sharded: the one-rank model, then its TP shards, then
-// this rank's pipeline stage, then its experts' EP shard, in that order (TorchTitan's parallelize order).
+// The one place where a run's parameters are created: the one-rank model laid out on the meta device (no memory),
+// its TP shards, this rank's pipeline stage and its experts' EP shard taken (TorchTitan's parallelize order), then
+// only this rank's shards allocated on its device in its dtype and filled by the rank-local, layout-independent
+// initialisation of docs/initialization.md (model/param_init.h).
 #pragma once
 
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
 #include <torch/types.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "catalog/models.h"
 #include "dist/parallel_groups.h"
+#include "layout/rank_map.h"
 #include "model/options.h"
 #include "model/pipeline_stage.h"
 #include "model/tensor_parallel.h"
@@ -18,6 +24,7 @@ namespace recipebench::train {
 
 /// Where a parameter of the one-rank model went.
 struct ParamInfo {
+  std::string name;            ///< Hugging Face name in the one-rank model, e.g. "model.layers.3.mlp.gate.weight"
   std::vector<int64_t> shape;  ///< in the one-rank model (experts and TP shards whole)
   int stage = 0;               ///< the pipeline rank holding it
 };
@@ -26,9 +33,10 @@ struct ParamInfo {
 struct RankModel {
   torch_model::PipelineStage stage{nullptr};      ///< this rank's pipeline stage, on its device and dtype
   std::vector<ParamInfo> param_info;              ///< every one-rank parameter, in its parameters() order
-  std::shared_ptr<dist::GroupTensorParallel> tp;  ///< the model's TP group; null when TP = 1
+  std::vector<std::string> stage_param_names;     ///< the global name of each of stage->parameters(), in order
+  std::shared_ptr<dist::GroupTensorParallel> tp;  ///< the model's TP group; null when TP = 1 (or shapes only)
   std::vector<torch_model::TpParam> tp_params;    ///< the TP-sharded parameters and their layouts
-  std::shared_ptr<dist::GroupExpertParallel> ep;  ///< the experts' EP group; null when EP = 1
+  std::shared_ptr<dist::GroupExpertParallel> ep;  ///< the experts' EP group; null when EP = 1 (or shapes only)
   /// The routed experts' parameters, kept apart from the dense ones when EP > 1 or TP > 1 (the EP or TP ranks
   /// route different tokens: their gradients are summed over EDP); empty otherwise.
   std::vector<torch::Tensor> expert_params;
@@ -39,12 +47,17 @@ struct RankModel {
   const torch_model::TpShardSpec* tp_spec(const torch::Tensor& p) const;
 };
 
-/// Builds this rank's part of `model` (every rank builds the one-rank model from `seed`, so every part starts with
-/// the one-rank run's values): with TP every TP rank keeps its shards; this rank keeps its pipeline stage (the
-/// embedding on the first stage, the layers of its virtual stages from the rank map, the final norm and lm_head on
-/// the last; the other stages' layers are freed); with EP > 1 its E / EP experts of each MoE layer. Then the stage
-/// moves to ctx.device and ctx.dtype, in training mode. Throws c10::Error when a dimension does not shard.
+/// Builds this rank's part of `model`: with TP its TP shards; its pipeline stage (the embedding on the first stage,
+/// the layers of its virtual stages from the rank map, the final norm and lm_head on the last); with EP > 1 its
+/// E / EP experts of each MoE layer. Only those shards are allocated, on ctx.device in ctx.dtype, with the values
+/// of docs/initialization.md under `seed` (the same global tensors for every layout), in training mode. Throws
+/// c10::Error when a dimension does not shard.
 RankModel build_rank_model(const ModelConfig& model, const torch_model::KernelOptions& kernels, uint64_t seed,
                            const RunContext& ctx);
+
+/// Rank `me` of `map`'s part of `model` on the meta device: every parameter with its shard's shape and no memory
+/// (no process group: the TP and EP shards come from me's coordinates). For checking a layout's shapes and sizes
+/// at full scale on any machine. Throws c10::Error when a dimension does not shard.
+RankModel build_rank_shapes(const ModelConfig& model, const RankMap& map, const RankPlacement& me);
 
 }  // namespace recipebench::train

@@ -24,8 +24,11 @@ torch::Tensor whole_parameter(const torch::Tensor& p, const RankModel& model) {
 }  // namespace
 
 void dump_parameters(const std::string& path, const RankModel& model, const RunContext& ctx) {
-  std::ofstream out;
-  if (ctx.rank == 0) out.open(path, std::ios::binary);
+  std::ofstream out, names;
+  if (ctx.rank == 0) {
+    out.open(path, std::ios::binary);
+    names.open(path + ".names");
+  }
   const auto mine = model.stage->parameters();  // this stage's part of param_info, in the same order
   size_t next = 0;
   for (size_t i = 0; i < model.param_info.size(); ++i) {
@@ -39,13 +42,14 @@ void dump_parameters(const std::string& path, const RankModel& model, const RunC
       c = torch::empty(model.param_info[i].shape, torch::kFloat32);
       ctx.group->irecv(c, src, static_cast<int>(i))->wait();
     }
+    if (ctx.rank == 0) names << model.param_info[i].name << ' ' << c.numel() << '\n';
     if (ctx.rank == 0)
       out.write(static_cast<const char*>(c.data_ptr()), static_cast<std::streamsize>(c.numel() * sizeof(float)));
   }
   if (next != mine.size())
     throw RunError("dump_params: the stage has " + std::to_string(mine.size()) +
                    " parameters, the one-rank model's map gives it " + std::to_string(next));
-  if (ctx.rank == 0 && !out) throw RunError("dump_params: cannot write " + path);
+  if (ctx.rank == 0 && (!out || !names)) throw RunError("dump_params: cannot write " + path + " or its .names");
 }
 
 }  // namespace recipebench::train

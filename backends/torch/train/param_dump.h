@@ -11,8 +11,10 @@ namespace recipebench::train {
 /// Rank 0 writes every parameter of the one-rank model, float32, one after the other in its parameters() order, to
 /// `path`. Each parameter comes from rank 0's pipeline (DP rank 0, TP rank 0): the stage holding it sends it to
 /// rank 0; the expert shards of the stage's EP group and the TP shards of its TP groups are gathered first (every
-/// rank of the stage takes part), so the file has the one-rank model's layout. A collective: every rank calls it.
-/// Throws RunError when the stage's parameters do not match the one-rank map or the file cannot be written.
+/// rank of the stage takes part), so the file has the one-rank model's layout. Beside it, `path`.names holds one line
+/// per parameter: its one-rank name and its element count (the parity tests name the parameters that differ). A
+/// collective: every rank calls it. Throws RunError when the stage's parameters do not match the one-rank map or the
+/// file cannot be written.
 void dump_parameters(const std::string& path, const RankModel& model, const RunContext& ctx);
 
 }  // namespace recipebench::train

@@ -14,6 +14,13 @@
 
 namespace recipebench::train {
 
+c10::ScalarType compute_dtype(const std::string& precision, c10::Device device) {
+  if (precision == "bf16") return device.is_cuda() ? c10::kBFloat16 : c10::kFloat;
+  if (precision == "fp32") return c10::kFloat;
+  if (precision == "fp64") return c10::kDouble;
+  throw RunError("workload.precision " + precision + ": the torch backend computes in bf16, fp32 or fp64");
+}
+
 void RunContext::synchronize() const { train::synchronize(device); }
 
 void RunContext::barrier() const {
@@ -25,6 +32,14 @@ int64_t RunContext::max_over_ranks(int64_t v) const {
   auto t = torch::tensor({v}, torch::kInt64);
   group->all_reduce_max(t);
   return t.item<int64_t>();
+}
+
+std::vector<int64_t> RunContext::gather_over_ranks(int64_t v) const {
+  if (!group) return {v};
+  auto t = torch::zeros({world}, torch::kInt64);  // each rank fills its slot; the sum gathers them
+  t[rank] = v;
+  group->all_reduce_sum(t);
+  return std::vector<int64_t>(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + world);
 }
 
 void RunContext::finish() {
@@ -41,8 +56,7 @@ RunContext open_run(const Recipe& recipe, const RunOptions& o) {
 #ifdef RECIPEBENCH_TORCH_CUDA
   if (ctx.device.is_cuda()) c10::cuda::set_device(ctx.device.index());
 #endif
-  // BF16 compute on GPU; FP32 on CPU (docs/backends.md: precision).
-  ctx.dtype = (ctx.device.is_cuda() && recipe.workload.precision == "bf16") ? c10::kBFloat16 : c10::kFloat;
+  ctx.dtype = compute_dtype(recipe.workload.precision, ctx.device);
   if (o.world == 1) return ctx;
   try {
     // NCCL between the GPUs of a CUDA run (one GPU per rank), Gloo between CPU ranks.

@@ -5,7 +5,10 @@
 #include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
 
+#include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "dist/parallel_groups.h"
 #include "dist/process_group.h"
@@ -33,14 +36,22 @@ struct RunContext {
   void barrier() const;
   /// The maximum of `v` over the ranks (`v` on one rank).
   int64_t max_over_ranks(int64_t v) const;
+  /// Every rank's `v`, in rank order (a collective; {v} on one rank).
+  std::vector<int64_t> gather_over_ranks(int64_t v) const;
   /// A clean end on every rank: the device's work done, subgroups first, then the run's group (its store lives on
   /// rank 0). No collective may follow.
   void finish();
 };
 
-/// The device (rank_device), the compute dtype and, with several ranks, the run's process group: the rendezvous at
-/// rank 0's TCPStore (NCCL between GPUs, Gloo between CPU ranks; options.dist_timeout_seconds bounds it and every
-/// collective). Throws RunError when the rendezvous fails.
+/// The dtype of the parameters and activations for `precision` (workload.precision) on `device`: bf16 -> BF16 on
+/// CUDA, FP32 on the CPU (no BF16 matrix units there; docs/backends.md); fp32 -> FP32; fp64 -> FP64 (reference runs:
+/// the parity tests compare layouts in float64). The optimizer keeps FP32 master weights in every case. Throws
+/// RunError for any other precision (the backend's capabilities refuse it before a rank starts).
+c10::ScalarType compute_dtype(const std::string& precision, c10::Device device);
+
+/// The device (rank_device), the compute dtype (compute_dtype) and, with several ranks, the run's process group: the
+/// rendezvous at rank 0's TCPStore (NCCL between GPUs, Gloo between CPU ranks; options.dist_timeout_seconds bounds it
+/// and every collective). Throws RunError when the rendezvous fails.
 RunContext open_run(const Recipe& recipe, const RunOptions& options);
 
 /// Fills the rank map of `recipe` for `model` and this rank's groups and pipeline place (a collective: every rank

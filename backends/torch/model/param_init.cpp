@@ -1,0 +1,178 @@
+#include "model/param_init.h"
+
+#include <ATen/Parallel.h>
+#include <ATen/ops/empty.h>
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace recipebench::torch_model {
+
+namespace {
+
+// Philox4x32 constants (Salmon et al. 2011, section 5): round multipliers and Weyl key increments.
+constexpr uint32_t kPhiloxM0 = 0xD2511F53u, kPhiloxM1 = 0xCD9E8D57u;
+constexpr uint32_t kPhiloxW0 = 0x9E3779B9u, kPhiloxW1 = 0xBB67AE85u;
+
+/// SplitMix64's finaliser (Steele, Lea, Flood 2014): a bijective 64-bit mix.
+uint64_t splitmix64(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/// FNV-1a, 64-bit (Fowler, Noll, Vo), of the bytes of `s`.
+uint64_t fnv1a64(const std::string& s) {
+  uint64_t h = 0xCBF29CE484222325ull;
+  for (const unsigned char c : s) h = (h ^ c) * 0x100000001B3ull;
+  return h;
+}
+
+uint64_t stream_key(uint64_t seed, uint64_t name_hash, int64_t expert) {
+  return splitmix64(splitmix64(splitmix64(seed) ^ name_hash) ^ static_cast<uint64_t>(expert + 1));
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+/// The value of element `counter` of the stream `key` under `rule` (not Constant), rounded to float32.
+float draw(const InitRule& rule, uint64_t key, uint64_t counter) {
+  const auto w = philox4x32_10({static_cast<uint32_t>(counter), static_cast<uint32_t>(counter >> 32), 0u, 0u},
+                               {static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)});
+  constexpr double k2pow53 = 1.0 / 9007199254740992.0;  // 2^-53
+  const double u1 = static_cast<double>(((uint64_t{w[0]} << 32) | w[1]) >> 11) * k2pow53;  // [0, 1)
+  const double u2 = static_cast<double>(((uint64_t{w[2]} << 32) | w[3]) >> 11) * k2pow53;  // [0, 1)
+  switch (rule.kind) {
+    case InitRule::Kind::Normal: {  // Box-Muller (1958), the cosine branch; 1 - u1 in (0, 1]
+      constexpr double kTwoPi = 6.283185307179586476925286766559;
+      return static_cast<float>(rule.a * std::sqrt(-2.0 * std::log(1.0 - u1)) * std::cos(kTwoPi * u2));
+    }
+    case InitRule::Kind::Uniform:
+      return static_cast<float>(rule.a + (rule.b - rule.a) * u1);
+    case InitRule::Kind::LogUniform:
+      return static_cast<float>(std::log(rule.a + (rule.b - rule.a) * u1));
+    case InitRule::Kind::Constant:
+      break;
+  }
+  return static_cast<float>(rule.a);
+}
+
+/// Global index of every local index, per dimension (experts offset along dim 0, the TP layout along its dim).
+std::vector<std::vector<int64_t>> global_indices(at::IntArrayRef local, at::IntArrayRef global,
+                                                 const ShardPlacement& where) {
+  TORCH_CHECK(local.size() == global.size(), "init: shard ", local, " of a parameter ", global);
+  std::vector<std::vector<int64_t>> g(local.size());
+  for (size_t d = 0; d < local.size(); ++d) {
+    g[d].resize(static_cast<size_t>(local[d]));
+    for (int64_t i = 0; i < local[d]; ++i) g[d][static_cast<size_t>(i)] = i;
+  }
+  for (auto& i : g[0]) i += where.expert_offset;
+  if (where.tp_sharded) {
+    const auto dim = static_cast<size_t>(where.tp.dim);
+    TORCH_CHECK(dim < local.size(), "init: TP dim ", where.tp.dim, " of ", global);
+    int64_t block = 0, local_offset = 0;
+    for (const int64_t part : where.tp.parts) {
+      TORCH_CHECK(part % where.tp_size == 0, "init: TP block ", part, " of ", global, " over TP ", where.tp_size);
+      const int64_t n = part / where.tp_size;
+      for (int64_t j = 0; j < n && local_offset + j < local[dim]; ++j)
+        g[dim][static_cast<size_t>(local_offset + j)] = block + where.tp_rank * n + j;
+      block += part;
+      local_offset += n;
+    }
+    TORCH_CHECK(block == global[dim] && local_offset == local[dim], "init: TP layout of ", local, " in ", global);
+  }
+  for (size_t d = 0; d < local.size(); ++d)
+    TORCH_CHECK(g[d].empty() || g[d].back() < global[d], "init: shard ", local, " outside ", global, " along dim ", d);
+  return g;
+}
+
+}  // namespace
+
+std::array<uint32_t, 4> philox4x32_10(std::array<uint32_t, 4> c, std::array<uint32_t, 2> k) {
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k[0] += kPhiloxW0;
+      k[1] += kPhiloxW1;
+    }
+    const uint64_t p0 = uint64_t{kPhiloxM0} * c[0], p1 = uint64_t{kPhiloxM1} * c[2];
+    c = {static_cast<uint32_t>(p1 >> 32) ^ c[1] ^ k[0], static_cast<uint32_t>(p1),
+         static_cast<uint32_t>(p0 >> 32) ^ c[3] ^ k[1], static_cast<uint32_t>(p0)};
+  }
+  return c;
+}
+
+uint64_t init_stream_key(uint64_t seed, const std::string& name, int64_t expert) {
+  return stream_key(seed, fnv1a64(name), expert);
+}
+
+InitRule init_rule(const std::string& name, at::IntArrayRef shape) {
+  using K = InitRule::Kind;
+  if (ends_with(name, "linear_attn.norm.weight")) return {K::Constant, 1.0};  // gated RMSNorm: plain scale
+  if (ends_with(name, "norm.weight")) return {K::Constant, 0.0};              // zero-centred RMSNorms
+  if (ends_with(name, ".dt_bias")) return {K::Constant, 1.0};
+  if (ends_with(name, ".A_log")) return {K::LogUniform, 0.01, 16.0};
+  if (ends_with(name, ".conv1d.weight")) {  // torch's Conv1d default: Kaiming uniform (a = sqrt 5), fan_in = kernel
+    TORCH_CHECK(shape.size() == 3, "init: ", name, " ", shape, ", expected [channels, 1, kernel]");
+    const double bound = 1.0 / std::sqrt(static_cast<double>(shape[2]));
+    return {K::Uniform, -bound, bound};
+  }
+  constexpr double kStd = 0.02;  // Hugging Face initializer_range of the Qwen3.5 configs (model/common.h kInitStd)
+  if (ends_with(name, ".experts.gate_up_proj") || ends_with(name, ".experts.down_proj"))
+    return {K::Normal, kStd, 0.0, /*per_expert=*/true};
+  for (const char* w : {"q_proj", "k_proj", "v_proj", "o_proj", "in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a",
+                        "out_proj", "gate_proj", "up_proj", "down_proj", "mlp.gate", "shared_expert_gate",
+                        "embed_tokens", "lm_head"})
+    if (ends_with(name, std::string(w) + ".weight")) return {K::Normal, kStd};
+  TORCH_CHECK(false, "init: no initialisation rule for parameter ", name, " (docs/initialization.md)");
+}
+
+void init_shard(at::Tensor& local, uint64_t seed, const std::string& name, at::IntArrayRef global_shape,
+                const ShardPlacement& where) {
+  if (local.is_meta()) return;
+  TORCH_CHECK(local.is_contiguous() && local.dim() >= 1, "init: ", name, " shard must be contiguous, >= 1-D");
+  const InitRule rule = init_rule(name, global_shape);
+  if (rule.kind == InitRule::Kind::Constant) {
+    local.fill_(rule.a);
+    return;
+  }
+  const auto g = global_indices(local.sizes(), global_shape, where);
+  const int64_t nd = local.dim(), last = local.size(nd - 1), lines = local.numel() / std::max<int64_t>(last, 1);
+  std::vector<int64_t> gstride(static_cast<size_t>(nd), 1);
+  for (int64_t d = nd - 2; d >= 0; --d) gstride[static_cast<size_t>(d)] = gstride[d + 1] * global_shape[d + 1];
+  const uint64_t name_hash = fnv1a64(name);
+  const uint64_t plain_key = stream_key(seed, name_hash, -1);
+  const int64_t block_lines = std::max<int64_t>(1, (int64_t{1} << 22) / std::max<int64_t>(last, 1));
+  auto flat = local.view({-1});
+  for (int64_t l0 = 0; l0 < lines; l0 += block_lines) {
+    const int64_t nl = std::min(block_lines, lines - l0);
+    auto buf = at::empty({nl * last}, at::TensorOptions().dtype(at::kFloat));
+    float* out = buf.data_ptr<float>();
+    at::parallel_for(0, nl, 1, [&](int64_t begin, int64_t end) {
+      std::vector<int64_t> idx(static_cast<size_t>(nd), 0);
+      for (int64_t l = begin; l < end; ++l) {
+        int64_t rest = l0 + l, base = 0;  // the line's local multi-index over dims 0..nd-2 -> global offset
+        for (int64_t d = nd - 2; d >= 0; --d) {
+          const int64_t i = rest % local.size(d);
+          rest /= local.size(d);
+          base += g[static_cast<size_t>(d)][static_cast<size_t>(i)] * gstride[static_cast<size_t>(d)];
+          idx[static_cast<size_t>(d)] = i;
+        }
+        uint64_t key = plain_key;
+        if (rule.per_expert) {  // the expert's own stream, counters from its first element
+          const int64_t e = nd >= 2 ? g[0][static_cast<size_t>(idx[0])] : 0;
+          key = stream_key(seed, name_hash, e);
+          base -= e * gstride[0];
+        }
+        const auto& gl = g[static_cast<size_t>(nd - 1)];
+        for (int64_t j = 0; j < last; ++j)
+          out[l * last + j] = draw(rule, key, static_cast<uint64_t>(base + gl[static_cast<size_t>(j)]));
+      }
+    });
+    flat.narrow(0, l0 * last, nl * last).copy_(buf);
+  }
+}
+
+}  // namespace recipebench::torch_model
