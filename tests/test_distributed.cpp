@@ -605,7 +605,7 @@ TEST_CASE("overlapped gradient reduce-scatter: DP4 reproduces the single-rank ru
 }
 
 TEST_CASE(
-    "overlapped gradient reduce-scatter: TP2 DP2 (EP2, EDP 2; the replicated parameters' shards summed over TP "
+    "overlapped gradient reduce-scatter: TP2 DP2 (EP2, EDP 2: the replicated parameters' shards summed over TP "
     "after the buckets) reproduces the single-rank run",
     "[distributed][parity][overlap][tp]") {
   check_overlap_parity(4, "tiny-tp2-dp2.yaml@fp64", kTpGradNormTol);
