@@ -21,6 +21,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -124,16 +125,21 @@ size_t count(const std::string& text, const std::string& what) {
 /// `reference_extra`: arguments of the single-rank run (e.g. --layers when the fixture sets bench.layers);
 /// `reference`: its recipe. A fixture named "NAME.yaml@fp64" runs both sides in float64 (fixture_path) and holds
 /// them to the float64 bounds: loss 1e-8, every step's gradient norm and the final parameters 1e-6 (the TP tests below
-/// say why).
+/// say why). `many_extra`: arguments of the multi-rank run (the overlap switch), `suffix` added to its name.
+/// `overlap`: whether the multi-rank run's record must say the gradients were reduce-scattered in buckets during the
+/// backward pass (settings.overlap_grad_reduce, and overlap_grad_reduce_applies true).
 void check_parity(int dp, const std::string& fixture = "", double grad_norm_tol = 1e-4,
-                  const std::string& reference_extra = "", const std::string& reference = "tiny-dp1.yaml") {
+                  const std::string& reference_extra = "", const std::string& reference = "tiny-dp1.yaml",
+                  const std::string& many_extra = "", const std::string& suffix = "", bool overlap = false) {
   const bool fp64 = fixture.find(kFp64) != std::string::npos;
   const double loss_tol = fp64 ? 1e-8 : 1e-5, param_tol = fp64 ? 1e-6 : 1e-5;
   if (fp64) grad_norm_tol = 1e-6;
   const std::string name =
-      fixture.empty() ? "dp" + std::to_string(dp) : fs::path(fixture).stem().string() + (fp64 ? "-fp64" : "");
+      (fixture.empty() ? "dp" + std::to_string(dp) : fs::path(fixture).stem().string() + (fp64 ? "-fp64" : "")) +
+      suffix;
   const Result one = run("dp1-reference-for-" + name, reference + (fp64 ? kFp64 : ""), 0, "", reference_extra);
-  const Result many = run(name, fixture.empty() ? "tiny-dp" + std::to_string(dp) + ".yaml" : fixture, dp);
+  const Result many =
+      run(name, fixture.empty() ? "tiny-dp" + std::to_string(dp) + ".yaml" : fixture, dp, "", many_extra);
   INFO("single rank:\n" << one.output << "\nDP" << dp << ":\n" << many.output);
   REQUIRE(one.exit_code == 0);
   REQUIRE(many.exit_code == 0);
@@ -146,6 +152,11 @@ void check_parity(int dp, const std::string& fixture = "", double grad_norm_tol 
   CHECK(b["environment"]["device"]["count"] == dp);
   // The record says where the optimizer state is sharded: dense over DP, experts over EDP (when EDP > 1).
   CHECK(b["capabilities"]["optimizer_sharding"] == nlohmann::json({{"dense", "dp"}, {"experts", "edp"}}));
+  CHECK(b["settings"]["overlap_grad_reduce"] == overlap);
+  if (overlap)
+    CHECK(b["settings"]["overlap_grad_reduce_applies"] == true);
+  else
+    CHECK_FALSE(b["settings"].contains("overlap_grad_reduce_applies"));
   REQUIRE(a["steps"].size() == 5);
   REQUIRE(b["steps"].size() == 5);
   CHECK(a["model"] == b["model"]);  // the same depth (layers) on both sides
@@ -199,6 +210,14 @@ void check_failure_stops_every_rank(const std::string& name, const std::string& 
 }  // namespace
 
 TEST_CASE("DP2 on two CPU ranks reproduces the single-rank run", "[distributed][parity]") { check_parity(2); }
+
+/// check_parity of `fixture` with the multi-rank run's gradients reduce-scattered in buckets of 4,096 elements
+/// launched during the last microbatch's backward pass (--overlap-grad-reduce true; the tiny model's optimizers then
+/// have several buckets each, e.g. 32,768-element embedding and lm_head each in a bucket of their own).
+void check_overlap_parity(int dp, const std::string& fixture, double grad_norm_tol = 1e-4) {
+  check_parity(dp, fixture, grad_norm_tol, "", "tiny-dp1.yaml",
+               "--overlap-grad-reduce true --grad-reduce-bucket-elements 4096", "-overlap", true);
+}
 
 TEST_CASE("DP4 on four CPU ranks reproduces the single-rank run", "[distributed][parity]") { check_parity(4); }
 
@@ -572,5 +591,65 @@ TEST_CASE(
     const std::string other = initial_parameters("dp1-seed99", "tiny-dp1.yaml", 0, rec, "--seed 99");
     REQUIRE(other.size() == one.size());
     CHECK(differing_floats(one, other) > one.size() / sizeof(float) / 2);
+  }
+}
+
+// bench.overlap_grad_reduce (docs/distributed.md, "Overlap"): the same parity with the gradients reduce-scattered in
+// buckets of 4,096 elements during the last microbatch's backward pass.
+TEST_CASE("overlapped gradient reduce-scatter: DP2 reproduces the single-rank run", "[distributed][parity][overlap]") {
+  check_overlap_parity(2, "tiny-dp2.yaml");
+}
+
+TEST_CASE("overlapped gradient reduce-scatter: DP4 reproduces the single-rank run", "[distributed][parity][overlap]") {
+  check_overlap_parity(4, "tiny-dp4.yaml");
+}
+
+TEST_CASE(
+    "overlapped gradient reduce-scatter: TP2 DP2 (EP2, EDP 2: the replicated parameters' shards summed over TP "
+    "after the buckets) reproduces the single-rank run",
+    "[distributed][parity][overlap][tp]") {
+  check_overlap_parity(4, "tiny-tp2-dp2.yaml@fp64", kTpGradNormTol);
+}
+
+TEST_CASE("overlapped gradient reduce-scatter: TP2 DP2 EP1 (experts over EDP 4) reproduces the single-rank run",
+          "[distributed][parity][overlap][tp]") {
+  check_overlap_parity(4, "tiny-tp2-dp2-ep1.yaml@fp64", kTpGradNormTol);
+}
+
+TEST_CASE(
+    "overlapped gradient reduce-scatter: TP2 EP1 (DP 1: only the experts' buckets over EDP 2) reproduces the "
+    "single-rank run",
+    "[distributed][parity][overlap][tp]") {
+  check_overlap_parity(2, "tiny-tp2-ep1.yaml@fp64", kTpGradNormTol);
+}
+
+TEST_CASE("overlapped gradient reduce-scatter: EP2 DP4 (experts over EDP 2) reproduces the single-rank run",
+          "[distributed][parity][overlap][ep]") {
+  check_overlap_parity(4, "tiny-ep2-dp4.yaml");
+}
+
+TEST_CASE("overlapped gradient reduce-scatter: PP2 DP2 reproduces the single-rank run",
+          "[distributed][parity][overlap][pp]") {
+  check_overlap_parity(4, "tiny-pp2-dp2.yaml");
+}
+
+TEST_CASE(
+    "overlapped gradient reduce-scatter from the recipe's bench block: PP2 VPP2 DP2 (each chunk's buckets "
+    "launched in its last backward pass) reproduces the single-rank run",
+    "[distributed][parity][overlap][pp]") {
+  check_parity(4, "tiny-pp2-vpp2-dp2-overlap.yaml", 1e-4, "", "tiny-dp1.yaml", "", "", true);
+}
+
+TEST_CASE("overlap_grad_reduce on a layout with DP 1 and EDP 1 runs, and says it had no effect",
+          "[distributed][overlap]") {
+  for (const auto& [name, fixture, nproc] : std::vector<std::tuple<std::string, std::string, int>>{
+           {"overlap-dp1", "tiny-dp1.yaml", 0}, {"overlap-pp2", "tiny-pp2.yaml", 2}}) {
+    const Result r = run(name, fixture, nproc, "", "--overlap-grad-reduce true");
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    REQUIRE(r.records.size() == 1);
+    CHECK(r.records[0]["settings"]["overlap_grad_reduce"] == true);
+    CHECK(r.records[0]["settings"]["overlap_grad_reduce_applies"] == false);
+    CHECK(count(r.output, "bench.overlap_grad_reduce: true has no effect") == 1);
   }
 }

@@ -282,3 +282,71 @@ TEST_CASE("capabilities: ETP taken from TP when layout.etp is absent, and severa
   CHECK(d[3].path == "layout.recompute.granularity");
   CHECK(d[3].expected == "full or none (what the torch backend runs)");
 }
+
+TEST_CASE("run driver: overlap_grad_reduce is recorded, and said to have no effect with DP 1 and EDP 1",
+          "[run_driver][overlap]") {
+  auto script = register_fake();
+  RunRequest q = fake_request("recipebench-driver-overlap");
+  q.overlap_grad_reduce = true;
+  q.grad_reduce_bucket_elements = 4096;
+  Recorder rec;
+  SECTION("DP1: no effect, said once, recorded") {
+    const RunOutcome out = run_recipe(q, {&rec});
+    REQUIRE(out.exit_code == kOk);
+    REQUIRE(out.record);
+    CHECK(rec.calls.front() ==
+          "message recipebench run: bench.overlap_grad_reduce: true has no effect on TP1 PP1 EP1 DP1 (DP 1 and EDP 1: "
+          "no gradient is reduce-scattered)");
+    const Json s = out.record->to_json()["settings"];
+    CHECK(s["overlap_grad_reduce"] == true);
+    CHECK(s["grad_reduce_bucket_elements"] == 4096);
+    CHECK(s["overlap_grad_reduce_applies"] == false);
+    // Read back from the record as written.
+    const RunRecord back = RunRecord::from_json(out.record->to_json(), "r.json");
+    CHECK(back.options.overlap_grad_reduce);
+    CHECK(back.options.grad_reduce_bucket_elements == 4096);
+    CHECK(back.options.overlap_grad_reduce_applies == false);
+  }
+  SECTION("DP2 (from the recipe's layout): it applies, nothing said") {
+    q.recipe_path = test::source_path("tests/data/dist/tiny-dp2.yaml");
+    const RunOutcome out = run_recipe(q, {&rec});
+    REQUIRE(out.exit_code == kOk);
+    CHECK(rec.calls.front() == "start fake");
+    CHECK(out.record->to_json()["settings"]["overlap_grad_reduce_applies"] == true);
+  }
+  SECTION("a bucket size without the switch: recorded, said to have no effect") {
+    q.overlap_grad_reduce = false;
+    const RunOutcome out = run_recipe(q, {&rec});
+    REQUIRE(out.exit_code == kOk);
+    CHECK(rec.calls.front() ==
+          "message recipebench run: bench.grad_reduce_bucket_elements: 4096 has no effect without "
+          "bench.overlap_grad_reduce: true");
+    const Json s = out.record->to_json()["settings"];
+    CHECK(s["overlap_grad_reduce"] == false);
+    CHECK_FALSE(s.contains("overlap_grad_reduce_applies"));
+  }
+  CHECK(script->runs == 1);
+}
+
+TEST_CASE("run driver: a backend running the recipe's own command refuses the gradient-reduction settings",
+          "[run_driver][overlap]") {
+  BackendCapabilities caps;
+  caps.launch = Launch::kPerNode;
+  auto script = std::make_shared<FakeScript>();
+  register_backend("fake-node", caps, [script] { return std::make_unique<FakeBackend>(script); });
+  RunRequest q = fake_request("recipebench-driver-overlap-node");
+  q.backend = "fake-node";
+  q.overlap_grad_reduce = true;
+  q.grad_reduce_bucket_elements = 4096;
+  Recorder rec;
+  CHECK(run_recipe(q, {&rec}).exit_code == kFailed);
+  const std::string why =
+      " (the fake-node backend runs the recipe's own command: its gradient reduction is the "
+      "command's)";
+  CHECK(rec.calls == std::vector<std::string>{
+                         "message <command line>: error: --overlap-grad-reduce: true, expected false or absent" + why,
+                         "message <command line>: error: --grad-reduce-bucket-elements: 4096, expected absent" + why,
+                         "message recipebench run: the fake-node backend would ignore the gradient-reduction "
+                         "settings; nothing was run"});
+  CHECK(script->runs == 0);
+}

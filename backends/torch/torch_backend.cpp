@@ -85,7 +85,7 @@ train::RankModel build_model(const ModelConfig& cfg, const torch_model::KernelOp
 void train_run(train::RunContext& ctx, const Recipe& recipe, const ModelConfig& cfg, const RunOptions& o,
                const std::function<void(const StepSample&)>& on_step,
                const std::function<void(const ModelBuild&)>& on_built, int& step) {
-  train::place_rank(ctx, recipe, cfg);
+  train::place_rank(ctx, recipe, cfg, o.overlap_grad_reduce);  // with its gradient reduce-scatter groups
   // The model that runs (--layers, --model-config) against the same rules as environment()'s.
   check_backend_support(recipe, &cfg);
   torch_backend::check_layout_rules(recipe, &cfg);
@@ -93,7 +93,13 @@ void train_run(train::RunContext& ctx, const Recipe& recipe, const ModelConfig& 
   torch_model::KernelOptions kernels;
   kernels.recompute = torch_backend::recompute_options(recipe.layout);
   train::RankModel model = build_model(cfg, kernels, o, ctx, on_built);
-  auto optimizer = train::build_optimizer(model, ctx, recipe.optimizer);
+  auto optimizer =
+      train::build_optimizer(model, ctx, recipe.optimizer, {o.overlap_grad_reduce, o.grad_reduce_bucket_elements});
+  // The record's settings.overlap_grad_reduce_applies comes from the layout (run/grad_reduce_settings.h): it must be
+  // what the optimizer did.
+  if (o.overlap_grad_reduce_applies && *o.overlap_grad_reduce_applies != train::overlap_applies(model, ctx))
+    throw RunError(std::string("overlap_grad_reduce: the layout says it ") +
+                   (*o.overlap_grad_reduce_applies ? "applies" : "has no effect") + ", the optimizer disagrees");
   auto tail = Clock::now();  // the end of the previous step's timed region
   for (step = 0; step < o.steps; ++step) {
     const auto data_start = Clock::now();

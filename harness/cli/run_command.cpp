@@ -46,6 +46,13 @@ void add_options(CLI::App& cmd, Args& a) {
   cmd.add_option("--deterministic", q.deterministic,
                  "true: the same bits for the same seed (default: the recipe's bench.deterministic, else true); "
                  "false allows faster non-deterministic kernels");
+  cmd.add_option("--overlap-grad-reduce", q.overlap_grad_reduce,
+                 "true: reduce-scatter the gradients in buckets during the last microbatch's backward pass (default: "
+                 "the recipe's bench.overlap_grad_reduce, else false)");
+  cmd.add_option("--grad-reduce-bucket-elements", q.grad_reduce_bucket_elements,
+                 "Gradient elements per bucket with --overlap-grad-reduce true (default: the recipe's "
+                 "bench.grad_reduce_bucket_elements, else 40000000)")
+      ->check(CLI::Range(int64_t{1}, int64_t{2147483647}));
   cmd.add_option("--model-config", q.model_config,
                  "Hugging Face config.json of the model to build instead of the registry's widths");
   cmd.add_flag("--profile", q.profile,

@@ -34,6 +34,8 @@ RecipeBench bench_from_json(const Json& doc) {
   if (j.contains("device")) b.device = enum_at<Device>(doc, "/bench/device");
   b.seed = opt<uint64_t>(j, "seed");
   b.deterministic = opt<bool>(j, "deterministic");
+  b.overlap_grad_reduce = opt<bool>(j, "overlap_grad_reduce");
+  b.grad_reduce_bucket_elements = opt<int64_t>(j, "grad_reduce_bucket_elements");
   b.command = opt<std::string>(j, "command");
   b.log_format = opt<std::string>(j, "log_format");
   b.timeout_seconds = opt<double>(j, "timeout_seconds");

@@ -95,7 +95,9 @@ struct RecipeBench {
   std::optional<int64_t> layers;  ///< decoder layers of a proxy run
   std::optional<Device> device;
   std::optional<uint64_t> seed;
-  std::optional<bool> deterministic;  ///< bench.deterministic (absent: true)
+  std::optional<bool> deterministic;                   ///< bench.deterministic (absent: true)
+  std::optional<bool> overlap_grad_reduce;             ///< bench.overlap_grad_reduce (absent: false)
+  std::optional<int64_t> grad_reduce_bucket_elements;  ///< bench.grad_reduce_bucket_elements (absent: 40,000,000)
   RecipeBenchData data;
   std::optional<std::string> command;     ///< bench.command: the command backend's command (absent: `run`)
   std::optional<std::string> log_format;  ///< bench.log_format: megatron, torchtitan, hf or regex:<pattern>

@@ -72,9 +72,12 @@ Json RunOptions::to_json() const {
          {"seed", seed},
          {"profile", profile},
          {"deterministic", deterministic},
+         {"overlap_grad_reduce", overlap_grad_reduce},
+         {"grad_reduce_bucket_elements", grad_reduce_bucket_elements},
          {"ranks", world},
          {"dist_timeout_seconds", dist_timeout_seconds},
          {"data", Json{{"source", to_string(data_source)}}}};
+  if (overlap_grad_reduce_applies) j["overlap_grad_reduce_applies"] = *overlap_grad_reduce_applies;
   if (data_source == DataSource::kFile)
     j["data"]["path"] = data_path;
   else

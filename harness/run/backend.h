@@ -46,6 +46,14 @@ struct RunOptions {
   /// torch's deterministic algorithms and cuBLAS's reproducible workspace); false allows faster non-deterministic
   /// kernels. A backend that cannot honour true refuses the run (RunError) rather than ignoring it.
   bool deterministic = true;
+  /// bench.overlap_grad_reduce: the distributed optimizer reduce-scatters its gradients in buckets of
+  /// grad_reduce_bucket_elements elements, each launched during the last microbatch's backward pass as soon as its
+  /// gradients are complete (docs/distributed.md, "Overlap"); false: one reduce-scatter after the backward passes.
+  bool overlap_grad_reduce = false;
+  int64_t grad_reduce_bucket_elements = 40'000'000;  ///< elements (Megatron-LM's default bucket size)
+  /// With overlap_grad_reduce: whether the layout has anything to reduce-scatter (DP > 1 or EDP > 1), set by the
+  /// run driver; nullopt without the switch.
+  std::optional<bool> overlap_grad_reduce_applies;
   // Where this process sits among the ranks (run/launch.h); world == 1 is a one-rank run.
   int rank = 0, world = 1, local_rank = 0;
   std::string master_addr = "127.0.0.1";  ///< rank 0's host: the c10d TCPStore of the rendezvous

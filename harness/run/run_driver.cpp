@@ -17,6 +17,7 @@
 #include "plan/memory_plan.h"
 #include "recipe/validate.h"
 #include "run/backend.h"
+#include "run/grad_reduce_settings.h"
 #include "run/launch.h"
 #include "run/run_guard.h"
 #include "run/run_metrics.h"
@@ -73,7 +74,7 @@ ValidatedRecipe load_recipe(const RunRequest& q, const Reporters& report) {
 }
 
 /// The settings the bench block (RecipeBench) and the command line (RunRequest) both give, each one that is set
-/// over `o`: backend, steps, window, layers, device, seed, deterministic.
+/// over `o`: backend, steps, window, layers, device, seed, deterministic, overlap_grad_reduce and its bucket size.
 template <typename Settings>
 void apply_shared_settings(const Settings& s, RunOptions& o) {
   if (s.backend) o.backend = *s.backend;
@@ -83,6 +84,8 @@ void apply_shared_settings(const Settings& s, RunOptions& o) {
   if (s.device) o.device = *s.device;
   if (s.seed) o.seed = *s.seed;
   if (s.deterministic) o.deterministic = *s.deterministic;
+  if (s.overlap_grad_reduce) o.overlap_grad_reduce = *s.overlap_grad_reduce;
+  if (s.grad_reduce_bucket_elements) o.grad_reduce_bucket_elements = *s.grad_reduce_bucket_elements;
 }
 
 /// The recipe's bench block over RunOptions' defaults.
@@ -191,7 +194,12 @@ const BackendCapabilities* check_backend_capabilities(const RunRequest& q, const
   if (!caps) return nullptr;
   if (caps->launch == Launch::kPerNode) {  // the command decides the layout; only its log format is checked
     check_log_format(q, v, o, report);
-    return caps;
+    const Diagnostics ignored = check_grad_reduce_per_node(o.backend, *v.recipe, *v.source, q.overlap_grad_reduce,
+                                                           q.grad_reduce_bucket_elements);
+    if (ignored.empty()) return caps;
+    for (const auto& d : ignored) report.message(d.to_string());
+    throw Refusal{kFailed, "recipebench run: the " + o.backend +
+                               " backend would ignore the gradient-reduction settings; nothing was run"};
   }
   const Diagnostics refused = check_capabilities(o.backend, *caps, *v.recipe, *v.source, o.device, o.data_source,
                                                  CapabilityOverrides{q.device.has_value(), q.data_path.has_value()});
@@ -404,6 +412,7 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
   RunOptions o = effective_options(recipe, q);
   const RunModel m = resolve_model(q, recipe, o);
   const BackendCapabilities* caps = check_backend_capabilities(q, v, o, report);
+  if (o.overlap_grad_reduce) o.overlap_grad_reduce_applies = overlap_grad_reduce_applies(recipe, m.model);
   RunOutcome out;
   if (q.dry_run) {
     const Json bench = recipe.doc.value("bench", Json());
@@ -434,8 +443,11 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
   // A per-node backend's command gets the env block through its shell (run/command_backend.h's command_script).
   rec.environment["recipe_env_applied"] =
       per_node(o.backend) ? recipe.doc.value("env", Json::object()) : apply_recipe_env(recipe, report);
-  if (lead)
+  if (lead) {
+    const bool bucket_given = recipe.bench.grad_reduce_bucket_elements || q.grad_reduce_bucket_elements;
+    if (const std::string note = grad_reduce_note(o, recipe, bucket_given); !note.empty()) report.message(note);
     for (auto* r : reporters) r->start(rec);
+  }
   const Execution x = execute(*backend, recipe, m.model, rec, reporters, per_node(o.backend));
   if (!lead) {
     if (rec.status == "complete") return out;

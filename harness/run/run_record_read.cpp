@@ -114,6 +114,12 @@ RunOptions options_of(const Fields& f, const Json& s) {
   o.seed = static_cast<uint64_t>(f.integer(f.get(s, p, "seed"), p + ".seed", 0));
   if (Fields::has(s, "profile")) o.profile = f.boolean(s["profile"], p + ".profile");
   if (Fields::has(s, "deterministic")) o.deterministic = f.boolean(s["deterministic"], p + ".deterministic");
+  if (Fields::has(s, "overlap_grad_reduce"))
+    o.overlap_grad_reduce = f.boolean(s["overlap_grad_reduce"], p + ".overlap_grad_reduce");
+  if (Fields::has(s, "grad_reduce_bucket_elements"))
+    o.grad_reduce_bucket_elements = f.integer(s["grad_reduce_bucket_elements"], p + ".grad_reduce_bucket_elements", 1);
+  if (Fields::has(s, "overlap_grad_reduce_applies"))
+    o.overlap_grad_reduce_applies = f.boolean(s["overlap_grad_reduce_applies"], p + ".overlap_grad_reduce_applies");
   if (Fields::has(s, "ranks")) o.world = f.int32(s["ranks"], p + ".ranks", 1);
   if (Fields::has(s, "command")) {  // the command backend's settings (RunOptions::to_json)
     const Json& c = f.object(s["command"], p + ".command");

@@ -74,7 +74,7 @@ PipelineLinks make_pipeline_links(ProcessGroup& world, std::vector<std::unique_p
 
 }  // namespace
 
-LayoutGroups make_layout_groups(ProcessGroup& world, const RankMap& map) {
+LayoutGroups make_layout_groups(ProcessGroup& world, const RankMap& map, bool grad_groups) {
   if (static_cast<int>(map.ranks.size()) != world.size())
     throw std::invalid_argument("the layout has " + std::to_string(map.ranks.size()) + " ranks but the run " +
                                 std::to_string(world.size()));
@@ -95,6 +95,19 @@ LayoutGroups make_layout_groups(ProcessGroup& world, const RankMap& map) {
     // Pipeline sends go over the run's group (stage ranks are run ranks); on NCCL each kind and direction over its
     // own group of all ranks (its own communicators).
     if (world.transport() == Transport::kNccl) g.links = make_pipeline_links(world, g.owned);
+  }
+  auto own = [&](GroupKind kind) -> ProcessGroup* {
+    const auto members = group_members(map, world.rank(), kind);
+    if (members.size() < 2) return nullptr;
+    g.owned.push_back(
+        world.subgroup(std::string("grad-") + to_string(kind) + std::to_string(members.front()), members));
+    return g.owned.back().get();
+  };
+  if (grad_groups) {
+    g.grad_dp = own(GroupKind::kDp);
+    // The experts have an optimizer of their own only when apart from the dense parameters (EP > 1 or TP > 1:
+    // train/model_builder.h, RankModel::expert_params).
+    if (map.ep > 1 || map.tp > 1) g.grad_edp = own(GroupKind::kEdp);
   }
   return g;
 }

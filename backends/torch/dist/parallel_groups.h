@@ -40,8 +40,14 @@ struct LayoutGroups {
   ProcessGroup* ep = nullptr;   ///< GroupKind::kEp
   ProcessGroup* edp = nullptr;  ///< GroupKind::kEdp
   ProcessGroup* pp = nullptr;   ///< GroupKind::kPp: this rank's pipeline; null when PP = 1
-  PipelineLinks links;          ///< the pipeline's point-to-point groups (NCCL with PP > 1)
-  int dp_rank = 0;              ///< this rank's DP coordinate (which block of the global batch it trains on)
+  /// The members of `dp` / `edp` in a group of their own (own communicators, even when `dp` is the run's group):
+  /// the gradient buckets' reduce-scatters of bench.overlap_grad_reduce, in flight during the backward pass while
+  /// the TP, EP and pipeline collectives run on the other groups. Null unless asked for and of more than one rank
+  /// (grad_edp also when the experts are not apart from the dense parameters: EP = TP = 1).
+  ProcessGroup* grad_dp = nullptr;
+  ProcessGroup* grad_edp = nullptr;
+  PipelineLinks links;  ///< the pipeline's point-to-point groups (NCCL with PP > 1)
+  int dp_rank = 0;      ///< this rank's DP coordinate (which block of the global batch it trains on)
   std::vector<std::unique_ptr<ProcessGroup>> owned;
 };
 
@@ -50,9 +56,9 @@ struct LayoutGroups {
 std::vector<int> group_members(const RankMap& map, int rank, GroupKind kind);
 
 /// Creates this rank's groups of `map` (kinds tp, dp, ep, edp, pp in that order, then the pipeline's
-/// point-to-point groups on NCCL; every rank of the run calls it with the same map). Throws std::exception when a
-/// subgroup cannot be formed.
-LayoutGroups make_layout_groups(ProcessGroup& world, const RankMap& map);
+/// point-to-point groups on NCCL, then, with `grad_groups`, grad_dp and grad_edp; every rank of the run calls it
+/// with the same map and flag). Throws std::exception when a subgroup cannot be formed.
+LayoutGroups make_layout_groups(ProcessGroup& world, const RankMap& map, bool grad_groups = false);
 
 /// The MoE layers' ExpertParallel over a c10d group (model/moe.h): a variable-size all-to-all along dim 0.
 struct GroupExpertParallel : torch_model::ExpertParallel {

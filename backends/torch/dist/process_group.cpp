@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -266,18 +267,22 @@ std::string ProcessGroup::first_failure() {
 namespace {
 /// A c10d send or receive (compat::WorkPtr) and its tensor. With NCCL a CPU tensor travels through a GPU copy:
 /// `back_to` (a receive's CPU tensor) gets the received values when the request is waited for.
+/// `then`, when set, runs once after the work completed (before back_to is filled).
 struct WorkRequest : ProcessGroup::Request {
-  WorkRequest(compat::WorkPtr w, std::vector<at::Tensor> t, at::Tensor back = {})
-      : work(std::move(w)), tensors(std::move(t)), back_to(std::move(back)) {}
+  WorkRequest(compat::WorkPtr w, std::vector<at::Tensor> t, at::Tensor back = {}, std::function<void()> then_ = {})
+      : work(std::move(w)), tensors(std::move(t)), back_to(std::move(back)), then(std::move(then_)) {}
   void wait() override {
     if (work) work->wait();
     work.reset();
+    if (then) then();
+    then = nullptr;
     if (back_to.defined()) back_to.copy_(tensors[0]);
     back_to = at::Tensor();
   }
   compat::WorkPtr work;
   std::vector<at::Tensor> tensors;
   at::Tensor back_to;
+  std::function<void()> then;
 };
 }  // namespace
 
@@ -293,6 +298,22 @@ std::unique_ptr<ProcessGroup::Request> ProcessGroup::irecv(at::Tensor& t, int sr
   at::Tensor back = v[0].is_same(t) ? at::Tensor() : t;
   auto work = impl_->group->recv(v, src, tag);
   return std::make_unique<WorkRequest>(std::move(work), std::move(v), std::move(back));
+}
+
+std::unique_ptr<ProcessGroup::Request> ProcessGroup::ireduce_scatter_sum(const at::Tensor& full,
+                                                                         const at::Tensor& shard) {
+  if (impl_->transport == Transport::kNccl) {
+    at::Tensor in = impl_->on_transport(full), out = impl_->on_transport(shard);
+    auto work = impl_->group->_reduce_scatter_base(out, in);
+    at::Tensor back = out.is_same(shard) ? at::Tensor() : shard;
+    return std::make_unique<WorkRequest>(std::move(work), std::vector<at::Tensor>{out, in}, std::move(back));
+  }
+  // Gloo (1.13 has no reduce-scatter): all-reduce, then this rank's slice of the sum.
+  std::vector<at::Tensor> t{full};
+  auto work = impl_->group->allreduce(t);
+  const int64_t n = shard.numel(), lo = static_cast<int64_t>(rank_) * n;
+  return std::make_unique<WorkRequest>(std::move(work), std::move(t), at::Tensor(),
+                                       [full, shard, lo, n]() mutable { shard.copy_(full.narrow(0, lo, n)); });
 }
 
 #else  // no c10d Gloo nor NCCL in this libtorch: multi-rank runs are refused
@@ -319,6 +340,9 @@ bool ProcessGroup::report_failure(const std::string&) { return true; }
 std::string ProcessGroup::first_failure() { return ""; }
 std::unique_ptr<ProcessGroup::Request> ProcessGroup::isend(const at::Tensor&, int, int) { return nullptr; }
 std::unique_ptr<ProcessGroup::Request> ProcessGroup::irecv(at::Tensor&, int, int) { return nullptr; }
+std::unique_ptr<ProcessGroup::Request> ProcessGroup::ireduce_scatter_sum(const at::Tensor&, const at::Tensor&) {
+  return nullptr;
+}
 
 #endif
 

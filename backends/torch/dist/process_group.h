@@ -95,6 +95,13 @@ class ProcessGroup {
   std::unique_ptr<Request> isend(const at::Tensor& t, int dst, int tag);
   /// Starts receiving into `t` (contiguous; the sender's number of bytes) from rank `src` under `tag`.
   std::unique_ptr<Request> irecv(at::Tensor& t, int src, int tag);
+  /// Starts reduce_scatter_sum(full, shard) and returns without waiting (the gradient buckets of
+  /// bench.overlap_grad_reduce): NCCL runs it on the group's own stream, ordered after the work queued so far on
+  /// the caller's current stream, and wait() orders the current stream after it; Gloo runs it on the group's
+  /// thread (an all-reduce of `full`, then this rank's slice copied into `shard` by wait()). Both 1-D and
+  /// contiguous (views into larger buffers are fine); neither may be touched until wait() returned. Calls on one
+  /// group must be issued in the same order on every member, as every collective's.
+  std::unique_ptr<Request> ireduce_scatter_sum(const at::Tensor& full, const at::Tensor& shard);
 };
 
 }  // namespace recipebench::dist

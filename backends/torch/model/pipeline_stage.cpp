@@ -39,6 +39,21 @@ torch::Tensor PipelineStageImpl::forward(int chunk, const torch::Tensor& input, 
   return run_decoder_layers(chunk_layers[static_cast<size_t>(chunk)], h, positions, recompute);
 }
 
+std::vector<torch::Tensor> PipelineStageImpl::chunk_parameters(int chunk) const {
+  TORCH_CHECK(chunk >= 0 && chunk < num_chunks(), "model chunk ", chunk, " of ", num_chunks());
+  std::vector<torch::Tensor> out;
+  auto add = [&out](const torch::nn::Module& m) {
+    for (const auto& p : m.parameters()) out.push_back(p);
+  };
+  if (takes_ids(chunk)) add(*embed_tokens);
+  for (const auto& layer : chunk_layers[static_cast<size_t>(chunk)]) add(*layer);
+  if (has_head(chunk)) {
+    add(*norm);
+    add(*lm_head);
+  }
+  return out;
+}
+
 SftLossSum PipelineStageImpl::loss_sum(const torch::Tensor& hidden, const torch::Tensor& ids,
                                        const torch::Tensor& loss_mask) {
   TORCH_CHECK(!lm_head.is_empty(), "the loss is computed on the last pipeline stage only");

@@ -38,6 +38,10 @@ struct PipelineStageImpl : torch::nn::Module {
   /// The chunk ends with the final norm, lm_head and loss: chunk VPP-1 of the last pipeline rank.
   bool has_head(int chunk) const { return chunk == num_chunks() - 1 && !lm_head.is_empty(); }
 
+  /// The parameters model chunk `chunk`'s passes use: its decoder layers', the embedding's on the ids chunk, the
+  /// final norm's and lm_head's on the head chunk. Each of parameters() is in exactly one chunk's list.
+  std::vector<torch::Tensor> chunk_parameters(int chunk) const;
+
   /// The chunk's decoder layers (under `recompute`, per chunk): input is int64 ids [rows, seq] when
   /// takes_ids(chunk), else the previous stage's hidden states [rows, seq, hidden]; returns the hidden states
   /// [rows, seq, hidden] after the chunk's last layer (before the final norm), dtype of the parameters. With

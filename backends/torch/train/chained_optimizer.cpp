@@ -16,6 +16,10 @@ void ChainedOptimizer::accumulate_grads() {
   for (auto& m : members_) m->accumulate_grads();
 }
 
+void ChainedOptimizer::begin_last_backward(int chunk) {
+  for (auto& m : members_) m->begin_last_backward(chunk);
+}
+
 double ChainedOptimizer::squared_grad_norm() {
   double stage = 0;
   for (auto& m : members_) stage += m->squared_grad_norm();

@@ -20,6 +20,7 @@ class ChainedOptimizer : public Optimizer {
 
   void zero_grad() override;
   void accumulate_grads() override;
+  void begin_last_backward(int chunk) override;
   /// The members' squared norms summed (this pipeline stage), then summed over the pipeline's stages.
   double squared_grad_norm() override;
   double clip(double norm) override;

@@ -22,8 +22,8 @@ struct GradientGroups {
   dist::ProcessGroup* shards = nullptr;
 };
 
-/// Use, each step: zero_grad(); for each microbatch { backward; accumulate_grads(); } norm = grad_norm();
-/// clip(norm); step(lr).
+/// Use, each step: zero_grad(); for each microbatch { [begin_last_backward(chunk) before the step's last backward
+/// pass of each model chunk;] backward; accumulate_grads(); } norm = grad_norm(); clip(norm); step(lr).
 class Optimizer {
  public:
   virtual ~Optimizer() = default;
@@ -31,6 +31,10 @@ class Optimizer {
   virtual void zero_grad() = 0;
   /// Adds every parameter's .grad() into the optimizer's FP32 gradients and clears .grad().
   virtual void accumulate_grads() = 0;
+  /// The next backward pass is model chunk `chunk`'s last of the step (train/pipeline_executor.h): the gradients
+  /// it accumulates are final. An optimizer that overlaps its gradient reduction with the backward pass
+  /// (bench.overlap_grad_reduce, train/distributed_adam.h) starts reducing them during it; the others do nothing.
+  virtual void begin_last_backward(int chunk) { (void)chunk; }
   /// The squared global L2 norm of the accumulated gradients over every rank holding them (after the sums over
   /// the partial-sum groups). A collective over the optimizer's groups: call once per step, after the last
   /// microbatch, on every rank.

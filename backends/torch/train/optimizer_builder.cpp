@@ -1,5 +1,7 @@
 #include "train/optimizer_builder.h"
 
+#include <stdexcept>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -11,6 +13,51 @@ namespace recipebench::train {
 
 namespace {
 
+/// Where each of the stage's parameters is: its model chunk and its index in the stage's parameters().
+struct StagePlaces {
+  std::unordered_map<const void*, int> chunk;
+  std::unordered_map<const void*, int64_t> position;
+};
+
+StagePlaces stage_places(const RankModel& model) {
+  StagePlaces s;
+  int64_t i = 0;
+  for (const auto& p : model.stage->parameters()) s.position[p.unsafeGetTensorImpl()] = i++;
+  for (int c = 0; c < model.stage->num_chunks(); ++c)
+    for (const auto& p : model.stage->chunk_parameters(c)) s.chunk[p.unsafeGetTensorImpl()] = c;
+  return s;
+}
+
+/// The overlap settings of a DistributedAdam over `params` on `group` (its grad_* duplicate `grad_group`): none
+/// without reduce.overlap or on one rank.
+struct OverlapPlan {
+  const GradReduceOptions& reduce;
+  StagePlaces places;
+  std::shared_ptr<GradSyncOrder> order = std::make_shared<GradSyncOrder>();
+
+  GradReduceOverlap of(const std::vector<torch::Tensor>& params, const dist::ProcessGroup& group,
+                       dist::ProcessGroup* grad_group, const char* name) const {
+    GradReduceOverlap ov;
+    if (!reduce.overlap || group.size() < 2) return ov;
+    if (!grad_group || grad_group->size() != group.size())
+      throw std::invalid_argument(std::string("overlap_grad_reduce: no gradient reduce-scatter group for the ") + name +
+                                  " optimizer (place_rank without grad_groups)");
+    ov.group = grad_group;
+    ov.bucket_elements = reduce.bucket_elements;
+    ov.order = order;
+    for (const auto& p : params) {
+      const auto c = places.chunk.find(p.unsafeGetTensorImpl());
+      const auto at = places.position.find(p.unsafeGetTensorImpl());
+      if (c == places.chunk.end() || at == places.position.end())
+        throw std::invalid_argument(std::string("overlap_grad_reduce: a parameter of the ") + name +
+                                    " optimizer is not in this rank's pipeline stage");
+      ov.chunk.push_back(c->second);
+      ov.position.push_back(at->second);
+    }
+    return ov;
+  }
+};
+
 /// The routed experts' optimizer (they are apart: EP > 1 or TP > 1). The EDP ranks hold the same experts, each
 /// with the gradients of its own tokens: with EDP > 1 a DistributedAdam over the EDP group (the reduce-scatter sums
 /// the EDP ranks' gradients into each rank's 1 / EDP shard, which alone keeps FP32 masters and moments; the shard
@@ -18,16 +65,19 @@ namespace {
 /// a MixedPrecisionAdam (no flat buffers). Either way the squared norms of the EP ranks' different experts are
 /// summed over the EP group.
 std::unique_ptr<Optimizer> build_expert_optimizer(const RankModel& model, const RunContext& ctx,
-                                                  const RecipeOptimizer& o) {
+                                                  const RecipeOptimizer& o, const OverlapPlan& plan) {
   dist::ProcessGroup* ep = model.ep ? &model.ep->group : nullptr;
   dist::ProcessGroup& edp = *ctx.groups.edp;
-  if (edp.size() > 1) return std::make_unique<DistributedAdam>(model.expert_params, o, edp, GradientGroups{nullptr, ep});
+  if (edp.size() > 1)
+    return std::make_unique<DistributedAdam>(model.expert_params, o, edp, GradientGroups{nullptr, ep},
+                                             plan.of(model.expert_params, edp, ctx.groups.grad_edp, "expert"));
   return std::make_unique<MixedPrecisionAdam>(model.expert_params, o, GradientGroups{nullptr, ep});
 }
 
 }  // namespace
 
-std::unique_ptr<Optimizer> build_optimizer(const RankModel& model, const RunContext& ctx, const RecipeOptimizer& o) {
+std::unique_ptr<Optimizer> build_optimizer(const RankModel& model, const RunContext& ctx, const RecipeOptimizer& o,
+                                           const GradReduceOptions& reduce) {
   std::vector<std::unique_ptr<Optimizer>> members;
   if (!ctx.group) {
     members.push_back(std::make_unique<MixedPrecisionAdam>(model.stage->parameters(), o));
@@ -38,11 +88,20 @@ std::unique_ptr<Optimizer> build_optimizer(const RankModel& model, const RunCont
   std::vector<torch::Tensor> dense, dense_tp;  // replicated over TP; TP-sharded
   for (const auto& p : model.stage->parameters())
     if (!model.is_expert(p)) (model.tp_spec(p) ? dense_tp : dense).push_back(p);
-  members.push_back(std::make_unique<DistributedAdam>(dense, o, *g.dp, GradientGroups{tp, nullptr}));
+  const OverlapPlan plan{reduce, reduce.overlap ? stage_places(model) : StagePlaces{}};
+  members.push_back(std::make_unique<DistributedAdam>(dense, o, *g.dp, GradientGroups{tp, nullptr},
+                                                      plan.of(dense, *g.dp, g.grad_dp, "dense")));
   if (!dense_tp.empty())
-    members.push_back(std::make_unique<DistributedAdam>(dense_tp, o, *g.dp, GradientGroups{nullptr, tp}));
-  if (!model.expert_params.empty()) members.push_back(build_expert_optimizer(model, ctx, o));
+    members.push_back(std::make_unique<DistributedAdam>(dense_tp, o, *g.dp, GradientGroups{nullptr, tp},
+                                                        plan.of(dense_tp, *g.dp, g.grad_dp, "TP-sharded")));
+  if (!model.expert_params.empty()) members.push_back(build_expert_optimizer(model, ctx, o, plan));
   return std::make_unique<ChainedOptimizer>(std::move(members), g.pp);
+}
+
+bool overlap_applies(const RankModel& model, const RunContext& ctx) {
+  if (!ctx.group) return false;
+  if (ctx.groups.dp->size() > 1) return true;
+  return !model.expert_params.empty() && ctx.groups.edp->size() > 1;
 }
 
 }  // namespace recipebench::train

@@ -1,14 +1,26 @@
 // The optimizer of one rank's parameters, chosen from the layout: its members and the groups they reduce over.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "recipe/recipe.h"
+#include "train/grad_buckets.h"
 #include "train/model_builder.h"
 #include "train/optimizer.h"
 #include "train/run_context.h"
 
 namespace recipebench::train {
+
+/// How the distributed optimizers reduce their gradients (RunOptions' bench.overlap_grad_reduce and
+/// bench.grad_reduce_bucket_elements; docs/distributed.md, "Overlap").
+struct GradReduceOptions {
+  /// Reduce-scatter the gradients in buckets launched during the last microbatch's backward pass (needs the
+  /// context's grad_dp / grad_edp groups: place_rank with grad_groups); false: one reduce-scatter after the
+  /// backward passes.
+  bool overlap = false;
+  int64_t bucket_elements = kDefaultGradBucketElements;  ///< elements per bucket (> 0), with overlap
+};
 
 /// The optimizer of `model`'s pipeline stage, a ChainedOptimizer (train/chained_optimizer.h) whose norm is the
 /// one-rank run's (replicated parameters counted once, TP and EP shards summed over their groups, the pipeline's
@@ -21,8 +33,16 @@ namespace recipebench::train {
 ///   EDP > 1 (gradients reduce-scattered over EDP, FP32 masters and moments of 1 / EDP of the experts per rank,
 ///   updated experts all-gathered; Megatron-LM's distributed optimizer for experts), else a MixedPrecisionAdam
 ///   (nothing replicated); their norms summed over EP.
+/// With reduce.overlap every DistributedAdam of more than one rank buckets its gradients and reduce-scatters them
+/// over ctx.groups.grad_dp / grad_edp during the backward pass, all in one launch order (train/grad_sync_order.h).
 /// The state of every kind is sharded whenever the run has several ranks (no recipe field switches it; the
-/// capability table's optimizer_sharding says dense over DP, experts over EDP).
-std::unique_ptr<Optimizer> build_optimizer(const RankModel& model, const RunContext& ctx, const RecipeOptimizer& o);
+/// capability table's optimizer_sharding says dense over DP, experts over EDP). Throws std::invalid_argument when
+/// reduce.overlap is set and a group it needs is missing.
+std::unique_ptr<Optimizer> build_optimizer(const RankModel& model, const RunContext& ctx, const RecipeOptimizer& o,
+                                           const GradReduceOptions& reduce = {});
+
+/// True when `reduce.overlap` changes anything for this rank: some DistributedAdam has a group of several ranks
+/// (DP > 1, or EDP > 1 with the experts apart). False on one rank.
+bool overlap_applies(const RankModel& model, const RunContext& ctx);
 
 }  // namespace recipebench::train

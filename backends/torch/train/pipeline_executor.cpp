@@ -117,7 +117,8 @@ class PipelineStepRun {
 
 torch::Tensor run_pipeline_step(torch_model::PipelineStage& stage, const std::vector<PipelineMicrobatch>& microbatches,
                                 const PipelinePlace& place, double denom, const std::function<void()>& after_backward,
-                                const std::function<void(bool)>& lap) {
+                                const std::function<void(bool)>& lap,
+                                const std::function<void(int chunk)>& before_last_backward) {
   const int pp = place.pp, vpp = place.vpp;
   if (stage->num_chunks() != vpp)
     throw std::invalid_argument("pipeline step: the stage holds " + std::to_string(stage->num_chunks()) +
@@ -127,9 +128,15 @@ torch::Tensor run_pipeline_step(torch_model::PipelineStage& stage, const std::ve
                                 " stage ranks");
   PipelineStepRun run(stage, microbatches, place, denom);
   const auto m_count = static_cast<int64_t>(microbatches.size());
-  for (const PipelineAction& a : pipeline_schedule(pp, vpp, place.stage, m_count)) {
+  const auto schedule = pipeline_schedule(pp, vpp, place.stage, m_count);
+  std::vector<size_t> last_backward(static_cast<size_t>(vpp), schedule.size());  // per chunk; size(): none
+  for (size_t i = 0; i < schedule.size(); ++i)
+    if (schedule[i].kind != PipelineAction::Kind::Forward) last_backward[static_cast<size_t>(schedule[i].chunk)] = i;
+  for (size_t i = 0; i < schedule.size(); ++i) {
+    const PipelineAction& a = schedule[i];
     const bool backward = a.kind != PipelineAction::Kind::Forward;
     if (backward) {
+      if (before_last_backward && last_backward[static_cast<size_t>(a.chunk)] == i) before_last_backward(a.chunk);
       run.backward(a);
       if (after_backward) after_backward();
     } else {

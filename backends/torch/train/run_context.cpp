@@ -78,7 +78,7 @@ RunContext open_run(const Recipe& recipe, const RunOptions& o) {
   return ctx;
 }
 
-void place_rank(RunContext& ctx, const Recipe& recipe, const ModelConfig& model) {
+void place_rank(RunContext& ctx, const Recipe& recipe, const ModelConfig& model, bool grad_groups) {
   try {
     ctx.map = build_rank_map(recipe, model);
   } catch (const std::invalid_argument& e) {
@@ -90,7 +90,7 @@ void place_rank(RunContext& ctx, const Recipe& recipe, const ModelConfig& model)
                    std::to_string(ctx.world));
   ctx.me = ctx.map.ranks[static_cast<size_t>(ctx.rank)];
   // The layout's groups from its rank map (TP fastest; the expert grid with ETP 1: TP folded into EP).
-  if (ctx.group) ctx.groups = dist::make_layout_groups(*ctx.group, ctx.map);
+  if (ctx.group) ctx.groups = dist::make_layout_groups(*ctx.group, ctx.map, grad_groups);
   ctx.place.pp = ctx.map.pp;
   ctx.place.vpp = ctx.map.vpp;
   ctx.place.stage = ctx.me.pp;

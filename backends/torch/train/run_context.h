@@ -56,8 +56,9 @@ c10::ScalarType compute_dtype(const std::string& precision, c10::Device device);
 RunContext open_run(const Recipe& recipe, const RunOptions& options);
 
 /// Fills the rank map of `recipe` for `model` and this rank's groups and pipeline place (a collective: every rank
-/// calls it). Throws RunError when the layout does not hold for the model, std::exception when a group cannot be
-/// formed.
-void place_rank(RunContext& ctx, const Recipe& recipe, const ModelConfig& model);
+/// calls it), with the gradient reduce-scatter groups when `grad_groups` (bench.overlap_grad_reduce,
+/// dist/parallel_groups.h). Throws RunError when the layout does not hold for the model, std::exception when a group
+/// cannot be formed.
+void place_rank(RunContext& ctx, const Recipe& recipe, const ModelConfig& model, bool grad_groups = false);
 
 }  // namespace recipebench::train

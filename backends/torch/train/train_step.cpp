@@ -76,7 +76,8 @@ StepResult train_step(const RunContext& ctx, RankModel& model, Optimizer& optimi
   ComponentProfile components(ctx, profile);
   const double denom = static_cast<double>(std::max<int64_t>(1, batch.supervised));
   torch::Tensor loss_sum = run_pipeline_step(
-      model.stage, batch.microbatches, ctx.place, denom, [&] { optimizer.accumulate_grads(); }, lap);
+      model.stage, batch.microbatches, ctx.place, denom, [&] { optimizer.accumulate_grads(); }, lap,
+      [&](int chunk) { optimizer.begin_last_backward(chunk); });
   r.components = components.seconds();
   r.grad_norm = optimizer.grad_norm();
   r.loss = global_loss(ctx, loss_sum, denom);
