@@ -6,14 +6,20 @@
 #include "model/tensor_parallel.h"
 
 #ifdef RECIPEBENCH_GDN_CUDA
+#include "cuda/conv_silu_cuda.h"
 #include "cuda/gdn_autograd.h"
 #endif
 
 namespace recipebench::torch_model {
 
-torch::Tensor causal_depthwise_conv1d_silu(const torch::Tensor& x, const torch::Tensor& w) {
+torch::Tensor causal_depthwise_conv1d_silu(const torch::Tensor& x, const torch::Tensor& w, ConvSiluImpl impl) {
   TORCH_CHECK(x.dim() == 3 && w.dim() == 3 && w.size(0) == x.size(2) && w.size(1) == 1, "conv1d: x ", x.sizes(), " w ",
               w.sizes());
+#ifdef RECIPEBENCH_GDN_CUDA
+  if (impl == ConvSiluImpl::Auto && cuda_conv_silu_supports(x, w)) return cuda_conv_silu(x, w);
+#else
+  (void)impl;
+#endif
   const int64_t seq = x.size(1), channels = x.size(2), kernel = w.size(2);
   // Pad K-1 on both sides and keep the first seq outputs: output t sees inputs t-K+1 .. t.
   const auto y = torch::conv1d(x.transpose(1, 2).to(w.scalar_type()), w, /*bias=*/{}, /*stride=*/1,

@@ -3,6 +3,10 @@
 #include "model/common.h"
 #include "model/param_factory.h"
 
+#ifdef RECIPEBENCH_GDN_CUDA
+#include "cuda/gated_norm_cuda.h"
+#endif
+
 namespace recipebench::torch_model {
 
 namespace {
@@ -17,7 +21,13 @@ torch::Tensor zero_centred_rms_norm(const torch::Tensor& x, const torch::Tensor&
   return y.to(x.scalar_type());
 }
 
-torch::Tensor gated_rms_norm(const torch::Tensor& x, const torch::Tensor& z, const torch::Tensor& w, double eps) {
+torch::Tensor gated_rms_norm(const torch::Tensor& x, const torch::Tensor& z, const torch::Tensor& w, double eps,
+                             GatedNormImpl impl) {
+#ifdef RECIPEBENCH_GDN_CUDA
+  if (impl == GatedNormImpl::Auto && cuda_gated_norm_supports(x, z, w)) return cuda_gated_norm(x, z, w, eps);
+#else
+  (void)impl;
+#endif
   const auto ct = compute_dtype(x.scalar_type());
   const auto n = normalise(x.to(ct), eps).to(x.scalar_type()) * w;
   return (n.to(ct) * torch::silu(z.to(ct))).to(x.scalar_type());
