@@ -29,6 +29,7 @@ struct FakeScript {
   int devices = 2;
   int fail_at = -1;
   int runs = 0;  ///< how often run() was called
+  RunOptions last_options;  ///< what the last run() was given
 };
 
 class FakeBackend : public Backend {
@@ -44,6 +45,7 @@ class FakeBackend : public Backend {
   void run(const Recipe&, const ModelConfig&, const RunOptions& o,
            const std::function<void(const StepSample&)>& on_step) override {
     ++s_->runs;
+    s_->last_options = o;
     for (int i = 0; i < o.steps; ++i) {
       if (i == s_->fail_at) throw RunError("step " + std::to_string(i) + ": loss is NaN", i);
       StepSample s;
@@ -346,7 +348,42 @@ TEST_CASE("run driver: a backend running the recipe's own command refuses the gr
   CHECK(rec.calls == std::vector<std::string>{
                          "message <command line>: error: --overlap-grad-reduce: true, expected false or absent" + why,
                          "message <command line>: error: --grad-reduce-bucket-elements: 4096, expected absent" + why,
-                         "message recipebench run: the fake-node backend would ignore the gradient-reduction "
-                         "settings; nothing was run"});
+                         "message recipebench run: the fake-node backend would ignore the settings above (its "
+                         "command's own); nothing was run"});
   CHECK(script->runs == 0);
+}
+
+TEST_CASE("run driver: bench.kernels is recorded, and refused by a backend running the recipe's own command",
+          "[run_driver][kernels]") {
+  auto script = std::make_shared<FakeScript>();
+  register_backend("fake", {}, [script] { return std::make_unique<FakeBackend>(script); });
+  RunRequest q = fake_request("recipebench-driver-kernels");
+  Recorder rec;
+  SECTION("absent: fused, in the record and read back") {
+    const RunOutcome out = run_recipe(q, {&rec});
+    REQUIRE(out.exit_code == kOk);
+    CHECK(out.record->to_json()["settings"]["kernels"] == "fused");
+    CHECK(RunRecord::from_json(out.record->to_json(), "r.json").options.kernels == Kernels::kFused);
+  }
+  SECTION("--kernels ops: the backend gets it, the record says it") {
+    q.kernels = Kernels::kOps;
+    const RunOutcome out = run_recipe(q, {&rec});
+    REQUIRE(out.exit_code == kOk);
+    CHECK(script->last_options.kernels == Kernels::kOps);
+    CHECK(out.record->to_json()["settings"]["kernels"] == "ops");
+    CHECK(RunRecord::from_json(out.record->to_json(), "r.json").options.kernels == Kernels::kOps);
+  }
+  SECTION("a per-node backend: refused, located at the command line") {
+    BackendCapabilities caps;
+    caps.launch = Launch::kPerNode;
+    register_backend("fake-node-k", caps, [script] { return std::make_unique<FakeBackend>(script); });
+    q.backend = "fake-node-k";
+    q.kernels = Kernels::kOps;
+    CHECK(run_recipe(q, {&rec}).exit_code == kFailed);
+    CHECK(rec.calls == std::vector<std::string>{
+                           "message <command line>: error: --kernels: ops, expected absent (the fake-node-k backend "
+                           "runs the recipe's own command: its kernels are the command's)",
+                           "message recipebench run: the fake-node-k backend would ignore the settings above (its "
+                           "command's own); nothing was run"});
+  }
 }

@@ -92,6 +92,7 @@ void train_run(train::RunContext& ctx, const Recipe& recipe, const ModelConfig& 
   train::StepBatcher batcher(recipe, cfg, o, ctx);
   torch_model::KernelOptions kernels;
   kernels.recompute = torch_backend::recompute_options(recipe.layout);
+  kernels.fused_kernels = o.kernels == Kernels::kFused;  // bench.kernels
   train::RankModel model = build_model(cfg, kernels, o, ctx, on_built);
   auto optimizer =
       train::build_optimizer(model, ctx, recipe.optimizer, {o.overlap_grad_reduce, o.grad_reduce_bucket_elements});

@@ -28,7 +28,7 @@ namespace {
 /// What CLI11 fills in; turned into a RunRequest once parsing is done.
 struct Args {
   std::string recipe;
-  std::optional<std::string> window, device;
+  std::optional<std::string> window, device, kernels;
   RunRequest request;
 };
 
@@ -46,6 +46,10 @@ void add_options(CLI::App& cmd, Args& a) {
   cmd.add_option("--deterministic", q.deterministic,
                  "true: the same bits for the same seed (default: the recipe's bench.deterministic, else true); "
                  "false allows faster non-deterministic kernels");
+  cmd.add_option("--kernels", a.kernels,
+                 "fused: the backend's fused CUDA kernels where they apply; ops: libtorch operations everywhere, the "
+                 "reference path (default: the recipe's bench.kernels, else fused)")
+      ->check(CLI::IsMember({"fused", "ops"}));
   cmd.add_option("--overlap-grad-reduce", q.overlap_grad_reduce,
                  "true: reduce-scatter the gradients in buckets during the last microbatch's backward pass (default: "
                  "the recipe's bench.overlap_grad_reduce, else false)");
@@ -84,6 +88,7 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
     RunRequest q = a->request;
     if (a->window) q.window = parse_window(*a->window);
     if (a->device) q.device = parse_enum<Device>(*a->device);  // one of them: CLI11 checked it
+    if (a->kernels) q.kernels = parse_enum<Kernels>(*a->kernels);
     if (a->recipe.empty()) {
       q.recipe_path = std::string("<embedded>/") + kDefaultRecipeName;
       q.recipe_text = std::string(kDefaultRecipeYaml);

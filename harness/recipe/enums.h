@@ -15,6 +15,9 @@ enum class DataSource { kSynthetic, kFile };
 enum class LrDecay { kCosine, kLinear, kConstant };
 /// layout.dispatcher: the MoE token dispatcher (Megatron-LM --moe-token-dispatcher-type).
 enum class Dispatcher { kAlltoall, kAllgather, kFlex, kDeepep };
+/// bench.kernels: the torch backend's fused CUDA kernels where they apply, or libtorch operations everywhere (the
+/// reference path; docs/recipe-format.md).
+enum class Kernels { kFused, kOps };
 
 /// The YAML names of an enum's values, in declaration order (specialised below for each enum).
 template <typename E>
@@ -34,6 +37,11 @@ struct EnumNames<LrDecay> {
 template <>
 struct EnumNames<Dispatcher> {
   static constexpr std::array<const char*, 4> names{"alltoall", "allgather", "flex", "deepep"};
+};
+
+template <>
+struct EnumNames<Kernels> {
+  static constexpr std::array<const char*, 2> names{"fused", "ops"};
 };
 
 /// The YAML name of `value`, e.g. to_string(Dispatcher::kDeepep) == "deepep".

@@ -34,6 +34,7 @@ RecipeBench bench_from_json(const Json& doc) {
   if (j.contains("device")) b.device = enum_at<Device>(doc, "/bench/device");
   b.seed = opt<uint64_t>(j, "seed");
   b.deterministic = opt<bool>(j, "deterministic");
+  if (j.contains("kernels")) b.kernels = enum_at<Kernels>(doc, "/bench/kernels");
   b.overlap_grad_reduce = opt<bool>(j, "overlap_grad_reduce");
   b.grad_reduce_bucket_elements = opt<int64_t>(j, "grad_reduce_bucket_elements");
   b.command = opt<std::string>(j, "command");

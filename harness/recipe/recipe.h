@@ -96,6 +96,7 @@ struct RecipeBench {
   std::optional<Device> device;
   std::optional<uint64_t> seed;
   std::optional<bool> deterministic;                   ///< bench.deterministic (absent: true)
+  std::optional<Kernels> kernels;                      ///< bench.kernels (absent: fused)
   std::optional<bool> overlap_grad_reduce;             ///< bench.overlap_grad_reduce (absent: false)
   std::optional<int64_t> grad_reduce_bucket_elements;  ///< bench.grad_reduce_bucket_elements (absent: 40,000,000)
   RecipeBenchData data;

@@ -156,6 +156,7 @@ LeaderboardEntry entry_from_run(const RunRecordInput& in, const ReportOptions& o
   e.backend = backend_label(rec);
   e.deterministic = rec.options.deterministic;
   if (!rec.options.deterministic) e.backend += " · non-deterministic";
+  if (rec.options.kernels == Kernels::kOps) e.backend += " · libtorch ops";  // bench.kernels: ops (slower)
   e.status = "measured";
   e.layers = rec.model_layers;
   e.layers_full = rec.model_layers_full;

@@ -72,6 +72,7 @@ Json RunOptions::to_json() const {
          {"seed", seed},
          {"profile", profile},
          {"deterministic", deterministic},
+         {"kernels", to_string(kernels)},
          {"overlap_grad_reduce", overlap_grad_reduce},
          {"grad_reduce_bucket_elements", grad_reduce_bucket_elements},
          {"ranks", world},

@@ -46,6 +46,10 @@ struct RunOptions {
   /// torch's deterministic algorithms and cuBLAS's reproducible workspace); false allows faster non-deterministic
   /// kernels. A backend that cannot honour true refuses the run (RunError) rather than ignoring it.
   bool deterministic = true;
+  /// bench.kernels: kFused runs the backend's fused CUDA kernels where they apply (the torch backend: gated delta
+  /// rule, conv1d + SiLU, gated RMSNorm, cross-entropy; BF16 on CUDA), kOps libtorch operations everywhere (the
+  /// reference path the kernels are tested against).
+  Kernels kernels = Kernels::kFused;
   /// bench.overlap_grad_reduce: the distributed optimizer reduce-scatters its gradients in buckets of
   /// grad_reduce_bucket_elements elements, each launched during the last microbatch's backward pass as soon as its
   /// gradients are complete (docs/distributed.md, "Overlap"); false: one reduce-scatter after the backward passes.

@@ -74,7 +74,8 @@ ValidatedRecipe load_recipe(const RunRequest& q, const Reporters& report) {
 }
 
 /// The settings the bench block (RecipeBench) and the command line (RunRequest) both give, each one that is set
-/// over `o`: backend, steps, window, layers, device, seed, deterministic, overlap_grad_reduce and its bucket size.
+/// over `o`: backend, steps, window, layers, device, seed, deterministic, kernels, overlap_grad_reduce and its bucket
+/// size.
 template <typename Settings>
 void apply_shared_settings(const Settings& s, RunOptions& o) {
   if (s.backend) o.backend = *s.backend;
@@ -84,6 +85,7 @@ void apply_shared_settings(const Settings& s, RunOptions& o) {
   if (s.device) o.device = *s.device;
   if (s.seed) o.seed = *s.seed;
   if (s.deterministic) o.deterministic = *s.deterministic;
+  if (s.kernels) o.kernels = *s.kernels;
   if (s.overlap_grad_reduce) o.overlap_grad_reduce = *s.overlap_grad_reduce;
   if (s.grad_reduce_bucket_elements) o.grad_reduce_bucket_elements = *s.grad_reduce_bucket_elements;
 }
@@ -185,6 +187,15 @@ void check_log_format(const RunRequest& q, const ValidatedRecipe& v, const RunOp
   throw Refusal{kFailed, "recipebench run: the log format cannot be read; nothing was run"};
 }
 
+/// bench.kernels (or --kernels) given to a per-node backend `backend`, which runs the recipe's own command and so
+/// its own kernels: the located diagnostic that refuses it; nullopt when neither is set.
+std::optional<Diagnostic> kernels_per_node(const std::string& backend, const RunRequest& q, const ValidatedRecipe& v) {
+  const std::string expected = "absent (the " + backend + " backend runs the recipe's own command: its kernels are the command's)";
+  if (q.kernels) return Diagnostic{"<command line>", 0, 0, "--kernels", to_string(*q.kernels), expected};
+  if (v.recipe->bench.kernels) return v.source->at("/bench/kernels", to_string(*v.recipe->bench.kernels), expected);
+  return std::nullopt;
+}
+
 /// Refuses (exit 1, one located diagnostic per field) what the backend does not run, before any rank starts.
 /// Returns the backend's capability table, or nullptr when no backend of that name is registered or declared
 /// (then make_backend refuses it, or a dry run goes on unchecked).
@@ -194,12 +205,13 @@ const BackendCapabilities* check_backend_capabilities(const RunRequest& q, const
   if (!caps) return nullptr;
   if (caps->launch == Launch::kPerNode) {  // the command decides the layout; only its log format is checked
     check_log_format(q, v, o, report);
-    const Diagnostics ignored = check_grad_reduce_per_node(o.backend, *v.recipe, *v.source, q.overlap_grad_reduce,
-                                                           q.grad_reduce_bucket_elements);
+    Diagnostics ignored = check_grad_reduce_per_node(o.backend, *v.recipe, *v.source, q.overlap_grad_reduce,
+                                                     q.grad_reduce_bucket_elements);
+    if (const auto k = kernels_per_node(o.backend, q, v)) ignored.push_back(*k);
     if (ignored.empty()) return caps;
     for (const auto& d : ignored) report.message(d.to_string());
     throw Refusal{kFailed, "recipebench run: the " + o.backend +
-                               " backend would ignore the gradient-reduction settings; nothing was run"};
+                               " backend would ignore the settings above (its command's own); nothing was run"};
   }
   const Diagnostics refused = check_capabilities(o.backend, *caps, *v.recipe, *v.source, o.device, o.data_source,
                                                  CapabilityOverrides{q.device.has_value(), q.data_path.has_value()});

@@ -32,6 +32,7 @@ struct RunRequest {
   std::optional<int64_t> layers;
   std::optional<uint64_t> seed;
   std::optional<bool> deterministic;                   ///< --deterministic true|false (bench.deterministic)
+  std::optional<Kernels> kernels;                      ///< --kernels fused|ops (bench.kernels)
   std::optional<bool> overlap_grad_reduce;             ///< --overlap-grad-reduce (bench.overlap_grad_reduce)
   std::optional<int64_t> grad_reduce_bucket_elements;  ///< --grad-reduce-bucket-elements (bench.grad_reduce_...)
   std::optional<std::string> log_format;  ///< --format (bench.log_format): the command backend's log parser

@@ -114,6 +114,7 @@ RunOptions options_of(const Fields& f, const Json& s) {
   o.seed = static_cast<uint64_t>(f.integer(f.get(s, p, "seed"), p + ".seed", 0));
   if (Fields::has(s, "profile")) o.profile = f.boolean(s["profile"], p + ".profile");
   if (Fields::has(s, "deterministic")) o.deterministic = f.boolean(s["deterministic"], p + ".deterministic");
+  if (Fields::has(s, "kernels")) o.kernels = f.closed<Kernels>(s["kernels"], p + ".kernels");
   if (Fields::has(s, "overlap_grad_reduce"))
     o.overlap_grad_reduce = f.boolean(s["overlap_grad_reduce"], p + ".overlap_grad_reduce");
   if (Fields::has(s, "grad_reduce_bucket_elements"))

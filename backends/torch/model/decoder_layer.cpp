@@ -10,7 +10,7 @@ DecoderLayerImpl::DecoderLayerImpl(const ModelConfig& cfg, int64_t layer_index_,
   if (cfg.is_full_attention(layer_index))
     self_attn = register_module("self_attn", GatedAttention(cfg, opt.attention));
   else
-    linear_attn = register_module("linear_attn", GatedDeltaNet(cfg, opt.gdn));
+    linear_attn = register_module("linear_attn", GatedDeltaNet(cfg, opt.gdn, opt.fused_kernels));
   post_attention_layernorm = register_module("post_attention_layernorm", RMSNorm(cfg.hidden_size, cfg.rms_norm_eps));
   mlp = register_module("mlp", SparseMoeBlock(cfg, opt.experts));
 }

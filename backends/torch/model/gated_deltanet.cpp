@@ -32,13 +32,14 @@ torch::Tensor l2_normalize(const torch::Tensor& x, double eps) {
   return x * torch::rsqrt(x.pow(2).sum(-1, /*keepdim=*/true) + eps);
 }
 
-GatedDeltaNetImpl::GatedDeltaNetImpl(const ModelConfig& cfg, GdnKernel kernel_)
+GatedDeltaNetImpl::GatedDeltaNetImpl(const ModelConfig& cfg, GdnKernel kernel_, bool fused_kernels_)
     : num_k_heads(cfg.linear_num_key_heads),
       num_v_heads(cfg.linear_num_value_heads),
       head_k_dim(cfg.linear_key_head_dim),
       head_v_dim(cfg.linear_value_head_dim),
       chunk_size(cfg.gdn_chunk_size),
-      kernel(kernel_) {
+      kernel(kernel_),
+      fused_kernels(fused_kernels_) {
   TORCH_CHECK(num_k_heads > 0 && num_v_heads % num_k_heads == 0, "GDN value heads ", num_v_heads,
               " not a multiple of key heads ", num_k_heads);
   const int64_t h = cfg.hidden_size, kd = cfg.linear_key_dim(), vd = cfg.linear_value_dim();
@@ -57,7 +58,8 @@ GatedDeltaNetImpl::GatedDeltaNetImpl(const ModelConfig& cfg, GdnKernel kernel_)
     torch::NoGradGuard no_grad;
     A_log.uniform_(0.01, 16.0).log_();
   }
-  norm = register_module("norm", GatedRMSNorm(head_v_dim, cfg.rms_norm_eps));
+  norm = register_module("norm", GatedRMSNorm(head_v_dim, cfg.rms_norm_eps,
+                                              fused_kernels ? GatedNormImpl::Auto : GatedNormImpl::Ops));
   out_proj = register_module("out_proj", Projection(vd, h));
 }
 
@@ -68,7 +70,7 @@ torch::Tensor GatedDeltaNetImpl::gated_delta_rule(const torch::Tensor& q, const 
 #ifdef RECIPEBENCH_GDN_CUDA
   // The CUDA kernels (docs/gdn-kernels.md) compute the chunked form with chunk 64 from bf16 inputs with fp32
   // accumulation: used for bf16 / fp16 models only, so an fp32 model keeps fp32 arithmetic.
-  if (chunk_size == 64 && v.scalar_type() != torch::kFloat32 && cuda_gated_delta_rule_supports(q, k, v))
+  if (fused_kernels && chunk_size == 64 && v.scalar_type() != torch::kFloat32 && cuda_gated_delta_rule_supports(q, k, v))
     return cuda_chunk_gated_delta_rule(q, k, v, g, beta).output;
 #endif
   return chunk_gated_delta_rule(q, k, v, g, beta, chunk_size).output;
@@ -82,7 +84,8 @@ torch::Tensor GatedDeltaNetImpl::forward(const torch::Tensor& x_in) {
   const int64_t kd = num_k_heads * head_k_dim, vd = num_v_heads * head_v_dim;
   const auto ct = compute_dtype(x.scalar_type());
 
-  const auto qkv = causal_depthwise_conv1d_silu(in_proj_qkv(x), conv1d->weight);  // [b, s, 2kd + vd]
+  const auto conv_impl = fused_kernels ? ConvSiluImpl::Auto : ConvSiluImpl::Ops;
+  const auto qkv = causal_depthwise_conv1d_silu(in_proj_qkv(x), conv1d->weight, conv_impl);  // [b, s, 2kd + vd]
   const auto q = l2_normalize(qkv.narrow(-1, 0, kd).reshape({b, s, num_k_heads, head_k_dim}).to(ct));
   const auto k = l2_normalize(qkv.narrow(-1, kd, kd).reshape({b, s, num_k_heads, head_k_dim}).to(ct));
   const auto v = qkv.narrow(-1, 2 * kd, vd).reshape({b, s, num_v_heads, head_v_dim});

@@ -41,14 +41,15 @@ torch::Tensor l2_normalize(const torch::Tensor& x, double eps = 1e-6);
 ///   out_proj.weight [hidden, value_dim]
 /// (key_dim = k_heads * k_dim, value_dim = v_heads * v_dim.)
 struct GatedDeltaNetImpl : torch::nn::Module {
-  explicit GatedDeltaNetImpl(const ModelConfig& cfg, GdnKernel kernel = GdnKernel::Chunked);
+  /// fused_kernels false: libtorch operations only (KernelOptions::fused_kernels).
+  explicit GatedDeltaNetImpl(const ModelConfig& cfg, GdnKernel kernel = GdnKernel::Chunked, bool fused_kernels = true);
 
   /// x: [batch, seq, hidden] -> [batch, seq, hidden] in x's dtype (no state carried between calls).
   torch::Tensor forward(const torch::Tensor& x);
 
   /// The gated delta rule of `kernel`: Recurrent = recurrent_gated_delta_rule; Chunked = the CUDA kernels
   /// (cuda/gdn_autograd.h) for bf16 / fp16 CUDA tensors (v's dtype) with head dims 128 and chunk_size 64 when
-  /// they were built, else
+  /// they were built and fused_kernels is set, else
   /// chunk_gated_delta_rule (libtorch ops). Shapes as in model/gated_delta_rule.h; returns the output.
   torch::Tensor gated_delta_rule(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                  const torch::Tensor& g, const torch::Tensor& beta) const;
@@ -60,6 +61,7 @@ struct GatedDeltaNetImpl : torch::nn::Module {
   GatedRMSNorm norm{nullptr};
   int64_t num_k_heads, num_v_heads, head_k_dim, head_v_dim, chunk_size;
   GdnKernel kernel;
+  bool fused_kernels;  ///< KernelOptions::fused_kernels: the CUDA kernels where they apply; false: libtorch ops
   /// Tensor parallelism with sequence parallelism (set by shard_tensor_parallel, model/tensor_parallel.h); null
   /// without. With it the input and output are this rank's sequence shard [batch, seq / TP, hidden].
   std::shared_ptr<TensorParallel> tp;

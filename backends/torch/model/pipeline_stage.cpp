@@ -8,7 +8,10 @@ namespace recipebench::torch_model {
 
 PipelineStageImpl::PipelineStageImpl(const Qwen35MoeForCausalLM& full, const std::vector<ChunkLayers>& chunks,
                                      bool first, bool last)
-    : recompute(full->model->recompute), hidden_size(full->cfg.hidden_size), tp(full->tp) {
+    : recompute(full->model->recompute),
+      hidden_size(full->cfg.hidden_size),
+      fused_kernels(full->fused_kernels),
+      tp(full->tp) {
   TORCH_CHECK(!chunks.empty(), "a pipeline stage needs at least one model chunk");
   const auto& layers = full->model->decoder_layers;
   if (first) embed_tokens = register_module("embed_tokens", full->model->embed_tokens);
@@ -57,7 +60,7 @@ std::vector<torch::Tensor> PipelineStageImpl::chunk_parameters(int chunk) const 
 SftLossSum PipelineStageImpl::loss_sum(const torch::Tensor& hidden, const torch::Tensor& ids,
                                        const torch::Tensor& loss_mask) {
   TORCH_CHECK(!lm_head.is_empty(), "the loss is computed on the last pipeline stage only");
-  return head_loss_sum(lm_head, norm(hidden), ids, loss_mask, tp.get());
+  return head_loss_sum(lm_head, norm(hidden), ids, loss_mask, tp.get(), fused_kernels);
 }
 
 }  // namespace recipebench::torch_model

@@ -55,6 +55,7 @@ struct PipelineStageImpl : torch::nn::Module {
 
   RecomputeOptions recompute;  ///< from the model's TextModel
   int64_t hidden_size = 0;     ///< width of the hidden states passed between stages
+  bool fused_kernels = true;   ///< the full model's KernelOptions::fused_kernels (the LM loss)
   /// The model's tensor-parallel group (null without TP): the stage's layers are the model's TP shards, the
   /// hidden states between stages are this rank's sequence shard [rows, seq / TP, hidden] (sequence parallel),
   /// the embedding and output layer vocab-parallel.

@@ -86,7 +86,7 @@ torch::Tensor embed_hidden(TokenEmbedding embed_tokens, const torch::Tensor& inp
 }
 
 SftLossSum head_loss_sum(Projection lm_head, const torch::Tensor& normed, const torch::Tensor& input_ids,
-                         const torch::Tensor& loss_mask, TensorParallel* tp) {
+                         const torch::Tensor& loss_mask, TensorParallel* tp, bool fused_kernels) {
   TORCH_CHECK(loss_mask.sizes() == input_ids.sizes(), "loss mask ", loss_mask.sizes(), " != input_ids ",
               input_ids.sizes());
   const int64_t b = input_ids.size(0), s = input_ids.size(1);
@@ -102,7 +102,8 @@ SftLossSum head_loss_sum(Projection lm_head, const torch::Tensor& normed, const 
   // The vocab-parallel output layer holds rows [rank V / TP, (rank + 1) V / TP) of the vocabulary.
   const int64_t vocab_start = tp ? tp->rank() * lm_head->weight.size(0) : 0;
   const auto r = lm_loss_sum(component_enter(h, Component::LmHeadLoss).reshape({b * s, h.size(2)}), lm_head->weight,
-                             targets.reshape({-1}), mask.reshape({-1}), tp, vocab_start);
+                             targets.reshape({-1}), mask.reshape({-1}), tp, vocab_start, kLmLossChunkTokens,
+                             fused_kernels ? LmLossImpl::Auto : LmLossImpl::Ops);
   return SftLossSum{component_exit(r.sum, Component::LmHeadLoss), r.count};
 }
 
@@ -111,7 +112,8 @@ torch::Tensor TextModelImpl::forward(const torch::Tensor& input_ids, const torch
       run_decoder_layers(decoder_layers, embed_hidden(embed_tokens, input_ids, tp.get()), positions, recompute));
 }
 
-Qwen35MoeForCausalLMImpl::Qwen35MoeForCausalLMImpl(const ModelConfig& cfg_, const KernelOptions& opt) : cfg(cfg_) {
+Qwen35MoeForCausalLMImpl::Qwen35MoeForCausalLMImpl(const ModelConfig& cfg_, const KernelOptions& opt)
+    : cfg(cfg_), fused_kernels(opt.fused_kernels) {
   model = register_module("model", TextModel(cfg, opt));
   lm_head = register_module("lm_head", Projection(cfg.hidden_size, cfg.vocab_size));
 }
@@ -122,7 +124,7 @@ torch::Tensor Qwen35MoeForCausalLMImpl::forward(const torch::Tensor& input_ids, 
 }
 
 SftLossSum Qwen35MoeForCausalLMImpl::sft_loss_sum(const torch::Tensor& input_ids, const torch::Tensor& loss_mask) {
-  return head_loss_sum(lm_head, model(input_ids), input_ids, loss_mask, tp.get());
+  return head_loss_sum(lm_head, model(input_ids), input_ids, loss_mask, tp.get(), fused_kernels);
 }
 
 torch::Tensor Qwen35MoeForCausalLMImpl::sft_loss(const torch::Tensor& input_ids, const torch::Tensor& loss_mask) {

@@ -52,9 +52,9 @@ torch::Tensor embed_hidden(TokenEmbedding embed_tokens, const torch::Tensor& inp
 /// and the loss run in chunks of tokens with their gradients formed in the same pass (lm_loss_sum,
 /// model/chunked_lm_loss.h): no chunk holds more than kLmLossChunkTokens rows of logits. Same semantics as
 /// sft_loss_sum on the logits. input_ids int64 [batch, seq]; loss_mask [batch, seq] bool or 0/1. Throws c10::Error
-/// for mismatched shapes or seq < 2.
+/// for mismatched shapes or seq < 2. fused_kernels false: the cross-entropy in libtorch ops (LmLossImpl::Ops).
 SftLossSum head_loss_sum(Projection lm_head, const torch::Tensor& normed, const torch::Tensor& input_ids,
-                         const torch::Tensor& loss_mask, TensorParallel* tp);
+                         const torch::Tensor& loss_mask, TensorParallel* tp, bool fused_kernels = true);
 
 /// Decoder stack (Hugging Face Qwen3_5MoeTextModel): embed_tokens.weight [vocab, hidden], layers.<i>.*,
 /// norm.weight [hidden] (zero-centred final RMSNorm).
@@ -105,6 +105,7 @@ struct Qwen35MoeForCausalLMImpl : torch::nn::Module {
   /// this rank's vocabulary rows, forward returns the logits of that slice [batch, seq, vocab / TP], and
   /// sft_loss_sum uses the vocab-parallel cross-entropy (the same loss on every TP rank).
   std::shared_ptr<TensorParallel> tp;
+  bool fused_kernels = true;  ///< KernelOptions::fused_kernels, for the LM loss (head_loss_sum)
 };
 TORCH_MODULE(Qwen35MoeForCausalLM);
 

@@ -43,7 +43,7 @@ torch::Tensor RMSNormImpl::forward(const torch::Tensor& x) {
   return zero_centred_rms_norm(x, weight, eps);
 }
 
-GatedRMSNormImpl::GatedRMSNormImpl(int64_t dim_, double eps_) : dim(dim_), eps(eps_) {
+GatedRMSNormImpl::GatedRMSNormImpl(int64_t dim_, double eps_, GatedNormImpl impl_) : dim(dim_), eps(eps_), impl(impl_) {
   weight = register_parameter("weight", new_param({dim}));
   init_fill_(weight, 1.0);
 }
@@ -51,7 +51,7 @@ GatedRMSNormImpl::GatedRMSNormImpl(int64_t dim_, double eps_) : dim(dim_), eps(e
 torch::Tensor GatedRMSNormImpl::forward(const torch::Tensor& x, const torch::Tensor& z) {
   TORCH_CHECK(x.size(-1) == dim && z.sizes() == x.sizes(), "GatedRMSNorm: x ", x.sizes(), " z ", z.sizes(), " dim ",
               dim);
-  return gated_rms_norm(x, z, weight, eps);
+  return gated_rms_norm(x, z, weight, eps, impl);
 }
 
 }  // namespace recipebench::torch_model

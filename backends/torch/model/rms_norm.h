@@ -37,15 +37,16 @@ struct RMSNormImpl : torch::nn::Module {
 };
 TORCH_MODULE(RMSNorm);
 
-/// Module form of gated_rms_norm. Parameter "weight" [dim], initialised to 1.
+/// Module form of gated_rms_norm (with `impl`). Parameter "weight" [dim], initialised to 1.
 struct GatedRMSNormImpl : torch::nn::Module {
-  explicit GatedRMSNormImpl(int64_t dim, double eps = 1e-6);
+  explicit GatedRMSNormImpl(int64_t dim, double eps = 1e-6, GatedNormImpl impl = GatedNormImpl::Auto);
   /// x, z: [..., dim] -> [..., dim] in the dtype of x.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& z);
 
   torch::Tensor weight;
   int64_t dim;
   double eps;
+  GatedNormImpl impl;
 };
 TORCH_MODULE(GatedRMSNorm);
 

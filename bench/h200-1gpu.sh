@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# One lease of one H200 (`nvidia-h200`): the 1-GPU checks of issues 11, 13 and 17 in one call. Run from the
+# repository root with .deps/ and .peer/ carried:   RECIPEBENCH_GIT_COMMIT=<commit> bash bench/h200-1gpu.sh
+# 1. builds with scripts/gpu-build (CUDA kernels on);
+# 2. the GPU tests (ctest -L cuda): the GDN, conv1d + SiLU, gated RMSNorm and cross-entropy kernels against FP64 and
+#    the libtorch-ops path, per-operation and whole-run repeatability, the fused kernels following the ops path;
+# 3. the 35B-A3B proxy (recipes/qwen3.5-35b-a3b/h200/proxy4l-1gpu-bf16.yaml, seed 7): twice with the fused kernels
+#    (the two records must be bitwise equal), once with --kernels ops (what the kernels buy; loss correlation), once
+#    with --profile (the per-component table);
+# 4. issue 13: the transformers + FLA peer through the command backend (peer-hf-1gpu-bf16.yaml, PEER_FLA=2), its
+#    record's tokens/s against the RESULT line the script prints; then `recipebench report` over the records: the
+#    leaderboard with both stacks side by side;
+# 5. summary.json (the fields issue 11 names).
+# Everything is written straight into $OUT/h200-1gpu/ (bench/out/h200-1gpu/ without $OUT), file by file, so that a
+# call cut short at the device's limit still brings back what finished. Do not pipe this script into `tail`.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-bench/out}/h200-1gpu
+rm -rf "$out" && mkdir -p "$out"
+python=/opt/torch/.venv/bin/python3
+[ -x "$python" ] || python=python3
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; time scripts/gpu-build 2>&1 | tail -n 20; } \
+  > "$out/build.log" 2>&1
+export LD_LIBRARY_PATH="$PWD/.deps/prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+[ -x build-gpu/recipebench ] || { echo "build failed"; grep -E "error|FAILED" "$out/build.log" | head -30; exit 1; }
+rb=build-gpu/recipebench
+recipe=recipes/qwen3.5-35b-a3b/h200/proxy4l-1gpu-bf16.yaml
+run() {  # run NAME SECONDS ARGS...: one run into $out/NAME/, log $out/NAME.log; KILL 10 s after the limit's TERM
+  local name=$1 seconds=$2; shift 2
+  timeout -k 10 "$seconds" "$rb" run "$@" --out "$out/$name" > "$out/$name.log" 2>&1 ||
+    { echo "run $name failed:"; tail -n 8 "$out/$name.log"; }
+  grep -E "^window" "$out/$name.log" | tail -n 1
+}
+
+echo "== GPU tests (ctest -L cuda)"
+(cd build-gpu && timeout 240 ctest -L cuda --output-on-failure > "../$out/ctest-cuda.log" 2>&1)
+grep -E "Test +#|tests passed|loss correlation" "$out/ctest-cuda.log"
+
+echo "== proxy: fused twice, ops, profile"
+run fused-1 120 "$recipe" --seed 7
+run fused-2 120 "$recipe" --seed 7
+run ops 180 "$recipe" --seed 7 --kernels ops
+run profile 120 "$recipe" --seed 7 --profile
+grep -A 8 "^profile, mean" "$out/profile.log"
+
+echo "== issue 13: the transformers + FLA peer through the command backend"
+PEER_FLA=2 run peer-command 240 recipes/qwen3.5-35b-a3b/h200/peer-hf-1gpu-bf16.yaml
+grep -h RESULT "$out/peer-command.log" "$out"/peer-command/*.log 2>/dev/null | head -n 1
+"$rb" report "$out/fused-1" "$out/ops" "$out/peer-command" --out "$out/leaderboard" > "$out/report.log" 2>&1 ||
+  tail -n 5 "$out/report.log"
+
+"$python" - "$out" <<'PY' | tee "$out/summary.txt"
+import glob, json, math, sys, datetime
+out = sys.argv[1]
+def rec(name):
+    f = glob.glob(f"{out}/{name}/*.json")
+    return json.load(open(f[0])) if f else None
+a, b, ops, peer = rec("fused-1"), rec("fused-2"), rec("ops"), rec("peer-command")
+same = None
+if a and b:
+    same = all(x["loss"] == y["loss"] and x["grad_norm"] == y["grad_norm"] for x, y in zip(a["steps"], b["steps"]))
+    print("fused runs bitwise equal (loss, grad norm, every step):", same)
+corr = None
+if a and ops:
+    x, y = [s["loss"] for s in a["steps"]], [s["loss"] for s in ops["steps"]]
+    mx, my = sum(x) / len(x), sum(y) / len(y)
+    sxy = sum((p - mx) * (q - my) for p, q in zip(x, y))
+    corr = sxy / math.sqrt(sum((p - mx) ** 2 for p in x) * sum((q - my) ** 2 for q in y))
+    print(f"fused vs ops: loss correlation {corr:.6f}, final loss {x[-1]:.6f} vs {y[-1]:.6f}")
+m = lambda r: (r or {}).get("metrics") or {}
+printed = None
+for f in [f"{out}/peer-command.log"] + glob.glob(f"{out}/peer-command/*.log"):
+    for line in open(f, errors="replace"):
+        if line.startswith("RESULT"): printed = json.loads(line[len("RESULT"):])
+s = {"date": datetime.date.today().isoformat(),
+     "gpu": a["environment"]["device"]["name"] if a else None,
+     "recipebench_tokens_per_s": m(a).get("tokens_per_s_per_gpu"),
+     "recipebench_ops_tokens_per_s": m(ops).get("tokens_per_s_per_gpu"),
+     "peer_tokens_per_s": m(peer).get("tokens_per_s_per_gpu"),
+     "peer_printed_tokens_per_s": (printed or {}).get("tokens_per_s"),
+     "recipebench_peak_gb": m(a).get("peak_memory_bytes", 0) / 1e9 if m(a) else None,
+     "recipebench_mfu": m(a).get("mfu"), "repeat_bitwise_equal": same, "fused_vs_ops_loss_correlation": corr}
+if s["recipebench_tokens_per_s"] and s["peer_tokens_per_s"]:
+    s["ratio"] = s["recipebench_tokens_per_s"] / s["peer_tokens_per_s"]
+json.dump(s, open(f"{out}/summary.json", "w"), indent=1)
+print(json.dumps(s, indent=1))
+PY
