@@ -5,23 +5,14 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
-#include <cmath>
+
+#ifdef RECIPEBENCH_GDN_CUDA
+#include "cuda/param_init_cuda.h"
+#endif
 
 namespace recipebench::torch_model {
 
 namespace {
-
-// Philox4x32 constants (Salmon et al. 2011, section 5): round multipliers and Weyl key increments.
-constexpr uint32_t kPhiloxM0 = 0xD2511F53u, kPhiloxM1 = 0xCD9E8D57u;
-constexpr uint32_t kPhiloxW0 = 0x9E3779B9u, kPhiloxW1 = 0xBB67AE85u;
-
-/// SplitMix64's finaliser (Steele, Lea, Flood 2014): a bijective 64-bit mix.
-uint64_t splitmix64(uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 /// FNV-1a, 64-bit (Fowler, Noll, Vo), of the bytes of `s`.
 uint64_t fnv1a64(const std::string& s) {
@@ -30,34 +21,12 @@ uint64_t fnv1a64(const std::string& s) {
   return h;
 }
 
-uint64_t stream_key(uint64_t seed, uint64_t name_hash, int64_t expert) {
-  return splitmix64(splitmix64(splitmix64(seed) ^ name_hash) ^ static_cast<uint64_t>(expert + 1));
-}
-
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-/// The value of element `counter` of the stream `key` under `rule` (not Constant), rounded to float32.
 float draw(const InitRule& rule, uint64_t key, uint64_t counter) {
-  const auto w = philox4x32_10({static_cast<uint32_t>(counter), static_cast<uint32_t>(counter >> 32), 0u, 0u},
-                               {static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)});
-  constexpr double k2pow53 = 1.0 / 9007199254740992.0;  // 2^-53
-  const double u1 = static_cast<double>(((uint64_t{w[0]} << 32) | w[1]) >> 11) * k2pow53;  // [0, 1)
-  const double u2 = static_cast<double>(((uint64_t{w[2]} << 32) | w[3]) >> 11) * k2pow53;  // [0, 1)
-  switch (rule.kind) {
-    case InitRule::Kind::Normal: {  // Box-Muller (1958), the cosine branch; 1 - u1 in (0, 1]
-      constexpr double kTwoPi = 6.283185307179586476925286766559;
-      return static_cast<float>(rule.a * std::sqrt(-2.0 * std::log(1.0 - u1)) * std::cos(kTwoPi * u2));
-    }
-    case InitRule::Kind::Uniform:
-      return static_cast<float>(rule.a + (rule.b - rule.a) * u1);
-    case InitRule::Kind::LogUniform:
-      return static_cast<float>(std::log(rule.a + (rule.b - rule.a) * u1));
-    case InitRule::Kind::Constant:
-      break;
-  }
-  return static_cast<float>(rule.a);
+  return init::draw(rule.kind, rule.a, rule.b, key, counter);
 }
 
 /// Global index of every local index, per dimension (experts offset along dim 0, the TP layout along its dim).
@@ -92,20 +61,12 @@ std::vector<std::vector<int64_t>> global_indices(at::IntArrayRef local, at::IntA
 }  // namespace
 
 std::array<uint32_t, 4> philox4x32_10(std::array<uint32_t, 4> c, std::array<uint32_t, 2> k) {
-  for (int round = 0; round < 10; ++round) {
-    if (round > 0) {
-      k[0] += kPhiloxW0;
-      k[1] += kPhiloxW1;
-    }
-    const uint64_t p0 = uint64_t{kPhiloxM0} * c[0], p1 = uint64_t{kPhiloxM1} * c[2];
-    c = {static_cast<uint32_t>(p1 >> 32) ^ c[1] ^ k[0], static_cast<uint32_t>(p1),
-         static_cast<uint32_t>(p0 >> 32) ^ c[3] ^ k[1], static_cast<uint32_t>(p0)};
-  }
-  return c;
+  const init::Words4 w = init::philox4x32_10(init::Words4{{c[0], c[1], c[2], c[3]}}, k[0], k[1]);
+  return {w.w[0], w.w[1], w.w[2], w.w[3]};
 }
 
 uint64_t init_stream_key(uint64_t seed, const std::string& name, int64_t expert) {
-  return stream_key(seed, fnv1a64(name), expert);
+  return init::stream_key(seed, fnv1a64(name), expert);
 }
 
 InitRule init_rule(const std::string& name, at::IntArrayRef shape) {
@@ -143,7 +104,13 @@ void init_shard(at::Tensor& local, uint64_t seed, const std::string& name, at::I
   std::vector<int64_t> gstride(static_cast<size_t>(nd), 1);
   for (int64_t d = nd - 2; d >= 0; --d) gstride[static_cast<size_t>(d)] = gstride[d + 1] * global_shape[d + 1];
   const uint64_t name_hash = fnv1a64(name);
-  const uint64_t plain_key = stream_key(seed, name_hash, -1);
+#ifdef RECIPEBENCH_GDN_CUDA
+  if (local.is_cuda()) {  // on the device: one thread per element (cuda/param_init_cuda.h)
+    cuda_init_shard(local, g, gstride, rule.kind, rule.a, rule.b, rule.per_expert, seed, name_hash);
+    return;
+  }
+#endif
+  const uint64_t plain_key = init::stream_key(seed, name_hash, -1);
   const int64_t block_lines = std::max<int64_t>(1, (int64_t{1} << 22) / std::max<int64_t>(last, 1));
   auto flat = local.view({-1});
   for (int64_t l0 = 0; l0 < lines; l0 += block_lines) {
@@ -163,7 +130,7 @@ void init_shard(at::Tensor& local, uint64_t seed, const std::string& name, at::I
         uint64_t key = plain_key;
         if (rule.per_expert) {  // the expert's own stream, counters from its first element
           const int64_t e = nd >= 2 ? g[0][static_cast<size_t>(idx[0])] : 0;
-          key = stream_key(seed, name_hash, e);
+          key = init::stream_key(seed, name_hash, e);
           base -= e * gstride[0];
         }
         const auto& gl = g[static_cast<size_t>(nd - 1)];

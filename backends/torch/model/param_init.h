@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "model/init_draw.h"
 #include "model/tensor_parallel.h"
 
 namespace recipebench::torch_model {
@@ -25,12 +26,7 @@ uint64_t init_stream_key(uint64_t seed, const std::string& name, int64_t expert)
 
 /// The distribution of a parameter's initial values (Hugging Face's Qwen3.5 initialisation; docs/initialization.md).
 struct InitRule {
-  enum class Kind {
-    Normal,      ///< N(0, a^2)
-    Uniform,     ///< U(a, b)
-    LogUniform,  ///< log U(a, b)
-    Constant,    ///< a
-  };
+  using Kind = init::DrawKind;  ///< Normal N(0, a^2), Uniform U(a, b), LogUniform log U(a, b), Constant a
   Kind kind = Kind::Constant;
   double a = 0, b = 0;
   bool per_expert = false;  ///< dim 0 indexes experts: one stream per expert, counters within the expert
@@ -49,9 +45,11 @@ struct ShardPlacement {
 };
 
 /// Fills `local` (any device and dtype; contiguous) with its part of the global parameter `name` of `global_shape`
-/// under `seed`: element values are computed in float64 on the CPU from the element's global index, rounded to
-/// float32, then to local's dtype, in blocks of at most ~4M elements (the host holds one block). Bitwise equal to
-/// tp_local_slice / expert narrowing of the fill of the whole parameter. Nothing for a meta tensor. Throws c10::Error
+/// under `seed`: element values are computed in float64 from the element's global index (model/init_draw.h), rounded
+/// to float32, then to local's dtype. A CUDA tensor is filled on its device when the CUDA kernels were built
+/// (cuda/param_init_cuda.h; one thread per element), else on the CPU in blocks of at most ~4M elements (the host
+/// holds one block) and copied. Bitwise equal to tp_local_slice / expert narrowing of the fill of the whole
+/// parameter on the same kind of device (CPU and CUDA fills may differ in the last float32 bit: init_draw.h). Nothing for a meta tensor. Throws c10::Error
 /// when the placement does not fit the shapes.
 void init_shard(at::Tensor& local, uint64_t seed, const std::string& name, at::IntArrayRef global_shape,
                 const ShardPlacement& where);
