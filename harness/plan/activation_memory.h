@@ -33,10 +33,15 @@ struct MicrobatchShape {
   double param_bytes = 2;  ///< bytes of the parameters' dtype (BF16 = 2 on GPU, FP32 = 4 on CPU)
   bool sdpa = true;        ///< fused attention (libtorch 2.x on CUDA); false: the explicit [seq, seq] softmax
   TorchMemoryImpl impl = TorchMemoryImpl::kFusedLoss;  ///< the backend's code the plan models
-  /// True when the delta rule runs in the GDN CUDA kernels: since kChunkedLoss, on CUDA (sdpa) with BF16 parameters.
-  bool gdn_kernels() const { return impl != TorchMemoryImpl::kFullLogits && sdpa && param_bytes == 2; }
-  /// True when the loss runs the fused cross-entropy kernels: kFusedLoss on CUDA (sdpa) with BF16 parameters.
-  bool fused_loss() const { return impl == TorchMemoryImpl::kFusedLoss && sdpa && param_bytes == 2; }
+  bool fused_kernels = true;  ///< bench.kernels: fused; false (ops): libtorch operations everywhere
+  /// True when the delta rule runs in the GDN CUDA kernels: since kChunkedLoss, on CUDA (sdpa) with BF16 parameters
+  /// and bench.kernels fused.
+  bool gdn_kernels() const {
+    return impl != TorchMemoryImpl::kFullLogits && sdpa && param_bytes == 2 && fused_kernels;
+  }
+  /// True when the loss runs the fused cross-entropy kernels: kFusedLoss on CUDA (sdpa) with BF16 parameters and
+  /// bench.kernels fused.
+  bool fused_loss() const { return impl == TorchMemoryImpl::kFusedLoss && sdpa && param_bytes == 2 && fused_kernels; }
 };
 
 /// Tokens per chunk of the chunked LM loss (backends/torch/model/chunked_lm_loss.h, kLmLossChunkTokens).

@@ -233,7 +233,7 @@ int torch_compute_bytes(const std::string& precision, bool cuda) {
 }
 
 MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const RankMap& map, const std::string& device,
-                       TorchMemoryImpl impl) {
+                       TorchMemoryImpl impl, bool fused_kernels) {
   MemoryPlan plan;
   plan.gpu = recipe.gpu.type;
   const GpuSpec* gpu = find_gpu(recipe.gpu.type);
@@ -247,6 +247,7 @@ MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const Ran
   if (shape.param_bytes == 0) shape.param_bytes = 4;  // a precision the backend refuses: planned as FP32
   shape.sdpa = cuda;
   shape.impl = impl;
+  shape.fused_kernels = fused_kernels;
   const bool experts_apart = map.ep > 1 || map.tp > 1;
   plan.experts_in_distributed_optimizer = !experts_apart && map.world > 1;
   plan.expert_state_shards = experts_apart && map.world > 1 ? map.edp : 1;

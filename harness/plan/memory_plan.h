@@ -63,14 +63,17 @@ int torch_compute_bytes(const std::string& precision, bool cuda);
 /// `impl` the backend's code to model (the current one unless planning an older run record).
 /// Throws std::invalid_argument for a layout the rank map refuses.
 MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const RankMap& map,
-                       const std::string& device = "cuda", TorchMemoryImpl impl = TorchMemoryImpl::kFusedLoss);
+                       const std::string& device = "cuda", TorchMemoryImpl impl = TorchMemoryImpl::kFusedLoss,
+                       bool fused_kernels = true);
 
 /// The plan as a table in GB (1 GB = 1e9 bytes), one column per kind of rank, and a fit line.
 std::string format_memory_plan(const MemoryPlan& plan);
 
-/// `run --dry-run`'s memory section: the plan of `recipe` for `model` on `device`, as text. Throws
-/// std::invalid_argument for a layout the rank map refuses.
-std::string memory_plan_text(const Recipe& recipe, const ModelConfig& model, const std::string& device);
+/// `run --dry-run`'s memory section (also printed by `run` before step 0): the plan of `recipe` for `model` on
+/// `device` with bench.kernels fused (`fused_kernels`) or ops, as text. Throws std::invalid_argument for a layout the
+/// rank map refuses.
+std::string memory_plan_text(const Recipe& recipe, const ModelConfig& model, const std::string& device,
+                             bool fused_kernels = true);
 
 /// The "does not fit" message of the worst rank, empty when the plan fits: names the GPU, the peak and the
 /// largest term.

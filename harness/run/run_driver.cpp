@@ -158,11 +158,12 @@ RunModel resolve_model(const RunRequest& q, const Recipe& recipe, const RunOptio
 
 /// The rank map and the per-rank memory plan (docs/memory-plan.md); the plan is per GPU, so a recipe that names
 /// no device (bench.device, --device) is planned on CUDA.
-std::string dry_run_text(const std::string& path, const Recipe& recipe, const ModelConfig& model, Device plan_device) {
+std::string dry_run_text(const std::string& path, const Recipe& recipe, const ModelConfig& model, Device plan_device,
+                         Kernels kernels) {
   try {
     return "recipebench run --dry-run: " + path + "\n  model " + model.name + " (" + std::to_string(model.num_layers) +
            " layers), " + recipe.layout.label + "\n" + format_rank_map(build_rank_map(recipe, model)) +
-           memory_plan_text(recipe, model, to_string(plan_device));
+           memory_plan_text(recipe, model, to_string(plan_device), kernels == Kernels::kFused);
   } catch (const std::invalid_argument& e) {
     throw Refusal{kFailed, std::string("recipebench run --dry-run: ") + e.what()};
   }
@@ -429,7 +430,8 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
   if (q.dry_run) {
     const Json bench = recipe.doc.value("bench", Json());
     const bool device_set = q.device || (bench.is_object() && bench.contains("device"));
-    const std::string text = dry_run_text(q.recipe_path, recipe, m.model, device_set ? o.device : Device::kCuda);
+    const std::string text =
+        dry_run_text(q.recipe_path, recipe, m.model, device_set ? o.device : Device::kCuda, o.kernels);
     for (auto* r : reporters) r->dry_run(text);
     return out;
   }
@@ -459,6 +461,14 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
     const bool bucket_given = recipe.bench.grad_reduce_bucket_elements || q.grad_reduce_bucket_elements;
     if (const std::string note = grad_reduce_note(o, recipe, bucket_given); !note.empty()) report.message(note);
     for (auto* r : reporters) r->start(rec);
+    // The backend trains the model itself: its per-rank memory plan before step 0 (docs/memory-plan.md). A layout
+    // the rank map refuses has no plan; the backend refuses it next, with the reason.
+    if (caps->launch == Launch::kPerRank) try {
+        std::string plan = memory_plan_text(recipe, m.model, to_string(o.device), o.kernels == Kernels::kFused);
+        while (!plan.empty() && plan.back() == '\n') plan.pop_back();
+        report.message(plan);
+      } catch (const std::invalid_argument&) {
+      }
   }
   const Execution x = execute(*backend, recipe, m.model, rec, reporters, per_node(o.backend));
   if (!lead) {
