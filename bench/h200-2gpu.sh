@@ -12,6 +12,7 @@
 # $OUT/h200-2gpu.tar.gz after every run, so that a call cut short at the device's limit still brings back what
 # finished. Do not pipe this script into `tail`: a rank left running holds the pipe open past the limit.
 # Each run has its own time limit (RUN_LIMIT seconds, default 120): a hung collective costs one run, not the call.
+# PARTS (default "stage layouts") picks what runs after the build: `PARTS=stage` runs only item 2.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=bench/out/h200-2gpu
@@ -35,9 +36,13 @@ run() {  # run NAME ARGS...: one run into $out/NAME/, log $out/NAME.log; KILL 10
 }
 proxy=recipes/qwen3.5-35b-a3b/h200
 
-echo "== issue 12: 397B stage shapes on 2 GPUs"
+parts=${PARTS:-stage layouts}
+if [[ $parts == *stage* ]]; then
+echo "== issue 12: 397B stage shapes on 2 GPUs (the memory plan before step 0)"
 run stage-397b recipes/qwen3.5-397b-a17b/h200/stage-shapes-tp2-ep2-2gpu.yaml --nproc 2
-grep -iE "plan|peak|rss|host memory" "$out/stage-397b.log" | head -n 30
+sed -n '/^memory plan/,/^ *1\/20/p' "$out/stage-397b.log"
+fi
+[[ $parts == *layouts* ]] || { pack; exit 0; }
 
 echo "== issues 15 / 17: 1 GPU, DP2, EP2, TP2, PP2 (seed 7), twice each; DP2 and EP2 with the overlap too"
 run one-1 "$proxy/proxy4l-1gpu-bf16.yaml" --seed 7

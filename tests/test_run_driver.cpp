@@ -121,6 +121,10 @@ TEST_CASE("run driver: a complete run's record, figures and reporter calls", "[r
   const RunOutcome out = run_recipe(q, {&writer, &rec});
   REQUIRE(out.exit_code == kOk);
   CHECK(script->runs == 1);
+  // The run's memory plan (docs/memory-plan.md) comes after start, before step 0.
+  REQUIRE(rec.calls.size() == 9);
+  CHECK(rec.calls[1].rfind("message memory plan per GPU (GB; torch backend; docs/memory-plan.md):", 0) == 0);
+  rec.calls.erase(rec.calls.begin() + 1);
   CHECK(rec.calls == std::vector<std::string>{"start fake", "step 0 on 2", "step 1 on 2", "step 2 on 2", "step 3 on 2",
                                               "step 4 on 2", "step 5 on 2", "finish complete"});
   REQUIRE(out.record);
@@ -181,7 +185,7 @@ TEST_CASE("run driver: a failing step gives a failed record and exit 1", "[run_d
   const RunOutcome out = run_recipe(q, {&writer, &rec});
   CHECK(out.exit_code == kFailed);
   CHECK(rec.calls.back() == "finish failed");
-  CHECK(rec.calls.size() == 5);  // start, steps 0..2, finish
+  CHECK(rec.calls.size() == 6);  // start, the memory plan, steps 0..2, finish
   const Json written = Json::parse(test::read_file(out.record_path));
   CHECK(written["status"] == "failed");
   CHECK(written["error"]["step"] == 3);

@@ -5,6 +5,7 @@
 #include <torch/autograd.h>
 
 #include "cuda/conv_silu_kernels.h"
+#include "cuda/glue_util.h"
 
 namespace recipebench::torch_model {
 
@@ -13,16 +14,12 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::tensor_list;
 
-const __nv_bfloat16* bf16(const at::Tensor& t) { return reinterpret_cast<const __nv_bfloat16*>(t.data_ptr()); }
-__nv_bfloat16* bf16_out(at::Tensor& t) { return reinterpret_cast<__nv_bfloat16*>(t.data_ptr()); }
-
-void check_cuda(cudaError_t e) { TORCH_CHECK(e == cudaSuccess, "fused conv1d + SiLU: ", cudaGetErrorString(e)); }
-
 at::Tensor forward_pass(const at::Tensor& x, const at::Tensor& w) {
   const c10::cuda::CUDAGuard guard(x.device());
   auto y = at::empty_like(x);
-  check_cuda(conv::conv_silu_forward(bf16(x), bf16(w), bf16_out(y), x.size(0), x.size(1), x.size(2), w.size(2),
-                                     c10::cuda::getCurrentCUDAStream()));
+  check_launch(conv::conv_silu_forward(bf16_ptr(x), bf16_ptr(w), bf16_mut(y), x.size(0), x.size(1), x.size(2),
+                                       w.size(2), c10::cuda::getCurrentCUDAStream()),
+               "fused conv1d + SiLU forward");
   return y;
 }
 
@@ -32,8 +29,9 @@ tensor_list backward_pass(const at::Tensor& x, const at::Tensor& w, const at::Te
   const int64_t batch = x.size(0), seq = x.size(1), channels = x.size(2), k = w.size(2);
   auto dx = at::empty_like(x);
   auto partial = at::empty({conv::conv_silu_tiles(batch, seq), channels, k}, x.options().dtype(at::kFloat));
-  check_cuda(conv::conv_silu_backward(bf16(x), bf16(w), bf16(dy), bf16_out(dx), partial.data_ptr<float>(), batch, seq,
-                                      channels, k, c10::cuda::getCurrentCUDAStream()));
+  check_launch(conv::conv_silu_backward(bf16_ptr(x), bf16_ptr(w), bf16_ptr(dy), bf16_mut(dx), partial.data_ptr<float>(),
+                                        batch, seq, channels, k, c10::cuda::getCurrentCUDAStream()),
+               "fused conv1d + SiLU backward");
   return {dx, partial.sum(0).reshape(w.sizes()).to(w.scalar_type())};
 }
 

@@ -5,6 +5,7 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include "cuda/cross_entropy_kernels.h"
+#include "cuda/glue_util.h"
 
 namespace recipebench::torch_model {
 
@@ -20,10 +21,6 @@ void check_inputs(const at::Tensor& logits, const at::Tensor& local_target, cons
               "fused cross-entropy: targets int64 [rows] and held bool [rows] expected");
 }
 
-const __nv_bfloat16* bf16(const at::Tensor& t) { return reinterpret_cast<const __nv_bfloat16*>(t.data_ptr()); }
-
-void check_cuda(cudaError_t e) { TORCH_CHECK(e == cudaSuccess, "fused cross-entropy: ", cudaGetErrorString(e)); }
-
 }  // namespace
 
 RowStats cuda_row_stats(const at::Tensor& logits, const at::Tensor& local_target, const at::Tensor& held) {
@@ -32,9 +29,10 @@ RowStats cuda_row_stats(const at::Tensor& logits, const at::Tensor& local_target
   const auto f32 = logits.options().dtype(at::kFloat);
   const int64_t rows = logits.size(0);
   RowStats s{at::empty({rows}, f32), at::empty({rows}, f32), at::empty({rows}, f32)};
-  check_cuda(xent::row_stats(bf16(logits), rows, logits.size(1), local_target.data_ptr<int64_t>(),
-                             held.data_ptr<bool>(), s.row_max.data_ptr<float>(), s.sum_exp.data_ptr<float>(),
-                             s.target_logit.data_ptr<float>(), c10::cuda::getCurrentCUDAStream()));
+  check_launch(xent::row_stats(bf16_ptr(logits), rows, logits.size(1), local_target.data_ptr<int64_t>(),
+                               held.data_ptr<bool>(), s.row_max.data_ptr<float>(), s.sum_exp.data_ptr<float>(),
+                               s.target_logit.data_ptr<float>(), c10::cuda::getCurrentCUDAStream()),
+               "fused cross-entropy: row statistics");
   return s;
 }
 
@@ -45,9 +43,10 @@ void cuda_logit_grad_(at::Tensor& logits, const at::Tensor& local_target, const 
     TORCH_CHECK(t->scalar_type() == at::kFloat && t->numel() == logits.size(0) && t->is_contiguous(),
                 "fused cross-entropy: row statistics must be FP32 [rows]");
   const c10::cuda::CUDAGuard guard(logits.device());
-  check_cuda(xent::logit_grad(reinterpret_cast<__nv_bfloat16*>(logits.data_ptr()), logits.size(0), logits.size(1),
-                              local_target.data_ptr<int64_t>(), held.data_ptr<bool>(), row_max.data_ptr<float>(),
-                              sum_exp.data_ptr<float>(), scale.data_ptr<float>(), c10::cuda::getCurrentCUDAStream()));
+  check_launch(xent::logit_grad(bf16_mut(logits), logits.size(0), logits.size(1), local_target.data_ptr<int64_t>(),
+                                held.data_ptr<bool>(), row_max.data_ptr<float>(), sum_exp.data_ptr<float>(),
+                                scale.data_ptr<float>(), c10::cuda::getCurrentCUDAStream()),
+               "fused cross-entropy: logit gradient");
 }
 
 }  // namespace recipebench::torch_model

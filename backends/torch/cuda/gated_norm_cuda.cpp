@@ -5,6 +5,7 @@
 #include <torch/autograd.h>
 
 #include "cuda/gated_norm_kernels.h"
+#include "cuda/glue_util.h"
 
 namespace recipebench::torch_model {
 
@@ -12,11 +13,6 @@ namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::tensor_list;
-
-const __nv_bfloat16* bf16(const at::Tensor& t) { return reinterpret_cast<const __nv_bfloat16*>(t.data_ptr()); }
-__nv_bfloat16* bf16_out(at::Tensor& t) { return reinterpret_cast<__nv_bfloat16*>(t.data_ptr()); }
-
-void check_cuda(cudaError_t e) { TORCH_CHECK(e == cudaSuccess, "fused gated RMSNorm: ", cudaGetErrorString(e)); }
 
 struct GatedNorm : torch::autograd::Function<GatedNorm> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& z, const at::Tensor& w,
@@ -26,8 +22,9 @@ struct GatedNorm : torch::autograd::Function<GatedNorm> {
     const c10::cuda::CUDAGuard guard(x.device());
     auto y = at::empty_like(x);
     const int64_t dim = w.size(0);
-    check_cuda(gnorm::gated_norm_forward(bf16(x), bf16(z), bf16(w), bf16_out(y), x.numel() / dim, dim,
-                                         static_cast<float>(eps), c10::cuda::getCurrentCUDAStream()));
+    check_launch(gnorm::gated_norm_forward(bf16_ptr(x), bf16_ptr(z), bf16_ptr(w), bf16_mut(y), x.numel() / dim, dim,
+                                           static_cast<float>(eps), c10::cuda::getCurrentCUDAStream()),
+                 "fused gated RMSNorm forward");
     return y;
   }
 
@@ -41,9 +38,10 @@ struct GatedNorm : torch::autograd::Function<GatedNorm> {
     const int64_t dim = w.size(0), rows = x.numel() / dim;
     auto dx = at::empty_like(x), dz = at::empty_like(z);
     auto partial = at::empty({gnorm::gated_norm_warps(rows), dim}, x.options().dtype(at::kFloat));
-    check_cuda(gnorm::gated_norm_backward(bf16(x), bf16(z), bf16(w), bf16(dy), bf16_out(dx), bf16_out(dz),
-                                          partial.data_ptr<float>(), rows, dim, static_cast<float>(eps),
-                                          c10::cuda::getCurrentCUDAStream()));
+    check_launch(gnorm::gated_norm_backward(bf16_ptr(x), bf16_ptr(z), bf16_ptr(w), bf16_ptr(dy), bf16_mut(dx),
+                                            bf16_mut(dz), partial.data_ptr<float>(), rows, dim, static_cast<float>(eps),
+                                            c10::cuda::getCurrentCUDAStream()),
+                 "fused gated RMSNorm backward");
     return {dx, dz, partial.sum(0).to(w.scalar_type()), at::Tensor()};
   }
 };

@@ -10,21 +10,13 @@
 #include <cmath>
 
 #include "cuda/gdn_kernels.h"
+#include "cuda/glue_util.h"
 
 namespace recipebench::torch_model {
 namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-const __nv_bfloat16* bf16_ptr(const torch::Tensor& t) {
-  return reinterpret_cast<const __nv_bfloat16*>(t.data_ptr<at::BFloat16>());
-}
-__nv_bfloat16* bf16_mut(torch::Tensor& t) { return reinterpret_cast<__nv_bfloat16*>(t.data_ptr<at::BFloat16>()); }
-
-void check_cuda(cudaError_t e, const char* what) {
-  TORCH_CHECK(e == cudaSuccess, "GDN CUDA kernels: ", what, ": ", cudaGetErrorString(e));
-}
 
 /// Shape, chunk table (host and device) of one call.
 struct Plan {
@@ -68,10 +60,10 @@ struct GdnFunction : torch::autograd::Function<GdnFunction> {
     auto o = torch::empty(v.sizes(), v.options());
     auto ht = torch::empty({p.shape.rows, p.shape.v_heads, gdn::kHeadDim, gdn::kHeadDim}, g.options());
     auto ws = workspace(gdn::forward_workspace_bytes(p.shape, p.table.chunks()), q.device());
-    check_cuda(gdn::forward(p.shape, p.view(), bf16_ptr(q), bf16_ptr(k), bf16_ptr(v), g.data_ptr<float>(),
-                            beta.data_ptr<float>(), h0.defined() ? h0.data_ptr<float>() : nullptr, bf16_mut(o),
-                            ht.data_ptr<float>(), ws.data_ptr(), c10::cuda::getCurrentCUDAStream().stream()),
-               "forward");
+    check_launch(gdn::forward(p.shape, p.view(), bf16_ptr(q), bf16_ptr(k), bf16_ptr(v), g.data_ptr<float>(),
+                              beta.data_ptr<float>(), h0.defined() ? h0.data_ptr<float>() : nullptr, bf16_mut(o),
+                              ht.data_ptr<float>(), ws.data_ptr(), c10::cuda::getCurrentCUDAStream().stream()),
+                 "GDN CUDA kernels: forward");
     ctx->save_for_backward({q, k, v, g, beta, h0, p.table_dev});
     ctx->saved_data["cu"] = c10::IValue(cu);
     ctx->saved_data["scale"] = static_cast<double>(p.shape.scale);
@@ -94,13 +86,13 @@ struct GdnFunction : torch::autograd::Function<GdnFunction> {
     auto dg = torch::empty_like(g), dbeta = torch::empty_like(beta);
     auto dh0 = h0.defined() ? torch::empty_like(h0) : torch::Tensor();
     auto ws = workspace(gdn::backward_workspace_bytes(p.shape, p.table.chunks()), q.device());
-    check_cuda(
+    check_launch(
         gdn::backward(p.shape, p.view(), bf16_ptr(q), bf16_ptr(k), bf16_ptr(v), g.data_ptr<float>(),
                       beta.data_ptr<float>(), h0.defined() ? h0.data_ptr<float>() : nullptr, bf16_ptr(d_o),
                       dht.defined() ? dht.data_ptr<float>() : nullptr, bf16_mut(dq), bf16_mut(dk), bf16_mut(dv),
                       dg.data_ptr<float>(), dbeta.data_ptr<float>(), dh0.defined() ? dh0.data_ptr<float>() : nullptr,
                       ws.data_ptr(), c10::cuda::getCurrentCUDAStream().stream()),
-        "backward");
+        "GDN CUDA kernels: backward");
     const auto dt = ctx->saved_data["dtypes"].toIntVector();
     auto as = [&](const torch::Tensor& t, int i) {
       return t.defined() ? t.to(static_cast<c10::ScalarType>(dt[i])) : t;

@@ -16,9 +16,9 @@ constexpr int kMaxInitDims = 4;
 
 /// Where a shard's elements lie in the global parameter, and their distribution.
 struct ShardFill {
-  int dims = 0;                                ///< 1..kMaxInitDims
-  int64_t local_size[kMaxInitDims] = {};       ///< the shard's shape (row-major, contiguous)
-  int64_t global_stride[kMaxInitDims] = {};    ///< the global tensor's row-major strides, elements
+  int dims = 0;                                    ///< 1..kMaxInitDims
+  int64_t local_size[kMaxInitDims] = {};           ///< the shard's shape (row-major, contiguous)
+  int64_t global_stride[kMaxInitDims] = {};        ///< the global tensor's row-major strides, elements
   const int64_t* global_index[kMaxInitDims] = {};  ///< device arrays: the global index of each local index, per dim
   DrawKind kind = DrawKind::Constant;
   double a = 0, b = 0;
