@@ -12,7 +12,8 @@
 # $OUT/h200-2gpu.tar.gz after every run, so that a call cut short at the device's limit still brings back what
 # finished. Do not pipe this script into `tail`: a rank left running holds the pipe open past the limit.
 # Each run has its own time limit (RUN_LIMIT seconds, default 120): a hung collective costs one run, not the call.
-# PARTS (default "stage layouts") picks what runs after the build: `PARTS=stage` runs only item 2.
+# PARTS (default "stage layouts") picks what runs after the build: `PARTS=stage` runs only item 2; "tests" adds the
+# GPU tests (ctest -L cuda) before it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=bench/out/h200-2gpu
@@ -37,6 +38,12 @@ run() {  # run NAME ARGS...: one run into $out/NAME/, log $out/NAME.log; KILL 10
 proxy=recipes/qwen3.5-35b-a3b/h200
 
 parts=${PARTS:-stage layouts}
+if [[ $parts == *tests* ]]; then
+  echo "== GPU tests (ctest -L cuda)"
+  timeout 240 ctest --test-dir build-gpu -L cuda --output-on-failure > "$out/ctest-cuda.log" 2>&1
+  grep -E "Test +#|tests passed" "$out/ctest-cuda.log"
+  pack
+fi
 if [[ $parts == *stage* ]]; then
 echo "== issue 12: 397B stage shapes on 2 GPUs (the memory plan before step 0)"
 run stage-397b recipes/qwen3.5-397b-a17b/h200/stage-shapes-tp2-ep2-2gpu.yaml --nproc 2
