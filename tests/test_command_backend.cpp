@@ -88,6 +88,7 @@ TEST_CASE("import: a Megatron-LM log gives the hand-computed tokens/s/GPU and MF
   // Read back, written again: the same document (the log block and settings.command included).
   const Json written = read_json_file(out.record_path);
   CHECK(checked.record->to_json() == written);
+  CHECK_FALSE(written["settings"].contains("kernels"));  // the command's kernels are its own
   // `report` ranks it, labelled by how its figures were read.
   const Leaderboard board = build_leaderboard({}, {}, {RunRecordInput{out.record_path, *checked.record}});
   REQUIRE(board.groups.size() == 1);

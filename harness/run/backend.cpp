@@ -72,13 +72,14 @@ Json RunOptions::to_json() const {
          {"seed", seed},
          {"profile", profile},
          {"deterministic", deterministic},
-         {"kernels", to_string(kernels)},
          {"overlap_grad_reduce", overlap_grad_reduce},
          {"grad_reduce_bucket_elements", grad_reduce_bucket_elements},
          {"ranks", world},
          {"dist_timeout_seconds", dist_timeout_seconds},
          {"data", Json{{"source", to_string(data_source)}}}};
   if (overlap_grad_reduce_applies) j["overlap_grad_reduce_applies"] = *overlap_grad_reduce_applies;
+  // bench.kernels picks a backend's own kernels; a command's kernels are its own (the command backend refuses it).
+  if (backend != "command") j["kernels"] = to_string(kernels);
   if (data_source == DataSource::kFile)
     j["data"]["path"] = data_path;
   else
