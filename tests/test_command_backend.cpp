@@ -214,3 +214,20 @@ TEST_CASE("command backend: the env block is exported with its $ kept for the sh
   CHECK(env[1] == std::make_pair(std::string("NNODES"), std::string("4")));
   CHECK(env[3] == std::make_pair(std::string("MASTER_PORT"), std::string("29511")));
 }
+
+TEST_CASE("command backend: bench.kernels in the recipe is refused, located at the field", "[command]") {
+  const RunRequest q = command_request("kernels-ops.yaml", "recipebench-command-kernels");
+  struct Messages : RunReporter {
+    std::vector<std::string> lines;
+    void message(const std::string& line) override { lines.push_back(line); }
+  } messages;
+  const RunOutcome out = run_recipe(q, {&messages});
+  CHECK(out.exit_code == kFailed);
+  CHECK_FALSE(out.record);
+  REQUIRE(messages.lines.size() == 2);
+  CHECK(messages.lines[0] == q.recipe_path +
+                                 ":57:12: error: bench.kernels: ops, expected absent (the command backend runs the "
+                                 "recipe's own command: its kernels are the command's)");
+  CHECK(messages.lines[1] ==
+        "recipebench run: the command backend would ignore the settings above (its command's own); nothing was run");
+}

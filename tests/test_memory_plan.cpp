@@ -78,7 +78,8 @@ std::vector<MeasuredRun> committed_h200_runs() {
 MemoryPlan plan_of_record(const MeasuredRun& m) {
   const Recipe r = recipe_from_json(m.record.recipe, m.path);
   const ModelConfig model = find_model(m.record.model_name)->with_layers(m.record.model_layers);
-  return plan_memory(r, model, build_rank_map(r, model), to_string(m.record.options.device), m.impl);
+  return plan_memory(r, model, build_rank_map(r, model), to_string(m.record.options.device), m.impl,
+                     m.record.options.kernels == Kernels::kFused);
 }
 
 }  // namespace
@@ -86,9 +87,10 @@ MemoryPlan plan_of_record(const MeasuredRun& m) {
 TEST_CASE("memory plan: within 15% of every committed H200 run record's peak", "[plan]") {
   const std::vector<MeasuredRun> runs = committed_h200_runs();
   // 7 records of the full-logits backend (1 GPU x2, DP2, EP2, TP2, PP2, the 397B stage shapes), 9 of the
-  // chunked-loss one (1 GPU: reports/runs, the issue-11 call's four, issue 17's first call's four) and 4 of the
-  // fused-loss one (issue 17's second call).
-  REQUIRE(runs.size() == 20);
+  // chunked-loss one (1 GPU: reports/runs, the issue-11 call's four, issue 17's first call's four) and 19 of the
+  // fused-loss one (issue 17's second call's four; the 2-GPU overlap call's 15: 1 GPU, DP2, EP2, TP2, PP2, 397B stage,
+  // six of which are also in reports/runs).
+  REQUIRE(runs.size() == 41);
   CHECK(runs.size() == record_implementations().size());  // no classification of a record that is gone
   for (const MeasuredRun& m : runs) {
     const MemoryPlan plan = plan_of_record(m);
@@ -201,4 +203,24 @@ TEST_CASE("memory plan: expert state sharded over EDP when EDP > 1, dense over D
   // experts hold 4 + 16 / 2 + 2 = 14 bytes per parameter.
   CHECK(q.grads + q.optimizer - (4 * d * (1 + 1 / 4.0) + 12 * d / 4 + 2 * d) == Approx(14 * x));
   CHECK(format_memory_plan(plan).find("experts' optimizer state sharded over EDP = 2 ranks") != std::string::npos);
+}
+
+TEST_CASE("memory plan: bench.kernels ops plans the libtorch-ops delta rule and loss (more activation memory)",
+          "[plan]") {
+  // The 35B-A3B proxy on one H200, BF16: with ops the GDN layers keep the delta rule's libtorch intermediates and the
+  // loss chunk its FP32 logits, both of which the kernels do without (2026-11-30: 105.9 GB measured with ops,
+  // 91.7 GB fused, reports/bench/h200-2026-11-30-kernels).
+  const ValidatedRecipe v =
+      validate_recipe_file(test::source_path("recipes/qwen3.5-35b-a3b/h200/proxy4l-1gpu-bf16.yaml"));
+  REQUIRE(v.ok());
+  const Recipe& r = *v.recipe;
+  const ModelConfig m = find_model(r.model)->with_layers(4);
+  const RankMap map = build_rank_map(r, m);
+  const MemoryPlan fused = plan_memory(r, m, map, "cuda", TorchMemoryImpl::kFusedLoss, true);
+  const MemoryPlan ops = plan_memory(r, m, map, "cuda", TorchMemoryImpl::kFusedLoss, false);
+  CHECK(ops.worst().activations_per_microbatch > fused.worst().activations_per_microbatch);
+  CHECK(ops.worst().peak > fused.worst().peak);
+  // On CPU there are no kernels: the switch changes nothing.
+  CHECK(plan_memory(r, m, map, "cpu", TorchMemoryImpl::kFusedLoss, false).worst().peak ==
+        plan_memory(r, m, map, "cpu", TorchMemoryImpl::kFusedLoss, true).worst().peak);
 }

@@ -34,8 +34,8 @@ RunRecord run_proxy(const std::string& name, int seed, int steps = 6, const std:
   const std::string cmd = std::string(RECIPEBENCH_BINARY) + " run " + RECIPEBENCH_SOURCE_DIR +
                           "/recipes/qwen3.5-35b-a3b/h200/proxy4l-1gpu-bf16.yaml --device cuda --layers 2 --steps " +
                           std::to_string(steps) + " --window 2:" + std::to_string(steps - 1) + " --seed " +
-                          std::to_string(seed) + " " + extra + " --out " + dir.string() + " > " +
-                          dir.string() + ".log 2>&1";
+                          std::to_string(seed) + " " + extra + " --out " + dir.string() + " > " + dir.string() +
+                          ".log 2>&1";
   INFO(cmd);
   REQUIRE(std::system(cmd.c_str()) == 0);
   for (const auto& e : fs::directory_iterator(dir))
@@ -47,8 +47,7 @@ RunRecord run_proxy(const std::string& name, int seed, int steps = 6, const std:
 
 }  // namespace
 
-TEST_CASE("two GPU runs with one seed have bitwise-equal losses and gradient norms; another seed differs",
-          "[repeat]") {
+TEST_CASE("two GPU runs with one seed have bitwise-equal losses and gradient norms; another seed differs", "[repeat]") {
   const RunRecord a = run_proxy("seed7-a", 7), b = run_proxy("seed7-b", 7), c = run_proxy("seed8", 8);
   REQUIRE(a.steps.size() == 6);
   REQUIRE(b.steps.size() == a.steps.size());

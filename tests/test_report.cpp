@@ -5,6 +5,7 @@
 #include <rapidjson/schema.h>
 
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "recipe/validate.h"
@@ -192,4 +193,21 @@ TEST_CASE("a non-deterministic run is labelled so in the leaderboard's backend, 
   const Json j = leaderboard_to_json(board);
   CHECK(j["groups"][0]["entries"][0]["deterministic"] == false);
   CHECK(leaderboard_to_csv(board).find(",torch · non-deterministic,false,") != std::string::npos);
+}
+
+TEST_CASE("a run with bench.kernels ops is labelled so in the leaderboard's backend", "[report]") {
+  // A committed H200 record, and the same document saying it ran the libtorch-ops path.
+  const std::string f = test::source_path("reports/bench/h200-2026-11-30-issue17/call2-f2976a7/records/repeat-1.json");
+  Json doc = read_json_file(f);
+  const CheckedRunRecord fused = check_run_record(doc, f);
+  doc["settings"]["kernels"] = "ops";
+  const CheckedRunRecord ops = check_run_record(doc, "ops.json");
+  REQUIRE(fused.record);
+  REQUIRE(ops.record);
+  const Leaderboard board = build_leaderboard({}, {}, {RunRecordInput{f, *fused.record}, {"ops.json", *ops.record}});
+  REQUIRE(board.groups.size() == 1);
+  REQUIRE(board.groups[0].entries.size() == 2);
+  std::set<std::string> labels;
+  for (const auto& e : board.groups[0].entries) labels.insert(e.backend);
+  CHECK(labels == std::set<std::string>{"torch", "torch · libtorch ops"});
 }

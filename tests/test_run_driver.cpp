@@ -28,7 +28,7 @@ namespace {
 struct FakeScript {
   int devices = 2;
   int fail_at = -1;
-  int runs = 0;  ///< how often run() was called
+  int runs = 0;             ///< how often run() was called
   RunOptions last_options;  ///< what the last run() was given
 };
 
@@ -67,6 +67,7 @@ class FakeBackend : public Backend {
 BackendCapabilities fake_capabilities() {
   BackendCapabilities c = torch_backend_capabilities();
   c.devices = {Device::kCpu};
+  c.memory_plan = false;  // the tests below list every reporter call; the plan's own test turns it on
   return c;
 }
 
@@ -121,10 +122,6 @@ TEST_CASE("run driver: a complete run's record, figures and reporter calls", "[r
   const RunOutcome out = run_recipe(q, {&writer, &rec});
   REQUIRE(out.exit_code == kOk);
   CHECK(script->runs == 1);
-  // The run's memory plan (docs/memory-plan.md) comes after start, before step 0.
-  REQUIRE(rec.calls.size() == 9);
-  CHECK(rec.calls[1].rfind("message memory plan per GPU (GB; torch backend; docs/memory-plan.md):", 0) == 0);
-  rec.calls.erase(rec.calls.begin() + 1);
   CHECK(rec.calls == std::vector<std::string>{"start fake", "step 0 on 2", "step 1 on 2", "step 2 on 2", "step 3 on 2",
                                               "step 4 on 2", "step 5 on 2", "finish complete"});
   REQUIRE(out.record);
@@ -185,7 +182,7 @@ TEST_CASE("run driver: a failing step gives a failed record and exit 1", "[run_d
   const RunOutcome out = run_recipe(q, {&writer, &rec});
   CHECK(out.exit_code == kFailed);
   CHECK(rec.calls.back() == "finish failed");
-  CHECK(rec.calls.size() == 6);  // start, the memory plan, steps 0..2, finish
+  CHECK(rec.calls.size() == 5);  // start, steps 0..2, finish
   const Json written = Json::parse(test::read_file(out.record_path));
   CHECK(written["status"] == "failed");
   CHECK(written["error"]["step"] == 3);
@@ -359,8 +356,7 @@ TEST_CASE("run driver: a backend running the recipe's own command refuses the gr
 
 TEST_CASE("run driver: bench.kernels is recorded, and refused by a backend running the recipe's own command",
           "[run_driver][kernels]") {
-  auto script = std::make_shared<FakeScript>();
-  register_backend("fake", {}, [script] { return std::make_unique<FakeBackend>(script); });
+  auto script = register_fake();
   RunRequest q = fake_request("recipebench-driver-kernels");
   Recorder rec;
   SECTION("absent: fused, in the record and read back") {
@@ -376,6 +372,10 @@ TEST_CASE("run driver: bench.kernels is recorded, and refused by a backend runni
     CHECK(script->last_options.kernels == Kernels::kOps);
     CHECK(out.record->to_json()["settings"]["kernels"] == "ops");
     CHECK(RunRecord::from_json(out.record->to_json(), "r.json").options.kernels == Kernels::kOps);
+    // A record written before the setting existed (no settings.kernels) ran the fused kernels.
+    Json old = out.record->to_json();
+    old["settings"].erase("kernels");
+    CHECK(RunRecord::from_json(old, "old.json").options.kernels == Kernels::kFused);
   }
   SECTION("a per-node backend: refused, located at the command line") {
     BackendCapabilities caps;
@@ -390,4 +390,21 @@ TEST_CASE("run driver: bench.kernels is recorded, and refused by a backend runni
                            "message recipebench run: the fake-node-k backend would ignore the settings above (its "
                            "command's own); nothing was run"});
   }
+}
+
+TEST_CASE("run driver: a backend the memory plan models gets its plan printed after start, before step 0",
+          "[run_driver][plan]") {
+  auto script = std::make_shared<FakeScript>();
+  BackendCapabilities caps = fake_capabilities();
+  caps.memory_plan = true;
+  register_backend("fake-planned", caps, [script] { return std::make_unique<FakeBackend>(script); });
+  RunRequest q = fake_request("recipebench-driver-plan");
+  q.backend = "fake-planned";
+  Recorder rec;
+  REQUIRE(run_recipe(q, {&rec}).exit_code == kOk);
+  REQUIRE(rec.calls.size() == 9);  // start, the plan, steps 0..5, finish
+  CHECK(rec.calls[0] == "start fake-planned");
+  CHECK(rec.calls[1].rfind("message memory plan per GPU (GB; torch backend; docs/memory-plan.md):", 0) == 0);
+  CHECK(rec.calls[1].find("fits") != std::string::npos);  // the plan's verdict line
+  CHECK(rec.calls[2] == "step 0 on 2");
 }

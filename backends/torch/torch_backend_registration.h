@@ -23,6 +23,7 @@ inline BackendCapabilities torch_backend_capabilities() {
   // train/optimizer_builder.h: DistributedAdam over DP for the dense parameters, over EDP for the experts.
   c.dense_optimizer_sharding = OptimizerSharding::kDp;
   c.expert_optimizer_sharding = OptimizerSharding::kEdp;
+  c.memory_plan = true;  // harness/plan models this backend's memory
   return c;
 }
 

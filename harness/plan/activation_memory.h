@@ -36,9 +36,7 @@ struct MicrobatchShape {
   bool fused_kernels = true;  ///< bench.kernels: fused; false (ops): libtorch operations everywhere
   /// True when the delta rule runs in the GDN CUDA kernels: since kChunkedLoss, on CUDA (sdpa) with BF16 parameters
   /// and bench.kernels fused.
-  bool gdn_kernels() const {
-    return impl != TorchMemoryImpl::kFullLogits && sdpa && param_bytes == 2 && fused_kernels;
-  }
+  bool gdn_kernels() const { return impl != TorchMemoryImpl::kFullLogits && sdpa && param_bytes == 2 && fused_kernels; }
   /// True when the loss runs the fused cross-entropy kernels: kFusedLoss on CUDA (sdpa) with BF16 parameters and
   /// bench.kernels fused.
   bool fused_loss() const { return impl == TorchMemoryImpl::kFusedLoss && sdpa && param_bytes == 2 && fused_kernels; }

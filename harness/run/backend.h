@@ -24,9 +24,7 @@ struct RunHooks {
   std::string dump_params_path;             ///< rank 0 writes the final parameters here (float32, the one-rank
                                             ///< model's parameters() order); empty: no dump
   std::string dump_init_params_path;        ///< the same for the initial parameters, right after the model is built
-  bool any() const {
-    return fail_rank || fail_step || !dump_params_path.empty() || !dump_init_params_path.empty();
-  }
+  bool any() const { return fail_rank || fail_step || !dump_params_path.empty() || !dump_init_params_path.empty(); }
 };
 
 /// Effective settings of one run (recipe's bench block, overridden by the command line).

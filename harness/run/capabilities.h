@@ -44,6 +44,8 @@ struct BackendCapabilities {
   OptimizerSharding dense_optimizer_sharding = OptimizerSharding::kNone;
   /// Where the optimizer state of the routed experts is sharded on several ranks (when EDP > 1).
   OptimizerSharding expert_optimizer_sharding = OptimizerSharding::kNone;
+  /// The per-rank memory plan (harness/plan, docs/memory-plan.md) models this backend: `run` prints it before step 0.
+  bool memory_plan = false;
   /// {"cp": [1], "etp": [1], "dispatcher": ["alltoall"], "offload": ["none"], ...,
   /// "optimizer_sharding": {"dense": "dp", "experts": "edp"}} for the run record
   /// (schema/run-record.schema.json: degrees as integers, the rest as their YAML names).

@@ -191,7 +191,8 @@ void check_log_format(const RunRequest& q, const ValidatedRecipe& v, const RunOp
 /// bench.kernels (or --kernels) given to a per-node backend `backend`, which runs the recipe's own command and so
 /// its own kernels: the located diagnostic that refuses it; nullopt when neither is set.
 std::optional<Diagnostic> kernels_per_node(const std::string& backend, const RunRequest& q, const ValidatedRecipe& v) {
-  const std::string expected = "absent (the " + backend + " backend runs the recipe's own command: its kernels are the command's)";
+  const std::string expected =
+      "absent (the " + backend + " backend runs the recipe's own command: its kernels are the command's)";
   if (q.kernels) return Diagnostic{"<command line>", 0, 0, "--kernels", to_string(*q.kernels), expected};
   if (v.recipe->bench.kernels) return v.source->at("/bench/kernels", to_string(*v.recipe->bench.kernels), expected);
   return std::nullopt;
@@ -461,9 +462,9 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
     const bool bucket_given = recipe.bench.grad_reduce_bucket_elements || q.grad_reduce_bucket_elements;
     if (const std::string note = grad_reduce_note(o, recipe, bucket_given); !note.empty()) report.message(note);
     for (auto* r : reporters) r->start(rec);
-    // The backend trains the model itself: its per-rank memory plan before step 0 (docs/memory-plan.md). A layout
-    // the rank map refuses has no plan; the backend refuses it next, with the reason.
-    if (caps->launch == Launch::kPerRank) try {
+    // The per-rank memory plan of a backend the plan models, before step 0 (docs/memory-plan.md). A layout the rank
+    // map refuses has no plan; the backend refuses it next, with the reason.
+    if (caps->memory_plan) try {
         std::string plan = memory_plan_text(recipe, m.model, to_string(o.device), o.kernels == Kernels::kFused);
         while (!plan.empty() && plan.back() == '\n') plan.pop_back();
         report.message(plan);

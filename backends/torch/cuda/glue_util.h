@@ -10,10 +10,12 @@
 
 namespace recipebench::torch_model {
 
-/// t's data as __nv_bfloat16 (same bits as at::BFloat16). Throws c10::Error when t does not hold BF16.
+/// t's data as __nv_bfloat16 (same bits as at::BFloat16), read-only; the kernels index it as a contiguous tensor, so
+/// the caller passes contiguous tensors. Throws c10::Error when t does not hold BF16.
 inline const __nv_bfloat16* bf16_ptr(const at::Tensor& t) {
   return reinterpret_cast<const __nv_bfloat16*>(t.data_ptr<at::BFloat16>());
 }
+/// As bf16_ptr, writable (an output tensor of the kernel).
 inline __nv_bfloat16* bf16_mut(at::Tensor& t) { return reinterpret_cast<__nv_bfloat16*>(t.data_ptr<at::BFloat16>()); }
 
 /// Throws c10::Error "<what>: <CUDA's message>" unless `e` is cudaSuccess.

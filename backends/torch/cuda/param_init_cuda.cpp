@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "cuda/glue_util.h"
 #include "cuda/param_init_kernels.h"
 
 namespace recipebench::torch_model {
@@ -45,9 +46,8 @@ void cuda_init_shard(at::Tensor& local, const std::vector<std::vector<int64_t>>&
   auto out = local.view({-1});
   for (int64_t first = 0; first < n; first += kBlock) {
     const int64_t count = std::min(kBlock, n - first);
-    const cudaError_t e =
-        init::fill_shard_values(buf.data_ptr<float>(), first, count, f, c10::cuda::getCurrentCUDAStream());
-    TORCH_CHECK(e == cudaSuccess, "init: CUDA fill: ", cudaGetErrorString(e));
+    check_launch(init::fill_shard_values(buf.data_ptr<float>(), first, count, f, c10::cuda::getCurrentCUDAStream()),
+                 "init: CUDA fill");
     out.narrow(0, first, count).copy_(buf.narrow(0, 0, count));
   }
 }

@@ -15,8 +15,8 @@ __global__ void fill_kernel(float* out, int64_t first, int64_t count, ShardFill 
       if (d == 0) index0 = local;
     }
     uint64_t key = plain_key;
-    if (f.per_expert && f.dims >= 2) {  // the expert's own stream, counters from its first element
-      const int64_t e = f.global_index[0][index0];
+    if (f.per_expert) {  // the expert's own stream, counters from its first element (as model/param_init.cpp)
+      const int64_t e = f.dims >= 2 ? f.global_index[0][index0] : 0;
       key = stream_key(f.seed, f.name_hash, e);
       base -= e * f.global_stride[0];
     }
@@ -30,8 +30,7 @@ cudaError_t fill_shard_values(float* out, int64_t first, int64_t count, const Sh
   if (count <= 0) return cudaSuccess;
   constexpr int kThreads = 256;
   const int64_t blocks = (count + kThreads - 1) / kThreads;
-  fill_kernel<<<static_cast<unsigned>(blocks < 65536 ? blocks : 65536), kThreads, 0, stream>>>(out, first, count,
-                                                                                              fill);
+  fill_kernel<<<static_cast<unsigned>(blocks < 65536 ? blocks : 65536), kThreads, 0, stream>>>(out, first, count, fill);
   return cudaGetLastError();
 }
 

@@ -58,8 +58,8 @@ GatedDeltaNetImpl::GatedDeltaNetImpl(const ModelConfig& cfg, GdnKernel kernel_, 
     torch::NoGradGuard no_grad;
     A_log.uniform_(0.01, 16.0).log_();
   }
-  norm = register_module("norm", GatedRMSNorm(head_v_dim, cfg.rms_norm_eps,
-                                              fused_kernels ? GatedNormImpl::Auto : GatedNormImpl::Ops));
+  norm = register_module(
+      "norm", GatedRMSNorm(head_v_dim, cfg.rms_norm_eps, fused_kernels ? GatedNormImpl::Auto : GatedNormImpl::Ops));
   out_proj = register_module("out_proj", Projection(vd, h));
 }
 
@@ -70,7 +70,8 @@ torch::Tensor GatedDeltaNetImpl::gated_delta_rule(const torch::Tensor& q, const 
 #ifdef RECIPEBENCH_GDN_CUDA
   // The CUDA kernels (docs/gdn-kernels.md) compute the chunked form with chunk 64 from bf16 inputs with fp32
   // accumulation: used for bf16 / fp16 models only, so an fp32 model keeps fp32 arithmetic.
-  if (fused_kernels && chunk_size == 64 && v.scalar_type() != torch::kFloat32 && cuda_gated_delta_rule_supports(q, k, v))
+  if (fused_kernels && chunk_size == 64 && v.scalar_type() != torch::kFloat32 &&
+      cuda_gated_delta_rule_supports(q, k, v))
     return cuda_chunk_gated_delta_rule(q, k, v, g, beta).output;
 #endif
   return chunk_gated_delta_rule(q, k, v, g, beta, chunk_size).output;

@@ -17,12 +17,14 @@ namespace recipebench::torch_model {
 
 struct TensorParallel;  // model/tensor_parallel.h
 
+/// How causal_depthwise_conv1d_silu computes: Auto the fused CUDA kernels where they apply, Ops libtorch operations.
+enum class ConvSiluImpl { Auto, Ops };
+
 /// Depthwise causal conv1d followed by SiLU (Hugging Face causal_conv1d_fn with activation "silu"):
 ///   y[t, c] = silu(sum_{j < K} w[c, 0, j] * x[t - (K - 1) + j, c]),  x[t < 0] = 0.
 /// x: [batch, seq, channels]; w: [channels, 1, K]. Returns [batch, seq, channels] in x's dtype.
-/// `impl` Auto: the fused CUDA kernels (cuda/conv_silu_cuda.h) for BF16 tensors on CUDA with K <= 4 when they were
-/// built, else (and with Ops) libtorch's conv1d and silu (the CPU path and the reference).
-enum class ConvSiluImpl { Auto, Ops };
+/// `impl` Auto: the fused CUDA kernels (cuda/conv_silu_cuda.h) for BF16 tensors on CUDA with K in 2..4 when they
+/// were built, else (and with Ops) libtorch's conv1d and silu (the CPU path and the reference).
 torch::Tensor causal_depthwise_conv1d_silu(const torch::Tensor& x, const torch::Tensor& w,
                                            ConvSiluImpl impl = ConvSiluImpl::Auto);
 

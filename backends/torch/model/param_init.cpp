@@ -83,9 +83,9 @@ InitRule init_rule(const std::string& name, at::IntArrayRef shape) {
   constexpr double kStd = 0.02;  // Hugging Face initializer_range of the Qwen3.5 configs (model/common.h kInitStd)
   if (ends_with(name, ".experts.gate_up_proj") || ends_with(name, ".experts.down_proj"))
     return {K::Normal, kStd, 0.0, /*per_expert=*/true};
-  for (const char* w : {"q_proj", "k_proj", "v_proj", "o_proj", "in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a",
-                        "out_proj", "gate_proj", "up_proj", "down_proj", "mlp.gate", "shared_expert_gate",
-                        "embed_tokens", "lm_head"})
+  for (const char* w :
+       {"q_proj", "k_proj", "v_proj", "o_proj", "in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a", "out_proj",
+        "gate_proj", "up_proj", "down_proj", "mlp.gate", "shared_expert_gate", "embed_tokens", "lm_head"})
     if (ends_with(name, std::string(w) + ".weight")) return {K::Normal, kStd};
   TORCH_CHECK(false, "init: no initialisation rule for parameter ", name, " (docs/initialization.md)");
 }

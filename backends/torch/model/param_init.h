@@ -49,8 +49,8 @@ struct ShardPlacement {
 /// to float32, then to local's dtype. A CUDA tensor is filled on its device when the CUDA kernels were built
 /// (cuda/param_init_cuda.h; one thread per element), else on the CPU in blocks of at most ~4M elements (the host
 /// holds one block) and copied. Bitwise equal to tp_local_slice / expert narrowing of the fill of the whole
-/// parameter on the same kind of device (CPU and CUDA fills may differ in the last float32 bit: init_draw.h). Nothing for a meta tensor. Throws c10::Error
-/// when the placement does not fit the shapes.
+/// parameter on the same kind of device (CPU and CUDA fills may differ in the last float32 bit: init_draw.h). Nothing
+/// for a meta tensor. Throws c10::Error when the placement does not fit the shapes.
 void init_shard(at::Tensor& local, uint64_t seed, const std::string& name, at::IntArrayRef global_shape,
                 const ShardPlacement& where);
 

@@ -15,13 +15,15 @@ namespace recipebench::torch_model {
 /// x: [..., dim] -> [..., dim]; w: [dim].
 torch::Tensor zero_centred_rms_norm(const torch::Tensor& x, const torch::Tensor& w, double eps);
 
+/// How gated_rms_norm computes: Auto the fused CUDA kernels where they apply, Ops libtorch operations.
+enum class GatedNormImpl { Auto, Ops };
+
 /// Gated RMSNorm of the Gated DeltaNet output (Hugging Face Qwen3_5MoeRMSNormGated, FLA FusedRMSNormGated):
 ///   y = (x * rsqrt(mean(x^2) + eps)) * w * silu(z)        -- a plain RMSNorm (weight init 1), not zero-centred
 /// normalised in fp32 (fp64 for fp64 inputs), cast to the dtype of x before the weight, gated in fp32.
 /// x, z: [..., dim] -> [..., dim] in the dtype of x; w: [dim].
 /// `impl` Auto: the fused CUDA kernels (cuda/gated_norm_cuda.h: all in FP32, one BF16 rounding) for BF16 tensors on
 /// CUDA with dim 64, 128 or 256 when they were built; else (and with Ops) the libtorch ops above, the reference.
-enum class GatedNormImpl { Auto, Ops };
 torch::Tensor gated_rms_norm(const torch::Tensor& x, const torch::Tensor& z, const torch::Tensor& w, double eps,
                              GatedNormImpl impl = GatedNormImpl::Auto);
 

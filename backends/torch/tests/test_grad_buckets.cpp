@@ -107,7 +107,8 @@ TEST_CASE("buckets take the parameters in reverse order, close at the bucket siz
         std::vector<std::vector<int64_t>>{{3, 122, 0, 78}, {1, 187, 192, 113}});
 }
 
-TEST_CASE("a parameter of exactly the bucket size closes its bucket, and no empty bucket at the end", "[grad_buckets]") {
+TEST_CASE("a parameter of exactly the bucket size closes its bucket, and no empty bucket at the end",
+          "[grad_buckets]") {
   const std::vector<int64_t> numels{100, 100};
   const auto l = make_grad_bucket_layout(numels, 1, 100);
   REQUIRE(l.buckets.size() == 2);
