@@ -5,7 +5,6 @@ namespace recipebench::init {
 namespace {
 
 __global__ void fill_kernel(float* out, int64_t first, int64_t count, ShardFill f) {
-  const uint64_t plain_key = stream_key(f.seed, f.name_hash, -1);
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count; i += int64_t{gridDim.x} * blockDim.x) {
     int64_t rest = first + i, base = 0, index0 = 0;
     for (int d = f.dims - 1; d >= 0; --d) {  // local multi-index -> global offset
@@ -14,13 +13,9 @@ __global__ void fill_kernel(float* out, int64_t first, int64_t count, ShardFill 
       base += f.global_index[d][local] * f.global_stride[d];
       if (d == 0) index0 = local;
     }
-    uint64_t key = plain_key;
-    if (f.per_expert) {  // the expert's own stream, counters from its first element (as model/param_init.cpp)
-      const int64_t e = f.dims >= 2 ? f.global_index[0][index0] : 0;
-      key = stream_key(f.seed, f.name_hash, e);
-      base -= e * f.global_stride[0];
-    }
-    out[i] = draw(f.kind, f.a, f.b, key, static_cast<uint64_t>(base));
+    const int64_t expert = f.dims >= 2 ? f.global_index[0][index0] : 0;
+    const ElementStream s = element_stream(f.seed, f.name_hash, f.per_expert, base, expert, f.global_stride[0]);
+    out[i] = draw(f.kind, f.a, f.b, s.key, s.counter);
   }
 }
 

@@ -58,6 +58,21 @@ RB_INIT_HD inline uint64_t stream_key(uint64_t seed, uint64_t name_hash, int64_t
   return splitmix64(splitmix64(splitmix64(seed) ^ name_hash) ^ static_cast<uint64_t>(expert + 1));
 }
 
+/// Where an element's value comes from: its stream's key and its counter in that stream.
+struct ElementStream {
+  uint64_t key, counter;
+};
+
+/// The stream of the element at row-major global offset `offset` of a parameter (docs/initialization.md): one stream
+/// per parameter, counter = the offset; with `per_expert` (dim 0 indexes experts, stride `expert_stride` elements)
+/// one stream per expert `expert` (the element's global index along dim 0; 0 for a 1-D parameter), counters from the
+/// expert's first element. The one place of that rule: the CPU and CUDA fills both call it.
+RB_INIT_HD inline ElementStream element_stream(uint64_t seed, uint64_t name_hash, bool per_expert, int64_t offset,
+                                               int64_t expert, int64_t expert_stride) {
+  if (!per_expert) return {stream_key(seed, name_hash, -1), static_cast<uint64_t>(offset)};
+  return {stream_key(seed, name_hash, expert), static_cast<uint64_t>(offset - expert * expert_stride)};
+}
+
 /// The value of element `counter` of stream `key` under (kind, a, b), computed in float64 and rounded to float32:
 /// (::log, ::sqrt, ::cos: the C library's on the host, CUDA's on the device; both within 1 ulp in float64, so the
 /// float32 results agree except where a value lies within that of a rounding boundary.)

@@ -25,10 +25,6 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-float draw(const InitRule& rule, uint64_t key, uint64_t counter) {
-  return init::draw(rule.kind, rule.a, rule.b, key, counter);
-}
-
 /// Global index of every local index, per dimension (experts offset along dim 0, the TP layout along its dim).
 std::vector<std::vector<int64_t>> global_indices(at::IntArrayRef local, at::IntArrayRef global,
                                                  const ShardPlacement& where) {
@@ -110,7 +106,6 @@ void init_shard(at::Tensor& local, uint64_t seed, const std::string& name, at::I
     return;
   }
 #endif
-  const uint64_t plain_key = init::stream_key(seed, name_hash, -1);
   const int64_t block_lines = std::max<int64_t>(1, (int64_t{1} << 22) / std::max<int64_t>(last, 1));
   auto flat = local.view({-1});
   for (int64_t l0 = 0; l0 < lines; l0 += block_lines) {
@@ -127,15 +122,13 @@ void init_shard(at::Tensor& local, uint64_t seed, const std::string& name, at::I
           base += g[static_cast<size_t>(d)][static_cast<size_t>(i)] * gstride[static_cast<size_t>(d)];
           idx[static_cast<size_t>(d)] = i;
         }
-        uint64_t key = plain_key;
-        if (rule.per_expert) {  // the expert's own stream, counters from its first element
-          const int64_t e = nd >= 2 ? g[0][static_cast<size_t>(idx[0])] : 0;
-          key = init::stream_key(seed, name_hash, e);
-          base -= e * gstride[0];
-        }
+        // The line's elements share the expert (dims 0..nd-2), so its stream and its first counter.
+        const int64_t expert = nd >= 2 ? g[0][static_cast<size_t>(idx[0])] : 0;
+        const init::ElementStream s = init::element_stream(seed, name_hash, rule.per_expert, base, expert, gstride[0]);
         const auto& gl = g[static_cast<size_t>(nd - 1)];
         for (int64_t j = 0; j < last; ++j)
-          out[l * last + j] = draw(rule, key, static_cast<uint64_t>(base + gl[static_cast<size_t>(j)]));
+          out[l * last + j] = init::draw(rule.kind, rule.a, rule.b, s.key,
+                                         s.counter + static_cast<uint64_t>(gl[static_cast<size_t>(j)]));
       }
     });
     flat.narrow(0, l0 * last, nl * last).copy_(buf);
