@@ -407,6 +407,19 @@ void merge_backend_report(const Backend& backend, RunRecord& rec) {
   if (rec.status == "failed" && !r.log_tail.empty()) rec.error["log_tail"] = r.log_tail;
 }
 
+/// The run's per-rank memory plan (docs/memory-plan.md: its model, device and bench.kernels), before step 0. A layout
+/// the rank map refuses has no plan: nothing is said (the backend refuses the layout next, with the reason).
+void report_memory_plan(const Recipe& recipe, const ModelConfig& model, const RunOptions& o, const Reporters& report) {
+  std::string plan;
+  try {
+    plan = memory_plan_text(recipe, model, to_string(o.device), o.kernels == Kernels::kFused);
+  } catch (const std::invalid_argument&) {
+    return;
+  }
+  while (!plan.empty() && plan.back() == '\n') plan.pop_back();
+  report.message(plan);
+}
+
 /// Places this process: one launch per node for a per-node backend (its command's output teed to a log beside
 /// the record), else the ranks of run/launch.h. Returns an exit code when this process has nothing more to do.
 std::optional<int> place(const RunRequest& q, const Recipe& recipe, RunOptions& o, const std::string& record_path,
@@ -462,14 +475,7 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
     const bool bucket_given = recipe.bench.grad_reduce_bucket_elements || q.grad_reduce_bucket_elements;
     if (const std::string note = grad_reduce_note(o, recipe, bucket_given); !note.empty()) report.message(note);
     for (auto* r : reporters) r->start(rec);
-    // The per-rank memory plan of a backend the plan models, before step 0 (docs/memory-plan.md). A layout the rank
-    // map refuses has no plan; the backend refuses it next, with the reason.
-    if (caps->memory_plan) try {
-        std::string plan = memory_plan_text(recipe, m.model, to_string(o.device), o.kernels == Kernels::kFused);
-        while (!plan.empty() && plan.back() == '\n') plan.pop_back();
-        report.message(plan);
-      } catch (const std::invalid_argument&) {
-      }
+    if (caps->memory_plan) report_memory_plan(recipe, m.model, o, report);
   }
   const Execution x = execute(*backend, recipe, m.model, rec, reporters, per_node(o.backend));
   if (!lead) {
