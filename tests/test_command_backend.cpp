@@ -18,6 +18,7 @@
 #include "run/run_record_check.h"
 #include "test_util.h"
 #include "util/exit_code.h"
+#include "util/proc_stat.h"
 
 using namespace recipebench;
 namespace fs = std::filesystem;
@@ -41,10 +42,8 @@ CheckedRunRecord reread(const RunOutcome& out) {
 
 /// True while process `pid` exists and is not a zombie.
 bool process_alive(int pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  const size_t close = text.rfind(')');
-  return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z' && text[close + 2] != 'X';
+  const auto stat = read_proc_stat(pid);
+  return stat && !stat->gone();
 }
 
 }  // namespace

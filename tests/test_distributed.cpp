@@ -24,6 +24,8 @@
 #include <tuple>
 #include <vector>
 
+#include "util/proc_stat.h"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -242,20 +244,12 @@ TEST_CASE("a layout's world size must match the ranks of the run", "[distributed
 
 namespace {
 
-/// Processes whose parent is `parent` (from /proc/<pid>/stat).
+/// Processes whose parent is `parent` (from /proc/<pid>/stat; one that exits meanwhile is skipped).
 std::vector<pid_t> children_of(pid_t parent) {
   std::vector<pid_t> out;
-  for (const auto& e : fs::directory_iterator("/proc")) {
-    const std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string stat = read_all(e.path() / "stat");
-    const auto close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(stat.substr(close + 2));
-    char state = 0;
-    pid_t ppid = 0;
-    rest >> state >> ppid;
-    if (ppid == parent) out.push_back(static_cast<pid_t>(std::stoi(name)));
+  for (const int pid : recipebench::list_pids()) {
+    const auto stat = recipebench::read_proc_stat(pid);
+    if (stat && stat->ppid == parent) out.push_back(static_cast<pid_t>(pid));
   }
   return out;
 }

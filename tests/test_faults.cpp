@@ -22,6 +22,7 @@
 
 #include "run/run_guard.h"
 #include "run/run_record_check.h"
+#include "util/proc_stat.h"
 
 using namespace recipebench;
 namespace fs = std::filesystem;
@@ -93,26 +94,16 @@ bool group_left(pid_t pgid) {
   return true;
 }
 
-/// The pid of the child of `parent` whose environment has RANK=<rank>, or -1.
+/// The pid of the child of `parent` whose environment has RANK=<rank>, or -1 (a process that exits meanwhile is
+/// skipped: util/proc_stat.h reads /proc without throwing).
 pid_t rank_pid(pid_t parent, int rank) {
-  for (const auto& e : fs::directory_iterator("/proc")) {
-    const std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(e.path() / "stat");
-    std::string line;
-    std::getline(stat, line);
-    const auto close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
-    char state;
-    pid_t ppid = 0;
-    rest >> state >> ppid;
-    if (ppid != parent) continue;
-    std::ifstream env(e.path() / "environ", std::ios::binary);
-    const std::string all((std::istreambuf_iterator<char>(env)), std::istreambuf_iterator<char>());
+  for (const int pid : list_pids()) {
+    const auto stat = read_proc_stat(pid);
+    if (!stat || stat->ppid != parent) continue;
+    const std::string all = read_proc_file("/proc/" + std::to_string(pid) + "/environ").value_or("");
     if (all.find(std::string("\0RANK=", 6) + std::to_string(rank) + '\0') != std::string::npos ||
         all.rfind("RANK=" + std::to_string(rank) + '\0', 0) == 0)
-      return static_cast<pid_t>(std::stoi(name));
+      return static_cast<pid_t>(pid);
   }
   return -1;
 }

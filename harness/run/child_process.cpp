@@ -1,6 +1,5 @@
 #include "run/child_process.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -11,11 +10,11 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <stdexcept>
 #include <thread>
 
 #include "run/run_guard.h"
+#include "util/proc_stat.h"
 
 namespace recipebench {
 
@@ -69,25 +68,13 @@ bool stop_group(pid_t group, double grace) {
 }  // namespace
 
 bool process_group_alive(int pgid) {
-  DIR* proc = opendir("/proc");
-  if (!proc) return kill(-pgid, 0) == 0;
-  bool alive = false;
-  while (dirent* e = readdir(proc)) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    std::ifstream stat(std::string("/proc/") + e->d_name + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    const size_t close = text.rfind(')');  // "pid (comm) S ppid pgrp ..."; comm may hold spaces
-    if (close == std::string::npos) continue;
-    char state = 0;
-    int ppid = 0, pgrp = 0;
-    if (std::sscanf(text.c_str() + close + 1, " %c %d %d", &state, &ppid, &pgrp) == 3 && pgrp == pgid && state != 'Z' &&
-        state != 'X') {
-      alive = true;
-      break;
-    }
+  const std::vector<int> pids = list_pids();
+  if (pids.empty()) return kill(-pgid, 0) == 0;  // no /proc: the kernel's answer (counts zombies as alive)
+  for (const int pid : pids) {
+    const auto stat = read_proc_stat(pid);  // nullopt: it exited since the listing
+    if (stat && stat->pgrp == pgid && !stat->gone()) return true;
   }
-  closedir(proc);
-  return alive;
+  return false;
 }
 
 bool ChildOutcome::exited_ok() const {
