@@ -75,6 +75,10 @@ def rec(name):
     return json.load(open(f[0])) if f else None
 def tps(r): return ((r or {}).get("metrics") or {}).get("tokens_per_s_per_gpu")
 def cv(r): return ((r or {}).get("metrics") or {}).get("step_time_cv_percent")
+def loss_gap(r, ref):
+    """The largest relative difference of a run's per-step losses from the 1-GPU run's (same seed and rows)."""
+    if not (r and ref): return None
+    return max(abs(x["loss"] - y["loss"]) / abs(y["loss"]) for x, y in zip(r["steps"], ref["steps"]))
 def same(a, b):
     if not (a and b): return None
     return all(x["loss"] == y["loss"] and x["grad_norm"] == y["grad_norm"] for x, y in zip(a["steps"], b["steps"]))
@@ -87,12 +91,15 @@ for layout in ["dp2", "ep2", "tp2", "pp2"]:
     best = None
     for setting, n1, n2 in variants:
         a, b = rec(n1), rec(n2)
-        print(f"{layout} {setting}: {tps(a)} / {tps(b)} tokens/s/GPU, CV {cv(a)} / {cv(b)}, bitwise repeat: {same(a, b)}")
+        gap = loss_gap(a, rec("one-1"))
+        print(f"{layout} {setting}: {tps(a)} / {tps(b)} tokens/s/GPU, CV {cv(a)} / {cv(b)}, bitwise repeat: {same(a, b)}, "
+              f"largest loss gap to 1 GPU {gap}")
         if tps(a) and (best is None or tps(a) > best["tokens_per_s_per_gpu"]):
             best = {"name": layout, "setting": setting, "tokens_per_s_per_gpu": tps(a),
                     "share_of_one_gpu": tps(a) / one_gpu if one_gpu else None,
                     "cv_percent": cv(a),
-                    "repeat_tokens_per_s_per_gpu": tps(b), "repeat_bitwise_equal": same(a, b)}
+                    "repeat_tokens_per_s_per_gpu": tps(b), "repeat_bitwise_equal": same(a, b),
+                    "loss_gap_to_one_gpu": gap}
     if best: layouts.append(best)
 stage = rec("stage-397b")
 s = {"date": datetime.date.today().isoformat(), "gpu": "NVIDIA H200", "one_gpu_tokens_per_s": one_gpu,
