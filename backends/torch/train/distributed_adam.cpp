@@ -13,9 +13,6 @@
 
 #include "compat.h"
 #include "train/adam.h"
-#ifdef RECIPEBENCH_GDN_CUDA
-#include "cuda/adamw_cuda.h"
-#endif
 
 namespace recipebench::train {
 
@@ -34,8 +31,7 @@ struct DistributedAdam::GradHook : torch::autograd::FunctionPostHook {
 };
 
 DistributedAdam::DistributedAdam(std::vector<torch::Tensor> params, const RecipeOptimizer& options,
-                                 dist::ProcessGroup& group, GradientGroups groups, GradReduceOverlap overlap,
-                                 AdamKernels kernels)
+                                 dist::ProcessGroup& group, GradientGroups groups, GradReduceOverlap overlap)
     : params_(std::move(params)), group_(group), groups_(groups), o_(options), overlap_(std::move(overlap)) {
   if (overlap_.group) {
     if (overlap_.group->size() != group_.size() || overlap_.group->rank() != group_.rank())
@@ -49,7 +45,7 @@ DistributedAdam::DistributedAdam(std::vector<torch::Tensor> params, const Recipe
   std::vector<int64_t> numels;
   for (const auto& p : params_) numels.push_back(p.numel());
   layout_ = make_grad_bucket_layout(numels, group_.size(), overlap_.group ? overlap_.bucket_elements : 0);
-  init_shard(kernels);
+  init_shard();
   if (overlap_.group) install_hooks();
 }
 
@@ -57,7 +53,7 @@ DistributedAdam::~DistributedAdam() {
   if (self_) *self_ = nullptr;  // a graph still holding an accumulator must not call back into a dead optimizer
 }
 
-void DistributedAdam::init_shard(AdamKernels kernels) {
+void DistributedAdam::init_shard() {
   torch::NoGradGuard no_grad;
   const int world = group_.size();
   const auto device = params_.empty() ? torch::Device(torch::kCPU) : params_[0].device();
@@ -86,19 +82,6 @@ void DistributedAdam::init_shard(AdamKernels kernels) {
   grad_shard_ = torch::zeros({layout_.shard_numel}, f32);
   exp_avg_ = torch::zeros({layout_.shard_numel}, f32);
   exp_avg_sq_ = torch::zeros({layout_.shard_numel}, f32);
-#ifdef RECIPEBENCH_GDN_CUDA
-  if (kernels != AdamKernels::kFused || !device.is_cuda() || gather_dtype != torch::kBFloat16 || segments_.empty())
-    return;
-  shard_param_ = torch::zeros({layout_.shard_numel}, f32.dtype(torch::kBFloat16));  // padding stays zero
-  std::vector<torch_model::AdamwArrays> arrays;
-  for (const Segment& s : segments_) {
-    auto part = [&s](const torch::Tensor& t) { return t.narrow(0, s.shard_offset, s.n); };
-    arrays.push_back({part(master_), part(grad_shard_), part(exp_avg_), part(exp_avg_sq_), part(shard_param_), s.decay});
-  }
-  if (torch_model::cuda_adamw_supports(arrays)) cuda_ = std::make_shared<torch_model::CudaAdamw>(std::move(arrays));
-#else
-  (void)kernels;
-#endif
 }
 
 void DistributedAdam::install_hooks() {
@@ -169,7 +152,6 @@ void DistributedAdam::launch_bucket(size_t bucket) {
 
 void DistributedAdam::zero_grad() {
   grad_flat_.zero_();
-  grad_scale_ = 1.0;
   for (auto& p : params_) p.mutable_grad() = torch::Tensor();
   if (!overlapped()) return;
   std::fill(armed_.begin(), armed_.end(), 0);
@@ -193,11 +175,7 @@ double DistributedAdam::squared_grad_norm() {
     if (groups_.partial_sums) groups_.partial_sums->all_reduce_sum(grad_flat_);
     group_.reduce_scatter_sum(grad_flat_, grad_shard_);
   }
-  torch::Tensor sq;  // this shard's sum of squares, FP64 on the host, then summed over the DP group
-#ifdef RECIPEBENCH_GDN_CUDA
-  if (cuda_) sq = torch::tensor({cuda_->sum_of_squares()}, torch::kFloat64);
-#endif
-  if (!sq.defined()) sq = grad_shard_.pow(2).sum().to(torch::kFloat64).cpu();
+  auto sq = grad_shard_.pow(2).sum().to(torch::kFloat64).cpu();
   group_.all_reduce_sum(sq);
   return sum_of_squares(groups_.shards, std::sqrt(sq.item<double>()));
 }
@@ -205,16 +183,16 @@ double DistributedAdam::squared_grad_norm() {
 double DistributedAdam::clip(double norm) {
   const double scale = clip_scale(norm, o_);
   if (scale == 1.0) return 1.0;
-  if (cuda_) {
-    grad_scale_ = scale;  // applied by the step kernel as it reads the shard
-    return scale;
-  }
   torch::NoGradGuard no_grad;
   grad_shard_.mul_(scale);
   return scale;
 }
 
-void DistributedAdam::update_shard_libtorch(double lr) {
+void DistributedAdam::step(double lr) {
+  torch::NoGradGuard no_grad;
+  ++t_;
+  // The update is element-wise, so one pass over the shard computes what MixedPrecisionAdam computes per tensor;
+  // weight decay (only on the segments of matrices) goes first, as in adamw_update_.
   if (torch_model::compat::fused_adamw_usable(master_)) {
     // CUDA, libtorch 2.x: PyTorch's fused multi-tensor AdamW over the shard's segments (views), decayed and not
     // decayed in two calls: one read and one write of each array, the formula of MixedPrecisionAdam's fused path.
@@ -238,25 +216,7 @@ void DistributedAdam::update_shard_libtorch(double lr) {
         if (s.decay) master_.narrow(0, s.shard_offset, s.n).mul_(1.0 - lr * o_.weight_decay);
     adamw_update_(master_, grad_shard_, exp_avg_, exp_avg_sq_, lr, t_, o_, /*decay=*/false);
   }
-}
-
-void DistributedAdam::step(double lr) {
-  torch::NoGradGuard no_grad;
-  ++t_;
-  // The update is element-wise, so one pass over the shard computes what MixedPrecisionAdam computes per tensor;
-  // weight decay (only on the segments of matrices) goes first, as in adamw_update_.
-  torch::Tensor shard;  // the updated shard in the parameters' dtype, to be all-gathered
-#ifdef RECIPEBENCH_GDN_CUDA
-  if (cuda_) {
-    cuda_->step(lr, t_, o_.adam_beta1, o_.adam_beta2, o_.adam_eps, o_.weight_decay, grad_scale_);
-    grad_scale_ = 1.0;
-    shard = shard_param_;
-  }
-#endif
-  if (!shard.defined()) {
-    update_shard_libtorch(lr);
-    shard = master_.to(param_flat_.scalar_type());
-  }
+  const auto shard = master_.to(param_flat_.scalar_type());
   for (const GradBucket& b : layout_.buckets) {  // one bucket without overlap: the whole buffer at once
     auto full = param_flat_.narrow(0, b.offset, b.numel);
     group_.all_gather(shard.narrow(0, b.shard_offset, b.numel / group_.size()), full);

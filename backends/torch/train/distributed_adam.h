@@ -22,10 +22,6 @@ namespace torch::autograd {
 struct Node;
 }
 
-namespace recipebench::torch_model {
-class CudaAdamw;
-}
-
 namespace recipebench::train {
 
 /// bench.overlap_grad_reduce for one DistributedAdam (train/optimizer_builder.h fills it). Without `group` the
@@ -47,12 +43,8 @@ class DistributedAdam : public Optimizer, public BucketLauncher {
   /// replicated over TP under sequence parallel) and the shard group (the TP group for TP-sharded parameters); null
   /// when none. With overlap.group set, registers its buckets in overlap.order and a hook on every parameter's
   /// gradient accumulator. Throws std::invalid_argument when overlap.group's size is not group's.
-  /// `kernels` (bench.kernels): kFused runs the shard's norm and update as our multi-tensor kernels over its
-  /// segments (cuda/adamw_cuda.h; CUDA, BF16 parameters), writing the BF16 shard that is all-gathered; kOps and
-  /// elsewhere libtorch (PyTorch's fused AdamW on CUDA).
   DistributedAdam(std::vector<torch::Tensor> params, const RecipeOptimizer& options, dist::ProcessGroup& group,
-                  GradientGroups groups = {}, GradReduceOverlap overlap = {},
-                  AdamKernels kernels = AdamKernels::kFused);
+                  GradientGroups groups = {}, GradReduceOverlap overlap = {});
   ~DistributedAdam() override;
   DistributedAdam(const DistributedAdam&) = delete;
   DistributedAdam& operator=(const DistributedAdam&) = delete;
@@ -72,8 +64,7 @@ class DistributedAdam : public Optimizer, public BucketLauncher {
   /// the shard group. With overlap: launches the buckets not launched yet, waits for all, then sums the shard (not
   /// the whole buffer) over the partial-sum group (the same sums: both are linear).
   double squared_grad_norm() override;
-  /// Scales this rank's gradient shard by clip / norm when norm > clip (> 0) (the fused kernels: as step() reads
-  /// it). Returns the scale applied (<= 1).
+  /// Scales this rank's gradient shard by clip / norm when norm > clip (> 0). Returns the scale applied (<= 1).
   double clip(double norm) override;
   /// Adam on this rank's shard, then all-gather of the updated shards into the parameters (one per bucket).
   void step(double lr) override;
@@ -92,7 +83,7 @@ class DistributedAdam : public Optimizer, public BucketLauncher {
     bool decay;
   };
   struct GradHook;  ///< the hook on a parameter's gradient accumulator (distributed_adam.cpp)
-  void init_shard(AdamKernels kernels);
+  void init_shard();
   void install_hooks();
   /// The hook: parameter i's gradient was accumulated into its .grad().
   void on_grad_accumulated(size_t i);
@@ -100,17 +91,12 @@ class DistributedAdam : public Optimizer, public BucketLauncher {
   void fold(size_t i);
   /// Parameter i's gradient is final: counts it in its bucket, which goes to the launch order once complete.
   void mark_ready(size_t i);
-  /// The shard's AdamW step (t_ already counted) by libtorch: PyTorch's fused AdamW on CUDA, else per-tensor ops.
-  void update_shard_libtorch(double lr);
+  double shard_squared_norm();
 
   std::vector<torch::Tensor> params_, grad_views_;
   GradBucketLayout layout_;
   torch::Tensor grad_flat_, param_flat_, grad_shard_, master_, exp_avg_, exp_avg_sq_;
   std::vector<Segment> segments_;
-  /// AdamKernels::kFused on CUDA: the kernels' table over the segments, and the BF16 shard they write (gathered).
-  std::shared_ptr<torch_model::CudaAdamw> cuda_;
-  torch::Tensor shard_param_;
-  double grad_scale_ = 1.0;  ///< clip()'s scale for the fused step
   dist::ProcessGroup& group_;
   GradientGroups groups_;
   RecipeOptimizer o_;

@@ -71,8 +71,7 @@ std::unique_ptr<Optimizer> build_expert_optimizer(const RankModel& model, const 
   dist::ProcessGroup& edp = *ctx.groups.edp;
   if (edp.size() > 1)
     return std::make_unique<DistributedAdam>(model.expert_params, o, edp, GradientGroups{nullptr, ep},
-                                             plan.of(model.expert_params, edp, ctx.groups.grad_edp, "expert"),
-                                             kernels);
+                                             plan.of(model.expert_params, edp, ctx.groups.grad_edp, "expert"));
   return std::make_unique<MixedPrecisionAdam>(model.expert_params, o, GradientGroups{nullptr, ep}, kernels);
 }
 
@@ -92,11 +91,10 @@ std::unique_ptr<Optimizer> build_optimizer(const RankModel& model, const RunCont
     if (!model.is_expert(p)) (model.tp_spec(p) ? dense_tp : dense).push_back(p);
   const OverlapPlan plan{reduce, reduce.overlap ? stage_places(model) : StagePlaces{}};
   members.push_back(std::make_unique<DistributedAdam>(dense, o, *g.dp, GradientGroups{tp, nullptr},
-                                                      plan.of(dense, *g.dp, g.grad_dp, "dense"), kernels));
+                                                      plan.of(dense, *g.dp, g.grad_dp, "dense")));
   if (!dense_tp.empty())
     members.push_back(std::make_unique<DistributedAdam>(dense_tp, o, *g.dp, GradientGroups{nullptr, tp},
-                                                        plan.of(dense_tp, *g.dp, g.grad_dp, "TP-sharded"),
-                                                        kernels));
+                                                        plan.of(dense_tp, *g.dp, g.grad_dp, "TP-sharded")));
   if (!model.expert_params.empty()) members.push_back(build_expert_optimizer(model, ctx, o, plan, kernels));
   return std::make_unique<ChainedOptimizer>(std::move(members), g.pp);
 }

@@ -38,7 +38,7 @@ struct GradReduceOptions {
 /// The state of every kind is sharded whenever the run has several ranks (no recipe field switches it; the
 /// capability table's optimizer_sharding says dense over DP, experts over EDP). Throws std::invalid_argument when
 /// reduce.overlap is set and a group it needs is missing. `kernels` (bench.kernels) selects how every
-/// MixedPrecisionAdam and DistributedAdam computes on CUDA (train/optimizer.h AdamKernels).
+/// MixedPrecisionAdam computes on CUDA (train/optimizer.h AdamKernels); the DistributedAdams use libtorch either way.
 std::unique_ptr<Optimizer> build_optimizer(const RankModel& model, const RunContext& ctx, const RecipeOptimizer& o,
                                            const GradReduceOptions& reduce = {},
                                            AdamKernels kernels = AdamKernels::kFused);
