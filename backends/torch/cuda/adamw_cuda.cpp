@@ -1,10 +1,10 @@
 #include "cuda/adamw_cuda.h"
 
 #include <ATen/ops/empty.h>
-#include <ATen/ops/from_blob.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>

@@ -7,11 +7,9 @@ namespace recipebench::adamw {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kMaxGridY = 65535;  ///< chunks beyond gridDim.x use blockIdx.y (grid.x up to 2^31 - 1 anyway)
 
-__device__ __forceinline__ int64_t chunk_index() {
-  return static_cast<int64_t>(blockIdx.y) * gridDim.x + blockIdx.x;
-}
+/// The block's chunk: a 1-D grid of one block per chunk (gridDim.x allows 2^31 - 1).
+__device__ __forceinline__ int64_t chunk_index() { return blockIdx.x; }
 
 /// Sum of `v` over the block in a fixed tree; the result in thread 0.
 __device__ double block_sum(double v) {
@@ -97,11 +95,7 @@ __global__ void adamw_chunks(const TensorSlot* slots, const Chunk* chunks, int64
   }
 }
 
-dim3 grid_for(int64_t num_chunks) {
-  const int64_t y = (num_chunks + kMaxGridY - 1) / kMaxGridY;
-  const int64_t x = num_chunks < kMaxGridY ? num_chunks : kMaxGridY;
-  return dim3(static_cast<unsigned>(x), static_cast<unsigned>(y));
-}
+dim3 grid_for(int64_t num_chunks) { return dim3(static_cast<unsigned>(num_chunks)); }
 
 }  // namespace
 

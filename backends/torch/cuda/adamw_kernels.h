@@ -26,7 +26,8 @@ struct TensorSlot {
   int32_t vectorized = 0;            ///< 1: every pointer 16-byte aligned (and param 8-byte): float4 loads
 };
 
-/// One block's work: elements [begin, begin + count) of slot `slot`.
+/// One block's work: elements [begin, begin + count) of slot `slot`. At most 2^31 - 1 chunks (a 1-D grid): 70
+/// trillion elements.
 struct Chunk {
   int64_t begin = 0;
   int32_t slot = 0;

@@ -16,15 +16,23 @@ using namespace recipebench;
 namespace {
 
 /// Decayed and not decayed, one of 3 chunks with a ragged tail (adamw_kernels.h: 32,768 elements per chunk), one
-/// too short for a float4.
+/// too short for a float4, and (the last) one whose BF16 parameter starts 2 bytes into its buffer.
 std::vector<torch::Tensor> initial_weights() {
   torch::manual_seed(11);
-  return {torch::randn({32, 48}), torch::randn({48}), torch::randn({3, 70001 / 3 + 1}), torch::randn({3})};
+  return {torch::randn({32, 48}), torch::randn({48}), torch::randn({3, 70001 / 3 + 1}), torch::randn({3}),
+          torch::randn({40, 25})};
 }
 
+/// The parameters on `dev` in BF16; the last one a contiguous view one element into a larger buffer, so that its
+/// slot takes the kernels' scalar (not float4) path.
 std::vector<torch::Tensor> make_params(const std::vector<torch::Tensor>& init, torch::Device dev) {
   std::vector<torch::Tensor> ps;
-  for (const auto& t : init) ps.push_back(t.to(dev, torch::kBFloat16).set_requires_grad(true));
+  for (size_t i = 0; i + 1 < init.size(); ++i) ps.push_back(init[i].to(dev, torch::kBFloat16).set_requires_grad(true));
+  const auto& last = init.back();
+  auto buffer = torch::zeros({last.numel() + 1}, torch::TensorOptions().dtype(torch::kBFloat16).device(dev));
+  auto view = buffer.narrow(0, 1, last.numel()).view(last.sizes());
+  view.copy_(last.to(torch::kBFloat16));
+  ps.push_back(view.set_requires_grad(true));
   return ps;
 }
 
@@ -70,6 +78,7 @@ TEST_CASE("CUDA AdamW: the fused kernels and PyTorch's fused step equal the per-
     INFO((kernels == train::AdamKernels::kFused ? "fused kernels" : "PyTorch's fused AdamW"));
     auto gpu_params = make_params(init, torch::kCUDA);
     train::MixedPrecisionAdam gpu(gpu_params, o, {}, kernels);
+    REQUIRE(gpu.uses_cuda_kernels() == (kernels == train::AdamKernels::kFused));
     const auto gpu_norms = train3(gpu, gpu_params, 1e-3);
     for (size_t s = 0; s < cpu_norms.size(); ++s) {
       CHECK(cpu_norms[s] > 0.5);  // clipping applied every step
@@ -93,6 +102,7 @@ TEST_CASE("CUDA AdamW: the fused kernels repeat bitwise; a different learning ra
   const RecipeOptimizer o = clipping_options();
   auto p1 = make_params(init, torch::kCUDA), p2 = make_params(init, torch::kCUDA), p3 = make_params(init, torch::kCUDA);
   train::MixedPrecisionAdam a1(p1, o), a2(p2, o), a3(p3, o);
+  REQUIRE(a1.uses_cuda_kernels());
   const auto n1 = train3(a1, p1, 1e-3), n2 = train3(a2, p2, 1e-3);
   train3(a3, p3, 1.1e-3);  // negative control: the comparison above must see a 10% change of the update
   CHECK(n1 == n2);

@@ -4,10 +4,9 @@
 
 #include <ATen/ops/_foreach_add.h>
 #include <ATen/ops/_foreach_mul.h>
-#include <ATen/ops/_foreach_norm.h>
-#include <ATen/ops/_foreach_zero.h>
 
 #include <cmath>
+#include <iostream>
 
 #include "compat.h"
 #include "dist/process_group.h"
@@ -35,27 +34,31 @@ double clip_scale(double norm, const RecipeOptimizer& o) {
 
 namespace {
 
-/// The fused kernels' chunk table over the optimizer's arrays, or null where they do not apply (CPU, not built,
-/// bench.kernels: ops, a parameter that is neither BF16 nor FP32).
+/// The fused kernels' chunk table over the optimizer's arrays, or null where they do not apply (CPU, bench.kernels:
+/// ops, kernels not built, parameters neither BF16 nor FP32 or not contiguous); on CUDA with kFused the run says
+/// so on stderr (the setting is never dropped silently).
 std::shared_ptr<torch_model::CudaAdamw> make_cuda_adamw(const std::vector<torch::Tensor>& params,
                                                         const std::vector<torch::Tensor>& master,
                                                         const std::vector<torch::Tensor>& grads,
                                                         const std::vector<torch::Tensor>& m,
                                                         const std::vector<torch::Tensor>& v,
                                                         const std::vector<bool>& decay, AdamKernels kernels) {
-#ifdef RECIPEBENCH_GDN_CUDA
   if (kernels != AdamKernels::kFused || params.empty() || !params[0].is_cuda()) return nullptr;
+#ifdef RECIPEBENCH_GDN_CUDA
   std::vector<torch_model::AdamwArrays> arrays;
   for (size_t i = 0; i < params.size(); ++i) {
     const bool own_master = params[i].scalar_type() != torch::kFloat32;
     arrays.push_back({master[i], grads[i], m[i], v[i], own_master ? params[i].detach() : torch::Tensor(), decay[i]});
   }
-  if (!torch_model::cuda_adamw_supports(arrays)) return nullptr;
-  return std::make_shared<torch_model::CudaAdamw>(std::move(arrays));
+  if (torch_model::cuda_adamw_supports(arrays)) return std::make_shared<torch_model::CudaAdamw>(std::move(arrays));
+  std::cerr << "recipebench: warning: bench.kernels fused: the AdamW kernels take contiguous BF16 or FP32 parameters "
+               "on one GPU; this optimizer's are not: libtorch's AdamW runs\n";
 #else
-  (void)params, (void)master, (void)grads, (void)m, (void)v, (void)decay, (void)kernels;
-  return nullptr;
+  (void)master, (void)grads, (void)m, (void)v, (void)decay;
+  std::cerr << "recipebench: warning: bench.kernels fused: this build has no CUDA kernels (no nvcc found): "
+               "libtorch's AdamW runs\n";
 #endif
+  return nullptr;
 }
 
 }  // namespace
@@ -111,7 +114,7 @@ double MixedPrecisionAdam::squared_grad_norm() {
     for (auto& g : grads_) groups_.partial_sums->all_reduce_sum(g);
   double local = 0.0;  // this rank's L2 norm
 #ifdef RECIPEBENCH_GDN_CUDA
-  if (cuda_) local = std::sqrt(cuda_->sum_of_squares());
+  if (cuda_) local = std::sqrt(cuda_->sum_of_squares()) * grad_scale_;  // after clip(): the scaled gradients' norm
 #endif
   if (!cuda_ && !grads_.empty()) {
     std::vector<torch::Tensor> sq;

@@ -50,13 +50,16 @@ class MixedPrecisionAdam : public Optimizer {
   /// fused kernels sum in FP64 over FP32 chunk partials; synchronises with the device), summed over the shard group.
   double squared_grad_norm() override;
   /// The scale clip / norm when norm > clip (> 0), applied to the gradients in step() (by the fused kernels as they
-  /// read them; by libtorch in place here). Returns the scale (<= 1).
+  /// read them; by libtorch in place here); a later squared_grad_norm() is the scaled gradients'. Once per step:
+  /// on the fused path a second call replaces the scale. Returns the scale (<= 1).
   double clip(double norm) override;
   /// One Adam step at learning rate `lr`; then each parameter is the master weight cast to its dtype.
   /// On CUDA: AdamKernels::kFused one multi-tensor kernel that also writes the BF16 parameters; kOps PyTorch's
   /// fused multi-tensor AdamW (libtorch 2.x, compat.h) and a copy per parameter; on the CPU per-tensor ops.
   void step(double lr) override;
 
+  /// True when step() and the norm run the fused CUDA kernels (cuda/adamw_cuda.h); false: libtorch.
+  bool uses_cuda_kernels() const { return cuda_ != nullptr; }
   /// FP32 master weights, in parameter order (tests compare them against references).
   const std::vector<torch::Tensor>& master() const { return master_; }
 
