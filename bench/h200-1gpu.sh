@@ -90,6 +90,8 @@ s = {"date": datetime.date.today().isoformat(),
      "peer_tokens_per_s": m(peer).get("tokens_per_s_per_gpu"),
      "peer_printed_tokens_per_s": (printed or {}).get("tokens_per_s"),
      "recipebench_peak_gb": m(a).get("peak_memory_bytes", 0) / 1e9 if m(a) else None,
+     "peer_peak_gb": m(peer).get("peak_memory_bytes", 0) / 1e9 if m(peer).get("peak_memory_bytes") else None,
+     "peer_printed_peak_gb": (printed or {}).get("peak_mem_gb"),
      "recipebench_mfu": m(a).get("mfu"), "fused_vs_ops_loss_correlation": corr,
      "model_build": (a or {}).get("model_build")}
 gdn = {}
