@@ -5,7 +5,7 @@
 # 2. issue 12: the 397B stage-shapes recipe (TP2 EP2) on both GPUs: the memory plan before step 0, the host memory
 #    each rank used while building, tokens/s/GPU;
 # 3. issues 15 and 17: the 35B-A3B proxy (4 layers, 20 steps, seed 7) on 1 GPU and as DP2, EP2, TP2 and PP2
-#    (recipes/qwen3.5-35b-a3b/h200/proxy4l-*-bf16.yaml), each run twice (every step's loss and gradient norm of the
+#    (recipes/qwen3.5-35b-a3b/h200/proxy4l-*-bf16.yaml; PP2 also balanced 3 + 1 layers), each run twice (every step's loss and gradient norm of the
 #    two records must be equal), DP2 and EP2 also with --overlap-grad-reduce true (what the overlap buys);
 # 4. summary.json: issue 15's fields (the best switch setting of each layout) and the repeat checks.
 # The device returns at most 8 files: everything is kept in bench/out/h200-2gpu/ and packed into
@@ -57,7 +57,7 @@ for layout in dp2 ep2; do
   run "$layout-1" "$proxy/proxy4l-2gpu-$layout-bf16.yaml" --nproc 2 --seed 7
   run "$layout-overlap-1" "$proxy/proxy4l-2gpu-$layout-bf16.yaml" --nproc 2 --seed 7 --overlap-grad-reduce true
 done
-for layout in tp2 pp2; do
+for layout in tp2 pp2 pp2-split31; do
   run "$layout-1" "$proxy/proxy4l-2gpu-$layout-bf16.yaml" --nproc 2 --seed 7
   run "$layout-2" "$proxy/proxy4l-2gpu-$layout-bf16.yaml" --nproc 2 --seed 7
 done
@@ -85,7 +85,7 @@ def same(a, b):
 one = [tps(rec("one-1")), tps(rec("one-2"))]
 one_gpu = statistics.mean([t for t in one if t]) if any(one) else None
 layouts = []
-for layout in ["dp2", "ep2", "tp2", "pp2"]:
+for layout in ["dp2", "ep2", "tp2", "pp2", "pp2-split31"]:
     variants = [("off", f"{layout}-1", f"{layout}-2")]
     if layout in ("dp2", "ep2"): variants.append(("overlap", f"{layout}-overlap-1", f"{layout}-overlap-2"))
     best = None
