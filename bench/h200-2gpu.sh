@@ -5,8 +5,9 @@
 # 2. issue 12: the 397B stage-shapes recipe (TP2 EP2) on both GPUs: the memory plan before step 0, the host memory
 #    each rank used while building, tokens/s/GPU;
 # 3. issues 15 and 17: the 35B-A3B proxy (4 layers, 20 steps, seed 7) on 1 GPU and as DP2, EP2, TP2 and PP2
-#    (recipes/qwen3.5-35b-a3b/h200/proxy4l-*-bf16.yaml; PP2 also balanced 3 + 1 layers), each run twice (every step's loss and gradient norm of the
-#    two records must be equal), DP2 and EP2 also with --overlap-grad-reduce true (what the overlap buys);
+#    (recipes/qwen3.5-35b-a3b/h200/proxy4l-*-bf16.yaml; PP2 also with balanced stages, 3 + 1 layers), each run
+#    twice (every step's loss and gradient norm of the two records must be equal), DP2 and EP2 also with
+#    --overlap-grad-reduce true (what the overlap buys);
 # 4. summary.json: issue 15's fields (the best switch setting of each layout) and the repeat checks.
 # The device returns at most 8 files: everything is kept in bench/out/h200-2gpu/ and packed into
 # $OUT/h200-2gpu.tar.gz after every run, so that a call cut short at the device's limit still brings back what
