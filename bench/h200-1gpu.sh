@@ -10,7 +10,8 @@
 # 4. issue 13: the transformers + FLA peer through the command backend (peer-hf-1gpu-bf16.yaml, PEER_FLA=2), its
 #    record's tokens/s against the RESULT line the script prints; then `recipebench report` over the records: the
 #    leaderboard with both stacks side by side;
-# 5. the GDN kernels alone against FLA's on the same shapes (bench/gdn-kernels.sh);
+# 5. the GDN kernels alone against FLA's on the same shapes (bench/gdn-kernels.sh); the optimizer step alone, our
+#    AdamW kernels against libtorch's (adamw_bench);
 # 6. summary.json (the fields issue 11 names).
 # The device returns at most 8 files: everything is kept in bench/out/h200-1gpu/ and packed into
 # $OUT/h200-1gpu.tar.gz after every part, so that a call cut short at the device's limit still brings back what
@@ -47,6 +48,12 @@ run ops 200 "$recipe" --seed 7 --kernels ops
 echo "== GPU tests (ctest -L cuda)"
 timeout 300 ctest --test-dir build-gpu -L cuda --output-on-failure > "$out/ctest-cuda.log" 2>&1
 grep -E "Test +#|tests passed|loss correlation" "$out/ctest-cuda.log"
+pack
+
+echo "== the optimizer step alone: fused AdamW kernels against libtorch (1e9 BF16 parameters)"
+timeout 120 build-gpu/backends/torch/adamw_bench --params 1e9 --steps 10 > "$out/adamw-bench.log" 2>&1 ||
+  echo "adamw_bench: exit $?"
+cat "$out/adamw-bench.log"
 pack
 
 echo "== proxy: profile"
@@ -94,6 +101,12 @@ s = {"date": datetime.date.today().isoformat(),
      "peer_printed_peak_gb": (printed or {}).get("peak_mem_gb"),
      "recipebench_mfu": m(a).get("mfu"), "fused_vs_ops_loss_correlation": corr,
      "model_build": (a or {}).get("model_build")}
+adamw = {}
+try:
+    adamw = json.loads(open(f"{out}/adamw-bench.log").read().strip().splitlines()[-1])
+except (OSError, ValueError, IndexError):
+    pass
+s["optimizer_bench"] = adamw or None
 gdn = {}
 try:
     gdn = json.load(open(f"{out}/gdn/gdn_summary.json"))
