@@ -26,7 +26,11 @@ struct Plan {
   gdn::DeviceChunkTable view() const { return gdn::device_view(table, table_dev.data_ptr<int>()); }
 };
 
-Plan make_plan(const torch::Tensor& q, const torch::Tensor& v, double scale, std::vector<int64_t> cu) {
+/// The call's plan. The device table is `table_dev` when given (the backward pass reuses the forward's), else the
+/// host table copied from pinned memory without blocking: a copy from pageable memory makes the host wait for the
+/// GPU (libtorch's synchronising copy; bench.fail_on_sync names it), once per GDN layer and pass.
+Plan make_plan(const torch::Tensor& q, const torch::Tensor& v, double scale, std::vector<int64_t> cu,
+               const torch::Tensor& table_dev = {}) {
   const int64_t b = q.size(0), s = q.size(1);
   if (cu.empty())
     for (int64_t i = 0; i <= b; ++i) cu.push_back(i * s);
@@ -37,8 +41,13 @@ Plan make_plan(const torch::Tensor& q, const torch::Tensor& v, double scale, std
   p.shape = gdn::Shape{static_cast<int>(b * s), static_cast<int>(cu.size()) - 1, static_cast<int>(q.size(2)),
                        static_cast<int>(v.size(2)),
                        static_cast<float>(scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(q.size(3))))};
+  if (table_dev.defined()) {
+    p.table_dev = table_dev;
+    return p;
+  }
   const auto host = gdn::pack_chunk_table(p.table);
-  p.table_dev = torch::tensor(host.empty() ? std::vector<int>{0} : host, torch::kInt32).to(q.device());
+  const auto pinned = torch::tensor(host.empty() ? std::vector<int>{0} : host, torch::kInt32).pin_memory();
+  p.table_dev = pinned.to(torch::TensorOptions().device(q.device()), /*non_blocking=*/true);
   return p;
 }
 
@@ -79,7 +88,7 @@ struct GdnFunction : torch::autograd::Function<GdnFunction> {
     const auto &q = saved[0], &k = saved[1], &v = saved[2], &g = saved[3], &beta = saved[4], &h0 = saved[5];
     const c10::cuda::CUDAGuard guard(q.device());
     const std::vector<int64_t> cu = ctx->saved_data["cu"].toIntVector();
-    Plan p = make_plan(q, v, ctx->saved_data["scale"].toDouble(), cu);
+    Plan p = make_plan(q, v, ctx->saved_data["scale"].toDouble(), cu, saved[6]);
     const auto d_o = grads[0].defined() ? grads[0].to(torch::kBFloat16).contiguous() : torch::zeros_like(v);
     const auto dht = grads[1].defined() ? grads[1].to(torch::kFloat32).contiguous() : torch::Tensor();
     auto dq = torch::empty_like(q), dk = torch::empty_like(k), dv = torch::empty_like(v);
