@@ -10,19 +10,23 @@
 # 4. issue 13: the transformers + FLA peer through the command backend (peer-hf-1gpu-bf16.yaml, PEER_FLA=2), its
 #    record's tokens/s against the RESULT line the script prints; then `recipebench report` over the records: the
 #    leaderboard with both stacks side by side;
-# 5. summary.json (the fields issue 11 names).
-# Everything is written straight into $OUT/h200-1gpu/ (bench/out/h200-1gpu/ without $OUT), file by file, so that a
-# call cut short at the device's limit still brings back what finished. Do not pipe this script into `tail`.
+# 5. the GDN kernels alone against FLA's on the same shapes (bench/gdn-kernels.sh); the optimizer step alone, our
+#    AdamW kernels against libtorch's (adamw_bench);
+# 6. summary.json (the fields issue 11 names).
+# The device returns at most 8 files: everything is kept in bench/out/h200-1gpu/ and packed into
+# $OUT/h200-1gpu.tar.gz after every part, so that a call cut short at the device's limit still brings back what
+# finished. Do not pipe this script into `tail`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${OUT:-bench/out}/h200-1gpu
+out=bench/out/h200-1gpu
 rm -rf "$out" && mkdir -p "$out"
+pack() { [ -n "${OUT:-}" ] && tar -czf "$OUT/h200-1gpu.tar.gz.tmp" -C bench/out h200-1gpu && mv "$OUT/h200-1gpu.tar.gz.tmp" "$OUT/h200-1gpu.tar.gz"; }
 python=/opt/torch/.venv/bin/python3
 [ -x "$python" ] || python=python3
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; echo "OMP_NUM_THREADS=${OMP_NUM_THREADS:-unset} nproc=$(nproc)"; time scripts/gpu-build 2>&1 | tail -n 20; } \
   > "$out/build.log" 2>&1
 export LD_LIBRARY_PATH="$PWD/.deps/prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-[ -x build-gpu/recipebench ] || { echo "build failed"; grep -E "error|FAILED" "$out/build.log" | head -30; exit 1; }
+[ -x build-gpu/recipebench ] || { echo "build failed"; grep -E "error|FAILED" "$out/build.log" | head -30; pack; exit 1; }
 rb=build-gpu/recipebench
 recipe=recipes/qwen3.5-35b-a3b/h200/proxy4l-1gpu-bf16.yaml
 run() {  # run NAME SECONDS ARGS...: one run into $out/NAME/, log $out/NAME.log; KILL 10 s after the limit's TERM
@@ -30,6 +34,7 @@ run() {  # run NAME SECONDS ARGS...: one run into $out/NAME/, log $out/NAME.log;
   timeout -k 10 "$seconds" "$rb" run "$@" --out "$out/$name" > "$out/$name.log" 2>&1 ||
     { echo "run $name failed:"; tail -n 8 "$out/$name.log"; }
   grep -E "^window" "$out/$name.log" | tail -n 1
+  pack
 }
 
 echo "== smoke: 1 layer, 3 steps (model build time in the record)"
@@ -43,6 +48,13 @@ run ops 200 "$recipe" --seed 7 --kernels ops
 echo "== GPU tests (ctest -L cuda)"
 timeout 300 ctest --test-dir build-gpu -L cuda --output-on-failure > "$out/ctest-cuda.log" 2>&1
 grep -E "Test +#|tests passed|loss correlation" "$out/ctest-cuda.log"
+pack
+
+echo "== the optimizer step alone: fused AdamW kernels against libtorch (1e9 BF16 parameters)"
+timeout 120 build-gpu/backends/torch/adamw_bench --params 1e9 --steps 10 > "$out/adamw-bench.log" 2>&1 ||
+  echo "adamw_bench: exit $?"
+cat "$out/adamw-bench.log"
+pack
 
 echo "== proxy: profile"
 run profile 150 "$recipe" --seed 7 --profile
@@ -53,6 +65,11 @@ PEER_FLA=2 run peer-command 240 recipes/qwen3.5-35b-a3b/h200/peer-hf-1gpu-bf16.y
 grep -h RESULT "$out/peer-command.log" "$out"/peer-command/*.log 2>/dev/null | head -n 1
 "$rb" report "$out/fused-1" "$out/ops" "$out/peer-command" --out "$out/leaderboard" > "$out/report.log" 2>&1 ||
   tail -n 5 "$out/report.log"
+
+echo "== the GDN kernels alone against FLA's (1 x 8,192 tokens and more, 35B widths)"
+timeout 240 bash bench/gdn-kernels.sh "$out/gdn" > "$out/gdn.log" 2>&1 || echo "gdn-kernels.sh: exit $?"
+grep -A 8 "^tokens" "$out/gdn/gdn-kernels.log" 2>/dev/null | head -n 8
+pack
 
 "$python" - "$out" <<'PY' | tee "$out/summary.txt"
 import glob, json, math, sys, datetime
@@ -80,10 +97,27 @@ s = {"date": datetime.date.today().isoformat(),
      "peer_tokens_per_s": m(peer).get("tokens_per_s_per_gpu"),
      "peer_printed_tokens_per_s": (printed or {}).get("tokens_per_s"),
      "recipebench_peak_gb": m(a).get("peak_memory_bytes", 0) / 1e9 if m(a) else None,
+     "peer_peak_gb": m(peer).get("peak_memory_bytes", 0) / 1e9 if m(peer).get("peak_memory_bytes") else None,
+     "peer_printed_peak_gb": (printed or {}).get("peak_mem_gb"),
      "recipebench_mfu": m(a).get("mfu"), "fused_vs_ops_loss_correlation": corr,
      "model_build": (a or {}).get("model_build")}
+adamw = {}
+try:
+    adamw = json.loads(open(f"{out}/adamw-bench.log").read().strip().splitlines()[-1])
+except (OSError, ValueError, IndexError):
+    pass
+s["optimizer_bench"] = adamw or None
+gdn = {}
+try:
+    gdn = json.load(open(f"{out}/gdn/gdn_summary.json"))
+except (OSError, ValueError):
+    pass
+row = next((r for r in gdn.get("timings", []) if r.get("tokens") == 8192 and "fla_fwd_bwd_ms" in r), {})
+s["gdn_fwd_bwd_ms"], s["fla_gdn_fwd_bwd_ms"] = row.get("fwd_bwd_ms"), row.get("fla_fwd_bwd_ms")
+s["gdn_checks_pass"] = gdn.get("checks_pass")
 if s["recipebench_tokens_per_s"] and s["peer_tokens_per_s"]:
     s["ratio"] = s["recipebench_tokens_per_s"] / s["peer_tokens_per_s"]
 json.dump(s, open(f"{out}/summary.json", "w"), indent=1)
 print(json.dumps(s, indent=1))
 PY
+pack

@@ -5,8 +5,9 @@
 # 2. issue 12: the 397B stage-shapes recipe (TP2 EP2) on both GPUs: the memory plan before step 0, the host memory
 #    each rank used while building, tokens/s/GPU;
 # 3. issues 15 and 17: the 35B-A3B proxy (4 layers, 20 steps, seed 7) on 1 GPU and as DP2, EP2, TP2 and PP2
-#    (recipes/qwen3.5-35b-a3b/h200/proxy4l-*-bf16.yaml), each run twice (every step's loss and gradient norm of the
-#    two records must be equal), DP2 and EP2 also with --overlap-grad-reduce true (what the overlap buys);
+#    (recipes/qwen3.5-35b-a3b/h200/proxy4l-*-bf16.yaml; PP2 also with balanced stages, 3 + 1 layers), each run
+#    twice (every step's loss and gradient norm of the two records must be equal), DP2 and EP2 also with
+#    --overlap-grad-reduce true (what the overlap buys);
 # 4. summary.json: issue 15's fields (the best switch setting of each layout) and the repeat checks.
 # The device returns at most 8 files: everything is kept in bench/out/h200-2gpu/ and packed into
 # $OUT/h200-2gpu.tar.gz after every run, so that a call cut short at the device's limit still brings back what
@@ -57,7 +58,7 @@ for layout in dp2 ep2; do
   run "$layout-1" "$proxy/proxy4l-2gpu-$layout-bf16.yaml" --nproc 2 --seed 7
   run "$layout-overlap-1" "$proxy/proxy4l-2gpu-$layout-bf16.yaml" --nproc 2 --seed 7 --overlap-grad-reduce true
 done
-for layout in tp2 pp2; do
+for layout in tp2 pp2 pp2-split31; do
   run "$layout-1" "$proxy/proxy4l-2gpu-$layout-bf16.yaml" --nproc 2 --seed 7
   run "$layout-2" "$proxy/proxy4l-2gpu-$layout-bf16.yaml" --nproc 2 --seed 7
 done
@@ -75,24 +76,31 @@ def rec(name):
     return json.load(open(f[0])) if f else None
 def tps(r): return ((r or {}).get("metrics") or {}).get("tokens_per_s_per_gpu")
 def cv(r): return ((r or {}).get("metrics") or {}).get("step_time_cv_percent")
+def loss_gap(r, ref):
+    """The largest relative difference of a run's per-step losses from the 1-GPU run's (same seed and rows)."""
+    if not (r and ref): return None
+    return max(abs(x["loss"] - y["loss"]) / abs(y["loss"]) for x, y in zip(r["steps"], ref["steps"]))
 def same(a, b):
     if not (a and b): return None
     return all(x["loss"] == y["loss"] and x["grad_norm"] == y["grad_norm"] for x, y in zip(a["steps"], b["steps"]))
 one = [tps(rec("one-1")), tps(rec("one-2"))]
 one_gpu = statistics.mean([t for t in one if t]) if any(one) else None
 layouts = []
-for layout in ["dp2", "ep2", "tp2", "pp2"]:
+for layout in ["dp2", "ep2", "tp2", "pp2", "pp2-split31"]:
     variants = [("off", f"{layout}-1", f"{layout}-2")]
     if layout in ("dp2", "ep2"): variants.append(("overlap", f"{layout}-overlap-1", f"{layout}-overlap-2"))
     best = None
     for setting, n1, n2 in variants:
         a, b = rec(n1), rec(n2)
-        print(f"{layout} {setting}: {tps(a)} / {tps(b)} tokens/s/GPU, CV {cv(a)} / {cv(b)}, bitwise repeat: {same(a, b)}")
+        gap = loss_gap(a, rec("one-1"))
+        print(f"{layout} {setting}: {tps(a)} / {tps(b)} tokens/s/GPU, CV {cv(a)} / {cv(b)}, bitwise repeat: {same(a, b)}, "
+              f"largest loss gap to 1 GPU {gap}")
         if tps(a) and (best is None or tps(a) > best["tokens_per_s_per_gpu"]):
             best = {"name": layout, "setting": setting, "tokens_per_s_per_gpu": tps(a),
                     "share_of_one_gpu": tps(a) / one_gpu if one_gpu else None,
                     "cv_percent": cv(a),
-                    "repeat_tokens_per_s_per_gpu": tps(b), "repeat_bitwise_equal": same(a, b)}
+                    "repeat_tokens_per_s_per_gpu": tps(b), "repeat_bitwise_equal": same(a, b),
+                    "loss_gap_to_one_gpu": gap}
     if best: layouts.append(best)
 stage = rec("stage-397b")
 s = {"date": datetime.date.today().isoformat(), "gpu": "NVIDIA H200", "one_gpu_tokens_per_s": one_gpu,

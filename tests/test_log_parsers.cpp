@@ -164,9 +164,11 @@ TEST_CASE("Hugging Face Trainer-style lines: JSON and Python dicts, ms and s, pr
 }
 
 TEST_CASE("regex: named groups read the peer's step lines", "[logparse]") {
+  // The pattern of recipes/qwen3.5-35b-a3b/h200/peer-hf-1gpu-bf16.yaml: lines of bench/peer_steps.py with and
+  // without its memory_gb field (older logs have none).
   const auto f = parse_log_format(
       "regex:^peer step (?<step>[0-9]+) time_s (?<seconds>[0-9.e+-]+) loss (?<loss>[0-9.e+-]+) tokens "
-      "(?<tokens>[0-9]+)$");
+      "(?<tokens>[0-9]+)( memory_gb (?<memory_gb>[0-9.e+-]+))?$");
   const ParsedLog log = read_fixture("peer-regex.log", f, 8192, 2, 1);
   REQUIRE(log.problems.empty());
   REQUIRE(log.steps.size() == 20);
@@ -174,6 +176,13 @@ TEST_CASE("regex: named groups read the peer's step lines", "[logparse]") {
   CHECK(log.steps[0].seconds == 2.5);
   CHECK(log.steps[5].tokens == 16384);
   CHECK(log.steps[1].loss == Approx(12.49));
+  CHECK(log.steps[1].peak_memory_bytes == 0);  // not printed: 0, as StepSample says
+  REQUIRE(f);
+  const auto peer = make_line_parser(*f);
+  const LineRead with_memory = peer->read("peer step 3 time_s 0.327 loss 12.1 tokens 16384 memory_gb 101.4123");
+  REQUIRE(with_memory.kind == LineKind::kStep);
+  REQUIRE(with_memory.step.memory_bytes);
+  CHECK(static_cast<double>(*with_memory.step.memory_bytes) == Approx(101.4123e9).margin(1.0));
   const auto bad = make_regex_parser("step (?<step>[0-9a-z]+) (?<seconds>[0-9.]+)");
   const LineRead r = bad->read("step 1x 0.5");
   CHECK(r.kind == LineKind::kUnreadable);

@@ -95,7 +95,8 @@ void train_run(train::RunContext& ctx, const Recipe& recipe, const ModelConfig& 
   kernels.fused_kernels = o.kernels == Kernels::kFused;  // bench.kernels
   train::RankModel model = build_model(cfg, kernels, o, ctx, on_built);
   auto optimizer =
-      train::build_optimizer(model, ctx, recipe.optimizer, {o.overlap_grad_reduce, o.grad_reduce_bucket_elements});
+      train::build_optimizer(model, ctx, recipe.optimizer, {o.overlap_grad_reduce, o.grad_reduce_bucket_elements},
+                             kernels.fused_kernels ? train::AdamKernels::kFused : train::AdamKernels::kOps);
   // The record's settings.overlap_grad_reduce_applies comes from the layout (run/grad_reduce_settings.h): it must be
   // what the optimizer did.
   if (o.overlap_grad_reduce_applies && *o.overlap_grad_reduce_applies != train::overlap_applies(model, ctx))

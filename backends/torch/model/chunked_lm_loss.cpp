@@ -137,7 +137,14 @@ struct LmLoss : torch::autograd::Function<LmLoss> {
     // Scaled in the compute dtype (a BF16 scale would round 1 / count), in place where that is the saved tensor:
     // the saved gradients are used once.
     if (gh.defined()) dh = gh.to(g.scalar_type()).mul_(g).to(gh.scalar_type());
-    if (gw.defined()) dw = gw.mul_(g).to(wdt);
+    // The weight gradient scaled and rounded to the weight's dtype in one pass (FP32 product, one rounding: what
+    // gw.mul_(g).to(wdt) computes, without writing the FP32 product back).
+    if (gw.defined() && wdt == gw.scalar_type()) {
+      dw = gw.mul_(g);
+    } else if (gw.defined()) {
+      dw = torch::empty(gw.sizes(), gw.options().dtype(wdt));
+      at::mul_out(dw, gw, g);
+    }
     ctx->saved_data.clear();
     return {dh,
             dw,

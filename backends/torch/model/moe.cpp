@@ -219,12 +219,15 @@ torch::Tensor SparseMoeBlockImpl::forward(const torch::Tensor& x) {
   TORCH_CHECK(x.dim() == 3, "SparseMoeBlock expects [batch, seq, hidden], got ", x.sizes());
   const auto flat = x.reshape({-1, x.size(2)});
   const Routing r = route(flat);
-  const auto routed = experts(flat, r.indices, r.weights);
+  // The shared expert is queued before the routed experts: under expert parallelism the alltoall dispatcher waits on
+  // the host for the per-expert row counts, and the GPU works through the shared expert meanwhile
+  // (docs/distributed.md). Independent computations: the result is the same in either order.
   // Tensor parallel: the shared expert column- / row-parallel on the whole sequence, back to this rank's shard.
   const auto shared_out =
       tp ? reduce_scatter_sequence(shared_expert(gather_sequence(x, *tp)), *tp).reshape(flat.sizes())
          : shared_expert(flat);
   const auto shared = torch::sigmoid(shared_expert_gate(flat)) * shared_out;
+  const auto routed = experts(flat, r.indices, r.weights);
   return (routed + shared).view(x.sizes());
 }
 

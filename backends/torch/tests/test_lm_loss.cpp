@@ -68,6 +68,20 @@ TEST_CASE("chunked LM loss equals the full-logits log-softmax loss and gradients
   }
 }
 
+TEST_CASE("chunked LM loss, BF16: the weight gradient scaled in FP32 and rounded to BF16 once", "[loss][lm]") {
+  // BF16 inputs accumulate the weight gradient in FP32 over the chunks; backward scales it by the incoming gradient
+  // and rounds it to BF16 in one pass (at::mul_out): the FP32 path's gradient rounded to BF16, within BF16's own
+  // rounding of the inputs and logits.
+  torch::manual_seed(43);
+  const auto c = make_case(29, 16, 41, torch::kFloat);
+  const auto ref = run(c.h, c.w, c.targets, c.mask, 8);
+  const auto bf = run(c.h.to(torch::kBFloat16), c.w.to(torch::kBFloat16), c.targets, c.mask, 8);
+  REQUIRE(bf.d_weight.scalar_type() == torch::kBFloat16);
+  CHECK(rel_err(bf.d_weight.to(torch::kFloat), ref.d_weight) < 2e-2);
+  CHECK(rel_err(bf.d_hidden.to(torch::kFloat), ref.d_hidden) < 2e-2);
+  CHECK(rel_err(bf.d_weight.to(torch::kFloat), ref.d_weight * 1.1) > 5e-2);  // the bound sees a 10% error
+}
+
 TEST_CASE("chunked LM loss: unsupervised tokens give no loss and no gradient, none supervised gives 0", "[loss][lm]") {
   torch::manual_seed(42);
   const auto c = make_case(12, 8, 19, torch::kDouble);

@@ -123,6 +123,28 @@ TEST_CASE("gradient norm and clipping", "[train][adam]") {
   CHECK(adam.grad_norm() == Approx(1.0).epsilon(1e-5));
 }
 
+TEST_CASE("a step's gradients: the first microbatch's overwrite the last step's, a parameter without one is zero",
+          "[train][adam]") {
+  auto a = torch::zeros({2}).set_requires_grad(true), b = torch::zeros({2}).set_requires_grad(true);
+  RecipeOptimizer o;
+  train::MixedPrecisionAdam adam({a, b}, o);
+  a.mutable_grad() = torch::tensor({3.0f, 4.0f});
+  b.mutable_grad() = torch::tensor({12.0f, 0.0f});
+  adam.accumulate_grads();
+  CHECK(adam.grad_norm() == Approx(13.0));
+  adam.step(1e-3);
+  adam.zero_grad();  // step 2: only b gets a gradient, in two microbatches
+  b.mutable_grad() = torch::tensor({1.0f, 2.0f});
+  adam.accumulate_grads();
+  b.mutable_grad() = torch::tensor({2.0f, 2.0f});
+  adam.accumulate_grads();
+  CHECK(adam.grad_norm() == Approx(5.0));  // (3, 4) from b; a's accumulator zero, not step 1's (3, 4)
+  const auto before = adam.master()[0].clone();
+  adam.step(1e-3);
+  // a moves by its moments alone (g = 0): m = 0.9 m, v = 0.999 v, and by weight decay only if a matrix (it is not)
+  CHECK_FALSE(torch::equal(adam.master()[0], before));
+}
+
 TEST_CASE("synthetic rows: exact supervised ratio, deterministic, learnable structure", "[train][rows]") {
   train::SyntheticRows a(512, 128, 0.676, 42), b(512, 128, 0.676, 42);
   const train::Rows ra = a.next(4), rb = b.next(4);
@@ -355,43 +377,6 @@ TEST_CASE("recompute from the recipe: full recompute trains exactly as no recomp
   }
 }
 
-#ifdef RECIPEBENCH_TORCH_CUDA
-// Built only against a CUDA libtorch: the fused multi-tensor AdamW path must compute what the per-tensor path does.
-TEST_CASE("on CUDA, the fused AdamW step equals the per-tensor step", "[train][adam][cuda]") {
-  REQUIRE(torch::cuda::is_available());
-  torch::manual_seed(11);
-  RecipeOptimizer o;
-  const std::vector<torch::Tensor> init = {torch::randn({32, 48}), torch::randn({48})};  // decayed, not decayed
-  auto make = [&](torch::Device dev) {
-    std::vector<torch::Tensor> ps;
-    for (const auto& t : init) ps.push_back(t.to(dev, torch::kBFloat16).set_requires_grad(true));
-    return ps;
-  };
-  auto cpu_params = make(torch::kCPU), gpu_params = make(torch::kCUDA);
-  train::MixedPrecisionAdam cpu(cpu_params, o), gpu(gpu_params, o);
-  for (int step = 0; step < 3; ++step) {
-    for (size_t i = 0; i < init.size(); ++i) {
-      const auto g = torch::randn(init[i].sizes()) * 1e-2;
-      cpu_params[i].mutable_grad() = g.clone();
-      gpu_params[i].mutable_grad() = g.to(torch::kCUDA);
-    }
-    cpu.accumulate_grads();
-    gpu.accumulate_grads();
-    cpu.step(1e-3);
-    gpu.step(1e-3);
-    cpu.zero_grad();
-    gpu.zero_grad();
-  }
-  for (size_t i = 0; i < init.size(); ++i) {
-    const auto a = cpu.master()[i].to(torch::kFloat64), b = gpu.master()[i].to(torch::kCPU, torch::kFloat64);
-    const auto moved = (a - init[i].to(torch::kBFloat16).to(torch::kFloat64)).norm().item<double>();
-    CHECK(moved > 1e-4);  // the weights did move
-    // The fused kernel orders its fp32 operations differently: 3.9e-5 seen on an H200 (2026-11-29); the bound
-    // stays 10x inside docs/correctness.md's 1e-3 bound on the optimizer update.
-    CHECK((a - b).norm().item<double>() / moved < 1e-4);
-  }
-}
-#endif
 
 TEST_CASE("EP2 alltoall dispatcher: forward and backward equal the unsharded experts, and a rank with no tokens works",
           "[train][ep]") {

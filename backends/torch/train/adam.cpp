@@ -4,13 +4,15 @@
 
 #include <ATen/ops/_foreach_add.h>
 #include <ATen/ops/_foreach_mul.h>
-#include <ATen/ops/_foreach_norm.h>
-#include <ATen/ops/_foreach_zero.h>
 
 #include <cmath>
+#include <iostream>
 
 #include "compat.h"
 #include "dist/process_group.h"
+#ifdef RECIPEBENCH_GDN_CUDA
+#include "cuda/adamw_cuda.h"
+#endif
 
 namespace recipebench::train {
 
@@ -30,8 +32,39 @@ double clip_scale(double norm, const RecipeOptimizer& o) {
   return (o.clip_grad <= 0 || norm <= o.clip_grad) ? 1.0 : o.clip_grad / (norm + 1e-6);
 }
 
+namespace {
+
+/// The fused kernels' chunk table over the optimizer's arrays, or null where they do not apply (CPU, bench.kernels:
+/// ops, kernels not built, parameters neither BF16 nor FP32 or not contiguous); on CUDA with kFused the run says
+/// so on stderr (the setting is never dropped silently).
+std::shared_ptr<torch_model::CudaAdamw> make_cuda_adamw(const std::vector<torch::Tensor>& params,
+                                                        const std::vector<torch::Tensor>& master,
+                                                        const std::vector<torch::Tensor>& grads,
+                                                        const std::vector<torch::Tensor>& m,
+                                                        const std::vector<torch::Tensor>& v,
+                                                        const std::vector<bool>& decay, AdamKernels kernels) {
+  if (kernels != AdamKernels::kFused || params.empty() || !params[0].is_cuda()) return nullptr;
+#ifdef RECIPEBENCH_GDN_CUDA
+  std::vector<torch_model::AdamwArrays> arrays;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const bool own_master = params[i].scalar_type() != torch::kFloat32;
+    arrays.push_back({master[i], grads[i], m[i], v[i], own_master ? params[i].detach() : torch::Tensor(), decay[i]});
+  }
+  if (torch_model::cuda_adamw_supports(arrays)) return std::make_shared<torch_model::CudaAdamw>(std::move(arrays));
+  std::cerr << "recipebench: warning: bench.kernels fused: the AdamW kernels take contiguous BF16 or FP32 parameters "
+               "on one GPU; this optimizer's are not: libtorch's AdamW runs\n";
+#else
+  (void)master, (void)grads, (void)m, (void)v, (void)decay;
+  std::cerr << "recipebench: warning: bench.kernels fused: this build has no CUDA kernels (no nvcc found): "
+               "libtorch's AdamW runs\n";
+#endif
+  return nullptr;
+}
+
+}  // namespace
+
 MixedPrecisionAdam::MixedPrecisionAdam(std::vector<torch::Tensor> params, const RecipeOptimizer& options,
-                                       GradientGroups groups)
+                                       GradientGroups groups, AdamKernels kernels)
     : params_(std::move(params)), o_(options), groups_(groups) {
   torch::NoGradGuard no_grad;
   for (const auto& p : params_) {
@@ -41,6 +74,8 @@ MixedPrecisionAdam::MixedPrecisionAdam(std::vector<torch::Tensor> params, const 
     exp_avg_sq_.push_back(torch::zeros_like(master_.back()));
     decay_.push_back(p.dim() >= 2);
   }
+  written_.assign(params_.size(), true);  // the accumulators start at zero
+  cuda_ = make_cuda_adamw(params_, master_, grads_, exp_avg_, exp_avg_sq_, decay_, kernels);
 }
 
 void MixedPrecisionAdam::accumulate_grads() {
@@ -48,22 +83,40 @@ void MixedPrecisionAdam::accumulate_grads() {
   for (size_t i = 0; i < params_.size(); ++i) {
     auto& g = params_[i].mutable_grad();
     if (!g.defined()) continue;
-    grads_[i].add_(g);  // FP32 += any float dtype, converted on the fly (no FP32 copy of g)
+    if (written_[i])
+      grads_[i].add_(g);  // FP32 += any float dtype, converted on the fly (no FP32 copy of g)
+    else
+      grads_[i].copy_(g);  // the step's first gradient: no zeroing pass before it
+    written_[i] = true;
     g = torch::Tensor();
   }
 }
 
 void MixedPrecisionAdam::zero_grad() {
-  if (!grads_.empty()) at::_foreach_zero_(grads_);
+  written_.assign(params_.size(), false);
+  settled_ = false;
+  grad_scale_ = 1.0;
   for (auto& p : params_) p.mutable_grad() = torch::Tensor();
+}
+
+void MixedPrecisionAdam::settle_grads() {
+  if (settled_) return;
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < grads_.size(); ++i)
+    if (!written_[i]) grads_[i].zero_(), written_[i] = true;
+  settled_ = true;
 }
 
 double MixedPrecisionAdam::squared_grad_norm() {
   torch::NoGradGuard no_grad;
+  settle_grads();
   if (groups_.partial_sums)
     for (auto& g : grads_) groups_.partial_sums->all_reduce_sum(g);
-  double local = 0.0;
-  if (!grads_.empty()) {
+  double local = 0.0;  // this rank's L2 norm
+#ifdef RECIPEBENCH_GDN_CUDA
+  if (cuda_) local = std::sqrt(cuda_->sum_of_squares()) * grad_scale_;  // after clip(): the scaled gradients' norm
+#endif
+  if (!cuda_ && !grads_.empty()) {
     std::vector<torch::Tensor> sq;
     sq.reserve(grads_.size());
     for (const auto& g : grads_) sq.push_back(g.pow(2).sum());
@@ -82,6 +135,11 @@ double sum_of_squares(dist::ProcessGroup* group, double local) {
 double MixedPrecisionAdam::clip(double norm) {
   const double scale = clip_scale(norm, o_);
   if (scale == 1.0) return 1.0;
+  settle_grads();
+  if (cuda_) {
+    grad_scale_ = scale;  // applied by the step kernel as it reads the gradients
+    return scale;
+  }
   torch::NoGradGuard no_grad;
   if (!grads_.empty()) at::_foreach_mul_(grads_, scale);
   return scale;
@@ -89,7 +147,15 @@ double MixedPrecisionAdam::clip(double norm) {
 
 void MixedPrecisionAdam::step(double lr) {
   torch::NoGradGuard no_grad;
+  settle_grads();
   ++t_;
+#ifdef RECIPEBENCH_GDN_CUDA
+  if (cuda_) {
+    cuda_->step(lr, t_, o_.adam_beta1, o_.adam_beta2, o_.adam_eps, o_.weight_decay, grad_scale_);
+    grad_scale_ = 1.0;
+    return;
+  }
+#endif
   if (!master_.empty() && torch_model::compat::fused_adamw_usable(master_[0])) {
     if (steps_.empty())
       for (const auto& w : master_) steps_.push_back(torch::zeros({}, w.options()));

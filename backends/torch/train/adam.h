@@ -4,10 +4,15 @@
 
 #include <torch/types.h>
 
+#include <memory>
 #include <vector>
 
 #include "recipe/recipe.h"
 #include "train/optimizer.h"
+
+namespace recipebench::torch_model {
+class CudaAdamw;
+}
 
 namespace recipebench::train {
 
@@ -31,29 +36,46 @@ class MixedPrecisionAdam : public Optimizer {
  public:
   /// `groups`: the partial-sum group (the experts' EDP group: the FP32 gradients are all-reduced there before the
   /// norm) and the shard group (the experts' EP group) of the parameters; both null on one rank.
-  MixedPrecisionAdam(std::vector<torch::Tensor> params, const RecipeOptimizer& options, GradientGroups groups = {});
+  /// `kernels`: bench.kernels (docs/optimizer.md); either computes the same formula.
+  MixedPrecisionAdam(std::vector<torch::Tensor> params, const RecipeOptimizer& options, GradientGroups groups = {},
+                     AdamKernels kernels = AdamKernels::kFused);
 
-  /// Adds every parameter's .grad() (any dtype) into its FP32 accumulator and clears .grad().
+  /// Each parameter's .grad() (any dtype) into its FP32 accumulator, then .grad() cleared: the first time after
+  /// zero_grad() a copy (converted on the fly), afterwards an addition.
   void accumulate_grads() override;
-  /// Zeros the FP32 accumulators.
+  /// Starts a step's accumulation: the accumulators are overwritten by the next accumulate_grads(); one whose
+  /// parameter got no gradient by the norm is zeroed then (no pass over all of them here).
   void zero_grad() override;
-  /// Sums the accumulators over the partial-sum group, then: this rank's L2 norm (FP32; synchronises with the
-  /// device) squared, summed over the shard group.
+  /// Sums the accumulators over the partial-sum group, then: this rank's sum of squares (FP32 gradients; the
+  /// fused kernels sum in FP64 over FP32 chunk partials; synchronises with the device), summed over the shard group.
   double squared_grad_norm() override;
-  /// Scales the accumulated gradients by clip / norm when norm > clip (> 0). Returns the scale applied (<= 1).
+  /// The scale clip / norm when norm > clip (> 0), applied to the gradients in step() (by the fused kernels as they
+  /// read them; by libtorch in place here); a later squared_grad_norm() is the scaled gradients'. Once per step:
+  /// on the fused path a second call replaces the scale. Returns the scale (<= 1).
   double clip(double norm) override;
   /// One Adam step at learning rate `lr`; then each parameter is the master weight cast to its dtype.
-  /// On CUDA with libtorch 2.x the update runs as PyTorch's fused multi-tensor AdamW kernel (compat.h),
-  /// elsewhere as per-tensor ops; both compute the same formula.
+  /// On CUDA: AdamKernels::kFused one multi-tensor kernel that also writes the BF16 parameters; kOps PyTorch's
+  /// fused multi-tensor AdamW (libtorch 2.x, compat.h) and a copy per parameter; on the CPU per-tensor ops.
   void step(double lr) override;
 
+  /// True when step() and the norm run the fused CUDA kernels (cuda/adamw_cuda.h); false: libtorch.
+  bool uses_cuda_kernels() const { return cuda_ != nullptr; }
   /// FP32 master weights, in parameter order (tests compare them against references).
   const std::vector<torch::Tensor>& master() const { return master_; }
 
  private:
+  /// Zeros the accumulators that no accumulate_grads() wrote since zero_grad() (once per step).
+  void settle_grads();
+
   std::vector<torch::Tensor> params_, master_, grads_, exp_avg_, exp_avg_sq_;
   std::vector<bool> decay_;
-  std::vector<torch::Tensor> steps_;  ///< per-tensor step counts for the fused CUDA kernel
+  std::vector<bool> written_;  ///< accumulator i holds this step's gradient (set by accumulate_grads)
+  bool settled_ = true;        ///< settle_grads() ran since the last zero_grad()
+  double grad_scale_ = 1.0;    ///< clip()'s scale, applied by step() on the fused path
+  /// The fused kernels' chunk table; null: libtorch. Shared, so that a build without the kernels never names its
+  /// destructor.
+  std::shared_ptr<torch_model::CudaAdamw> cuda_;
+  std::vector<torch::Tensor> steps_;  ///< per-tensor step counts for PyTorch's fused AdamW (AdamKernels::kOps)
   RecipeOptimizer o_;
   GradientGroups groups_;
   int64_t t_ = 0;

@@ -22,6 +22,12 @@ struct GradientGroups {
   dist::ProcessGroup* shards = nullptr;
 };
 
+/// How MixedPrecisionAdam computes on a CUDA device (the CPU always takes libtorch's per-tensor ops).
+enum class AdamKernels {
+  kFused,  ///< our multi-tensor kernels (cuda/adamw_cuda.h) where built and the parameters are BF16 or FP32
+  kOps,    ///< libtorch: PyTorch's fused multi-tensor AdamW (compat.h) and per-tensor norms (bench.kernels: ops)
+};
+
 /// Use, each step: zero_grad(); for each microbatch { [begin_last_backward(chunk) before the step's last backward
 /// pass of each model chunk;] backward; accumulate_grads(); } norm = grad_norm(); clip(norm); step(lr).
 class Optimizer {

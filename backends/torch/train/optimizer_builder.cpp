@@ -65,22 +65,23 @@ struct OverlapPlan {
 /// a MixedPrecisionAdam (no flat buffers). Either way the squared norms of the EP ranks' different experts are
 /// summed over the EP group.
 std::unique_ptr<Optimizer> build_expert_optimizer(const RankModel& model, const RunContext& ctx,
-                                                  const RecipeOptimizer& o, const OverlapPlan& plan) {
+                                                  const RecipeOptimizer& o, const OverlapPlan& plan,
+                                                  AdamKernels kernels) {
   dist::ProcessGroup* ep = model.ep ? &model.ep->group : nullptr;
   dist::ProcessGroup& edp = *ctx.groups.edp;
   if (edp.size() > 1)
     return std::make_unique<DistributedAdam>(model.expert_params, o, edp, GradientGroups{nullptr, ep},
                                              plan.of(model.expert_params, edp, ctx.groups.grad_edp, "expert"));
-  return std::make_unique<MixedPrecisionAdam>(model.expert_params, o, GradientGroups{nullptr, ep});
+  return std::make_unique<MixedPrecisionAdam>(model.expert_params, o, GradientGroups{nullptr, ep}, kernels);
 }
 
 }  // namespace
 
 std::unique_ptr<Optimizer> build_optimizer(const RankModel& model, const RunContext& ctx, const RecipeOptimizer& o,
-                                           const GradReduceOptions& reduce) {
+                                           const GradReduceOptions& reduce, AdamKernels kernels) {
   std::vector<std::unique_ptr<Optimizer>> members;
   if (!ctx.group) {
-    members.push_back(std::make_unique<MixedPrecisionAdam>(model.stage->parameters(), o));
+    members.push_back(std::make_unique<MixedPrecisionAdam>(model.stage->parameters(), o, GradientGroups{}, kernels));
     return std::make_unique<ChainedOptimizer>(std::move(members), nullptr);
   }
   const auto& g = ctx.groups;
@@ -94,7 +95,7 @@ std::unique_ptr<Optimizer> build_optimizer(const RankModel& model, const RunCont
   if (!dense_tp.empty())
     members.push_back(std::make_unique<DistributedAdam>(dense_tp, o, *g.dp, GradientGroups{nullptr, tp},
                                                         plan.of(dense_tp, *g.dp, g.grad_dp, "TP-sharded")));
-  if (!model.expert_params.empty()) members.push_back(build_expert_optimizer(model, ctx, o, plan));
+  if (!model.expert_params.empty()) members.push_back(build_expert_optimizer(model, ctx, o, plan, kernels));
   return std::make_unique<ChainedOptimizer>(std::move(members), g.pp);
 }
 

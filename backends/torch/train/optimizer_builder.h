@@ -37,9 +37,11 @@ struct GradReduceOptions {
 /// over ctx.groups.grad_dp / grad_edp during the backward pass, all in one launch order (train/grad_sync_order.h).
 /// The state of every kind is sharded whenever the run has several ranks (no recipe field switches it; the
 /// capability table's optimizer_sharding says dense over DP, experts over EDP). Throws std::invalid_argument when
-/// reduce.overlap is set and a group it needs is missing.
+/// reduce.overlap is set and a group it needs is missing. `kernels` (bench.kernels) selects how every
+/// MixedPrecisionAdam computes on CUDA (train/optimizer.h AdamKernels); the DistributedAdams use libtorch either way.
 std::unique_ptr<Optimizer> build_optimizer(const RankModel& model, const RunContext& ctx, const RecipeOptimizer& o,
-                                           const GradReduceOptions& reduce = {});
+                                           const GradReduceOptions& reduce = {},
+                                           AdamKernels kernels = AdamKernels::kFused);
 
 /// True when `reduce.overlap` changes anything for this rank: some DistributedAdam has a group of several ranks
 /// (DP > 1, or EDP > 1 with the experts apart). False on one rank.
