@@ -73,7 +73,7 @@ std::string host_sync_message(int step, const std::string& libtorch_message, con
   std::string where;
   for (size_t i = 0; i < ops.size() && i < 4; ++i) where += (i == 0 ? "" : i == 1 ? ", called from " : " < ") + ops[i];
   if (where.empty()) where = "no operator recorded (a call outside libtorch's dispatcher)";
-  std::string libtorch = libtorch_message;
+  std::string libtorch = libtorch_message.substr(0, libtorch_message.find('\n'));  // without a backtrace
   while (!libtorch.empty() && (libtorch.back() == '\n' || libtorch.back() == '.')) libtorch.pop_back();
   return "step " + std::to_string(step) +
          ": fail_on_sync: a call synchronised the host with the GPU between the first forward pass and the "

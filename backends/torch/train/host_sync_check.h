@@ -22,7 +22,8 @@ bool is_host_sync_error(const std::string& message);
 /// the error unwound, innermost first (`ops`, libtorch's RecordFunction names such as "aten::_local_scalar_dense",
 /// "aten::item"; at most the first four are named): "step 3: fail_on_sync: a call synchronised the host with the GPU
 /// between the first forward pass and the optimizer: aten::_local_scalar_dense, called from aten::item (libtorch:
-/// called a synchronizing CUDA operation)". With no operator recorded it says so.
+/// called a synchronizing CUDA operation)": the first line of libtorch's message (no backtrace). With no operator
+/// recorded it says so.
 std::string host_sync_message(int step, const std::string& libtorch_message, const std::vector<std::string>& ops);
 
 /// The operators that exceptions unwind while it lives, innermost first (libtorch's RecordFunction names, e.g.
