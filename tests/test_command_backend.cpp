@@ -230,3 +230,20 @@ TEST_CASE("command backend: bench.kernels in the recipe is refused, located at t
   CHECK(messages.lines[1] ==
         "recipebench run: the command backend would ignore the settings above (its command's own); nothing was run");
 }
+
+TEST_CASE("command backend: bench.fail_on_sync in the recipe is refused, located at the field", "[command]") {
+  const RunRequest q = command_request("fail-on-sync.yaml", "recipebench-command-fail-on-sync");
+  struct Messages : RunReporter {
+    std::vector<std::string> lines;
+    void message(const std::string& line) override { lines.push_back(line); }
+  } messages;
+  const RunOutcome out = run_recipe(q, {&messages});
+  CHECK(out.exit_code == kFailed);
+  CHECK_FALSE(out.record);
+  REQUIRE(messages.lines.size() == 2);
+  CHECK(messages.lines[0] == q.recipe_path +
+                                 ":57:17: error: bench.fail_on_sync: true, expected false or absent (the command "
+                                 "backend runs the recipe's own command: its synchronisation is the command's)");
+  CHECK(messages.lines[1] ==
+        "recipebench run: the command backend would ignore the settings above (its command's own); nothing was run");
+}

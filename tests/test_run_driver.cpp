@@ -2,6 +2,7 @@
 // reporters' calls in order, the console's table and summary, failures and refusals.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -407,4 +408,69 @@ TEST_CASE("run driver: a backend the memory plan models gets its plan printed af
   CHECK(rec.calls[1].rfind("message memory plan per GPU (GB; torch backend; docs/memory-plan.md):", 0) == 0);
   CHECK(rec.calls[1].find("fits") != std::string::npos);  // the plan's verdict line
   CHECK(rec.calls[2] == "step 0 on 2");
+}
+
+TEST_CASE("run driver: bench.fail_on_sync is recorded, said to have nothing to check on the CPU, and refused where "
+          "it cannot hold",
+          "[run_driver][fail_on_sync]") {
+  auto script = register_fake();
+  RunRequest q = fake_request("recipebench-driver-fail-on-sync");
+  Recorder rec;
+  SECTION("absent: false, nothing said, read back") {
+    const RunOutcome out = run_recipe(q, {&rec});
+    REQUIRE(out.exit_code == kOk);
+    CHECK(rec.calls.front() == "start fake");
+    CHECK_FALSE(script->last_options.fail_on_sync);
+    CHECK(out.record->to_json()["settings"]["fail_on_sync"] == false);
+    // A record written before the setting existed (no settings.fail_on_sync) ran without the check.
+    Json old = out.record->to_json();
+    old["settings"].erase("fail_on_sync");
+    CHECK_FALSE(RunRecord::from_json(old, "old.json").options.fail_on_sync);
+  }
+  SECTION("--fail-on-sync on the CPU: the backend gets it, the console says there is nothing to check, once") {
+    q.fail_on_sync = true;
+    const RunOutcome out = run_recipe(q, {&rec});
+    REQUIRE(out.exit_code == kOk);
+    CHECK(script->last_options.fail_on_sync);
+    CHECK(rec.calls.front() ==
+          "message recipebench run: bench.fail_on_sync: no CUDA device, nothing to check (device cpu: the step never "
+          "waits for a GPU)");
+    CHECK(std::count_if(rec.calls.begin(), rec.calls.end(),
+                        [](const std::string& c) { return c.find("fail_on_sync") != std::string::npos; }) == 1);
+    CHECK(out.record->to_json()["settings"]["fail_on_sync"] == true);
+    CHECK(RunRecord::from_json(out.record->to_json(), "r.json").options.fail_on_sync);
+  }
+  SECTION("from the recipe, turned off on the command line: false, nothing said") {
+    q.recipe_path = test::source_path("tests/data/fail-on-sync/tiny-fail-on-sync.yaml");
+    q.fail_on_sync = false;
+    const RunOutcome out = run_recipe(q, {&rec});
+    REQUIRE(out.exit_code == kOk);
+    CHECK(rec.calls.front() == "start fake");
+    CHECK(out.record->to_json()["settings"]["fail_on_sync"] == false);
+  }
+  SECTION("from the recipe with --profile: refused (usage), located at the field, nothing run") {
+    q.recipe_path = test::source_path("tests/data/fail-on-sync/tiny-fail-on-sync.yaml");
+    q.profile = true;
+    CHECK(run_recipe(q, {&rec}).exit_code == kUsage);
+    CHECK(rec.calls == std::vector<std::string>{
+                           "message " + q.recipe_path +
+                               ":46:17: error: bench.fail_on_sync: true, expected false or absent with --profile (it "
+                               "synchronises the device between the phases and components it times)",
+                           "message recipebench run: --profile synchronises the device by design; nothing was run"});
+    CHECK(script->runs == 0);
+  }
+  SECTION("a per-node backend: refused, located at the command line") {
+    BackendCapabilities caps;
+    caps.launch = Launch::kPerNode;
+    register_backend("fake-node", caps, [script] { return std::make_unique<FakeBackend>(script); });
+    q.backend = "fake-node";
+    q.fail_on_sync = true;
+    CHECK(run_recipe(q, {&rec}).exit_code == kFailed);
+    CHECK(rec.calls == std::vector<std::string>{
+                           "message <command line>: error: --fail-on-sync: true, expected false or absent (the "
+                           "fake-node backend runs the recipe's own command: its synchronisation is the command's)",
+                           "message recipebench run: the fake-node backend would ignore the settings above (its "
+                           "command's own); nothing was run"});
+    CHECK(script->runs == 0);
+  }
 }

@@ -102,6 +102,9 @@ void train_run(train::RunContext& ctx, const Recipe& recipe, const ModelConfig& 
   if (o.overlap_grad_reduce_applies && *o.overlap_grad_reduce_applies != train::overlap_applies(model, ctx))
     throw RunError(std::string("overlap_grad_reduce: the layout says it ") +
                    (*o.overlap_grad_reduce_applies ? "applies" : "has no effect") + ", the optimizer disagrees");
+  // bench.fail_on_sync: the run driver refuses it with --profile, whose synchronisations it would catch.
+  if (o.fail_on_sync && o.profile) throw RunError("fail_on_sync: --profile synchronises the device by design");
+  const train::HostSyncCheck host_sync(o.fail_on_sync, ctx.device.is_cuda());
   auto tail = Clock::now();  // the end of the previous step's timed region
   for (step = 0; step < o.steps; ++step) {
     const auto data_start = Clock::now();
@@ -109,7 +112,8 @@ void train_run(train::RunContext& ctx, const Recipe& recipe, const ModelConfig& 
     const train::StepBatch batch = batcher.next();  // not timed
     fail_if_injected(o, step);
     const double lr = train::learning_rate(recipe.optimizer, step, o.steps);
-    const train::StepResult r = train::train_step(ctx, model, *optimizer, batch, lr, step, o.profile);
+    const train::StepChecks checks{&host_sync, o.hooks.inject_sync_step == step};
+    const train::StepResult r = train::train_step(ctx, model, *optimizer, batch, lr, step, o.profile, checks);
     tail = r.end;
     on_step(make_sample(step, batch, r, lr, ctx, data_start, overhead, o.profile));
   }

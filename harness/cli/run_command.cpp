@@ -29,6 +29,8 @@ namespace {
 struct Args {
   std::string recipe;
   std::optional<std::string> window, device, kernels;
+  bool fail_on_sync = false;
+  CLI::Option* fail_on_sync_flag = nullptr;  ///< counted: set means the command line overrides bench.fail_on_sync
   RunRequest request;
 };
 
@@ -57,6 +59,11 @@ void add_options(CLI::App& cmd, Args& a) {
                  "Gradient elements per bucket with --overlap-grad-reduce true (default: the recipe's "
                  "bench.grad_reduce_bucket_elements, else 40000000)")
       ->check(CLI::Range(int64_t{1}, int64_t{2147483647}));
+  a.fail_on_sync_flag = cmd.add_flag(
+      "--fail-on-sync", a.fail_on_sync,
+      "Fail the run on a call that makes the host wait for the GPU between a step's first forward pass and the "
+      "optimizer (CUDA's synchronisation-debug mode; --fail-on-sync=false turns off the recipe's "
+      "bench.fail_on_sync; default: the recipe's, else false)");
   cmd.add_option("--model-config", q.model_config,
                  "Hugging Face config.json of the model to build instead of the registry's widths");
   cmd.add_flag("--profile", q.profile,
@@ -89,6 +96,7 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
     if (a->window) q.window = parse_window(*a->window);
     if (a->device) q.device = parse_enum<Device>(*a->device);  // one of them: CLI11 checked it
     if (a->kernels) q.kernels = parse_enum<Kernels>(*a->kernels);
+    if (a->fail_on_sync_flag->count() > 0) q.fail_on_sync = a->fail_on_sync;
     if (a->recipe.empty()) {
       q.recipe_path = std::string("<embedded>/") + kDefaultRecipeName;
       q.recipe_text = std::string(kDefaultRecipeYaml);

@@ -37,6 +37,7 @@ RecipeBench bench_from_json(const Json& doc) {
   if (j.contains("kernels")) b.kernels = enum_at<Kernels>(doc, "/bench/kernels");
   b.overlap_grad_reduce = opt<bool>(j, "overlap_grad_reduce");
   b.grad_reduce_bucket_elements = opt<int64_t>(j, "grad_reduce_bucket_elements");
+  b.fail_on_sync = opt<bool>(j, "fail_on_sync");
   b.command = opt<std::string>(j, "command");
   b.log_format = opt<std::string>(j, "log_format");
   b.timeout_seconds = opt<double>(j, "timeout_seconds");

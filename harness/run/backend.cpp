@@ -61,6 +61,7 @@ void apply_environment_hooks(RunOptions& o) {
   if (const char* dump = std::getenv("RECIPEBENCH_DUMP_PARAMS"); dump && *dump) o.hooks.dump_params_path = dump;
   if (const char* dump = std::getenv("RECIPEBENCH_DUMP_INIT_PARAMS"); dump && *dump)
     o.hooks.dump_init_params_path = dump;
+  if (const auto s = env_int("RECIPEBENCH_INJECT_SYNC_STEP")) o.hooks.inject_sync_step = *s;
 }
 
 Json RunOptions::to_json() const {
@@ -80,6 +81,7 @@ Json RunOptions::to_json() const {
   if (overlap_grad_reduce_applies) j["overlap_grad_reduce_applies"] = *overlap_grad_reduce_applies;
   // bench.kernels picks a backend's own kernels; a command's kernels are its own (the command backend refuses it).
   if (backend != "command") j["kernels"] = to_string(kernels);
+  if (backend != "command") j["fail_on_sync"] = fail_on_sync;  // the same: the command's synchronisation is its own
   if (data_source == DataSource::kFile)
     j["data"]["path"] = data_path;
   else
@@ -96,6 +98,7 @@ Json RunOptions::to_json() const {
     if (hooks.fail_step) h["fail_step"] = *hooks.fail_step;
     if (!hooks.dump_params_path.empty()) h["dump_params"] = hooks.dump_params_path;
     if (!hooks.dump_init_params_path.empty()) h["dump_init_params"] = hooks.dump_init_params_path;
+    if (hooks.inject_sync_step) h["inject_sync_step"] = *hooks.inject_sync_step;
     j["hooks"] = h;
   }
   return j;

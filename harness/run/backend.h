@@ -24,7 +24,13 @@ struct RunHooks {
   std::string dump_params_path;             ///< rank 0 writes the final parameters here (float32, the one-rank
                                             ///< model's parameters() order); empty: no dump
   std::string dump_init_params_path;        ///< the same for the initial parameters, right after the model is built
-  bool any() const { return fail_rank || fail_step || !dump_params_path.empty() || !dump_init_params_path.empty(); }
+  /// Every rank reads a value of a CUDA tensor on the host (.item(), a synchronising call) inside the step's
+  /// no-synchronisation region at this step: the negative control of the bench.fail_on_sync test. Nothing happens
+  /// on the CPU (no synchronisation to catch).
+  std::optional<int> inject_sync_step;
+  bool any() const {
+    return fail_rank || fail_step || !dump_params_path.empty() || !dump_init_params_path.empty() || inject_sync_step;
+  }
 };
 
 /// Effective settings of one run (recipe's bench block, overridden by the command line).
@@ -56,6 +62,11 @@ struct RunOptions {
   /// With overlap_grad_reduce: whether the layout has anything to reduce-scatter (DP > 1 or EDP > 1), set by the
   /// run driver; nullopt without the switch.
   std::optional<bool> overlap_grad_reduce_applies;
+  /// bench.fail_on_sync: the run fails (RunError naming the operation and the step) on a call that synchronises the
+  /// host with a CUDA device between the first forward pass of a step and the optimizer's gradient norm (the torch
+  /// backend: libtorch's CUDA synchronisation-debug mode set to error there; docs/distributed.md, "Host
+  /// synchronisation"). Nothing to check on the CPU: the run says so.
+  bool fail_on_sync = false;
   // Where this process sits among the ranks (run/launch.h); world == 1 is a one-rank run.
   int rank = 0, world = 1, local_rank = 0;
   std::string master_addr = "127.0.0.1";  ///< rank 0's host: the c10d TCPStore of the rendezvous
@@ -72,8 +83,8 @@ struct RunOptions {
 };
 
 /// Fills the distributed timeout and the test hooks from the environment, where set: RECIPEBENCH_DIST_TIMEOUT
-/// (seconds), RECIPEBENCH_FAIL_RANK and RECIPEBENCH_FAIL_STEP, RECIPEBENCH_DUMP_PARAMS (a file path); see
-/// docs/distributed.md. The ranks a launcher starts inherit the variables. Throws std::invalid_argument naming the
+/// (seconds), RECIPEBENCH_FAIL_RANK and RECIPEBENCH_FAIL_STEP, RECIPEBENCH_DUMP_PARAMS (a file path),
+/// RECIPEBENCH_INJECT_SYNC_STEP (a step); see docs/distributed.md. The ranks a launcher starts inherit the variables. Throws std::invalid_argument naming the
 /// variable when a number does not parse.
 void apply_environment_hooks(RunOptions& options);
 

@@ -17,6 +17,7 @@
 #include "plan/memory_plan.h"
 #include "recipe/validate.h"
 #include "run/backend.h"
+#include "run/fail_on_sync_settings.h"
 #include "run/grad_reduce_settings.h"
 #include "run/launch.h"
 #include "run/run_guard.h"
@@ -75,7 +76,7 @@ ValidatedRecipe load_recipe(const RunRequest& q, const Reporters& report) {
 
 /// The settings the bench block (RecipeBench) and the command line (RunRequest) both give, each one that is set
 /// over `o`: backend, steps, window, layers, device, seed, deterministic, kernels, overlap_grad_reduce and its bucket
-/// size.
+/// size, fail_on_sync.
 template <typename Settings>
 void apply_shared_settings(const Settings& s, RunOptions& o) {
   if (s.backend) o.backend = *s.backend;
@@ -88,6 +89,7 @@ void apply_shared_settings(const Settings& s, RunOptions& o) {
   if (s.kernels) o.kernels = *s.kernels;
   if (s.overlap_grad_reduce) o.overlap_grad_reduce = *s.overlap_grad_reduce;
   if (s.grad_reduce_bucket_elements) o.grad_reduce_bucket_elements = *s.grad_reduce_bucket_elements;
+  if (s.fail_on_sync) o.fail_on_sync = *s.fail_on_sync;
 }
 
 /// The recipe's bench block over RunOptions' defaults.
@@ -210,6 +212,7 @@ const BackendCapabilities* check_backend_capabilities(const RunRequest& q, const
     Diagnostics ignored = check_grad_reduce_per_node(o.backend, *v.recipe, *v.source, q.overlap_grad_reduce,
                                                      q.grad_reduce_bucket_elements);
     if (const auto k = kernels_per_node(o.backend, q, v)) ignored.push_back(*k);
+    if (const auto s = fail_on_sync_per_node(o.backend, *v.recipe, *v.source, q.fail_on_sync)) ignored.push_back(*s);
     if (ignored.empty()) return caps;
     for (const auto& d : ignored) report.message(d.to_string());
     throw Refusal{kFailed, "recipebench run: the " + o.backend +
@@ -439,6 +442,10 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
   RunOptions o = effective_options(recipe, q);
   const RunModel m = resolve_model(q, recipe, o);
   const BackendCapabilities* caps = check_backend_capabilities(q, v, o, report);
+  if (const auto d = fail_on_sync_with_profile(q.profile, recipe, *v.source, q.fail_on_sync)) {
+    report.message(d->to_string());
+    throw Refusal{kUsage, "recipebench run: --profile synchronises the device by design; nothing was run"};
+  }
   if (o.overlap_grad_reduce) o.overlap_grad_reduce_applies = overlap_grad_reduce_applies(recipe, m.model);
   RunOutcome out;
   if (q.dry_run) {
@@ -474,6 +481,7 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
   if (lead) {
     const bool bucket_given = recipe.bench.grad_reduce_bucket_elements || q.grad_reduce_bucket_elements;
     if (const std::string note = grad_reduce_note(o, recipe, bucket_given); !note.empty()) report.message(note);
+    if (const std::string note = fail_on_sync_note(o); !note.empty()) report.message(note);
     for (auto* r : reporters) r->start(rec);
     if (caps->memory_plan) report_memory_plan(recipe, m.model, o, report);
   }

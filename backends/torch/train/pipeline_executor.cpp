@@ -79,10 +79,11 @@ class PipelineStepRun {
     }
   }
 
-  /// Waits for the sends in flight and returns the loss sum (fp64 scalar, CPU).
+  /// Waits for the sends in flight and returns the loss sum (fp64 scalar on the stage's device: no host
+  /// synchronisation here, the caller reads it after the optimizer's gradient norm).
   torch::Tensor finish() {
     for (auto& s : sends_) s->wait();
-    return loss_sum_.cpu();
+    return loss_sum_;
   }
 
  private:

@@ -57,7 +57,7 @@ class ComponentProfile {
 }  // namespace
 
 StepResult train_step(const RunContext& ctx, RankModel& model, Optimizer& optimizer, const StepBatch& batch, double lr,
-                      int step, bool profile) {
+                      int step, bool profile, const StepChecks& checks) {
   StepResult r;
   ctx.synchronize();
   ctx.barrier();
@@ -75,9 +75,17 @@ StepResult train_step(const RunContext& ctx, RankModel& model, Optimizer& optimi
   optimizer.zero_grad();
   ComponentProfile components(ctx, profile);
   const double denom = static_cast<double>(std::max<int64_t>(1, batch.supervised));
-  torch::Tensor loss_sum = run_pipeline_step(
-      model.stage, batch.microbatches, ctx.place, denom, [&] { optimizer.accumulate_grads(); }, lap,
-      [&](int chunk) { optimizer.begin_last_backward(chunk); });
+  torch::Tensor loss_sum;  // on the device: read after the optimizer's norm
+  auto passes = [&] {
+    if (checks.inject_sync) inject_host_sync(ctx.device);
+    loss_sum = run_pipeline_step(
+        model.stage, batch.microbatches, ctx.place, denom, [&] { optimizer.accumulate_grads(); }, lap,
+        [&](int chunk) { optimizer.begin_last_backward(chunk); });
+  };
+  if (checks.host_sync)
+    checks.host_sync->region(step, passes);
+  else
+    passes();
   r.components = components.seconds();
   r.grad_norm = optimizer.grad_norm();
   r.loss = global_loss(ctx, loss_sum, denom);

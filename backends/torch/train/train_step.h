@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "train/host_sync_check.h"
 #include "train/model_builder.h"
 #include "train/optimizer.h"
 #include "train/run_context.h"
@@ -21,13 +22,21 @@ struct StepResult {
   ComponentSeconds components;  ///< with `profile` only: time inside GDN, attention, MoE, LM head + loss
 };
 
+/// The debug checks of one step: bench.fail_on_sync and its test hook.
+struct StepChecks {
+  const HostSyncCheck* host_sync = nullptr;  ///< checks the no-synchronisation region (first forward to the norm)
+  bool inject_sync = false;                  ///< RunHooks::inject_sync_step is this step: a .item() in that region
+};
+
 /// Step `step` at learning rate `lr`: per-token normalisation over the whole global batch (each microbatch's loss
 /// sum divided by the step's supervised-token count before its backward pass); the passes run in the pipeline
 /// schedule's order (PP 1: forward and backward of each microbatch in turn; train/pipeline_executor.h). With
 /// `profile` the device is synchronised after every pass to time the phases, and at every component boundary
-/// (model/component_timer.h) to time the components. Throws RunError (at `step`) when the
-/// loss or the gradient norm is not finite; std::exception when a peer fails.
+/// (model/component_timer.h) to time the components. The passes (from the first forward pass to the optimizer's
+/// gradient norm) read nothing on the host; with `checks.host_sync` they run in its region (bench.fail_on_sync).
+/// Throws RunError (at `step`) when the loss or the gradient norm is not finite or a pass synchronised under the
+/// check; std::exception when a peer fails.
 StepResult train_step(const RunContext& ctx, RankModel& model, Optimizer& optimizer, const StepBatch& batch, double lr,
-                      int step, bool profile);
+                      int step, bool profile, const StepChecks& checks = {});
 
 }  // namespace recipebench::train

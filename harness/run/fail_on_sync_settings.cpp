@@ -1,0 +1,33 @@
+#include "run/fail_on_sync_settings.h"
+
+namespace recipebench {
+
+std::string fail_on_sync_note(const RunOptions& o) {
+  if (!o.fail_on_sync || o.device != Device::kCpu) return "";
+  return "recipebench run: bench.fail_on_sync: no CUDA device, nothing to check (device cpu: the step never waits "
+         "for a GPU)";
+}
+
+std::optional<Diagnostic> refuse_fail_on_sync(const Recipe& recipe, const SourceDoc& src, const std::optional<bool>& cli,
+                                              const std::string& expected) {
+  if (!(cli ? *cli : recipe.bench.fail_on_sync.value_or(false))) return std::nullopt;
+  if (cli) return Diagnostic{"<command line>", 0, 0, "--fail-on-sync", "true", expected};
+  return src.at("/bench/fail_on_sync", "true", expected);
+}
+
+std::optional<Diagnostic> fail_on_sync_per_node(const std::string& backend, const Recipe& recipe, const SourceDoc& src,
+                                                const std::optional<bool>& cli) {
+  return refuse_fail_on_sync(recipe, src, cli,
+                             "false or absent (the " + backend +
+                                 " backend runs the recipe's own command: its synchronisation is the command's)");
+}
+
+std::optional<Diagnostic> fail_on_sync_with_profile(bool profile, const Recipe& recipe, const SourceDoc& src,
+                                                    const std::optional<bool>& cli) {
+  if (!profile) return std::nullopt;
+  return refuse_fail_on_sync(recipe, src, cli,
+                             "false or absent with --profile (it synchronises the device between the phases and "
+                             "components it times)");
+}
+
+}  // namespace recipebench

@@ -1,0 +1,105 @@
+// bench.fail_on_sync on one GPU (docs/distributed.md, "Host synchronisation"): the one-GPU step of the 35B-A3B proxy
+// recipe (its 4 layers: Gated DeltaNet, gated attention, sparse MoE with grouped-GEMM experts, the chunked LM loss)
+// runs with libtorch's CUDA synchronisation-debug mode at error from its first forward pass to the optimizer's
+// gradient norm, and completes: nothing there makes the host wait for the GPU. The negative control injects a
+// .item() on a CUDA tensor into that region at step 1 (RECIPEBENCH_INJECT_SYNC_STEP): with the check the run fails
+// there, its record naming the operator and the step; without it the same run completes (so the failure is the
+// check's). [sync] runs libtorch operations (bench.kernels ops); [sync-fused] the fused CUDA kernels. Without a GPU
+// (nvidia-smi finds none) it exits 77, which CTest reports as skipped, never passed.
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "run/run_record.h"
+#include "run/run_record_check.h"
+
+using namespace recipebench;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kSkip = 77;
+const fs::path kOut = RECIPEBENCH_TEST_OUT;
+
+struct GpuRun {
+  int exit_code = -1;
+  RunRecord record;
+};
+
+/// One 3-step run of the proxy recipe on the GPU into kOut/name with `extra` arguments and `env` assignments
+/// (prefixed to the command); returns its exit code and its record (the only .json in the folder).
+GpuRun run_proxy(const std::string& name, const std::string& extra, const std::string& env = "") {
+  const fs::path dir = kOut / name;
+  fs::remove_all(dir);
+  const std::string cmd = env + " " + RECIPEBENCH_BINARY + " run " + RECIPEBENCH_SOURCE_DIR +
+                          "/recipes/qwen3.5-35b-a3b/h200/proxy4l-1gpu-bf16.yaml --device cuda --steps 3 --window 1:2 " +
+                          extra + " --out " + dir.string() + " > " + dir.string() + ".log 2>&1";
+  INFO(cmd << "\n(output: " << dir.string() << ".log)");
+  const int status = std::system(cmd.c_str());
+  REQUIRE(WIFEXITED(status));
+  GpuRun r;
+  r.exit_code = WEXITSTATUS(status);
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".json") {
+      r.record = RunRecord::from_json(read_json_file(e.path().string()), e.path().string());
+      return r;
+    }
+  FAIL("no run record in " << dir);
+  return r;
+}
+
+/// The whole check on one kernels path: a clean run, the injected synchronisation caught, and the same injection
+/// ignored without the check.
+void check_kernels(const std::string& kernels) {
+  const std::string k = "--kernels " + kernels + " ";
+  const GpuRun clean = run_proxy(kernels + "-clean", k + "--fail-on-sync");
+  INFO("clean run: " << clean.record.error.dump());
+  CHECK(clean.exit_code == 0);
+  CHECK(clean.record.status == "complete");
+  CHECK(clean.record.steps.size() == 3);
+  CHECK(clean.record.options.fail_on_sync);
+
+  const std::string inject = "RECIPEBENCH_INJECT_SYNC_STEP=1";
+  const GpuRun caught = run_proxy(kernels + "-injected", k + "--fail-on-sync", inject);
+  CHECK(caught.exit_code == 1);
+  REQUIRE(caught.record.status == "failed");
+  CHECK(caught.record.error["step"] == 1);
+  const std::string message = caught.record.error["message"].get<std::string>();
+  INFO(message);
+  CHECK(message.find("step 1: fail_on_sync:") != std::string::npos);
+  CHECK(message.find("aten::item") != std::string::npos);
+  CHECK(message.find("called a synchronizing CUDA operation") != std::string::npos);
+  CHECK(caught.record.steps.size() == 1);  // step 0 ran under the check
+
+  const GpuRun unchecked = run_proxy(kernels + "-injected-unchecked", k, inject);
+  CHECK(unchecked.exit_code == 0);
+  CHECK(unchecked.record.status == "complete");
+  CHECK_FALSE(unchecked.record.options.fail_on_sync);
+}
+
+}  // namespace
+
+TEST_CASE("the one-GPU step does not synchronise the host (libtorch operations); an injected .item() is caught",
+          "[sync]") {
+  check_kernels("ops");
+}
+
+TEST_CASE("the one-GPU step does not synchronise the host (fused CUDA kernels); an injected .item() is caught",
+          "[sync-fused]") {
+  check_kernels("fused");
+}
+
+int main(int argc, char** argv) {
+  if (std::system("nvidia-smi -L > /dev/null 2>&1") != 0) {
+    std::puts("no GPU (nvidia-smi): skipped");
+    return kSkip;
+  }
+  fs::create_directories(kOut);
+  return Catch::Session().run(argc, argv);
+}
