@@ -46,6 +46,19 @@ bool process_alive(int pid) {
   return stat && !stat->gone();
 }
 
+/// The console lines of a run that is refused before any rank starts: exit 1, no record.
+struct Refused : RunReporter {
+  std::vector<std::string> lines;
+  void message(const std::string& line) override { lines.push_back(line); }
+};
+Refused refused_run(const RunRequest& q) {
+  Refused messages;
+  const RunOutcome out = run_recipe(q, {&messages});
+  CHECK(out.exit_code == kFailed);
+  CHECK_FALSE(out.record);
+  return messages;
+}
+
 }  // namespace
 
 TEST_CASE("import: a Megatron-LM log gives the hand-computed tokens/s/GPU and MFU", "[command]") {
@@ -216,13 +229,7 @@ TEST_CASE("command backend: the env block is exported with its $ kept for the sh
 
 TEST_CASE("command backend: bench.kernels in the recipe is refused, located at the field", "[command]") {
   const RunRequest q = command_request("kernels-ops.yaml", "recipebench-command-kernels");
-  struct Messages : RunReporter {
-    std::vector<std::string> lines;
-    void message(const std::string& line) override { lines.push_back(line); }
-  } messages;
-  const RunOutcome out = run_recipe(q, {&messages});
-  CHECK(out.exit_code == kFailed);
-  CHECK_FALSE(out.record);
+  const Refused messages = refused_run(q);
   REQUIRE(messages.lines.size() == 2);
   CHECK(messages.lines[0] == q.recipe_path +
                                  ":57:12: error: bench.kernels: ops, expected absent (the command backend runs the "
@@ -233,13 +240,7 @@ TEST_CASE("command backend: bench.kernels in the recipe is refused, located at t
 
 TEST_CASE("command backend: bench.fail_on_sync in the recipe is refused, located at the field", "[command]") {
   const RunRequest q = command_request("fail-on-sync.yaml", "recipebench-command-fail-on-sync");
-  struct Messages : RunReporter {
-    std::vector<std::string> lines;
-    void message(const std::string& line) override { lines.push_back(line); }
-  } messages;
-  const RunOutcome out = run_recipe(q, {&messages});
-  CHECK(out.exit_code == kFailed);
-  CHECK_FALSE(out.record);
+  const Refused messages = refused_run(q);
   REQUIRE(messages.lines.size() == 2);
   CHECK(messages.lines[0] == q.recipe_path +
                                  ":57:17: error: bench.fail_on_sync: true, expected false or absent (the command "
