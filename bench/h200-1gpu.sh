@@ -112,7 +112,7 @@ try:
     gdn = json.load(open(f"{out}/gdn/gdn_summary.json"))
 except (OSError, ValueError):
     pass
-row = next((r for r in gdn.get("timings", []) if r.get("tokens") == 8192 and "fla_fwd_bwd_ms" in r), {})
+row = next((r for r in gdn.get("timings", []) if r.get("tokens") == "1x8192" and "fla_fwd_bwd_ms" in r), {})
 s["gdn_fwd_bwd_ms"], s["fla_gdn_fwd_bwd_ms"] = row.get("fwd_bwd_ms"), row.get("fla_fwd_bwd_ms")
 s["gdn_checks_pass"] = gdn.get("checks_pass")
 if s["recipebench_tokens_per_s"] and s["peer_tokens_per_s"]:
