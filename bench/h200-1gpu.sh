@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One lease of one H200 (`nvidia-h200`): the 1-GPU checks of issues 11, 13 and 17 in one call. Run from the
 # repository root with .deps/ and .peer/ carried:   RECIPEBENCH_GIT_COMMIT=<commit> bash bench/h200-1gpu.sh
-# 1. builds with scripts/gpu-build (CUDA kernels on);
+# 1. builds with scripts/gpu-build (CUDA kernels on); SMOKE=1 adds a 1-layer 3-step run (the model build time);
 # 2. the GPU tests (ctest -L cuda): the GDN, conv1d + SiLU, gated RMSNorm and cross-entropy kernels against FP64 and
 #    the libtorch-ops path, per-operation and whole-run repeatability, the fused kernels following the ops path;
 # 3. the 35B-A3B proxy (recipes/qwen3.5-35b-a3b/h200/proxy4l-1gpu-bf16.yaml, seed 7): a 1-layer smoke run (the model
@@ -11,7 +11,8 @@
 #    record's tokens/s against the RESULT line the script prints; then `recipebench report` over the records: the
 #    leaderboard with both stacks side by side;
 # 5. the GDN kernels alone against FLA's on the same shapes (bench/gdn-kernels.sh); the optimizer step alone, our
-#    AdamW kernels against libtorch's (adamw_bench);
+#    AdamW kernels against libtorch's (adamw_bench); the attention core alone in each of libtorch's fused attention
+#    backends (bench/attention_probe.py);
 # 6. summary.json (the fields issue 11 names).
 # The device returns at most 8 files: everything is kept in bench/out/h200-1gpu/ and packed into
 # $OUT/h200-1gpu.tar.gz after every part, so that a call cut short at the device's limit still brings back what
@@ -37,18 +38,21 @@ run() {  # run NAME SECONDS ARGS...: one run into $out/NAME/, log $out/NAME.log;
   pack
 }
 
-echo "== smoke: 1 layer, 3 steps (model build time in the record)"
-run smoke 150 "$recipe" --seed 7 --layers 1 --steps 3 --window 1:2
-"$python" -c 'import glob, json, sys; [print("model_build", json.load(open(f)).get("model_build")) for f in glob.glob(sys.argv[1] + "/smoke/*.json")]' "$out"
-
-echo "== proxy: fused, ops"
-run fused-1 150 "$recipe" --seed 7
-run ops 200 "$recipe" --seed 7 --kernels ops
+if [ "${SMOKE:-0}" = 1 ]; then
+  echo "== smoke: 1 layer, 3 steps (model build time in the record)"
+  run smoke 150 "$recipe" --seed 7 --layers 1 --steps 3 --window 1:2
+  "$python" -c 'import glob, json, sys; [print("model_build", json.load(open(f)).get("model_build")) for f in glob.glob(sys.argv[1] + "/smoke/*.json")]' "$out"
+fi
 
 echo "== GPU tests (ctest -L cuda)"
 timeout 300 ctest --test-dir build-gpu -L cuda --output-on-failure > "$out/ctest-cuda.log" 2>&1
 grep -E "Test +#|tests passed|loss correlation" "$out/ctest-cuda.log"
 pack
+
+echo "== proxy: fused, ops"
+run fused-1 150 "$recipe" --seed 7
+run ops 200 "$recipe" --seed 7 --kernels ops
+
 
 echo "== the optimizer step alone: fused AdamW kernels against libtorch (1e9 BF16 parameters)"
 timeout 120 build-gpu/backends/torch/adamw_bench --params 1e9 --steps 10 > "$out/adamw-bench.log" 2>&1 ||
@@ -68,7 +72,7 @@ grep -h RESULT "$out/peer-command.log" "$out"/peer-command/*.log 2>/dev/null | h
 
 echo "== the GDN kernels alone against FLA's (1 x 8,192 tokens and more, 35B widths)"
 timeout 240 bash bench/gdn-kernels.sh "$out/gdn" > "$out/gdn.log" 2>&1 || echo "gdn-kernels.sh: exit $?"
-grep -A 8 "^tokens" "$out/gdn/gdn-kernels.log" 2>/dev/null | head -n 8
+grep -A 6 "^tokens" "$out/gdn/gdn-kernels.log" 2>/dev/null | head -n 16
 pack
 
 "$python" - "$out" <<'PY' | tee "$out/summary.txt"
@@ -120,4 +124,10 @@ if s["recipebench_tokens_per_s"] and s["peer_tokens_per_s"]:
 json.dump(s, open(f"{out}/summary.json", "w"), indent=1)
 print(json.dumps(s, indent=1))
 PY
+pack
+
+echo "== the attention core alone: libtorch's fused attention backends at the layer's shapes"
+PYTHONUNBUFFERED=1 timeout 120 "$python" bench/attention_probe.py 10 > "$out/attention-probe.log" 2>&1 ||
+  echo "attention_probe.py: exit $?"
+grep -E "^torch|^PROBE" "$out/attention-probe.log"
 pack

@@ -41,10 +41,11 @@ std::map<std::string, TorchMemoryImpl> record_implementations() {
   std::map<std::string, TorchMemoryImpl> out;
   for (const auto& [path, name] : j.at("records").items()) {
     const std::string n = name.get<std::string>();
-    REQUIRE((n == "full-logits" || n == "chunked-loss" || n == "fused-loss"));
+    REQUIRE((n == "full-logits" || n == "chunked-loss" || n == "fused-loss" || n == "gdn-saved"));
     out[path] = n == "full-logits"    ? TorchMemoryImpl::kFullLogits
                 : n == "chunked-loss" ? TorchMemoryImpl::kChunkedLoss
-                                      : TorchMemoryImpl::kFusedLoss;
+                : n == "fused-loss"   ? TorchMemoryImpl::kFusedLoss
+                                      : TorchMemoryImpl::kGdnSaved;
   }
   return out;
 }
@@ -132,6 +133,26 @@ TEST_CASE("memory plan: the chunked LM loss holds a chunk, not the row's FP32 lo
   const double ops_f32 = loss_memory(m, s).forward;
   s.impl = TorchMemoryImpl::kFusedLoss;
   CHECK(loss_memory(m, s).forward == Approx(ops_f32));
+}
+
+TEST_CASE("memory plan: the GDN kernels' saved intermediates are 1,156 bytes per token and value head", "[plan]") {
+  // Qwen3.5-35B-A3B widths: 32 value heads of 128, chunk 64. gdn::saved_bytes (cuda/gdn_kernels.h): FP32 gate (4),
+  // BF16 T (2 x 64), W and v_new (2 x 128 each), the BF16 128 x 128 state per 64-token chunk (2 x 128 x 128 / 64).
+  const ModelConfig m = find_model("Qwen3.5-35B-A3B")->with_layers(4);
+  MicrobatchShape s;
+  s.tokens = 8192;
+  REQUIRE(s.impl == TorchMemoryImpl::kGdnSaved);  // the current code
+  const double saved = gdn_activation_bytes(m, s);
+  s.impl = TorchMemoryImpl::kFusedLoss;
+  const double recomputed = gdn_activation_bytes(m, s);
+  CHECK(saved - recomputed == Approx(32.0 * 8192 * (4 + 2 * 64 + 2 * 128 + 2 * 128 + 2 * 128 * 128 / 64)));
+  CHECK((saved - recomputed) / 1e9 == Approx(0.303).epsilon(0.01));
+  s.impl = TorchMemoryImpl::kGdnSaved;
+  s.fused_kernels = false;  // bench.kernels: ops: the libtorch-ops delta rule, nothing of the kernels'
+  s.impl = TorchMemoryImpl::kFusedLoss;
+  const double ops_before = gdn_activation_bytes(m, s);
+  s.impl = TorchMemoryImpl::kGdnSaved;
+  CHECK(gdn_activation_bytes(m, s) == Approx(ops_before));
 }
 
 TEST_CASE("memory plan: the states of one GPU are 18 bytes per parameter (MixedPrecisionAdam)", "[plan]") {

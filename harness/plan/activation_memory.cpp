@@ -24,9 +24,12 @@ double gdn_activation_bytes(const ModelConfig& m, const MicrobatchShape& s) {
   per_token += 2 * p * conv;             // in_proj_qkv's output (conv1d input) and the conv output (SiLU input)
   per_token += 2 * kF32 * kd;            // FP32 q and k before their L2 normalisation
   if (s.gdn_kernels()) {
-    // GDN CUDA kernels (cuda/gdn_autograd.cpp): only their inputs, BF16 q and k at the key heads, the contiguous
-    // BF16 copy of v, and beta in FP32; the backward recomputes the chunk states.
+    // GDN CUDA kernels (cuda/gdn_autograd.cpp): their inputs, BF16 q and k at the key heads, the contiguous BF16
+    // copy of v, and beta in FP32; since kGdnSaved also the forward's intermediates (gdn::saved_bytes): per value
+    // head the FP32 cumulative gate, T [c], W [dk] and v_new [dv] in BF16, and the BF16 [dk x dv] state of each
+    // chunk (before kGdnSaved the backward recomputed them).
     per_token += 2 * (2 * kd + vd) + kF32 * hv;
+    if (s.gdn_saved()) per_token += hv * (kF32 + 2 * (c + dk + dv) + 2 * dk * dv / c);
   } else {
     // Chunked delta rule in libtorch ops, per value head (q, k repeated to the value heads), FP32: q, k, v, k*beta,
     // the WY solve's [dv + dk] result, exp-decayed q and k, the chunk-major copies of U0, W, K^T (dk + dk + dv), U

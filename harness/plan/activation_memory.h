@@ -10,7 +10,7 @@
 namespace recipebench {
 
 /// The torch backend's implementations that decide its memory, as they changed over its history, so that a run
-/// record is planned with the code that measured it (docs/memory-plan.md, "Two implementations").
+/// record is planned with the code that measured it (docs/memory-plan.md, "Four implementations").
 enum class TorchMemoryImpl {
   /// Before main's merge b44795b (2026-11-30, commits 58aa5da, 7dee485, 8819ab2): the loss over the whole row's
   /// logits (log_softmax, or VocabParallelCrossEntropy with TP), the chunked delta rule in libtorch ops, and an
@@ -21,9 +21,16 @@ enum class TorchMemoryImpl {
   kChunkedLoss,
   /// Since commit f2976a7 (2026-11-30): as kChunkedLoss, and on CUDA with BF16 the chunk's softmax and logit
   /// gradient computed in place over its BF16 logits by the fused cross-entropy kernels
-  /// (cuda/cross_entropy_kernels.h): no FP32 copy of the chunk's logits. The current code.
+  /// (cuda/cross_entropy_kernels.h): no FP32 copy of the chunk's logits.
   kFusedLoss,
+  /// Since 2026-12-01 (docs/memory-plan.md's table names the commit): as kFusedLoss, and the GDN CUDA kernels keep
+  /// their forward's intermediates for the backward (cuda/gdn_kernels.h saved_bytes: the cumulative gates, T, W,
+  /// v_new and the BF16 chunk states) instead of recomputing them. The current code.
+  kGdnSaved,
 };
+
+/// The implementation of the current code: what `run --dry-run`, `validate` and the run's memory check plan.
+constexpr TorchMemoryImpl kCurrentTorchMemoryImpl = TorchMemoryImpl::kGdnSaved;
 
 /// The shapes one microbatch runs with on one rank.
 struct MicrobatchShape {
@@ -32,14 +39,19 @@ struct MicrobatchShape {
   int tp = 1;              ///< tensor-parallel degree (sequence parallel when > 1)
   double param_bytes = 2;  ///< bytes of the parameters' dtype (BF16 = 2 on GPU, FP32 = 4 on CPU)
   bool sdpa = true;        ///< fused attention (libtorch 2.x on CUDA); false: the explicit [seq, seq] softmax
-  TorchMemoryImpl impl = TorchMemoryImpl::kFusedLoss;  ///< the backend's code the plan models
+  TorchMemoryImpl impl = kCurrentTorchMemoryImpl;  ///< the backend's code the plan models
   bool fused_kernels = true;  ///< bench.kernels: fused; false (ops): libtorch operations everywhere
   /// True when the delta rule runs in the GDN CUDA kernels: since kChunkedLoss, on CUDA (sdpa) with BF16 parameters
   /// and bench.kernels fused.
   bool gdn_kernels() const { return impl != TorchMemoryImpl::kFullLogits && sdpa && param_bytes == 2 && fused_kernels; }
-  /// True when the loss runs the fused cross-entropy kernels: kFusedLoss on CUDA (sdpa) with BF16 parameters and
-  /// bench.kernels fused.
-  bool fused_loss() const { return impl == TorchMemoryImpl::kFusedLoss && sdpa && param_bytes == 2 && fused_kernels; }
+  /// True when the loss runs the fused cross-entropy kernels: since kFusedLoss, on CUDA (sdpa) with BF16 parameters
+  /// and bench.kernels fused.
+  bool fused_loss() const {
+    return (impl == TorchMemoryImpl::kFusedLoss || impl == TorchMemoryImpl::kGdnSaved) && sdpa && param_bytes == 2 &&
+           fused_kernels;
+  }
+  /// True when the GDN CUDA kernels keep their forward's intermediates: kGdnSaved and gdn_kernels().
+  bool gdn_saved() const { return impl == TorchMemoryImpl::kGdnSaved && gdn_kernels(); }
 };
 
 /// Tokens per chunk of the chunked LM loss (backends/torch/model/chunked_lm_loss.h, kLmLossChunkTokens).

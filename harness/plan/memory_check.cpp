@@ -21,7 +21,7 @@ std::optional<Diagnostic> check_memory_fits(const Recipe& recipe, const std::str
   try {
     const bool fused_kernels = recipe.bench.kernels.value_or(Kernels::kFused) == Kernels::kFused;  // bench.kernels
     plan =
-        plan_memory(recipe, model, build_rank_map(recipe, model), device, TorchMemoryImpl::kFusedLoss, fused_kernels);
+        plan_memory(recipe, model, build_rank_map(recipe, model), device, kCurrentTorchMemoryImpl, fused_kernels);
   } catch (const std::invalid_argument&) {
     return std::nullopt;
   }

@@ -63,7 +63,7 @@ int torch_compute_bytes(const std::string& precision, bool cuda);
 /// `impl` the backend's code to model (the current one unless planning an older run record).
 /// Throws std::invalid_argument for a layout the rank map refuses.
 MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const RankMap& map,
-                       const std::string& device = "cuda", TorchMemoryImpl impl = TorchMemoryImpl::kFusedLoss,
+                       const std::string& device = "cuda", TorchMemoryImpl impl = kCurrentTorchMemoryImpl,
                        bool fused_kernels = true);
 
 /// The plan as a table in GB (1 GB = 1e9 bytes), one column per kind of rank, and a fit line.

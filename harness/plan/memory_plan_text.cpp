@@ -80,7 +80,7 @@ std::string memory_overflow_message(const MemoryPlan& plan) {
 std::string memory_plan_text(const Recipe& recipe, const ModelConfig& model, const std::string& device,
                              bool fused_kernels) {
   return format_memory_plan(
-      plan_memory(recipe, model, build_rank_map(recipe, model), device, TorchMemoryImpl::kFusedLoss, fused_kernels));
+      plan_memory(recipe, model, build_rank_map(recipe, model), device, kCurrentTorchMemoryImpl, fused_kernels));
 }
 
 }  // namespace recipebench

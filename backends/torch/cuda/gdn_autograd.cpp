@@ -1,6 +1,7 @@
-// libtorch autograd function around the GDN CUDA kernels (see gdn_autograd.h). The forward keeps only its inputs
-// (bf16 q, k, v; fp32 g, beta; the initial state) and the chunk table; the backward recomputes the chunk states
-// (docs/gdn-kernels.md says why).
+// libtorch autograd function around the GDN CUDA kernels (see gdn_autograd.h). The forward keeps its inputs (bf16 q,
+// k, v; fp32 g, beta; the initial state), the chunk table and the kernels' intermediates (gdn::saved_bytes: the
+// chunk states, W, T, v_new, the cumulative gates), which the backward reads instead of recomputing them
+// (docs/gdn-kernels.md, "Stored vs recomputed").
 #include "cuda/gdn_autograd.h"
 
 #include <c10/cuda/CUDAGuard.h>
@@ -68,12 +69,14 @@ struct GdnFunction : torch::autograd::Function<GdnFunction> {
     Plan p = make_plan(q, v, scale, cu);
     auto o = torch::empty(v.sizes(), v.options());
     auto ht = torch::empty({p.shape.rows, p.shape.v_heads, gdn::kHeadDim, gdn::kHeadDim}, g.options());
-    auto ws = workspace(gdn::forward_workspace_bytes(p.shape, p.table.chunks()), q.device());
+    auto kept = workspace(gdn::saved_bytes(p.shape, p.table.chunks()), q.device());
+    auto ws = workspace(gdn::forward_workspace_bytes(p.shape, p.table.chunks(), /*keep=*/true), q.device());
     check_launch(gdn::forward(p.shape, p.view(), bf16_ptr(q), bf16_ptr(k), bf16_ptr(v), g.data_ptr<float>(),
                               beta.data_ptr<float>(), h0.defined() ? h0.data_ptr<float>() : nullptr, bf16_mut(o),
-                              ht.data_ptr<float>(), ws.data_ptr(), c10::cuda::getCurrentCUDAStream().stream()),
+                              ht.data_ptr<float>(), kept.data_ptr(), ws.data_ptr(),
+                              c10::cuda::getCurrentCUDAStream().stream()),
                  "GDN CUDA kernels: forward");
-    ctx->save_for_backward({q, k, v, g, beta, h0, p.table_dev});
+    ctx->save_for_backward({q, k, v, g, beta, h0, p.table_dev, kept});
     ctx->saved_data["cu"] = c10::IValue(cu);
     ctx->saved_data["scale"] = static_cast<double>(p.shape.scale);
     ctx->saved_data["dtypes"] = c10::IValue(
@@ -94,13 +97,14 @@ struct GdnFunction : torch::autograd::Function<GdnFunction> {
     auto dq = torch::empty_like(q), dk = torch::empty_like(k), dv = torch::empty_like(v);
     auto dg = torch::empty_like(g), dbeta = torch::empty_like(beta);
     auto dh0 = h0.defined() ? torch::empty_like(h0) : torch::Tensor();
-    auto ws = workspace(gdn::backward_workspace_bytes(p.shape, p.table.chunks()), q.device());
+    const auto& kept = saved[7];
+    auto ws = workspace(gdn::backward_workspace_bytes(p.shape, p.table.chunks(), /*from_saved=*/true), q.device());
     check_launch(
         gdn::backward(p.shape, p.view(), bf16_ptr(q), bf16_ptr(k), bf16_ptr(v), g.data_ptr<float>(),
                       beta.data_ptr<float>(), h0.defined() ? h0.data_ptr<float>() : nullptr, bf16_ptr(d_o),
                       dht.defined() ? dht.data_ptr<float>() : nullptr, bf16_mut(dq), bf16_mut(dk), bf16_mut(dv),
                       dg.data_ptr<float>(), dbeta.data_ptr<float>(), dh0.defined() ? dh0.data_ptr<float>() : nullptr,
-                      ws.data_ptr(), c10::cuda::getCurrentCUDAStream().stream()),
+                      kept.data_ptr(), ws.data_ptr(), c10::cuda::getCurrentCUDAStream().stream()),
         "GDN CUDA kernels: backward");
     const auto dt = ctx->saved_data["dtypes"].toIntVector();
     auto as = [&](const torch::Tensor& t, int i) {

@@ -7,10 +7,8 @@ namespace recipebench::gdn {
 
 using detail::bf16;
 using detail::kLd128;
-using detail::kLd32;
 using detail::kLd64;
 using detail::kLdF128;
-using detail::kLdF32;
 using detail::kLdF64;
 using detail::kThreads;
 using detail::Lay;
@@ -30,9 +28,14 @@ struct BackwardBuffers {
   float* dG1;   // [N, Hv] gradient of the cumulative gate (output and state terms)
 };
 
-BackwardBuffers carve_backward(Carver& cv, const Shape& s, int chunks) {
+/// The backward's buffers from the workspace `cv`; the forward's intermediates from `saved` when given (U0 null),
+/// else from `cv` too (recomputed).
+BackwardBuffers carve_backward(Carver& cv, Carver* saved, const Shape& s, int chunks) {
   BackwardBuffers b{};
-  b.f = carve_forward(cv, s, chunks);
+  if (saved)
+    carve_saved(*saved, s, chunks, b.f);
+  else
+    b.f = carve_forward(cv, cv, s, chunks);
   const size_t n = static_cast<size_t>(s.total_tokens) * s.v_heads;
   b.dvl = cv.take<float>(n * kHeadDim);
   b.dU = cv.take<bf16>(n * kHeadDim);
@@ -82,27 +85,31 @@ __global__ void __launch_bounds__(kThreads) dvl_kernel(Shape s, DeviceChunkTable
   }
 }
 
+/// Shared memory of the reverse scan over BV value columns (bf16 tiles ld BV + 8, fp32 ld BV + 4).
+template <int BV>
 struct DstateSmem {
-  float dSf[kHeadDim * kLdF32];
-  float F2[kHeadDim * kLdF32];
-  float F[kChunk * kLdF32];
-  float dvls[kChunk * kLdF32];  // dv_local, this block's value columns
-  bf16 dSb[kHeadDim * kLd32];
+  static constexpr int kLdB = BV + 8, kLdF = BV + 4;
+  float dSf[kHeadDim * kLdF];
+  float F2[kHeadDim * kLdF];
+  float F[kChunk * kLdF];
+  float dvls[kChunk * kLdF];  // dv_local, this block's value columns
+  bf16 dSb[kHeadDim * kLdB];
   bf16 Kh[kChunk * kLd128];
   bf16 QW[2 * kChunk * kLd128];  // rows 0..63: scale e^G Q; rows 64..127: -W
-  bf16 DY[2 * kChunk * kLd32];   // rows 0..63: dO; rows 64..127: dU (this block's value columns)
+  bf16 DY[2 * kChunk * kLdB];    // rows 0..63: dO; rows 64..127: dU (this block's value columns)
   float G[kChunk];
 };
 
 /// One chunk's inputs of the reverse scan, loaded into registers one chunk ahead.
 struct DstatePrefetch {
   uint4 k[4], q[4], w[4], d_o;
-  float4 dvl[2];
+  float4 dvl[2];  // BV = 32: two float4 per thread; BV = 16: one
   float gk[4], glast, g;
 };
 
 __device__ __forceinline__ uint4 ld16(const bf16* p) { return *reinterpret_cast<const uint4*>(p); }
 
+template <int BV>
 __device__ __forceinline__ void dstate_fetch(DstatePrefetch& p, const Shape& s, const DeviceChunkTable& ct, int c,
                                              int hv, int hk, int vb, const bf16* q, const bf16* k, const float* Gc,
                                              const bf16* W, const bf16* d_o, const float* dvl) {
@@ -122,11 +129,12 @@ __device__ __forceinline__ void dstate_fetch(DstatePrefetch& p, const Shape& s, 
     p.w[m] = ok ? ld16(W + static_cast<long>(t0 + r) * sv + hv * kHeadDim + col) : z;
     p.gk[m] = ok ? gc[static_cast<long>(r) * s.v_heads] : 0.f;
   }
-  const int ru = tid / 4;
-  p.d_o = ru < len ? ld16(d_o + static_cast<long>(t0 + ru) * sv + hv * kHeadDim + vb + (tid % 4) * 8) : z;
+  constexpr int kVecs = BV / 8, kVecsF = BV / 4;  // 16-byte vectors per row: bf16, fp32
+  const int ru = tid / kVecs;
+  p.d_o = ru < len ? ld16(d_o + static_cast<long>(t0 + ru) * sv + hv * kHeadDim + vb + (tid % kVecs) * 8) : z;
 #pragma unroll
-  for (int m = 0; m < 2; ++m) {
-    const int i = tid + kThreads * m, r = i / 8, cc = (i % 8) * 4;
+  for (int m = 0; m < kChunk * kVecsF / kThreads; ++m) {
+    const int i = tid + kThreads * m, r = i / kVecsF, cc = (i % kVecsF) * 4;
     p.dvl[m] = r < len
                    ? *reinterpret_cast<const float4*>(dvl + static_cast<long>(t0 + r) * sv + hv * kHeadDim + vb + cc)
                    : make_float4(0.f, 0.f, 0.f, 0.f);
@@ -141,7 +149,9 @@ __device__ __forceinline__ uint4 scale8(uint4 x, float f) {
   return x;
 }
 
-__device__ __forceinline__ void dstate_commit(const DstatePrefetch& p, DstateSmem& sm, float scale) {
+template <int BV>
+__device__ __forceinline__ void dstate_commit(const DstatePrefetch& p, DstateSmem<BV>& sm, float scale) {
+  constexpr int kLdB = DstateSmem<BV>::kLdB, kLdF = DstateSmem<BV>::kLdF, kVecs = BV / 8, kVecsF = BV / 4;
   const int tid = threadIdx.x, col = (tid % 16) * 8;
 #pragma unroll
   for (int m = 0; m < 4; ++m) {
@@ -150,70 +160,70 @@ __device__ __forceinline__ void dstate_commit(const DstatePrefetch& p, DstateSme
     *reinterpret_cast<uint4*>(sm.QW + r * kLd128 + col) = scale8(p.q[m], scale * __expf(p.gk[m]));
     *reinterpret_cast<uint4*>(sm.QW + (kChunk + r) * kLd128 + col) = scale8(p.w[m], -1.f);
   }
-  *reinterpret_cast<uint4*>(sm.DY + (tid / 4) * kLd32 + (tid % 4) * 8) = p.d_o;
+  if (tid < kChunk * kVecs) *reinterpret_cast<uint4*>(sm.DY + (tid / kVecs) * kLdB + (tid % kVecs) * 8) = p.d_o;
 #pragma unroll
-  for (int m = 0; m < 2; ++m) {
-    const int i = tid + kThreads * m, r = i / 8, cc = (i % 8) * 4;
-    *reinterpret_cast<float4*>(sm.dvls + r * kLdF32 + cc) = p.dvl[m];
+  for (int m = 0; m < kChunk * kVecsF / kThreads; ++m) {
+    const int i = tid + kThreads * m, r = i / kVecsF, cc = (i % kVecsF) * 4;
+    *reinterpret_cast<float4*>(sm.dvls + r * kLdF + cc) = p.dvl[m];
   }
   if (tid < kChunk) sm.G[tid] = p.g;
 }
 
 /// Reverse scan over the chunks of a row: dh[c] = gradient of the state at the end of chunk c,
-/// dU = dv_local + Khat dS', dS = e^(G_C) dS' + (scale e^G Q)^T dO - W^T dU. Grid (128 / kBV, Hv, rows).
+/// dU = dv_local + Khat dS', dS = e^(G_C) dS' + (scale e^G Q)^T dO - W^T dU. Grid (128 / BV, Hv, rows).
+template <int BV>
 __global__ void __launch_bounds__(kThreads)
     dstate_kernel(Shape s, DeviceChunkTable ct, const bf16* q, const bf16* k, const float* Gc, const bf16* W,
                   const bf16* d_o, const float* dvl, const float* dht, bf16* dh, bf16* dU, float* dh0) {
+  using Smem = DstateSmem<BV>;
+  constexpr int kLdB = Smem::kLdB, kLdF = Smem::kLdF;
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  DstateSmem& sm = *reinterpret_cast<DstateSmem*>(smem_raw);
-  const int vb = blockIdx.x * kBV, hv = blockIdx.y, n = blockIdx.z, tid = threadIdx.x;
+  Smem& sm = *reinterpret_cast<Smem*>(smem_raw);
+  const int vb = blockIdx.x * BV, hv = blockIdx.y, n = blockIdx.z, tid = threadIdx.x;
   const int hk = hv / (s.v_heads / s.k_heads);
   const long state_off = (static_cast<long>(n) * s.v_heads + hv) * kHeadDim * kHeadDim;
-  for (int i = tid; i < kHeadDim * kBV; i += kThreads) {
-    const int r = i / kBV, j = i % kBV;
+  for (int i = tid; i < kHeadDim * BV; i += kThreads) {
+    const int r = i / BV, j = i % BV;
     const float x = dht ? dht[state_off + r * kHeadDim + vb + j] : 0.f;
-    sm.dSf[r * kLdF32 + j] = x;
-    sm.dSb[r * kLd32 + j] = __float2bfloat16(x);
+    sm.dSf[r * kLdF + j] = x;
+    sm.dSb[r * kLdB + j] = __float2bfloat16(x);
   }
   const int c0 = ct.row_first_chunk[n], c1 = ct.row_first_chunk[n + 1];
   DstatePrefetch pf;
-  if (c0 < c1) dstate_fetch(pf, s, ct, c1 - 1, hv, hk, vb, q, k, Gc, W, d_o, dvl);
+  if (c0 < c1) dstate_fetch<BV>(pf, s, ct, c1 - 1, hv, hk, vb, q, k, Gc, W, d_o, dvl);
   for (int c = c1 - 1; c >= c0; --c) {
     const int t0 = ct.chunk_start[c], len = ct.chunk_len[c];
-    dstate_commit(pf, sm, s.scale);
-    for (int i = tid; i < kHeadDim * kBV; i += kThreads) {
-      const int r = i / kBV, j = i % kBV;
-      dh[(static_cast<long>(c) * s.v_heads + hv) * kHeadDim * kHeadDim + r * kHeadDim + vb + j] = sm.dSb[r * kLd32 + j];
-    }
+    dstate_commit<BV>(pf, sm, s.scale);
+    __syncthreads();  // dS' of the last iteration (or d final state) and this chunk's inputs are in place
+    store_tile<BV, kLdB>(dh + (static_cast<long>(c) * s.v_heads + hv) * kHeadDim * kHeadDim + vb, sm.dSb);
+    if (c - 1 >= c0) dstate_fetch<BV>(pf, s, ct, c - 1, hv, hk, vb, q, k, Gc, W, d_o, dvl);
+    mma_block<64, BV, 128, Lay::N, Lay::N>(sm.Kh, kLd128, sm.dSb, kLdB, sm.F, kLdF);  // Khat dS'
     __syncthreads();
-    if (c - 1 >= c0) dstate_fetch(pf, s, ct, c - 1, hv, hk, vb, q, k, Gc, W, d_o, dvl);
-    mma_block<64, 32, 128, Lay::N, Lay::N>(sm.Kh, kLd128, sm.dSb, kLd32, sm.F, kLdF32);  // Khat dS'
-    __syncthreads();
-    for (int i = tid; i < kChunk * kBV; i += kThreads) {
-      const int r = i / kBV, j = i % kBV;
+    for (int i = tid; i < kChunk * BV; i += kThreads) {
+      const int r = i / BV, j = i % BV;
       float d = 0.f;
       if (r < len) {
-        d = sm.dvls[r * kLdF32 + j] + sm.F[r * kLdF32 + j];
+        d = sm.dvls[r * kLdF + j] + sm.F[r * kLdF + j];
         dU[(static_cast<long>(t0 + r) * s.v_heads + hv) * kHeadDim + vb + j] = __float2bfloat16(d);
       }
-      sm.DY[(kChunk + r) * kLd32 + j] = __float2bfloat16(d);
+      sm.DY[(kChunk + r) * kLdB + j] = __float2bfloat16(d);
     }
     __syncthreads();
-    mma_block<128, 32, 128, Lay::T, Lay::N>(sm.QW, kLd128, sm.DY, kLd32, sm.F2, kLdF32);
+    mma_block<128, BV, 128, Lay::T, Lay::N>(sm.QW, kLd128, sm.DY, kLdB, sm.F2, kLdF);
     __syncthreads();
     const float decay = __expf(sm.G[kChunk - 1]);
-    for (int i = tid; i < kHeadDim * kBV; i += kThreads) {
-      const int r = i / kBV, j = i % kBV;
-      const float x = decay * sm.dSf[r * kLdF32 + j] + sm.F2[r * kLdF32 + j];
-      sm.dSf[r * kLdF32 + j] = x;
-      sm.dSb[r * kLd32 + j] = __float2bfloat16(x);
+    for (int i = tid; i < kHeadDim * BV; i += kThreads) {
+      const int r = i / BV, j = i % BV;
+      const float x = decay * sm.dSf[r * kLdF + j] + sm.F2[r * kLdF + j];
+      sm.dSf[r * kLdF + j] = x;
+      sm.dSb[r * kLdB + j] = __float2bfloat16(x);
     }
     __syncthreads();
   }
   if (dh0)
-    for (int i = tid; i < kHeadDim * kBV; i += kThreads) {
-      const int r = i / kBV, j = i % kBV;
-      dh0[state_off + r * kHeadDim + vb + j] = sm.dSf[r * kLdF32 + j];
+    for (int i = tid; i < kHeadDim * BV; i += kThreads) {
+      const int r = i / BV, j = i % BV;
+      dh0[state_off + r * kHeadDim + vb + j] = sm.dSf[r * kLdF + j];
     }
 }
 
@@ -516,33 +526,52 @@ cudaError_t set_smem(Kernel kernel) {
   return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(sizeof(Smem)));
 }
 
+template <int BV>
+cudaError_t launch_dstate_bv(const Shape& s, const DeviceChunkTable& ct, const bf16* q, const bf16* k, const float* Gc,
+                             const bf16* W, const bf16* d_o, const float* dvl, const float* dht, bf16* dh, bf16* dU,
+                             float* dh0, cudaStream_t stream) {
+  if (auto e = set_smem<DstateSmem<BV>>(dstate_kernel<BV>)) return e;
+  dstate_kernel<BV><<<dim3(kHeadDim / BV, s.v_heads, s.rows), kThreads, sizeof(DstateSmem<BV>), stream>>>(
+      s, ct, q, k, Gc, W, d_o, dvl, dht, dh, dU, dh0);
+  return cudaGetLastError();
+}
+
+/// The reverse scan (dstate_kernel) with scan_columns(s) value columns per block.
+cudaError_t launch_dstate(const Shape& s, const DeviceChunkTable& ct, const bf16* q, const bf16* k, const float* Gc,
+                          const bf16* W, const bf16* d_o, const float* dvl, const float* dht, bf16* dh, bf16* dU,
+                          float* dh0, cudaStream_t stream) {
+  return scan_columns(s) == 16 ? launch_dstate_bv<16>(s, ct, q, k, Gc, W, d_o, dvl, dht, dh, dU, dh0, stream)
+                               : launch_dstate_bv<32>(s, ct, q, k, Gc, W, d_o, dvl, dht, dh, dU, dh0, stream);
+}
+
 }  // namespace
 }  // namespace detail
 
-size_t backward_workspace_bytes(const Shape& s, int chunks) {
-  detail::Carver cv{nullptr};
-  detail::carve_backward(cv, s, chunks);
+size_t backward_workspace_bytes(const Shape& s, int chunks, bool from_saved) {
+  detail::Carver cv{nullptr}, sv{nullptr};
+  detail::carve_backward(cv, from_saved ? &sv : nullptr, s, chunks);
   return cv.used;
 }
 
 cudaError_t backward(const Shape& s, const DeviceChunkTable& ct, const bf16* q, const bf16* k, const bf16* v,
                      const float* g, const float* beta, const float* initial_state, const bf16* d_o,
                      const float* d_final_state, bf16* dq, bf16* dk, bf16* dv, float* dg, float* dbeta,
-                     float* d_initial_state, void* workspace, cudaStream_t stream) {
+                     float* d_initial_state, const void* saved, void* workspace, cudaStream_t stream) {
   using namespace detail;
-  Carver cv{static_cast<char*>(workspace)};
-  const BackwardBuffers b = carve_backward(cv, s, ct.chunks);
+  Carver cv{static_cast<char*>(workspace)}, sv{static_cast<char*>(const_cast<void*>(saved))};
+  const BackwardBuffers b = carve_backward(cv, saved ? &sv : nullptr, s, ct.chunks);
   const ForwardBuffers& f = b.f;
-  if (auto e = launch_prep(s, ct, k, v, g, beta, f.Gc, f.T, f.W, f.U0, stream)) return e;
-  if (auto e = launch_state(s, ct, k, f.Gc, f.W, f.U0, initial_state, f.h, f.vnew, nullptr, stream)) return e;
+  if (!saved) {  // recompute the forward's intermediates (the same kernels: the same bits as the forward's)
+    if (auto e = launch_prep(s, ct, k, v, g, beta, f.Gc, f.T, f.W, f.U0, stream)) return e;
+    if (auto e = launch_state(s, ct, k, f.Gc, f.W, f.U0, initial_state, f.h, f.vnew, nullptr, stream)) return e;
+  }
   const dim3 per_chunk(ct.chunks, s.v_heads);
   if (ct.chunks > 0) {
     if (auto e = set_smem<DvlSmem>(dvl_kernel)) return e;
     dvl_kernel<<<per_chunk, kThreads, sizeof(DvlSmem), stream>>>(s, ct, q, k, f.Gc, d_o, b.dvl);
   }
-  if (auto e = set_smem<DstateSmem>(dstate_kernel)) return e;
-  dstate_kernel<<<dim3(kHeadDim / kBV, s.v_heads, s.rows), kThreads, sizeof(DstateSmem), stream>>>(
-      s, ct, q, k, f.Gc, f.W, d_o, b.dvl, d_final_state, b.dh, b.dU, d_initial_state);
+  if (auto e = launch_dstate(s, ct, q, k, f.Gc, f.W, d_o, b.dvl, d_final_state, b.dh, b.dU, d_initial_state, stream))
+    return e;
   if (ct.chunks == 0) return cudaGetLastError();
   if (auto e = set_smem<Grad1Smem>(grad1_kernel)) return e;
   grad1_kernel<<<per_chunk, kThreads, sizeof(Grad1Smem), stream>>>(s, ct, q, k, f.Gc, d_o, f.vnew, f.h, b.dh, b.dU,

@@ -119,7 +119,7 @@ struct Problem {
   gdn::DeviceChunkTable ct;
   Dev<bf16> q, k, v, o, d_o, dq, dk, dv;
   Dev<float> g, beta, h0, ht, dht, dg, dbeta, dh0;
-  Dev<char> ws;
+  Dev<char> saved, ws;  // saved: the forward's intermediates for the backward (gdn::saved_bytes)
   bool with_h0;
   Problem(const gdn::reference::Inputs& in, bool h0_given)
       : shape{static_cast<int>(in.cu_seqlens.back()), static_cast<int>(in.cu_seqlens.size()) - 1, in.k_heads,
@@ -142,8 +142,9 @@ struct Problem {
         dg(in.g.size()),
         dbeta(in.g.size()),
         dh0(h0.n),
-        ws(std::max(gdn::forward_workspace_bytes(shape, table.chunks()),
-                    gdn::backward_workspace_bytes(shape, table.chunks()))),
+        saved(gdn::saved_bytes(shape, table.chunks())),
+        ws(std::max(gdn::forward_workspace_bytes(shape, table.chunks(), false),
+                    gdn::backward_workspace_bytes(shape, table.chunks(), false))),
         with_h0(h0_given) {
     ct_dev.put(gdn::pack_chunk_table(table));
     ct = gdn::device_view(table, ct_dev.p);
@@ -154,12 +155,15 @@ struct Problem {
     beta.put(in.beta);
     if (with_h0) h0.put(in.h0);
   }
-  void forward() {
-    CK(gdn::forward(shape, ct, q.p, k.p, v.p, g.p, beta.p, with_h0 ? h0.p : nullptr, o.p, ht.p, ws.p, nullptr));
+  /// `keep`: the intermediates into `saved` for a backward(true) (the autograd function's way).
+  void forward(bool keep = true) {
+    CK(gdn::forward(shape, ct, q.p, k.p, v.p, g.p, beta.p, with_h0 ? h0.p : nullptr, o.p, ht.p, keep ? saved.p : nullptr,
+                    ws.p, nullptr));
   }
-  void backward() {
+  /// `from_saved`: reads the last forward(true)'s intermediates; else recomputes them.
+  void backward(bool from_saved = true) {
     CK(gdn::backward(shape, ct, q.p, k.p, v.p, g.p, beta.p, with_h0 ? h0.p : nullptr, d_o.p, dht.p, dq.p, dk.p, dv.p,
-                     dg.p, dbeta.p, dh0.p, ws.p, nullptr));
+                     dg.p, dbeta.p, dh0.p, from_saved ? saved.p : nullptr, ws.p, nullptr));
   }
 };
 
@@ -167,7 +171,7 @@ struct CaseResult {
   std::string name;
   std::vector<std::pair<std::string, double>> errors;
   double negative = 0;
-  bool deterministic = true, pass = true;
+  bool deterministic = true, recompute_equal = true, columns_equal = true, pass = true;
 };
 
 /// One correctness case: GQA (2 key heads, 4 value heads), initial state, final-state gradient.
@@ -199,8 +203,26 @@ CaseResult check_case(const std::string& name, const std::vector<int64_t>& cu, u
   auto same = [](const auto& a, const auto& b) {
     return std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
   };
-  cr.deterministic = same(dq1, p.dq.get()) && same(dk1, p.dk.get()) && same(dv1, p.dv.get()) && same(dg1, p.dg.get()) &&
-                     same(db1, p.dbeta.get()) && same(dh01, p.dh0.get());
+  auto all_same = [&] {
+    return same(dq1, p.dq.get()) && same(dk1, p.dk.get()) && same(dv1, p.dv.get()) && same(dg1, p.dg.get()) &&
+           same(db1, p.dbeta.get()) && same(dh01, p.dh0.get());
+  };
+  cr.deterministic = all_same();
+  // The backward that recomputes the intermediates gives the same bits as the one reading the forward's.
+  p.backward(/*from_saved=*/false);
+  CK(cudaDeviceSynchronize());
+  cr.recompute_equal = all_same();
+  // The scans with 16 and with 32 value columns per block: the same bits (output, final state, gradients).
+  const auto o1 = p.o.get();
+  const auto ht1 = p.ht.get();
+  for (int columns : {16, 32}) {
+    gdn::set_scan_columns(columns);
+    p.forward();
+    p.backward();
+    CK(cudaDeviceSynchronize());
+    cr.columns_equal = cr.columns_equal && same(o1, p.o.get()) && same(ht1, p.ht.get()) && all_same();
+  }
+  gdn::set_scan_columns(0);
   // Negative control: the gate perturbed by -0.05 must fail the output check.
   auto g2 = in.g;
   for (auto& x : g2) x -= 0.05f;
@@ -208,13 +230,15 @@ CaseResult check_case(const std::string& name, const std::vector<int64_t>& cu, u
   p.forward();
   CK(cudaDeviceSynchronize());
   cr.negative = rel_l2(to_double(p.o.get()), ref.o);
-  cr.pass = cr.pass && cr.deterministic && (cu.back() < 8 || cr.negative > kTolerance);
+  cr.pass = cr.pass && cr.deterministic && cr.recompute_equal && cr.columns_equal &&
+            (cu.back() < 8 || cr.negative > kTolerance);
   return cr;
 }
 
 struct Timing {
-  std::string name;
-  double fwd_ms, fwd_bwd_ms;
+  std::string name;  // "1x8192"; "1x8192 cols16" for a forced scan width
+  double fwd_ms, fwd_bwd_ms;   // the forward keeping its intermediates, the backward reading them
+  double fwd_bwd_recompute_ms;  // the forward keeping nothing, the backward recomputing
 };
 
 /// Mean of `iters` timed calls (CUDA events) after `warmup` calls, 35B widths (16 key, 32 value heads), rows x 8192.
@@ -228,15 +252,15 @@ Timing time_case(int rows, int iters, int warmup = 5) {
   cudaEvent_t a, b;
   CK(cudaEventCreate(&a));
   CK(cudaEventCreate(&b));
-  auto measure = [&](bool bwd) {
+  auto measure = [&](bool bwd, bool keep = true) {
     for (int i = 0; i < warmup; ++i) {
-      p.forward();
-      if (bwd) p.backward();
+      p.forward(keep);
+      if (bwd) p.backward(keep);
     }
     CK(cudaEventRecord(a));
     for (int i = 0; i < iters; ++i) {
-      p.forward();
-      if (bwd) p.backward();
+      p.forward(keep);
+      if (bwd) p.backward(keep);
     }
     CK(cudaEventRecord(b));
     CK(cudaEventSynchronize(b));
@@ -244,7 +268,7 @@ Timing time_case(int rows, int iters, int warmup = 5) {
     CK(cudaEventElapsedTime(&ms, a, b));
     return static_cast<double>(ms) / iters;
   };
-  Timing t{std::to_string(rows) + "x8192", measure(false), measure(true)};
+  Timing t{std::to_string(rows) + "x8192", measure(false), measure(true), measure(true, false)};
   cudaEventDestroy(a);
   cudaEventDestroy(b);
   return t;
@@ -292,8 +316,8 @@ std::vector<CaseResult> run_checks(bool quick) {
       {"T=300", {0, 300}},
       {"T=8192", {0, 8192}},
       {"packed 1+63+64+65+300", {0, 1, 64, 128, 193, 493}}};
-  std::printf("%-24s %9s %9s %9s %9s %9s %9s %9s %9s %10s %6s %s\n", "case (Hk=2, Hv=4, h0)", "o", "ht", "dq", "dk",
-              "dv", "dg", "dbeta", "dh0", "neg(g-.05)", "bitEq", "pass");
+  std::printf("%-24s %9s %9s %9s %9s %9s %9s %9s %9s %10s %6s %6s %6s %s\n", "case (Hk=2, Hv=4, h0)", "o", "ht", "dq",
+              "dk", "dv", "dg", "dbeta", "dh0", "neg(g-.05)", "bitEq", "recEq", "colEq", "pass");
   std::vector<CaseResult> cases;
   unsigned seed = 11;
   for (const auto& [name, cu] : shapes) {
@@ -302,24 +326,32 @@ std::vector<CaseResult> run_checks(bool quick) {
     const auto& c = cases.back();
     std::printf("%-24s", c.name.c_str());
     for (const auto& e : c.errors) std::printf(" %9.2e", e.second);
-    std::printf(" %10.2e %6s %s\n", c.negative, c.deterministic ? "yes" : "NO", c.pass ? "PASS" : "FAIL");
+    std::printf(" %10.2e %6s %6s %6s %s\n", c.negative, c.deterministic ? "yes" : "NO", c.recompute_equal ? "yes" : "NO",
+                c.columns_equal ? "yes" : "NO", c.pass ? "PASS" : "FAIL");
     std::fflush(stdout);
   }
   return cases;
 }
 
-/// The 35B-width timings (1 and 2 rows of 8,192 tokens, mean of `iters`), printed as a table.
+/// The 35B-width timings (1 and 2 rows of 8,192 tokens, mean of `iters`) with the automatic scan width, then with
+/// 16 and 32 value columns forced, printed as a table.
 std::vector<Timing> run_timings(int iters) {
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, 0));
   std::printf("\n%s, 35B widths (16 key heads, 32 value heads, dim 128), bf16, mean of %d after 5 warm-up\n", prop.name,
               iters);
-  std::printf("%-10s %10s %12s\n", "tokens", "fwd ms", "fwd+bwd ms");
+  std::printf("%-16s %10s %12s %22s\n", "tokens", "fwd ms", "fwd+bwd ms", "fwd+bwd recompute ms");
   std::vector<Timing> timings;
-  for (int rows : {1, 2}) {
-    timings.push_back(time_case(rows, iters));
-    std::printf("%-10s %10.3f %12.3f\n", timings.back().name.c_str(), timings.back().fwd_ms, timings.back().fwd_bwd_ms);
+  for (int columns : {0, 16, 32}) {
+    gdn::set_scan_columns(columns);
+    for (int rows : {1, 2}) {
+      timings.push_back(time_case(rows, iters));
+      Timing& t = timings.back();
+      if (columns) t.name += " cols" + std::to_string(columns);
+      std::printf("%-16s %10.3f %12.3f %22.3f\n", t.name.c_str(), t.fwd_ms, t.fwd_bwd_ms, t.fwd_bwd_recompute_ms);
+    }
   }
+  gdn::set_scan_columns(0);
   return timings;
 }
 
@@ -333,6 +365,8 @@ void write_json(const std::string& json_path, bool ok, const std::vector<CaseRes
     const auto& c = cases[i];
     f << (i ? ", " : "") << "{\"name\": \"" << c.name << "\", \"pass\": " << (c.pass ? "true" : "false")
       << ", \"bitwise_repeatable\": " << (c.deterministic ? "true" : "false")
+      << ", \"recompute_bitwise_equal\": " << (c.recompute_equal ? "true" : "false")
+      << ", \"scan_columns_bitwise_equal\": " << (c.columns_equal ? "true" : "false")
       << ", \"negative_control_o\": " << c.negative << ", \"rel_l2\": {";
     for (size_t j = 0; j < c.errors.size(); ++j)
       f << (j ? ", " : "") << "\"" << c.errors[j].first << "\": " << c.errors[j].second;
@@ -341,7 +375,8 @@ void write_json(const std::string& json_path, bool ok, const std::vector<CaseRes
   f << "], \"timings_35b\": [";
   for (size_t i = 0; i < timings.size(); ++i)
     f << (i ? ", " : "") << "{\"tokens\": \"" << timings[i].name << "\", \"fwd_ms\": " << timings[i].fwd_ms
-      << ", \"fwd_bwd_ms\": " << timings[i].fwd_bwd_ms << "}";
+      << ", \"fwd_bwd_ms\": " << timings[i].fwd_bwd_ms
+      << ", \"fwd_bwd_recompute_ms\": " << timings[i].fwd_bwd_recompute_ms << "}";
   f << "]}\n";
   f.close();
   std::rename(tmp.c_str(), json_path.c_str());

@@ -13,7 +13,6 @@ namespace recipebench::gdn::detail {
 using bf16 = __nv_bfloat16;
 constexpr int kThreads = 256;  ///< threads per block of every kernel
 constexpr int kWarps = kThreads / 32;
-constexpr int kBV = 32;  ///< value columns per block of the sequential (state) kernels
 
 // Padded leading dimensions (elements) of shared tiles: rows stay 32-byte aligned, banks are staggered.
 constexpr int kLd128 = 136;   // bf16 tile with 128 columns
@@ -60,6 +59,17 @@ __device__ __forceinline__ void mma_block(const bf16* A, int lda, const bf16* B,
       wmma::mma_sync(c, a, b, c);
     }
     wmma::store_matrix_sync(cp, c, ldc, wmma::mem_row_major);
+  }
+}
+
+/// Copies a bf16 tile of 128 rows x BV columns (shared, leading dimension LD) to global rows of stride 128 (a
+/// chunk state's value columns), 16 bytes per store. Whole block.
+template <int BV, int LD>
+__device__ __forceinline__ void store_tile(bf16* dst, const bf16* src) {
+  constexpr int kVecs = BV / 8;
+  for (int i = threadIdx.x; i < kHeadDim * kVecs; i += kThreads) {
+    const int r = i / kVecs, j = (i % kVecs) * 8;
+    *reinterpret_cast<uint4*>(dst + r * kHeadDim + j) = *reinterpret_cast<const uint4*>(src + r * LD + j);
   }
 }
 
@@ -133,6 +143,10 @@ __device__ __forceinline__ float block_sum(float x, float* red) {
 /// Per chunk and value head: cumulative gates Gc, T = (I + A)^-1 (bf16), W = T diag(beta e^G) K, U0 = T diag(beta) V.
 cudaError_t launch_prep(const Shape& s, const DeviceChunkTable& ct, const bf16* k, const bf16* v, const float* g,
                         const float* beta, float* Gc, bf16* T, bf16* W, bf16* U0, cudaStream_t stream);
+/// Value columns per block of the two sequential scans (state, dstate) for this shape: set_scan_columns()'s value,
+/// else 16 when blocks of 32 columns ((128 / 32) x value heads x rows) would be fewer than two per multiprocessor
+/// of the current device, else 32. The scans' arithmetic per column does not depend on it (the same bits).
+int scan_columns(const Shape& s);
 /// The chunk-to-chunk state scan: h[c] (state at each chunk start, bf16; null = not stored), v_new = U0 - W S and
 /// the final state (null = not stored).
 cudaError_t launch_state(const Shape& s, const DeviceChunkTable& ct, const bf16* k, const float* Gc, const bf16* W,
@@ -150,24 +164,30 @@ struct Carver {
   }
 };
 
-/// The forward's intermediates, carved from a workspace (also the first part of the backward's).
+/// The forward's intermediates. All but U0 are what the backward reads ("saved": carved from the caller's saved
+/// buffer when the forward keeps them for the backward, else from the workspace); U0 is transient.
 struct ForwardBuffers {
-  float* Gc;   // [N, Hv]
-  bf16* T;     // [N, Hv, 64]
-  bf16* W;     // [N, Hv, 128]
-  bf16* U0;    // [N, Hv, 128]
-  bf16* vnew;  // [N, Hv, 128]
-  bf16* h;     // [chunks, Hv, 128, 128]
+  float* Gc;   // [N, Hv]                     saved
+  bf16* T;     // [N, Hv, 64]                 saved
+  bf16* W;     // [N, Hv, 128]                saved
+  bf16* U0;    // [N, Hv, 128]                transient (null when the backward reads saved buffers)
+  bf16* vnew;  // [N, Hv, 128]                saved
+  bf16* h;     // [chunks, Hv, 128, 128]      saved
 };
-inline ForwardBuffers carve_forward(Carver& cv, const Shape& s, int chunks) {
+/// Carves the saved part of `b` (Gc, T, W, vnew, h) from `cv`.
+inline void carve_saved(Carver& cv, const Shape& s, int chunks, ForwardBuffers& b) {
   const size_t n = static_cast<size_t>(s.total_tokens) * s.v_heads;
-  ForwardBuffers b{};
   b.Gc = cv.take<float>(n);
   b.T = cv.take<bf16>(n * kChunk);
   b.W = cv.take<bf16>(n * kHeadDim);
-  b.U0 = cv.take<bf16>(n * kHeadDim);
   b.vnew = cv.take<bf16>(n * kHeadDim);
   b.h = cv.take<bf16>(static_cast<size_t>(chunks) * s.v_heads * kHeadDim * kHeadDim);
+}
+/// The saved part from `saved`, U0 from `scratch` (the same Carver when nothing is kept for the backward).
+inline ForwardBuffers carve_forward(Carver& saved, Carver& scratch, const Shape& s, int chunks) {
+  ForwardBuffers b{};
+  carve_saved(saved, s, chunks, b);
+  b.U0 = scratch.take<bf16>(static_cast<size_t>(s.total_tokens) * s.v_heads * kHeadDim);
   return b;
 }
 

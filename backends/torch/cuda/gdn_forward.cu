@@ -9,10 +9,8 @@ namespace recipebench::gdn {
 
 using detail::bf16;
 using detail::kLd128;
-using detail::kLd32;
 using detail::kLd64;
 using detail::kLdF128;
-using detail::kLdF32;
 using detail::kLdF64;
 using detail::kThreads;
 using detail::Lay;
@@ -49,10 +47,17 @@ DeviceChunkTable device_view(const ChunkTable& t, const int* d) {
   return DeviceChunkTable{d, d + c, d + 2 * c, d + 3 * c, c};
 }
 
-size_t forward_workspace_bytes(const Shape& s, int chunks) {
+size_t saved_bytes(const Shape& s, int chunks) {
   detail::Carver cv{nullptr};
-  detail::carve_forward(cv, s, chunks);
+  detail::ForwardBuffers b{};
+  detail::carve_saved(cv, s, chunks, b);
   return cv.used;
+}
+
+size_t forward_workspace_bytes(const Shape& s, int chunks, bool keep) {
+  detail::Carver ws{nullptr}, sv{nullptr};
+  detail::carve_forward(keep ? sv : ws, ws, s, chunks);
+  return ws.used;
 }
 
 namespace detail {
@@ -177,15 +182,18 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+/// Shared memory of the forward state scan over BV value columns (bf16 tiles ld BV + 8, fp32 ld BV + 4).
+template <int BV>
 struct StateSmem {
-  float Sf[kHeadDim * kLdF32];
-  float F2[kHeadDim * kLdF32];
-  float F[kChunk * kLdF32];
-  bf16 Sb[kHeadDim * kLd32];
+  static constexpr int kLdB = BV + 8, kLdF = BV + 4;
+  float Sf[kHeadDim * kLdF];
+  float F2[kHeadDim * kLdF];
+  float F[kChunk * kLdF];
+  bf16 Sb[kHeadDim * kLdB];
   bf16 Ws[kChunk * kLd128];
   bf16 Ks[kChunk * kLd128];  // Khat = diag(e^(G_C - G)) K
-  bf16 Ub[kChunk * kLd32];
-  bf16 U0s[kChunk * kLd32];
+  bf16 Ub[kChunk * kLdB];
+  bf16 U0s[kChunk * kLdB];
   float G[kChunk];
 };
 
@@ -197,6 +205,7 @@ struct StatePrefetch {
 
 __device__ __forceinline__ uint4 ld16(const bf16* p) { return *reinterpret_cast<const uint4*>(p); }
 
+template <int BV>
 __device__ __forceinline__ void state_fetch(StatePrefetch& p, const Shape& s, const DeviceChunkTable& ct, int c, int hv,
                                             int hk, int vb, const bf16* k, const float* Gc, const bf16* W,
                                             const bf16* U0) {
@@ -213,13 +222,15 @@ __device__ __forceinline__ void state_fetch(StatePrefetch& p, const Shape& s, co
     p.k[m] = ok ? ld16(k + (static_cast<long>(t0 + r)) * sk + hk * kHeadDim + col) : make_uint4(0, 0, 0, 0);
     p.gk[m] = ok ? gc[static_cast<long>(r) * s.v_heads] : 0.f;
   }
-  const int ru = tid / 4;
-  p.u0 = ru < len ? ld16(U0 + static_cast<long>(t0 + ru) * sv + hv * kHeadDim + vb + (tid % 4) * 8)
+  constexpr int kVecs = BV / 8;  // 16-byte vectors per row of U0's BV columns
+  const int ru = tid / kVecs;
+  p.u0 = ru < len ? ld16(U0 + static_cast<long>(t0 + ru) * sv + hv * kHeadDim + vb + (tid % kVecs) * 8)
                   : make_uint4(0, 0, 0, 0);
   p.g = tid < kChunk ? gc[static_cast<long>(tid < len ? tid : len - 1) * s.v_heads] : 0.f;
 }
 
-__device__ __forceinline__ void state_commit(const StatePrefetch& p, StateSmem& sm) {
+template <int BV>
+__device__ __forceinline__ void state_commit(const StatePrefetch& p, StateSmem<BV>& sm) {
   const int tid = threadIdx.x, col = (tid % 16) * 8;
 #pragma unroll
   for (int m = 0; m < 4; ++m) {
@@ -232,64 +243,67 @@ __device__ __forceinline__ void state_commit(const StatePrefetch& p, StateSmem& 
     for (int j = 0; j < 8; ++j) e[j] = __float2bfloat16(__bfloat162float(e[j]) * f);
     *reinterpret_cast<uint4*>(sm.Ks + r * kLd128 + col) = x;
   }
-  *reinterpret_cast<uint4*>(sm.U0s + (tid / 4) * kLd32 + (tid % 4) * 8) = p.u0;
+  constexpr int kVecs = BV / 8;
+  if (tid < kChunk * kVecs)
+    *reinterpret_cast<uint4*>(sm.U0s + (tid / kVecs) * StateSmem<BV>::kLdB + (tid % kVecs) * 8) = p.u0;
   if (tid < kChunk) sm.G[tid] = p.g;
 }
 
+/// The forward state scan (see launch_state). Grid (128 / BV, Hv, rows): one block per BV value columns of a value
+/// head of a row, walking its chunks in order.
+template <int BV>
 __global__ void __launch_bounds__(kThreads)
     state_kernel(Shape s, DeviceChunkTable ct, const bf16* k, const float* Gc, const bf16* W, const bf16* U0,
                  const float* h0, bf16* h, bf16* vnew, float* ht) {
+  using Smem = StateSmem<BV>;
+  constexpr int kLdB = Smem::kLdB, kLdF = Smem::kLdF;
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  StateSmem& sm = *reinterpret_cast<StateSmem*>(smem_raw);
-  const int vb = blockIdx.x * kBV, hv = blockIdx.y, n = blockIdx.z, tid = threadIdx.x;
+  Smem& sm = *reinterpret_cast<Smem*>(smem_raw);
+  const int vb = blockIdx.x * BV, hv = blockIdx.y, n = blockIdx.z, tid = threadIdx.x;
   const int hk = hv / (s.v_heads / s.k_heads);
   const long state_off = (static_cast<long>(n) * s.v_heads + hv) * kHeadDim * kHeadDim;
-  for (int i = tid; i < kHeadDim * kBV; i += kThreads) {
-    const int r = i / kBV, j = i % kBV;
+  for (int i = tid; i < kHeadDim * BV; i += kThreads) {
+    const int r = i / BV, j = i % BV;
     const float x = h0 ? h0[state_off + r * kHeadDim + vb + j] : 0.f;
-    sm.Sf[r * kLdF32 + j] = x;
-    sm.Sb[r * kLd32 + j] = __float2bfloat16(x);
+    sm.Sf[r * kLdF + j] = x;
+    sm.Sb[r * kLdB + j] = __float2bfloat16(x);
   }
   const int c0 = ct.row_first_chunk[n], c1 = ct.row_first_chunk[n + 1];
   StatePrefetch pf;
-  if (c0 < c1) state_fetch(pf, s, ct, c0, hv, hk, vb, k, Gc, W, U0);
+  if (c0 < c1) state_fetch<BV>(pf, s, ct, c0, hv, hk, vb, k, Gc, W, U0);
   for (int c = c0; c < c1; ++c) {
     const int t0 = ct.chunk_start[c], len = ct.chunk_len[c];
-    state_commit(pf, sm);
-    if (h)
-      for (int i = tid; i < kHeadDim * kBV; i += kThreads) {
-        const int r = i / kBV, j = i % kBV;
-        h[(static_cast<long>(c) * s.v_heads + hv) * kHeadDim * kHeadDim + r * kHeadDim + vb + j] = sm.Sb[r * kLd32 + j];
-      }
+    state_commit<BV>(pf, sm);
+    __syncthreads();  // the state of the last iteration (or the initial one) and this chunk's inputs are in place
+    if (h) store_tile<BV, kLdB>(h + (static_cast<long>(c) * s.v_heads + hv) * kHeadDim * kHeadDim + vb, sm.Sb);
+    if (c + 1 < c1) state_fetch<BV>(pf, s, ct, c + 1, hv, hk, vb, k, Gc, W, U0);
+    mma_block<64, BV, 128, Lay::N, Lay::N>(sm.Ws, kLd128, sm.Sb, kLdB, sm.F, kLdF);  // W S
     __syncthreads();
-    if (c + 1 < c1) state_fetch(pf, s, ct, c + 1, hv, hk, vb, k, Gc, W, U0);
-    mma_block<64, 32, 128, Lay::N, Lay::N>(sm.Ws, kLd128, sm.Sb, kLd32, sm.F, kLdF32);  // W S
-    __syncthreads();
-    for (int i = tid; i < kChunk * kBV; i += kThreads) {
-      const int r = i / kBV, j = i % kBV;
+    for (int i = tid; i < kChunk * BV; i += kThreads) {
+      const int r = i / BV, j = i % BV;
       float u = 0.f;
       if (r < len) {
-        u = __bfloat162float(sm.U0s[r * kLd32 + j]) - sm.F[r * kLdF32 + j];
+        u = __bfloat162float(sm.U0s[r * kLdB + j]) - sm.F[r * kLdF + j];
         vnew[(static_cast<long>(t0 + r) * s.v_heads + hv) * kHeadDim + vb + j] = __float2bfloat16(u);
       }
-      sm.Ub[r * kLd32 + j] = __float2bfloat16(u);
+      sm.Ub[r * kLdB + j] = __float2bfloat16(u);
     }
     __syncthreads();
-    mma_block<128, 32, 64, Lay::T, Lay::N>(sm.Ks, kLd128, sm.Ub, kLd32, sm.F2, kLdF32);  // Khat^T U
+    mma_block<128, BV, 64, Lay::T, Lay::N>(sm.Ks, kLd128, sm.Ub, kLdB, sm.F2, kLdF);  // Khat^T U
     __syncthreads();
     const float decay = __expf(sm.G[kChunk - 1]);
-    for (int i = tid; i < kHeadDim * kBV; i += kThreads) {
-      const int r = i / kBV, j = i % kBV;
-      const float x = decay * sm.Sf[r * kLdF32 + j] + sm.F2[r * kLdF32 + j];
-      sm.Sf[r * kLdF32 + j] = x;
-      sm.Sb[r * kLd32 + j] = __float2bfloat16(x);
+    for (int i = tid; i < kHeadDim * BV; i += kThreads) {
+      const int r = i / BV, j = i % BV;
+      const float x = decay * sm.Sf[r * kLdF + j] + sm.F2[r * kLdF + j];
+      sm.Sf[r * kLdF + j] = x;
+      sm.Sb[r * kLdB + j] = __float2bfloat16(x);
     }
     __syncthreads();
   }
   if (ht)
-    for (int i = tid; i < kHeadDim * kBV; i += kThreads) {
-      const int r = i / kBV, j = i % kBV;
-      ht[state_off + r * kHeadDim + vb + j] = sm.Sf[r * kLdF32 + j];
+    for (int i = tid; i < kHeadDim * BV; i += kThreads) {
+      const int r = i / BV, j = i % BV;
+      ht[state_off + r * kHeadDim + vb + j] = sm.Sf[r * kLdF + j];
     }
 }
 
@@ -346,6 +360,17 @@ cudaError_t set_smem(Kernel kernel) {
 
 }  // namespace
 
+int g_scan_columns = 0;  // set_scan_columns(); 0: automatic
+
+int scan_columns(const Shape& s) {
+  if (g_scan_columns != 0) return g_scan_columns;
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+    return 32;
+  return (kHeadDim / 32) * s.v_heads * s.rows < 2 * sms ? 16 : 32;
+}
+
 cudaError_t launch_prep(const Shape& s, const DeviceChunkTable& ct, const bf16* k, const bf16* v, const float* g,
                         const float* beta, float* Gc, bf16* T, bf16* W, bf16* U0, cudaStream_t stream) {
   if (ct.chunks == 0) return cudaSuccess;
@@ -356,21 +381,34 @@ cudaError_t launch_prep(const Shape& s, const DeviceChunkTable& ct, const bf16* 
 
 cudaError_t launch_state(const Shape& s, const DeviceChunkTable& ct, const bf16* k, const float* Gc, const bf16* W,
                          const bf16* U0, const float* h0, bf16* h, bf16* vnew, float* ht, cudaStream_t stream) {
-  if (auto e = set_smem<StateSmem>(state_kernel)) return e;
-  state_kernel<<<dim3(kHeadDim / kBV, s.v_heads, s.rows), kThreads, sizeof(StateSmem), stream>>>(s, ct, k, Gc, W, U0,
-                                                                                                 h0, h, vnew, ht);
+  if (scan_columns(s) == 16) {
+    if (auto e = set_smem<StateSmem<16>>(state_kernel<16>)) return e;
+    state_kernel<16><<<dim3(kHeadDim / 16, s.v_heads, s.rows), kThreads, sizeof(StateSmem<16>), stream>>>(
+        s, ct, k, Gc, W, U0, h0, h, vnew, ht);
+  } else {
+    if (auto e = set_smem<StateSmem<32>>(state_kernel<32>)) return e;
+    state_kernel<32><<<dim3(kHeadDim / 32, s.v_heads, s.rows), kThreads, sizeof(StateSmem<32>), stream>>>(
+        s, ct, k, Gc, W, U0, h0, h, vnew, ht);
+  }
   return cudaGetLastError();
 }
 
 }  // namespace detail
 
+void set_scan_columns(int columns) {
+  if (columns != 0 && columns != 16 && columns != 32)
+    throw std::invalid_argument("gdn::set_scan_columns: " + std::to_string(columns) + ", expected 0, 16 or 32");
+  detail::g_scan_columns = columns;
+}
+
 cudaError_t forward(const Shape& s, const DeviceChunkTable& ct, const bf16* q, const bf16* k, const bf16* v,
                     const float* g, const float* beta, const float* initial_state, bf16* o, float* final_state,
-                    void* workspace, cudaStream_t stream) {
+                    void* saved, void* workspace, cudaStream_t stream) {
   using namespace detail;
-  Carver cv{static_cast<char*>(workspace)};
-  const ForwardBuffers b = carve_forward(cv, s, ct.chunks);
-  if (auto e = launch_prep(s, ct, k, v, g, beta, b.Gc, nullptr, b.W, b.U0, stream)) return e;
+  Carver ws{static_cast<char*>(workspace)}, sv{static_cast<char*>(saved)};
+  const ForwardBuffers b = carve_forward(saved ? sv : ws, ws, s, ct.chunks);
+  // T is read by the backward only: written when kept for it.
+  if (auto e = launch_prep(s, ct, k, v, g, beta, b.Gc, saved ? b.T : nullptr, b.W, b.U0, stream)) return e;
   if (auto e = launch_state(s, ct, k, b.Gc, b.W, b.U0, initial_state, b.h, b.vnew, final_state, stream)) return e;
   if (ct.chunks == 0) return cudaSuccess;
   if (auto e = set_smem<OutSmem>(output_kernel)) return e;

@@ -49,26 +49,43 @@ size_t chunk_table_ints(const ChunkTable& t);
 std::vector<int> pack_chunk_table(const ChunkTable& t);
 DeviceChunkTable device_view(const ChunkTable& t, const int* device_ints);
 
-/// Workspace bytes for forward() / backward() of this shape (chunks = ChunkTable::chunks()).
-size_t forward_workspace_bytes(const Shape& s, int chunks);
-size_t backward_workspace_bytes(const Shape& s, int chunks);
+/// Value columns per block of the two sequential scans (the chunk states forward, their gradients backward): 16,
+/// 32, or 0 (the default) to choose by the shape and the device (detail::scan_columns). The results are the same
+/// bits for every choice; gdn_check times each. Process-wide, not thread-safe. Throws std::invalid_argument on
+/// another value.
+void set_scan_columns(int columns);
+
+/// Bytes of the forward's intermediates that backward() can read instead of recomputing them: the cumulative gates
+/// (fp32), T (64 bf16), W and v_new (128 bf16 each) per token and value head, and the bf16 chunk states (128 x 128
+/// per chunk and value head): 644 bytes per token and value head + 32 KiB per chunk and value head (about 1,156
+/// bytes per token and value head; 303 MB at 8,192 tokens x 32 value heads). docs/gdn-kernels.md.
+size_t saved_bytes(const Shape& s, int chunks);
+
+/// Transient workspace bytes (chunks = ChunkTable::chunks()). forward: `keep` when it is given a saved buffer
+/// (else the intermediates are carved from the workspace too). backward: `from_saved` when it is given the saved
+/// buffer of the forward (else it recomputes the intermediates in its workspace).
+size_t forward_workspace_bytes(const Shape& s, int chunks, bool keep);
+size_t backward_workspace_bytes(const Shape& s, int chunks, bool from_saved);
 
 /// Forward. q, k: [N, Hk, 128] bf16; v: [N, Hv, 128] bf16; g (log decay, <= 0), beta: [N, Hv] fp32;
 /// initial_state: [rows, Hv, 128, 128] fp32 or null (zeros). Writes o: [N, Hv, 128] bf16 and, unless null,
-/// final_state: [rows, Hv, 128, 128] fp32. workspace: forward_workspace_bytes, 256-byte aligned.
-/// Returns the first launch error (cudaSuccess when all launched).
+/// final_state: [rows, Hv, 128, 128] fp32. saved: saved_bytes, 256-byte aligned, or null: the intermediates the
+/// backward reads are written there (keep it, unchanged, for backward()). workspace: forward_workspace_bytes(keep =
+/// saved != null), 256-byte aligned. Returns the first launch error (cudaSuccess when all launched).
 cudaError_t forward(const Shape& s, const DeviceChunkTable& ct, const __nv_bfloat16* q, const __nv_bfloat16* k,
                     const __nv_bfloat16* v, const float* g, const float* beta, const float* initial_state,
-                    __nv_bfloat16* o, float* final_state, void* workspace, cudaStream_t stream);
+                    __nv_bfloat16* o, float* final_state, void* saved, void* workspace, cudaStream_t stream);
 
-/// Backward of forward() (recomputes the chunk states from the inputs). d_o: [N, Hv, 128] bf16;
+/// Backward of forward(): reads the forward's `saved` buffer, or with null recomputes the intermediates from the
+/// inputs (the same kernels: the same bits either way). d_o: [N, Hv, 128] bf16;
 /// d_final_state: [rows, Hv, 128, 128] fp32 or null (zero). Writes dq, dk [N, Hk, 128] bf16 (summed over the value
 /// heads of each key head), dv [N, Hv, 128] bf16, dg, dbeta [N, Hv] fp32 and, unless null, d_initial_state
-/// [rows, Hv, 128, 128] fp32. Deterministic (no atomics). workspace: backward_workspace_bytes.
+/// [rows, Hv, 128, 128] fp32. Deterministic (no atomics). workspace: backward_workspace_bytes(from_saved = saved !=
+/// null).
 cudaError_t backward(const Shape& s, const DeviceChunkTable& ct, const __nv_bfloat16* q, const __nv_bfloat16* k,
                      const __nv_bfloat16* v, const float* g, const float* beta, const float* initial_state,
                      const __nv_bfloat16* d_o, const float* d_final_state, __nv_bfloat16* dq, __nv_bfloat16* dk,
-                     __nv_bfloat16* dv, float* dg, float* dbeta, float* d_initial_state, void* workspace,
-                     cudaStream_t stream);
+                     __nv_bfloat16* dv, float* dg, float* dbeta, float* d_initial_state, const void* saved,
+                     void* workspace, cudaStream_t stream);
 
 }  // namespace recipebench::gdn
