@@ -14,6 +14,10 @@
 #    AdamW kernels against libtorch's (adamw_bench); the attention core alone in each of libtorch's fused attention
 #    backends (bench/attention_probe.py);
 # 6. summary.json (the fields issue 11 names).
+# PARTS picks the parts after the build (default "tests proxy ops adamw profile peer gdn attention"): tests (2),
+# proxy (the fused run), ops, profile, peer (4), gdn, adamw, attention (5); two more on request: nondet (the fused
+# run with --deterministic false: what bitwise repeatability costs) and kernels (Nsight Compute's per-kernel time of
+# a 2-step fused run, summed by kernel: bench/kernel_table.py; NCU_SECONDS limits it, default 170). SMOKE=1 adds a 1-layer 3-step run.
 # The device returns at most 8 files: everything is kept in bench/out/h200-1gpu/ and packed into
 # $OUT/h200-1gpu.tar.gz after every part, so that a call cut short at the device's limit still brings back what
 # finished. Do not pipe this script into `tail`.
@@ -29,6 +33,8 @@ python=/opt/torch/.venv/bin/python3
 export LD_LIBRARY_PATH="$PWD/.deps/prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 [ -x build-gpu/recipebench ] || { echo "build failed"; grep -E "error|FAILED" "$out/build.log" | head -30; pack; exit 1; }
 rb=build-gpu/recipebench
+parts=" ${PARTS:-tests proxy ops adamw profile peer gdn attention} "
+want() { [[ $parts == *" $1 "* ]]; }
 recipe=recipes/qwen3.5-35b-a3b/h200/proxy4l-1gpu-bf16.yaml
 run() {  # run NAME SECONDS ARGS...: one run into $out/NAME/, log $out/NAME.log; KILL 10 s after the limit's TERM
   local name=$1 seconds=$2; shift 2
@@ -44,36 +50,46 @@ if [ "${SMOKE:-0}" = 1 ]; then
   "$python" -c 'import glob, json, sys; [print("model_build", json.load(open(f)).get("model_build")) for f in glob.glob(sys.argv[1] + "/smoke/*.json")]' "$out"
 fi
 
-echo "== GPU tests (ctest -L cuda)"
-timeout 300 ctest --test-dir build-gpu -L cuda --output-on-failure > "$out/ctest-cuda.log" 2>&1
-grep -E "Test +#|tests passed|loss correlation" "$out/ctest-cuda.log"
-pack
+if want tests; then
+  echo "== GPU tests (ctest -L cuda)"
+  timeout 300 ctest --test-dir build-gpu -L cuda --output-on-failure > "$out/ctest-cuda.log" 2>&1
+  grep -E "Test +#|tests passed|loss correlation" "$out/ctest-cuda.log"
+  pack
+fi
 
-echo "== proxy: fused, ops"
-run fused-1 150 "$recipe" --seed 7
-run ops 200 "$recipe" --seed 7 --kernels ops
+want proxy && { echo "== proxy: fused"; run fused-1 150 "$recipe" --seed 7; }
+want ops && { echo "== proxy: ops"; run ops 200 "$recipe" --seed 7 --kernels ops; }
+want nondet && { echo "== proxy: fused, --deterministic false"; run nondet 150 "$recipe" --seed 7 --deterministic false; }
 
+if want adamw; then
+  echo "== the optimizer step alone: fused AdamW kernels against libtorch (1e9 BF16 parameters)"
+  timeout 120 build-gpu/backends/torch/adamw_bench --params 1e9 --steps 10 > "$out/adamw-bench.log" 2>&1 ||
+    echo "adamw_bench: exit $?"
+  cat "$out/adamw-bench.log"
+  pack
+fi
 
-echo "== the optimizer step alone: fused AdamW kernels against libtorch (1e9 BF16 parameters)"
-timeout 120 build-gpu/backends/torch/adamw_bench --params 1e9 --steps 10 > "$out/adamw-bench.log" 2>&1 ||
-  echo "adamw_bench: exit $?"
-cat "$out/adamw-bench.log"
-pack
+if want profile; then
+  echo "== proxy: profile"
+  run profile 150 "$recipe" --seed 7 --profile
+  grep -A 8 "^profile, mean" "$out/profile.log"
+fi
 
-echo "== proxy: profile"
-run profile 150 "$recipe" --seed 7 --profile
-grep -A 8 "^profile, mean" "$out/profile.log"
+if want peer; then
+  echo "== issue 13: the transformers + FLA peer through the command backend"
+  PEER_FLA=2 run peer-command 240 recipes/qwen3.5-35b-a3b/h200/peer-hf-1gpu-bf16.yaml
+  grep -h RESULT "$out/peer-command.log" "$out"/peer-command/*.log 2>/dev/null | head -n 1
+  records=$(ls -d "$out"/fused-1 "$out"/ops "$out"/nondet "$out"/peer-command 2>/dev/null)
+  # shellcheck disable=SC2086  # one argument per record folder
+  "$rb" report $records --out "$out/leaderboard" > "$out/report.log" 2>&1 || tail -n 5 "$out/report.log"
+fi
 
-echo "== issue 13: the transformers + FLA peer through the command backend"
-PEER_FLA=2 run peer-command 240 recipes/qwen3.5-35b-a3b/h200/peer-hf-1gpu-bf16.yaml
-grep -h RESULT "$out/peer-command.log" "$out"/peer-command/*.log 2>/dev/null | head -n 1
-"$rb" report "$out/fused-1" "$out/ops" "$out/peer-command" --out "$out/leaderboard" > "$out/report.log" 2>&1 ||
-  tail -n 5 "$out/report.log"
-
-echo "== the GDN kernels alone against FLA's (1 x 8,192 tokens and more, 35B widths)"
-timeout 240 bash bench/gdn-kernels.sh "$out/gdn" > "$out/gdn.log" 2>&1 || echo "gdn-kernels.sh: exit $?"
-grep -A 6 "^tokens" "$out/gdn/gdn-kernels.log" 2>/dev/null | head -n 16
-pack
+if want gdn; then
+  echo "== the GDN kernels alone against FLA's (1 x 8,192 tokens and more, 35B widths)"
+  timeout 240 bash bench/gdn-kernels.sh "$out/gdn" > "$out/gdn.log" 2>&1 || echo "gdn-kernels.sh: exit $?"
+  grep -A 6 "^tokens" "$out/gdn/gdn-kernels.log" 2>/dev/null | head -n 16
+  pack
+fi
 
 "$python" - "$out" <<'PY' | tee "$out/summary.txt"
 import glob, json, math, sys, datetime
@@ -81,7 +97,7 @@ out = sys.argv[1]
 def rec(name):
     f = glob.glob(f"{out}/{name}/*.json")
     return json.load(open(f[0])) if f else None
-a, ops, peer = rec("fused-1"), rec("ops"), rec("peer-command")
+a, ops, peer, nondet = rec("fused-1"), rec("ops"), rec("peer-command"), rec("nondet")
 corr = None
 if a and ops:
     x, y = [s["loss"] for s in a["steps"]], [s["loss"] for s in ops["steps"]]
@@ -98,6 +114,7 @@ s = {"date": datetime.date.today().isoformat(),
      "gpu": a["environment"]["device"]["name"] if a else None,
      "recipebench_tokens_per_s": m(a).get("tokens_per_s_per_gpu"),
      "recipebench_ops_tokens_per_s": m(ops).get("tokens_per_s_per_gpu"),
+     "recipebench_nondeterministic_tokens_per_s": m(nondet).get("tokens_per_s_per_gpu"),
      "peer_tokens_per_s": m(peer).get("tokens_per_s_per_gpu"),
      "peer_printed_tokens_per_s": (printed or {}).get("tokens_per_s"),
      "recipebench_peak_gb": m(a).get("peak_memory_bytes", 0) / 1e9 if m(a) else None,
@@ -126,8 +143,21 @@ print(json.dumps(s, indent=1))
 PY
 pack
 
-echo "== the attention core alone: libtorch's fused attention backends at the layer's shapes"
-PYTHONUNBUFFERED=1 timeout 120 "$python" bench/attention_probe.py 10 > "$out/attention-probe.log" 2>&1 ||
-  echo "attention_probe.py: exit $?"
-grep -E "^torch|^PROBE" "$out/attention-probe.log"
-pack
+if want kernels; then
+  echo "== proxy under Nsight Compute: kernel time per step by kernel (2 steps)"
+  timeout -k 10 "${NCU_SECONDS:-170}" ncu --clock-control none --target-processes all --metrics gpu__time_duration.sum \
+    --print-units base --csv "$rb" run "$recipe" --seed 7 --steps 2 --window 1:1 --out "$out/kernels" \
+    > "$out/kernels-ncu.csv" 2> "$out/kernels-ncu.err" || echo "ncu: exit $?"
+  "$python" bench/kernel_table.py "$out/kernels-ncu.csv" 2 --top 50 --json "$out/kernels.json" > "$out/kernels.txt" 2>&1
+  head -n 45 "$out/kernels.txt"
+  gzip -f "$out/kernels-ncu.csv"
+  pack
+fi
+
+if want attention; then
+  echo "== the attention core alone: libtorch's fused attention backends at the layer's shapes"
+  PYTHONUNBUFFERED=1 timeout 120 "$python" bench/attention_probe.py 10 > "$out/attention-probe.log" 2>&1 ||
+    echo "attention_probe.py: exit $?"
+  grep -E "^torch|^PROBE" "$out/attention-probe.log"
+  pack
+fi

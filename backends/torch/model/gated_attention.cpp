@@ -36,7 +36,14 @@ torch::Tensor apply_partial_rope(const torch::Tensor& x, const torch::Tensor& co
 }
 
 namespace {
-torch::Tensor repeat_kv(const torch::Tensor& t, int64_t rep) { return rep == 1 ? t : t.repeat_interleave(rep, 1); }
+/// KV heads repeated to the query heads: [b, kv, s, d] -> [b, kv * rep, s, d], query head i reading KV head i / rep.
+/// An expanded view copied once, so the backward is a sum over the rep copies (a reduction), not the index_add
+/// of repeat_interleave's backward.
+torch::Tensor repeat_kv(const torch::Tensor& t, int64_t rep) {
+  if (rep == 1) return t;
+  const int64_t b = t.size(0), kv = t.size(1), s = t.size(2), d = t.size(3);
+  return t.unsqueeze(2).expand({b, kv, rep, s, d}).reshape({b, kv * rep, s, d});
+}
 }  // namespace
 
 torch::Tensor causal_attention_math(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
