@@ -17,7 +17,7 @@
 # PARTS picks the parts after the build (default "tests proxy ops adamw profile peer gdn attention"): tests (2),
 # proxy (the fused run), ops, profile, peer (4), gdn, adamw, attention (5); two more on request: nondet (the fused
 # run with --deterministic false: what bitwise repeatability costs) and kernels (Nsight Compute's per-kernel time of
-# a 2-step fused run, summed by kernel: bench/kernel_table.py; NCU_SECONDS limits it, default 170). SMOKE=1 adds a 1-layer 3-step run.
+# a 3-step fused run, summed by kernel: bench/kernel_table.py; NCU_SECONDS limits it, default 170). SMOKE=1 adds a 1-layer 3-step run.
 # The device returns at most 8 files: everything is kept in bench/out/h200-1gpu/ and packed into
 # $OUT/h200-1gpu.tar.gz after every part, so that a call cut short at the device's limit still brings back what
 # finished. Do not pipe this script into `tail`.
@@ -144,11 +144,12 @@ PY
 pack
 
 if want kernels; then
-  echo "== proxy under Nsight Compute: kernel time per step by kernel (2 steps)"
+  echo "== proxy under Nsight Compute: kernel time per step by kernel (3 steps)"
   timeout -k 10 "${NCU_SECONDS:-170}" ncu --clock-control none --target-processes all --metrics gpu__time_duration.sum \
-    --print-units base --csv "$rb" run "$recipe" --seed 7 --steps 2 --window 1:1 --out "$out/kernels" \
+    --print-units base --csv "$rb" run "$recipe" --seed 7 --steps 3 --window 1:2 --out "$out/kernels" \
     > "$out/kernels-ncu.csv" 2> "$out/kernels-ncu.err" || echo "ncu: exit $?"
-  "$python" bench/kernel_table.py "$out/kernels-ncu.csv" 2 --top 50 --json "$out/kernels.json" > "$out/kernels.txt" 2>&1
+  "$python" bench/kernel_table.py "$out/kernels-ncu.csv" 3 --top 50 --json "$out/kernels.json" \
+    --step-end adamw_chunks > "$out/kernels.txt" 2>&1
   head -n 45 "$out/kernels.txt"
   gzip -f "$out/kernels-ncu.csv"
   pack

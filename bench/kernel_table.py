@@ -8,7 +8,11 @@ and prints the kernels that take the most time, per step (total / S: the model b
 too, under their own names), with their share, launches per step and mean duration; `--json` writes the same table.
 Durations under ncu are the kernels' own; the gaps between them (launch overhead, host work) are not counted.
 
-Usage: kernel_table.py NCU_CSV STEPS [--top N] [--json PATH]
+With --step-end REGEX (a kernel that runs once at the end of every step, e.g. the optimizer's `adamw_chunks`), only
+the launches after the first step's end count, and STEPS is the number of steps after it: the steady steps alone,
+without the model build and the first step's one-time work.
+
+Usage: kernel_table.py NCU_CSV STEPS [--top N] [--json PATH] [--step-end REGEX]
 """
 import argparse
 import collections
@@ -59,10 +63,18 @@ def main():
     ap.add_argument("steps", type=int)
     ap.add_argument("--top", type=int, default=40)
     ap.add_argument("--json")
+    ap.add_argument("--step-end")
     a = ap.parse_args()
     total = collections.Counter()
     launches = collections.Counter()
-    for name, ns in read_durations(a.csv):
+    launches_all = list(read_durations(a.csv))
+    if a.step_end:
+        ends = [i for i, (name, _) in enumerate(launches_all) if re.search(a.step_end, name)]
+        if len(ends) < 2:
+            sys.exit(f"{a.csv}: --step-end {a.step_end!r} matched {len(ends)} launches, need at least 2")
+        launches_all = launches_all[ends[0] + 1 : ends[-1] + 1]
+        a.steps = len(ends) - 1
+    for name, ns in launches_all:
         key = short_name(name)
         total[key] += ns
         launches[key] += 1
@@ -70,8 +82,9 @@ def main():
     if not all_ns:
         sys.exit(f"{a.csv}: no gpu__time_duration.sum rows")
     rows = []
+    what = "steady steps after the first" if a.step_end else "model build included"
     print(f"{len(launches)} kernels, {sum(launches.values())} launches, {all_ns / 1e6 / a.steps:.1f} ms of kernel time "
-          f"per step ({a.steps} steps, model build included)")
+          f"per step ({a.steps} steps, {what})")
     print(f"{'ms/step':>9} {'%':>6} {'launches/step':>14} {'mean us':>9}  kernel")
     for key, ns in total.most_common(a.top):
         row = {"kernel": key, "ms_per_step": ns / 1e6 / a.steps, "share": ns / all_ns,
@@ -81,7 +94,8 @@ def main():
               f"{row['mean_us']:9.1f}  {key}")
     if a.json:
         with open(a.json + ".tmp", "w") as f:
-            json.dump({"steps": a.steps, "kernel_ms_per_step": all_ns / 1e6 / a.steps, "top": rows}, f, indent=1)
+            json.dump({"steps": a.steps, "steady_steps_only": bool(a.step_end), "kernel_ms_per_step": all_ns / 1e6 / a.steps,
+                       "top": rows}, f, indent=1)
         os.replace(a.json + ".tmp", a.json)
 
 
