@@ -22,6 +22,7 @@
 # $OUT/h200-1gpu.tar.gz after every part, so that a call cut short at the device's limit still brings back what
 # finished. Do not pipe this script into `tail`.
 set -uo pipefail
+[ -n "${RECIPEBENCH_GIT_COMMIT:-}" ] || echo "note: RECIPEBENCH_GIT_COMMIT is not set: the run records name the copy's HEAD (-dirty where the tree differs)"
 cd "$(dirname "$0")/.."
 out=bench/out/h200-1gpu
 rm -rf "$out" && mkdir -p "$out"

@@ -16,6 +16,7 @@
 # PARTS (default "stage layouts") picks what runs after the build: `PARTS=stage` runs only item 2; "tests" adds the
 # GPU tests (ctest -L cuda) before it.
 set -uo pipefail
+[ -n "${RECIPEBENCH_GIT_COMMIT:-}" ] || echo "note: RECIPEBENCH_GIT_COMMIT is not set: the run records name the copy's HEAD (-dirty where the tree differs)"
 cd "$(dirname "$0")/.."
 out=bench/out/h200-2gpu
 rm -rf "$out" && mkdir -p "$out"
