@@ -108,7 +108,7 @@ if a and ops:
     print(f"fused vs ops: loss correlation {corr:.6f}, final loss {x[-1]:.6f} vs {y[-1]:.6f}")
 m = lambda r: (r or {}).get("metrics") or {}
 printed = None
-for f in [f"{out}/peer-command.log"] + glob.glob(f"{out}/peer-command/*.log"):
+for f in glob.glob(f"{out}/peer-command.log") + glob.glob(f"{out}/peer-command/*.log"):  # absent without the peer
     for line in open(f, errors="replace"):
         if line.startswith("RESULT"): printed = json.loads(line[len("RESULT"):])
 s = {"date": datetime.date.today().isoformat(),
