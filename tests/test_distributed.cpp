@@ -19,6 +19,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -120,6 +121,36 @@ size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
+/// Rank 0's exposed-communication clock (steps[].comm_waits, docs/distributed.md "Where a step's time goes") in a
+/// multi-rank record: every step has it, each wait is >= 0 and together they fit in the step; a kind whose layout
+/// dimension is 1 waited for nothing, and a dimension > 1 waited (Gloo's waits block the host: they take time).
+void check_comm_waits(const nlohmann::json& rec) {
+  const auto& layout = rec["recipe"]["document"]["layout"];
+  const std::pair<const char*, int> kinds[] = {{"tp_seconds", layout["tp"].get<int>()},
+                                               {"ep_seconds", layout["ep"].get<int>()},
+                                               {"pp_seconds", layout["pp"].get<int>()}};
+  std::map<std::string, double> total;
+  for (const auto& step : rec["steps"]) {
+    REQUIRE(step.contains("comm_waits"));
+    const auto& w = step["comm_waits"];
+    double sum = 0;
+    for (const char* k : {"tp_seconds", "ep_seconds", "dp_seconds", "pp_seconds"}) {
+      CHECK(w[k].get<double>() >= 0);
+      sum += w[k].get<double>();
+      total[k] += w[k].get<double>();
+    }
+    CHECK(sum <= step["seconds"].get<double>());
+  }
+  for (const auto& [k, size] : kinds) {
+    INFO(k << " over the steps " << total[k] << ", layout dimension " << size);
+    if (size == 1)
+      CHECK(total[k] == 0);
+    else
+      CHECK(total[k] > 0);
+  }
+  CHECK(total["dp_seconds"] > 0);  // the gradient norm is summed over ranks in every multi-rank layout
+}
+
 /// The multi-rank run reproduces the single-rank run: per-step loss within 1e-5 (relative) over 5 steps and
 /// the final parameters within 1e-5 (relative L2).
 /// `fixture` (default tiny-dp<dp>.yaml) is the multi-rank recipe, `dp` its number of ranks. The gradient norm of
@@ -161,6 +192,8 @@ void check_parity(int dp, const std::string& fixture = "", double grad_norm_tol 
     CHECK_FALSE(b["settings"].contains("overlap_grad_reduce_applies"));
   REQUIRE(a["steps"].size() == 5);
   REQUIRE(b["steps"].size() == 5);
+  CHECK_FALSE(a["steps"][0].contains("comm_waits"));  // one rank: nothing to wait for
+  check_comm_waits(b);
   CHECK(a["model"] == b["model"]);  // the same depth (layers) on both sides
   double worst_loss = 0;
   for (int s = 0; s < 5; ++s) {

@@ -10,6 +10,7 @@
 
 #include "backend_support.h"
 #include "catalog/models.h"
+#include "dist/comm_clock.h"
 #include "model/determinism.h"
 #include "run/backend.h"
 #include "torch_backend_registration.h"
@@ -38,9 +39,19 @@ void fail_if_injected(const RunOptions& o, int step) {
                    step);
 }
 
+/// Installs a CommClock as the process's active one while it lives (nullptr: none), also when the run throws.
+class ActiveCommClock {
+ public:
+  explicit ActiveCommClock(dist::CommClock* clock) { dist::set_active_comm_clock(clock); }
+  ~ActiveCommClock() { dist::set_active_comm_clock(nullptr); }
+  ActiveCommClock(const ActiveCommClock&) = delete;
+  ActiveCommClock& operator=(const ActiveCommClock&) = delete;
+};
+
 /// The step's sample: the step's counts, its timing and the peak memory (the maximum over ranks).
 StepSample make_sample(int step, const train::StepBatch& batch, const train::StepResult& r, double lr,
-                       const train::RunContext& ctx, Clock::time_point data_start, double overhead, bool profile) {
+                       const train::RunContext& ctx, Clock::time_point data_start, double overhead, bool profile,
+                       const std::optional<dist::WaitSecondsByKind>& waits) {
   StepSample s;
   s.step = step;
   s.seconds = std::chrono::duration<double>(r.end - r.start).count();
@@ -53,6 +64,12 @@ StepSample make_sample(int step, const train::StepBatch& batch, const train::Ste
   s.peak_memory_bytes = ctx.max_over_ranks(train::peak_memory(ctx.device));
   s.data_seconds = std::chrono::duration<double>(r.start - data_start).count();
   s.overhead_seconds = overhead;
+  if (waits) {
+    using dist::CommKind;
+    auto at = [&](CommKind k) { return (*waits)[static_cast<size_t>(k)]; };
+    s.comm_waits = CommWaitSeconds{true, at(CommKind::kTensorParallel), at(CommKind::kExpertParallel),
+                                   at(CommKind::kDataParallel), at(CommKind::kPipeline)};
+  }
   if (profile) {
     s.forward_seconds = r.forward_seconds;
     s.backward_seconds = r.backward_seconds;
@@ -105,6 +122,10 @@ void train_run(train::RunContext& ctx, const Recipe& recipe, const ModelConfig& 
   // bench.fail_on_sync: the run driver refuses it with --profile, whose synchronisations it would catch.
   if (o.fail_on_sync && o.profile) throw RunError("fail_on_sync: --profile synchronises the device by design");
   const train::HostSyncCheck host_sync(o.fail_on_sync, ctx.device.is_cuda());
+  // Several ranks: rank 0's waits for communication in each step (dist/comm_clock.h), installed for the loop.
+  std::optional<dist::CommClock> comm_clock;
+  if (ctx.group && ctx.rank == 0) comm_clock.emplace(ctx.device.is_cuda());
+  const ActiveCommClock active_clock(comm_clock ? &*comm_clock : nullptr);
   auto tail = Clock::now();  // the end of the previous step's timed region
   for (step = 0; step < o.steps; ++step) {
     const auto data_start = Clock::now();
@@ -115,7 +136,9 @@ void train_run(train::RunContext& ctx, const Recipe& recipe, const ModelConfig& 
     const train::StepChecks checks{&host_sync, o.hooks.inject_sync_step == step};
     const train::StepResult r = train::train_step(ctx, model, *optimizer, batch, lr, step, o.profile, checks);
     tail = r.end;
-    on_step(make_sample(step, batch, r, lr, ctx, data_start, overhead, o.profile));
+    std::optional<dist::WaitSecondsByKind> waits;
+    if (comm_clock) waits = comm_clock->collect();  // the step ended with a device synchronisation
+    on_step(make_sample(step, batch, r, lr, ctx, data_start, overhead, o.profile, waits));
   }
   if (!o.hooks.dump_params_path.empty()) train::dump_parameters(o.hooks.dump_params_path, model, ctx);
   ctx.finish();

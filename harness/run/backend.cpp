@@ -111,24 +111,30 @@ Json ModelBuild::to_json() const {
 }
 
 Json StepSample::to_json() const {
-  return Json{{"step", step},
-              {"seconds", seconds},
-              {"tokens", tokens},
-              {"supervised_tokens", supervised_tokens},
-              {"microbatches", microbatches},
-              {"loss", loss},
-              {"grad_norm", grad_norm},
-              {"learning_rate", learning_rate},
-              {"peak_memory_bytes", peak_memory_bytes},
-              {"data_seconds", data_seconds},
-              {"overhead_seconds", overhead_seconds},
-              {"phases", Json{{"forward_seconds", forward_seconds},
-                              {"backward_seconds", backward_seconds},
-                              {"optimizer_seconds", optimizer_seconds},
-                              {"gdn_seconds", components.gdn},
-                              {"attention_seconds", components.attention},
-                              {"moe_seconds", components.moe},
-                              {"lm_head_loss_seconds", components.lm_head_loss}}}};
+  Json j{{"step", step},
+         {"seconds", seconds},
+         {"tokens", tokens},
+         {"supervised_tokens", supervised_tokens},
+         {"microbatches", microbatches},
+         {"loss", loss},
+         {"grad_norm", grad_norm},
+         {"learning_rate", learning_rate},
+         {"peak_memory_bytes", peak_memory_bytes},
+         {"data_seconds", data_seconds},
+         {"overhead_seconds", overhead_seconds},
+         {"phases", Json{{"forward_seconds", forward_seconds},
+                         {"backward_seconds", backward_seconds},
+                         {"optimizer_seconds", optimizer_seconds},
+                         {"gdn_seconds", components.gdn},
+                         {"attention_seconds", components.attention},
+                         {"moe_seconds", components.moe},
+                         {"lm_head_loss_seconds", components.lm_head_loss}}}};
+  if (comm_waits.measured)
+    j["comm_waits"] = Json{{"tp_seconds", comm_waits.tp},
+                           {"ep_seconds", comm_waits.ep},
+                           {"dp_seconds", comm_waits.dp},
+                           {"pp_seconds", comm_waits.pp}};
+  return j;
 }
 
 }  // namespace recipebench

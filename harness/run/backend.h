@@ -84,8 +84,8 @@ struct RunOptions {
 
 /// Fills the distributed timeout and the test hooks from the environment, where set: RECIPEBENCH_DIST_TIMEOUT
 /// (seconds), RECIPEBENCH_FAIL_RANK and RECIPEBENCH_FAIL_STEP, RECIPEBENCH_DUMP_PARAMS (a file path),
-/// RECIPEBENCH_INJECT_SYNC_STEP (a step); see docs/distributed.md. The ranks a launcher starts inherit the variables. Throws std::invalid_argument naming the
-/// variable when a number does not parse.
+/// RECIPEBENCH_INJECT_SYNC_STEP (a step); see docs/distributed.md. The ranks a launcher starts inherit the variables.
+/// Throws std::invalid_argument naming the variable when a number does not parse.
 void apply_environment_hooks(RunOptions& options);
 
 /// With --profile: the step's time inside each model component, forward and backward together (seconds, measured
@@ -96,6 +96,18 @@ struct ComponentSeconds {
   double moe = 0;           ///< sparse MoE blocks: router, dispatch, routed and shared experts, combine
   double lm_head_loss = 0;  ///< the output layer and the cross-entropy (model/chunked_lm_loss.h)
   double sum() const { return gdn + attention + moe + lm_head_loss; }
+};
+
+/// A multi-rank step's exposed communication on rank 0: the time its compute waited for each kind of communication
+/// (seconds; measured with CUDA events on the compute stream, or host clocks on CPU ranks, without synchronising;
+/// docs/distributed.md, "Where a step's time goes"). Absent (measured false) on one rank.
+struct CommWaitSeconds {
+  bool measured = false;
+  double tp = 0;  ///< tensor parallel: sequence-parallel gathers and reduce-scatters, vocab-parallel loss reductions
+  double ep = 0;  ///< expert parallel: the MoE dispatcher's all-to-alls
+  double dp = 0;  ///< data parallel (DP and EDP): the optimizers' gradient reductions, norm and parameter all-gathers
+  double pp = 0;  ///< pipeline: waits for receives (the bubble and the transfers) and for sends
+  double sum() const { return tp + ep + dp + pp; }
 };
 
 /// What one training step measured. Times in seconds, memory in bytes.
@@ -114,6 +126,7 @@ struct StepSample {
                                   ///< (measured for the previous step's tail; 0 for step 0)
   double forward_seconds = 0, backward_seconds = 0, optimizer_seconds = 0;  ///< with profile only, else 0
   ComponentSeconds components;                                              ///< with profile only, else 0
+  CommWaitSeconds comm_waits;  ///< several ranks: rank 0's waits for communication
   Json to_json() const;
 };
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "run/phase_profile.h"
 #include "run/profile_table.h"
 #include "util/format.h"
 
@@ -81,6 +82,7 @@ void ConsoleReporter::finish(const RunRecord& r, std::string& record_path, bool 
   if (m.peak_memory_bytes) fmt::print(out_, ", peak memory {:.1f} GB", m.peak_memory_bytes / 1e9);
   fmt::print(out_, ", harness overhead {:.3f}% of step time\n", 100 * m.harness_overhead_fraction);
   if (r.options.profile) fmt::print(out_, "{}", format_profile_table(r));
+  fmt::print(out_, "{}", format_phase_line(r));
   fmt::print(out_, "run record: {}\n", record_path);
   std::fflush(out_);
 }

@@ -173,6 +173,16 @@ StepSample step_of(const Fields& f, const Json& j, const std::string& p) {
     for (const auto& [key, out] : parts)
       if (Fields::has(ph, key)) *out = f.number(ph[key], pp + "." + key);
   }
+  if (Fields::has(j, "comm_waits")) {
+    const Json& cw = f.object(j["comm_waits"], p + ".comm_waits");
+    const std::pair<const char*, double*> waits[] = {{"tp_seconds", &s.comm_waits.tp},
+                                                     {"ep_seconds", &s.comm_waits.ep},
+                                                     {"dp_seconds", &s.comm_waits.dp},
+                                                     {"pp_seconds", &s.comm_waits.pp}};
+    const std::string cp = p + ".comm_waits";
+    for (const auto& [key, out] : waits) *out = f.number(f.get(cw, cp, key), Fields::join(cp, key));
+    s.comm_waits.measured = true;
+  }
   return s;
 }
 

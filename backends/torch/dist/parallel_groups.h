@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "dist/comm_clock.h"
 #include "dist/pipeline_links.h"
 #include "dist/process_group.h"
 #include "model/moe.h"
@@ -73,6 +74,7 @@ struct GroupExpertParallel : torch_model::ExpertParallel {
     auto shape = x.sizes().vec();
     shape[0] = rows;
     auto out = at::empty(shape, x.options());
+    const CommWait wait(CommKind::kExpertParallel);
     group.all_to_all(x.contiguous(), out, recv_counts, send_counts);
     return out;
   }
@@ -84,10 +86,22 @@ struct GroupTensorParallel : torch_model::TensorParallel {
   explicit GroupTensorParallel(ProcessGroup& g) : group(g) {}
   int64_t rank() const override { return group.rank(); }
   int64_t size() const override { return group.size(); }
-  void all_reduce_sum(at::Tensor& t) override { group.all_reduce_sum(t); }
-  void all_reduce_max(at::Tensor& t) override { group.all_reduce_max(t); }
-  void all_gather(const at::Tensor& shard, at::Tensor& full) override { group.all_gather(shard, full); }
-  void reduce_scatter_sum(at::Tensor& full, at::Tensor& shard) override { group.reduce_scatter_sum(full, shard); }
+  void all_reduce_sum(at::Tensor& t) override {
+    const CommWait wait(CommKind::kTensorParallel);
+    group.all_reduce_sum(t);
+  }
+  void all_reduce_max(at::Tensor& t) override {
+    const CommWait wait(CommKind::kTensorParallel);
+    group.all_reduce_max(t);
+  }
+  void all_gather(const at::Tensor& shard, at::Tensor& full) override {
+    const CommWait wait(CommKind::kTensorParallel);
+    group.all_gather(shard, full);
+  }
+  void reduce_scatter_sum(at::Tensor& full, at::Tensor& shard) override {
+    const CommWait wait(CommKind::kTensorParallel);
+    group.reduce_scatter_sum(full, shard);
+  }
   ProcessGroup& group;
 };
 

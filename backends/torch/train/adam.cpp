@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "compat.h"
+#include "dist/comm_clock.h"
 #include "dist/process_group.h"
 #ifdef RECIPEBENCH_GDN_CUDA
 #include "cuda/adamw_cuda.h"
@@ -110,8 +111,10 @@ void MixedPrecisionAdam::settle_grads() {
 double MixedPrecisionAdam::squared_grad_norm() {
   torch::NoGradGuard no_grad;
   settle_grads();
-  if (groups_.partial_sums)
+  if (groups_.partial_sums) {
+    const dist::CommWait wait(dist::CommKind::kDataParallel);
     for (auto& g : grads_) groups_.partial_sums->all_reduce_sum(g);
+  }
   double local = 0.0;  // this rank's L2 norm
 #ifdef RECIPEBENCH_GDN_CUDA
   if (cuda_) local = std::sqrt(cuda_->sum_of_squares()) * grad_scale_;  // after clip(): the scaled gradients' norm
@@ -128,6 +131,7 @@ double MixedPrecisionAdam::squared_grad_norm() {
 double sum_of_squares(dist::ProcessGroup* group, double local) {
   if (!group) return local * local;
   auto sq = torch::tensor({local * local}, torch::kFloat64);
+  const dist::CommWait wait(dist::CommKind::kDataParallel);
   group->all_reduce_sum(sq);
   return sq.item<double>();
 }

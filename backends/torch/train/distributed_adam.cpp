@@ -1,5 +1,7 @@
 #include "train/distributed_adam.h"
 
+#include "dist/comm_clock.h"
+
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
@@ -161,8 +163,8 @@ void DistributedAdam::zero_grad() {
   overlap_.order->reset();
 }
 
-double DistributedAdam::squared_grad_norm() {
-  torch::NoGradGuard no_grad;
+void DistributedAdam::reduce_grads() {
+  const dist::CommWait wait(dist::CommKind::kDataParallel);
   if (overlapped()) {
     overlap_.order->flush();  // the buckets not launched during the backward pass, in the order's turn
     for (auto& w : works_)
@@ -175,8 +177,16 @@ double DistributedAdam::squared_grad_norm() {
     if (groups_.partial_sums) groups_.partial_sums->all_reduce_sum(grad_flat_);
     group_.reduce_scatter_sum(grad_flat_, grad_shard_);
   }
+}
+
+double DistributedAdam::squared_grad_norm() {
+  torch::NoGradGuard no_grad;
+  reduce_grads();
   auto sq = grad_shard_.pow(2).sum().to(torch::kFloat64).cpu();
-  group_.all_reduce_sum(sq);
+  {
+    const dist::CommWait wait(dist::CommKind::kDataParallel);
+    group_.all_reduce_sum(sq);
+  }
   return sum_of_squares(groups_.shards, std::sqrt(sq.item<double>()));
 }
 
@@ -217,6 +227,7 @@ void DistributedAdam::step(double lr) {
     adamw_update_(master_, grad_shard_, exp_avg_, exp_avg_sq_, lr, t_, o_, /*decay=*/false);
   }
   const auto shard = master_.to(param_flat_.scalar_type());
+  const dist::CommWait wait(dist::CommKind::kDataParallel);
   for (const GradBucket& b : layout_.buckets) {  // one bucket without overlap: the whole buffer at once
     auto full = param_flat_.narrow(0, b.offset, b.numel);
     group_.all_gather(shard.narrow(0, b.shard_offset, b.numel / group_.size()), full);

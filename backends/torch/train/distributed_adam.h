@@ -77,6 +77,9 @@ class DistributedAdam : public Optimizer, public BucketLauncher {
   bool overlapped() const { return overlap_.group != nullptr; }
 
  private:
+  /// The gradients summed over the group into this rank's shard: waits for the buckets launched during the backward
+  /// pass and launches the rest (overlapped), or one reduce-scatter of the whole buffer.
+  void reduce_grads();
   /// A parameter's part inside this rank's shard.
   struct Segment {
     int64_t shard_offset, n;

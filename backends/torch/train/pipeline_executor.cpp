@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "dist/comm_clock.h"
 #include "dist/process_group.h"
 #include "model/tensor_parallel.h"
 #include "train/pipeline_schedule.h"
@@ -38,6 +39,7 @@ class PipelineStepRun {
       // Sequence parallel: the hidden states between stages are this rank's sequence shard.
       const int64_t seq = mb.ids.size(1) / (stage_->tp ? stage_->tp->size() : 1);
       x = torch::empty({mb.ids.size(0), seq, stage_->hidden_size}, act_options_);
+      const dist::CommWait wait(dist::CommKind::kPipeline);
       link(false, g - 1, g)->irecv(x, rank_of(g - 1), tag(a.microbatch, g, false))->wait();
       x.requires_grad_(true);
       l.input = x;
@@ -69,7 +71,10 @@ class PipelineStepRun {
       l.output.backward();
     } else {
       auto grad = torch::empty_like(l.output, torch::MemoryFormat::Contiguous);
-      link(true, g + 1, g)->irecv(grad, rank_of(g + 1), tag(a.microbatch, g, true))->wait();
+      {
+        const dist::CommWait wait(dist::CommKind::kPipeline);
+        link(true, g + 1, g)->irecv(grad, rank_of(g + 1), tag(a.microbatch, g, true))->wait();
+      }
       l.output.backward(grad);
     }
     if (l.input.defined()) {
@@ -82,7 +87,10 @@ class PipelineStepRun {
   /// Waits for the sends in flight and returns the loss sum (fp64 scalar on the stage's device: no host
   /// synchronisation here, the caller reads it after the optimizer's gradient norm).
   torch::Tensor finish() {
-    for (auto& s : sends_) s->wait();
+    if (!sends_.empty()) {
+      const dist::CommWait wait(dist::CommKind::kPipeline);
+      for (auto& s : sends_) s->wait();
+    }
     return loss_sum_;
   }
 
