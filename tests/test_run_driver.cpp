@@ -332,9 +332,10 @@ TEST_CASE("run driver: overlap_grad_reduce is recorded, and said to have no effe
   CHECK(script->runs == 1);
 }
 
-TEST_CASE("run driver: bench.overlap_p2p_comm is recorded, said to have no effect with PP 1, the command line wins, "
-          "and a backend running the recipe's own command refuses it at the field",
-          "[run_driver][overlap_p2p]") {
+TEST_CASE(
+    "run driver: bench.overlap_p2p_comm is recorded, said to have no effect with PP 1, the command line wins, "
+    "and a backend running the recipe's own command refuses it at the field",
+    "[run_driver][overlap_p2p]") {
   auto script = register_fake();
   RunRequest q = fake_request("recipebench-driver-overlap-p2p");
   const std::string pp2 = test::source_path("tests/data/dist/tiny-pp2-overlap-p2p.yaml");
@@ -396,15 +397,14 @@ TEST_CASE("run driver: bench.overlap_p2p_comm is recorded, said to have no effec
     SECTION("from the recipe") {
       q.recipe_path = pp2;
       CHECK(run_recipe(q, {&rec}).exit_code == kFailed);
-      CHECK(rec.calls == std::vector<std::string>{"message " + pp2 + ":44:21: error: bench.overlap_p2p_comm: true, " +
-                                                      why,
-                                                  nothing});
+      CHECK(rec.calls == std::vector<std::string>{
+                             "message " + pp2 + ":44:21: error: bench.overlap_p2p_comm: true, " + why, nothing});
     }
     SECTION("from the command line") {
       q.overlap_p2p_comm = true;
       CHECK(run_recipe(q, {&rec}).exit_code == kFailed);
-      CHECK(rec.calls == std::vector<std::string>{"message <command line>: error: --overlap-p2p-comm: true, " + why,
-                                                  nothing});
+      CHECK(rec.calls ==
+            std::vector<std::string>{"message <command line>: error: --overlap-p2p-comm: true, " + why, nothing});
     }
     CHECK(script->runs == 0);
   }
@@ -488,9 +488,10 @@ TEST_CASE("run driver: a backend the memory plan models gets its plan printed af
   CHECK(rec.calls[2] == "step 0 on 2");
 }
 
-TEST_CASE("run driver: bench.fail_on_sync is recorded, said to have nothing to check on the CPU, and refused where "
-          "it cannot hold",
-          "[run_driver][fail_on_sync]") {
+TEST_CASE(
+    "run driver: bench.fail_on_sync is recorded, said to have nothing to check on the CPU, and refused where "
+    "it cannot hold",
+    "[run_driver][fail_on_sync]") {
   auto script = register_fake();
   RunRequest q = fake_request("recipebench-driver-fail-on-sync");
   Recorder rec;

@@ -25,13 +25,13 @@ namespace {
 
 int link_of(bool gradient, bool to_higher) { return (gradient ? 2 : 0) + (to_higher ? 1 : 0); }
 
-/// "F1.0@F0.0": the receive of F1.0 is posted after the wait of F0.0's; "@start" at the step's start.
+/// "F1.0@F0.0": the receive of F1.0 is posted after the wait of F0.0's; "F0.0@own": by its own pass.
 std::string format_plan(const std::vector<PipelineReceive>& plan, const std::vector<PipelineAction>& schedule) {
   std::string s;
   for (const auto& r : plan) {
     if (!s.empty()) s += ' ';
     s += format_pipeline_order({schedule[static_cast<size_t>(r.action)]}) + "@" +
-         (r.post_after < 0 ? "start" : format_pipeline_order({schedule[static_cast<size_t>(r.post_after)]}));
+         (r.ahead ? format_pipeline_order({schedule[static_cast<size_t>(r.post_after)]}) : "own");
   }
   return s;
 }
@@ -53,30 +53,37 @@ std::vector<Message> sends(int pp, int vpp, int sender, int receiver, int link, 
   return out;
 }
 
-/// Plays `stage`'s plan as the executor does (posts at the start, then per pass: wait its receive, post the ones
-/// due after it) and checks it; returns the messages per link in the order they were posted.
+/// Plays `stage`'s plan as the executor does (per pass: post its receive when not posted ahead, wait for it, post
+/// the ones due after it) and checks it; returns the messages per link in the order they were posted.
 std::map<int, std::vector<Message>> play(int pp, int vpp, int stage, int64_t microbatches, int depth) {
   const auto schedule = pipeline_schedule(pp, vpp, stage, microbatches);
   const auto plan = pipeline_receive_plan(pp, vpp, stage, microbatches, depth);
   std::map<int64_t, const PipelineReceive*> by_action;
   for (const auto& r : plan) {
     CHECK(by_action.emplace(r.action, &r).second);  // one receive per pass
-    CHECK(r.post_after < r.action);                 // posted before it is waited for
+    if (r.ahead) {
+      CHECK(r.post_after >= 0);
+      CHECK(r.post_after < r.action);  // posted before it is waited for
+    } else {
+      CHECK(r.post_after == -1);
+    }
   }
   std::map<int, std::vector<Message>> posted;
   std::map<int, int> in_flight;
   std::set<int64_t> waiting;  // actions whose receive is posted, not yet waited for
-  auto post_due = [&](int64_t after) {
-    for (const auto& r : plan) {
-      if (r.post_after != after) continue;
-      const auto& a = schedule[static_cast<size_t>(r.action)];
-      const int link = link_of(r.gradient, r.to_higher);
-      posted[link].emplace_back(a.microbatch, int64_t{a.chunk} * pp + stage);
-      CHECK(++in_flight[link] <= depth);
-      waiting.insert(r.action);
-    }
+  std::set<int> used;         // links with a receive posted or waited for so far
+  auto post = [&](const PipelineReceive& r) {
+    const auto& a = schedule[static_cast<size_t>(r.action)];
+    const int link = link_of(r.gradient, r.to_higher);
+    CHECK(used.insert(link).second != r.ahead);  // only a link's first receive is posted by its own pass
+    posted[link].emplace_back(a.microbatch, int64_t{a.chunk} * pp + stage);
+    CHECK(++in_flight[link] <= depth);
+    waiting.insert(r.action);
   };
-  post_due(-1);
+  auto post_due = [&](int64_t after) {
+    for (const auto& r : plan)
+      if (r.ahead && r.post_after == after) post(r);
+  };
   for (int64_t i = 0; i < static_cast<int64_t>(schedule.size()); ++i) {
     const auto& a = schedule[static_cast<size_t>(i)];
     const int64_t g = int64_t{a.chunk} * pp + stage;
@@ -85,6 +92,7 @@ std::map<int, std::vector<Message>> play(int pp, int vpp, int stage, int64_t mic
     if (has_input) {
       const auto& r = *by_action[i];
       CHECK(r.gradient == (a.kind == Kind::Backward));
+      if (!r.ahead) post(r);
       CHECK(waiting.erase(i) == 1);  // posted before this wait
       --in_flight[link_of(r.gradient, r.to_higher)];
     }
@@ -100,23 +108,22 @@ TEST_CASE("receive plan, 1F1B PP4 x 8 microbatches, depth 1: each link's next re
           "[pipeline][receives]") {
   const auto s1 = pipeline_schedule(4, 1, 1, 8);
   CHECK(format_plan(pipeline_receive_plan(4, 1, 1, 8, 1), s1) ==
-        "F0.0@start F1.0@F0.0 F2.0@F1.0 B0.0@start F3.0@F2.0 B1.0@B0.0 F4.0@F3.0 B2.0@B1.0 F5.0@F4.0 B3.0@B2.0 "
+        "F0.0@own F1.0@F0.0 F2.0@F1.0 B0.0@own F3.0@F2.0 B1.0@B0.0 F4.0@F3.0 B2.0@B1.0 F5.0@F4.0 B3.0@B2.0 "
         "F6.0@F5.0 B4.0@B3.0 F7.0@F6.0 B5.0@B4.0 B6.0@B5.0 B7.0@B6.0");
   // The first rank receives only gradients, the last only hidden states.
   const auto s0 = pipeline_schedule(4, 1, 0, 8);
   CHECK(format_plan(pipeline_receive_plan(4, 1, 0, 8, 1), s0) ==
-        "B0.0@start B1.0@B0.0 B2.0@B1.0 B3.0@B2.0 B4.0@B3.0 B5.0@B4.0 B6.0@B5.0 B7.0@B6.0");
+        "B0.0@own B1.0@B0.0 B2.0@B1.0 B3.0@B2.0 B4.0@B3.0 B5.0@B4.0 B6.0@B5.0 B7.0@B6.0");
   const auto s3 = pipeline_schedule(4, 1, 3, 8);
   CHECK(format_plan(pipeline_receive_plan(4, 1, 3, 8, 1), s3) ==
-        "F0.0@start F1.0@F0.0 F2.0@F1.0 F3.0@F2.0 F4.0@F3.0 F5.0@F4.0 F6.0@F5.0 F7.0@F6.0");
+        "F0.0@own F1.0@F0.0 F2.0@F1.0 F3.0@F2.0 F4.0@F3.0 F5.0@F4.0 F6.0@F5.0 F7.0@F6.0");
 }
 
-TEST_CASE("receive plan, depth 3: the warm-up's receives posted at the start", "[pipeline][receives]") {
-  // Stage 0 of 1F1B PP4 warms up with 3 forwards of its own (no input); stage 1 with 2 received ones, then F2.
+TEST_CASE("receive plan, depth 3: the next three posted after the first one's wait", "[pipeline][receives]") {
   const auto s1 = pipeline_schedule(4, 1, 1, 8);
   const auto plan = pipeline_receive_plan(4, 1, 1, 8, 3);
-  CHECK(format_plan({plan.begin(), plan.begin() + 6}, s1) ==
-        "F0.0@start F1.0@start F2.0@start B0.0@start F3.0@F0.0 B1.0@start");
+  CHECK(format_plan({plan.begin(), plan.begin() + 8}, s1) ==
+        "F0.0@own F1.0@F0.0 F2.0@F0.0 B0.0@own F3.0@F0.0 B1.0@B0.0 F4.0@F1.0 B2.0@B0.0");
 }
 
 TEST_CASE("receive plan, interleaved PP2 VPP2 x 4 microbatches, depth 1: the wrap-around links",
@@ -131,7 +138,7 @@ TEST_CASE("receive plan, interleaved PP2 VPP2 x 4 microbatches, depth 1: the wra
     CHECK(r.gradient == (a.kind == Kind::Backward));
   }
   CHECK(format_plan(plan, s0) ==
-        "F0.1@start F1.1@F0.1 B0.1@start B1.1@B0.1 F2.1@F1.1 B0.0@B1.1 F3.1@F2.1 B1.0@B0.0 B2.1@B1.0 B3.1@B2.1 "
+        "F0.1@own F1.1@F0.1 B0.1@own B1.1@B0.1 F2.1@F1.1 B0.0@B1.1 F3.1@F2.1 B1.0@B0.0 B2.1@B1.0 B3.1@B2.1 "
         "B2.0@B3.1 B3.0@B2.0");
   for (const auto& r : pipeline_receive_plan(2, 2, 1, 4, 1)) CHECK(r.to_higher);  // rank 1: all from rank 0
 }

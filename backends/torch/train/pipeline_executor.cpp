@@ -29,8 +29,7 @@ class PipelineStepRun {
     if (place.overlap_p2p_comm && place.pp > 1)
       for (const auto& r : pipeline_receive_plan(place.pp, place.vpp, place.stage,
                                                  static_cast<int64_t>(microbatches.size()), kReceivesAhead))
-        due_after_[r.post_after].push_back(r);
-    post_due(-1);
+        if (r.ahead) due_after_[r.post_after].push_back(r);  // the others: posted by their own pass
   }
 
   /// Forward pass of chunk a.chunk on microbatch a.microbatch: takes the ids (embedding chunk) or receives the
@@ -105,7 +104,7 @@ class PipelineStepRun {
 
  private:
   /// Receives posted ahead per link with bench.overlap_p2p_comm (train/pipeline_receives.h): one, the next one
-  /// right after the last one's wait, so each transfer overlaps the passes run before its own.
+  /// right after the last one's wait, so each transfer overlaps the passes run between them.
   static constexpr int kReceivesAhead = 1;
 
   /// A receive posted ahead: its buffer and the request to wait for.
@@ -117,7 +116,7 @@ class PipelineStepRun {
   /// Starts receiving the input of pass `a` into `into`: its hidden states from the previous global stage, or
   /// (gradient) its output's gradient from the next one.
   std::unique_ptr<dist::ProcessGroup::Request> start_receive(const PipelineAction& a, bool gradient,
-                                                            torch::Tensor& into) {
+                                                             torch::Tensor& into) {
     const int64_t g = global_stage(a), from = gradient ? g + 1 : g - 1;
     return link(gradient, from, g)->irecv(into, rank_of(from), tag(a.microbatch, g, gradient));
   }
@@ -129,8 +128,7 @@ class PipelineStepRun {
     return torch::empty({ids.size(0), seq, stage_->hidden_size}, act_options_);
   }
 
-  /// Posts the receives due after the wait of schedule[i]'s input (-1: at the start of the step), each into a
-  /// buffer allocated now.
+  /// Posts the receives due after the wait of schedule[i]'s input, each into a buffer allocated now.
   void post_due(int64_t i) {
     auto it = due_after_.find(i);
     if (it == due_after_.end()) return;

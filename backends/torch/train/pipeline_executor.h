@@ -49,8 +49,8 @@ struct PipelineMicrobatch {
 /// every pass (profiling), may be empty. `before_last_backward(chunk)`, when given, runs right before the step's last
 /// backward pass of each model chunk (the one completing the chunk's gradients: bench.overlap_grad_reduce starts
 /// reducing them during it). Returns the loss sum (fp64 scalar on the stage's device, not read on the
-/// host: bench.fail_on_sync) of the microbatches whose loss this rank computed (0 off the last stage). Throws c10::Error / std::exception on a shape mismatch or a failed peer (Gloo
-/// timeout).
+/// host: bench.fail_on_sync) of the microbatches whose loss this rank computed (0 off the last stage). Throws
+/// c10::Error / std::exception on a shape mismatch or a failed peer (Gloo timeout).
 torch::Tensor run_pipeline_step(torch_model::PipelineStage& stage, const std::vector<PipelineMicrobatch>& microbatches,
                                 const PipelinePlace& place, double denom, const std::function<void()>& after_backward,
                                 const std::function<void(bool backward)>& lap = {},

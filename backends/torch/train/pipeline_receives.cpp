@@ -34,7 +34,9 @@ std::vector<PipelineReceive> pipeline_receive_plan(int pp, int vpp, int stage, i
     PipelineReceive r;
     if (!receive_of(pp, vpp, stage, schedule[i], static_cast<int64_t>(i), r)) continue;
     auto& link = by_link[(r.gradient ? 2 : 0) + (r.to_higher ? 1 : 0)];
-    if (link.size() >= static_cast<size_t>(depth)) r.post_after = link[link.size() - static_cast<size_t>(depth)];
+    const auto d = static_cast<size_t>(depth);
+    r.ahead = !link.empty();
+    if (r.ahead) r.post_after = link[link.size() > d ? link.size() - d : 0];
     link.push_back(r.action);
     out.push_back(r);
   }
