@@ -383,6 +383,26 @@ TEST_CASE(
     CHECK_FALSE(script->last_options.overlap_p2p_comm);
     CHECK(out.record->to_json()["settings"]["overlap_p2p_comm"] == false);
   }
+  SECTION("from the recipe with --profile on PP 2: refused (usage), located at the field, nothing run") {
+    q.recipe_path = pp2;
+    q.profile = true;
+    CHECK(run_recipe(q, {&rec}).exit_code == kUsage);
+    CHECK(rec.calls == std::vector<std::string>{
+                           "message " + pp2 +
+                               ":44:21: error: bench.overlap_p2p_comm: true, expected false or absent with --profile "
+                               "on PP 2 (it synchronises the device after every pass, which would wait for the "
+                               "receives posted ahead)",
+                           "message recipebench run: --profile synchronises the device after every pass; nothing "
+                           "was run"});
+    CHECK(script->runs == 0);
+  }
+  SECTION("--profile with PP 1: runs, the switch said to have no effect") {
+    q.overlap_p2p_comm = true;
+    q.profile = true;
+    const RunOutcome out = run_recipe(q, {&rec});
+    REQUIRE(out.exit_code == kOk);
+    CHECK(notes() == 1);
+  }
   SECTION("a per-node backend: refused, located at the recipe's field, or at the command line") {
     BackendCapabilities caps;
     caps.launch = Launch::kPerNode;

@@ -1,5 +1,6 @@
 // bench.overlap_p2p_comm in the run driver (docs/distributed.md, "Pipeline parallelism"): the console's note when
-// the layout has no pipeline to overlap, and its located refusal by a backend that runs the recipe's own command.
+// the layout has no pipeline to overlap, and its located refusals: by a backend that runs the recipe's own command,
+// and with --profile.
 #pragma once
 
 #include <optional>
@@ -23,5 +24,12 @@ std::string p2p_comm_note(const RunOptions& o, const Recipe& recipe);
 /// nullopt when the setting is false or absent.
 std::optional<Diagnostic> p2p_comm_per_node(const std::string& backend, const Recipe& recipe, const SourceDoc& src,
                                             const std::optional<bool>& cli);
+
+/// bench.overlap_p2p_comm true on a layout with PP > 1 with --profile (`profile`), whose device synchronisation
+/// after every pass would wait for the receives posted ahead, whose senders can in turn be waiting in theirs (two
+/// pipeline ranks waiting on each other): the located diagnostic that refuses it (as p2p_comm_per_node); nullopt
+/// otherwise.
+std::optional<Diagnostic> p2p_comm_with_profile(bool profile, const Recipe& recipe, const SourceDoc& src,
+                                                const std::optional<bool>& cli);
 
 }  // namespace recipebench

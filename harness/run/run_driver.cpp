@@ -449,6 +449,10 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
     report.message(d->to_string());
     throw Refusal{kUsage, "recipebench run: --profile synchronises the device by design; nothing was run"};
   }
+  if (const auto d = p2p_comm_with_profile(q.profile, recipe, *v.source, q.overlap_p2p_comm)) {
+    report.message(d->to_string());
+    throw Refusal{kUsage, "recipebench run: --profile synchronises the device after every pass; nothing was run"};
+  }
   if (o.overlap_grad_reduce) o.overlap_grad_reduce_applies = overlap_grad_reduce_applies(recipe, m.model);
   RunOutcome out;
   if (q.dry_run) {
