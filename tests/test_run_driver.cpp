@@ -508,10 +508,9 @@ TEST_CASE("run driver: a backend the memory plan models gets its plan printed af
   CHECK(rec.calls[2] == "step 0 on 2");
 }
 
-TEST_CASE(
-    "run driver: bench.fail_on_sync is recorded, said to have nothing to check on the CPU, and refused where "
-    "it cannot hold",
-    "[run_driver][fail_on_sync]") {
+TEST_CASE("run driver: bench.fail_on_sync is recorded, said to have nothing to check on the CPU, and refused where "
+          "it cannot hold",
+          "[run_driver][fail_on_sync]") {
   auto script = register_fake();
   RunRequest q = fake_request("recipebench-driver-fail-on-sync");
   Recorder rec;

@@ -88,8 +88,8 @@ struct RunOptions {
 
 /// Fills the distributed timeout and the test hooks from the environment, where set: RECIPEBENCH_DIST_TIMEOUT
 /// (seconds), RECIPEBENCH_FAIL_RANK and RECIPEBENCH_FAIL_STEP, RECIPEBENCH_DUMP_PARAMS (a file path),
-/// RECIPEBENCH_INJECT_SYNC_STEP (a step); see docs/distributed.md. The ranks a launcher starts inherit the variables.
-/// Throws std::invalid_argument naming the variable when a number does not parse.
+/// RECIPEBENCH_INJECT_SYNC_STEP (a step); see docs/distributed.md. The ranks a launcher starts inherit the variables. Throws std::invalid_argument naming the
+/// variable when a number does not parse.
 void apply_environment_hooks(RunOptions& options);
 
 /// With --profile: the step's time inside each model component, forward and backward together (seconds, measured
