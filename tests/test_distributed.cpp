@@ -476,6 +476,68 @@ TEST_CASE("PP2 with DP2 on four CPU ranks reproduces the single-rank run", "[dis
   check_parity(4, "tiny-pp2-dp2.yaml");
 }
 
+/// bench.overlap_p2p_comm (docs/distributed.md, "Pipeline parallelism"): `fixture` on `nproc` ranks with the
+/// pipeline's receives posted ahead (`on`: the fixture's bench block, or --overlap-p2p-comm true) gives bitwise the
+/// losses, gradient norms and final parameters of the same layout with them posted when needed
+/// (--overlap-p2p-comm false); `extra` goes to both runs. The records say which ran.
+void check_p2p_bitwise(int nproc, const std::string& fixture, const std::string& extra = "",
+                       const std::string& on = "--overlap-p2p-comm true") {
+  const std::string name = fs::path(fixture).stem().string() + (extra.empty() ? "" : "-extra");
+  const Result off = run(name + "-p2p-off", fixture, nproc, "", extra + " --overlap-p2p-comm false");
+  const Result ahead = run(name + "-p2p-on", fixture, nproc, "", extra + " " + on);
+  INFO("posted when needed:\n" << off.output << "\nposted ahead:\n" << ahead.output);
+  REQUIRE(off.exit_code == 0);
+  REQUIRE(ahead.exit_code == 0);
+  REQUIRE(off.records.size() == 1);
+  REQUIRE(ahead.records.size() == 1);
+  CHECK(off.records[0]["settings"]["overlap_p2p_comm"] == false);
+  CHECK(ahead.records[0]["settings"]["overlap_p2p_comm"] == true);
+  CHECK(count(ahead.output, "overlap_p2p_comm") == 0);  // PP > 1: nothing said
+  const auto& a = off.records[0]["steps"];
+  const auto& b = ahead.records[0]["steps"];
+  REQUIRE(a.size() == 5);
+  REQUIRE(b.size() == 5);
+  for (size_t s = 0; s < 5; ++s) {
+    INFO("step " << s);
+    CHECK(a[s]["loss"].get<double>() == b[s]["loss"].get<double>());
+    CHECK(a[s]["grad_norm"].get<double>() == b[s]["grad_norm"].get<double>());
+  }
+  REQUIRE(off.params.size() > 1000);
+  REQUIRE(off.params.size() == ahead.params.size());
+  CHECK(std::memcmp(off.params.data(), ahead.params.data(), off.params.size() * sizeof(float)) == 0);
+  // The run changed the parameters (the comparison is not of two initial states).
+  CHECK(b[4]["loss"].get<double>() < b[0]["loss"].get<double>());
+}
+
+TEST_CASE("PP2 (1F1B) with the receives posted ahead: bitwise the run without, the switch from the command line",
+          "[distributed][pp][overlap_p2p]") {
+  check_p2p_bitwise(2, "tiny-pp2.yaml");
+}
+
+TEST_CASE("PP2 (1F1B) with the receives posted ahead from the recipe's bench block: bitwise the run without",
+          "[distributed][pp][overlap_p2p]") {
+  check_p2p_bitwise(2, "tiny-pp2-overlap-p2p.yaml", "", "");
+}
+
+TEST_CASE("PP2 VPP2 (interleaved 1F1B, the wrap-around links) with the receives posted ahead: bitwise the run without",
+          "[distributed][pp][overlap_p2p]") {
+  check_p2p_bitwise(2, "tiny-pp2-vpp2.yaml");
+}
+
+TEST_CASE("PP4 with a first/last split with the receives posted ahead: bitwise the run without",
+          "[distributed][pp][overlap_p2p]") {
+  check_p2p_bitwise(4, "tiny-pp4-split.yaml");
+}
+
+TEST_CASE("PP2 DP2 with the receives posted ahead: bitwise the run without", "[distributed][pp][overlap_p2p]") {
+  check_p2p_bitwise(4, "tiny-pp2-dp2.yaml");
+}
+
+TEST_CASE("PP2 DP2 with overlap_grad_reduce and the receives posted ahead: bitwise the run without",
+          "[distributed][pp][overlap_p2p][overlap]") {
+  check_p2p_bitwise(4, "tiny-pp2-dp2.yaml", "--overlap-grad-reduce true --grad-reduce-bucket-elements 4096");
+}
+
 TEST_CASE("PP2 with DP2 and EP2 inside each stage on four CPU ranks reproduces the single-rank run",
           "[distributed][parity][pp][ep]") {
   check_parity(4, "tiny-pp2-dp2-ep2.yaml");

@@ -332,6 +332,104 @@ TEST_CASE("run driver: overlap_grad_reduce is recorded, and said to have no effe
   CHECK(script->runs == 1);
 }
 
+TEST_CASE(
+    "run driver: bench.overlap_p2p_comm is recorded, said to have no effect with PP 1, the command line wins, "
+    "and a backend running the recipe's own command refuses it at the field",
+    "[run_driver][overlap_p2p]") {
+  auto script = register_fake();
+  RunRequest q = fake_request("recipebench-driver-overlap-p2p");
+  const std::string pp2 = test::source_path("tests/data/dist/tiny-pp2-overlap-p2p.yaml");
+  Recorder rec;
+  auto notes = [&] {
+    return std::count_if(rec.calls.begin(), rec.calls.end(),
+                         [](const std::string& c) { return c.find("overlap_p2p_comm") != std::string::npos; });
+  };
+  SECTION("absent: false, nothing said; a record without the field reads back false") {
+    const RunOutcome out = run_recipe(q, {&rec});
+    REQUIRE(out.exit_code == kOk);
+    CHECK(rec.calls.front() == "start fake");
+    CHECK_FALSE(script->last_options.overlap_p2p_comm);
+    CHECK(out.record->to_json()["settings"]["overlap_p2p_comm"] == false);
+    Json old = out.record->to_json();
+    old["settings"].erase("overlap_p2p_comm");
+    CHECK_FALSE(RunRecord::from_json(old, "old.json").options.overlap_p2p_comm);
+  }
+  SECTION("--overlap-p2p-comm true with PP 1: the backend gets it, no effect said once, recorded, read back") {
+    q.overlap_p2p_comm = true;
+    const RunOutcome out = run_recipe(q, {&rec});
+    REQUIRE(out.exit_code == kOk);
+    CHECK(script->last_options.overlap_p2p_comm);
+    CHECK(rec.calls.front() ==
+          "message recipebench run: bench.overlap_p2p_comm: true has no effect on TP1 PP1 EP1 DP1 (PP 1: nothing is "
+          "sent between pipeline stages)");
+    CHECK(notes() == 1);
+    CHECK(out.record->to_json()["settings"]["overlap_p2p_comm"] == true);
+    CHECK(RunRecord::from_json(out.record->to_json(), "r.json").options.overlap_p2p_comm);
+  }
+  SECTION("from the recipe's bench block with PP 2: it applies, nothing said") {
+    q.recipe_path = pp2;
+    const RunOutcome out = run_recipe(q, {&rec});
+    REQUIRE(out.exit_code == kOk);
+    CHECK(rec.calls.front() == "start fake");
+    CHECK(notes() == 0);
+    CHECK(script->last_options.overlap_p2p_comm);
+    CHECK(out.record->to_json()["settings"]["overlap_p2p_comm"] == true);
+  }
+  SECTION("from the recipe, turned off on the command line: false") {
+    q.recipe_path = pp2;
+    q.overlap_p2p_comm = false;
+    const RunOutcome out = run_recipe(q, {&rec});
+    REQUIRE(out.exit_code == kOk);
+    CHECK_FALSE(script->last_options.overlap_p2p_comm);
+    CHECK(out.record->to_json()["settings"]["overlap_p2p_comm"] == false);
+  }
+  SECTION("from the recipe with --profile on PP 2: refused (usage), located at the field, nothing run") {
+    q.recipe_path = pp2;
+    q.profile = true;
+    CHECK(run_recipe(q, {&rec}).exit_code == kUsage);
+    CHECK(rec.calls == std::vector<std::string>{
+                           "message " + pp2 +
+                               ":44:21: error: bench.overlap_p2p_comm: true, expected false or absent with --profile "
+                               "on PP 2 (it synchronises the device after every pass, which would wait for the "
+                               "receives posted ahead)",
+                           "message recipebench run: --profile synchronises the device after every pass; nothing "
+                           "was run"});
+    CHECK(script->runs == 0);
+  }
+  SECTION("--profile with PP 1: runs, the switch said to have no effect") {
+    q.overlap_p2p_comm = true;
+    q.profile = true;
+    const RunOutcome out = run_recipe(q, {&rec});
+    REQUIRE(out.exit_code == kOk);
+    CHECK(notes() == 1);
+  }
+  SECTION("a per-node backend: refused, located at the recipe's field, or at the command line") {
+    BackendCapabilities caps;
+    caps.launch = Launch::kPerNode;
+    register_backend("fake-node", caps, [script] { return std::make_unique<FakeBackend>(script); });
+    q.backend = "fake-node";
+    const std::string why =
+        "expected false or absent (the fake-node backend runs the recipe's own command: its pipeline is the "
+        "command's)";
+    const std::string nothing =
+        "message recipebench run: the fake-node backend would ignore the settings above (its command's own); "
+        "nothing was run";
+    SECTION("from the recipe") {
+      q.recipe_path = pp2;
+      CHECK(run_recipe(q, {&rec}).exit_code == kFailed);
+      CHECK(rec.calls == std::vector<std::string>{
+                             "message " + pp2 + ":44:21: error: bench.overlap_p2p_comm: true, " + why, nothing});
+    }
+    SECTION("from the command line") {
+      q.overlap_p2p_comm = true;
+      CHECK(run_recipe(q, {&rec}).exit_code == kFailed);
+      CHECK(rec.calls ==
+            std::vector<std::string>{"message <command line>: error: --overlap-p2p-comm: true, " + why, nothing});
+    }
+    CHECK(script->runs == 0);
+  }
+}
+
 TEST_CASE("run driver: a backend running the recipe's own command refuses the gradient-reduction settings",
           "[run_driver][overlap]") {
   BackendCapabilities caps;

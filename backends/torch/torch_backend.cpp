@@ -103,6 +103,7 @@ void train_run(train::RunContext& ctx, const Recipe& recipe, const ModelConfig& 
                const std::function<void(const StepSample&)>& on_step,
                const std::function<void(const ModelBuild&)>& on_built, int& step) {
   train::place_rank(ctx, recipe, cfg, o.overlap_grad_reduce);  // with its gradient reduce-scatter groups
+  ctx.place.overlap_p2p_comm = o.overlap_p2p_comm;             // receives posted ahead (PP > 1)
   // The model that runs (--layers, --model-config) against the same rules as environment()'s.
   check_backend_support(recipe, &cfg);
   torch_backend::check_layout_rules(recipe, &cfg);

@@ -55,6 +55,9 @@ void add_options(CLI::App& cmd, Args& a) {
   cmd.add_option("--overlap-grad-reduce", q.overlap_grad_reduce,
                  "true: reduce-scatter the gradients in buckets during the last microbatch's backward pass (default: "
                  "the recipe's bench.overlap_grad_reduce, else false)");
+  cmd.add_option("--overlap-p2p-comm", q.overlap_p2p_comm,
+                 "true: post the pipeline's receives ahead, so each transfer overlaps the passes before its own "
+                 "(default: the recipe's bench.overlap_p2p_comm, else false; no effect with PP 1)");
   cmd.add_option("--grad-reduce-bucket-elements", q.grad_reduce_bucket_elements,
                  "Gradient elements per bucket with --overlap-grad-reduce true (default: the recipe's "
                  "bench.grad_reduce_bucket_elements, else 40000000)")

@@ -75,6 +75,7 @@ Json RunOptions::to_json() const {
          {"deterministic", deterministic},
          {"overlap_grad_reduce", overlap_grad_reduce},
          {"grad_reduce_bucket_elements", grad_reduce_bucket_elements},
+         {"overlap_p2p_comm", overlap_p2p_comm},
          {"ranks", world},
          {"dist_timeout_seconds", dist_timeout_seconds},
          {"data", Json{{"source", to_string(data_source)}}}};

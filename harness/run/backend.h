@@ -62,6 +62,10 @@ struct RunOptions {
   /// With overlap_grad_reduce: whether the layout has anything to reduce-scatter (DP > 1 or EDP > 1), set by the
   /// run driver; nullopt without the switch.
   std::optional<bool> overlap_grad_reduce_applies;
+  /// bench.overlap_p2p_comm: the pipeline posts each receive ahead, as soon as the one before it on its link was
+  /// waited for, so the transfer overlaps the passes in between (docs/distributed.md, "Pipeline parallelism");
+  /// no effect with PP 1.
+  bool overlap_p2p_comm = false;
   /// bench.fail_on_sync: the run fails (RunError naming the operation and the step) on a call that synchronises the
   /// host with a CUDA device between the first forward pass of a step and the optimizer's gradient norm (the torch
   /// backend: libtorch's CUDA synchronisation-debug mode set to error there; docs/distributed.md, "Host

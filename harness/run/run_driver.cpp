@@ -20,6 +20,7 @@
 #include "run/fail_on_sync_settings.h"
 #include "run/grad_reduce_settings.h"
 #include "run/launch.h"
+#include "run/p2p_comm_settings.h"
 #include "run/run_guard.h"
 #include "run/run_metrics.h"
 #include "util/exit_code.h"
@@ -76,7 +77,7 @@ ValidatedRecipe load_recipe(const RunRequest& q, const Reporters& report) {
 
 /// The settings the bench block (RecipeBench) and the command line (RunRequest) both give, each one that is set
 /// over `o`: backend, steps, window, layers, device, seed, deterministic, kernels, overlap_grad_reduce and its bucket
-/// size, fail_on_sync.
+/// size, fail_on_sync, overlap_p2p_comm.
 template <typename Settings>
 void apply_shared_settings(const Settings& s, RunOptions& o) {
   if (s.backend) o.backend = *s.backend;
@@ -90,6 +91,7 @@ void apply_shared_settings(const Settings& s, RunOptions& o) {
   if (s.overlap_grad_reduce) o.overlap_grad_reduce = *s.overlap_grad_reduce;
   if (s.grad_reduce_bucket_elements) o.grad_reduce_bucket_elements = *s.grad_reduce_bucket_elements;
   if (s.fail_on_sync) o.fail_on_sync = *s.fail_on_sync;
+  if (s.overlap_p2p_comm) o.overlap_p2p_comm = *s.overlap_p2p_comm;
 }
 
 /// The recipe's bench block over RunOptions' defaults.
@@ -213,6 +215,7 @@ const BackendCapabilities* check_backend_capabilities(const RunRequest& q, const
                                                      q.grad_reduce_bucket_elements);
     if (const auto k = kernels_per_node(o.backend, q, v)) ignored.push_back(*k);
     if (const auto s = fail_on_sync_per_node(o.backend, *v.recipe, *v.source, q.fail_on_sync)) ignored.push_back(*s);
+    if (const auto p = p2p_comm_per_node(o.backend, *v.recipe, *v.source, q.overlap_p2p_comm)) ignored.push_back(*p);
     if (ignored.empty()) return caps;
     for (const auto& d : ignored) report.message(d.to_string());
     throw Refusal{kFailed, "recipebench run: the " + o.backend +
@@ -446,6 +449,10 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
     report.message(d->to_string());
     throw Refusal{kUsage, "recipebench run: --profile synchronises the device by design; nothing was run"};
   }
+  if (const auto d = p2p_comm_with_profile(q.profile, recipe, *v.source, q.overlap_p2p_comm)) {
+    report.message(d->to_string());
+    throw Refusal{kUsage, "recipebench run: --profile synchronises the device after every pass; nothing was run"};
+  }
   if (o.overlap_grad_reduce) o.overlap_grad_reduce_applies = overlap_grad_reduce_applies(recipe, m.model);
   RunOutcome out;
   if (q.dry_run) {
@@ -482,6 +489,7 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
     const bool bucket_given = recipe.bench.grad_reduce_bucket_elements || q.grad_reduce_bucket_elements;
     if (const std::string note = grad_reduce_note(o, recipe, bucket_given); !note.empty()) report.message(note);
     if (const std::string note = fail_on_sync_note(o); !note.empty()) report.message(note);
+    if (const std::string note = p2p_comm_note(o, recipe); !note.empty()) report.message(note);
     for (auto* r : reporters) r->start(rec);
     if (caps->memory_plan) report_memory_plan(recipe, m.model, o, report);
   }
