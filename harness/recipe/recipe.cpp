@@ -38,6 +38,7 @@ RecipeBench bench_from_json(const Json& doc) {
   b.overlap_grad_reduce = opt<bool>(j, "overlap_grad_reduce");
   b.grad_reduce_bucket_elements = opt<int64_t>(j, "grad_reduce_bucket_elements");
   b.fail_on_sync = opt<bool>(j, "fail_on_sync");
+  if (j.contains("ep_dispatch")) b.ep_dispatch = enum_at<EpDispatch>(doc, "/bench/ep_dispatch");
   b.command = opt<std::string>(j, "command");
   b.log_format = opt<std::string>(j, "log_format");
   b.timeout_seconds = opt<double>(j, "timeout_seconds");

@@ -67,6 +67,10 @@ struct RunOptions {
   /// backend: libtorch's CUDA synchronisation-debug mode set to error there; docs/distributed.md, "Host
   /// synchronisation"). Nothing to check on the CPU: the run says so.
   bool fail_on_sync = false;
+  /// bench.ep_dispatch: the MoE layers' expert-parallel dispatcher (docs/distributed.md, "Expert parallelism"):
+  /// kHostSplits reads the all-to-all's split sizes on the host, kFixedCapacity sends fixed blocks of
+  /// max_tokens_per_gpu / TP x top-k rows per peer and reads nothing. No effect with EP 1.
+  EpDispatch ep_dispatch = EpDispatch::kHostSplits;
   // Where this process sits among the ranks (run/launch.h); world == 1 is a one-rank run.
   int rank = 0, world = 1, local_rank = 0;
   std::string master_addr = "127.0.0.1";  ///< rank 0's host: the c10d TCPStore of the rendezvous
@@ -84,8 +88,8 @@ struct RunOptions {
 
 /// Fills the distributed timeout and the test hooks from the environment, where set: RECIPEBENCH_DIST_TIMEOUT
 /// (seconds), RECIPEBENCH_FAIL_RANK and RECIPEBENCH_FAIL_STEP, RECIPEBENCH_DUMP_PARAMS (a file path),
-/// RECIPEBENCH_INJECT_SYNC_STEP (a step); see docs/distributed.md. The ranks a launcher starts inherit the variables. Throws std::invalid_argument naming the
-/// variable when a number does not parse.
+/// RECIPEBENCH_INJECT_SYNC_STEP (a step); see docs/distributed.md. The ranks a launcher starts inherit the variables.
+/// Throws std::invalid_argument naming the variable when a number does not parse.
 void apply_environment_hooks(RunOptions& options);
 
 /// With --profile: the step's time inside each model component, forward and backward together (seconds, measured
