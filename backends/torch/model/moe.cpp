@@ -97,13 +97,19 @@ torch::Tensor mask_rows(const torch::Tensor& x, const torch::Tensor& valid) {
 
 /// Gathers rows through an index with padding, y[j] = fwd_valid[j] ? x[fwd[j]] : 0, whose adjoint is the same kind
 /// of gather, grad_x[i] = bwd_valid[i] ? grad_y[bwd[i]] : 0 (fwd and bwd are inverse maps on the valid entries:
-/// every row of x taken at most once). Deterministic: no index_add, no atomics. An undefined bwd_valid means every
-/// entry of bwd is valid. x: [rows, hidden]; fwd: int64 [out_rows]; bwd: int64 [rows].
+/// every row of x taken at most once). Deterministic: no index_add, no atomics. An empty valid tensor (numel 0)
+/// means every entry of its index is valid (libtorch 1.13's autograd functions take no undefined tensor).
+/// x: [rows, hidden]; fwd: int64 [out_rows]; fwd_valid: bool [out_rows] or [0]; bwd: int64 [rows]; bwd_valid: bool
+/// [rows] or [0].
 struct GatherPadded : torch::autograd::Function<GatherPadded> {
   static torch::Tensor gather(const torch::Tensor& x, const torch::Tensor& idx, const torch::Tensor& valid) {
     if (x.size(0) == 0) return torch::zeros({idx.size(0), x.size(1)}, x.options());
     const auto y = x.index_select(0, idx);
-    return valid.defined() ? mask_rows(y, valid) : y;
+    return valid.numel() > 0 ? mask_rows(y, valid) : y;
+  }
+  /// The "every entry valid" marker on `like`'s device.
+  static torch::Tensor all_valid(const torch::Tensor& like) {
+    return torch::empty({0}, like.options().dtype(torch::kBool));
   }
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& fwd,
                                const torch::Tensor& fwd_valid, const torch::Tensor& bwd,
@@ -186,8 +192,9 @@ torch::Tensor dispatch_fixed_capacity(RoutedExpertsImpl& m, const torch::Tensor&
   const auto got = group.all_to_all(counts64, per_rank_l, per_rank_l);
   // 2. The rows into P blocks of C, block r for rank r; the all-to-all of equal blocks.
   const CapacitySendPlan send = capacity_send_plan(counts64, P, C, rows);
-  const auto buf = GatherPadded::apply(xs, send.src, send.valid, send.pos, torch::Tensor());  // [P * C, hidden]
-  const auto xr = AllToAll::apply(buf, &group, per_rank_c, per_rank_c);                       // block s: from rank s
+  const auto buf =
+      GatherPadded::apply(xs, send.src, send.valid, send.pos, GatherPadded::all_valid(send.pos));  // [P * C, hidden]
+  const auto xr = AllToAll::apply(buf, &group, per_rank_c, per_rank_c);  // block s: from rank s
   // 3. The received rows by local expert (stable: source order inside an expert), padding last; the experts.
   const CapacityRecvPlan recv = capacity_recv_plan(got, P, C);
   const auto xl = PermuteRows::apply(xr, recv.perm, recv.inv);
@@ -195,7 +202,7 @@ torch::Tensor dispatch_fixed_capacity(RoutedExpertsImpl& m, const torch::Tensor&
   const auto yr = PermuteRows::apply(yl, recv.inv, recv.perm);  // back to (source rank, position) slots
   // 4. The results back to their senders (the same fixed blocks), then each row of xs from its slot.
   const auto back = AllToAll::apply(yr, &group, per_rank_c, per_rank_c);
-  return GatherPadded::apply(back, send.pos, torch::Tensor(), send.src, send.valid);
+  return GatherPadded::apply(back, send.pos, GatherPadded::all_valid(send.pos), send.src, send.valid);
 }
 
 }  // namespace
