@@ -238,6 +238,17 @@ TEST_CASE("command backend: bench.kernels in the recipe is refused, located at t
         "recipebench run: the command backend would ignore the settings above (its command's own); nothing was run");
 }
 
+TEST_CASE("command backend: bench.ep_dispatch in the recipe is refused, located at the field", "[command]") {
+  const RunRequest q = command_request("ep-dispatch.yaml", "recipebench-command-ep-dispatch");
+  const Refused messages = refused_run(q);
+  REQUIRE(messages.lines.size() == 2);
+  CHECK(messages.lines[0] == q.recipe_path +
+                                 ":57:16: error: bench.ep_dispatch: fixed_capacity, expected absent (the command "
+                                 "backend runs the recipe's own command: its expert dispatch is the command's)");
+  CHECK(messages.lines[1] ==
+        "recipebench run: the command backend would ignore the settings above (its command's own); nothing was run");
+}
+
 TEST_CASE("command backend: bench.fail_on_sync in the recipe is refused, located at the field", "[command]") {
   const RunRequest q = command_request("fail-on-sync.yaml", "recipebench-command-fail-on-sync");
   const Refused messages = refused_run(q);

@@ -160,10 +160,12 @@ void check_comm_waits(const nlohmann::json& rec) {
 /// them to the float64 bounds: loss 1e-8, every step's gradient norm and the final parameters 1e-6 (the TP tests below
 /// say why). `many_extra`: arguments of the multi-rank run (the overlap switch), `suffix` added to its name.
 /// `overlap`: whether the multi-rank run's record must say the gradients were reduce-scattered in buckets during the
-/// backward pass (settings.overlap_grad_reduce, and overlap_grad_reduce_applies true).
+/// backward pass (settings.overlap_grad_reduce, and overlap_grad_reduce_applies true). `ep_dispatch`: the expert
+/// dispatcher the multi-rank run's record must name (settings.ep_dispatch).
 void check_parity(int dp, const std::string& fixture = "", double grad_norm_tol = 1e-4,
                   const std::string& reference_extra = "", const std::string& reference = "tiny-dp1.yaml",
-                  const std::string& many_extra = "", const std::string& suffix = "", bool overlap = false) {
+                  const std::string& many_extra = "", const std::string& suffix = "", bool overlap = false,
+                  const std::string& ep_dispatch = "host_splits") {
   const bool fp64 = fixture.find(kFp64) != std::string::npos;
   const double loss_tol = fp64 ? 1e-8 : 1e-5, param_tol = fp64 ? 1e-6 : 1e-5;
   if (fp64) grad_norm_tol = 1e-6;
@@ -186,6 +188,7 @@ void check_parity(int dp, const std::string& fixture = "", double grad_norm_tol 
   // The record says where the optimizer state is sharded: dense over DP, experts over EDP (when EDP > 1).
   CHECK(b["capabilities"]["optimizer_sharding"] == nlohmann::json({{"dense", "dp"}, {"experts", "edp"}}));
   CHECK(b["settings"]["overlap_grad_reduce"] == overlap);
+  CHECK(b["settings"]["ep_dispatch"] == ep_dispatch);
   if (overlap)
     CHECK(b["settings"]["overlap_grad_reduce_applies"] == true);
   else
@@ -740,5 +743,92 @@ TEST_CASE("overlap_grad_reduce on a layout with DP 1 and EDP 1 runs, and says it
     CHECK(r.records[0]["settings"]["overlap_grad_reduce"] == true);
     CHECK(r.records[0]["settings"]["overlap_grad_reduce_applies"] == false);
     CHECK(count(r.output, "bench.overlap_grad_reduce: true has no effect") == 1);
+  }
+}
+
+// bench.ep_dispatch fixed_capacity (docs/distributed.md, "Expert parallelism"): every EP layout reproduces the
+// single-rank run with the fixed-capacity dispatcher (blocks of max_tokens_per_gpu / TP x top-k rows per peer, zero
+// padding), within the same bounds as host_splits; and in float64 it gives host_splits's results bit for bit.
+namespace {
+
+const std::string kFixed = "--ep-dispatch fixed_capacity";
+
+void check_fixed_capacity(int nproc, const std::string& fixture, double grad_norm_tol = 1e-4,
+                          const std::string& reference_extra = "", const std::string& reference = "tiny-dp1.yaml") {
+  check_parity(nproc, fixture, grad_norm_tol, reference_extra, reference, kFixed, "-fixed-capacity", false,
+               "fixed_capacity");
+}
+
+}  // namespace
+
+TEST_CASE("fixed capacity: EP2 (DP2 EP2) reproduces the single-rank run", "[distributed][parity][ep_dispatch]") {
+  check_fixed_capacity(2, "tiny-ep2-dp2.yaml");
+}
+
+TEST_CASE("fixed capacity: EP4 (DP4 EP4) reproduces the single-rank run", "[distributed][parity][ep_dispatch]") {
+  check_fixed_capacity(4, "tiny-ep4-dp4.yaml");
+}
+
+TEST_CASE("fixed capacity: EP2 with DP4 (EDP 2) reproduces the single-rank run", "[distributed][parity][ep_dispatch]") {
+  check_fixed_capacity(4, "tiny-ep2-dp4.yaml");
+}
+
+TEST_CASE("fixed capacity: EP2 with DP4 on rows of 40 to 128 tokens (microbatches below the bound: more padding)",
+          "[distributed][parity][ep_dispatch]") {
+  check_fixed_capacity(4, "tiny-ep2-dp4-dynamic.yaml", 1e-4, "", "tiny-dp1-dynamic.yaml");
+}
+
+TEST_CASE("fixed capacity: TP2 with sequence parallel (EP2 folded into TP, bound max_tokens / TP)",
+          "[distributed][parity][ep_dispatch][tp]") {
+  check_fixed_capacity(2, "tiny-tp2.yaml@fp64", kTpGradNormTol);
+}
+
+TEST_CASE("fixed capacity: TP2 DP2 (EP2) reproduces the single-rank run", "[distributed][parity][ep_dispatch][tp]") {
+  check_fixed_capacity(4, "tiny-tp2-dp2.yaml@fp64", kTpGradNormTol);
+}
+
+TEST_CASE("fixed capacity: TP2 DP2 EP4 with full recompute reproduces the single-rank run",
+          "[distributed][parity][ep_dispatch][tp]") {
+  check_fixed_capacity(4, "tiny-tp2-dp2-ep4-recompute.yaml@fp64", kTpGradNormTol);
+}
+
+TEST_CASE("fixed capacity: PP2 with DP2 and EP2 inside each stage reproduces the single-rank run",
+          "[distributed][parity][ep_dispatch][pp]") {
+  check_fixed_capacity(4, "tiny-pp2-dp2-ep2.yaml");
+}
+
+TEST_CASE("fixed capacity: TP2 PP2 EP2 DP2 (every dimension, 8 ranks) reproduces the single-rank run",
+          "[distributed][parity][ep_dispatch][tp][pp]") {
+  check_fixed_capacity(8, "tiny-tp2-pp2-ep2-dp2.yaml@fp64", kTpGradNormTol);
+}
+
+TEST_CASE(
+    "fixed capacity equals host_splits bit for bit in float64 (EP2 DP2 and TP2 DP2: the same sums in the same "
+    "order)",
+    "[distributed][ep_dispatch]") {
+  for (const auto& [fixture, nproc] : {std::pair<std::string, int>{"tiny-ep2-dp2.yaml@fp64", 2},
+                                       std::pair<std::string, int>{"tiny-tp2-dp2.yaml@fp64", 4}}) {
+    const std::string stem = fs::path(fixture.substr(0, fixture.find(kFp64))).stem().string();
+    const Result host = run(stem + "-fp64-host-splits", fixture, nproc, "", "--ep-dispatch host_splits");
+    const Result fixed = run(stem + "-fp64-fixed-capacity", fixture, nproc, "", kFixed);
+    INFO("host_splits:\n" << host.output << "\nfixed_capacity:\n" << fixed.output);
+    REQUIRE(host.exit_code == 0);
+    REQUIRE(fixed.exit_code == 0);
+    REQUIRE(host.records.size() == 1);
+    REQUIRE(fixed.records.size() == 1);
+    CHECK(host.records[0]["settings"]["ep_dispatch"] == "host_splits");
+    CHECK(fixed.records[0]["settings"]["ep_dispatch"] == "fixed_capacity");
+    for (int s = 0; s < 5; ++s) {
+      INFO(fixture << " step " << s);
+      // Doubles in the record print with round-trip precision: equal text is equal bits.
+      CHECK(host.records[0]["steps"][s]["loss"].get<double>() == fixed.records[0]["steps"][s]["loss"].get<double>());
+      CHECK(host.records[0]["steps"][s]["grad_norm"].get<double>() ==
+            fixed.records[0]["steps"][s]["grad_norm"].get<double>());
+    }
+    REQUIRE(!host.params.empty());
+    REQUIRE(host.params.size() == fixed.params.size());
+    size_t differ = 0;
+    for (size_t i = 0; i < host.params.size(); ++i) differ += host.params[i] != fixed.params[i];
+    CHECK(differ == 0);
   }
 }

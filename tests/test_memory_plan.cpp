@@ -81,7 +81,7 @@ MemoryPlan plan_of_record(const MeasuredRun& m) {
   const Recipe r = recipe_from_json(m.record.recipe, m.path);
   const ModelConfig model = find_model(m.record.model_name)->with_layers(m.record.model_layers);
   return plan_memory(r, model, build_rank_map(r, model), to_string(m.record.options.device), m.impl,
-                     m.record.options.kernels == Kernels::kFused);
+                     m.record.options.kernels == Kernels::kFused, m.record.options.ep_dispatch);
 }
 
 }  // namespace
@@ -227,6 +227,38 @@ TEST_CASE("memory plan: expert state sharded over EDP when EDP > 1, dense over D
   // experts hold 4 + 16 / 2 + 2 = 14 bytes per parameter.
   CHECK(q.grads + q.optimizer - (4 * d * (1 + 1 / 4.0) + 12 * d / 4 + 2 * d) == Approx(14 * x));
   CHECK(format_memory_plan(plan).find("experts' optimizer state sharded over EDP = 2 ranks") != std::string::npos);
+}
+
+TEST_CASE("memory plan: the fixed-capacity dispatcher keeps EP x max_tokens_per_gpu x top_k expert rows per MoE layer",
+          "[plan][ep_dispatch]") {
+  // The 2-GPU EP2 proxy (4 MoE layers; one 8,192-token row per microbatch, max_tokens_per_gpu 8,192, top-8):
+  // fixed_capacity receives 2 blocks of 8,192 x 8 = 65,536 rows per MoE layer, 131,072 rows, where host_splits
+  // plans the mean load of 65,536 (8,192 tokens x 8).
+  const ValidatedRecipe v =
+      validate_recipe_file(test::source_path("recipes/qwen3.5-35b-a3b/h200/proxy4l-2gpu-ep2-bf16.yaml"));
+  REQUIRE(v.ok());
+  Recipe r = *v.recipe;
+  const ModelConfig m = find_model(r.model)->with_layers(4);
+  const RankMap map = build_rank_map(r, m);
+  REQUIRE(map.ep == 2);
+  const MemoryPlan host = plan_memory(r, m, map, "cuda", kCurrentTorchMemoryImpl, true, EpDispatch::kHostSplits);
+  const MemoryPlan fixed = plan_memory(r, m, map, "cuda", kCurrentTorchMemoryImpl, true, EpDispatch::kFixedCapacity);
+  CHECK(host.ep_capacity_rows == 0);
+  CHECK(fixed.ep_capacity_rows == 131072);
+  // The 65,536 extra rows keep the experts' BF16 input [2,048] and gate/up, SiLU and product rows [4 x 512] in each
+  // of the 4 MoE layers: 4 x 65,536 x 2 x (2,048 + 2,048) bytes = 2 GiB more per microbatch.
+  const double extra = 4.0 * 65536 * 2 * (2048 + 4 * 512);
+  CHECK(extra == 2147483648.0);
+  CHECK(fixed.ranks[0].activations_per_microbatch - host.ranks[0].activations_per_microbatch == Approx(extra));
+  CHECK(fixed.ranks[0].peak - host.ranks[0].peak >= extra);
+  CHECK(format_memory_plan(fixed).find("bench.ep_dispatch fixed_capacity: each MoE layer's experts run on and keep "
+                                       "131072 received rows") != std::string::npos);
+  CHECK(format_memory_plan(host).find("ep_dispatch") == std::string::npos);
+  // The recipe's bench.ep_dispatch is what the plan uses when none is given; with EP 1 nothing is dispatched.
+  r.bench.ep_dispatch = EpDispatch::kFixedCapacity;
+  CHECK(plan_memory(r, m, map).ep_capacity_rows == 131072);
+  r.layout.ep = 1;
+  CHECK(plan_memory(r, m, build_rank_map(r, m)).ep_capacity_rows == 0);
 }
 
 TEST_CASE("memory plan: bench.kernels ops plans the libtorch-ops delta rule and loss (more activation memory)",

@@ -491,6 +491,101 @@ TEST_CASE("run driver: bench.kernels is recorded, and refused by a backend runni
   }
 }
 
+TEST_CASE("run driver: bench.ep_dispatch is recorded, said to have no effect with EP 1, refused where it cannot hold",
+          "[run_driver][ep_dispatch]") {
+  auto script = register_fake();
+  RunRequest q = fake_request("recipebench-driver-ep-dispatch");
+  Recorder rec;
+  SECTION("absent: host_splits, nothing said, read back; an older record without it ran host_splits") {
+    const RunOutcome out = run_recipe(q, {&rec});
+    REQUIRE(out.exit_code == kOk);
+    CHECK(rec.calls.front() == "start fake");
+    CHECK(script->last_options.ep_dispatch == EpDispatch::kHostSplits);
+    CHECK(out.record->to_json()["settings"]["ep_dispatch"] == "host_splits");
+    Json old = out.record->to_json();
+    old["settings"].erase("ep_dispatch");
+    CHECK(RunRecord::from_json(old, "old.json").options.ep_dispatch == EpDispatch::kHostSplits);
+  }
+  SECTION("--ep-dispatch fixed_capacity on EP 1: the backend gets it, the console says it has no effect, once") {
+    q.ep_dispatch = EpDispatch::kFixedCapacity;
+    const RunOutcome out = run_recipe(q, {&rec});
+    REQUIRE(out.exit_code == kOk);
+    CHECK(script->last_options.ep_dispatch == EpDispatch::kFixedCapacity);
+    CHECK(rec.calls.front() ==
+          "message recipebench run: bench.ep_dispatch: fixed_capacity has no effect on TP1 PP1 EP1 DP1 (EP 1: every "
+          "expert is local, no row is dispatched)");
+    CHECK(std::count_if(rec.calls.begin(), rec.calls.end(),
+                        [](const std::string& c) { return c.find("ep_dispatch") != std::string::npos; }) == 1);
+    CHECK(out.record->to_json()["settings"]["ep_dispatch"] == "fixed_capacity");
+    CHECK(RunRecord::from_json(out.record->to_json(), "r.json").options.ep_dispatch == EpDispatch::kFixedCapacity);
+  }
+  SECTION("EP 2: it applies, nothing said") {
+    q.recipe_path = test::source_path("tests/data/dist/tiny-ep2-dp2.yaml");
+    q.ep_dispatch = EpDispatch::kFixedCapacity;
+    const RunOutcome out = run_recipe(q, {&rec});
+    REQUIRE(out.exit_code == kOk);
+    CHECK(rec.calls.front() == "start fake");
+    CHECK(out.record->to_json()["settings"]["ep_dispatch"] == "fixed_capacity");
+  }
+  SECTION("a per-node backend: refused, located at the command line") {
+    BackendCapabilities caps;
+    caps.launch = Launch::kPerNode;
+    register_backend("fake-node-ep", caps, [script] { return std::make_unique<FakeBackend>(script); });
+    q.backend = "fake-node-ep";
+    q.ep_dispatch = EpDispatch::kHostSplits;
+    CHECK(run_recipe(q, {&rec}).exit_code == kFailed);
+    CHECK(rec.calls == std::vector<std::string>{
+                           "message <command line>: error: --ep-dispatch: host_splits, expected absent (the "
+                           "fake-node-ep backend runs the recipe's own command: its expert dispatch is the command's)",
+                           "message recipebench run: the fake-node-ep backend would ignore the settings above (its "
+                           "command's own); nothing was run"});
+    CHECK(script->runs == 0);
+  }
+}
+
+TEST_CASE("run driver: bench.fail_on_sync with EP > 1 and the host_splits dispatcher on CUDA is refused, located",
+          "[run_driver][ep_dispatch][fail_on_sync]") {
+  auto script = std::make_shared<FakeScript>();
+  BackendCapabilities caps = fake_capabilities();
+  caps.devices = {Device::kCpu, Device::kCuda};
+  register_backend("fake-cuda", caps, [script] { return std::make_unique<FakeBackend>(script); });
+  RunRequest q = fake_request("recipebench-driver-ep-dispatch-sync");
+  q.backend = "fake-cuda";
+  q.recipe_path = test::source_path("tests/data/fail-on-sync/tiny-ep2-fail-on-sync.yaml");
+  q.device = Device::kCuda;
+  q.dry_run = true;  // the refusal comes first; past it, a dry run stops before any rank starts
+  Recorder rec;
+  SECTION("from the recipe: refused (usage) at bench.fail_on_sync, naming --ep-dispatch fixed_capacity") {
+    CHECK(run_recipe(q, {&rec}).exit_code == kUsage);
+    CHECK(rec.calls == std::vector<std::string>{
+                           "message " + q.recipe_path +
+                               ":43:17: error: bench.fail_on_sync: true, expected false or absent with "
+                               "bench.ep_dispatch host_splits on EP 2 (its all-to-all's split sizes are read on the "
+                               "host, which the check fails on): use --ep-dispatch fixed_capacity",
+                           "message recipebench run: the host_splits expert dispatcher synchronises the host with the "
+                           "GPU in every MoE layer; nothing was run"});
+  }
+  SECTION("from the command line: located there") {
+    q.recipe_path = test::source_path("tests/data/dist/tiny-ep2-dp2.yaml");
+    q.fail_on_sync = true;
+    CHECK(run_recipe(q, {&rec}).exit_code == kUsage);
+    REQUIRE_FALSE(rec.calls.empty());
+    CHECK(rec.calls.front().rfind("message <command line>: error: --fail-on-sync: true, expected false or absent with "
+                                  "bench.ep_dispatch host_splits on EP 2",
+                                  0) == 0);
+  }
+  SECTION("with --ep-dispatch fixed_capacity: not refused") {
+    q.ep_dispatch = EpDispatch::kFixedCapacity;
+    CHECK(run_recipe(q, {&rec}).exit_code == kOk);
+    CHECK(rec.calls == std::vector<std::string>{"dry_run"});
+  }
+  SECTION("on the CPU: not refused (nothing to check)") {
+    q.device = Device::kCpu;
+    CHECK(run_recipe(q, {&rec}).exit_code == kOk);
+  }
+  CHECK(script->runs == 0);
+}
+
 TEST_CASE("run driver: a backend the memory plan models gets its plan printed after start, before step 0",
           "[run_driver][plan]") {
   auto script = std::make_shared<FakeScript>();
@@ -508,9 +603,10 @@ TEST_CASE("run driver: a backend the memory plan models gets its plan printed af
   CHECK(rec.calls[2] == "step 0 on 2");
 }
 
-TEST_CASE("run driver: bench.fail_on_sync is recorded, said to have nothing to check on the CPU, and refused where "
-          "it cannot hold",
-          "[run_driver][fail_on_sync]") {
+TEST_CASE(
+    "run driver: bench.fail_on_sync is recorded, said to have nothing to check on the CPU, and refused where "
+    "it cannot hold",
+    "[run_driver][fail_on_sync]") {
   auto script = register_fake();
   RunRequest q = fake_request("recipebench-driver-fail-on-sync");
   Recorder rec;

@@ -4,8 +4,11 @@
 // gradient norm, and completes: nothing there makes the host wait for the GPU. The negative control injects a
 // .item() on a CUDA tensor into that region at step 1 (RECIPEBENCH_INJECT_SYNC_STEP): with the check the run fails
 // there, its record naming the operator and the step; without it the same run completes (so the failure is the
-// check's). [sync] runs libtorch operations (bench.kernels ops); [sync-fused] the fused CUDA kernels. Without a GPU
-// (nvidia-smi finds none) it exits 77, which CTest reports as skipped, never passed.
+// check's). [sync] runs libtorch operations (bench.kernels ops); [sync-fused] the fused CUDA kernels. [sync-ep2]: the
+// 2-GPU EP2 proxy with bench.ep_dispatch fixed_capacity runs under the check and completes, and with host_splits
+// (which reads the all-to-all's split sizes on the host) the run is refused before it starts. Without a GPU
+// (nvidia-smi finds none), or with fewer than 2 for [sync-ep2], it exits 77, which CTest reports as skipped, never
+// passed.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
@@ -14,6 +17,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "run/run_record.h"
@@ -32,19 +37,30 @@ struct GpuRun {
   RunRecord record;
 };
 
-/// One 3-step run of the proxy recipe on the GPU into kOut/name with `extra` arguments and `env` assignments
-/// (prefixed to the command); returns its exit code and its record (the only .json in the folder).
-GpuRun run_proxy(const std::string& name, const std::string& extra, const std::string& env = "") {
+/// One 3-step run of the proxy recipe `recipe` (under recipes/qwen3.5-35b-a3b/h200/) on the GPU into kOut/name with
+/// `extra` arguments and `env` assignments (prefixed to the command); returns its exit code and its record (the only
+/// .json in the folder; with `want_record` false none is looked for). `log`: set to the command's output.
+GpuRun run_proxy(const std::string& name, const std::string& extra, const std::string& env = "",
+                 const std::string& recipe = "proxy4l-1gpu-bf16.yaml", bool want_record = true,
+                 std::string* log = nullptr) {
   const fs::path dir = kOut / name;
   fs::remove_all(dir);
   const std::string cmd = env + " " + RECIPEBENCH_BINARY + " run " + RECIPEBENCH_SOURCE_DIR +
-                          "/recipes/qwen3.5-35b-a3b/h200/proxy4l-1gpu-bf16.yaml --device cuda --steps 3 --window 1:2 " +
-                          extra + " --out " + dir.string() + " > " + dir.string() + ".log 2>&1";
+                          "/recipes/qwen3.5-35b-a3b/h200/" + recipe + " --device cuda --steps 3 --window 1:2 " + extra +
+                          " --out " + dir.string() + " > " + dir.string() + ".log 2>&1";
   INFO(cmd << "\n(output: " << dir.string() << ".log)");
   const int status = std::system(cmd.c_str());
   REQUIRE(WIFEXITED(status));
   GpuRun r;
   r.exit_code = WEXITSTATUS(status);
+  if (log) {
+    std::ifstream in(dir.string() + ".log");
+    std::stringstream s;
+    s << in.rdbuf();
+    *log = s.str();
+  }
+  if (!want_record) return r;
+  REQUIRE(fs::exists(dir));
   for (const auto& e : fs::directory_iterator(dir))
     if (e.path().extension() == ".json") {
       r.record = RunRecord::from_json(read_json_file(e.path().string()), e.path().string());
@@ -95,11 +111,50 @@ TEST_CASE("the one-GPU step does not synchronise the host (fused CUDA kernels); 
   check_kernels("fused");
 }
 
+TEST_CASE(
+    "the 2-GPU EP2 step does not synchronise the host with the fixed-capacity dispatcher; host_splits is "
+    "refused under the check",
+    "[sync-ep2]") {
+  const std::string recipe = "proxy4l-2gpu-ep2-bf16.yaml";
+  const GpuRun fixed = run_proxy("ep2-fixed-capacity", "--ep-dispatch fixed_capacity --fail-on-sync", "", recipe);
+  INFO("fixed_capacity run: " << fixed.record.error.dump());
+  CHECK(fixed.exit_code == 0);
+  CHECK(fixed.record.status == "complete");
+  CHECK(fixed.record.steps.size() == 3);
+  CHECK(fixed.record.options.fail_on_sync);
+  CHECK(fixed.record.options.ep_dispatch == EpDispatch::kFixedCapacity);
+  CHECK(fixed.record.options.world == 2);
+
+  std::string log;
+  const GpuRun host = run_proxy("ep2-host-splits", "--ep-dispatch host_splits --fail-on-sync", "", recipe, false, &log);
+  INFO(log);
+  CHECK(host.exit_code == 2);  // a usage refusal, before any rank starts
+  CHECK(log.find("--fail-on-sync: true, expected false or absent with bench.ep_dispatch host_splits on EP 2") !=
+        std::string::npos);
+  CHECK(log.find("use --ep-dispatch fixed_capacity") != std::string::npos);
+}
+
+/// GPUs nvidia-smi lists (0 when it fails).
+int gpu_count() {
+  std::FILE* p = popen("nvidia-smi -L 2>/dev/null | grep -c '^GPU'", "r");
+  if (!p) return 0;
+  int n = 0;
+  if (std::fscanf(p, "%d", &n) != 1) n = 0;
+  pclose(p);
+  return n;
+}
+
 int main(int argc, char** argv) {
-  if (std::system("nvidia-smi -L > /dev/null 2>&1") != 0) {
+  const int gpus = gpu_count();
+  if (gpus == 0) {
     std::puts("no GPU (nvidia-smi): skipped");
     return kSkip;
   }
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]).find("[sync-ep2]") != std::string::npos && gpus < 2) {
+      std::printf("%d GPU (nvidia-smi), the EP2 test needs 2: skipped\n", gpus);
+      return kSkip;
+    }
   fs::create_directories(kOut);
   return Catch::Session().run(argc, argv);
 }

@@ -111,6 +111,11 @@ void train_run(train::RunContext& ctx, const Recipe& recipe, const ModelConfig& 
   torch_model::KernelOptions kernels;
   kernels.recompute = torch_backend::recompute_options(recipe.layout);
   kernels.fused_kernels = o.kernels == Kernels::kFused;  // bench.kernels
+  // bench.ep_dispatch: fixed capacity sizes its blocks by the tokens one rank's MoE layer may take in a microbatch,
+  // the layout's bound (sequence parallel shards each microbatch's tokens over TP; docs/distributed.md).
+  kernels.ep_dispatch.mode = o.ep_dispatch == EpDispatch::kFixedCapacity ? torch_model::EpDispatch::FixedCapacity
+                                                                         : torch_model::EpDispatch::HostSplits;
+  kernels.ep_dispatch.max_tokens = recipe.layout.max_tokens_per_gpu / ctx.map.tp;
   train::RankModel model = build_model(cfg, kernels, o, ctx, on_built);
   auto optimizer =
       train::build_optimizer(model, ctx, recipe.optimizer, {o.overlap_grad_reduce, o.grad_reduce_bucket_elements},
@@ -122,6 +127,11 @@ void train_run(train::RunContext& ctx, const Recipe& recipe, const ModelConfig& 
                    (*o.overlap_grad_reduce_applies ? "applies" : "has no effect") + ", the optimizer disagrees");
   // bench.fail_on_sync: the run driver refuses it with --profile, whose synchronisations it would catch.
   if (o.fail_on_sync && o.profile) throw RunError("fail_on_sync: --profile synchronises the device by design");
+  // ... and with the host_splits dispatcher under EP > 1 on CUDA, whose split sizes it reads on the host.
+  if (o.fail_on_sync && ctx.device.is_cuda() && ctx.map.ep > 1 && o.ep_dispatch == EpDispatch::kHostSplits)
+    throw RunError(
+        "fail_on_sync: bench.ep_dispatch host_splits reads the all-to-all's split sizes on the host; use "
+        "fixed_capacity");
   const train::HostSyncCheck host_sync(o.fail_on_sync, ctx.device.is_cuda());
   // Several ranks: rank 0's waits for communication in each step (dist/comm_clock.h), installed for the loop.
   std::optional<dist::CommClock> comm_clock;

@@ -28,7 +28,7 @@ namespace {
 /// What CLI11 fills in; turned into a RunRequest once parsing is done.
 struct Args {
   std::string recipe;
-  std::optional<std::string> window, device, kernels;
+  std::optional<std::string> window, device, kernels, ep_dispatch;
   bool fail_on_sync = false;
   CLI::Option* fail_on_sync_flag = nullptr;  ///< counted: set means the command line overrides bench.fail_on_sync
   RunRequest request;
@@ -67,6 +67,11 @@ void add_options(CLI::App& cmd, Args& a) {
       "Fail the run on a call that makes the host wait for the GPU between a step's first forward pass and the "
       "optimizer (CUDA's synchronisation-debug mode; --fail-on-sync=false turns off the recipe's "
       "bench.fail_on_sync; default: the recipe's, else false)");
+  cmd.add_option("--ep-dispatch", a.ep_dispatch,
+                 "Expert-parallel dispatcher of the MoE layers: host_splits (split sizes read on the host) or "
+                 "fixed_capacity (fixed blocks per peer, no host synchronisation; default: the recipe's "
+                 "bench.ep_dispatch, else host_splits)")
+      ->check(CLI::IsMember({"host_splits", "fixed_capacity"}));
   cmd.add_option("--model-config", q.model_config,
                  "Hugging Face config.json of the model to build instead of the registry's widths");
   cmd.add_flag("--profile", q.profile,
@@ -99,6 +104,7 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
     if (a->window) q.window = parse_window(*a->window);
     if (a->device) q.device = parse_enum<Device>(*a->device);  // one of them: CLI11 checked it
     if (a->kernels) q.kernels = parse_enum<Kernels>(*a->kernels);
+    if (a->ep_dispatch) q.ep_dispatch = parse_enum<EpDispatch>(*a->ep_dispatch);
     if (a->fail_on_sync_flag->count() > 0) q.fail_on_sync = a->fail_on_sync;
     if (a->recipe.empty()) {
       q.recipe_path = std::string("<embedded>/") + kDefaultRecipeName;

@@ -60,8 +60,11 @@ double moe_activation_bytes(const ModelConfig& m, const MicrobatchShape& s) {
   const double h = static_cast<double>(m.hidden_size), k = static_cast<double>(m.top_k);
   double bytes = Ts * (p * h + kF32 * m.num_experts);  // the normed shard (router, gates input), FP32 router softmax
   // Routed experts, per (token, slot) assignment: the dispatched row, gate/up output [2 F], SiLU output and product
-  // [F each], the expert output before its routing weight; the mean load (top_k x tokens per rank) under EP.
-  bytes += Ts * k * (2 * p * h + 4 * p * m.expert_ffn);
+  // [F each], the expert output before its routing weight; the mean load (top_k x tokens per rank) under EP. With
+  // the fixed-capacity dispatcher the experts run on (and keep) every row of the P blocks of C received, padding
+  // included: the experts' input [h] and their gate/up, SiLU and product rows on ep_capacity_rows rows.
+  const double rows = Ts * k, expert_rows = s.ep_capacity_rows > 0 ? static_cast<double>(s.ep_capacity_rows) : rows;
+  bytes += expert_rows * (p * h + 4 * p * m.expert_ffn) + rows * p * h;
   // Shared expert (column-/row-parallel over TP on the gathered sequence) and its gated output on the shard.
   const double f_shared = static_cast<double>(m.shared_expert_ffn) / s.tp;
   bytes += T * (4 * p * f_shared + (s.tp > 1 ? p * h : 0)) + Ts * p * h;

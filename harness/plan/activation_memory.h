@@ -41,6 +41,10 @@ struct MicrobatchShape {
   bool sdpa = true;        ///< fused attention (libtorch 2.x on CUDA); false: the explicit [seq, seq] softmax
   TorchMemoryImpl impl = kCurrentTorchMemoryImpl;  ///< the backend's code the plan models
   bool fused_kernels = true;  ///< bench.kernels: fused; false (ops): libtorch operations everywhere
+  /// bench.ep_dispatch fixed_capacity with EP > 1: the rows each MoE layer's local experts run on and keep for the
+  /// backward, the P blocks of C received (EP x max_tokens_per_gpu / TP x top_k, padding included); 0: the mean
+  /// load, top_k x the rank's tokens (host_splits, or EP 1).
+  int64_t ep_capacity_rows = 0;
   /// True when the delta rule runs in the GDN CUDA kernels: since kChunkedLoss, on CUDA (sdpa) with BF16 parameters
   /// and bench.kernels fused.
   bool gdn_kernels() const { return impl != TorchMemoryImpl::kFullLogits && sdpa && param_bytes == 2 && fused_kernels; }
@@ -63,7 +67,8 @@ double layer_activation_bytes(const ModelConfig& m, int64_t layer, const Microba
 double gdn_activation_bytes(const ModelConfig& m, const MicrobatchShape& s);
 /// Bytes of the gated attention mixer alone.
 double attention_activation_bytes(const ModelConfig& m, const MicrobatchShape& s);
-/// Bytes of the MoE block (router, routed experts at the mean load of top_k x tokens, shared expert).
+/// Bytes of the MoE block (router, routed experts at the mean load of top_k x tokens, or on s.ep_capacity_rows rows
+/// with the fixed-capacity dispatcher, shared expert).
 double moe_activation_bytes(const ModelConfig& m, const MicrobatchShape& s);
 
 /// The output layer's loss, transient: bytes alive at the peak of the loss's forward (`forward`) or at the start

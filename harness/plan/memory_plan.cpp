@@ -233,7 +233,7 @@ int torch_compute_bytes(const std::string& precision, bool cuda) {
 }
 
 MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const RankMap& map, const std::string& device,
-                       TorchMemoryImpl impl, bool fused_kernels) {
+                       TorchMemoryImpl impl, bool fused_kernels, std::optional<EpDispatch> ep_dispatch) {
   MemoryPlan plan;
   plan.gpu = recipe.gpu.type;
   const GpuSpec* gpu = find_gpu(recipe.gpu.type);
@@ -248,6 +248,11 @@ MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const Ran
   shape.sdpa = cuda;
   shape.impl = impl;
   shape.fused_kernels = fused_kernels;
+  // bench.ep_dispatch fixed_capacity: P blocks of C = max_tokens_per_gpu / TP x top_k rows per MoE layer.
+  if (ep_dispatch.value_or(recipe.bench.ep_dispatch.value_or(EpDispatch::kHostSplits)) == EpDispatch::kFixedCapacity &&
+      map.ep > 1)
+    shape.ep_capacity_rows = static_cast<int64_t>(map.ep) * (recipe.layout.max_tokens_per_gpu / map.tp) * model.top_k;
+  plan.ep_capacity_rows = shape.ep_capacity_rows;
   const bool experts_apart = map.ep > 1 || map.tp > 1;
   plan.experts_in_distributed_optimizer = !experts_apart && map.world > 1;
   plan.expert_state_shards = experts_apart && map.world > 1 ? map.edp : 1;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,7 @@ struct MemoryPlan {
   double gpu_memory = 0;  ///< bytes, from the hardware catalog (else the recipe's gpu.memory_gb)
   bool experts_in_distributed_optimizer = false;  ///< EP 1 and TP 1: experts sharded over DP like dense
   int expert_state_shards = 1;    ///< EDP when the experts are apart and EDP > 1 (their own distributed optimizer)
+  int64_t ep_capacity_rows = 0;   ///< fixed_capacity with EP > 1: rows per MoE layer's experts (MicrobatchShape)
   std::vector<RankMemory> ranks;  ///< one per pipeline rank, in pipeline order
   std::vector<size_t> kinds;      ///< indices of ranks shown: first, the middle rank with the largest peak, last
 
@@ -62,9 +64,11 @@ int torch_compute_bytes(const std::string& precision, bool cuda);
 /// FP64 parameters and activations on either;
 /// `impl` the backend's code to model (the current one unless planning an older run record).
 /// Throws std::invalid_argument for a layout the rank map refuses.
+/// `ep_dispatch`: the expert dispatcher (bench.ep_dispatch); nullopt: the recipe's, else host_splits. With
+/// fixed_capacity and EP > 1 each MoE layer's experts keep ep_capacity_rows rows (MicrobatchShape).
 MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const RankMap& map,
                        const std::string& device = "cuda", TorchMemoryImpl impl = kCurrentTorchMemoryImpl,
-                       bool fused_kernels = true);
+                       bool fused_kernels = true, std::optional<EpDispatch> ep_dispatch = std::nullopt);
 
 /// The plan as a table in GB (1 GB = 1e9 bytes), one column per kind of rank, and a fit line.
 std::string format_memory_plan(const MemoryPlan& plan);
@@ -73,7 +77,7 @@ std::string format_memory_plan(const MemoryPlan& plan);
 /// `device` with bench.kernels fused (`fused_kernels`) or ops, as text. Throws std::invalid_argument for a layout the
 /// rank map refuses.
 std::string memory_plan_text(const Recipe& recipe, const ModelConfig& model, const std::string& device,
-                             bool fused_kernels = true);
+                             bool fused_kernels = true, std::optional<EpDispatch> ep_dispatch = std::nullopt);
 
 /// The "does not fit" message of the worst rank, empty when the plan fits: names the GPU, the peak and the
 /// largest term.

@@ -65,6 +65,10 @@ std::string format_memory_plan(const MemoryPlan& plan) {
   else if (plan.expert_state_shards > 1)
     out += "  (experts' optimizer state sharded over EDP = " + std::to_string(plan.expert_state_shards) +
            " ranks; dense over DP)\n";
+  if (plan.ep_capacity_rows > 0)
+    out += "  (bench.ep_dispatch fixed_capacity: each MoE layer's experts run on and keep " +
+           std::to_string(plan.ep_capacity_rows) +
+           " received rows, padding included: EP x max_tokens_per_gpu / TP x top_k)\n";
   return out;
 }
 
@@ -78,9 +82,9 @@ std::string memory_overflow_message(const MemoryPlan& plan) {
 }
 
 std::string memory_plan_text(const Recipe& recipe, const ModelConfig& model, const std::string& device,
-                             bool fused_kernels) {
-  return format_memory_plan(
-      plan_memory(recipe, model, build_rank_map(recipe, model), device, kCurrentTorchMemoryImpl, fused_kernels));
+                             bool fused_kernels, std::optional<EpDispatch> ep_dispatch) {
+  return format_memory_plan(plan_memory(recipe, model, build_rank_map(recipe, model), device, kCurrentTorchMemoryImpl,
+                                        fused_kernels, ep_dispatch));
 }
 
 }  // namespace recipebench

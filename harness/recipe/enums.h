@@ -18,6 +18,10 @@ enum class Dispatcher { kAlltoall, kAllgather, kFlex, kDeepep };
 /// bench.kernels: the torch backend's fused CUDA kernels where they apply, or libtorch operations everywhere (the
 /// reference path; docs/recipe-format.md).
 enum class Kernels { kFused, kOps };
+/// bench.ep_dispatch: how the torch backend's MoE layers exchange token rows over expert parallelism
+/// (docs/distributed.md, "Expert parallelism"): host_splits, a variable-size all-to-all whose split sizes are read
+/// on the host (it synchronises), or fixed_capacity, blocks of a fixed number of rows per peer (no synchronisation).
+enum class EpDispatch { kHostSplits, kFixedCapacity };
 
 /// The YAML names of an enum's values, in declaration order (specialised below for each enum).
 template <typename E>
@@ -42,6 +46,10 @@ struct EnumNames<Dispatcher> {
 template <>
 struct EnumNames<Kernels> {
   static constexpr std::array<const char*, 2> names{"fused", "ops"};
+};
+template <>
+struct EnumNames<EpDispatch> {
+  static constexpr std::array<const char*, 2> names{"host_splits", "fixed_capacity"};
 };
 
 /// The YAML name of `value`, e.g. to_string(Dispatcher::kDeepep) == "deepep".

@@ -39,6 +39,7 @@ RecipeBench bench_from_json(const Json& doc) {
   b.grad_reduce_bucket_elements = opt<int64_t>(j, "grad_reduce_bucket_elements");
   b.fail_on_sync = opt<bool>(j, "fail_on_sync");
   b.overlap_p2p_comm = opt<bool>(j, "overlap_p2p_comm");
+  if (j.contains("ep_dispatch")) b.ep_dispatch = enum_at<EpDispatch>(doc, "/bench/ep_dispatch");
   b.command = opt<std::string>(j, "command");
   b.log_format = opt<std::string>(j, "log_format");
   b.timeout_seconds = opt<double>(j, "timeout_seconds");

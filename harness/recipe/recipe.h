@@ -101,6 +101,7 @@ struct RecipeBench {
   std::optional<int64_t> grad_reduce_bucket_elements;  ///< bench.grad_reduce_bucket_elements (absent: 40,000,000)
   std::optional<bool> fail_on_sync;                    ///< bench.fail_on_sync (absent: false)
   std::optional<bool> overlap_p2p_comm;                ///< bench.overlap_p2p_comm (absent: false)
+  std::optional<EpDispatch> ep_dispatch;               ///< bench.ep_dispatch (absent: host_splits)
   RecipeBenchData data;
   std::optional<std::string> command;     ///< bench.command: the command backend's command (absent: `run`)
   std::optional<std::string> log_format;  ///< bench.log_format: megatron, torchtitan, hf or regex:<pattern>

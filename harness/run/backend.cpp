@@ -83,6 +83,7 @@ Json RunOptions::to_json() const {
   // bench.kernels picks a backend's own kernels; a command's kernels are its own (the command backend refuses it).
   if (backend != "command") j["kernels"] = to_string(kernels);
   if (backend != "command") j["fail_on_sync"] = fail_on_sync;  // the same: the command's synchronisation is its own
+  if (backend != "command") j["ep_dispatch"] = to_string(ep_dispatch);  // and its dispatcher
   if (data_source == DataSource::kFile)
     j["data"]["path"] = data_path;
   else

@@ -71,6 +71,10 @@ struct RunOptions {
   /// backend: libtorch's CUDA synchronisation-debug mode set to error there; docs/distributed.md, "Host
   /// synchronisation"). Nothing to check on the CPU: the run says so.
   bool fail_on_sync = false;
+  /// bench.ep_dispatch: the MoE layers' expert-parallel dispatcher (docs/distributed.md, "Expert parallelism"):
+  /// kHostSplits reads the all-to-all's split sizes on the host, kFixedCapacity sends fixed blocks of
+  /// max_tokens_per_gpu / TP x top-k rows per peer and reads nothing. No effect with EP 1.
+  EpDispatch ep_dispatch = EpDispatch::kHostSplits;
   // Where this process sits among the ranks (run/launch.h); world == 1 is a one-rank run.
   int rank = 0, world = 1, local_rank = 0;
   std::string master_addr = "127.0.0.1";  ///< rank 0's host: the c10d TCPStore of the rendezvous

@@ -17,6 +17,7 @@
 #include "plan/memory_plan.h"
 #include "recipe/validate.h"
 #include "run/backend.h"
+#include "run/ep_dispatch_settings.h"
 #include "run/fail_on_sync_settings.h"
 #include "run/grad_reduce_settings.h"
 #include "run/launch.h"
@@ -77,7 +78,7 @@ ValidatedRecipe load_recipe(const RunRequest& q, const Reporters& report) {
 
 /// The settings the bench block (RecipeBench) and the command line (RunRequest) both give, each one that is set
 /// over `o`: backend, steps, window, layers, device, seed, deterministic, kernels, overlap_grad_reduce and its bucket
-/// size, fail_on_sync, overlap_p2p_comm.
+/// size, fail_on_sync, overlap_p2p_comm, ep_dispatch.
 template <typename Settings>
 void apply_shared_settings(const Settings& s, RunOptions& o) {
   if (s.backend) o.backend = *s.backend;
@@ -92,6 +93,7 @@ void apply_shared_settings(const Settings& s, RunOptions& o) {
   if (s.grad_reduce_bucket_elements) o.grad_reduce_bucket_elements = *s.grad_reduce_bucket_elements;
   if (s.fail_on_sync) o.fail_on_sync = *s.fail_on_sync;
   if (s.overlap_p2p_comm) o.overlap_p2p_comm = *s.overlap_p2p_comm;
+  if (s.ep_dispatch) o.ep_dispatch = *s.ep_dispatch;
 }
 
 /// The recipe's bench block over RunOptions' defaults.
@@ -163,11 +165,11 @@ RunModel resolve_model(const RunRequest& q, const Recipe& recipe, const RunOptio
 /// The rank map and the per-rank memory plan (docs/memory-plan.md); the plan is per GPU, so a recipe that names
 /// no device (bench.device, --device) is planned on CUDA.
 std::string dry_run_text(const std::string& path, const Recipe& recipe, const ModelConfig& model, Device plan_device,
-                         Kernels kernels) {
+                         Kernels kernels, EpDispatch ep_dispatch) {
   try {
     return "recipebench run --dry-run: " + path + "\n  model " + model.name + " (" + std::to_string(model.num_layers) +
            " layers), " + recipe.layout.label + "\n" + format_rank_map(build_rank_map(recipe, model)) +
-           memory_plan_text(recipe, model, to_string(plan_device), kernels == Kernels::kFused);
+           memory_plan_text(recipe, model, to_string(plan_device), kernels == Kernels::kFused, ep_dispatch);
   } catch (const std::invalid_argument& e) {
     throw Refusal{kFailed, std::string("recipebench run --dry-run: ") + e.what()};
   }
@@ -216,6 +218,7 @@ const BackendCapabilities* check_backend_capabilities(const RunRequest& q, const
     if (const auto k = kernels_per_node(o.backend, q, v)) ignored.push_back(*k);
     if (const auto s = fail_on_sync_per_node(o.backend, *v.recipe, *v.source, q.fail_on_sync)) ignored.push_back(*s);
     if (const auto p = p2p_comm_per_node(o.backend, *v.recipe, *v.source, q.overlap_p2p_comm)) ignored.push_back(*p);
+    if (const auto e = ep_dispatch_per_node(o.backend, *v.recipe, *v.source, q.ep_dispatch)) ignored.push_back(*e);
     if (ignored.empty()) return caps;
     for (const auto& d : ignored) report.message(d.to_string());
     throw Refusal{kFailed, "recipebench run: the " + o.backend +
@@ -418,7 +421,7 @@ void merge_backend_report(const Backend& backend, RunRecord& rec) {
 void report_memory_plan(const Recipe& recipe, const ModelConfig& model, const RunOptions& o, const Reporters& report) {
   std::string plan;
   try {
-    plan = memory_plan_text(recipe, model, to_string(o.device), o.kernels == Kernels::kFused);
+    plan = memory_plan_text(recipe, model, to_string(o.device), o.kernels == Kernels::kFused, o.ep_dispatch);
   } catch (const std::invalid_argument&) {
     return;
   }
@@ -453,13 +456,19 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
     report.message(d->to_string());
     throw Refusal{kUsage, "recipebench run: --profile synchronises the device after every pass; nothing was run"};
   }
+  if (const auto d = fail_on_sync_with_host_splits(o, recipe, *v.source, q.fail_on_sync)) {
+    report.message(d->to_string());
+    throw Refusal{kUsage,
+                  "recipebench run: the host_splits expert dispatcher synchronises the host with the GPU in every "
+                  "MoE layer; nothing was run"};
+  }
   if (o.overlap_grad_reduce) o.overlap_grad_reduce_applies = overlap_grad_reduce_applies(recipe, m.model);
   RunOutcome out;
   if (q.dry_run) {
     const Json bench = recipe.doc.value("bench", Json());
     const bool device_set = q.device || (bench.is_object() && bench.contains("device"));
     const std::string text =
-        dry_run_text(q.recipe_path, recipe, m.model, device_set ? o.device : Device::kCuda, o.kernels);
+        dry_run_text(q.recipe_path, recipe, m.model, device_set ? o.device : Device::kCuda, o.kernels, o.ep_dispatch);
     for (auto* r : reporters) r->dry_run(text);
     return out;
   }
@@ -490,6 +499,8 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
     if (const std::string note = grad_reduce_note(o, recipe, bucket_given); !note.empty()) report.message(note);
     if (const std::string note = fail_on_sync_note(o); !note.empty()) report.message(note);
     if (const std::string note = p2p_comm_note(o, recipe); !note.empty()) report.message(note);
+    const bool dispatch_given = recipe.bench.ep_dispatch || q.ep_dispatch;
+    if (const std::string note = ep_dispatch_note(o, recipe, dispatch_given); !note.empty()) report.message(note);
     for (auto* r : reporters) r->start(rec);
     if (caps->memory_plan) report_memory_plan(recipe, m.model, o, report);
   }

@@ -37,6 +37,7 @@ struct RunRequest {
   std::optional<int64_t> grad_reduce_bucket_elements;  ///< --grad-reduce-bucket-elements (bench.grad_reduce_...)
   std::optional<bool> fail_on_sync;                    ///< --fail-on-sync[=true|false] (bench.fail_on_sync)
   std::optional<bool> overlap_p2p_comm;                ///< --overlap-p2p-comm (bench.overlap_p2p_comm)
+  std::optional<EpDispatch> ep_dispatch;               ///< --ep-dispatch host_splits|fixed_capacity (bench.ep_dispatch)
   std::optional<std::string> log_format;  ///< --format (bench.log_format): the command backend's log parser
   std::optional<double> timeout_seconds;  ///< --timeout (bench.timeout_seconds): the command backend's limit, s
   std::optional<std::string> import_log;  ///< `recipebench import LOG`: the command backend reads LOG, runs nothing

@@ -89,6 +89,42 @@ struct DispatchRows : torch::autograd::Function<DispatchRows> {
   }
 };
 
+/// Rows of x zero where `valid` is false: where(valid, x, 0), not a product (a padding row's unset or non-finite
+/// values become exactly 0, and so does its gradient). x: [rows, cols]; valid: bool [rows].
+torch::Tensor mask_rows(const torch::Tensor& x, const torch::Tensor& valid) {
+  return torch::where(valid.unsqueeze(1), x, torch::zeros({}, x.options()));
+}
+
+/// Gathers rows through an index with padding, y[j] = fwd_valid[j] ? x[fwd[j]] : 0, whose adjoint is the same kind
+/// of gather, grad_x[i] = bwd_valid[i] ? grad_y[bwd[i]] : 0 (fwd and bwd are inverse maps on the valid entries:
+/// every row of x taken at most once). Deterministic: no index_add, no atomics. An empty valid tensor (numel 0)
+/// means every entry of its index is valid (libtorch 1.13's autograd functions take no undefined tensor).
+/// x: [rows, hidden]; fwd: int64 [out_rows]; fwd_valid: bool [out_rows] or [0]; bwd: int64 [rows]; bwd_valid: bool
+/// [rows] or [0].
+struct GatherPadded : torch::autograd::Function<GatherPadded> {
+  static torch::Tensor gather(const torch::Tensor& x, const torch::Tensor& idx, const torch::Tensor& valid) {
+    if (x.size(0) == 0) return torch::zeros({idx.size(0), x.size(1)}, x.options());
+    const auto y = x.index_select(0, idx);
+    return valid.numel() > 0 ? mask_rows(y, valid) : y;
+  }
+  /// The "every entry valid" marker on `like`'s device.
+  static torch::Tensor all_valid(const torch::Tensor& like) {
+    return torch::empty({0}, like.options().dtype(torch::kBool));
+  }
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& fwd,
+                               const torch::Tensor& fwd_valid, const torch::Tensor& bwd,
+                               const torch::Tensor& bwd_valid) {
+    ctx->save_for_backward({bwd, bwd_valid});
+    return gather(x, fwd, fwd_valid);
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad) {
+    const auto saved = ctx->get_saved_variables();
+    return {gather(grad[0].contiguous(), saved[0], saved[1]), torch::Tensor(), torch::Tensor(), torch::Tensor(),
+            torch::Tensor()};
+  }
+};
+
 /// The inverse of a permutation p of 0..n-1 (int64 [n]): the positions of 0..n-1 in p, by a sort (no scatter).
 torch::Tensor inverse_permutation(const torch::Tensor& p) {
   return std::get<1>(p.sort(/*stable=*/true, /*dim=*/0, /*descending=*/false));
@@ -135,11 +171,87 @@ torch::Tensor dispatch_combine(RoutedExpertsImpl& m, const torch::Tensor& xs, co
   return AllToAll::apply(yr, &group, recv, send);
 }
 
+/// The fixed-capacity dispatcher (docs/distributed.md, "Expert parallelism"): xs [rows, hidden] sorted by (global)
+/// expert, counts int64 [experts] rows per expert, both on the device. Every rank sends every EP peer exactly C =
+/// max_tokens x top_k rows (real rows first, zero padding after), so the all-to-all's split sizes are known on the
+/// host without reading data; the counts go by a fixed-size all-to-all of a device tensor and every index is
+/// computed from them on the device. Returns the experts' outputs in the order of xs; the same values as
+/// dispatch_combine (the real rows meet the experts in the same order).
+torch::Tensor dispatch_fixed_capacity(RoutedExpertsImpl& m, const torch::Tensor& xs, const torch::Tensor& counts,
+                                      int64_t top_k) {
+  ExpertParallel& group = *m.ep;
+  const int64_t P = group.size(), L = m.local_experts, rows = xs.size(0);
+  const int64_t C = m.dispatch.max_tokens * top_k;
+  TORCH_CHECK(rows <= C, "expert parallelism (bench.ep_dispatch fixed_capacity): this rank's microbatch has ",
+              rows / top_k, " tokens, more than the bound of ", m.dispatch.max_tokens,
+              " tokens per rank (layout.max_tokens_per_gpu, divided by TP with sequence parallel) that sizes the "
+              "all-to-all's blocks; no token is dropped: raise max_tokens_per_gpu or use ep_dispatch host_splits");
+  // 1. The counts as a device tensor, fixed size: row s * L + l of `got` is what rank s sends to local expert l here.
+  const std::vector<int64_t> per_rank_l(static_cast<size_t>(P), L), per_rank_c(static_cast<size_t>(P), C);
+  const auto counts64 = counts.to(torch::kInt64).contiguous();
+  const auto got = group.all_to_all(counts64, per_rank_l, per_rank_l);
+  // 2. The rows into P blocks of C, block r for rank r; the all-to-all of equal blocks.
+  const CapacitySendPlan send = capacity_send_plan(counts64, P, C, rows);
+  const auto buf =
+      GatherPadded::apply(xs, send.src, send.valid, send.pos, GatherPadded::all_valid(send.pos));  // [P * C, hidden]
+  const auto xr = AllToAll::apply(buf, &group, per_rank_c, per_rank_c);  // block s: from rank s
+  // 3. The received rows by local expert (stable: source order inside an expert), padding last; the experts.
+  const CapacityRecvPlan recv = capacity_recv_plan(got, P, C);
+  const auto xl = PermuteRows::apply(xr, recv.perm, recv.inv);
+  const auto yl = m.local_ffn(xl, recv.local_counts, /*padded=*/true);
+  const auto yr = PermuteRows::apply(yl, recv.inv, recv.perm);  // back to (source rank, position) slots
+  // 4. The results back to their senders (the same fixed blocks), then each row of xs from its slot.
+  const auto back = AllToAll::apply(yr, &group, per_rank_c, per_rank_c);
+  return GatherPadded::apply(back, send.pos, GatherPadded::all_valid(send.pos), send.src, send.valid);
+}
+
 }  // namespace
 
-void RoutedExpertsImpl::shard(std::shared_ptr<ExpertParallel> group) {
+CapacitySendPlan capacity_send_plan(const torch::Tensor& counts, int64_t P, int64_t capacity, int64_t rows) {
+  TORCH_CHECK(P >= 1 && capacity >= 1 && counts.dim() == 1 && counts.size(0) % P == 0, "capacity_send_plan: counts ",
+              counts.sizes(), " over ", P, " ranks, capacity ", capacity);
+  const auto opt = counts.options().dtype(torch::kInt64);
+  const auto per_rank = counts.to(torch::kInt64).view({P, -1}).sum(1);  // [P] rows to each rank
+  const auto ends = per_rank.cumsum(0);
+  const auto starts = ends - per_rank;
+  const auto slot = torch::arange(P * capacity, opt);
+  const auto r = slot.div(capacity, "floor"), o = slot - r * capacity;
+  CapacitySendPlan plan;
+  plan.valid = o < per_rank.index_select(0, r);
+  plan.src = torch::where(plan.valid, starts.index_select(0, r) + o, torch::zeros({}, opt));
+  const auto i = torch::arange(rows, opt);
+  // The rank of row i: the first whose end is past i (rows are sorted by expert, so by rank).
+  const auto ri = torch::searchsorted(ends, i, /*out_int32=*/false, /*right=*/true).clamp_max(P - 1);
+  plan.pos = ri * capacity + i - starts.index_select(0, ri);
+  return plan;
+}
+
+CapacityRecvPlan capacity_recv_plan(const torch::Tensor& got, int64_t P, int64_t capacity) {
+  TORCH_CHECK(P >= 1 && capacity >= 1 && got.dim() == 1 && got.size(0) % P == 0, "capacity_recv_plan: got ",
+              got.sizes(), " over ", P, " ranks, capacity ", capacity);
+  const auto g = got.to(torch::kInt64).view({P, -1});  // [P, L]
+  const int64_t n = P * capacity;
+  const auto opt = g.options();
+  // The local expert of each slot: the first whose end inside its block is past the slot's position (L for the
+  // padding past the block's real rows); the sort key (expert, slot) orders by (expert, source rank, position).
+  const auto ends = g.cumsum(1).contiguous();                                                   // [P, L]
+  const auto o = torch::arange(capacity, opt).unsqueeze(0).expand({P, capacity}).contiguous();  // [P, C]
+  const auto expert = torch::searchsorted(ends, o, /*out_int32=*/false, /*right=*/true).reshape({n});
+  const auto key = expert * n + torch::arange(n, opt);
+  CapacityRecvPlan plan;
+  plan.perm = std::get<1>(key.sort(/*stable=*/true, /*dim=*/0, /*descending=*/false));
+  plan.inv = inverse_permutation(plan.perm);
+  plan.local_counts = g.sum(0);
+  return plan;
+}
+
+void RoutedExpertsImpl::shard(std::shared_ptr<ExpertParallel> group, EpDispatchOptions dispatch_) {
   TORCH_CHECK(group && group->size() >= 1 && num_experts % group->size() == 0, "expert parallelism: ", num_experts,
               " experts over an EP group of ", group ? group->size() : 0);
+  TORCH_CHECK(dispatch_.mode != EpDispatch::FixedCapacity || dispatch_.max_tokens > 0,
+              "expert parallelism: the fixed-capacity dispatcher needs a token bound per rank (got ",
+              dispatch_.max_tokens, ")");
+  dispatch = dispatch_;
   local_experts = num_experts / group->size();
   first_expert = group->rank() * local_experts;
   torch::NoGradGuard no_grad;
@@ -171,22 +283,31 @@ torch::Tensor RoutedExpertsImpl::forward(const torch::Tensor& x, const torch::Te
   const auto xs = DispatchRows::apply(x, order, inv, k);                // [N * k, hidden]
   const auto counts = expert_counts(std::get<0>(sorted), num_experts);  // [experts] rows per expert
 
-  const torch::Tensor ys = ep ? dispatch_combine(*this, xs, counts) : local_ffn(xs, counts);
+  const torch::Tensor ys = !ep                                          ? local_ffn(xs, counts)
+                           : dispatch.mode == EpDispatch::FixedCapacity ? dispatch_fixed_capacity(*this, xs, counts, k)
+                                                                        : dispatch_combine(*this, xs, counts);
   // Combine: back to (token, slot) order through the inverse permutation, weighted, summed over the k slots in slot
   // order (deterministic; an index_add over tokens would add with atomics in no fixed order on CUDA).
   const auto y = PermuteRows::apply(ys, inv, order).view({N, k, hidden});
   return (y * weights.unsqueeze(-1)).sum(1);
 }
 
-torch::Tensor RoutedExpertsImpl::local_ffn(const torch::Tensor& xs, const torch::Tensor& counts) {
+torch::Tensor RoutedExpertsImpl::local_ffn(const torch::Tensor& xs, const torch::Tensor& counts, bool padded) {
   const auto& x = xs;
   const bool grouped = impl == ExpertsImpl::Grouped || (impl == ExpertsImpl::Auto && compat::grouped_mm_usable(x));
   torch::Tensor ys;  // [rows, hidden], expert outputs in sorted order
   if (grouped) {
     const auto offs = counts.cumsum(0).to(torch::kInt);
-    const auto gu = compat::grouped_mm(xs, gate_up_proj.transpose(1, 2), offs);  // [N * k, 2 ffn]
+    // Padding rows (past the last offset) belong to no group: _grouped_mm leaves their outputs (and the input
+    // gradients of its backward) unset, so they are masked on the device, before (the gradient) and after.
+    torch::Tensor real;
+    if (padded)
+      real = torch::arange(xs.size(0), offs.options().dtype(torch::kInt64)) < offs.narrow(0, local_experts - 1, 1);
+    const auto xin = padded ? mask_rows(xs, real) : xs;
+    const auto gu = compat::grouped_mm(xin, gate_up_proj.transpose(1, 2), offs);  // [N * k, 2 ffn]
     const auto act = torch::silu(gu.narrow(-1, 0, ffn)) * gu.narrow(-1, ffn, ffn);
     ys = compat::grouped_mm(act, down_proj.transpose(1, 2), offs);  // [N * k, hidden]
+    if (padded) ys = mask_rows(ys, real);
   } else {
     const auto counts_cpu = counts.to(torch::kCPU);
     const auto* c = counts_cpu.data_ptr<int64_t>();
@@ -199,6 +320,14 @@ torch::Tensor RoutedExpertsImpl::local_ffn(const torch::Tensor& xs, const torch:
       const auto act = torch::silu(gu.narrow(-1, 0, ffn)) * gu.narrow(-1, ffn, ffn);
       parts.push_back(torch::linear(act, down_proj[e]));  // [c_e, hidden]
       start += c[e];
+    }
+    TORCH_CHECK(padded ? start <= xs.size(0) : start == xs.size(0), "experts: ", start, " rows counted, ", xs.size(0),
+                " given");
+    // The padding rows: zero outputs, kept in the graph (a rank with no real rows still joins the backward's
+    // all-to-all) with a zero gradient.
+    if (padded && start < xs.size(0)) {
+      const auto tail = xs.narrow(0, start, xs.size(0) - start);
+      parts.push_back(mask_rows(tail, torch::zeros({tail.size(0)}, tail.options().dtype(torch::kBool))));
     }
     ys = parts.empty() ? torch::zeros({0, hidden}, x.options()) : torch::cat(parts, 0);
   }
@@ -219,8 +348,8 @@ torch::Tensor SparseMoeBlockImpl::forward(const torch::Tensor& x) {
   TORCH_CHECK(x.dim() == 3, "SparseMoeBlock expects [batch, seq, hidden], got ", x.sizes());
   const auto flat = x.reshape({-1, x.size(2)});
   const Routing r = route(flat);
-  // The shared expert is queued before the routed experts: under expert parallelism the alltoall dispatcher waits on
-  // the host for the per-expert row counts, and the GPU works through the shared expert meanwhile
+  // The shared expert is queued before the routed experts: under expert parallelism the host_splits dispatcher waits
+  // on the host for the per-expert row counts, and the GPU works through the shared expert meanwhile
   // (docs/distributed.md). Independent computations: the result is the same in either order.
   // Tensor parallel: the shared expert column- / row-parallel on the whole sequence, back to this rank's shard.
   const auto shared_out =

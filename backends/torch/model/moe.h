@@ -53,6 +53,34 @@ struct ExpertParallel {
                                    const std::vector<int64_t>& recv_counts) = 0;
 };
 
+/// Where each row goes in the fixed-capacity dispatch (EpDispatch::FixedCapacity; docs/distributed.md, "Expert
+/// parallelism"), on the sending side. The send buffer has P blocks of `capacity` rows, block r for EP rank r: its
+/// first send[r] rows are the rows of xs (sorted by global expert) owned by rank r's experts, in their order, the
+/// rest padding. All int64 / bool tensors on counts' device, computed without reading a value on the host.
+struct CapacitySendPlan {
+  torch::Tensor src;    ///< int64 [P * capacity]: the row of xs each slot takes (0 for a padding slot)
+  torch::Tensor valid;  ///< bool [P * capacity]: the slot holds a real row
+  torch::Tensor pos;    ///< int64 [rows]: the slot of each row of xs (the inverse of src on the real slots)
+};
+
+/// The send plan of `counts` (int64 [P * L], rows of xs per global expert, L experts per rank) for `rows` =
+/// sum(counts) rows of xs (known on the host from xs's shape). Throws c10::Error when P or capacity < 1 or counts'
+/// length is not a multiple of P. The caller guarantees sum over any rank's experts <= capacity (rows <= capacity).
+CapacitySendPlan capacity_send_plan(const torch::Tensor& counts, int64_t P, int64_t capacity, int64_t rows);
+
+/// The receiving side of the fixed-capacity dispatch: the received buffer holds P blocks of `capacity` rows, block
+/// s from EP rank s, its rows sorted by local expert, got[s * L + l] of them for local expert l, then padding.
+struct CapacityRecvPlan {
+  torch::Tensor perm;          ///< int64 [P * capacity]: local-expert order position -> slot of the received buffer;
+                               ///< the real rows by (local expert, source rank, position), the padding rows last
+  torch::Tensor inv;           ///< int64 [P * capacity]: the inverse permutation of perm
+  torch::Tensor local_counts;  ///< int64 [L]: real rows per local expert (sum over the source ranks)
+};
+
+/// The receive plan of `got` (int64 [P * L], on the device) for blocks of `capacity` rows. Computed on got's device
+/// without reading a value on the host. Throws c10::Error when got's length is not a multiple of P.
+CapacityRecvPlan capacity_recv_plan(const torch::Tensor& got, int64_t P, int64_t capacity);
+
 /// Routed SwiGLU experts with stacked weights (Hugging Face Qwen3_5MoeExperts):
 ///   gate_up_proj [experts, 2 * ffn, hidden] (rows 0..ffn-1: gate, ffn..2ffn-1: up), down_proj [experts, hidden, ffn].
 /// Expert e maps a token x to down_proj[e] (silu(gate[e] x) * (up[e] x)).
@@ -62,18 +90,22 @@ struct RoutedExpertsImpl : torch::nn::Module {
   /// out[n] = sum_j weights[n, j] * expert_{indices[n, j]}(x[n]).
   /// x: [N, hidden]; indices: int64 [N, top_k]; weights: [N, top_k] (dtype of x). Returns [N, hidden].
   /// With expert parallelism (shard()): tokens are permuted by expert, the per-expert counts exchanged with an
-  /// all-to-all, the token rows sent to the ranks owning their experts (variable-size all-to-all), the local
-  /// experts run, the results returned by the reverse all-to-all (backward: the reverse all-to-all with swapped
-  /// counts) and unpermuted.
+  /// all-to-all, the token rows sent to the ranks owning their experts, the local experts run, the results returned
+  /// by the reverse all-to-all (backward: the reverse all-to-all with swapped counts) and unpermuted. Host splits:
+  /// a variable-size all-to-all whose split sizes are read on the host. Fixed capacity: blocks of exactly
+  /// max_tokens x top_k rows per peer (zero padding rows that contribute nothing to outputs or gradients), the counts
+  /// exchanged as a device tensor; throws c10::Error when N > dispatch.max_tokens (a token would not fit).
   /// Deterministic: the permutations' backward passes gather through the inverse permutation and the combine sums
   /// the k slots of a token in slot order (no index_add / atomics). The single-rank path reads nothing on the host
   /// with ExpertsImpl::Grouped; Loop reads the per-expert row counts once (it sizes one matmul per expert), and
-  /// expert parallelism reads them once for the all-to-all's split sizes.
+  /// expert parallelism with host splits reads them once for the all-to-all's split sizes (with fixed capacity it
+  /// reads nothing on the host, Grouped path).
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& indices, const torch::Tensor& weights);
 
   /// Keeps experts [rank * E / EP, (rank + 1) * E / EP) of the EP group (ETP 1): the stacked weights become the
   /// local slice (the same values as the one-rank model's); E must be divisible by EP.
-  void shard(std::shared_ptr<ExpertParallel> group);
+  /// `dispatch`: the EP dispatcher (FixedCapacity needs dispatch.max_tokens > 0, else c10::Error).
+  void shard(std::shared_ptr<ExpertParallel> group, EpDispatchOptions dispatch = {});
 
   torch::Tensor gate_up_proj, down_proj;
   int64_t num_experts, hidden, ffn;
@@ -81,9 +113,13 @@ struct RoutedExpertsImpl : torch::nn::Module {
   int64_t local_experts;  ///< experts held by this rank (num_experts without expert parallelism)
   int64_t first_expert = 0;
   std::shared_ptr<ExpertParallel> ep;  ///< null: every expert is local
+  EpDispatchOptions dispatch;          ///< the EP dispatcher (set by shard)
 
-  /// Runs the local experts on xs, its rows sorted by local expert (counts[l] rows for local expert l).
-  torch::Tensor local_ffn(const torch::Tensor& xs, const torch::Tensor& counts);
+  /// Runs the local experts on xs [rows, hidden], its rows sorted by local expert (counts: int64 [local experts],
+  /// counts[l] rows for local expert l). Returns [rows, hidden]. `padded`: rows past sum(counts) are padding, their
+  /// outputs and input gradients exactly zero (grouped GEMM leaves such rows unset: they are masked on the device);
+  /// without it sum(counts) must equal rows.
+  torch::Tensor local_ffn(const torch::Tensor& xs, const torch::Tensor& counts, bool padded = false);
 };
 TORCH_MODULE(RoutedExperts);
 

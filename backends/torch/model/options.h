@@ -36,6 +36,22 @@ struct RecomputeOptions {
   int num_layers = 1;  ///< >= 1
 };
 
+/// How the routed experts exchange token rows over the expert-parallel group (a recipe's bench.ep_dispatch;
+/// docs/distributed.md, "Expert parallelism"). No effect without expert parallelism.
+enum class EpDispatch {
+  HostSplits,     ///< variable-size all-to-all whose split sizes are read on the host (synchronises, once per layer)
+  FixedCapacity,  ///< every rank sends each EP peer exactly `capacity` rows (real rows, then zero padding rows); the
+                  ///< split sizes are known without reading data, everything else is computed on the device
+};
+
+/// The EP dispatcher of the MoE layers.
+struct EpDispatchOptions {
+  EpDispatch mode = EpDispatch::HostSplits;
+  /// FixedCapacity: the most tokens one rank's MoE layer takes in one microbatch (layout.max_tokens_per_gpu, divided
+  /// by TP under sequence parallelism); the capacity per peer is max_tokens x top_k rows. Must be > 0 then.
+  int64_t max_tokens = 0;
+};
+
 /// Kernel choices of one model; every layer takes the field it needs.
 struct KernelOptions {
   AttentionImpl attention = AttentionImpl::Auto;
@@ -45,7 +61,8 @@ struct KernelOptions {
   /// delta rule, conv1d + SiLU, the gated RMSNorm, the cross-entropy of the LM loss); false (ops) libtorch
   /// operations everywhere, the reference path the kernels are tested against.
   bool fused_kernels = true;
-  RecomputeOptions recompute;  ///< read by TextModel (its `recompute` member starts from it)
+  RecomputeOptions recompute;     ///< read by TextModel (its `recompute` member starts from it)
+  EpDispatchOptions ep_dispatch;  ///< read where the experts are sharded over EP (RoutedExpertsImpl::shard)
 };
 
 }  // namespace recipebench::torch_model

@@ -84,7 +84,7 @@ void cut_on_meta(const ModelConfig& cfg, const torch_model::KernelOptions& kerne
   // apart from the dense parameters even with EP = 1 (the TP ranks route different tokens: EDP spans them).
   for (const auto& mod : out.stage->modules())
     if (auto experts = std::dynamic_pointer_cast<torch_model::RoutedExpertsImpl>(mod)) {
-      if (cut.ep) experts->shard(cut.ep);
+      if (cut.ep) experts->shard(cut.ep, kernels.ep_dispatch);
       if (map.ep > 1 || map.tp > 1) {
         out.expert_params.push_back(experts->gate_up_proj);
         out.expert_params.push_back(experts->down_proj);
