@@ -40,6 +40,11 @@ TEST_CASE("CUDA grouped-GEMM experts with padding rows: zero outputs and gradien
   CHECK(torch::equal(xs.grad().narrow(0, real, rows - real), torch::zeros({rows - real, H}, opts)));
   CHECK_FALSE(torch::isnan(m->gate_up_proj.grad()).any().item<bool>());
   CHECK_FALSE(torch::isnan(m->down_proj.grad()).any().item<bool>());
-  // Negative control: without the padding's mask (padded=false) the counts must cover every row.
-  CHECK_THROWS(m->local_ffn(base, counts));
+  // Negative control: counts that claim one row more (the last expert's 101st row, the first NaN row) let that row
+  // through: the mask follows the counts, so the zeros above are the mask's work.
+  const auto counts_plus = torch::tensor(std::vector<int64_t>{400, 0, 300, 0, 500, 200, 0, 101}).to(torch::kCUDA);
+  torch::NoGradGuard no_grad;
+  const auto ys_plus = m->local_ffn(base, counts_plus, /*padded=*/true);
+  CHECK(torch::isnan(ys_plus[real]).all().item<bool>());
+  CHECK(torch::equal(ys_plus.narrow(0, real + 1, rows - real - 1), torch::zeros({rows - real - 1, H}, opts)));
 }
