@@ -77,9 +77,9 @@ variants=${VARIANTS:-one dp2 dp2-rs ep2 ep2-rs ep2-cap ep2-cap-rs tp2 tp2-cap pp
 echo "== issues 15 / 17: the 35B-A3B proxy on 1 GPU and in each 2-GPU layout and switch setting, twice each: $variants"
 for pass in 1 2; do
   for v in $variants; do
-    nproc=2; [ "${recipe_of[$v]}" = 1gpu ] && nproc=1
+    ranks="--nproc 2"; [ "${recipe_of[$v]}" = 1gpu ] && ranks=""  # one GPU: one process, as a user runs it
     # shellcheck disable=SC2086
-    run "$v-$pass" "$proxy/proxy4l-${recipe_of[$v]}-bf16.yaml" --nproc $nproc --seed 7 ${args_of[$v]}
+    run "$v-$pass" "$proxy/proxy4l-${recipe_of[$v]}-bf16.yaml" $ranks --seed 7 ${args_of[$v]}
   done
 done
 
