@@ -440,6 +440,34 @@ std::optional<int> place(const RunRequest& q, const Recipe& recipe, RunOptions& 
   return placed;
 }
 
+/// Refuses (Refusal, exit status 2, after the located diagnostic) the switch combinations no run can honour:
+/// bench.fail_on_sync or bench.overlap_p2p_comm (PP > 1) with --profile, and bench.fail_on_sync with the host_splits
+/// expert dispatcher on CUDA (EP > 1).
+void refuse_conflicting_switches(const RunRequest& q, const ValidatedRecipe& v, const RunOptions& o,
+                                 const Reporters& report) {
+  const Recipe& recipe = *v.recipe;
+  auto refuse = [&](const std::optional<Diagnostic>& d, const std::string& why) {
+    if (!d) return;
+    report.message(d->to_string());
+    throw Refusal{kUsage, "recipebench run: " + why + "; nothing was run"};
+  };
+  refuse(fail_on_sync_with_profile(q.profile, recipe, *v.source, q.fail_on_sync),
+         "--profile synchronises the device by design");
+  refuse(p2p_comm_with_profile(q.profile, recipe, *v.source, q.overlap_p2p_comm),
+         "--profile synchronises the device after every pass");
+  refuse(fail_on_sync_with_host_splits(o, recipe, *v.source, q.fail_on_sync),
+         "the host_splits expert dispatcher synchronises the host with the GPU in every MoE layer");
+}
+
+/// The console's notes on settings that have no effect on this layout or device (rank 0, before the run).
+void report_setting_notes(const RunRequest& q, const Recipe& recipe, const RunOptions& o, const Reporters& report) {
+  const bool bucket_given = recipe.bench.grad_reduce_bucket_elements || q.grad_reduce_bucket_elements;
+  const bool dispatch_given = recipe.bench.ep_dispatch || q.ep_dispatch;
+  for (const std::string& note : {grad_reduce_note(o, recipe, bucket_given), fail_on_sync_note(o),
+                                  p2p_comm_note(o, recipe), ep_dispatch_note(o, recipe, dispatch_given)})
+    if (!note.empty()) report.message(note);
+}
+
 /// Everything after validation: settings, model, dry run, backend, ranks, the run and its record.
 RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vector<RunReporter*>& reporters,
                  Clock::time_point launch, std::chrono::steady_clock::time_point launch_steady) {
@@ -448,20 +476,7 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
   RunOptions o = effective_options(recipe, q);
   const RunModel m = resolve_model(q, recipe, o);
   const BackendCapabilities* caps = check_backend_capabilities(q, v, o, report);
-  if (const auto d = fail_on_sync_with_profile(q.profile, recipe, *v.source, q.fail_on_sync)) {
-    report.message(d->to_string());
-    throw Refusal{kUsage, "recipebench run: --profile synchronises the device by design; nothing was run"};
-  }
-  if (const auto d = p2p_comm_with_profile(q.profile, recipe, *v.source, q.overlap_p2p_comm)) {
-    report.message(d->to_string());
-    throw Refusal{kUsage, "recipebench run: --profile synchronises the device after every pass; nothing was run"};
-  }
-  if (const auto d = fail_on_sync_with_host_splits(o, recipe, *v.source, q.fail_on_sync)) {
-    report.message(d->to_string());
-    throw Refusal{kUsage,
-                  "recipebench run: the host_splits expert dispatcher synchronises the host with the GPU in every "
-                  "MoE layer; nothing was run"};
-  }
+  refuse_conflicting_switches(q, v, o, report);
   if (o.overlap_grad_reduce) o.overlap_grad_reduce_applies = overlap_grad_reduce_applies(recipe, m.model);
   RunOutcome out;
   if (q.dry_run) {
@@ -495,12 +510,7 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
   rec.environment["recipe_env_applied"] =
       per_node(o.backend) ? recipe.doc.value("env", Json::object()) : apply_recipe_env(recipe, report);
   if (lead) {
-    const bool bucket_given = recipe.bench.grad_reduce_bucket_elements || q.grad_reduce_bucket_elements;
-    if (const std::string note = grad_reduce_note(o, recipe, bucket_given); !note.empty()) report.message(note);
-    if (const std::string note = fail_on_sync_note(o); !note.empty()) report.message(note);
-    if (const std::string note = p2p_comm_note(o, recipe); !note.empty()) report.message(note);
-    const bool dispatch_given = recipe.bench.ep_dispatch || q.ep_dispatch;
-    if (const std::string note = ep_dispatch_note(o, recipe, dispatch_given); !note.empty()) report.message(note);
+    report_setting_notes(q, recipe, o, report);
     for (auto* r : reporters) r->start(rec);
     if (caps->memory_plan) report_memory_plan(recipe, m.model, o, report);
   }
