@@ -16,6 +16,7 @@
 #include "dist/process_group.h"
 #include "model/moe.h"
 #include "run/launch.h"
+#include "two_ranks.h"
 
 using namespace recipebench;
 using torch_model::EpDispatch;
@@ -71,27 +72,6 @@ std::vector<int64_t> recv_reference(const std::vector<int64_t>& got, int64_t P, 
     for (int64_t o = real; o < C; ++o) perm.push_back(s * C + o);
   }
   return perm;
-}
-
-/// Runs body(rank, group) on two ranks (threads) of one Gloo group; returns the ranks' error messages.
-std::vector<std::string> on_two_ranks(const std::function<void(int, dist::ProcessGroup&)>& body) {
-  const int port = free_loopback_port();
-  std::vector<std::string> errors(2);
-  auto rank_main = [&](int r) {
-    try {
-      dist::ProcessGroup pg(r, 2, "127.0.0.1", port, std::chrono::seconds(60));
-      // Both ranks connected before either body runs: a body that throws at once (a refusal) closes its rank's
-      // group, which would otherwise cut off a peer still connecting ("Connection closed by peer").
-      pg.barrier();
-      body(r, pg);
-    } catch (const std::exception& e) {
-      errors[static_cast<size_t>(r)] = e.what();
-    }
-  };
-  std::thread t1(rank_main, 1);
-  rank_main(0);
-  t1.join();
-  return errors;
 }
 
 }  // namespace
@@ -193,7 +173,7 @@ std::vector<RankResult> run_ep2(const torch_model::RoutedExperts& ref, const std
                                 const std::vector<torch::Tensor>& g, EpDispatch mode, int64_t max_tokens,
                                 std::vector<std::string>* errors_out = nullptr) {
   std::vector<RankResult> res(2);
-  const auto errors = on_two_ranks([&](int r, dist::ProcessGroup& pg) {
+  const auto errors = rbt_test::on_two_ranks([&](int r, dist::ProcessGroup& pg) {
     torch_model::RoutedExperts m(ref->num_experts, ref->hidden, ref->ffn, torch_model::ExpertsImpl::Loop);
     m->to(ref->gate_up_proj.scalar_type());
     {
@@ -284,7 +264,7 @@ TEST_CASE(
     }
   }
   SECTION("the fixed-capacity dispatcher needs a bound") {
-    auto errors = on_two_ranks([&](int, dist::ProcessGroup& pg) {
+    auto errors = rbt_test::on_two_ranks([&](int, dist::ProcessGroup& pg) {
       torch_model::RoutedExperts m(E, H, F, torch_model::ExpertsImpl::Loop);
       m->shard(std::make_shared<dist::GroupExpertParallel>(pg), {EpDispatch::FixedCapacity, 0});
     });

@@ -15,29 +15,11 @@
 #include "run/launch.h"
 #include "train/distributed_adam.h"
 #include "train/grad_sync_order.h"
+#include "two_ranks.h"
 
 using namespace recipebench;
 
 namespace {
-
-/// Runs body(rank, group) on two ranks (threads) of one Gloo group; returns the ranks' error messages.
-std::vector<std::string> on_two_ranks(const std::function<void(int, dist::ProcessGroup&)>& body) {
-  const int port = free_loopback_port();
-  std::vector<std::string> errors(2);
-  auto rank_main = [&](int r) {
-    try {
-      dist::ProcessGroup pg(r, 2, "127.0.0.1", port, std::chrono::seconds(60));
-      body(r, pg);
-      pg.finish();
-    } catch (const std::exception& e) {
-      errors[static_cast<size_t>(r)] = e.what();
-    }
-  };
-  std::thread t1(rank_main, 1);
-  rank_main(0);
-  t1.join();
-  return errors;
-}
 
 /// A three-layer MLP 8 -> 16 -> 16 -> 4 with biases (parameters of 128, 16, 256, 16, 64, 4 elements), the same
 /// initial values on every rank and every call: set from a formula, not from torch's global generator, which the two
@@ -75,40 +57,42 @@ TEST_CASE("overlapped bucket reduce-scatters launch during the last backward pas
   o.lr = 1e-2;
   o.clip_grad = 0;
   std::vector<RankSeen> seen(2);
-  const auto errors = on_two_ranks([&](int r, dist::ProcessGroup& pg) {
-    RankSeen& me = seen[static_cast<size_t>(r)];
-    auto plain = make_mlp(), overlapped = make_mlp();
-    auto grad_group = pg.subgroup("grad-test", {0, 1});
-    auto order = std::make_shared<train::GradSyncOrder>();
-    train::GradReduceOverlap ov;
-    ov.group = grad_group.get();
-    ov.bucket_elements = 50;  // buckets {b2, w2} (68 elements), {b1, w1} (272), {b0, w0} (144)
-    ov.order = order;
-    train::DistributedAdam a(plain->parameters(), o, pg), b(overlapped->parameters(), o, pg, {}, ov);
-    me.buckets_plain = a.layout().buckets.size();
-    me.buckets_overlapped = b.layout().buckets.size();
-    for (int s = 0; s < 3; ++s) {
-      a.zero_grad();
-      b.zero_grad();
-      for (int m = 0; m < 2; ++m) {
-        const auto x = batch(r, s, m);
-        plain->forward(x).pow(2).sum().backward();
-        a.accumulate_grads();
-        if (m == 1) b.begin_last_backward(0);
-        overlapped->forward(x).pow(2).sum().backward();
-        me.launched_after_backward.push_back(order->launched());  // before accumulate_grads: the hooks' doing
-        b.accumulate_grads();
-      }
-      me.norm_plain.push_back(a.grad_norm());
-      me.norm_overlapped.push_back(b.grad_norm());
-      a.step(o.lr);
-      b.step(o.lr);
-    }
-    const auto pa = plain->parameters(), pb = overlapped->parameters();
-    me.same_parameters = true;
-    for (size_t i = 0; i < pa.size(); ++i) me.same_parameters = me.same_parameters && torch::equal(pa[i], pb[i]);
-    grad_group->finish();
-  });
+  const auto errors = rbt_test::on_two_ranks(
+      [&](int r, dist::ProcessGroup& pg) {
+        RankSeen& me = seen[static_cast<size_t>(r)];
+        auto plain = make_mlp(), overlapped = make_mlp();
+        auto grad_group = pg.subgroup("grad-test", {0, 1});
+        auto order = std::make_shared<train::GradSyncOrder>();
+        train::GradReduceOverlap ov;
+        ov.group = grad_group.get();
+        ov.bucket_elements = 50;  // buckets {b2, w2} (68 elements), {b1, w1} (272), {b0, w0} (144)
+        ov.order = order;
+        train::DistributedAdam a(plain->parameters(), o, pg), b(overlapped->parameters(), o, pg, {}, ov);
+        me.buckets_plain = a.layout().buckets.size();
+        me.buckets_overlapped = b.layout().buckets.size();
+        for (int s = 0; s < 3; ++s) {
+          a.zero_grad();
+          b.zero_grad();
+          for (int m = 0; m < 2; ++m) {
+            const auto x = batch(r, s, m);
+            plain->forward(x).pow(2).sum().backward();
+            a.accumulate_grads();
+            if (m == 1) b.begin_last_backward(0);
+            overlapped->forward(x).pow(2).sum().backward();
+            me.launched_after_backward.push_back(order->launched());  // before accumulate_grads: the hooks' doing
+            b.accumulate_grads();
+          }
+          me.norm_plain.push_back(a.grad_norm());
+          me.norm_overlapped.push_back(b.grad_norm());
+          a.step(o.lr);
+          b.step(o.lr);
+        }
+        const auto pa = plain->parameters(), pb = overlapped->parameters();
+        me.same_parameters = true;
+        for (size_t i = 0; i < pa.size(); ++i) me.same_parameters = me.same_parameters && torch::equal(pa[i], pb[i]);
+        grad_group->finish();
+      },
+      /*finish=*/true);
   REQUIRE(errors == std::vector<std::string>{"", ""});
   for (const auto& me : seen) {
     CHECK(me.buckets_plain == 1);

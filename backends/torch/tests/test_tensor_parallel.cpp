@@ -18,28 +18,18 @@
 #include "run/backend.h"
 #include "run/launch.h"
 #include "torch_backend_registration.h"
+#include "two_ranks.h"
 
 using namespace recipebench;
 
 namespace {
 
-/// Runs body(rank, tp) on two ranks (threads) of one Gloo group; returns the ranks' error messages ("" when none).
+/// Runs body(rank, tp) on two ranks (threads) of one Gloo group, the group as TensorParallel (two_ranks.h).
 std::vector<std::string> on_two_ranks(const std::function<void(int, torch_model::TensorParallel&)>& body) {
-  const int port = free_loopback_port();
-  std::vector<std::string> errors(2);
-  auto rank_main = [&](int r) {
-    try {
-      dist::ProcessGroup pg(r, 2, "127.0.0.1", port, std::chrono::seconds(60));
-      dist::GroupTensorParallel tp(pg);
-      body(r, tp);
-    } catch (const std::exception& e) {
-      errors[static_cast<size_t>(r)] = e.what();
-    }
-  };
-  std::thread t1(rank_main, 1);
-  rank_main(0);
-  t1.join();
-  return errors;
+  return rbt_test::on_two_ranks([&](int r, dist::ProcessGroup& pg) {
+    dist::GroupTensorParallel tp(pg);
+    body(r, tp);
+  });
 }
 
 double rel_diff(const torch::Tensor& a, const torch::Tensor& b) {
