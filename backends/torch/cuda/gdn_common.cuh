@@ -25,9 +25,26 @@ constexpr int kLdF32 = 36;    // fp32 tile with 32 columns
 /// How an operand of mma_block is stored: N = row-major as the operand itself, T = row-major as its transpose.
 enum class Lay { N, T };
 
+/// How the 16 x 16 output tiles of a TM x TN tile product are shared among the kWarps warps: each warp owns a WM x WN
+/// block of tiles, so that a fragment of A is loaded once for WN products and one of B once for WM (fewer shared
+/// memory loads than one tile per warp). WM = 0: the product has too few tiles, or an uneven count, for whole blocks;
+/// each warp then takes single tiles in turn.
+template <int TM, int TN>
+struct WarpTiles {
+  static constexpr int kPer = (TM * TN) % kWarps == 0 ? TM * TN / kWarps : 0;  ///< tiles per warp
+  static constexpr int pick() {
+    for (int d = kPer; d >= 1; --d)
+      if (kPer % d == 0 && d * d <= kPer && TM % d == 0 && TN % (kPer / d) == 0) return d;
+    return 0;
+  }
+  static constexpr int WM = pick();
+  static constexpr int WN = WM ? kPer / WM : 0;
+};
+
 /// C[M x N] (fp32, row-major, ldc) = op(A)[M x K] * op(B)[K x N] (+ C when accumulate), bf16 operands in shared
-/// memory. All threads of the block call it; each warp owns whole 16 x 16 output tiles (the same tiles on every call
-/// with the same M, N). The caller synchronises before reading C.
+/// memory. All threads of the block call it; each warp owns whole 16 x 16 output tiles (WarpTiles: the same tiles on
+/// every call with the same M, N). Every output tile sums its K in the same order (16 at a time, ascending) however
+/// the tiles are shared, so the result does not depend on WarpTiles. The caller synchronises before reading C.
 template <int M, int N, int K, Lay LA, Lay LB>
 __device__ __forceinline__ void mma_block(const bf16* A, int lda, const bf16* B, int ldb, float* C, int ldc,
                                           bool accumulate = false) {
@@ -35,30 +52,73 @@ __device__ __forceinline__ void mma_block(const bf16* A, int lda, const bf16* B,
   constexpr int TM = M / 16, TN = N / 16;
   using LayA = typename std::conditional<LA == Lay::N, wmma::row_major, wmma::col_major>::type;
   using LayB = typename std::conditional<LB == Lay::N, wmma::row_major, wmma::col_major>::type;
-  const int warp = threadIdx.x / 32;
-  for (int t = warp; t < TM * TN; t += kWarps) {
-    const int mi = t / TN, ni = t % TN;
-    wmma::fragment<wmma::accumulator, 16, 16, 16, float> c;
-    float* cp = C + mi * 16 * ldc + ni * 16;
-    if (accumulate)
-      wmma::load_matrix_sync(c, cp, ldc, wmma::mem_row_major);
+  using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, LayA>;
+  using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 16, bf16, LayB>;
+  using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
+  auto load_a = [&](FragA& a, int mi, int kk) {
+    if constexpr (LA == Lay::N)
+      wmma::load_matrix_sync(a, A + mi * 16 * lda + kk, lda);
     else
-      wmma::fill_fragment(c, 0.f);
-#pragma unroll 4
+      wmma::load_matrix_sync(a, A + kk * lda + mi * 16, lda);
+  };
+  auto load_b = [&](FragB& b, int ni, int kk) {
+    if constexpr (LB == Lay::N)
+      wmma::load_matrix_sync(b, B + kk * ldb + ni * 16, ldb);
+    else
+      wmma::load_matrix_sync(b, B + ni * 16 * ldb + kk, ldb);
+  };
+  const int warp = threadIdx.x / 32;
+  using WT = WarpTiles<TM, TN>;
+  if constexpr (WT::WM > 0) {
+    constexpr int WM = WT::WM, WN = WT::WN, BN = TN / WN;  // BN: warp blocks across N
+    const int m0 = (warp / BN) * WM, n0 = (warp % BN) * WN;
+    FragC c[WM][WN];
+#pragma unroll
+    for (int i = 0; i < WM; ++i)
+#pragma unroll
+      for (int j = 0; j < WN; ++j) {
+        if (accumulate)
+          wmma::load_matrix_sync(c[i][j], C + (m0 + i) * 16 * ldc + (n0 + j) * 16, ldc, wmma::mem_row_major);
+        else
+          wmma::fill_fragment(c[i][j], 0.f);
+      }
+#pragma unroll 2
     for (int kk = 0; kk < K; kk += 16) {
-      wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, LayA> a;
-      wmma::fragment<wmma::matrix_b, 16, 16, 16, bf16, LayB> b;
-      if constexpr (LA == Lay::N)
-        wmma::load_matrix_sync(a, A + mi * 16 * lda + kk, lda);
-      else
-        wmma::load_matrix_sync(a, A + kk * lda + mi * 16, lda);
-      if constexpr (LB == Lay::N)
-        wmma::load_matrix_sync(b, B + kk * ldb + ni * 16, ldb);
-      else
-        wmma::load_matrix_sync(b, B + ni * 16 * ldb + kk, ldb);
-      wmma::mma_sync(c, a, b, c);
+      FragA a[WM];
+      FragB b[WN];
+#pragma unroll
+      for (int i = 0; i < WM; ++i) load_a(a[i], m0 + i, kk);
+#pragma unroll
+      for (int j = 0; j < WN; ++j) load_b(b[j], n0 + j, kk);
+#pragma unroll
+      for (int i = 0; i < WM; ++i)
+#pragma unroll
+        for (int j = 0; j < WN; ++j) wmma::mma_sync(c[i][j], a[i], b[j], c[i][j]);
     }
-    wmma::store_matrix_sync(cp, c, ldc, wmma::mem_row_major);
+#pragma unroll
+    for (int i = 0; i < WM; ++i)
+#pragma unroll
+      for (int j = 0; j < WN; ++j)
+        wmma::store_matrix_sync(C + (m0 + i) * 16 * ldc + (n0 + j) * 16, c[i][j], ldc, wmma::mem_row_major);
+  } else {
+    for (int t = warp; t < TM * TN; t += kWarps) {
+      const int mi = t / TN, ni = t % TN;
+      FragC c;
+      float* cp = C + mi * 16 * ldc + ni * 16;
+      if (accumulate)
+        wmma::load_matrix_sync(c, cp, ldc, wmma::mem_row_major);
+      else
+        wmma::fill_fragment(c, 0.f);
+#pragma unroll 4
+      for (int kk = 0; kk < K; kk += 16) {
+        FragA a;
+        FragB b;
+        load_a(a, mi, kk);
+        load_b(b, ni, kk);
+        wmma::mma_sync(c, a, b, c);
+      }
+      wmma::store_matrix_sync(cp, c, ldc, wmma::mem_row_major);
+    }
   }
 }
 
