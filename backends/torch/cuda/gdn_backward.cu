@@ -227,21 +227,6 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-struct Grad1Smem {
-  bf16 Q[kChunk * kLd128];
-  bf16 K[kChunk * kLd128];
-  bf16 dO[kChunk * kLd128];  // dO, then dU
-  bf16 U[kChunk * kLd128];
-  bf16 SB[kHeadDim * kLd128];  // S, then dS'
-
-  bf16 Pb[kChunk * kLd64];
-  float F1[kChunk * kLdF64];
-  float F2[kChunk * kLdF64];
-  float F3[kChunk * kLdF128];
-  float dk[kChunk * kLdF128];
-  float G[kChunk], dG[kChunk], red[kWarps];
-};
-
 /// Row r of a [64 x cols] fp32 tile: 4 threads per row (quad), fixed order. Returns sum_j f(r, j) to all 4.
 template <class F>
 __device__ __forceinline__ float quad_row_sum(int cols, F f) {
@@ -251,218 +236,280 @@ __device__ __forceinline__ float quad_row_sum(int cols, F f) {
   return quad_sum(acc);
 }
 
-/// grad1_kernel's output terms: dM = dO U^T and P = scale (dM * D) give dq += P K (this value head's dq, with the
-/// state term X = dO S^T, written to dq_h) and dk = P^T Q (into sm.dk); the gate gradient's output and state-read
-/// terms into sm.dG. Whole block, after the chunk's tiles are loaded and synchronised.
-__device__ void grad1_output_terms(const Shape& s, Grad1Smem& sm, int len, long tok_v, long sv, float* dq_h) {
-  const int tid = threadIdx.x;
-  mma_block<64, 64, 128, Lay::N, Lay::T>(sm.dO, kLd128, sm.U, kLd128, sm.F1, kLdF64);     // dM = dO U^T
-  mma_block<64, 64, 128, Lay::N, Lay::T>(sm.Q, kLd128, sm.K, kLd128, sm.F2, kLdF64);      // Q K^T
-  mma_block<64, 128, 128, Lay::N, Lay::T>(sm.dO, kLd128, sm.SB, kLd128, sm.F3, kLdF128);  // X = dO S^T
-  __syncthreads();
-  for (int i = tid; i < kChunk * kChunk; i += kThreads) {
-    const int r = i / kChunk, j = i % kChunk;
-    const float e = j <= r ? s.scale * __expf(sm.G[r] - sm.G[j]) : 0.f;
-    const float dm = sm.F1[r * kLdF64 + j];
-    sm.F2[r * kLdF64 + j] = dm * e * sm.F2[r * kLdF64 + j];  // dM * M
-    sm.Pb[r * kLd64 + j] = __float2bfloat16(dm * e);         // P = scale (dM * D)
-  }
-  for (int i = tid; i < kChunk * kHeadDim; i += kThreads) {
-    const int r = i / kHeadDim;
-    sm.F3[r * kLdF128 + i % kHeadDim] *= s.scale * __expf(sm.G[r]);
-  }
-  __syncthreads();
-  {
-    const int r = tid / 4;
-    const float a = quad_row_sum(kChunk, [&](int rr, int j) { return sm.F2[rr * kLdF64 + j]; });
-    const float b = quad_row_sum(
-        kHeadDim, [&](int rr, int j) { return sm.F3[rr * kLdF128 + j] * __bfloat162float(sm.Q[rr * kLd128 + j]); });
-    const float cs = quad_row_sum(kChunk, [&](int rr, int j) { return sm.F2[j * kLdF64 + rr]; });  // column rr
-    if (tid % 4 == 0) sm.dG[r] += a + b - cs;
-  }
-  __syncthreads();
-  mma_block<64, 128, 64, Lay::N, Lay::N>(sm.Pb, kLd64, sm.K, kLd128, sm.F3, kLdF128, true);  // dq += P K
-  mma_block<64, 128, 64, Lay::T, Lay::N>(sm.Pb, kLd64, sm.Q, kLd128, sm.dk, kLdF128);        // dk = P^T Q
-  __syncthreads();
-  for (int i = tid; i < len * kHeadDim; i += kThreads) {
-    const int r = i / kHeadDim, j = i % kHeadDim;
-    dq_h[tok_v + r * sv + j] = sm.F3[r * kLdF128 + j];
-  }
-}
+/// Two 64 x 64 fp32 tiles, or P (bf16) in the first one's place.
+union Pair64 {
+  struct {
+    float F1[kChunk * kLdF64];
+    float F2[kChunk * kLdF64];
+  } f;
+  bf16 Pb[kChunk * kLd64];
+};
 
-/// Per chunk and value head: dq (per value head), dk from the output and state terms, dW = -dU S^T, and the
-/// gate gradient terms of the output and state. Grid (chunks, Hv).
-__global__ void __launch_bounds__(kThreads)
-    grad1_kernel(Shape s, DeviceChunkTable ct, const bf16* q, const bf16* k, const float* Gc, const bf16* d_o,
-                 const bf16* vnew, const bf16* h, const bf16* dh, const bf16* dU, float* dq_h, float* dk_h, bf16* dW,
-                 float* dG1) {
+/// Shared memory of the two per-chunk gradient kernels of the state and output terms (104.6 KiB each: two blocks per
+/// multiprocessor). Slot names are grad1_output's; grad1_state keeps dU in dO and U in U.
+struct Grad1Smem {
+  bf16 Q[kChunk * kLd128];
+  bf16 K[kChunk * kLd128];
+  bf16 dO[kChunk * kLd128];
+  bf16 U[kChunk * kLd128];  // U, then S (output kernel) or S / dS' (state kernel), 64 state rows at a time
+  Pair64 R;
+  float G[kChunk], dG[kChunk], red[kWarps];
+};
+
+/// The output terms, per chunk and value head: dM = dO U^T and P = scale (dM * D) give dq = scale e^G (dO S^T) + P K
+/// (this value head's, written to dq_h) and dk = P^T Q (written to dk_h; grad1_state adds to it), and the gate
+/// gradient's output and state-read terms (written to dG1). Reads only the forward's intermediates, not the reverse
+/// scan's. Grid (chunks, Hv).
+__global__ void __launch_bounds__(kThreads, 2)
+    grad1_output_kernel(Shape s, DeviceChunkTable ct, const bf16* q, const bf16* k, const float* Gc, const bf16* d_o,
+                        const bf16* vnew, const bf16* h, float* dq_h, float* dk_h, float* dG1) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
   Grad1Smem& sm = *reinterpret_cast<Grad1Smem*>(smem_raw);
   const int c = blockIdx.x, hv = blockIdx.y, hk = hv / (s.v_heads / s.k_heads), tid = threadIdx.x;
-  const int t0 = ct.chunk_start[c], len = ct.chunk_len[c];
+  const int t0 = ct.chunk_start[c], len = ct.chunk_len[c], r4 = tid / 4;
   const long sk = static_cast<long>(s.k_heads) * kHeadDim, sv = static_cast<long>(s.v_heads) * kHeadDim;
   const long tok_v = static_cast<long>(t0) * sv + hv * kHeadDim;
   const long st = (static_cast<long>(c) * s.v_heads + hv) * kHeadDim * kHeadDim;
   load_gates(sm.G, Gc + static_cast<long>(t0) * s.v_heads + hv, s.v_heads, len);
-  if (tid < kChunk) sm.dG[tid] = 0.f;
   load_rows128(sm.Q, q + static_cast<long>(t0) * sk + hk * kHeadDim, sk, kChunk, len);
   load_rows128(sm.K, k + static_cast<long>(t0) * sk + hk * kHeadDim, sk, kChunk, len);
   load_rows128(sm.dO, d_o + tok_v, sv, kChunk, len);
   load_rows128(sm.U, vnew + tok_v, sv, kChunk, len);
-  load_rows128(sm.SB, h + st, kHeadDim, kHeadDim, kHeadDim);
   __syncthreads();
-  grad1_output_terms(s, sm, len, tok_v, sv, dq_h);
-  load_rows128(sm.dO, dU + tok_v, sv, kChunk, len);  // dO is dead: dU in its place
+  mma_block<64, 64, 128, Lay::N, Lay::T>(sm.dO, kLd128, sm.U, kLd128, sm.R.f.F1, kLdF64);  // dM = dO U^T
+  mma_block<64, 64, 128, Lay::N, Lay::T>(sm.Q, kLd128, sm.K, kLd128, sm.R.f.F2, kLdF64);   // Q K^T
   __syncthreads();
-  mma_block<64, 128, 128, Lay::N, Lay::T>(sm.dO, kLd128, sm.SB, kLd128, sm.F3, kLdF128);  // dU S^T
-  float part = 0.f;                                                                       // sum S * dS'
-  for (int i = tid; i < kHeadDim * kHeadDim; i += kThreads)
-    part += __bfloat162float(sm.SB[(i / kHeadDim) * kLd128 + i % kHeadDim]) * __bfloat162float(dh[st + i]);
-  const float sds = block_sum(part, sm.red);  // synchronises
-  for (int i = tid; i < len * kHeadDim; i += kThreads) {
-    const int r = i / kHeadDim, j = i % kHeadDim;
-    dW[tok_v + r * sv + j] = __float2bfloat16(-sm.F3[r * kLdF128 + j]);
+  constexpr int kPer = kChunk * kChunk / kThreads;
+  float p[kPer];
+#pragma unroll
+  for (int m = 0; m < kPer; ++m) {
+    const int i = tid + m * kThreads, r = i / kChunk, j = i % kChunk;
+    const float e = j <= r ? s.scale * __expf(sm.G[r] - sm.G[j]) : 0.f;
+    const float dm = sm.R.f.F1[r * kLdF64 + j];
+    sm.R.f.F2[r * kLdF64 + j] *= dm * e;  // dM * M
+    p[m] = dm * e;                        // P = scale (dM * D)
   }
-  load_rows128(sm.SB, dh + st, kHeadDim, kHeadDim, kHeadDim);
   __syncthreads();
-  mma_block<64, 128, 128, Lay::N, Lay::T>(sm.U, kLd128, sm.SB, kLd128, sm.F3, kLdF128);  // dKhat = U dS'^T
-  __syncthreads();
-  const float GC = sm.G[kChunk - 1];
-  float t = 0.f;
-  {
-    const int r = tid / 4;
-    const float f = __expf(GC - sm.G[r]);
-    t = quad_row_sum(kHeadDim, [&](int rr, int j) {
-      const float d = f * sm.F3[rr * kLdF128 + j];
-      sm.dk[rr * kLdF128 + j] += d;
-      return d * __bfloat162float(sm.K[rr * kLd128 + j]);
+#pragma unroll
+  for (int m = 0; m < kPer; ++m) {
+    const int i = tid + m * kThreads;
+    sm.R.Pb[(i / kChunk) * kLd64 + i % kChunk] = __float2bfloat16(p[m]);  // dM is dead: P in its place
+  }
+  float dg = quad_row_sum(kChunk, [&](int rr, int j) { return sm.R.f.F2[rr * kLdF64 + j]; }) -
+             quad_row_sum(kChunk, [&](int rr, int j) { return sm.R.f.F2[j * kLdF64 + rr]; });  // row - column
+  const float eg = s.scale * __expf(sm.G[r4]);
+  for (int half = 0; half < 2; ++half) {  // state rows (dq's columns) 64 at a time
+    __syncthreads();
+    load_rows128(sm.U, h + st + half * kChunk * kHeadDim, kHeadDim, kChunk, kChunk);  // U is dead: S rows
+    __syncthreads();
+    mma_block<64, 64, 128, Lay::N, Lay::T>(sm.dO, kLd128, sm.U, kLd128, sm.R.f.F2, kLdF64);  // X = dO S^T
+    __syncthreads();
+    dg += quad_row_sum(kChunk, [&](int rr, int j) {  // rows of scale e^G X dotted with Q
+      const float x = eg * sm.R.f.F2[rr * kLdF64 + j];
+      sm.R.f.F2[rr * kLdF64 + j] = x;
+      return x * __bfloat162float(sm.Q[rr * kLd128 + half * kChunk + j]);
     });
-    if (tid % 4 == 0) sm.dG[r] -= t;
-    if (tid % 4 != 0) t = 0.f;
+    __syncthreads();
+    mma_block<64, 64, 64, Lay::N, Lay::N>(sm.R.Pb, kLd64, sm.K + half * kChunk, kLd128, sm.R.f.F2, kLdF64, true);
+    __syncthreads();  // dq (this half) = scale e^G X + P K
+    for (int i = tid; i < len * kChunk; i += kThreads) {
+      const int r = i / kChunk, j = i % kChunk;
+      dq_h[tok_v + r * sv + half * kChunk + j] = sm.R.f.F2[r * kLdF64 + j];
+    }
+    __syncthreads();
+    mma_block<64, 64, 64, Lay::T, Lay::N>(sm.R.Pb, kLd64, sm.Q + half * kChunk, kLd128, sm.R.f.F2, kLdF64);
+    __syncthreads();  // dk (this half) = P^T Q
+    for (int i = tid; i < len * kChunk; i += kThreads) {
+      const int r = i / kChunk, j = i % kChunk;
+      dk_h[tok_v + r * sv + half * kChunk + j] = sm.R.f.F2[r * kLdF64 + j];
+    }
   }
-  const float tsum = block_sum(t, sm.red);  // sum_r dKhat_r . Khat_r; synchronises
-  if (tid == 0) sm.dG[len - 1] += tsum + __expf(GC) * sds;
+  if (tid % 4 == 0 && r4 < len) dG1[static_cast<long>(t0 + r4) * s.v_heads + hv] = dg;
+}
+
+/// The state terms, per chunk and value head, after the reverse scan: dW = -dU S^T, dk += e^(G_C - G) (U dS'^T)
+/// (added to dk_h), and the gate gradient's state terms (added to dG1). Grid (chunks, Hv).
+__global__ void __launch_bounds__(kThreads, 2)
+    grad1_state_kernel(Shape s, DeviceChunkTable ct, const bf16* k, const float* Gc, const bf16* vnew, const bf16* h,
+                       const bf16* dh, const bf16* dU, float* dk_h, bf16* dW, float* dG1) {
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  Grad1Smem& sm = *reinterpret_cast<Grad1Smem*>(smem_raw);
+  const int c = blockIdx.x, hv = blockIdx.y, hk = hv / (s.v_heads / s.k_heads), tid = threadIdx.x;
+  const int t0 = ct.chunk_start[c], len = ct.chunk_len[c], r4 = tid / 4;
+  const long sk = static_cast<long>(s.k_heads) * kHeadDim, sv = static_cast<long>(s.v_heads) * kHeadDim;
+  const long tok_v = static_cast<long>(t0) * sv + hv * kHeadDim;
+  const long st = (static_cast<long>(c) * s.v_heads + hv) * kHeadDim * kHeadDim;
+  load_gates(sm.G, Gc + static_cast<long>(t0) * s.v_heads + hv, s.v_heads, len);
+  if (tid < kChunk) sm.dG[tid] = tid < len ? dG1[static_cast<long>(t0 + tid) * s.v_heads + hv] : 0.f;
+  load_rows128(sm.K, k + static_cast<long>(t0) * sk + hk * kHeadDim, sk, kChunk, len);
+  load_rows128(sm.dO, dU + tok_v, sv, kChunk, len);
+  load_rows128(sm.Q, vnew + tok_v, sv, kChunk, len);  // U in Q's place
   __syncthreads();
-  for (int i = tid; i < len * kHeadDim; i += kThreads) {
-    const int r = i / kHeadDim, j = i % kHeadDim;
-    dk_h[tok_v + r * sv + j] = sm.dk[r * kLdF128 + j];
+  const float f = __expf(sm.G[kChunk - 1] - sm.G[r4]);
+  float sds = 0.f, t = 0.f;  // sum S * dS'; this row's dKhat . Khat
+  for (int half = 0; half < 2; ++half) {  // state rows 64 at a time
+    const long sh = st + half * kChunk * kHeadDim;
+    load_rows128(sm.U, h + sh, kHeadDim, kChunk, kChunk);
+    __syncthreads();
+    mma_block<64, 64, 128, Lay::N, Lay::T>(sm.dO, kLd128, sm.U, kLd128, sm.R.f.F1, kLdF64);  // dU S^T
+    for (int i = tid; i < kChunk * kHeadDim; i += kThreads)
+      sds += __bfloat162float(sm.U[(i / kHeadDim) * kLd128 + i % kHeadDim]) * __bfloat162float(dh[sh + i]);
+    __syncthreads();
+    for (int i = tid; i < len * kChunk; i += kThreads) {
+      const int r = i / kChunk, j = i % kChunk;
+      dW[tok_v + r * sv + half * kChunk + j] = __float2bfloat16(-sm.R.f.F1[r * kLdF64 + j]);
+    }
+    load_rows128(sm.U, dh + sh, kHeadDim, kChunk, kChunk);  // dS' rows in place of S's
+    __syncthreads();
+    mma_block<64, 64, 128, Lay::N, Lay::T>(sm.Q, kLd128, sm.U, kLd128, sm.R.f.F2, kLdF64);  // dKhat = U dS'^T
+    __syncthreads();
+    t += quad_row_sum(kChunk, [&](int rr, int j) {
+      const float d = f * sm.R.f.F2[rr * kLdF64 + j];
+      if (rr < len) dk_h[tok_v + rr * sv + half * kChunk + j] += d;
+      return d * __bfloat162float(sm.K[rr * kLd128 + half * kChunk + j]);
+    });
+    __syncthreads();
   }
+  if (tid % 4 == 0) sm.dG[r4] -= t;
+  if (tid % 4 != 0) t = 0.f;
+  const float tsum = block_sum(t, sm.red);  // sum_r dKhat_r . Khat_r; synchronises
+  const float ssum = block_sum(sds, sm.red);
+  if (tid == 0) sm.dG[len - 1] += tsum + __expf(sm.G[kChunk - 1]) * ssum;
+  __syncthreads();
   if (tid < len) dG1[static_cast<long>(t0 + tid) * s.v_heads + hv] = sm.dG[tid];
 }
 
+/// grad2_kernel's shared memory: 104.5 KiB, so two blocks share a multiprocessor. K stays for the whole key head;
+/// the two other 64 x 128 slots hold V and dU, then dW and Z; R holds one 64 x 128 fp32 product or two 64 x 64.
 struct Grad2Smem {
   bf16 K[kChunk * kLd128];
-  bf16 V[kChunk * kLd128];
-  bf16 dU[kChunk * kLd128];
-  bf16 dW[kChunk * kLd128];
-  bf16 Kb[kChunk * kLd128];
+  bf16 S1[kChunk * kLd128];  // V, then dW
+  bf16 S2[kChunk * kLd128];  // dU, then Z = T^T dT (ld kLd64), then Tc = T diag(cb) (ld kLd64)
   bf16 Tb[kChunk * kLd64];
-  bf16 t1[kChunk * kLd64];
-  bf16 t2[kChunk * kLd64];
-  float F1[kChunk * kLdF64];
-  float F2[kChunk * kLdF64];
-  float F3[kChunk * kLdF128];
-  float dk[kChunk * kLdF128];
-  float G[kChunk], B[kChunk], dG[kChunk], dB[kChunk], sk[kChunk], sv[kChunk];
+  bf16 X1[kChunk * kLd64];   // dT, then D = dX + dX^T
+  union {
+    float F128[kChunk * kLdF128];
+    struct {
+      float F1[kChunk * kLdF64];
+      float F2[kChunk * kLdF64];
+    } f;
+  } R;
+  float G[kChunk], B[kChunk], dG[kChunk], dB[kChunk], cb[kChunk];
 };
 
-/// grad2_head's first part: dv = diag(beta) T^T dU (written), the beta terms of T^T dU and T^T dW and the gate
-/// term of T^T dW (into sm.dB, sm.dG), and T^T dW's share of dk (into sm.dk). Whole block.
-__device__ void grad2_wy_terms(const Shape& s, Grad2Smem& sm, int len, long tok_v, bf16* dv) {
+/// grad2_head's first part, with V in S1 and dU in S2: dv = diag(beta) T^T dU (written), its beta term
+/// rowdot(T^T dU, V) (into sm.dB), and P1 = dU V^T (into R.f.F1). Whole block; ends synchronised.
+__device__ void grad2_dv(const Shape& s, Grad2Smem& sm, int len, long tok_v, bf16* dv) {
   const int tid = threadIdx.x;
   const long sv = static_cast<long>(s.v_heads) * kHeadDim;
-  mma_block<64, 128, 64, Lay::T, Lay::N>(sm.Tb, kLd64, sm.dU, kLd128, sm.F3, kLdF128);  // T^T dU
+  mma_block<64, 128, 64, Lay::T, Lay::N>(sm.Tb, kLd64, sm.S2, kLd128, sm.R.F128, kLdF128);  // T^T dU
   __syncthreads();
   {
     const int r = tid / 4;
-    const float a = quad_row_sum(
-        kHeadDim, [&](int rr, int j) { return sm.F3[rr * kLdF128 + j] * __bfloat162float(sm.V[rr * kLd128 + j]); });
+    const float a = quad_row_sum(kHeadDim, [&](int rr, int j) {
+      return sm.R.F128[rr * kLdF128 + j] * __bfloat162float(sm.S1[rr * kLd128 + j]);
+    });
     if (tid % 4 == 0) sm.dB[r] += a;
   }
   for (int i = tid; i < len * kHeadDim; i += kThreads) {
     const int r = i / kHeadDim, j = i % kHeadDim;
-    dv[tok_v + r * sv + j] = __float2bfloat16(sm.B[r] * sm.F3[r * kLdF128 + j]);
+    dv[tok_v + r * sv + j] = __float2bfloat16(sm.B[r] * sm.R.F128[r * kLdF128 + j]);
   }
   __syncthreads();
-  mma_block<64, 128, 64, Lay::T, Lay::N>(sm.Tb, kLd64, sm.dW, kLd128, sm.F3, kLdF128);  // T^T dW
+  mma_block<64, 64, 128, Lay::N, Lay::T>(sm.S2, kLd128, sm.S1, kLd128, sm.R.f.F1, kLdF64);  // P1 = dU V^T
+  __syncthreads();
+}
+
+/// With dW in S1 (P1 in R.f.F1): P2 = dW K^T, T^T dW's beta and gate terms (column dots of T with P2: the rows of
+/// T^T dW dotted with K), dT = (P1 + P2 diag(e^G)) diag(beta) into X1, then Z = T^T dT into S2. Whole block.
+__device__ void grad2_dT(Grad2Smem& sm) {
+  const int tid = threadIdx.x;
+  mma_block<64, 64, 128, Lay::N, Lay::T>(sm.S1, kLd128, sm.K, kLd128, sm.R.f.F2, kLdF64);  // P2 = dW K^T
   __syncthreads();
   {
     const int r = tid / 4;
-    const float eg = __expf(sm.G[r]), cb = sm.B[r] * eg;
-    const float a = quad_row_sum(kHeadDim, [&](int rr, int j) {
-      const float y = sm.F3[rr * kLdF128 + j];
-      sm.dk[rr * kLdF128 + j] += cb * y;
-      return y * __bfloat162float(sm.K[rr * kLd128 + j]);
+    const float a = quad_row_sum(kChunk, [&](int rr, int i) {
+      return __bfloat162float(sm.Tb[i * kLd64 + rr]) * sm.R.f.F2[i * kLdF64 + rr];
     });
     if (tid % 4 == 0) {
-      sm.dB[r] += eg * a;
-      sm.dG[r] += cb * a;
+      sm.dB[r] += __expf(sm.G[r]) * a;
+      sm.dG[r] += sm.cb[r] * a;
     }
   }
-}
-
-/// One value head's WY-representation terms inside grad2_kernel: dv, dbeta, dk (into sm.dk), dG (into sm.dG).
-__device__ void grad2_head(const Shape& s, Grad2Smem& sm, int len, long tok_v, bf16* dv) {
-  const int tid = threadIdx.x;
-  grad2_wy_terms(s, sm, len, tok_v, dv);
-  // Kb = diag(beta e^G) K; V <- diag(beta) V (in place)
-  for (int i = tid; i < kChunk * kHeadDim; i += kThreads) {
-    const int r = i / kHeadDim, j = i % kHeadDim;
-    sm.Kb[r * kLd128 + j] = __float2bfloat16(sm.sk[r] * __bfloat162float(sm.K[r * kLd128 + j]));
-    sm.V[r * kLd128 + j] = __float2bfloat16(sm.sv[r] * __bfloat162float(sm.V[r * kLd128 + j]));
+  for (int i = tid; i < kChunk * kChunk; i += kThreads) {
+    const int r = i / kChunk, j = i % kChunk;
+    const float d = sm.B[j] * (sm.R.f.F1[r * kLdF64 + j] + __expf(sm.G[j]) * sm.R.f.F2[r * kLdF64 + j]);
+    sm.X1[r * kLd64 + j] = __float2bfloat16(d);
   }
   __syncthreads();
-  mma_block<64, 64, 128, Lay::N, Lay::T>(sm.dU, kLd128, sm.V, kLd128, sm.F1, kLdF64);  // dU (beta V)^T
-  __syncthreads();
-  mma_block<64, 64, 128, Lay::N, Lay::T>(sm.dW, kLd128, sm.Kb, kLd128, sm.F1, kLdF64, true);  // + dW Kb^T = dT
+  mma_block<64, 64, 64, Lay::T, Lay::N>(sm.Tb, kLd64, sm.X1, kLd64, sm.R.f.F1, kLdF64);  // Z = T^T dT
   __syncthreads();
   for (int i = tid; i < kChunk * kChunk; i += kThreads)
-    sm.t1[(i / kChunk) * kLd64 + i % kChunk] = __float2bfloat16(sm.F1[(i / kChunk) * kLdF64 + i % kChunk]);
+    sm.S2[(i / kChunk) * kLd64 + i % kChunk] = __float2bfloat16(sm.R.f.F1[(i / kChunk) * kLdF64 + i % kChunk]);
   __syncthreads();
-  mma_block<64, 64, 64, Lay::T, Lay::N>(sm.Tb, kLd64, sm.t1, kLd64, sm.F2, kLdF64);  // Z = T^T dT
-  __syncthreads();
-  for (int i = tid; i < kChunk * kChunk; i += kThreads)
-    sm.t2[(i / kChunk) * kLd64 + i % kChunk] = __float2bfloat16(sm.F2[(i / kChunk) * kLdF64 + i % kChunk]);
-  __syncthreads();
-  mma_block<64, 64, 64, Lay::N, Lay::T>(sm.t2, kLd64, sm.Tb, kLd64, sm.F1, kLdF64);   // Z T^T = -dA
-  mma_block<64, 64, 128, Lay::N, Lay::T>(sm.K, kLd128, sm.K, kLd128, sm.F2, kLdF64);  // K K^T
+}
+
+/// From Z (S2): -dA = Z T^T and K K^T give dX (strictly lower) and its beta and gate terms; D = dX + dX^T into X1
+/// (dX's entries, each once, mirrored), then the key head's dk share of this value head, Tc^T dW + D K with
+/// Tc = T diag(cb) (cb = beta e^G), into R.F128. Whole block; ends synchronised.
+__device__ void grad2_dA(Grad2Smem& sm) {
+  const int tid = threadIdx.x;
+  mma_block<64, 64, 64, Lay::N, Lay::T>(sm.S2, kLd64, sm.Tb, kLd64, sm.R.f.F1, kLdF64);     // Z T^T = -dA
+  mma_block<64, 64, 128, Lay::N, Lay::T>(sm.K, kLd128, sm.K, kLd128, sm.R.f.F2, kLdF64);    // K K^T
   __syncthreads();
   for (int i = tid; i < kChunk * kChunk; i += kThreads) {
     const int r = i / kChunk, j = i % kChunk;
-    float daa = 0.f, dx = 0.f;
+    float daa = 0.f, dbt = 0.f;
     if (j < r) {
-      const float da = -sm.F1[r * kLdF64 + j], e = __expf(sm.G[r] - sm.G[j]), kk = sm.F2[r * kLdF64 + j];
-      sm.F1[r * kLdF64 + j] = da * e * kk;  // dbeta term (row sums)
-      daa = da * sm.B[r] * e * kk;          // dA * A
-      dx = da * sm.B[r] * e;
-    } else {
-      sm.F1[r * kLdF64 + j] = 0.f;
+      const float da = -sm.R.f.F1[r * kLdF64 + j], e = __expf(sm.G[r] - sm.G[j]), kk = sm.R.f.F2[r * kLdF64 + j];
+      dbt = da * e * kk;  // dbeta term (row sums)
+      daa = dbt * sm.B[r];  // dA * A
+      const bf16 dx = __float2bfloat16(da * sm.B[r] * e);
+      sm.X1[r * kLd64 + j] = dx;
+      sm.X1[j * kLd64 + r] = dx;
+    } else if (j == r) {
+      sm.X1[r * kLd64 + r] = __float2bfloat16(0.f);
     }
-    sm.F2[r * kLdF64 + j] = daa;
-    sm.t1[r * kLd64 + j] = __float2bfloat16(dx);
+    sm.R.f.F1[r * kLdF64 + j] = dbt;
+    sm.R.f.F2[r * kLdF64 + j] = daa;
+  }
+  for (int i = tid; i < kChunk * kChunk; i += kThreads) {  // Tc = T diag(cb) (Z is dead)
+    const int r = i / kChunk, j = i % kChunk;
+    sm.S2[r * kLd64 + j] = __float2bfloat16(__bfloat162float(sm.Tb[r * kLd64 + j]) * sm.cb[j]);
   }
   __syncthreads();
   {
     const int r = tid / 4;
-    const float b = quad_row_sum(kChunk, [&](int rr, int j) { return sm.F1[rr * kLdF64 + j]; });
-    const float a = quad_row_sum(kChunk, [&](int rr, int j) { return sm.F2[rr * kLdF64 + j]; });
-    const float cs = quad_row_sum(kChunk, [&](int rr, int j) { return sm.F2[j * kLdF64 + rr]; });
+    const float b = quad_row_sum(kChunk, [&](int rr, int j) { return sm.R.f.F1[rr * kLdF64 + j]; });
+    const float a = quad_row_sum(kChunk, [&](int rr, int j) { return sm.R.f.F2[rr * kLdF64 + j]; });
+    const float cs = quad_row_sum(kChunk, [&](int rr, int j) { return sm.R.f.F2[j * kLdF64 + rr]; });
     if (tid % 4 == 0) {
       sm.dB[r] += b;
       sm.dG[r] += a - cs;
     }
   }
-  mma_block<64, 128, 64, Lay::N, Lay::N>(sm.t1, kLd64, sm.K, kLd128, sm.dk, kLdF128, true);  // + dX K
   __syncthreads();
-  mma_block<64, 128, 64, Lay::T, Lay::N>(sm.t1, kLd64, sm.K, kLd128, sm.dk, kLdF128, true);  // + dX^T K
+  mma_block<64, 128, 64, Lay::T, Lay::N>(sm.S2, kLd64, sm.S1, kLd128, sm.R.F128, kLdF128);        // Tc^T dW
+  mma_block<64, 128, 64, Lay::N, Lay::N>(sm.X1, kLd64, sm.K, kLd128, sm.R.F128, kLdF128, true);  // + D K
   __syncthreads();
 }
 
+/// Loads a chunk's T rows (64 bf16 each, global row stride `stride` elements) into a shared tile of ld kLd64.
+__device__ __forceinline__ void load_rows64(bf16* dst, const bf16* src, long stride, int valid) {
+  for (int i = threadIdx.x; i < kChunk * 8; i += kThreads) {
+    const int r = i / 8, q = (i % 8) * 8;
+    uint4 x = make_uint4(0, 0, 0, 0);
+    if (r < valid) x = *reinterpret_cast<const uint4*>(src + r * stride + q);
+    *reinterpret_cast<uint4*>(dst + r * kLd64 + q) = x;
+  }
+}
+
 /// Per chunk and key head, over the value heads of the group in order: dv, dbeta, dg (reverse cumulative sum of
-/// dG), and dq, dk summed over the group. Grid (chunks, Hk).
-__global__ void __launch_bounds__(kThreads)
+/// dG), and dq, dk summed over the group (each value head's WY share of dk is first added to its dk_h row, which
+/// this block owns). Grid (chunks, Hk); two blocks per multiprocessor.
+__global__ void __launch_bounds__(kThreads, 2)
     grad2_kernel(Shape s, DeviceChunkTable ct, const bf16* k, const bf16* v, const float* beta, const float* Gc,
-                 const bf16* T, const bf16* dU, const bf16* dW, const float* dq_h, const float* dk_h, const float* dG1,
+                 const bf16* T, const bf16* dU, const bf16* dW, const float* dq_h, float* dk_h, const float* dG1,
                  bf16* dq, bf16* dk, bf16* dv, float* dg, float* dbeta) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
   Grad2Smem& sm = *reinterpret_cast<Grad2Smem*>(smem_raw);
@@ -470,7 +517,6 @@ __global__ void __launch_bounds__(kThreads)
   const int t0 = ct.chunk_start[c], len = ct.chunk_len[c];
   const long sk = static_cast<long>(s.k_heads) * kHeadDim, sv = static_cast<long>(s.v_heads) * kHeadDim;
   load_rows128(sm.K, k + static_cast<long>(t0) * sk + hk * kHeadDim, sk, kChunk, len);
-  for (int i = tid; i < kChunk * kHeadDim; i += kThreads) sm.dk[(i / kHeadDim) * kLdF128 + i % kHeadDim] = 0.f;
   for (int hv = hk * ratio; hv < (hk + 1) * ratio; ++hv) {
     const long tok_v = static_cast<long>(t0) * sv + hv * kHeadDim;
     const long tok_g = static_cast<long>(t0) * s.v_heads + hv;
@@ -480,22 +526,20 @@ __global__ void __launch_bounds__(kThreads)
       sm.dG[tid] = tid < len ? dG1[tok_g + static_cast<long>(tid) * s.v_heads] : 0.f;
       sm.dB[tid] = 0.f;
     }
-    load_rows128(sm.V, v + tok_v, sv, kChunk, len);
-    load_rows128(sm.dU, dU + tok_v, sv, kChunk, len);
-    load_rows128(sm.dW, dW + tok_v, sv, kChunk, len);
-    for (int i = tid; i < kChunk * 8; i += kThreads) {  // T rows (64 bf16 = 8 x uint4)
-      const int r = i / 8, q = (i % 8) * 8;
-      uint4 x = make_uint4(0, 0, 0, 0);
-      if (r < len) x = *reinterpret_cast<const uint4*>(T + (tok_g + static_cast<long>(r) * s.v_heads) * kChunk + q);
-      *reinterpret_cast<uint4*>(sm.Tb + r * kLd64 + q) = x;
-    }
+    load_rows128(sm.S1, v + tok_v, sv, kChunk, len);
+    load_rows128(sm.S2, dU + tok_v, sv, kChunk, len);
+    load_rows64(sm.Tb, T + tok_g * kChunk, static_cast<long>(s.v_heads) * kChunk, len);
     __syncthreads();
-    if (tid < kChunk) {
-      sm.sk[tid] = sm.B[tid] * __expf(sm.G[tid]);
-      sm.sv[tid] = sm.B[tid];
-    }
+    if (tid < kChunk) sm.cb[tid] = sm.B[tid] * __expf(sm.G[tid]);
+    grad2_dv(s, sm, len, tok_v, dv);
+    load_rows128(sm.S1, dW + tok_v, sv, kChunk, len);  // V is dead: dW in its place
     __syncthreads();
-    grad2_head(s, sm, len, tok_v, dv);
+    grad2_dT(sm);
+    grad2_dA(sm);
+    for (int i = tid; i < len * kHeadDim; i += kThreads) {
+      const int r = i / kHeadDim, j = i % kHeadDim;
+      dk_h[tok_v + r * sv + j] += sm.R.F128[r * kLdF128 + j];
+    }
     if (tid == 0) {  // dg_i = sum_{t >= i} dG_t over the chunk's tokens
       float acc = 0.f;
       for (int r = len - 1; r >= 0; --r) {
@@ -504,12 +548,12 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
     if (tid < len) dbeta[tok_g + static_cast<long>(tid) * s.v_heads] = sm.dB[tid];
-    __syncthreads();
+    __syncthreads();  // this block's dk_h writes are visible to the sum below; the tiles may be reloaded
   }
   const long tok_k = static_cast<long>(t0) * sk + hk * kHeadDim;
   for (int i = tid; i < len * kHeadDim; i += kThreads) {
     const int r = i / kHeadDim, j = i % kHeadDim;
-    float aq = 0.f, ak = sm.dk[r * kLdF128 + j];
+    float aq = 0.f, ak = 0.f;
     for (int hv = hk * ratio; hv < (hk + 1) * ratio; ++hv) {
       const long o = static_cast<long>(t0 + r) * sv + hv * kHeadDim + j;
       aq += dq_h[o];
@@ -573,9 +617,12 @@ cudaError_t backward(const Shape& s, const DeviceChunkTable& ct, const bf16* q, 
   if (auto e = launch_dstate(s, ct, q, k, f.Gc, f.W, d_o, b.dvl, d_final_state, b.dh, b.dU, d_initial_state, stream))
     return e;
   if (ct.chunks == 0) return cudaGetLastError();
-  if (auto e = set_smem<Grad1Smem>(grad1_kernel)) return e;
-  grad1_kernel<<<per_chunk, kThreads, sizeof(Grad1Smem), stream>>>(s, ct, q, k, f.Gc, d_o, f.vnew, f.h, b.dh, b.dU,
-                                                                   b.dq_h, b.dk_h, b.dW, b.dG1);
+  if (auto e = set_smem<Grad1Smem>(grad1_output_kernel)) return e;
+  grad1_output_kernel<<<per_chunk, kThreads, sizeof(Grad1Smem), stream>>>(s, ct, q, k, f.Gc, d_o, f.vnew, f.h, b.dq_h,
+                                                                          b.dk_h, b.dG1);
+  if (auto e = set_smem<Grad1Smem>(grad1_state_kernel)) return e;
+  grad1_state_kernel<<<per_chunk, kThreads, sizeof(Grad1Smem), stream>>>(s, ct, k, f.Gc, f.vnew, f.h, b.dh, b.dU,
+                                                                         b.dk_h, b.dW, b.dG1);
   if (auto e = set_smem<Grad2Smem>(grad2_kernel)) return e;
   grad2_kernel<<<dim3(ct.chunks, s.k_heads), kThreads, sizeof(Grad2Smem), stream>>>(
       s, ct, k, v, beta, f.Gc, f.T, b.dU, b.dW, b.dq_h, b.dk_h, b.dG1, dq, dk, dv, dg, dbeta);

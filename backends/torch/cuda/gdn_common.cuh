@@ -203,9 +203,8 @@ __device__ __forceinline__ float block_sum(float x, float* red) {
 /// Per chunk and value head: cumulative gates Gc, T = (I + A)^-1 (bf16), W = T diag(beta e^G) K, U0 = T diag(beta) V.
 cudaError_t launch_prep(const Shape& s, const DeviceChunkTable& ct, const bf16* k, const bf16* v, const float* g,
                         const float* beta, float* Gc, bf16* T, bf16* W, bf16* U0, cudaStream_t stream);
-/// Value columns per block of the two sequential scans (state, dstate) for this shape: set_scan_columns()'s value,
-/// else 16 when blocks of 32 columns ((128 / 32) x value heads x rows) would be fewer than the multiprocessors of
-/// the current device, else 32. The scans' arithmetic per column does not depend on it (the same bits).
+/// Value columns per block of the two sequential scans (state, dstate): set_scan_columns()'s value, else 32. The scans'
+/// arithmetic per column does not depend on it (the same bits).
 int scan_columns(const Shape& s);
 /// The chunk-to-chunk state scan: h[c] (state at each chunk start, bf16; null = not stored), v_new = U0 - W S and
 /// the final state (null = not stored).

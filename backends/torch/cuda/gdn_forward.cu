@@ -360,17 +360,12 @@ cudaError_t set_smem(Kernel kernel) {
 
 }  // namespace
 
-int g_scan_columns = 0;  // set_scan_columns(); 0: automatic
+int g_scan_columns = 0;  // set_scan_columns(); 0: the default (32)
 
-int scan_columns(const Shape& s) {
-  if (g_scan_columns != 0) return g_scan_columns;
-  int device = 0, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
-    return 32;
-  // 2026-12-01 on an H200 (reports/bench/h200-2026-12-01-gdn-saved): 16 was 1% faster with 128 blocks of 32
-  // (132 multiprocessors), 32 was 1.6% faster with 256.
-  return (kHeadDim / 32) * s.v_heads * s.rows < sms ? 16 : 32;
+int scan_columns(const Shape&) {
+  // 2026-12-01 on an H200, after mma_block's tile blocks (reports/bench/h200-2026-12-02-gdn): 32 was 2.0% and 2.4%
+  // faster than 16 at 1 x 8,192 tokens (128 blocks of 32 on 132 multiprocessors), and equal at 2 x 8,192.
+  return g_scan_columns != 0 ? g_scan_columns : 32;
 }
 
 cudaError_t launch_prep(const Shape& s, const DeviceChunkTable& ct, const bf16* k, const bf16* v, const float* g,

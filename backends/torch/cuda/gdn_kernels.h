@@ -50,7 +50,7 @@ std::vector<int> pack_chunk_table(const ChunkTable& t);
 DeviceChunkTable device_view(const ChunkTable& t, const int* device_ints);
 
 /// Value columns per block of the two sequential scans (the chunk states forward, their gradients backward): 16,
-/// 32, or 0 (the default) to choose by the shape and the device (detail::scan_columns). The results are the same
+/// 32, or 0 for the default (32; detail::scan_columns). The results are the same
 /// bits for every choice; gdn_check times each. Process-wide, not thread-safe. Throws std::invalid_argument on
 /// another value.
 void set_scan_columns(int columns);
