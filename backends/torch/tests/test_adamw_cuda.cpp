@@ -118,3 +118,55 @@ TEST_CASE("CUDA AdamW: the fused kernels repeat bitwise; a different learning ra
     CHECK(off > 1e-2);
   }
 }
+
+namespace {
+
+/// `t`'s bits (FP32 as int32) on the CPU, so that -0 and +0 differ.
+torch::Tensor bits(const torch::Tensor& t) { return t.contiguous().view(torch::kInt32).cpu(); }
+
+}  // namespace
+
+TEST_CASE("CUDA AdamW: the fused gradient accumulation equals copy_ then add_ bitwise", "[cuda][adam]") {
+  torch::manual_seed(17);
+  const auto cuda = torch::TensorOptions().device(torch::kCUDA);
+  // 150 parameters (two launches of at most 96 tensors): sizes around the kernel's 8-element vectors and 8,192-element
+  // blocks and an empty one; BF16 parameters with BF16 gradients and FP32 ones with FP32 gradients; every third
+  // gradient one element into its buffer (the scalar path); some gradient elements -0.
+  const std::vector<int64_t> sizes = {1, 7, 8, 9, 8191, 8192, 8193, 70001, 0, 24};
+  std::vector<torch::Tensor> fused_params, ops_params;
+  for (int i = 0; i < 150; ++i) {
+    const auto dtype = i % 2 ? torch::kFloat32 : torch::kBFloat16;
+    const auto w = torch::randn({sizes[i % sizes.size()]}, cuda.dtype(dtype));
+    fused_params.push_back(w.clone().set_requires_grad(true));
+    ops_params.push_back(w.clone().set_requires_grad(true));
+  }
+  const RecipeOptimizer o = clipping_options();
+  train::MixedPrecisionAdam fused(fused_params, o, {}, train::AdamKernels::kFused);
+  train::MixedPrecisionAdam ops(ops_params, o, {}, train::AdamKernels::kOps);
+  REQUIRE(fused.uses_cuda_kernels());
+  fused.zero_grad();
+  ops.zero_grad();
+  for (int micro = 0; micro < 3; ++micro) {
+    for (size_t i = 0; i < fused_params.size(); ++i) {
+      if (micro == 0 && i % 5 == 4) continue;  // first gradient of the step in the second microbatch
+      const int64_t n = fused_params[i].numel();
+      auto buffer = (torch::randn({n + 1}) * (micro ? 1e-3 : 1.0)).to(cuda.dtype(fused_params[i].scalar_type()));
+      if (n > 2) buffer.narrow(0, 0, 3).fill_(-0.0);
+      const auto g = i % 3 == 0 ? buffer.narrow(0, 1, n) : buffer.narrow(0, 0, n);
+      fused_params[i].mutable_grad() = g;
+      ops_params[i].mutable_grad() = g.clone();
+    }
+    fused.accumulate_grads();
+    ops.accumulate_grads();
+    for (size_t i = 0; i < fused_params.size(); ++i) {
+      INFO("parameter " << i << " (" << fused_params[i].numel() << " elements) after microbatch " << micro);
+      CHECK_FALSE(fused_params[i].grad().defined());
+      if (micro == 0 && i % 5 == 4) continue;
+      CHECK(torch::equal(bits(fused.grad_accumulators()[i]), bits(ops.grad_accumulators()[i])));
+    }
+  }
+  // Negative control: the comparison sees one element one unit in the last place off.
+  auto off = fused.grad_accumulators()[6].clone();
+  off.view(torch::kInt32)[100].add_(1);
+  CHECK_FALSE(torch::equal(bits(off), bits(ops.grad_accumulators()[6])));
+}

@@ -13,6 +13,7 @@
 #include "dist/process_group.h"
 #ifdef RECIPEBENCH_GDN_CUDA
 #include "cuda/adamw_cuda.h"
+#include "cuda/grad_accumulate_cuda.h"
 #endif
 
 namespace recipebench::train {
@@ -81,16 +82,32 @@ MixedPrecisionAdam::MixedPrecisionAdam(std::vector<torch::Tensor> params, const 
 
 void MixedPrecisionAdam::accumulate_grads() {
   torch::NoGradGuard no_grad;
+  // With the fused kernels: one multi-tensor kernel for every pair it takes (the same bits as add_ / copy_, in one
+  // pass instead of libtorch's mixed-dtype elementwise kernel per tensor); the rest below.
+  std::vector<torch::Tensor> acc, grads;
+  std::vector<bool> overwrite;
   for (size_t i = 0; i < params_.size(); ++i) {
     auto& g = params_[i].mutable_grad();
     if (!g.defined()) continue;
-    if (written_[i])
+    bool batched = false;
+#ifdef RECIPEBENCH_GDN_CUDA
+    batched = cuda_ && torch_model::cuda_accumulate_supports(grads_[i], g);
+#endif
+    if (batched) {
+      acc.push_back(grads_[i]);
+      grads.push_back(g);
+      overwrite.push_back(!written_[i]);
+    } else if (written_[i]) {
       grads_[i].add_(g);  // FP32 += any float dtype, converted on the fly (no FP32 copy of g)
-    else
+    } else {
       grads_[i].copy_(g);  // the step's first gradient: no zeroing pass before it
+    }
     written_[i] = true;
     g = torch::Tensor();
   }
+#ifdef RECIPEBENCH_GDN_CUDA
+  torch_model::cuda_accumulate_grads(acc, grads, overwrite);  // stream-ordered: the released gradients stay valid
+#endif
 }
 
 void MixedPrecisionAdam::zero_grad() {

@@ -41,7 +41,8 @@ class MixedPrecisionAdam : public Optimizer {
                      AdamKernels kernels = AdamKernels::kFused);
 
   /// Each parameter's .grad() (any dtype) into its FP32 accumulator, then .grad() cleared: the first time after
-  /// zero_grad() a copy (converted on the fly), afterwards an addition.
+  /// zero_grad() a copy (converted on the fly), afterwards an addition. With the fused kernels one multi-tensor
+  /// kernel does it for contiguous BF16 / FP32 gradients, bitwise as libtorch's copy_ / add_ (docs/optimizer.md).
   void accumulate_grads() override;
   /// Starts a step's accumulation: the accumulators are overwritten by the next accumulate_grads(); one whose
   /// parameter got no gradient by the norm is zeroed then (no pass over all of them here).
@@ -62,6 +63,9 @@ class MixedPrecisionAdam : public Optimizer {
   bool uses_cuda_kernels() const { return cuda_ != nullptr; }
   /// FP32 master weights, in parameter order (tests compare them against references).
   const std::vector<torch::Tensor>& master() const { return master_; }
+  /// FP32 gradient accumulators, in parameter order; one that no accumulate_grads() wrote since zero_grad() holds a
+  /// stale value until the norm (tests compare them against references).
+  const std::vector<torch::Tensor>& grad_accumulators() const { return grads_; }
 
  private:
   /// Zeros the accumulators that no accumulate_grads() wrote since zero_grad() (once per step).
