@@ -47,44 +47,6 @@ BackwardBuffers carve_backward(Carver& cv, Carver* saved, const Shape& s, int ch
   return b;
 }
 
-struct DvlSmem {
-  bf16 Q[kChunk * kLd128];
-  bf16 K[kChunk * kLd128];
-  bf16 dO[kChunk * kLd128];
-  bf16 Mb[kChunk * kLd64];
-  float F1[kChunk * kLdF64];
-  float F3[kChunk * kLdF128];
-  float G[kChunk];
-};
-
-/// dv_local = M^T dO, M = scale (Q K^T) * e^(G_r - G_s) (s <= r). Grid (chunks, Hv).
-__global__ void __launch_bounds__(kThreads) dvl_kernel(Shape s, DeviceChunkTable ct, const bf16* q, const bf16* k,
-                                                       const float* Gc, const bf16* d_o, float* dvl) {
-  extern __shared__ __align__(128) unsigned char smem_raw[];
-  DvlSmem& sm = *reinterpret_cast<DvlSmem*>(smem_raw);
-  const int c = blockIdx.x, hv = blockIdx.y, hk = hv / (s.v_heads / s.k_heads), tid = threadIdx.x;
-  const int t0 = ct.chunk_start[c], len = ct.chunk_len[c];
-  const long sk = static_cast<long>(s.k_heads) * kHeadDim, sv = static_cast<long>(s.v_heads) * kHeadDim;
-  load_gates(sm.G, Gc + static_cast<long>(t0) * s.v_heads + hv, s.v_heads, len);
-  load_rows128(sm.Q, q + static_cast<long>(t0) * sk + hk * kHeadDim, sk, kChunk, len);
-  load_rows128(sm.K, k + static_cast<long>(t0) * sk + hk * kHeadDim, sk, kChunk, len);
-  load_rows128(sm.dO, d_o + static_cast<long>(t0) * sv + hv * kHeadDim, sv, kChunk, len);
-  __syncthreads();
-  mma_block<64, 64, 128, Lay::N, Lay::T>(sm.Q, kLd128, sm.K, kLd128, sm.F1, kLdF64);
-  __syncthreads();
-  for (int i = tid; i < kChunk * kChunk; i += kThreads) {
-    const int r = i / kChunk, j = i % kChunk;
-    sm.Mb[r * kLd64 + j] = __float2bfloat16(j <= r ? s.scale * __expf(sm.G[r] - sm.G[j]) * sm.F1[r * kLdF64 + j] : 0.f);
-  }
-  __syncthreads();
-  mma_block<64, 128, 64, Lay::T, Lay::N>(sm.Mb, kLd64, sm.dO, kLd128, sm.F3, kLdF128);  // M^T dO
-  __syncthreads();
-  for (int i = tid; i < len * kHeadDim; i += kThreads) {
-    const int r = i / kHeadDim, j = i % kHeadDim;
-    dvl[(static_cast<long>(t0 + r) * s.v_heads + hv) * kHeadDim + j] = sm.F3[r * kLdF128 + j];
-  }
-}
-
 /// Shared memory of the reverse scan over BV value columns (bf16 tiles ld BV + 8, fp32 ld BV + 4).
 template <int BV>
 struct DstateSmem {
@@ -256,13 +218,14 @@ struct Grad1Smem {
   float G[kChunk], dG[kChunk], red[kWarps];
 };
 
-/// The output terms, per chunk and value head: dM = dO U^T and P = scale (dM * D) give dq = scale e^G (dO S^T) + P K
-/// (this value head's, written to dq_h) and dk = P^T Q (written to dk_h; grad1_state adds to it), and the gate
-/// gradient's output and state-read terms (written to dG1). Reads only the forward's intermediates, not the reverse
-/// scan's. Grid (chunks, Hv).
+/// The output terms, per chunk and value head, before the reverse scan (which reads dv_local): with
+/// M = scale (Q K^T) * D (D_rs = e^(G_r - G_s), s <= r), dv_local = M^T dO (written to dvl); dM = dO U^T and
+/// P = scale (dM * D) give dq = scale e^G (dO S^T) + P K (this value head's, written to dq_h) and dk = P^T Q
+/// (written to dk_h; grad1_state adds to it), and the gate gradient's output and state-read terms (written to dG1).
+/// Grid (chunks, Hv).
 __global__ void __launch_bounds__(kThreads, 2)
     grad1_output_kernel(Shape s, DeviceChunkTable ct, const bf16* q, const bf16* k, const float* Gc, const bf16* d_o,
-                        const bf16* vnew, const bf16* h, float* dq_h, float* dk_h, float* dG1) {
+                        const bf16* vnew, const bf16* h, float* dvl, float* dq_h, float* dk_h, float* dG1) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
   Grad1Smem& sm = *reinterpret_cast<Grad1Smem*>(smem_raw);
   const int c = blockIdx.x, hv = blockIdx.y, hk = hv / (s.v_heads / s.k_heads), tid = threadIdx.x;
@@ -280,23 +243,35 @@ __global__ void __launch_bounds__(kThreads, 2)
   mma_block<64, 64, 128, Lay::N, Lay::T>(sm.Q, kLd128, sm.K, kLd128, sm.R.f.F2, kLdF64);   // Q K^T
   __syncthreads();
   constexpr int kPer = kChunk * kChunk / kThreads;
-  float p[kPer];
+  bf16 p[kPer], mb[kPer];
 #pragma unroll
   for (int m = 0; m < kPer; ++m) {
     const int i = tid + m * kThreads, r = i / kChunk, j = i % kChunk;
     const float e = j <= r ? s.scale * __expf(sm.G[r] - sm.G[j]) : 0.f;
-    const float dm = sm.R.f.F1[r * kLdF64 + j];
-    sm.R.f.F2[r * kLdF64 + j] *= dm * e;  // dM * M
-    p[m] = dm * e;                        // P = scale (dM * D)
+    const float dm = sm.R.f.F1[r * kLdF64 + j], qk = sm.R.f.F2[r * kLdF64 + j];
+    sm.R.f.F2[r * kLdF64 + j] = dm * e * qk;  // dM * M
+    p[m] = __float2bfloat16(dm * e);          // P = scale (dM * D)
+    mb[m] = __float2bfloat16(e * qk);         // M
   }
   __syncthreads();
+  bf16* Mb = sm.U;  // U is dead (dM is made): M in its place, ld kLd64
 #pragma unroll
   for (int m = 0; m < kPer; ++m) {
-    const int i = tid + m * kThreads;
-    sm.R.Pb[(i / kChunk) * kLd64 + i % kChunk] = __float2bfloat16(p[m]);  // dM is dead: P in its place
+    const int i = tid + m * kThreads, o = (i / kChunk) * kLd64 + i % kChunk;
+    sm.R.Pb[o] = p[m];  // dM is dead: P in its place
+    Mb[o] = mb[m];
   }
   float dg = quad_row_sum(kChunk, [&](int rr, int j) { return sm.R.f.F2[rr * kLdF64 + j]; }) -
              quad_row_sum(kChunk, [&](int rr, int j) { return sm.R.f.F2[j * kLdF64 + rr]; });  // row - column
+  for (int half = 0; half < 2; ++half) {  // dv_local = M^T dO, 64 value columns at a time
+    __syncthreads();
+    mma_block<64, 64, 64, Lay::T, Lay::N>(Mb, kLd64, sm.dO + half * kChunk, kLd128, sm.R.f.F2, kLdF64);
+    __syncthreads();
+    for (int i = tid; i < len * kChunk; i += kThreads) {
+      const int r = i / kChunk, j = i % kChunk;
+      dvl[tok_v + r * sv + half * kChunk + j] = sm.R.f.F2[r * kLdF64 + j];
+    }
+  }
   const float eg = s.scale * __expf(sm.G[r4]);
   for (int half = 0; half < 2; ++half) {  // state rows (dq's columns) 64 at a time
     __syncthreads();
@@ -611,15 +586,13 @@ cudaError_t backward(const Shape& s, const DeviceChunkTable& ct, const bf16* q, 
   }
   const dim3 per_chunk(ct.chunks, s.v_heads);
   if (ct.chunks > 0) {
-    if (auto e = set_smem<DvlSmem>(dvl_kernel)) return e;
-    dvl_kernel<<<per_chunk, kThreads, sizeof(DvlSmem), stream>>>(s, ct, q, k, f.Gc, d_o, b.dvl);
+    if (auto e = set_smem<Grad1Smem>(grad1_output_kernel)) return e;
+    grad1_output_kernel<<<per_chunk, kThreads, sizeof(Grad1Smem), stream>>>(s, ct, q, k, f.Gc, d_o, f.vnew, f.h,
+                                                                            b.dvl, b.dq_h, b.dk_h, b.dG1);
   }
   if (auto e = launch_dstate(s, ct, q, k, f.Gc, f.W, d_o, b.dvl, d_final_state, b.dh, b.dU, d_initial_state, stream))
     return e;
   if (ct.chunks == 0) return cudaGetLastError();
-  if (auto e = set_smem<Grad1Smem>(grad1_output_kernel)) return e;
-  grad1_output_kernel<<<per_chunk, kThreads, sizeof(Grad1Smem), stream>>>(s, ct, q, k, f.Gc, d_o, f.vnew, f.h, b.dq_h,
-                                                                          b.dk_h, b.dG1);
   if (auto e = set_smem<Grad1Smem>(grad1_state_kernel)) return e;
   grad1_state_kernel<<<per_chunk, kThreads, sizeof(Grad1Smem), stream>>>(s, ct, k, f.Gc, f.vnew, f.h, b.dh, b.dU,
                                                                          b.dk_h, b.dW, b.dG1);
