@@ -321,7 +321,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   load_rows128(sm.Q, vnew + tok_v, sv, kChunk, len);  // U in Q's place
   __syncthreads();
   const float f = __expf(sm.G[kChunk - 1] - sm.G[r4]);
-  float sds = 0.f, t = 0.f;  // sum S * dS'; this row's dKhat . Khat
+  float sds = 0.f, t = 0.f;               // sum S * dS'; this row's dKhat . Khat
   for (int half = 0; half < 2; ++half) {  // state rows 64 at a time
     const long sh = st + half * kChunk * kHeadDim;
     load_rows128(sm.U, h + sh, kHeadDim, kChunk, kChunk);
@@ -361,7 +361,7 @@ struct Grad2Smem {
   bf16 S1[kChunk * kLd128];  // V, then dW
   bf16 S2[kChunk * kLd128];  // dU, then Z = T^T dT (ld kLd64), then Tc = T diag(cb) (ld kLd64)
   bf16 Tb[kChunk * kLd64];
-  bf16 X1[kChunk * kLd64];   // dT, then D = dX + dX^T
+  bf16 X1[kChunk * kLd64];  // dT, then D = dX + dX^T
   union {
     float F128[kChunk * kLdF128];
     struct {
@@ -403,9 +403,8 @@ __device__ void grad2_dT(Grad2Smem& sm) {
   __syncthreads();
   {
     const int r = tid / 4;
-    const float a = quad_row_sum(kChunk, [&](int rr, int i) {
-      return __bfloat162float(sm.Tb[i * kLd64 + rr]) * sm.R.f.F2[i * kLdF64 + rr];
-    });
+    const float a = quad_row_sum(
+        kChunk, [&](int rr, int i) { return __bfloat162float(sm.Tb[i * kLd64 + rr]) * sm.R.f.F2[i * kLdF64 + rr]; });
     if (tid % 4 == 0) {
       sm.dB[r] += __expf(sm.G[r]) * a;
       sm.dG[r] += sm.cb[r] * a;
@@ -429,15 +428,15 @@ __device__ void grad2_dT(Grad2Smem& sm) {
 /// Tc = T diag(cb) (cb = beta e^G), into R.F128. Whole block; ends synchronised.
 __device__ void grad2_dA(Grad2Smem& sm) {
   const int tid = threadIdx.x;
-  mma_block<64, 64, 64, Lay::N, Lay::T>(sm.S2, kLd64, sm.Tb, kLd64, sm.R.f.F1, kLdF64);     // Z T^T = -dA
-  mma_block<64, 64, 128, Lay::N, Lay::T>(sm.K, kLd128, sm.K, kLd128, sm.R.f.F2, kLdF64);    // K K^T
+  mma_block<64, 64, 64, Lay::N, Lay::T>(sm.S2, kLd64, sm.Tb, kLd64, sm.R.f.F1, kLdF64);   // Z T^T = -dA
+  mma_block<64, 64, 128, Lay::N, Lay::T>(sm.K, kLd128, sm.K, kLd128, sm.R.f.F2, kLdF64);  // K K^T
   __syncthreads();
   for (int i = tid; i < kChunk * kChunk; i += kThreads) {
     const int r = i / kChunk, j = i % kChunk;
     float daa = 0.f, dbt = 0.f;
     if (j < r) {
       const float da = -sm.R.f.F1[r * kLdF64 + j], e = __expf(sm.G[r] - sm.G[j]), kk = sm.R.f.F2[r * kLdF64 + j];
-      dbt = da * e * kk;  // dbeta term (row sums)
+      dbt = da * e * kk;    // dbeta term (row sums)
       daa = dbt * sm.B[r];  // dA * A
       const bf16 dx = __float2bfloat16(da * sm.B[r] * e);
       sm.X1[r * kLd64 + j] = dx;
@@ -464,7 +463,7 @@ __device__ void grad2_dA(Grad2Smem& sm) {
     }
   }
   __syncthreads();
-  mma_block<64, 128, 64, Lay::T, Lay::N>(sm.S2, kLd64, sm.S1, kLd128, sm.R.F128, kLdF128);        // Tc^T dW
+  mma_block<64, 128, 64, Lay::T, Lay::N>(sm.S2, kLd64, sm.S1, kLd128, sm.R.F128, kLdF128);       // Tc^T dW
   mma_block<64, 128, 64, Lay::N, Lay::N>(sm.X1, kLd64, sm.K, kLd128, sm.R.F128, kLdF128, true);  // + D K
   __syncthreads();
 }
@@ -587,8 +586,8 @@ cudaError_t backward(const Shape& s, const DeviceChunkTable& ct, const bf16* q, 
   const dim3 per_chunk(ct.chunks, s.v_heads);
   if (ct.chunks > 0) {
     if (auto e = set_smem<Grad1Smem>(grad1_output_kernel)) return e;
-    grad1_output_kernel<<<per_chunk, kThreads, sizeof(Grad1Smem), stream>>>(s, ct, q, k, f.Gc, d_o, f.vnew, f.h,
-                                                                            b.dvl, b.dq_h, b.dk_h, b.dG1);
+    grad1_output_kernel<<<per_chunk, kThreads, sizeof(Grad1Smem), stream>>>(s, ct, q, k, f.Gc, d_o, f.vnew, f.h, b.dvl,
+                                                                            b.dq_h, b.dk_h, b.dG1);
   }
   if (auto e = launch_dstate(s, ct, q, k, f.Gc, f.W, d_o, b.dvl, d_final_state, b.dh, b.dU, d_initial_state, stream))
     return e;

@@ -16,8 +16,7 @@ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 
 void launch(grad_accumulate::Batch& batch) {
   if (batch.count == 0) return;
-  check_launch(grad_accumulate::accumulate(batch, c10::cuda::getCurrentCUDAStream()),
-               "CUDA gradient accumulation");
+  check_launch(grad_accumulate::accumulate(batch, c10::cuda::getCurrentCUDAStream()), "CUDA gradient accumulation");
   batch = grad_accumulate::Batch{};
 }
 
@@ -31,9 +30,8 @@ bool cuda_accumulate_supports(const at::Tensor& acc, const at::Tensor& grad) {
 
 void cuda_accumulate_grads(const std::vector<at::Tensor>& acc, const std::vector<at::Tensor>& grads,
                            const std::vector<bool>& overwrite) {
-  TORCH_CHECK(acc.size() == grads.size() && acc.size() == overwrite.size(),
-              "CUDA gradient accumulation: ", acc.size(), " accumulators, ", grads.size(), " gradients, ",
-              overwrite.size(), " overwrite flags");
+  TORCH_CHECK(acc.size() == grads.size() && acc.size() == overwrite.size(), "CUDA gradient accumulation: ", acc.size(),
+              " accumulators, ", grads.size(), " gradients, ", overwrite.size(), " overwrite flags");
   if (acc.empty()) return;
   const c10::cuda::CUDAGuard guard(acc[0].device());
   grad_accumulate::Batch batch;
