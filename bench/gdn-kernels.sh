@@ -8,6 +8,8 @@
 #   FLA_PROBE=1 runs the peer's whole gdn_probe.py (its accuracy checks and LM-head timings too; slow) instead of
 #   bench/fla_gdn_time.py (the same FLA call and inputs, timing only, CUDA events).
 #   SANITIZE=1 runs compute-sanitizer (memcheck) on the small cases; PROFILE=1 runs ncu for per-kernel times;
+#   SCAN=registers checks and times the register-resident scan kernels (gdn_check --scan registers; the default
+#   shared ones are then timed too, for the comparison).
 #   TORCH_TEST=1 builds tests/test_gdn_cuda.cpp against the python's libtorch (no CMake) and runs it
 #   (CATCH_INCLUDE: folder holding catch2/catch.hpp).
 set -uo pipefail
@@ -60,8 +62,12 @@ if [ "${SANITIZE:-0}" = 1 ] && command -v compute-sanitizer >/dev/null; then
   timeout 150 compute-sanitizer --tool memcheck "$build/gdn_check" --skip-time --quick 2>&1 | tail -15 | tee -a "$log"
 fi
 say "== gdn_check"
-"$build/gdn_check" --json "$out/gdn_check.json" --iters 50 2>&1 | tee -a "$log"
+"$build/gdn_check" --json "$out/gdn_check.json" --iters 50 --scan "${SCAN:-shared}" 2>&1 | tee -a "$log"
 check_rc=${PIPESTATUS[0]}
+if [ "${SCAN:-shared}" != shared ]; then
+  say "== gdn_check --scan shared (timings only, for the comparison in this call)"
+  "$build/gdn_check" --json "$out/gdn_check_shared.json" --iters 50 --skip-check --scan shared 2>&1 | tee -a "$log"
+fi
 
 if [ "${TORCH_TEST:-0}" = 1 ]; then
   say "== test_gdn_cuda (libtorch $("$python" -c 'import torch; print(torch.__version__)'))"

@@ -2,6 +2,7 @@
 // dv_local = M^T dO (per chunk), the reverse state-gradient scan (sequential over the chunks of a row), and two
 // per-chunk gradient kernels. No atomics: every output element is written by one thread in a fixed order.
 #include "gdn_common.cuh"
+#include "gdn_scan_registers.cuh"
 
 namespace recipebench::gdn {
 
@@ -187,6 +188,105 @@ __global__ void __launch_bounds__(kThreads)
       const int r = i / BV, j = i % BV;
       dh0[state_off + r * kHeadDim + vb + j] = sm.dSf[r * kLdF + j];
     }
+}
+
+/// Shared memory of the register-resident reverse scan: two stages of one chunk's K, Q, W, and this block's BV
+/// value columns of dO and dv_local, and its gates.
+template <int BV>
+struct DstateRegSmem {
+  static constexpr int kLdB = BV + 8, kLdF = BV + 4;
+  bf16 K[2][kChunk * kLd128];
+  bf16 Q[2][kChunk * kLd128];
+  bf16 W[2][kChunk * kLd128];
+  bf16 dO[2][kChunk * kLdB];
+  float dvl[2][kChunk * kLdF];
+  float G[2][kChunk];
+};
+
+/// Starts the copies of chunk c's tiles into stage `st` (one cp.async group).
+template <int BV>
+__device__ __forceinline__ void dstate_reg_fetch(DstateRegSmem<BV>& sm, int st, const Shape& s,
+                                                 const DeviceChunkTable& ct, int c, int hv, int hk, int vb,
+                                                 const bf16* q, const bf16* k, const float* Gc, const bf16* W,
+                                                 const bf16* d_o, const float* dvl) {
+  constexpr int kThr = BV * 2;
+  const int t0 = ct.chunk_start[c], len = ct.chunk_len[c];
+  const long sk = static_cast<long>(s.k_heads) * kHeadDim, sv = static_cast<long>(s.v_heads) * kHeadDim;
+  async_rows128(sm.K[st], k + static_cast<long>(t0) * sk + hk * kHeadDim, sk, len, kThr);
+  async_rows128(sm.Q[st], q + static_cast<long>(t0) * sk + hk * kHeadDim, sk, len, kThr);
+  async_rows128(sm.W[st], W + static_cast<long>(t0) * sv + hv * kHeadDim, sv, len, kThr);
+  async_rows_bf16<BV>(sm.dO[st], d_o + static_cast<long>(t0) * sv + hv * kHeadDim + vb, sv, len, kThr);
+  async_rows_f32<BV>(sm.dvl[st], dvl + static_cast<long>(t0) * sv + hv * kHeadDim + vb, sv, len, kThr);
+  async_gates(sm.G[st], Gc + static_cast<long>(t0) * s.v_heads + hv, s.v_heads, len, kThr);
+  cp_async_commit();
+}
+
+/// The reverse scan with the state gradient in registers (ScanKernel::kRegisters; see dstate_kernel for the
+/// equations). Grid (128 / BV, Hv, rows), BV / 16 warps, each holding dS^T for its 16 value columns. Per chunk,
+/// last to first: dh = bf16(dS'); dU^T = dv_local^T + (dS'^T K^T) diag(e^(G_C - G)) (written as bf16);
+/// dS^T = e^(G_C) dS'^T + (dO^T diag(scale e^G)) Q - bf16(dU)^T W.
+template <int BV>
+__global__ void __launch_bounds__(BV * 2)
+    dstate_reg_kernel(Shape s, DeviceChunkTable ct, const bf16* q, const bf16* k, const float* Gc, const bf16* W,
+                      const bf16* d_o, const float* dvl, const float* dht, bf16* dh, bf16* dU, float* dh0) {
+  using Smem = DstateRegSmem<BV>;
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  Smem& sm = *reinterpret_cast<Smem*>(smem_raw);
+  const int vb = blockIdx.x * BV, hv = blockIdx.y, n = blockIdx.z;
+  const int hk = hv / (s.v_heads / s.k_heads), warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int g = lane / 4, t = lane % 4, col0 = vb + 16 * warp, mi = lane / 8;
+  const long sv = static_cast<long>(s.v_heads) * kHeadDim;
+  const long state_off = (static_cast<long>(n) * s.v_heads + hv) * kHeadDim * kHeadDim;
+  float dS[16][4];
+  load_state(dS, dht ? dht + state_off : nullptr, col0);
+  const int c0 = ct.row_first_chunk[n], c1 = ct.row_first_chunk[n + 1];
+  if (c0 < c1) dstate_reg_fetch<BV>(sm, 0, s, ct, c1 - 1, hv, hk, vb, q, k, Gc, W, d_o, dvl);
+  for (int c = c1 - 1; c >= c0; --c) {
+    const int st = (c1 - 1 - c) & 1, t0 = ct.chunk_start[c], len = ct.chunk_len[c];
+    cp_async_wait_all();
+    __syncthreads();  // chunk c's tiles are in stage st; every warp is done with stage st ^ 1
+    if (c - 1 >= c0) dstate_reg_fetch<BV>(sm, st ^ 1, s, ct, c - 1, hv, hk, vb, q, k, Gc, W, d_o, dvl);
+    store_state(dh + (static_cast<long>(c) * s.v_heads + hv) * kHeadDim * kHeadDim, dS, col0);
+    float D[8][4] = {};
+    state_times_rows(D, dS, sm.K[st]);  // dS'^T K^T
+    const float* G = sm.G[st];
+    const float GC = G[kChunk - 1];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int tok = 8 * nt + 2 * t + (i & 1), j = g + 8 * (i >> 1);
+        const float d = sm.dvl[st][tok * Smem::kLdF + 16 * warp + j] + __expf(GC - G[tok]) * D[nt][i];
+        D[nt][i] = d;
+        if (tok < len) dU[static_cast<long>(t0 + tok) * sv + hv * kHeadDim + col0 + j] = __float2bfloat16(d);
+      }
+    uint32_t AU[4][4], AO[4][4];  // -bf16(dU)^T and dO^T diag(scale e^G), k-steps of 16 tokens
+#pragma unroll
+    for (int kt = 0; kt < 4; ++kt) {
+      AU[kt][0] = pack_bf16(-D[2 * kt][0], -D[2 * kt][1]);
+      AU[kt][1] = pack_bf16(-D[2 * kt][2], -D[2 * kt][3]);
+      AU[kt][2] = pack_bf16(-D[2 * kt + 1][0], -D[2 * kt + 1][1]);
+      AU[kt][3] = pack_bf16(-D[2 * kt + 1][2], -D[2 * kt + 1][3]);
+      uint32_t a[4];
+      ldmatrix_x4_trans(a, sm.dO[st] + (16 * kt + 8 * (mi / 2) + lane % 8) * Smem::kLdB + 16 * warp + 8 * (mi % 2));
+      const int r0 = 16 * kt + 2 * t, r1 = r0 + 8;
+      const float f0 = s.scale * __expf(G[r0]), f1 = s.scale * __expf(G[r0 + 1]);
+      const float f2 = s.scale * __expf(G[r1]), f3 = s.scale * __expf(G[r1 + 1]);
+      const float2 x0 = unpack_bf16(a[0]), x1 = unpack_bf16(a[1]), x2 = unpack_bf16(a[2]), x3 = unpack_bf16(a[3]);
+      AO[kt][0] = pack_bf16(f0 * x0.x, f1 * x0.y);
+      AO[kt][1] = pack_bf16(f0 * x1.x, f1 * x1.y);
+      AO[kt][2] = pack_bf16(f2 * x2.x, f3 * x2.y);
+      AO[kt][3] = pack_bf16(f2 * x3.x, f3 * x3.y);
+    }
+    const float decay = __expf(GC);
+#pragma unroll
+    for (int nt = 0; nt < 16; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) dS[nt][i] *= decay;
+    state_add_rows(dS, AO, sm.Q[st]);
+    state_add_rows(dS, AU, sm.W[st]);
+  }
+  if (dh0) store_state(dh0 + state_off, dS, col0);
 }
 
 /// Row r of a [64 x cols] fp32 tile: 4 threads per row (quad), fixed order. Returns sum_j f(r, j) to all 4.
@@ -554,10 +654,24 @@ cudaError_t launch_dstate_bv(const Shape& s, const DeviceChunkTable& ct, const b
   return cudaGetLastError();
 }
 
-/// The reverse scan (dstate_kernel) with scan_columns(s) value columns per block.
+template <int BV>
+cudaError_t launch_dstate_reg(const Shape& s, const DeviceChunkTable& ct, const bf16* q, const bf16* k, const float* Gc,
+                              const bf16* W, const bf16* d_o, const float* dvl, const float* dht, bf16* dh, bf16* dU,
+                              float* dh0, cudaStream_t stream) {
+  if (auto e = set_smem<DstateRegSmem<BV>>(dstate_reg_kernel<BV>)) return e;
+  dstate_reg_kernel<BV><<<dim3(kHeadDim / BV, s.v_heads, s.rows), BV * 2, sizeof(DstateRegSmem<BV>), stream>>>(
+      s, ct, q, k, Gc, W, d_o, dvl, dht, dh, dU, dh0);
+  return cudaGetLastError();
+}
+
+/// The reverse scan (dstate_kernel, or dstate_reg_kernel with ScanKernel::kRegisters) with scan_columns(s) value
+/// columns per block.
 cudaError_t launch_dstate(const Shape& s, const DeviceChunkTable& ct, const bf16* q, const bf16* k, const float* Gc,
                           const bf16* W, const bf16* d_o, const float* dvl, const float* dht, bf16* dh, bf16* dU,
                           float* dh0, cudaStream_t stream) {
+  if (scan_kernel() == ScanKernel::kRegisters)
+    return scan_columns(s) == 16 ? launch_dstate_reg<16>(s, ct, q, k, Gc, W, d_o, dvl, dht, dh, dU, dh0, stream)
+                                 : launch_dstate_reg<32>(s, ct, q, k, Gc, W, d_o, dvl, dht, dh, dU, dh0, stream);
   return scan_columns(s) == 16 ? launch_dstate_bv<16>(s, ct, q, k, Gc, W, d_o, dvl, dht, dh, dU, dh0, stream)
                                : launch_dstate_bv<32>(s, ct, q, k, Gc, W, d_o, dvl, dht, dh, dU, dh0, stream);
 }

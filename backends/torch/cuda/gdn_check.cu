@@ -1,6 +1,7 @@
 // gdn_check: checks the CUDA gated delta rule kernels (gdn_kernels.h) against a float64 per-token recurrence
 // (gdn_reference.h) and times them. No libtorch. Usage:
-//   gdn_check [--json PATH] [--skip-check] [--skip-time] [--quick] [--once] [--iters N]
+//   gdn_check [--json PATH] [--skip-check] [--skip-time] [--quick] [--once] [--iters N] [--scan shared|registers]
+// --scan picks the scan kernels for everything that follows (gdn::set_scan_kernel; default shared).
 // --quick leaves out the 8,192-token check (for compute-sanitizer); --once runs one forward and one backward at
 // 1 x 8,192 tokens, 35B widths, and exits (for a profiler).
 // Exit status: 0 all checks passed, 1 a check failed, 2 usage error, 3 no CUDA device.
@@ -157,8 +158,8 @@ struct Problem {
   }
   /// `keep`: the intermediates into `saved` for a backward(true) (the autograd function's way).
   void forward(bool keep = true) {
-    CK(gdn::forward(shape, ct, q.p, k.p, v.p, g.p, beta.p, with_h0 ? h0.p : nullptr, o.p, ht.p, keep ? saved.p : nullptr,
-                    ws.p, nullptr));
+    CK(gdn::forward(shape, ct, q.p, k.p, v.p, g.p, beta.p, with_h0 ? h0.p : nullptr, o.p, ht.p,
+                    keep ? saved.p : nullptr, ws.p, nullptr));
   }
   /// `from_saved`: reads the last forward(true)'s intermediates; else recomputes them.
   void backward(bool from_saved = true) {
@@ -236,8 +237,8 @@ CaseResult check_case(const std::string& name, const std::vector<int64_t>& cu, u
 }
 
 struct Timing {
-  std::string name;  // "1x8192"; "1x8192 cols16" for a forced scan width
-  double fwd_ms, fwd_bwd_ms;   // the forward keeping its intermediates, the backward reading them
+  std::string name;             // "1x8192"; "1x8192 cols16" for a forced scan width
+  double fwd_ms, fwd_bwd_ms;    // the forward keeping its intermediates, the backward reading them
   double fwd_bwd_recompute_ms;  // the forward keeping nothing, the backward recomputing
 };
 
@@ -279,6 +280,7 @@ struct Options {
   std::string json_path;
   bool check = true, time = true, quick = false, once = false;
   int iters = 20;
+  gdn::ScanKernel scan = gdn::ScanKernel::kShared;
 };
 
 /// Parses argv into `opt`; false on a usage error, after printing the usage line.
@@ -297,9 +299,13 @@ bool parse_options(int argc, char** argv, Options& opt) {
       opt.once = true;
     else if (a == "--iters" && i + 1 < argc)
       opt.iters = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--scan" && i + 1 < argc &&
+             (std::string(argv[i + 1]) == "shared" || std::string(argv[i + 1]) == "registers"))
+      opt.scan = std::string(argv[++i]) == "shared" ? gdn::ScanKernel::kShared : gdn::ScanKernel::kRegisters;
     else {
       std::fprintf(stderr,
-                   "usage: gdn_check [--json PATH] [--skip-check] [--skip-time] [--quick] [--once] [--iters N]\n");
+                   "usage: gdn_check [--json PATH] [--skip-check] [--skip-time] [--quick] [--once] [--iters N] "
+                   "[--scan shared|registers]\n");
       return false;
     }
   }
@@ -326,8 +332,8 @@ std::vector<CaseResult> run_checks(bool quick) {
     const auto& c = cases.back();
     std::printf("%-24s", c.name.c_str());
     for (const auto& e : c.errors) std::printf(" %9.2e", e.second);
-    std::printf(" %10.2e %6s %6s %6s %s\n", c.negative, c.deterministic ? "yes" : "NO", c.recompute_equal ? "yes" : "NO",
-                c.columns_equal ? "yes" : "NO", c.pass ? "PASS" : "FAIL");
+    std::printf(" %10.2e %6s %6s %6s %s\n", c.negative, c.deterministic ? "yes" : "NO",
+                c.recompute_equal ? "yes" : "NO", c.columns_equal ? "yes" : "NO", c.pass ? "PASS" : "FAIL");
     std::fflush(stdout);
   }
   return cases;
@@ -387,6 +393,7 @@ void write_json(const std::string& json_path, bool ok, const std::vector<CaseRes
 int main(int argc, char** argv) {
   Options opt;
   if (!parse_options(argc, argv, opt)) return 2;
+  gdn::set_scan_kernel(opt.scan);
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::fprintf(stderr, "gdn_check: no CUDA device\n");

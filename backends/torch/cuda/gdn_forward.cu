@@ -4,6 +4,7 @@
 #include <string>
 
 #include "gdn_common.cuh"
+#include "gdn_scan_registers.cuh"
 
 namespace recipebench::gdn {
 
@@ -307,6 +308,93 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
+/// Shared memory of the register-resident forward scan: two stages of one chunk's W, K, U0 (this block's BV value
+/// columns) and gates.
+template <int BV>
+struct StateRegSmem {
+  static constexpr int kLdU = BV + 8;
+  bf16 W[2][kChunk * kLd128];
+  bf16 K[2][kChunk * kLd128];
+  bf16 U0[2][kChunk * kLdU];
+  float G[2][kChunk];
+};
+
+/// Starts the copies of chunk c's tiles into stage `st` (one cp.async group).
+template <int BV>
+__device__ __forceinline__ void state_reg_fetch(StateRegSmem<BV>& sm, int st, const Shape& s,
+                                                const DeviceChunkTable& ct, int c, int hv, int hk, int vb,
+                                                const bf16* k, const float* Gc, const bf16* W, const bf16* U0) {
+  constexpr int kThr = BV * 2;
+  const int t0 = ct.chunk_start[c], len = ct.chunk_len[c];
+  const long sk = static_cast<long>(s.k_heads) * kHeadDim, sv = static_cast<long>(s.v_heads) * kHeadDim;
+  async_rows128(sm.W[st], W + static_cast<long>(t0) * sv + hv * kHeadDim, sv, len, kThr);
+  async_rows128(sm.K[st], k + static_cast<long>(t0) * sk + hk * kHeadDim, sk, len, kThr);
+  async_rows_bf16<BV>(sm.U0[st], U0 + static_cast<long>(t0) * sv + hv * kHeadDim + vb, sv, len, kThr);
+  async_gates(sm.G[st], Gc + static_cast<long>(t0) * s.v_heads + hv, s.v_heads, len, kThr);
+  cp_async_commit();
+}
+
+/// The forward state scan with the state in registers (ScanKernel::kRegisters; see launch_state). Grid (128 / BV,
+/// Hv, rows), BV / 16 warps: each warp holds S^T for its 16 value columns (16 x 128 fp32 as C fragments) across
+/// the row's chunks. Per chunk: h = bf16(S); v^T = U0^T - S^T W^T (tensor cores, S^T as the A operand);
+/// v_new = bf16(v); S^T = e^(G_C) S^T + (v^T diag(e^(G_C - G))) K, the product's A operand being v's accumulator
+/// (scaled, rounded to bf16). One block barrier per chunk, for the shared tiles.
+template <int BV>
+__global__ void __launch_bounds__(BV * 2)
+    state_reg_kernel(Shape s, DeviceChunkTable ct, const bf16* k, const float* Gc, const bf16* W, const bf16* U0,
+                     const float* h0, bf16* h, bf16* vnew, float* ht) {
+  using Smem = StateRegSmem<BV>;
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  Smem& sm = *reinterpret_cast<Smem*>(smem_raw);
+  const int vb = blockIdx.x * BV, hv = blockIdx.y, n = blockIdx.z;
+  const int hk = hv / (s.v_heads / s.k_heads), warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int g = lane / 4, t = lane % 4, col0 = vb + 16 * warp;
+  const long sv = static_cast<long>(s.v_heads) * kHeadDim;
+  const long state_off = (static_cast<long>(n) * s.v_heads + hv) * kHeadDim * kHeadDim;
+  float S[16][4];
+  load_state(S, h0 ? h0 + state_off : nullptr, col0);
+  const int c0 = ct.row_first_chunk[n], c1 = ct.row_first_chunk[n + 1];
+  if (c0 < c1) state_reg_fetch<BV>(sm, 0, s, ct, c0, hv, hk, vb, k, Gc, W, U0);
+  for (int c = c0; c < c1; ++c) {
+    const int st = (c - c0) & 1, t0 = ct.chunk_start[c], len = ct.chunk_len[c];
+    cp_async_wait_all();
+    __syncthreads();  // chunk c's tiles are in stage st; every warp is done with stage st ^ 1
+    if (c + 1 < c1) state_reg_fetch<BV>(sm, st ^ 1, s, ct, c + 1, hv, hk, vb, k, Gc, W, U0);
+    if (h) store_state(h + (static_cast<long>(c) * s.v_heads + hv) * kHeadDim * kHeadDim, S, col0);
+    float V[8][4] = {};
+    state_times_rows(V, S, sm.W[st]);  // S^T W^T
+    const float* G = sm.G[st];
+    const float GC = G[kChunk - 1];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int tok = 8 * nt + 2 * t + (i & 1), j = g + 8 * (i >> 1);
+        const float u = __bfloat162float(sm.U0[st][tok * Smem::kLdU + 16 * warp + j]) - V[nt][i];
+        V[nt][i] = u;
+        if (tok < len) vnew[static_cast<long>(t0 + tok) * sv + hv * kHeadDim + col0 + j] = __float2bfloat16(u);
+      }
+    uint32_t A[4][4];  // v^T diag(e^(G_C - G)), k-steps of 16 tokens
+#pragma unroll
+    for (int kt = 0; kt < 4; ++kt) {
+      const int r0 = 16 * kt + 2 * t, r1 = r0 + 8;
+      const float f0 = __expf(GC - G[r0]), f1 = __expf(GC - G[r0 + 1]);
+      const float f2 = __expf(GC - G[r1]), f3 = __expf(GC - G[r1 + 1]);
+      A[kt][0] = pack_bf16(f0 * V[2 * kt][0], f1 * V[2 * kt][1]);
+      A[kt][1] = pack_bf16(f0 * V[2 * kt][2], f1 * V[2 * kt][3]);
+      A[kt][2] = pack_bf16(f2 * V[2 * kt + 1][0], f3 * V[2 * kt + 1][1]);
+      A[kt][3] = pack_bf16(f2 * V[2 * kt + 1][2], f3 * V[2 * kt + 1][3]);
+    }
+    const float decay = __expf(GC);
+#pragma unroll
+    for (int nt = 0; nt < 16; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) S[nt][i] *= decay;
+    state_add_rows(S, A, sm.K[st]);
+  }
+  if (ht) store_state(ht + state_off, S, col0);
+}
+
 struct OutSmem {
   bf16 Q[kChunk * kLd128];
   bf16 KU[kChunk * kLd128];  // K, then U
@@ -360,7 +448,8 @@ cudaError_t set_smem(Kernel kernel) {
 
 }  // namespace
 
-int g_scan_columns = 0;  // set_scan_columns(); 0: the default (32)
+int g_scan_columns = 0;                          // set_scan_columns(); 0: the default (32)
+ScanKernel g_scan_kernel = ScanKernel::kShared;  // set_scan_kernel()
 
 int scan_columns(const Shape&) {
   // 2026-12-01 on an H200, after mma_block's tile blocks (reports/bench/h200-2026-12-02-gdn): 32 was 2.0% and 2.4%
@@ -376,8 +465,20 @@ cudaError_t launch_prep(const Shape& s, const DeviceChunkTable& ct, const bf16* 
   return cudaGetLastError();
 }
 
+template <int BV>
+cudaError_t launch_state_reg(const Shape& s, const DeviceChunkTable& ct, const bf16* k, const float* Gc, const bf16* W,
+                             const bf16* U0, const float* h0, bf16* h, bf16* vnew, float* ht, cudaStream_t stream) {
+  if (auto e = set_smem<StateRegSmem<BV>>(state_reg_kernel<BV>)) return e;
+  state_reg_kernel<BV><<<dim3(kHeadDim / BV, s.v_heads, s.rows), BV * 2, sizeof(StateRegSmem<BV>), stream>>>(
+      s, ct, k, Gc, W, U0, h0, h, vnew, ht);
+  return cudaGetLastError();
+}
+
 cudaError_t launch_state(const Shape& s, const DeviceChunkTable& ct, const bf16* k, const float* Gc, const bf16* W,
                          const bf16* U0, const float* h0, bf16* h, bf16* vnew, float* ht, cudaStream_t stream) {
+  if (g_scan_kernel == ScanKernel::kRegisters)
+    return scan_columns(s) == 16 ? launch_state_reg<16>(s, ct, k, Gc, W, U0, h0, h, vnew, ht, stream)
+                                 : launch_state_reg<32>(s, ct, k, Gc, W, U0, h0, h, vnew, ht, stream);
   if (scan_columns(s) == 16) {
     if (auto e = set_smem<StateSmem<16>>(state_kernel<16>)) return e;
     state_kernel<16><<<dim3(kHeadDim / 16, s.v_heads, s.rows), kThreads, sizeof(StateSmem<16>), stream>>>(
@@ -391,6 +492,9 @@ cudaError_t launch_state(const Shape& s, const DeviceChunkTable& ct, const bf16*
 }
 
 }  // namespace detail
+
+void set_scan_kernel(ScanKernel kernel) { detail::g_scan_kernel = kernel; }
+ScanKernel scan_kernel() { return detail::g_scan_kernel; }
 
 void set_scan_columns(int columns) {
   if (columns != 0 && columns != 16 && columns != 32)

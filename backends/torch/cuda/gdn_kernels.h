@@ -49,6 +49,16 @@ size_t chunk_table_ints(const ChunkTable& t);
 std::vector<int> pack_chunk_table(const ChunkTable& t);
 DeviceChunkTable device_view(const ChunkTable& t, const int* device_ints);
 
+/// Which kernels run the two sequential scans (the chunk states forward, their gradients backward).
+enum class ScanKernel {
+  kShared,     ///< the state in shared memory (fp32, with a bf16 copy), products through nvcuda::wmma
+  kRegisters,  ///< each warp's 16 value columns of the state in registers, products through mma.sync
+};
+/// Sets the scan kernels (default kShared). The two give different bits (other rounding points, same tolerance
+/// against the float64 reference: gdn_check checks each). Process-wide, not thread-safe.
+void set_scan_kernel(ScanKernel kernel);
+ScanKernel scan_kernel();
+
 /// Value columns per block of the two sequential scans (the chunk states forward, their gradients backward): 16,
 /// 32, or 0 for the default (32; detail::scan_columns). The results are the same
 /// bits for every choice; gdn_check times each. Process-wide, not thread-safe. Throws std::invalid_argument on
