@@ -10,20 +10,19 @@
 #include <fstream>
 #include <iterator>
 #include <numeric>
-#include <thread>
 
 #include "catalog/models.h"
 #include "dist/parallel_groups.h"
 #include "dist/process_group.h"
 #include "model/moe.h"
 #include "run/backend.h"
-#include "run/launch.h"
 #include "temp_dir.h"
 #include "torch_backend_registration.h"
 #include "train/adam.h"
 #include "train/lr_schedule.h"
 #include "train/packing.h"
 #include "train/rows.h"
+#include "two_ranks.h"
 
 using namespace recipebench;
 
@@ -400,33 +399,23 @@ TEST_CASE("EP2 alltoall dispatcher: forward and backward equal the unsharded exp
     ref_out.push_back(out.detach());
     ref_gx.push_back(xr.grad());
   }
-  const int port = free_loopback_port();
   std::vector<torch::Tensor> out(2), gx(2), g_gate_up(2), g_down(2);
-  std::vector<std::string> errors(2);
-  auto rank_main = [&](int r) {
-    try {
-      dist::ProcessGroup pg(r, 2, "127.0.0.1", port, std::chrono::seconds(60));
-      torch_model::RoutedExperts m(E, H, F, torch_model::ExpertsImpl::Loop);
-      {
-        torch::NoGradGuard ng;
-        m->gate_up_proj.copy_(ref->gate_up_proj);
-        m->down_proj.copy_(ref->down_proj);
-      }
-      m->shard(std::make_shared<dist::GroupExpertParallel>(pg));
-      auto xr = x[r].clone().requires_grad_(true);
-      auto o = m(xr, idx[r], w[r]);
-      (o * g[r]).sum().backward();
-      out[r] = o.detach();
-      gx[r] = xr.grad();
-      g_gate_up[r] = m->gate_up_proj.grad();
-      g_down[r] = m->down_proj.grad();
-    } catch (const std::exception& e) {
-      errors[r] = e.what();
+  const std::vector<std::string> errors = rbt_test::on_two_ranks([&](int r, dist::ProcessGroup& pg) {
+    torch_model::RoutedExperts m(E, H, F, torch_model::ExpertsImpl::Loop);
+    {
+      torch::NoGradGuard ng;
+      m->gate_up_proj.copy_(ref->gate_up_proj);
+      m->down_proj.copy_(ref->down_proj);
     }
-  };
-  std::thread t1(rank_main, 1);
-  rank_main(0);
-  t1.join();
+    m->shard(std::make_shared<dist::GroupExpertParallel>(pg));
+    auto xr = x[r].clone().requires_grad_(true);
+    auto o = m(xr, idx[r], w[r]);
+    (o * g[r]).sum().backward();
+    out[r] = o.detach();
+    gx[r] = xr.grad();
+    g_gate_up[r] = m->gate_up_proj.grad();
+    g_down[r] = m->down_proj.grad();
+  });
   INFO(errors[0] << errors[1]);
   REQUIRE(errors[0].empty());
   REQUIRE(errors[1].empty());
