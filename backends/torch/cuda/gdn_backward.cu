@@ -669,9 +669,17 @@ cudaError_t launch_dstate_reg(const Shape& s, const DeviceChunkTable& ct, const 
 cudaError_t launch_dstate(const Shape& s, const DeviceChunkTable& ct, const bf16* q, const bf16* k, const float* Gc,
                           const bf16* W, const bf16* d_o, const float* dvl, const float* dht, bf16* dh, bf16* dU,
                           float* dh0, cudaStream_t stream) {
-  if (scan_kernel() == ScanKernel::kRegisters)
-    return scan_columns(s) == 16 ? launch_dstate_reg<16>(s, ct, q, k, Gc, W, d_o, dvl, dht, dh, dU, dh0, stream)
-                                 : launch_dstate_reg<32>(s, ct, q, k, Gc, W, d_o, dvl, dht, dh, dU, dh0, stream);
+  if (scan_kernel() == ScanKernel::kRegisters) switch (scan_columns(s)) {
+      case 16:
+        return launch_dstate_reg<16>(s, ct, q, k, Gc, W, d_o, dvl, dht, dh, dU, dh0, stream);
+      case 64:
+        return launch_dstate_reg<64>(s, ct, q, k, Gc, W, d_o, dvl, dht, dh, dU, dh0, stream);
+      case 128:
+        return launch_dstate_reg<128>(s, ct, q, k, Gc, W, d_o, dvl, dht, dh, dU, dh0, stream);
+      default:
+        return launch_dstate_reg<32>(s, ct, q, k, Gc, W, d_o, dvl, dht, dh, dU, dh0, stream);
+    }
+  if (scan_columns(s) > 32) return cudaErrorInvalidValue;  // 64 and 128: the register scans only
   return scan_columns(s) == 16 ? launch_dstate_bv<16>(s, ct, q, k, Gc, W, d_o, dvl, dht, dh, dU, dh0, stream)
                                : launch_dstate_bv<32>(s, ct, q, k, Gc, W, d_o, dvl, dht, dh, dU, dh0, stream);
 }

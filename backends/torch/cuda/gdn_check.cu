@@ -77,6 +77,13 @@ double rel_l2(const std::vector<double>& a, const std::vector<double>& ref) {
   return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
+/// The scan widths (value columns per block) the checks and timings force: 64 and 128 exist for the register scans
+/// only (gdn::set_scan_columns).
+std::vector<int> scan_widths() {
+  if (gdn::scan_kernel() == gdn::ScanKernel::kRegisters) return {16, 32, 64, 128};
+  return {16, 32};
+}
+
 /// Random inputs: q, k L2-normalised per head, v ~ N(0, 1) (all rounded to bf16), g = -softplus(N(0,1)) / 2,
 /// beta = sigmoid(N(0,1)), h0 ~ N(0, 0.25) when with_h0.
 gdn::reference::Inputs make_inputs(const std::vector<int64_t>& cu, int hk, int hv, bool with_h0, unsigned seed) {
@@ -213,10 +220,11 @@ CaseResult check_case(const std::string& name, const std::vector<int64_t>& cu, u
   p.backward(/*from_saved=*/false);
   CK(cudaDeviceSynchronize());
   cr.recompute_equal = all_same();
-  // The scans with 16 and with 32 value columns per block: the same bits (output, final state, gradients).
+  // The scans with 16 and with 32 value columns per block (and 64, 128 for the register scans): the same bits
+  // (output, final state, gradients).
   const auto o1 = p.o.get();
   const auto ht1 = p.ht.get();
-  for (int columns : {16, 32}) {
+  for (int columns : scan_widths()) {
     gdn::set_scan_columns(columns);
     p.forward();
     p.backward();
@@ -340,7 +348,7 @@ std::vector<CaseResult> run_checks(bool quick) {
 }
 
 /// The 35B-width timings (1 and 2 rows of 8,192 tokens, mean of `iters`) with the automatic scan width, then with
-/// 16 and 32 value columns forced, printed as a table.
+/// each of scan_widths() forced, printed as a table.
 std::vector<Timing> run_timings(int iters) {
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, 0));
@@ -348,7 +356,9 @@ std::vector<Timing> run_timings(int iters) {
               iters);
   std::printf("%-16s %10s %12s %22s\n", "tokens", "fwd ms", "fwd+bwd ms", "fwd+bwd recompute ms");
   std::vector<Timing> timings;
-  for (int columns : {0, 16, 32}) {
+  std::vector<int> widths = scan_widths();
+  widths.insert(widths.begin(), 0);
+  for (int columns : widths) {
     gdn::set_scan_columns(columns);
     for (int rows : {1, 2}) {
       timings.push_back(time_case(rows, iters));

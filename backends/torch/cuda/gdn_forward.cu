@@ -476,9 +476,17 @@ cudaError_t launch_state_reg(const Shape& s, const DeviceChunkTable& ct, const b
 
 cudaError_t launch_state(const Shape& s, const DeviceChunkTable& ct, const bf16* k, const float* Gc, const bf16* W,
                          const bf16* U0, const float* h0, bf16* h, bf16* vnew, float* ht, cudaStream_t stream) {
-  if (g_scan_kernel == ScanKernel::kRegisters)
-    return scan_columns(s) == 16 ? launch_state_reg<16>(s, ct, k, Gc, W, U0, h0, h, vnew, ht, stream)
-                                 : launch_state_reg<32>(s, ct, k, Gc, W, U0, h0, h, vnew, ht, stream);
+  if (g_scan_kernel == ScanKernel::kRegisters) switch (scan_columns(s)) {
+      case 16:
+        return launch_state_reg<16>(s, ct, k, Gc, W, U0, h0, h, vnew, ht, stream);
+      case 64:
+        return launch_state_reg<64>(s, ct, k, Gc, W, U0, h0, h, vnew, ht, stream);
+      case 128:
+        return launch_state_reg<128>(s, ct, k, Gc, W, U0, h0, h, vnew, ht, stream);
+      default:
+        return launch_state_reg<32>(s, ct, k, Gc, W, U0, h0, h, vnew, ht, stream);
+    }
+  if (scan_columns(s) > 32) return cudaErrorInvalidValue;  // 64 and 128: the register scans only
   if (scan_columns(s) == 16) {
     if (auto e = set_smem<StateSmem<16>>(state_kernel<16>)) return e;
     state_kernel<16><<<dim3(kHeadDim / 16, s.v_heads, s.rows), kThreads, sizeof(StateSmem<16>), stream>>>(
@@ -497,8 +505,9 @@ void set_scan_kernel(ScanKernel kernel) { detail::g_scan_kernel = kernel; }
 ScanKernel scan_kernel() { return detail::g_scan_kernel; }
 
 void set_scan_columns(int columns) {
-  if (columns != 0 && columns != 16 && columns != 32)
-    throw std::invalid_argument("gdn::set_scan_columns: " + std::to_string(columns) + ", expected 0, 16 or 32");
+  if (columns != 0 && columns != 16 && columns != 32 && columns != 64 && columns != 128)
+    throw std::invalid_argument("gdn::set_scan_columns: " + std::to_string(columns) +
+                                ", expected 0, 16, 32, 64 or 128");
   detail::g_scan_columns = columns;
 }
 

@@ -60,9 +60,9 @@ void set_scan_kernel(ScanKernel kernel);
 ScanKernel scan_kernel();
 
 /// Value columns per block of the two sequential scans (the chunk states forward, their gradients backward): 16,
-/// 32, or 0 for the default (32; detail::scan_columns). The results are the same
-/// bits for every choice; gdn_check times each. Process-wide, not thread-safe. Throws std::invalid_argument on
-/// another value.
+/// 32, 64 or 128 (64 and 128 with ScanKernel::kRegisters only: the shared-memory scans then fail their launch
+/// with cudaErrorInvalidValue), or 0 for the default (32; detail::scan_columns). The results are the same bits for
+/// every choice; gdn_check times each. Process-wide, not thread-safe. Throws std::invalid_argument on another value.
 void set_scan_columns(int columns);
 
 /// Bytes of the forward's intermediates that backward() can read instead of recomputing them: the cumulative gates
