@@ -47,13 +47,33 @@ wait
 cat "$build"/*.ptxas | grep -E "error|registers|spill" | tee -a "$log"
 "$nvcc" -arch=sm_90 -o "$build/gdn_check" "$build"/gdn_*.o -lpthread 2>&1 | tee -a "$log" || exit 1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee -a "$log"
-# FLA after the build, not beside it: its forward + backward at 1 x 8,192 is short enough (about 3 ms, many small
-# launches from Python) that three compilers on the CPU moved it by up to 20% (2026-12-01). Mean of 50, as ours.
+# FLA after the build, not beside it (three compilers on the CPU moved its time by up to 20%), in FLA_PROCESSES
+# fresh processes (default 3), mean of 50 each, as ours; fla.log keeps each figure's fastest over them in the line
+# format the summary below parses, fla-N.log each process's. Over the six calls of 2026-12-01 its 1 x 8,192
+# forward + backward ranged from 2.19 to 3.30 ms from one process to the next (each tunes its Triton kernels
+# afresh), so the fastest of several is the fair figure to hold ours against.
 say "== FLA"
 if [ "${FLA_PROBE:-0}" = 1 ]; then
   PYTHONPATH=$peer PYTHONUNBUFFERED=1 timeout "${FLA_TIMEOUT:-400}" "$python" "$peer/gdn_probe.py" 35B >"$out/fla.log" 2>&1
 else
-  PYTHONPATH=$peer PYTHONUNBUFFERED=1 timeout "${FLA_TIMEOUT:-400}" "$python" "$here/fla_gdn_time.py" 50 >"$out/fla.log" 2>&1
+  for p in $(seq 1 "${FLA_PROCESSES:-3}"); do
+    PYTHONPATH=$peer PYTHONUNBUFFERED=1 timeout "${FLA_TIMEOUT:-400}" "$python" "$here/fla_gdn_time.py" 50 \
+      >"$out/fla-$p.log" 2>&1
+    sed 's/^/process '"$p"': /' "$out/fla-$p.log" | tee -a "$log"
+  done
+  "$python" - "$out" <<'PY' >"$out/fla.log"
+import glob, re, sys
+best = {}
+for f in sorted(glob.glob(f"{sys.argv[1]}/fla-*.log")):
+    for line in open(f):
+        m = re.search(r"FLA GDN 35B B=(\d) T=8192: fwd ([\d.]+) ms, fwd\+bwd ([\d.]+) ms", line)
+        if m:
+            b, fwd, fb = m.group(1), float(m.group(2)), float(m.group(3))
+            old = best.get(b)
+            best[b] = (min(fwd, old[0]), min(fb, old[1])) if old else (fwd, fb)
+for b in sorted(best):
+    print(f"FLA GDN 35B B={b} T=8192: fwd {best[b][0]:.3f} ms, fwd+bwd {best[b][1]:.3f} ms (fastest of the processes)")
+PY
 fi
 tee -a "$log" <"$out/fla.log"
 
