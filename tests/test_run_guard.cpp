@@ -76,6 +76,9 @@ TEST_CASE("run guard: an interrupt fails the next step, never a finished run", "
   }
   CHECK_THROWS_WITH(throw_if_interrupted(-1, 20), "interrupted by SIGINT at step 0 of 20 (no step completed)");
   CHECK_NOTHROW(throw_if_interrupted(19, 20));  // every step ran: the run is complete
+  watch_interrupts();  // the next run in this process starts without the earlier run's signal
+  CHECK(interrupt_signal() == 0);
+  CHECK_NOTHROW(throw_if_interrupted(4, 20));
   signal(SIGINT, SIG_DFL);
 }
 

@@ -109,6 +109,7 @@ void note_interrupt(int sig) { g_interrupt = sig; }
 }  // namespace
 
 void watch_interrupts() {
+  g_interrupt = 0;  // a signal noted before belongs to an earlier run in this process (tests run several)
   struct sigaction sa {};
   sa.sa_handler = note_interrupt;
   sigemptyset(&sa.sa_mask);

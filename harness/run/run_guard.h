@@ -26,7 +26,8 @@ std::string write_new_record(const std::string& dir, const std::string& stem,
 std::string write_new_record(const std::string& wanted, const std::string& content);
 
 /// Installs handlers for SIGINT and SIGTERM that only note the signal (interrupt_signal()); each handler is
-/// reset after its first signal, so a second Ctrl-C stops the process at once.
+/// reset after its first signal, so a second Ctrl-C stops the process at once. Forgets a signal noted before (by an
+/// earlier run in this process).
 void watch_interrupts();
 
 /// The signal noted by watch_interrupts() (SIGINT or SIGTERM), or 0.
