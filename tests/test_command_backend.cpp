@@ -59,6 +59,17 @@ Refused refused_run(const RunRequest& q) {
   return messages;
 }
 
+/// A recipe of tests/data/command/ whose one bench setting the command backend refuses: exactly two lines, the
+/// located diagnostic (`located`: what follows the recipe's path) and the summary.
+void check_field_refused(const std::string& recipe, const std::string& temp_name, const std::string& located) {
+  const RunRequest q = command_request(recipe, temp_name);
+  const Refused messages = refused_run(q);
+  REQUIRE(messages.lines.size() == 2);
+  CHECK(messages.lines[0] == q.recipe_path + located);
+  CHECK(messages.lines[1] ==
+        "recipebench run: the command backend would ignore the settings above (its command's own); nothing was run");
+}
+
 }  // namespace
 
 TEST_CASE("import: a Megatron-LM log gives the hand-computed tokens/s/GPU and MFU", "[command]") {
@@ -228,34 +239,19 @@ TEST_CASE("command backend: the env block is exported with its $ kept for the sh
 }
 
 TEST_CASE("command backend: bench.kernels in the recipe is refused, located at the field", "[command]") {
-  const RunRequest q = command_request("kernels-ops.yaml", "recipebench-command-kernels");
-  const Refused messages = refused_run(q);
-  REQUIRE(messages.lines.size() == 2);
-  CHECK(messages.lines[0] == q.recipe_path +
-                                 ":57:12: error: bench.kernels: ops, expected absent (the command backend runs the "
-                                 "recipe's own command: its kernels are the command's)");
-  CHECK(messages.lines[1] ==
-        "recipebench run: the command backend would ignore the settings above (its command's own); nothing was run");
+  check_field_refused("kernels-ops.yaml", "recipebench-command-kernels",
+                      ":57:12: error: bench.kernels: ops, expected absent (the command backend runs the "
+                      "recipe's own command: its kernels are the command's)");
 }
 
 TEST_CASE("command backend: bench.ep_dispatch in the recipe is refused, located at the field", "[command]") {
-  const RunRequest q = command_request("ep-dispatch.yaml", "recipebench-command-ep-dispatch");
-  const Refused messages = refused_run(q);
-  REQUIRE(messages.lines.size() == 2);
-  CHECK(messages.lines[0] == q.recipe_path +
-                                 ":57:16: error: bench.ep_dispatch: fixed_capacity, expected absent (the command "
-                                 "backend runs the recipe's own command: its expert dispatch is the command's)");
-  CHECK(messages.lines[1] ==
-        "recipebench run: the command backend would ignore the settings above (its command's own); nothing was run");
+  check_field_refused("ep-dispatch.yaml", "recipebench-command-ep-dispatch",
+                      ":57:16: error: bench.ep_dispatch: fixed_capacity, expected absent (the command "
+                      "backend runs the recipe's own command: its expert dispatch is the command's)");
 }
 
 TEST_CASE("command backend: bench.fail_on_sync in the recipe is refused, located at the field", "[command]") {
-  const RunRequest q = command_request("fail-on-sync.yaml", "recipebench-command-fail-on-sync");
-  const Refused messages = refused_run(q);
-  REQUIRE(messages.lines.size() == 2);
-  CHECK(messages.lines[0] == q.recipe_path +
-                                 ":57:17: error: bench.fail_on_sync: true, expected false or absent (the command "
-                                 "backend runs the recipe's own command: its synchronisation is the command's)");
-  CHECK(messages.lines[1] ==
-        "recipebench run: the command backend would ignore the settings above (its command's own); nothing was run");
+  check_field_refused("fail-on-sync.yaml", "recipebench-command-fail-on-sync",
+                      ":57:17: error: bench.fail_on_sync: true, expected false or absent (the command "
+                      "backend runs the recipe's own command: its synchronisation is the command's)");
 }

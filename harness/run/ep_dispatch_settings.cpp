@@ -1,6 +1,7 @@
 #include "run/ep_dispatch_settings.h"
 
 #include "run/fail_on_sync_settings.h"
+#include "run/setting_diagnostic.h"
 
 namespace recipebench {
 
@@ -12,11 +13,10 @@ std::string ep_dispatch_note(const RunOptions& o, const Recipe& recipe, bool giv
 
 std::optional<Diagnostic> ep_dispatch_per_node(const std::string& backend, const Recipe& recipe, const SourceDoc& src,
                                                const std::optional<EpDispatch>& cli) {
-  const std::string expected =
-      "absent (the " + backend + " backend runs the recipe's own command: its expert dispatch is the command's)";
-  if (cli) return Diagnostic{"<command line>", 0, 0, "--ep-dispatch", to_string(*cli), expected};
-  if (recipe.bench.ep_dispatch) return src.at("/bench/ep_dispatch", to_string(*recipe.bench.ep_dispatch), expected);
-  return std::nullopt;
+  const auto given = cli ? cli : recipe.bench.ep_dispatch;
+  if (!given) return std::nullopt;
+  return setting_diagnostic(src, cli.has_value(), "--ep-dispatch", "/bench/ep_dispatch", to_string(*given),
+                            "absent " + runs_own_command(backend, "expert dispatch is"));
 }
 
 std::optional<Diagnostic> fail_on_sync_with_host_splits(const RunOptions& o, const Recipe& recipe, const SourceDoc& src,

@@ -1,5 +1,7 @@
 #include "run/fail_on_sync_settings.h"
 
+#include "run/setting_diagnostic.h"
+
 namespace recipebench {
 
 std::string fail_on_sync_note(const RunOptions& o) {
@@ -8,18 +10,15 @@ std::string fail_on_sync_note(const RunOptions& o) {
          "for a GPU)";
 }
 
-std::optional<Diagnostic> refuse_fail_on_sync(const Recipe& recipe, const SourceDoc& src, const std::optional<bool>& cli,
-                                              const std::string& expected) {
+std::optional<Diagnostic> refuse_fail_on_sync(const Recipe& recipe, const SourceDoc& src,
+                                              const std::optional<bool>& cli, const std::string& expected) {
   if (!(cli ? *cli : recipe.bench.fail_on_sync.value_or(false))) return std::nullopt;
-  if (cli) return Diagnostic{"<command line>", 0, 0, "--fail-on-sync", "true", expected};
-  return src.at("/bench/fail_on_sync", "true", expected);
+  return setting_diagnostic(src, cli.has_value(), "--fail-on-sync", "/bench/fail_on_sync", "true", expected);
 }
 
 std::optional<Diagnostic> fail_on_sync_per_node(const std::string& backend, const Recipe& recipe, const SourceDoc& src,
                                                 const std::optional<bool>& cli) {
-  return refuse_fail_on_sync(recipe, src, cli,
-                             "false or absent (the " + backend +
-                                 " backend runs the recipe's own command: its synchronisation is the command's)");
+  return refuse_fail_on_sync(recipe, src, cli, "false or absent " + runs_own_command(backend, "synchronisation is"));
 }
 
 std::optional<Diagnostic> fail_on_sync_with_profile(bool profile, const Recipe& recipe, const SourceDoc& src,

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "layout/rank_map.h"
+#include "run/setting_diagnostic.h"
 
 namespace recipebench {
 
@@ -29,20 +30,13 @@ Diagnostics check_grad_reduce_per_node(const std::string& backend, const Recipe&
                                        const std::optional<bool>& cli_overlap,
                                        const std::optional<int64_t>& cli_bucket) {
   Diagnostics out;
-  const std::string why = " (the " + backend +
-                          " backend runs the recipe's own command: its gradient reduction is the "
-                          "command's)";
-  if (cli_overlap ? *cli_overlap : recipe.bench.overlap_grad_reduce.value_or(false)) {
-    const std::string expected = "false or absent" + why;
-    out.push_back(cli_overlap ? Diagnostic{"<command line>", 0, 0, "--overlap-grad-reduce", "true", expected}
-                              : src.at("/bench/overlap_grad_reduce", "true", expected));
-  }
-  if (cli_bucket || recipe.bench.grad_reduce_bucket_elements) {
-    const std::string n = std::to_string(cli_bucket ? *cli_bucket : *recipe.bench.grad_reduce_bucket_elements);
-    const std::string expected = "absent" + why;
-    out.push_back(cli_bucket ? Diagnostic{"<command line>", 0, 0, "--grad-reduce-bucket-elements", n, expected}
-                             : src.at("/bench/grad_reduce_bucket_elements", n, expected));
-  }
+  const std::string why = runs_own_command(backend, "gradient reduction is");
+  if (cli_overlap ? *cli_overlap : recipe.bench.overlap_grad_reduce.value_or(false))
+    out.push_back(setting_diagnostic(src, cli_overlap.has_value(), "--overlap-grad-reduce",
+                                     "/bench/overlap_grad_reduce", "true", "false or absent " + why));
+  if (const auto n = cli_bucket ? cli_bucket : recipe.bench.grad_reduce_bucket_elements)
+    out.push_back(setting_diagnostic(src, cli_bucket.has_value(), "--grad-reduce-bucket-elements",
+                                     "/bench/grad_reduce_bucket_elements", std::to_string(*n), "absent " + why));
   return out;
 }
 

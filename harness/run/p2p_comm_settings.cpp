@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "run/setting_diagnostic.h"
+
 namespace recipebench {
 
 std::string p2p_comm_note(const RunOptions& o, const Recipe& recipe) {
@@ -17,17 +19,14 @@ namespace {
 std::optional<Diagnostic> refuse_p2p_comm(const Recipe& recipe, const SourceDoc& src, const std::optional<bool>& cli,
                                           const std::string& expected) {
   if (!(cli ? *cli : recipe.bench.overlap_p2p_comm.value_or(false))) return std::nullopt;
-  if (cli) return Diagnostic{"<command line>", 0, 0, "--overlap-p2p-comm", "true", expected};
-  return src.at("/bench/overlap_p2p_comm", "true", expected);
+  return setting_diagnostic(src, cli.has_value(), "--overlap-p2p-comm", "/bench/overlap_p2p_comm", "true", expected);
 }
 
 }  // namespace
 
 std::optional<Diagnostic> p2p_comm_per_node(const std::string& backend, const Recipe& recipe, const SourceDoc& src,
                                             const std::optional<bool>& cli) {
-  return refuse_p2p_comm(
-      recipe, src, cli,
-      "false or absent (the " + backend + " backend runs the recipe's own command: its pipeline is the command's)");
+  return refuse_p2p_comm(recipe, src, cli, "false or absent " + runs_own_command(backend, "pipeline is"));
 }
 
 std::optional<Diagnostic> p2p_comm_with_profile(bool profile, const Recipe& recipe, const SourceDoc& src,

@@ -24,6 +24,7 @@
 #include "run/p2p_comm_settings.h"
 #include "run/run_guard.h"
 #include "run/run_metrics.h"
+#include "run/setting_diagnostic.h"
 #include "util/exit_code.h"
 #include "util/host.h"
 
@@ -188,8 +189,8 @@ void check_log_format(const RunRequest& q, const ValidatedRecipe& v, const RunOp
     problem = e.what();
   }
   const std::string expected = "megatron, torchtitan, hf or regex:<pattern with named groups> (" + problem + ")";
-  const Diagnostic d = q.log_format ? Diagnostic{"<command line>", 0, 0, "--format", *o.log_format, expected}
-                                    : v.source->at("/bench/log_format", *o.log_format, expected);
+  const Diagnostic d =
+      setting_diagnostic(*v.source, q.log_format.has_value(), "--format", "/bench/log_format", *o.log_format, expected);
   report.message(d.to_string());
   throw Refusal{kFailed, "recipebench run: the log format cannot be read; nothing was run"};
 }
@@ -197,11 +198,10 @@ void check_log_format(const RunRequest& q, const ValidatedRecipe& v, const RunOp
 /// bench.kernels (or --kernels) given to a per-node backend `backend`, which runs the recipe's own command and so
 /// its own kernels: the located diagnostic that refuses it; nullopt when neither is set.
 std::optional<Diagnostic> kernels_per_node(const std::string& backend, const RunRequest& q, const ValidatedRecipe& v) {
-  const std::string expected =
-      "absent (the " + backend + " backend runs the recipe's own command: its kernels are the command's)";
-  if (q.kernels) return Diagnostic{"<command line>", 0, 0, "--kernels", to_string(*q.kernels), expected};
-  if (v.recipe->bench.kernels) return v.source->at("/bench/kernels", to_string(*v.recipe->bench.kernels), expected);
-  return std::nullopt;
+  const auto given = q.kernels ? q.kernels : v.recipe->bench.kernels;
+  if (!given) return std::nullopt;
+  return setting_diagnostic(*v.source, q.kernels.has_value(), "--kernels", "/bench/kernels", to_string(*given),
+                            "absent " + runs_own_command(backend, "kernels are"));
 }
 
 /// Refuses (exit 1, one located diagnostic per field) what the backend does not run, before any rank starts.

@@ -327,9 +327,9 @@ __device__ __forceinline__ void state_reg_fetch(StateRegSmem<BV>& sm, int st, co
   constexpr int kThr = BV * 2;
   const int t0 = ct.chunk_start[c], len = ct.chunk_len[c];
   const long sk = static_cast<long>(s.k_heads) * kHeadDim, sv = static_cast<long>(s.v_heads) * kHeadDim;
-  async_rows128(sm.W[st], W + static_cast<long>(t0) * sv + hv * kHeadDim, sv, len, kThr);
-  async_rows128(sm.K[st], k + static_cast<long>(t0) * sk + hk * kHeadDim, sk, len, kThr);
-  async_rows_bf16<BV>(sm.U0[st], U0 + static_cast<long>(t0) * sv + hv * kHeadDim + vb, sv, len, kThr);
+  async_rows<kHeadDim>(sm.W[st], W + static_cast<long>(t0) * sv + hv * kHeadDim, sv, len, kThr);
+  async_rows<kHeadDim>(sm.K[st], k + static_cast<long>(t0) * sk + hk * kHeadDim, sk, len, kThr);
+  async_rows<BV>(sm.U0[st], U0 + static_cast<long>(t0) * sv + hv * kHeadDim + vb, sv, len, kThr);
   async_gates(sm.G[st], Gc + static_cast<long>(t0) * s.v_heads + hv, s.v_heads, len, kThr);
   cp_async_commit();
 }

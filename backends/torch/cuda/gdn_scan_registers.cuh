@@ -9,34 +9,15 @@
 
 namespace recipebench::gdn::detail {
 
-/// 64 rows x 128 bf16 (global row stride `stride` elements) into a tile of ld kLd128.
-__device__ __forceinline__ void async_rows128(bf16* dst, const bf16* src, long stride, int valid, int threads) {
-  for (int i = threadIdx.x; i < kChunk * 16; i += threads) {
-    const int r = i / 16, c = (i % 16) * 8;
-    const bool ok = r < valid;
-    cp_async16(dst + r * kLd128 + c, src + (ok ? r : 0) * stride + c, ok ? 16 : 0);
-  }
-}
-
-/// 64 rows x BV bf16 into a tile of ld BV + 8.
-template <int BV>
-__device__ __forceinline__ void async_rows_bf16(bf16* dst, const bf16* src, long stride, int valid, int threads) {
-  constexpr int kVecs = BV / 8;
+/// 64 rows x Cols elements of T (bf16 or fp32; global row stride `stride` elements) into a tile whose rows are
+/// padded by 16 bytes (ld Cols + 16 / sizeof(T): kLd128 for 128 bf16 columns), 16 bytes per copy.
+template <int Cols, class T>
+__device__ __forceinline__ void async_rows(T* dst, const T* src, long stride, int valid, int threads) {
+  constexpr int kPerVec = 16 / sizeof(T), kVecs = Cols / kPerVec, kLd = Cols + kPerVec;
   for (int i = threadIdx.x; i < kChunk * kVecs; i += threads) {
-    const int r = i / kVecs, c = (i % kVecs) * 8;
+    const int r = i / kVecs, c = (i % kVecs) * kPerVec;
     const bool ok = r < valid;
-    cp_async16(dst + r * (BV + 8) + c, src + (ok ? r : 0) * stride + c, ok ? 16 : 0);
-  }
-}
-
-/// 64 rows x BV fp32 into a tile of ld BV + 4.
-template <int BV>
-__device__ __forceinline__ void async_rows_f32(float* dst, const float* src, long stride, int valid, int threads) {
-  constexpr int kVecs = BV / 4;
-  for (int i = threadIdx.x; i < kChunk * kVecs; i += threads) {
-    const int r = i / kVecs, c = (i % kVecs) * 4;
-    const bool ok = r < valid;
-    cp_async16(dst + r * (BV + 4) + c, src + (ok ? r : 0) * stride + c, ok ? 16 : 0);
+    cp_async16(dst + r * kLd + c, src + (ok ? r : 0) * stride + c, ok ? 16 : 0);
   }
 }
 
