@@ -2,14 +2,18 @@
 # forward+backward at B x 8,192 tokens, timed with CUDA events (mean of N after warm-up), the same inputs and
 # Hopper guard switch as the peer's gdn_probe.py. Prints the probe's line format, which bench/gdn-kernels.sh parses:
 #   FLA GDN 35B B=1 T=8192: fwd X ms, fwd+bwd Y ms
-# Usage: PYTHONPATH=<folder with fla/> python3 bench/fla_gdn_time.py [iters]
+# Usage: PYTHONPATH=<folder with fla/> python3 bench/fla_gdn_time.py [iters] [--kernels]
+#   --kernels: also FLA's per-kernel CUDA time at 1 x 8,192 (torch.profiler, mean over `iters` forward+backward
+#   steps after the timed ones, so Triton's autotuning is done), to place our kernels against FLA's one by one.
 import sys
 import torch
 import fla.ops.common.chunk_o as _co
 _co.IS_NVIDIA_HOPPER = False  # as the peer does (FLA issue 640)
 from fla.ops.gated_delta_rule import chunk_gated_delta_rule
 
-iters = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+args = [a for a in sys.argv[1:] if not a.startswith("--")]
+iters = int(args[0]) if args else 20
+per_kernel = "--kernels" in sys.argv
 dev = "cuda"
 
 
@@ -49,3 +53,17 @@ for B in (1, 2):
     fb = timed(step, iters)
     f = timed(fwd, iters)
     print(f"FLA GDN 35B B={B} T=8192: fwd {f:.3f} ms, fwd+bwd {fb:.3f} ms", flush=True)
+
+    if per_kernel and B == 1:
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(iters):
+                step()
+            torch.cuda.synchronize()
+        def dev_us(e):
+            return getattr(e, "device_time_total", None) or getattr(e, "cuda_time_total", 0.0)
+        rows = [e for e in prof.key_averages() if "CUDA" in str(e.device_type) and e.count >= iters and dev_us(e) > 0]
+        rows.sort(key=lambda e: -dev_us(e))
+        print(f"FLA per kernel, 1 x 8192, mean us per forward+backward over {iters}:")
+        for e in rows[:24]:
+            print(f"  {dev_us(e) / iters:9.1f} us  x{e.count // iters}  {e.key[:90]}")

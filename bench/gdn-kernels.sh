@@ -8,8 +8,11 @@
 #   FLA_PROBE=1 runs the peer's whole gdn_probe.py (its accuracy checks and LM-head timings too; slow) instead of
 #   bench/fla_gdn_time.py (the same FLA call and inputs, timing only, CUDA events).
 #   SANITIZE=1 runs compute-sanitizer (memcheck) on the small cases; PROFILE=1 runs ncu for per-kernel times;
-#   SCAN=registers checks and times the register-resident scan kernels (gdn_check --scan registers; the default
-#   shared ones are then timed too, for the comparison).
+#   PROFILE=sections also ncu's speed-of-light, occupancy and warp-stall sections of each kernel (ncu-sections.txt)
+#   and FLA's per-kernel times (fla_gdn_time.py --kernels, in fla-kernels.log);
+#   SCAN=shared checks and times the shared-memory scan kernels instead of the register-resident ones (the default,
+#   gdn::set_scan_kernel); the other kind is timed too, for the comparison. With the register scans, the key splits
+#   other than the default are checked too (without the 8,192-token case; the timings try each).
 #   TORCH_TEST=1 builds tests/test_gdn_cuda.cpp against the python's libtorch (no CMake) and runs it
 #   (CATCH_INCLUDE: folder holding catch2/catch.hpp).
 set -uo pipefail
@@ -82,12 +85,19 @@ if [ "${SANITIZE:-0}" = 1 ] && command -v compute-sanitizer >/dev/null; then
   timeout 150 compute-sanitizer --tool memcheck "$build/gdn_check" --skip-time --quick 2>&1 | tail -15 | tee -a "$log"
 fi
 say "== gdn_check"
-"$build/gdn_check" --json "$out/gdn_check.json" --iters 50 --scan "${SCAN:-shared}" 2>&1 | tee -a "$log"
+scan=${SCAN:-registers}
+other=$([ "$scan" = registers ] && echo shared || echo registers)
+"$build/gdn_check" --json "$out/gdn_check.json" --iters 50 --scan "$scan" 2>&1 | tee -a "$log"
 check_rc=${PIPESTATUS[0]}
-if [ "${SCAN:-shared}" != shared ]; then
-  say "== gdn_check --scan shared (timings only, for the comparison in this call)"
-  "$build/gdn_check" --json "$out/gdn_check_shared.json" --iters 50 --skip-check --scan shared 2>&1 | tee -a "$log"
+if [ "$scan" = registers ]; then
+  for ks in 1 4; do
+    say "== gdn_check --scan registers --key-split $ks (checks without the 8,192-token case; the timings above try each)"
+    "$build/gdn_check" --skip-time --quick --scan registers --key-split $ks 2>&1 | tee -a "$log"
+    [ "${PIPESTATUS[0]}" = 0 ] || check_rc=1
+  done
 fi
+say "== gdn_check --scan $other (timings only, for the comparison in this call)"
+"$build/gdn_check" --json "$out/gdn_check_$other.json" --iters 50 --skip-check --scan "$other" 2>&1 | tee -a "$log"
 
 if [ "${TORCH_TEST:-0}" = 1 ]; then
   say "== test_gdn_cuda (libtorch $("$python" -c 'import torch; print(torch.__version__)'))"
@@ -99,11 +109,21 @@ if [ "${TORCH_TEST:-0}" = 1 ]; then
   say "test_gdn_cuda exit status $? (full output: test_gdn_cuda.log)"
   grep -vE "^  frame #|^  [a-z]+/|^  gnu/|^  libc" "$out/test_gdn_cuda.log" | tail -40 | tee -a "$log"
 fi
-if [ "${PROFILE:-0}" = 1 ] && command -v ncu >/dev/null; then
+if [ "${PROFILE:-0}" != 0 ] && command -v ncu >/dev/null; then
   say "== ncu: per-kernel time, 1 x 8192, 35B (forward, forward, backward)"
-  timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum "$build/gdn_check" --once 2>&1 |
+  timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum "$build/gdn_check" --once --scan "$scan" 2>&1 |
     awk '/_kernel/ { match($0, /[a-z0-9_]+_kernel/); k = substr($0, RSTART, RLENGTH) }
          /gpu__time_duration.sum/ { print k, $(NF-1), $NF }' | tee -a "$log"
+fi
+if [ "${PROFILE:-0}" = sections ] && command -v ncu >/dev/null; then
+  say "== ncu sections (ncu-sections.txt), 1 x 8192, 35B; FLA per kernel (fla-kernels.log)"
+  timeout 240 ncu --clock-control none --section SpeedOfLight --section Occupancy --section WarpStateStats \
+    --section LaunchStats --section MemoryWorkloadAnalysis "$build/gdn_check" --once --scan "$scan" \
+    >"$out/ncu-sections.txt" 2>&1
+  grep -E "_kernel|Duration|Memory Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Warp Cycles Per Issued" \
+    "$out/ncu-sections.txt" | head -120 | tee -a "$log"
+  PYTHONPATH=$peer PYTHONUNBUFFERED=1 timeout 200 "$python" "$here/fla_gdn_time.py" 20 --kernels >"$out/fla-kernels.log" 2>&1
+  tee -a "$log" <"$out/fla-kernels.log"
 fi
 
 "$python" - "$out" <<'PY' | tee -a "$log"

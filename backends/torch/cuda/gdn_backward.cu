@@ -191,64 +191,67 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 /// Shared memory of the register-resident reverse scan: two stages of one chunk's K, Q, W, and this block's BV
-/// value columns of dO and dv_local, and its gates.
-template <int BV>
+/// value columns of dO and dv_local, and its gates; the key split's partial products.
+template <int BV, int KS>
 struct DstateRegSmem {
-  static constexpr int kLdB = BV + 8, kLdF = BV + 4;
+  static constexpr int kCols = BV, kLdB = BV + 8, kLdF = BV + 4;
   bf16 K[2][kChunk * kLd128];
   bf16 Q[2][kChunk * kLd128];
   bf16 W[2][kChunk * kLd128];
   bf16 dO[2][kChunk * kLdB];
   float dvl[2][kChunk * kLdF];
   float G[2][kChunk];
+  float4 red[key_slice_slots<BV, KS>()];
 };
 
-/// Starts the copies of chunk c's tiles into stage `st` (one cp.async group).
-template <int BV>
-__device__ __forceinline__ void dstate_reg_fetch(DstateRegSmem<BV>& sm, int st, const Shape& s,
-                                                 const DeviceChunkTable& ct, int c, int hv, int hk, int vb,
-                                                 const bf16* q, const bf16* k, const float* Gc, const bf16* W,
-                                                 const bf16* d_o, const float* dvl) {
-  constexpr int kThr = BV * 2;
+/// Starts the copies of chunk c's tiles into stage `st` (one cp.async group; `threads`: the block's).
+template <class Smem>
+__device__ __forceinline__ void dstate_reg_fetch(Smem& sm, int st, const Shape& s, const DeviceChunkTable& ct, int c,
+                                                 int hv, int hk, int vb, const bf16* q, const bf16* k, const float* Gc,
+                                                 const bf16* W, const bf16* d_o, const float* dvl, int threads) {
   const int t0 = ct.chunk_start[c], len = ct.chunk_len[c];
   const long sk = static_cast<long>(s.k_heads) * kHeadDim, sv = static_cast<long>(s.v_heads) * kHeadDim;
-  async_rows<kHeadDim>(sm.K[st], k + static_cast<long>(t0) * sk + hk * kHeadDim, sk, len, kThr);
-  async_rows<kHeadDim>(sm.Q[st], q + static_cast<long>(t0) * sk + hk * kHeadDim, sk, len, kThr);
-  async_rows<kHeadDim>(sm.W[st], W + static_cast<long>(t0) * sv + hv * kHeadDim, sv, len, kThr);
-  async_rows<BV>(sm.dO[st], d_o + static_cast<long>(t0) * sv + hv * kHeadDim + vb, sv, len, kThr);
-  async_rows<BV>(sm.dvl[st], dvl + static_cast<long>(t0) * sv + hv * kHeadDim + vb, sv, len, kThr);
-  async_gates(sm.G[st], Gc + static_cast<long>(t0) * s.v_heads + hv, s.v_heads, len, kThr);
+  async_rows<kHeadDim>(sm.K[st], k + static_cast<long>(t0) * sk + hk * kHeadDim, sk, len, threads);
+  async_rows<kHeadDim>(sm.Q[st], q + static_cast<long>(t0) * sk + hk * kHeadDim, sk, len, threads);
+  async_rows<kHeadDim>(sm.W[st], W + static_cast<long>(t0) * sv + hv * kHeadDim, sv, len, threads);
+  async_rows<Smem::kCols>(sm.dO[st], d_o + static_cast<long>(t0) * sv + hv * kHeadDim + vb, sv, len, threads);
+  async_rows<Smem::kCols>(sm.dvl[st], dvl + static_cast<long>(t0) * sv + hv * kHeadDim + vb, sv, len, threads);
+  async_gates(sm.G[st], Gc + static_cast<long>(t0) * s.v_heads + hv, s.v_heads, len, threads);
   cp_async_commit();
 }
 
 /// The reverse scan with the state gradient in registers (ScanKernel::kRegisters; see dstate_kernel for the
-/// equations). Grid (128 / BV, Hv, rows), BV / 16 warps, each holding dS^T for its 16 value columns. Per chunk,
-/// last to first: dh = bf16(dS'); dU^T = dv_local^T + (dS'^T K^T) diag(e^(G_C - G)) (written as bf16);
+/// equations). Grid (128 / BV, Hv, rows), BV / 16 * KS warps, each holding dS^T for its 16 value columns and
+/// 128 / KS keys (sum_key_slices). Per chunk, last to first: dh = bf16(dS'); dU^T = dv_local^T +
+/// (dS'^T K^T) diag(e^(G_C - G)) (the slices' parts added in slice order; written as bf16);
 /// dS^T = e^(G_C) dS'^T + (dO^T diag(scale e^G)) Q - bf16(dU)^T W.
-template <int BV>
-__global__ void __launch_bounds__(BV * 2)
+template <int BV, int KS>
+__global__ void __launch_bounds__(BV * 2 * KS)
     dstate_reg_kernel(Shape s, DeviceChunkTable ct, const bf16* q, const bf16* k, const float* Gc, const bf16* W,
                       const bf16* d_o, const float* dvl, const float* dht, bf16* dh, bf16* dU, float* dh0) {
-  using Smem = DstateRegSmem<BV>;
+  using Smem = DstateRegSmem<BV, KS>;
+  constexpr int kThr = BV * 2 * KS, kColWarps = BV / 16, kNT = 16 / KS;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   Smem& sm = *reinterpret_cast<Smem*>(smem_raw);
   const int vb = blockIdx.x * BV, hv = blockIdx.y, n = blockIdx.z;
   const int hk = hv / (s.v_heads / s.k_heads), warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int g = lane / 4, t = lane % 4, col0 = vb + 16 * warp, mi = lane / 8;
+  const int colw = warp % kColWarps, slice = warp / kColWarps, key0 = slice * (kHeadDim / KS);
+  const int g = lane / 4, t = lane % 4, col0 = vb + 16 * colw, mi = lane / 8;
   const long sv = static_cast<long>(s.v_heads) * kHeadDim;
   const long state_off = (static_cast<long>(n) * s.v_heads + hv) * kHeadDim * kHeadDim;
-  float dS[16][4];
-  load_state(dS, dht ? dht + state_off : nullptr, col0);
+  float dS[kNT][4];
+  load_state(dS, dht ? dht + state_off : nullptr, col0, key0);
   const int c0 = ct.row_first_chunk[n], c1 = ct.row_first_chunk[n + 1];
-  if (c0 < c1) dstate_reg_fetch<BV>(sm, 0, s, ct, c1 - 1, hv, hk, vb, q, k, Gc, W, d_o, dvl);
+  if (c0 < c1) dstate_reg_fetch(sm, 0, s, ct, c1 - 1, hv, hk, vb, q, k, Gc, W, d_o, dvl, kThr);
   for (int c = c1 - 1; c >= c0; --c) {
     const int st = (c1 - 1 - c) & 1, t0 = ct.chunk_start[c], len = ct.chunk_len[c];
     cp_async_wait_all();
-    __syncthreads();  // chunk c's tiles are in stage st; every warp is done with stage st ^ 1
-    if (c - 1 >= c0) dstate_reg_fetch<BV>(sm, st ^ 1, s, ct, c - 1, hv, hk, vb, q, k, Gc, W, d_o, dvl);
-    store_state(dh + (static_cast<long>(c) * s.v_heads + hv) * kHeadDim * kHeadDim, dS, col0);
+    __syncthreads();  // chunk c's tiles are in stage st; every warp is done with stage st ^ 1 and with `red`
+    if (c - 1 >= c0) dstate_reg_fetch(sm, st ^ 1, s, ct, c - 1, hv, hk, vb, q, k, Gc, W, d_o, dvl, kThr);
+    store_state(dh + (static_cast<long>(c) * s.v_heads + hv) * kHeadDim * kHeadDim, dS, col0, key0);
     float D[8][4] = {};
-    state_times_rows(D, dS, sm.K[st]);  // dS'^T K^T
+    state_times_rows(D, dS, sm.K[st], key0);  // dS'^T K^T, this slice's keys
+    sum_key_slices<BV, KS>(D, sm.red);
     const float* G = sm.G[st];
     const float GC = G[kChunk - 1];
 #pragma unroll
@@ -256,9 +259,10 @@ __global__ void __launch_bounds__(BV * 2)
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const int tok = 8 * nt + 2 * t + (i & 1), j = g + 8 * (i >> 1);
-        const float d = sm.dvl[st][tok * Smem::kLdF + 16 * warp + j] + __expf(GC - G[tok]) * D[nt][i];
+        const float d = sm.dvl[st][tok * Smem::kLdF + 16 * colw + j] + __expf(GC - G[tok]) * D[nt][i];
         D[nt][i] = d;
-        if (tok < len) dU[static_cast<long>(t0 + tok) * sv + hv * kHeadDim + col0 + j] = __float2bfloat16(d);
+        if (nt % KS == slice && tok < len)  // the slices share the stores
+          dU[static_cast<long>(t0 + tok) * sv + hv * kHeadDim + col0 + j] = __float2bfloat16(d);
       }
     uint32_t AU[4][4], AO[4][4];  // -bf16(dU)^T and dO^T diag(scale e^G), k-steps of 16 tokens
 #pragma unroll
@@ -268,7 +272,7 @@ __global__ void __launch_bounds__(BV * 2)
       AU[kt][2] = pack_bf16(-D[2 * kt + 1][0], -D[2 * kt + 1][1]);
       AU[kt][3] = pack_bf16(-D[2 * kt + 1][2], -D[2 * kt + 1][3]);
       uint32_t a[4];
-      ldmatrix_x4_trans(a, sm.dO[st] + (16 * kt + 8 * (mi / 2) + lane % 8) * Smem::kLdB + 16 * warp + 8 * (mi % 2));
+      ldmatrix_x4_trans(a, sm.dO[st] + (16 * kt + 8 * (mi / 2) + lane % 8) * Smem::kLdB + 16 * colw + 8 * (mi % 2));
       const int r0 = 16 * kt + 2 * t, r1 = r0 + 8;
       const float f0 = s.scale * __expf(G[r0]), f1 = s.scale * __expf(G[r0 + 1]);
       const float f2 = s.scale * __expf(G[r1]), f3 = s.scale * __expf(G[r1 + 1]);
@@ -280,13 +284,13 @@ __global__ void __launch_bounds__(BV * 2)
     }
     const float decay = __expf(GC);
 #pragma unroll
-    for (int nt = 0; nt < 16; ++nt)
+    for (int nt = 0; nt < kNT; ++nt)
 #pragma unroll
       for (int i = 0; i < 4; ++i) dS[nt][i] *= decay;
-    state_add_rows(dS, AO, sm.Q[st]);
-    state_add_rows(dS, AU, sm.W[st]);
+    state_add_rows(dS, AO, sm.Q[st], key0);
+    state_add_rows(dS, AU, sm.W[st], key0);
   }
-  if (dh0) store_state(dh0 + state_off, dS, col0);
+  if (dh0) store_state(dh0 + state_off, dS, col0, key0);
 }
 
 /// Row r of a [64 x cols] fp32 tile: 4 threads per row (quad), fixed order. Returns sum_j f(r, j) to all 4.
@@ -654,12 +658,13 @@ cudaError_t launch_dstate_bv(const Shape& s, const DeviceChunkTable& ct, const b
   return cudaGetLastError();
 }
 
-template <int BV>
+template <int BV, int KS>
 cudaError_t launch_dstate_reg(const Shape& s, const DeviceChunkTable& ct, const bf16* q, const bf16* k, const float* Gc,
                               const bf16* W, const bf16* d_o, const float* dvl, const float* dht, bf16* dh, bf16* dU,
                               float* dh0, cudaStream_t stream) {
-  if (auto e = set_smem<DstateRegSmem<BV>>(dstate_reg_kernel<BV>)) return e;
-  dstate_reg_kernel<BV><<<dim3(kHeadDim / BV, s.v_heads, s.rows), BV * 2, sizeof(DstateRegSmem<BV>), stream>>>(
+  using Smem = DstateRegSmem<BV, KS>;
+  if (auto e = set_smem<Smem>(dstate_reg_kernel<BV, KS>)) return e;
+  dstate_reg_kernel<BV, KS><<<dim3(kHeadDim / BV, s.v_heads, s.rows), BV * 2 * KS, sizeof(Smem), stream>>>(
       s, ct, q, k, Gc, W, d_o, dvl, dht, dh, dU, dh0);
   return cudaGetLastError();
 }
@@ -669,16 +674,11 @@ cudaError_t launch_dstate_reg(const Shape& s, const DeviceChunkTable& ct, const 
 cudaError_t launch_dstate(const Shape& s, const DeviceChunkTable& ct, const bf16* q, const bf16* k, const float* Gc,
                           const bf16* W, const bf16* d_o, const float* dvl, const float* dht, bf16* dh, bf16* dU,
                           float* dh0, cudaStream_t stream) {
-  if (scan_kernel() == ScanKernel::kRegisters) switch (scan_columns(s)) {
-      case 16:
-        return launch_dstate_reg<16>(s, ct, q, k, Gc, W, d_o, dvl, dht, dh, dU, dh0, stream);
-      case 64:
-        return launch_dstate_reg<64>(s, ct, q, k, Gc, W, d_o, dvl, dht, dh, dU, dh0, stream);
-      case 128:
-        return launch_dstate_reg<128>(s, ct, q, k, Gc, W, d_o, dvl, dht, dh, dU, dh0, stream);
-      default:
-        return launch_dstate_reg<32>(s, ct, q, k, Gc, W, d_o, dvl, dht, dh, dU, dh0, stream);
-    }
+  if (scan_kernel() == ScanKernel::kRegisters)
+    return with_register_scan_shape(scan_columns(s), scan_key_split(s), [&](auto bv, auto ks) {
+      return launch_dstate_reg<decltype(bv)::value, decltype(ks)::value>(s, ct, q, k, Gc, W, d_o, dvl, dht, dh, dU,
+                                                                          dh0, stream);
+    });
   if (scan_columns(s) > 32) return cudaErrorInvalidValue;  // 64 and 128: the register scans only
   return scan_columns(s) == 16 ? launch_dstate_bv<16>(s, ct, q, k, Gc, W, d_o, dvl, dht, dh, dU, dh0, stream)
                                : launch_dstate_bv<32>(s, ct, q, k, Gc, W, d_o, dvl, dht, dh, dU, dh0, stream);

@@ -1,7 +1,9 @@
 // gdn_check: checks the CUDA gated delta rule kernels (gdn_kernels.h) against a float64 per-token recurrence
 // (gdn_reference.h) and times them. No libtorch. Usage:
 //   gdn_check [--json PATH] [--skip-check] [--skip-time] [--quick] [--once] [--iters N] [--scan shared|registers]
-// --scan picks the scan kernels for everything that follows (gdn::set_scan_kernel; default shared).
+//             [--key-split 1|2|4]
+// --scan picks the scan kernels for everything that follows (gdn::set_scan_kernel; default registers), --key-split the
+// register scans' key slices for the checks (gdn::set_scan_key_split; the timings try each).
 // --quick leaves out the 8,192-token check (for compute-sanitizer); --once runs one forward and one backward at
 // 1 x 8,192 tokens, 35B widths, and exits (for a profiler).
 // Exit status: 0 all checks passed, 1 a check failed, 2 usage error, 3 no CUDA device.
@@ -13,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -78,10 +81,13 @@ double rel_l2(const std::vector<double>& a, const std::vector<double>& ref) {
 }
 
 /// The scan widths (value columns per block) the checks and timings force: 64 and 128 exist for the register scans
-/// only (gdn::set_scan_columns).
+/// only (gdn::set_scan_columns), at most 16 warps a block with the key split (gdn::set_scan_key_split).
 std::vector<int> scan_widths() {
-  if (gdn::scan_kernel() == gdn::ScanKernel::kRegisters) return {16, 32, 64, 128};
-  return {16, 32};
+  if (gdn::scan_kernel() != gdn::ScanKernel::kRegisters) return {16, 32};
+  std::vector<int> widths;
+  for (int w : {16, 32, 64, 128})
+    if (w * gdn::scan_key_split() <= 128) widths.push_back(w);
+  return widths;
 }
 
 /// Random inputs: q, k L2-normalised per head, v ~ N(0, 1) (all rounded to bf16), g = -softplus(N(0,1)) / 2,
@@ -220,8 +226,8 @@ CaseResult check_case(const std::string& name, const std::vector<int64_t>& cu, u
   p.backward(/*from_saved=*/false);
   CK(cudaDeviceSynchronize());
   cr.recompute_equal = all_same();
-  // The scans with 16 and with 32 value columns per block (and 64, 128 for the register scans): the same bits
-  // (output, final state, gradients).
+  // The scans with 16 and with 32 value columns per block (and 64, 128 for the register scans, as far as the key
+  // split allows): the same bits (output, final state, gradients).
   const auto o1 = p.o.get();
   const auto ht1 = p.ht.get();
   for (int columns : scan_widths()) {
@@ -288,7 +294,8 @@ struct Options {
   std::string json_path;
   bool check = true, time = true, quick = false, once = false;
   int iters = 20;
-  gdn::ScanKernel scan = gdn::ScanKernel::kShared;
+  std::optional<gdn::ScanKernel> scan;  // gdn::set_scan_kernel (unset: the library's default)
+  int key_split = 0;  // gdn::set_scan_key_split (0: the default)
 };
 
 /// Parses argv into `opt`; false on a usage error, after printing the usage line.
@@ -310,10 +317,13 @@ bool parse_options(int argc, char** argv, Options& opt) {
     else if (a == "--scan" && i + 1 < argc &&
              (std::string(argv[i + 1]) == "shared" || std::string(argv[i + 1]) == "registers"))
       opt.scan = std::string(argv[++i]) == "shared" ? gdn::ScanKernel::kShared : gdn::ScanKernel::kRegisters;
+    else if (a == "--key-split" && i + 1 < argc &&
+             (std::string(argv[i + 1]) == "1" || std::string(argv[i + 1]) == "2" || std::string(argv[i + 1]) == "4"))
+      opt.key_split = std::atoi(argv[++i]);
     else {
       std::fprintf(stderr,
                    "usage: gdn_check [--json PATH] [--skip-check] [--skip-time] [--quick] [--once] [--iters N] "
-                   "[--scan shared|registers]\n");
+                   "[--scan shared|registers] [--key-split 1|2|4]\n");
       return false;
     }
   }
@@ -348,26 +358,35 @@ std::vector<CaseResult> run_checks(bool quick) {
 }
 
 /// The 35B-width timings (1 and 2 rows of 8,192 tokens, mean of `iters`) with the automatic scan width, then with
-/// each of scan_widths() forced, printed as a table.
+/// each of scan_widths() forced; for the register scans at each key split (1, 2, 4) too. Printed as a table.
 std::vector<Timing> run_timings(int iters) {
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, 0));
   std::printf("\n%s, 35B widths (16 key heads, 32 value heads, dim 128), bf16, mean of %d after 5 warm-up\n", prop.name,
               iters);
-  std::printf("%-16s %10s %12s %22s\n", "tokens", "fwd ms", "fwd+bwd ms", "fwd+bwd recompute ms");
+  std::printf("%-22s %10s %12s %22s\n", "tokens", "fwd ms", "fwd+bwd ms", "fwd+bwd recompute ms");
   std::vector<Timing> timings;
-  std::vector<int> widths = scan_widths();
-  widths.insert(widths.begin(), 0);
-  for (int columns : widths) {
-    gdn::set_scan_columns(columns);
-    for (int rows : {1, 2}) {
-      timings.push_back(time_case(rows, iters));
-      Timing& t = timings.back();
-      if (columns) t.name += " cols" + std::to_string(columns);
-      std::printf("%-16s %10.3f %12.3f %22.3f\n", t.name.c_str(), t.fwd_ms, t.fwd_bwd_ms, t.fwd_bwd_recompute_ms);
+  const bool registers = gdn::scan_kernel() == gdn::ScanKernel::kRegisters;
+  const int chosen_split = gdn::scan_key_split();
+  std::vector<int> splits = registers ? std::vector<int>{chosen_split, 1, 2, 4} : std::vector<int>{chosen_split};
+  for (size_t si = 0; si < splits.size(); ++si) {
+    if (si > 0 && splits[si] == chosen_split) continue;
+    gdn::set_scan_key_split(splits[si]);
+    std::vector<int> widths = scan_widths();
+    widths.insert(widths.begin(), 0);
+    for (int columns : widths) {
+      gdn::set_scan_columns(columns);
+      for (int rows : {1, 2}) {
+        timings.push_back(time_case(rows, iters));
+        Timing& t = timings.back();
+        if (columns) t.name += " cols" + std::to_string(columns);
+        if (registers && (columns || si > 0)) t.name += " ks" + std::to_string(splits[si]);
+        std::printf("%-22s %10.3f %12.3f %22.3f\n", t.name.c_str(), t.fwd_ms, t.fwd_bwd_ms, t.fwd_bwd_recompute_ms);
+      }
     }
   }
   gdn::set_scan_columns(0);
+  gdn::set_scan_key_split(chosen_split);
   return timings;
 }
 
@@ -403,7 +422,8 @@ void write_json(const std::string& json_path, bool ok, const std::vector<CaseRes
 int main(int argc, char** argv) {
   Options opt;
   if (!parse_options(argc, argv, opt)) return 2;
-  gdn::set_scan_kernel(opt.scan);
+  if (opt.scan) gdn::set_scan_kernel(*opt.scan);
+  gdn::set_scan_key_split(opt.key_split);
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::fprintf(stderr, "gdn_check: no CUDA device\n");

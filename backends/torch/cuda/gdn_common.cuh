@@ -203,9 +203,13 @@ __device__ __forceinline__ float block_sum(float x, float* red) {
 /// Per chunk and value head: cumulative gates Gc, T = (I + A)^-1 (bf16), W = T diag(beta e^G) K, U0 = T diag(beta) V.
 cudaError_t launch_prep(const Shape& s, const DeviceChunkTable& ct, const bf16* k, const bf16* v, const float* g,
                         const float* beta, float* Gc, bf16* T, bf16* W, bf16* U0, cudaStream_t stream);
-/// Value columns per block of the two sequential scans (state, dstate): set_scan_columns()'s value, else 32. The scans'
+/// Value columns per block of the two sequential scans (state, dstate): set_scan_columns()'s value, else chosen by
+/// the kernel and the grid (32, or 64 for the register scans past one block per multiprocessor). The scans'
 /// arithmetic per column does not depend on it (the same bits).
 int scan_columns(const Shape& s);
+/// Key slices of the register scans (sum_key_slices): set_scan_key_split()'s value, else 2. The slices' partial
+/// products are added in a fixed order (deterministic), but each split rounds differently (other bits).
+int scan_key_split(const Shape& s);
 /// The chunk-to-chunk state scan: h[c] (state at each chunk start, bf16; null = not stored), v_new = U0 - W S and
 /// the final state (null = not stored).
 cudaError_t launch_state(const Shape& s, const DeviceChunkTable& ct, const bf16* k, const float* Gc, const bf16* W,

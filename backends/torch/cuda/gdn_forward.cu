@@ -309,60 +309,64 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 /// Shared memory of the register-resident forward scan: two stages of one chunk's W, K, U0 (this block's BV value
-/// columns) and gates.
-template <int BV>
+/// columns) and gates, and the key split's partial products.
+template <int BV, int KS>
 struct StateRegSmem {
-  static constexpr int kLdU = BV + 8;
+  static constexpr int kCols = BV, kLdU = BV + 8;
   bf16 W[2][kChunk * kLd128];
   bf16 K[2][kChunk * kLd128];
   bf16 U0[2][kChunk * kLdU];
   float G[2][kChunk];
+  float4 red[key_slice_slots<BV, KS>()];
 };
 
-/// Starts the copies of chunk c's tiles into stage `st` (one cp.async group).
-template <int BV>
-__device__ __forceinline__ void state_reg_fetch(StateRegSmem<BV>& sm, int st, const Shape& s,
-                                                const DeviceChunkTable& ct, int c, int hv, int hk, int vb,
-                                                const bf16* k, const float* Gc, const bf16* W, const bf16* U0) {
-  constexpr int kThr = BV * 2;
+/// Starts the copies of chunk c's tiles into stage `st` (one cp.async group; `threads`: the block's).
+template <class Smem>
+__device__ __forceinline__ void state_reg_fetch(Smem& sm, int st, const Shape& s, const DeviceChunkTable& ct, int c,
+                                                int hv, int hk, int vb, const bf16* k, const float* Gc, const bf16* W,
+                                                const bf16* U0, int threads) {
   const int t0 = ct.chunk_start[c], len = ct.chunk_len[c];
   const long sk = static_cast<long>(s.k_heads) * kHeadDim, sv = static_cast<long>(s.v_heads) * kHeadDim;
-  async_rows<kHeadDim>(sm.W[st], W + static_cast<long>(t0) * sv + hv * kHeadDim, sv, len, kThr);
-  async_rows<kHeadDim>(sm.K[st], k + static_cast<long>(t0) * sk + hk * kHeadDim, sk, len, kThr);
-  async_rows<BV>(sm.U0[st], U0 + static_cast<long>(t0) * sv + hv * kHeadDim + vb, sv, len, kThr);
-  async_gates(sm.G[st], Gc + static_cast<long>(t0) * s.v_heads + hv, s.v_heads, len, kThr);
+  async_rows<kHeadDim>(sm.W[st], W + static_cast<long>(t0) * sv + hv * kHeadDim, sv, len, threads);
+  async_rows<kHeadDim>(sm.K[st], k + static_cast<long>(t0) * sk + hk * kHeadDim, sk, len, threads);
+  async_rows<Smem::kCols>(sm.U0[st], U0 + static_cast<long>(t0) * sv + hv * kHeadDim + vb, sv, len, threads);
+  async_gates(sm.G[st], Gc + static_cast<long>(t0) * s.v_heads + hv, s.v_heads, len, threads);
   cp_async_commit();
 }
 
 /// The forward state scan with the state in registers (ScanKernel::kRegisters; see launch_state). Grid (128 / BV,
-/// Hv, rows), BV / 16 warps: each warp holds S^T for its 16 value columns (16 x 128 fp32 as C fragments) across
-/// the row's chunks. Per chunk: h = bf16(S); v^T = U0^T - S^T W^T (tensor cores, S^T as the A operand);
-/// v_new = bf16(v); S^T = e^(G_C) S^T + (v^T diag(e^(G_C - G))) K, the product's A operand being v's accumulator
-/// (scaled, rounded to bf16). One block barrier per chunk, for the shared tiles.
-template <int BV>
-__global__ void __launch_bounds__(BV * 2)
+/// Hv, rows), BV / 16 * KS warps: each warp holds S^T for its 16 value columns and 128 / KS keys (C fragments,
+/// sum_key_slices) across the row's chunks. Per chunk: h = bf16(S); v^T = U0^T - S^T W^T (tensor cores, S^T as the
+/// A operand, the KS slices' parts added in slice order); v_new = bf16(v); S^T = e^(G_C) S^T +
+/// (v^T diag(e^(G_C - G))) K, the product's A operand being v's accumulator (scaled, rounded to bf16). Two block
+/// barriers per chunk with a key split (the shared tiles, the partial products), one without.
+template <int BV, int KS>
+__global__ void __launch_bounds__(BV * 2 * KS)
     state_reg_kernel(Shape s, DeviceChunkTable ct, const bf16* k, const float* Gc, const bf16* W, const bf16* U0,
                      const float* h0, bf16* h, bf16* vnew, float* ht) {
-  using Smem = StateRegSmem<BV>;
+  using Smem = StateRegSmem<BV, KS>;
+  constexpr int kThr = BV * 2 * KS, kColWarps = BV / 16, kNT = 16 / KS;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   Smem& sm = *reinterpret_cast<Smem*>(smem_raw);
   const int vb = blockIdx.x * BV, hv = blockIdx.y, n = blockIdx.z;
   const int hk = hv / (s.v_heads / s.k_heads), warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int g = lane / 4, t = lane % 4, col0 = vb + 16 * warp;
+  const int colw = warp % kColWarps, slice = warp / kColWarps, key0 = slice * (kHeadDim / KS);
+  const int g = lane / 4, t = lane % 4, col0 = vb + 16 * colw;
   const long sv = static_cast<long>(s.v_heads) * kHeadDim;
   const long state_off = (static_cast<long>(n) * s.v_heads + hv) * kHeadDim * kHeadDim;
-  float S[16][4];
-  load_state(S, h0 ? h0 + state_off : nullptr, col0);
+  float S[kNT][4];
+  load_state(S, h0 ? h0 + state_off : nullptr, col0, key0);
   const int c0 = ct.row_first_chunk[n], c1 = ct.row_first_chunk[n + 1];
-  if (c0 < c1) state_reg_fetch<BV>(sm, 0, s, ct, c0, hv, hk, vb, k, Gc, W, U0);
+  if (c0 < c1) state_reg_fetch(sm, 0, s, ct, c0, hv, hk, vb, k, Gc, W, U0, kThr);
   for (int c = c0; c < c1; ++c) {
     const int st = (c - c0) & 1, t0 = ct.chunk_start[c], len = ct.chunk_len[c];
     cp_async_wait_all();
-    __syncthreads();  // chunk c's tiles are in stage st; every warp is done with stage st ^ 1
-    if (c + 1 < c1) state_reg_fetch<BV>(sm, st ^ 1, s, ct, c + 1, hv, hk, vb, k, Gc, W, U0);
-    if (h) store_state(h + (static_cast<long>(c) * s.v_heads + hv) * kHeadDim * kHeadDim, S, col0);
+    __syncthreads();  // chunk c's tiles are in stage st; every warp is done with stage st ^ 1 and with `red`
+    if (c + 1 < c1) state_reg_fetch(sm, st ^ 1, s, ct, c + 1, hv, hk, vb, k, Gc, W, U0, kThr);
+    if (h) store_state(h + (static_cast<long>(c) * s.v_heads + hv) * kHeadDim * kHeadDim, S, col0, key0);
     float V[8][4] = {};
-    state_times_rows(V, S, sm.W[st]);  // S^T W^T
+    state_times_rows(V, S, sm.W[st], key0);  // S^T W^T, this slice's keys
+    sum_key_slices<BV, KS>(V, sm.red);
     const float* G = sm.G[st];
     const float GC = G[kChunk - 1];
 #pragma unroll
@@ -370,9 +374,10 @@ __global__ void __launch_bounds__(BV * 2)
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const int tok = 8 * nt + 2 * t + (i & 1), j = g + 8 * (i >> 1);
-        const float u = __bfloat162float(sm.U0[st][tok * Smem::kLdU + 16 * warp + j]) - V[nt][i];
+        const float u = __bfloat162float(sm.U0[st][tok * Smem::kLdU + 16 * colw + j]) - V[nt][i];
         V[nt][i] = u;
-        if (tok < len) vnew[static_cast<long>(t0 + tok) * sv + hv * kHeadDim + col0 + j] = __float2bfloat16(u);
+        if (nt % KS == slice && tok < len)  // the slices share the stores
+          vnew[static_cast<long>(t0 + tok) * sv + hv * kHeadDim + col0 + j] = __float2bfloat16(u);
       }
     uint32_t A[4][4];  // v^T diag(e^(G_C - G)), k-steps of 16 tokens
 #pragma unroll
@@ -387,12 +392,12 @@ __global__ void __launch_bounds__(BV * 2)
     }
     const float decay = __expf(GC);
 #pragma unroll
-    for (int nt = 0; nt < 16; ++nt)
+    for (int nt = 0; nt < kNT; ++nt)
 #pragma unroll
       for (int i = 0; i < 4; ++i) S[nt][i] *= decay;
-    state_add_rows(S, A, sm.K[st]);
+    state_add_rows(S, A, sm.K[st], key0);
   }
-  if (ht) store_state(ht + state_off, S, col0);
+  if (ht) store_state(ht + state_off, S, col0, key0);
 }
 
 struct OutSmem {
@@ -448,14 +453,35 @@ cudaError_t set_smem(Kernel kernel) {
 
 }  // namespace
 
-int g_scan_columns = 0;                          // set_scan_columns(); 0: the default (32)
-ScanKernel g_scan_kernel = ScanKernel::kShared;  // set_scan_kernel()
+int g_scan_columns = 0;                             // set_scan_columns(); 0: scan_columns() chooses
+int g_scan_key_split = 0;                           // set_scan_key_split(); 0: the default (scan_key_split)
+ScanKernel g_scan_kernel = ScanKernel::kRegisters;  // set_scan_kernel()
 
-int scan_columns(const Shape&) {
-  // 2026-12-01 on an H200, after mma_block's tile blocks (reports/bench/h200-2026-12-02-gdn): 32 was 2.0% and 2.4%
-  // faster than 16 at 1 x 8,192 tokens (128 blocks of 32 on 132 multiprocessors), and equal at 2 x 8,192.
-  return g_scan_columns != 0 ? g_scan_columns : 32;
+/// Multiprocessors of the current device (read once per process; 132 if the query fails).
+int multiprocessors() {
+  static const int n = [] {
+    int device = 0, count = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || count <= 0)
+      return 132;
+    return count;
+  }();
+  return n;
 }
+
+int scan_columns(const Shape& s) {
+  if (g_scan_columns != 0) return g_scan_columns;
+  // The shared-memory scans: 32 (2026-12-01 on an H200, reports/bench/h200-2026-12-01-accumulate: 2.0 to 2.6% faster
+  // than 16 at 1 x 8,192 tokens, 6% at 2 x 8,192). The register scans with 2 key slices
+  // (reports/bench/h200-2026-12-01-keysplit): 32 while blocks of 32 columns fit one per multiprocessor (1 x 8,192,
+  // 32 value heads: 128 blocks, 3.219 ms forward + backward against 3.498 at 64), 64 beyond (2 x 8,192: 5.931 ms
+  // against 6.325). The width changes no bits.
+  if (g_scan_kernel != ScanKernel::kRegisters) return 32;
+  const long blocks32 = static_cast<long>(kHeadDim / 32) * s.v_heads * s.rows;
+  return blocks32 > multiprocessors() && 64 * scan_key_split(s) <= 128 ? 64 : 32;
+}
+
+int scan_key_split(const Shape&) { return gdn::scan_key_split(); }
 
 cudaError_t launch_prep(const Shape& s, const DeviceChunkTable& ct, const bf16* k, const bf16* v, const float* g,
                         const float* beta, float* Gc, bf16* T, bf16* W, bf16* U0, cudaStream_t stream) {
@@ -465,27 +491,22 @@ cudaError_t launch_prep(const Shape& s, const DeviceChunkTable& ct, const bf16* 
   return cudaGetLastError();
 }
 
-template <int BV>
+template <int BV, int KS>
 cudaError_t launch_state_reg(const Shape& s, const DeviceChunkTable& ct, const bf16* k, const float* Gc, const bf16* W,
                              const bf16* U0, const float* h0, bf16* h, bf16* vnew, float* ht, cudaStream_t stream) {
-  if (auto e = set_smem<StateRegSmem<BV>>(state_reg_kernel<BV>)) return e;
-  state_reg_kernel<BV><<<dim3(kHeadDim / BV, s.v_heads, s.rows), BV * 2, sizeof(StateRegSmem<BV>), stream>>>(
+  using Smem = StateRegSmem<BV, KS>;
+  if (auto e = set_smem<Smem>(state_reg_kernel<BV, KS>)) return e;
+  state_reg_kernel<BV, KS><<<dim3(kHeadDim / BV, s.v_heads, s.rows), BV * 2 * KS, sizeof(Smem), stream>>>(
       s, ct, k, Gc, W, U0, h0, h, vnew, ht);
   return cudaGetLastError();
 }
 
 cudaError_t launch_state(const Shape& s, const DeviceChunkTable& ct, const bf16* k, const float* Gc, const bf16* W,
                          const bf16* U0, const float* h0, bf16* h, bf16* vnew, float* ht, cudaStream_t stream) {
-  if (g_scan_kernel == ScanKernel::kRegisters) switch (scan_columns(s)) {
-      case 16:
-        return launch_state_reg<16>(s, ct, k, Gc, W, U0, h0, h, vnew, ht, stream);
-      case 64:
-        return launch_state_reg<64>(s, ct, k, Gc, W, U0, h0, h, vnew, ht, stream);
-      case 128:
-        return launch_state_reg<128>(s, ct, k, Gc, W, U0, h0, h, vnew, ht, stream);
-      default:
-        return launch_state_reg<32>(s, ct, k, Gc, W, U0, h0, h, vnew, ht, stream);
-    }
+  if (g_scan_kernel == ScanKernel::kRegisters)
+    return with_register_scan_shape(scan_columns(s), scan_key_split(s), [&](auto bv, auto ks) {
+      return launch_state_reg<decltype(bv)::value, decltype(ks)::value>(s, ct, k, Gc, W, U0, h0, h, vnew, ht, stream);
+    });
   if (scan_columns(s) > 32) return cudaErrorInvalidValue;  // 64 and 128: the register scans only
   if (scan_columns(s) == 16) {
     if (auto e = set_smem<StateSmem<16>>(state_kernel<16>)) return e;
@@ -509,6 +530,18 @@ void set_scan_columns(int columns) {
     throw std::invalid_argument("gdn::set_scan_columns: " + std::to_string(columns) +
                                 ", expected 0, 16, 32, 64 or 128");
   detail::g_scan_columns = columns;
+}
+
+void set_scan_key_split(int slices) {
+  if (slices != 0 && slices != 1 && slices != 2 && slices != 4)
+    throw std::invalid_argument("gdn::set_scan_key_split: " + std::to_string(slices) + ", expected 0, 1, 2 or 4");
+  detail::g_scan_key_split = slices;
+}
+
+int scan_key_split() {
+  // 2026-12-01 on an H200 (reports/bench/h200-2026-12-01-keysplit), 1 x 8,192 tokens, 35B widths, 32 columns:
+  // forward + backward 3.219 ms with 2 slices, 3.333 with 1, 3.328 with 4 (docs/gdn-kernels.md).
+  return detail::g_scan_key_split != 0 ? detail::g_scan_key_split : 2;
 }
 
 cudaError_t forward(const Shape& s, const DeviceChunkTable& ct, const bf16* q, const bf16* k, const bf16* v,

@@ -52,18 +52,29 @@ DeviceChunkTable device_view(const ChunkTable& t, const int* device_ints);
 /// Which kernels run the two sequential scans (the chunk states forward, their gradients backward).
 enum class ScanKernel {
   kShared,     ///< the state in shared memory (fp32, with a bf16 copy), products through nvcuda::wmma
-  kRegisters,  ///< each warp's 16 value columns of the state in registers, products through mma.sync
+  kRegisters,  ///< each warp's 16 value columns (and 128 / key split keys) of the state in registers, mma.sync
 };
-/// Sets the scan kernels (default kShared). The two give different bits (other rounding points, same tolerance
-/// against the float64 reference: gdn_check checks each). Process-wide, not thread-safe.
+/// Sets the scan kernels (default kRegisters since 2026-12-01: docs/gdn-kernels.md). The two give different bits
+/// (other rounding points, same tolerance against the float64 reference: gdn_check checks each). Process-wide, not
+/// thread-safe.
 void set_scan_kernel(ScanKernel kernel);
 ScanKernel scan_kernel();
 
 /// Value columns per block of the two sequential scans (the chunk states forward, their gradients backward): 16,
 /// 32, 64 or 128 (64 and 128 with ScanKernel::kRegisters only: the shared-memory scans then fail their launch
-/// with cudaErrorInvalidValue), or 0 for the default (32; detail::scan_columns). The results are the same bits for
+/// with cudaErrorInvalidValue), or 0 for the automatic choice (detail::scan_columns: 32, or 64 for the register
+/// scans when blocks of 32 would outnumber the multiprocessors). The results are the same bits for
 /// every choice; gdn_check times each. Process-wide, not thread-safe. Throws std::invalid_argument on another value.
 void set_scan_columns(int columns);
+
+/// Key slices of ScanKernel::kRegisters: each block's BV value columns are held by BV / 16 * `slices` warps, each
+/// with 128 / `slices` keys of the state, whose products over keys are added through shared memory in slice order
+/// (deterministic; each split gives other bits, within the same tolerance). 1, 2 or 4 (with at most 16 warps a
+/// block: columns * slices <= 128, else the launch fails with cudaErrorInvalidValue), or 0 for the default (2;
+/// detail::scan_key_split). Process-wide, not thread-safe. Throws std::invalid_argument on another value.
+void set_scan_key_split(int slices);
+/// The key slices the register scans use now (set_scan_key_split()'s value, or the default).
+int scan_key_split();
 
 /// Bytes of the forward's intermediates that backward() can read instead of recomputing them: the cumulative gates
 /// (fp32), T (64 bf16), W and v_new (128 bf16 each) per token and value head, and the bf16 chunk states (128 x 128
