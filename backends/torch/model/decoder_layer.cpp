@@ -12,7 +12,7 @@ DecoderLayerImpl::DecoderLayerImpl(const ModelConfig& cfg, int64_t layer_index_,
   else
     linear_attn = register_module("linear_attn", GatedDeltaNet(cfg, opt.gdn, opt.fused_kernels));
   post_attention_layernorm = register_module("post_attention_layernorm", RMSNorm(cfg.hidden_size, cfg.rms_norm_eps));
-  mlp = register_module("mlp", SparseMoeBlock(cfg, opt.experts));
+  mlp = register_module("mlp", SparseMoeBlock(cfg, opt.experts, opt.fused_kernels));
 }
 
 torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& positions) {

@@ -6,6 +6,9 @@
 #include "model/tensor_parallel.h"
 
 #include <torch/autograd.h>
+#ifdef RECIPEBENCH_GDN_CUDA
+#include "cuda/moe_combine_cuda.h"
+#endif
 
 #include <vector>
 
@@ -273,7 +276,7 @@ torch::Tensor RoutedExpertsImpl::forward(const torch::Tensor& x, const torch::Te
   TORCH_CHECK(x.dim() == 2 && x.size(1) == hidden, "experts: x ", x.sizes(), " hidden ", hidden);
   TORCH_CHECK(indices.dim() == 2 && indices.size(0) == x.size(0) && weights.sizes() == indices.sizes(),
               "experts: indices ", indices.sizes(), " weights ", weights.sizes());
-  const int64_t N = x.size(0), k = indices.size(1);
+  const int64_t k = indices.size(1);
   // Sort the N * k (token, slot) assignments by expert; the stable sort keeps token order inside an expert. No step
   // reads a value on the host (single rank): the per-expert row counts come from a search in the sorted ids.
   const auto flat = indices.reshape({-1});
@@ -286,9 +289,25 @@ torch::Tensor RoutedExpertsImpl::forward(const torch::Tensor& x, const torch::Te
   const torch::Tensor ys = !ep                                          ? local_ffn(xs, counts)
                            : dispatch.mode == EpDispatch::FixedCapacity ? dispatch_fixed_capacity(*this, xs, counts, k)
                                                                         : dispatch_combine(*this, xs, counts);
-  // Combine: back to (token, slot) order through the inverse permutation, weighted, summed over the k slots in slot
-  // order (deterministic; an index_add over tokens would add with atomics in no fixed order on CUDA).
-  const auto y = PermuteRows::apply(ys, inv, order).view({N, k, hidden});
+  return combine_slots(ys, inv, order, weights, combine);
+}
+
+torch::Tensor combine_slots(const torch::Tensor& ys, const torch::Tensor& inv, const torch::Tensor& order,
+                            const torch::Tensor& weights, CombineImpl impl) {
+  TORCH_CHECK(ys.dim() == 2 && weights.dim() == 2 && ys.size(0) == weights.size(0) * weights.size(1) &&
+                  inv.numel() == ys.size(0) && order.numel() == ys.size(0),
+              "combine_slots: ys [tokens k, hidden], inv and order [tokens k], weights [tokens, k] expected, got ys ",
+              ys.sizes(), ", inv ", inv.sizes(), ", order ", order.sizes(), ", weights ", weights.sizes());
+#ifdef RECIPEBENCH_GDN_CUDA
+  if (impl == CombineImpl::Auto && cuda_moe_combine_supports(ys, inv, weights))
+    return cuda_moe_combine(ys, inv, weights);
+#else
+  (void)impl;  // Auto is Ops without the kernels
+#endif
+  // Back to (token, slot) order through the inverse permutation, weighted, summed over the k slots in slot order
+  // (deterministic; an index_add over tokens would add with atomics in no fixed order on CUDA).
+  const int64_t N = weights.size(0), k = weights.size(1);
+  const auto y = PermuteRows::apply(ys, inv, order).view({N, k, ys.size(1)});
   return (y * weights.unsqueeze(-1)).sum(1);
 }
 
@@ -334,10 +353,12 @@ torch::Tensor RoutedExpertsImpl::local_ffn(const torch::Tensor& xs, const torch:
   return ys;
 }
 
-SparseMoeBlockImpl::SparseMoeBlockImpl(const ModelConfig& cfg, ExpertsImpl impl) : top_k(cfg.top_k) {
+SparseMoeBlockImpl::SparseMoeBlockImpl(const ModelConfig& cfg, ExpertsImpl impl, bool fused_kernels)
+    : top_k(cfg.top_k) {
   const int64_t h = cfg.hidden_size;
   gate = register_module("gate", Projection(h, cfg.num_experts));
   experts = register_module("experts", RoutedExperts(cfg.num_experts, h, cfg.expert_ffn, impl));
+  experts->combine = fused_kernels ? CombineImpl::Auto : CombineImpl::Ops;
   shared_expert = register_module("shared_expert", SwiGLU(h, cfg.shared_expert_ffn));
   shared_expert_gate = register_module("shared_expert_gate", Projection(h, 1));
 }

@@ -81,6 +81,21 @@ struct CapacityRecvPlan {
 /// without reading a value on the host. Throws c10::Error when got's length is not a multiple of P.
 CapacityRecvPlan capacity_recv_plan(const torch::Tensor& got, int64_t P, int64_t capacity);
 
+/// How the routed experts' output rows are combined into their tokens (combine_slots).
+enum class CombineImpl {
+  Auto,  ///< the fused CUDA kernels (cuda/moe_combine_cuda.h) where they apply (BF16 on CUDA, when built), else Ops
+  Ops,   ///< libtorch operations: the rows gathered into [tokens, k, hidden], weighted, summed over the slots
+};
+
+/// The combine of the routed experts: out[n] = sum_j weights[n, j] ys[inv[n k + j]], the k slots summed in slot
+/// order (deterministic). ys: [tokens k, hidden], the expert outputs in sorted order; inv: int64 [tokens k], the
+/// sorted position of each (token, slot); order: its inverse permutation (the ops path's backward gathers through
+/// it); weights: [tokens, k] (ys's dtype). Returns [tokens, hidden], differentiable in ys and weights. Ops: BF16
+/// products, summed in FP32 and rounded (at::sum); Auto on the fused kernels: FP32 products, one rounding, and the
+/// same ys gradient bits as Ops. Throws c10::Error on mismatched shapes.
+torch::Tensor combine_slots(const torch::Tensor& ys, const torch::Tensor& inv, const torch::Tensor& order,
+                            const torch::Tensor& weights, CombineImpl impl = CombineImpl::Auto);
+
 /// Routed SwiGLU experts with stacked weights (Hugging Face Qwen3_5MoeExperts):
 ///   gate_up_proj [experts, 2 * ffn, hidden] (rows 0..ffn-1: gate, ffn..2ffn-1: up), down_proj [experts, hidden, ffn].
 /// Expert e maps a token x to down_proj[e] (silu(gate[e] x) * (up[e] x)).
@@ -110,6 +125,7 @@ struct RoutedExpertsImpl : torch::nn::Module {
   torch::Tensor gate_up_proj, down_proj;
   int64_t num_experts, hidden, ffn;
   ExpertsImpl impl;
+  CombineImpl combine = CombineImpl::Auto;  ///< the combine of forward (SparseMoeBlock sets it from bench.kernels)
   int64_t local_experts;  ///< experts held by this rank (num_experts without expert parallelism)
   int64_t first_expert = 0;
   std::shared_ptr<ExpertParallel> ep;  ///< null: every expert is local
@@ -129,7 +145,9 @@ TORCH_MODULE(RoutedExperts);
 /// experts.gate_up_proj, experts.down_proj (see RoutedExperts), shared_expert.{gate,up,down}_proj.weight,
 /// shared_expert_gate.weight [1, hidden].
 struct SparseMoeBlockImpl : torch::nn::Module {
-  explicit SparseMoeBlockImpl(const ModelConfig& cfg, ExpertsImpl impl = ExpertsImpl::Auto);
+  /// `fused_kernels` (bench.kernels): the routed experts' combine on the fused kernels where they apply
+  /// (CombineImpl::Auto), else CombineImpl::Ops.
+  explicit SparseMoeBlockImpl(const ModelConfig& cfg, ExpertsImpl impl = ExpertsImpl::Auto, bool fused_kernels = true);
 
   /// x: [batch, seq, hidden] -> [batch, seq, hidden].
   torch::Tensor forward(const torch::Tensor& x);

@@ -58,8 +58,8 @@ struct KernelOptions {
   ExpertsImpl experts = ExpertsImpl::Auto;
   GdnKernel gdn = GdnKernel::Chunked;
   /// bench.kernels: true (fused) runs the fused CUDA kernels where they apply (BF16 on CUDA, when built: the gated
-  /// delta rule, conv1d + SiLU, the gated RMSNorm, the cross-entropy of the LM loss); false (ops) libtorch
-  /// operations everywhere, the reference path the kernels are tested against.
+  /// delta rule, conv1d + SiLU, the gated RMSNorm, the cross-entropy of the LM loss, the MoE combine); false (ops)
+  /// libtorch operations everywhere, the reference path the kernels are tested against.
   bool fused_kernels = true;
   RecomputeOptions recompute;     ///< read by TextModel (its `recompute` member starts from it)
   EpDispatchOptions ep_dispatch;  ///< read where the experts are sharded over EP (RoutedExpertsImpl::shard)
