@@ -7,6 +7,7 @@
 
 #ifdef RECIPEBENCH_GDN_CUDA
 #include "cuda/cross_entropy_cuda.h"
+#include "cuda/gemm_accumulate_cuda.h"
 #endif
 
 #include <algorithm>
@@ -67,7 +68,8 @@ void lm_loss_chunk(const torch::Tensor& h, const torch::Tensor& weight, const to
 #ifdef RECIPEBENCH_GDN_CUDA
 /// lm_loss_chunk with the fused kernels: the BF16 logits are read for the row statistics, the statistics are
 /// combined over TP (each rank's sum rescaled to the global maximum), and the logits are overwritten by their
-/// gradient. Same arguments and results as lm_loss_chunk.
+/// gradient, whose weight product cuBLAS adds into the FP32 accumulator (cuda_accumulate_tn_). Same arguments and
+/// results as lm_loss_chunk (the weight gradient without the chunk product's BF16 rounding).
 void lm_loss_chunk_fused(const torch::Tensor& h, const torch::Tensor& weight, const torch::Tensor& t,
                          const torch::Tensor& m, const LmLossArgs& a, torch::Tensor nll, torch::Tensor gh,
                          torch::Tensor& gw) {
@@ -89,7 +91,12 @@ void lm_loss_chunk_fused(const torch::Tensor& h, const torch::Tensor& weight, co
   if (!a.grad_hidden && !a.grad_weight) return;
   cuda_logit_grad_(p, local_t, held, row_max, sum_exp, m.to(torch::kFloat));
   if (a.grad_hidden) torch::mm_out(gh, p, weight);
-  if (a.grad_weight) add_weight_grad(gw, p, h);
+  if (!a.grad_weight) return;
+  // The FP32 accumulator takes the chunk's product straight from cuBLAS (no BF16 [V, H] product, no separate add).
+  if (cuda_accumulate_tn_supports(gw, p, h))
+    cuda_accumulate_tn_(gw, p, h);
+  else
+    add_weight_grad(gw, p, h);
 }
 
 bool fused_chunk_applies(const torch::Tensor& h, const torch::Tensor& nll, LmLossImpl impl) {

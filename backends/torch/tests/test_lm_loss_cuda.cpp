@@ -9,6 +9,10 @@
 
 #include <catch2/catch.hpp>
 
+#ifdef RECIPEBENCH_GDN_CUDA
+#include "cuda/gemm_accumulate_cuda.h"
+#endif
+
 using namespace recipebench::torch_model;
 using rbt_test::rel_err;
 
@@ -61,3 +65,32 @@ TEST_CASE("the fused loss equals the FP64 cross-entropy of the same BF16 logits"
   const auto fused = lm_loss_sum(h, w, t, m, nullptr, 0, n, LmLossImpl::Auto).sum;  // one chunk: the same GEMM
   CHECK(fused.item<double>() == Approx(reference.item<double>()).epsilon(1e-6));
 }
+
+#ifdef RECIPEBENCH_GDN_CUDA
+TEST_CASE("cuBLAS accumulates the weight gradient x^T y into FP32 exactly as float64 does, to FP32 rounding") {
+  torch::manual_seed(3);
+  const auto cuda = torch::TensorOptions().device(torch::kCUDA);
+  for (const int64_t M : {4096, 50007}) {  // 50,007: an odd leading dimension
+    INFO("M " << M);
+    const int64_t K = 300, N = 256;
+    const auto x = torch::randn({K, M}, cuda.dtype(torch::kBFloat16));
+    const auto y = torch::randn({K, N}, cuda.dtype(torch::kBFloat16));
+    const auto start = torch::randn({M, N}, cuda.dtype(torch::kFloat));
+    REQUIRE(cuda_accumulate_tn_supports(start, x, y));
+    auto acc = start.clone();
+    cuda_accumulate_tn_(acc, x, y);
+    const auto exact = start.to(torch::kDouble) + torch::mm(x.to(torch::kDouble).t(), y.to(torch::kDouble));
+    CHECK(rel_err(acc, exact) < 1e-5);  // exact BF16 products, FP32 sums over K = 300
+    // A second accumulation adds the product again (beta = 1), and repeats bit for bit.
+    auto twice = acc.clone(), again = start.clone();
+    cuda_accumulate_tn_(twice, x, y);
+    cuda_accumulate_tn_(again, x, y);
+    CHECK(torch::equal(again, acc));
+    CHECK(rel_err(twice, exact + torch::mm(x.to(torch::kDouble).t(), y.to(torch::kDouble))) < 1e-5);
+    // Negative control: y's rows shifted by one pair each row of x with another row of y: far off.
+    auto swapped = start.clone();
+    cuda_accumulate_tn_(swapped, x, torch::roll(y, 1, 0));
+    CHECK(rel_err(swapped, exact) > 1e-1);
+  }
+}
+#endif
