@@ -91,11 +91,12 @@ TEST_CASE("memory plan: within 15% of every committed H200 run record's peak", "
   // 7 records of the full-logits backend (1 GPU x2, DP2, EP2, TP2, PP2, the 397B stage shapes), 9 of the
   // chunked-loss one (1 GPU: reports/runs, the issue-11 call's four, issue 17's first call's four), 28 of the
   // fused-loss one (issue 17's second call's four; the 2-GPU overlap call's 15: 1 GPU, DP2, EP2, TP2, PP2, 397B stage,
-  // six of which are also in reports/runs; the 2026-12-01 call's fused, ops and profile runs) and 11 of the
+  // six of which are also in reports/runs; the 2026-12-01 call's fused, ops and profile runs) and 15 of the
   // gdn-saved one (the second 2026-12-01 call: fused, ops, profile; the third and fourth: fused twice and
-  // --deterministic false; the merge check of issue 15's switches: fused; the accumulation call: fused, ops,
-  // profile, the fused one also in reports/runs). tests/data/plan/record-implementations.json lists them.
-  REQUIRE(runs.size() == 55);
+  // --deterministic false; the merge check of issue 15's switches: fused; the accumulation call and the evening's
+  // combine call: fused, ops, profile each, each fused one also in reports/runs).
+  // tests/data/plan/record-implementations.json lists them.
+  REQUIRE(runs.size() == 59);
   CHECK(runs.size() == record_implementations().size());  // no classification of a record that is gone
   for (const MeasuredRun& m : runs) {
     const MemoryPlan plan = plan_of_record(m);
