@@ -233,10 +233,10 @@ void check_parity(int dp, const std::string& fixture = "", double grad_norm_tol 
 /// steps before the failure ran (progress up to 2/5, none past it). `extra`: arguments of the run.
 void check_failure_stops_every_rank(const std::string& name, const std::string& fixture, int nproc, int fail_rank,
                                     const std::string& extra = "") {
-  const Result r = run(
-      name, fixture, nproc,
-      "RECIPEBENCH_DIST_TIMEOUT=60 RECIPEBENCH_FAIL_RANK=" + std::to_string(fail_rank) + " RECIPEBENCH_FAIL_STEP=2",
-      extra);
+  const Result r =
+      run(name, fixture, nproc,
+          "RECIPEBENCH_DIST_TIMEOUT=60 RECIPEBENCH_FAIL_RANK=" + std::to_string(fail_rank) + " RECIPEBENCH_FAIL_STEP=2",
+          extra);
   INFO(r.output);
   CHECK(r.exit_code != 0);
   CHECK(r.exit_code != 124);  // not stopped by the test's timeout
@@ -895,9 +895,10 @@ TEST_CASE("deferred parameter all-gather: DP4 bitwise the run without", "[distri
   check_gather_bitwise(4, "tiny-dp4.yaml");
 }
 
-TEST_CASE("deferred parameter all-gather: DP2 with full recompute (each unit waits before it runs) bitwise the run "
-          "without",
-          "[distributed][overlap_param_gather][recompute]") {
+TEST_CASE(
+    "deferred parameter all-gather: DP2 with full recompute (each unit waits before it runs) bitwise the run "
+    "without",
+    "[distributed][overlap_param_gather][recompute]") {
   check_gather_bitwise(2, "tiny-dp2-recompute.yaml");
 }
 
@@ -924,9 +925,10 @@ TEST_CASE("deferred parameter all-gather: TP2 EP1 (DP 1: only the experts over E
   check_gather_bitwise(2, "tiny-tp2-ep1.yaml@fp64");
 }
 
-TEST_CASE("deferred parameter all-gather: TP2 DP2 (dense and TP-sharded optimizers in one order) bitwise the run "
-          "without",
-          "[distributed][overlap_param_gather][tp]") {
+TEST_CASE(
+    "deferred parameter all-gather: TP2 DP2 (dense and TP-sharded optimizers in one order) bitwise the run "
+    "without",
+    "[distributed][overlap_param_gather][tp]") {
   check_gather_bitwise(4, "tiny-tp2-dp2.yaml@fp64");
 }
 
@@ -1014,9 +1016,10 @@ TEST_CASE("deferred parameter all-gather with fixed capacity: EP4 DP4 bitwise th
   check_gather_bitwise(4, "tiny-ep4-dp4.yaml", kFixed, "-fixed-capacity");
 }
 
-TEST_CASE("deferred parameter all-gather with fixed capacity: EP2 DP4 on rows of 40 to 128 tokens bitwise the run "
-          "without",
-          "[distributed][overlap_param_gather][ep_dispatch]") {
+TEST_CASE(
+    "deferred parameter all-gather with fixed capacity: EP2 DP4 on rows of 40 to 128 tokens bitwise the run "
+    "without",
+    "[distributed][overlap_param_gather][ep_dispatch]") {
   check_gather_bitwise(4, "tiny-ep2-dp4-dynamic.yaml", kFixed, "-fixed-capacity");
 }
 

@@ -16,8 +16,8 @@ std::string param_gather_note(const RunOptions& o, const Recipe& recipe) {
          " (DP 1 and EDP 1: no parameter is all-gathered)";
 }
 
-std::optional<Diagnostic> param_gather_per_node(const std::string& backend, const Recipe& recipe,
-                                                const SourceDoc& src, const std::optional<bool>& cli) {
+std::optional<Diagnostic> param_gather_per_node(const std::string& backend, const Recipe& recipe, const SourceDoc& src,
+                                                const std::optional<bool>& cli) {
   if (!(cli ? *cli : recipe.bench.overlap_param_gather.value_or(false))) return std::nullopt;
   return setting_diagnostic(src, cli.has_value(), "--overlap-param-gather", "/bench/overlap_param_gather", "true",
                             "false or absent " + runs_own_command(backend, "optimizer is"));

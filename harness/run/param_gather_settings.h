@@ -29,7 +29,7 @@ std::string param_gather_note(const RunOptions& o, const Recipe& recipe);
 /// optimizer is its own), from the command line (`cli`: located at <command line>, option --overlap-param-gather)
 /// or else from the recipe (located at /bench/overlap_param_gather in `src`): the located diagnostic that refuses
 /// it; nullopt when the setting is false or absent.
-std::optional<Diagnostic> param_gather_per_node(const std::string& backend, const Recipe& recipe,
-                                                const SourceDoc& src, const std::optional<bool>& cli);
+std::optional<Diagnostic> param_gather_per_node(const std::string& backend, const Recipe& recipe, const SourceDoc& src,
+                                                const std::optional<bool>& cli);
 
 }  // namespace recipebench

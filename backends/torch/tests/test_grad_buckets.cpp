@@ -15,11 +15,11 @@
 #include "train/param_gather.h"
 
 using recipebench::train::BucketLauncher;
-using recipebench::train::GradBucketLayout;
 using recipebench::train::GatherLauncher;
+using recipebench::train::GradBucketLayout;
 using recipebench::train::GradSyncOrder;
-using recipebench::train::ParamGatherOrder;
 using recipebench::train::make_grad_bucket_layout;
+using recipebench::train::ParamGatherOrder;
 using recipebench::train::shard_segments;
 using recipebench::train::ShardSegment;
 
@@ -195,8 +195,8 @@ TEST_CASE("deferred gathers launch in the forward's order and each is finished b
   order.add(&a, 2, 0);
   order.add(&b, 0, 30);
   order.add(&b, 1, 20);  // a tie with A1: registration order
-  CHECK(order.order() == std::vector<std::pair<const GatherLauncher*, size_t>>{{&a, 2}, {&a, 1}, {&b, 1}, {&b, 0},
-                                                                               {&a, 0}});
+  CHECK(order.order() ==
+        std::vector<std::pair<const GatherLauncher*, size_t>>{{&a, 2}, {&a, 1}, {&b, 1}, {&b, 0}, {&a, 0}});
   // The first step: nothing deferred, nothing to launch or wait for.
   order.launch();
   order.wait_through(100);
@@ -205,7 +205,7 @@ TEST_CASE("deferred gathers launch in the forward's order and each is finished b
   order.defer(&a);
   order.defer(&b);
   CHECK(order.outstanding() == 5);
-  CHECK(log.empty());  // deferred: nothing launched by the update
+  CHECK(log.empty());                                       // deferred: nothing launched by the update
   CHECK_THROWS_AS(order.add(&a, 3, 50), std::logic_error);  // fixed once a step deferred
   order.launch();
   CHECK(log == std::vector<std::string>{"+A2", "+A1", "+B1", "+B0", "+A0"});
@@ -223,9 +223,10 @@ TEST_CASE("deferred gathers launch in the forward's order and each is finished b
   CHECK(order.launched() == 5);
 }
 
-TEST_CASE("deferred gathers: a forward without the launch still launches first, finish(owner) leaves the others, "
-          "deferring twice is refused",
-          "[grad_buckets][param_gather]") {
+TEST_CASE(
+    "deferred gathers: a forward without the launch still launches first, finish(owner) leaves the others, "
+    "deferring twice is refused",
+    "[grad_buckets][param_gather]") {
   std::vector<std::string> log;
   GatherRecorder a("A", log), b("B", log);
   ParamGatherOrder order;
@@ -234,7 +235,7 @@ TEST_CASE("deferred gathers: a forward without the launch still launches first, 
   order.defer(&a);
   order.defer(&b);
   CHECK_THROWS_AS(order.defer(&a), std::logic_error);  // its last gather never finished
-  order.wait_through(0);  // launches every pending bucket, then waits for the first
+  order.wait_through(0);                               // launches every pending bucket, then waits for the first
   CHECK(log == std::vector<std::string>{"+A0", "+B0", "-A0"});
   order.finish(&a);  // nothing of A's outstanding
   CHECK(log.size() == 3);

@@ -112,8 +112,7 @@ TEST_CASE("overlapped bucket reduce-scatters launch during the last backward pas
 namespace {
 
 /// Whether every parameter of `a` equals (bitwise) its counterpart in `b`, over the indices [first, last).
-bool equal_params(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b, size_t first,
-                  size_t last) {
+bool equal_params(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b, size_t first, size_t last) {
   bool same = true;
   for (size_t i = first; i < last; ++i) same = same && torch::equal(a[i], b[i]);
   return same;
@@ -131,9 +130,10 @@ struct GatherSeen {
 
 }  // namespace
 
-TEST_CASE("deferred parameter all-gathers: the update reaches each layer at its wait, the last one at the finish, "
-          "the parameters are the ones gathered at the step's end",
-          "[train][overlap][param_gather]") {
+TEST_CASE(
+    "deferred parameter all-gathers: the update reaches each layer at its wait, the last one at the finish, "
+    "the parameters are the ones gathered at the step's end",
+    "[train][overlap][param_gather]") {
   RecipeOptimizer o;
   o.lr = 1e-2;
   o.clip_grad = 0;
@@ -161,7 +161,8 @@ TEST_CASE("deferred parameter all-gathers: the update reaches each layer at its 
             a.accumulate_grads();
             // The forward's waits, as a pipeline stage's before each module: Linear k holds parameters 2k, 2k + 1.
             gathers->wait_through(1);
-            if (m == 0 && s > 0) me.first_layer_only.push_back(equal_params(pa, pb, 0, 2) && !equal_params(pa, pb, 4, 6));
+            if (m == 0 && s > 0)
+              me.first_layer_only.push_back(equal_params(pa, pb, 0, 2) && !equal_params(pa, pb, 4, 6));
             gathers->wait_through(3);
             gathers->wait_through(5);
             if (m == 1) b.begin_last_backward(0);

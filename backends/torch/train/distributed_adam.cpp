@@ -280,8 +280,9 @@ void DistributedAdam::launch_gather(size_t bucket) {
 }
 
 void DistributedAdam::finish_gather(size_t bucket) {
-  if (!gathers_[bucket]) throw std::logic_error("distributed optimizer: bucket " + std::to_string(bucket) +
-                                                " finished without an all-gather in flight");
+  if (!gathers_[bucket])
+    throw std::logic_error("distributed optimizer: bucket " + std::to_string(bucket) +
+                           " finished without an all-gather in flight");
   {
     const dist::CommWait wait(dist::CommKind::kDataParallel);
     gathers_[bucket]->wait();

@@ -18,8 +18,8 @@
 #include "recipe/recipe.h"
 #include "train/grad_buckets.h"
 #include "train/grad_sync_order.h"
-#include "train/param_gather.h"
 #include "train/optimizer.h"
+#include "train/param_gather.h"
 
 namespace torch::autograd {
 struct Node;
@@ -43,7 +43,7 @@ struct GradReduceOverlap {
 /// optimizer all-gathers its updated shards at the end of step().
 struct ParamGatherOverlap {
   std::shared_ptr<ParamGatherOrder> order;  ///< the rank's deferred gathers, shared by its optimizers
-  std::vector<int64_t> position;  ///< per parameter: its index in the stage's parameters() (the order's keys)
+  std::vector<int64_t> position;            ///< per parameter: its index in the stage's parameters() (the order's keys)
 };
 
 class DistributedAdam : public Optimizer, public BucketLauncher, public GatherLauncher {
