@@ -250,6 +250,12 @@ TEST_CASE("command backend: bench.ep_dispatch in the recipe is refused, located 
                       "backend runs the recipe's own command: its expert dispatch is the command's)");
 }
 
+TEST_CASE("command backend: bench.overlap_param_gather in the recipe is refused, located at the field", "[command]") {
+  check_field_refused("overlap-param-gather.yaml", "recipebench-command-overlap-param-gather",
+                      ":57:25: error: bench.overlap_param_gather: true, expected false or absent (the command "
+                      "backend runs the recipe's own command: its optimizer is the command's)");
+}
+
 TEST_CASE("command backend: bench.fail_on_sync in the recipe is refused, located at the field", "[command]") {
   check_field_refused("fail-on-sync.yaml", "recipebench-command-fail-on-sync",
                       ":57:17: error: bench.fail_on_sync: true, expected false or absent (the command "

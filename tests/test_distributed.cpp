@@ -230,11 +230,13 @@ void check_parity(int dp, const std::string& fixture = "", double grad_norm_tol 
 
 /// A failure injected on `fail_rank` at step 2 of `fixture` on `nproc` ranks: every rank exits non-zero well inside
 /// the 60 s collective timeout, the failing rank's message is shown once, no run record is complete, and the
-/// steps before the failure ran (progress up to 2/5, none past it).
-void check_failure_stops_every_rank(const std::string& name, const std::string& fixture, int nproc, int fail_rank) {
-  const Result r = run(
-      name, fixture, nproc,
-      "RECIPEBENCH_DIST_TIMEOUT=60 RECIPEBENCH_FAIL_RANK=" + std::to_string(fail_rank) + " RECIPEBENCH_FAIL_STEP=2");
+/// steps before the failure ran (progress up to 2/5, none past it). `extra`: arguments of the run.
+void check_failure_stops_every_rank(const std::string& name, const std::string& fixture, int nproc, int fail_rank,
+                                    const std::string& extra = "") {
+  const Result r =
+      run(name, fixture, nproc,
+          "RECIPEBENCH_DIST_TIMEOUT=60 RECIPEBENCH_FAIL_RANK=" + std::to_string(fail_rank) + " RECIPEBENCH_FAIL_STEP=2",
+          extra);
   INFO(r.output);
   CHECK(r.exit_code != 0);
   CHECK(r.exit_code != 124);  // not stopped by the test's timeout
@@ -830,5 +832,235 @@ TEST_CASE(
     size_t differ = 0;
     for (size_t i = 0; i < host.params.size(); ++i) differ += host.params[i] != fixed.params[i];
     CHECK(differ == 0);
+  }
+}
+
+// bench.overlap_param_gather (docs/distributed.md, "Overlap"): every parity layout above whose distributed optimizer
+// has a group of several ranks (DP > 1 or EDP > 1) gives bitwise the same run with the all-gathers deferred into the
+// next step's forward passes as without: the gathers move, the arithmetic does not.
+namespace {
+
+/// `fixture` on `nproc` ranks with the parameter all-gathers deferred (`on`: --overlap-param-gather true, or "" for
+/// the fixture's bench block) gives bitwise the losses, gradient norms and final parameters of the same layout
+/// gathering at the end of each step (--overlap-param-gather false). The final parameters are dumped after the last
+/// step, so their equality also shows that the last step's deferred gathers were finished before they were read.
+/// `extra` goes to both runs, `suffix` tells apart the runs of one fixture with other `extra`. The records say which
+/// ran, and that the switch applied (the console says nothing about it).
+void check_gather_bitwise(int nproc, const std::string& fixture, const std::string& extra = "",
+                          const std::string& suffix = "", const std::string& on = "--overlap-param-gather true") {
+  const bool fp64 = fixture.find(kFp64) != std::string::npos;
+  const std::string name =
+      fs::path(fixture.substr(0, fixture.find(kFp64))).stem().string() + (fp64 ? "-fp64" : "") + suffix;
+  const Result off = run(name + "-gather-off", fixture, nproc, "", extra + " --overlap-param-gather false");
+  const Result deferred = run(name + "-gather-on", fixture, nproc, "", extra + " " + on);
+  INFO("gathered at the step's end:\n" << off.output << "\ndeferred into the next step:\n" << deferred.output);
+  REQUIRE(off.exit_code == 0);
+  REQUIRE(deferred.exit_code == 0);
+  REQUIRE(off.records.size() == 1);
+  REQUIRE(deferred.records.size() == 1);
+  const auto& so = off.records[0]["settings"];
+  const auto& sd = deferred.records[0]["settings"];
+  CHECK(so["overlap_param_gather"] == false);
+  CHECK_FALSE(so.contains("overlap_param_gather_applies"));
+  CHECK(sd["overlap_param_gather"] == true);
+  CHECK(sd["overlap_param_gather_applies"] == true);
+  CHECK(count(deferred.output, "overlap_param_gather") == 0);  // it applies: nothing said
+  const auto& a = off.records[0]["steps"];
+  const auto& b = deferred.records[0]["steps"];
+  REQUIRE(a.size() == 5);
+  REQUIRE(b.size() == 5);
+  for (size_t s = 0; s < 5; ++s) {
+    INFO("step " << s);
+    // Doubles in the record print with round-trip precision: equal text is equal bits.
+    CHECK(a[s]["loss"].get<double>() == b[s]["loss"].get<double>());
+    CHECK(a[s]["grad_norm"].get<double>() == b[s]["grad_norm"].get<double>());
+  }
+  check_comm_waits(deferred.records[0]);
+  REQUIRE(off.params.size() > 1000);
+  REQUIRE(off.params.size() == deferred.params.size());
+  CHECK(std::memcmp(off.params.data(), deferred.params.data(), off.params.size() * sizeof(float)) == 0);
+  // The run changed the parameters (the comparison is not of two initial states).
+  CHECK(b[4]["loss"].get<double>() < b[0]["loss"].get<double>());
+}
+
+const std::string kOverlapGrad = "--overlap-grad-reduce true --grad-reduce-bucket-elements 4096";
+
+}  // namespace
+
+TEST_CASE("deferred parameter all-gather: DP2 bitwise the run without", "[distributed][overlap_param_gather]") {
+  check_gather_bitwise(2, "tiny-dp2.yaml");
+}
+
+TEST_CASE("deferred parameter all-gather: DP4 bitwise the run without", "[distributed][overlap_param_gather]") {
+  check_gather_bitwise(4, "tiny-dp4.yaml");
+}
+
+TEST_CASE(
+    "deferred parameter all-gather: DP2 with full recompute (each unit waits before it runs) bitwise the run "
+    "without",
+    "[distributed][overlap_param_gather][recompute]") {
+  check_gather_bitwise(2, "tiny-dp2-recompute.yaml");
+}
+
+TEST_CASE("deferred parameter all-gather: EP2 DP2 bitwise the run without", "[distributed][overlap_param_gather][ep]") {
+  check_gather_bitwise(2, "tiny-ep2-dp2.yaml");
+}
+
+TEST_CASE("deferred parameter all-gather: EP4 DP4 bitwise the run without", "[distributed][overlap_param_gather][ep]") {
+  check_gather_bitwise(4, "tiny-ep4-dp4.yaml");
+}
+
+TEST_CASE("deferred parameter all-gather: EP2 DP4 (experts gathered over EDP 2) bitwise the run without",
+          "[distributed][overlap_param_gather][ep]") {
+  check_gather_bitwise(4, "tiny-ep2-dp4.yaml");
+}
+
+TEST_CASE("deferred parameter all-gather: EP2 DP4 on rows of 40 to 128 tokens bitwise the run without",
+          "[distributed][overlap_param_gather][ep][packing]") {
+  check_gather_bitwise(4, "tiny-ep2-dp4-dynamic.yaml");
+}
+
+TEST_CASE("deferred parameter all-gather: TP2 EP1 (DP 1: only the experts over EDP 2) bitwise the run without",
+          "[distributed][overlap_param_gather][tp]") {
+  check_gather_bitwise(2, "tiny-tp2-ep1.yaml@fp64");
+}
+
+TEST_CASE(
+    "deferred parameter all-gather: TP2 DP2 (dense and TP-sharded optimizers in one order) bitwise the run "
+    "without",
+    "[distributed][overlap_param_gather][tp]") {
+  check_gather_bitwise(4, "tiny-tp2-dp2.yaml@fp64");
+}
+
+TEST_CASE("deferred parameter all-gather: TP2 DP2 EP1 (experts over EDP 4) bitwise the run without",
+          "[distributed][overlap_param_gather][tp][edp]") {
+  check_gather_bitwise(4, "tiny-tp2-dp2-ep1.yaml@fp64");
+}
+
+TEST_CASE("deferred parameter all-gather: TP2 DP2 EP4 with full recompute bitwise the run without",
+          "[distributed][overlap_param_gather][tp][recompute]") {
+  check_gather_bitwise(4, "tiny-tp2-dp2-ep4-recompute.yaml@fp64");
+}
+
+TEST_CASE("deferred parameter all-gather: PP2 DP2 bitwise the run without", "[distributed][overlap_param_gather][pp]") {
+  check_gather_bitwise(4, "tiny-pp2-dp2.yaml");
+}
+
+TEST_CASE("deferred parameter all-gather: PP2 DP2 EP2 bitwise the run without",
+          "[distributed][overlap_param_gather][pp][ep]") {
+  check_gather_bitwise(4, "tiny-pp2-dp2-ep2.yaml");
+}
+
+TEST_CASE("deferred parameter all-gather: TP2 PP2 EP2 DP2 (every dimension, 8 ranks) bitwise the run without",
+          "[distributed][overlap_param_gather][tp][pp][ep]") {
+  check_gather_bitwise(8, "tiny-tp2-pp2-ep2-dp2.yaml@fp64");
+}
+
+TEST_CASE("deferred parameter all-gather with the receives posted ahead: PP2 DP2 bitwise the run without",
+          "[distributed][overlap_param_gather][pp][overlap_p2p]") {
+  check_gather_bitwise(4, "tiny-pp2-dp2.yaml", "--overlap-p2p-comm true", "-p2p");
+}
+
+// With overlap_grad_reduce: the gathers follow its buckets (several per optimizer), launched in the forward's order.
+TEST_CASE("deferred parameter all-gather with overlap_grad_reduce: DP2 bitwise the run without",
+          "[distributed][overlap_param_gather][overlap]") {
+  check_gather_bitwise(2, "tiny-dp2.yaml", kOverlapGrad, "-overlap");
+}
+
+TEST_CASE("deferred parameter all-gather with overlap_grad_reduce: DP4 bitwise the run without",
+          "[distributed][overlap_param_gather][overlap]") {
+  check_gather_bitwise(4, "tiny-dp4.yaml", kOverlapGrad, "-overlap");
+}
+
+TEST_CASE("deferred parameter all-gather with overlap_grad_reduce: TP2 DP2 bitwise the run without",
+          "[distributed][overlap_param_gather][overlap][tp]") {
+  check_gather_bitwise(4, "tiny-tp2-dp2.yaml@fp64", kOverlapGrad, "-overlap");
+}
+
+TEST_CASE("deferred parameter all-gather with overlap_grad_reduce: TP2 DP2 EP1 bitwise the run without",
+          "[distributed][overlap_param_gather][overlap][tp]") {
+  check_gather_bitwise(4, "tiny-tp2-dp2-ep1.yaml@fp64", kOverlapGrad, "-overlap");
+}
+
+TEST_CASE("deferred parameter all-gather with overlap_grad_reduce: TP2 EP1 bitwise the run without",
+          "[distributed][overlap_param_gather][overlap][tp]") {
+  check_gather_bitwise(2, "tiny-tp2-ep1.yaml@fp64", kOverlapGrad, "-overlap");
+}
+
+TEST_CASE("deferred parameter all-gather with overlap_grad_reduce: EP2 DP4 bitwise the run without",
+          "[distributed][overlap_param_gather][overlap][ep]") {
+  check_gather_bitwise(4, "tiny-ep2-dp4.yaml", kOverlapGrad, "-overlap");
+}
+
+TEST_CASE("deferred parameter all-gather with overlap_grad_reduce: PP2 DP2 bitwise the run without",
+          "[distributed][overlap_param_gather][overlap][pp]") {
+  check_gather_bitwise(4, "tiny-pp2-dp2.yaml", kOverlapGrad, "-overlap");
+}
+
+TEST_CASE(
+    "deferred parameter all-gather from the recipe's bench block: PP2 VPP2 DP2 with overlap_grad_reduce bitwise the "
+    "run without, and reproduces the single-rank run",
+    "[distributed][overlap_param_gather][overlap][pp]") {
+  check_gather_bitwise(4, "tiny-pp2-vpp2-dp2-overlap-gather.yaml", "", "", "");
+  check_parity(4, "tiny-pp2-vpp2-dp2-overlap-gather.yaml", 1e-4, "", "tiny-dp1.yaml", "", "", true);
+}
+
+// With the fixed-capacity expert dispatcher.
+TEST_CASE("deferred parameter all-gather with fixed capacity: EP2 DP2 bitwise the run without",
+          "[distributed][overlap_param_gather][ep_dispatch]") {
+  check_gather_bitwise(2, "tiny-ep2-dp2.yaml", kFixed, "-fixed-capacity");
+}
+
+TEST_CASE("deferred parameter all-gather with fixed capacity: EP4 DP4 bitwise the run without",
+          "[distributed][overlap_param_gather][ep_dispatch]") {
+  check_gather_bitwise(4, "tiny-ep4-dp4.yaml", kFixed, "-fixed-capacity");
+}
+
+TEST_CASE(
+    "deferred parameter all-gather with fixed capacity: EP2 DP4 on rows of 40 to 128 tokens bitwise the run "
+    "without",
+    "[distributed][overlap_param_gather][ep_dispatch]") {
+  check_gather_bitwise(4, "tiny-ep2-dp4-dynamic.yaml", kFixed, "-fixed-capacity");
+}
+
+TEST_CASE("deferred parameter all-gather with fixed capacity: TP2 DP2 EP4 with full recompute bitwise the run without",
+          "[distributed][overlap_param_gather][ep_dispatch][tp]") {
+  check_gather_bitwise(4, "tiny-tp2-dp2-ep4-recompute.yaml@fp64", kFixed, "-fixed-capacity");
+}
+
+TEST_CASE("deferred parameter all-gather with fixed capacity: PP2 DP2 EP2 bitwise the run without",
+          "[distributed][overlap_param_gather][ep_dispatch][pp]") {
+  check_gather_bitwise(4, "tiny-pp2-dp2-ep2.yaml", kFixed, "-fixed-capacity");
+}
+
+TEST_CASE("deferred parameter all-gather with fixed capacity: TP2 PP2 EP2 DP2 bitwise the run without",
+          "[distributed][overlap_param_gather][ep_dispatch][tp][pp]") {
+  check_gather_bitwise(8, "tiny-tp2-pp2-ep2-dp2.yaml@fp64", kFixed, "-fixed-capacity");
+}
+
+TEST_CASE("overlap_param_gather on a layout with DP 1 and EDP 1 runs, and says it had no effect",
+          "[distributed][overlap_param_gather]") {
+  // The switch's forms: bare (true) and =true.
+  for (const auto& [name, fixture, nproc, flag] : std::vector<std::tuple<std::string, std::string, int, std::string>>{
+           {"gather-dp1", "tiny-dp1.yaml", 0, "--overlap-param-gather"},
+           {"gather-pp2", "tiny-pp2.yaml", 2, "--overlap-param-gather=true"},
+           {"gather-tp2", "tiny-tp2.yaml", 2, "--overlap-param-gather"}}) {
+    const Result r = run(name, fixture, nproc, "", flag);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    REQUIRE(r.records.size() == 1);
+    CHECK(r.records[0]["settings"]["overlap_param_gather"] == true);
+    CHECK(r.records[0]["settings"]["overlap_param_gather_applies"] == false);
+    CHECK(count(r.output, "bench.overlap_param_gather: true has no effect") == 1);
+  }
+}
+
+TEST_CASE("a failure on one rank with the parameter all-gathers deferred stops every rank, shown once",
+          "[distributed][failure][overlap_param_gather]") {
+  for (int fail_rank : {1, 0}) {
+    DYNAMIC_SECTION("failing rank " << fail_rank) {
+      check_failure_stops_every_rank("gather-fail-rank" + std::to_string(fail_rank), "tiny-dp2.yaml", 2, fail_rank,
+                                     "--overlap-param-gather true");
+    }
   }
 }

@@ -430,6 +430,104 @@ TEST_CASE(
   }
 }
 
+TEST_CASE(
+    "run driver: bench.overlap_param_gather is recorded, said to have no effect with DP 1 and EDP 1, the command "
+    "line wins, and a backend running the recipe's own command refuses it at the field",
+    "[run_driver][overlap_param_gather]") {
+  auto script = register_fake();
+  RunRequest q = fake_request("recipebench-driver-overlap-gather");
+  const std::string dp2 = test::source_path("tests/data/dist/tiny-pp2-vpp2-dp2-overlap-gather.yaml");
+  Recorder rec;
+  auto notes = [&] {
+    return std::count_if(rec.calls.begin(), rec.calls.end(),
+                         [](const std::string& c) { return c.find("overlap_param_gather") != std::string::npos; });
+  };
+  SECTION("absent: false, nothing said; a record without the field reads back false") {
+    const RunOutcome out = run_recipe(q, {&rec});
+    REQUIRE(out.exit_code == kOk);
+    CHECK(rec.calls.front() == "start fake");
+    CHECK_FALSE(script->last_options.overlap_param_gather);
+    const Json s = out.record->to_json()["settings"];
+    CHECK(s["overlap_param_gather"] == false);
+    CHECK_FALSE(s.contains("overlap_param_gather_applies"));
+    Json old = out.record->to_json();
+    old["settings"].erase("overlap_param_gather");
+    CHECK_FALSE(RunRecord::from_json(old, "old.json").options.overlap_param_gather);
+  }
+  SECTION("--overlap-param-gather true with DP 1: the backend gets it, no effect said once, recorded, read back") {
+    q.overlap_param_gather = true;
+    const RunOutcome out = run_recipe(q, {&rec});
+    REQUIRE(out.exit_code == kOk);
+    CHECK(script->last_options.overlap_param_gather);
+    CHECK(script->last_options.overlap_param_gather_applies == false);
+    CHECK(rec.calls.front() ==
+          "message recipebench run: bench.overlap_param_gather: true has no effect on TP1 PP1 EP1 DP1 (DP 1 and "
+          "EDP 1: no parameter is all-gathered)");
+    CHECK(notes() == 1);
+    const Json s = out.record->to_json()["settings"];
+    CHECK(s["overlap_param_gather"] == true);
+    CHECK(s["overlap_param_gather_applies"] == false);
+    const RunRecord back = RunRecord::from_json(out.record->to_json(), "r.json");
+    CHECK(back.options.overlap_param_gather);
+    CHECK(back.options.overlap_param_gather_applies == false);
+  }
+  SECTION("from the recipe's bench block with DP 2: it applies, nothing said, recorded") {
+    q.recipe_path = dp2;
+    const RunOutcome out = run_recipe(q, {&rec});
+    REQUIRE(out.exit_code == kOk);
+    CHECK(rec.calls.front() == "start fake");
+    CHECK(notes() == 0);
+    CHECK(script->last_options.overlap_param_gather);
+    CHECK(script->last_options.overlap_param_gather_applies == true);
+    const Json s = out.record->to_json()["settings"];
+    CHECK(s["overlap_param_gather"] == true);
+    CHECK(s["overlap_param_gather_applies"] == true);
+  }
+  SECTION("from the recipe, turned off on the command line: false") {
+    q.recipe_path = dp2;
+    q.overlap_param_gather = false;
+    const RunOutcome out = run_recipe(q, {&rec});
+    REQUIRE(out.exit_code == kOk);
+    CHECK_FALSE(script->last_options.overlap_param_gather);
+    const Json s = out.record->to_json()["settings"];
+    CHECK(s["overlap_param_gather"] == false);
+    CHECK_FALSE(s.contains("overlap_param_gather_applies"));
+  }
+  SECTION("--profile: runs (every rank launches the gathers at the step's start, a synchronisation waits for them)") {
+    q.recipe_path = dp2;
+    q.profile = true;
+    const RunOutcome out = run_recipe(q, {&rec});
+    REQUIRE(out.exit_code == kOk);
+    CHECK(script->last_options.overlap_param_gather);
+  }
+  SECTION("a per-node backend: refused, located at the recipe's field, or at the command line") {
+    BackendCapabilities caps;
+    caps.launch = Launch::kPerNode;
+    register_backend("fake-node", caps, [script] { return std::make_unique<FakeBackend>(script); });
+    q.backend = "fake-node";
+    const std::string why =
+        "expected false or absent (the fake-node backend runs the recipe's own command: its optimizer is the "
+        "command's)";
+    const std::string nothing =
+        "message recipebench run: the fake-node backend would ignore the settings above (its command's own); "
+        "nothing was run";
+    SECTION("from the recipe") {
+      q.recipe_path = dp2;  // its gradient-reduction fields are refused too
+      CHECK(run_recipe(q, {&rec}).exit_code == kFailed);
+      const std::string at = "message " + dp2 + ":48:25: error: bench.overlap_param_gather: true, " + why;
+      CHECK(std::count(rec.calls.begin(), rec.calls.end(), at) == 1);
+      CHECK(rec.calls.back() == nothing);
+    }
+    SECTION("from the command line") {
+      q.overlap_param_gather = true;
+      CHECK(run_recipe(q, {&rec}).exit_code == kFailed);
+      CHECK(rec.calls ==
+            std::vector<std::string>{"message <command line>: error: --overlap-param-gather: true, " + why, nothing});
+    }
+    CHECK(script->runs == 0);
+  }
+}
+
 TEST_CASE("run driver: a backend running the recipe's own command refuses the gradient-reduction settings",
           "[run_driver][overlap]") {
   BackendCapabilities caps;

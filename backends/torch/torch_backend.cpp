@@ -5,6 +5,7 @@
 #include <torch/version.h>
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -117,14 +118,23 @@ void train_run(train::RunContext& ctx, const Recipe& recipe, const ModelConfig& 
                                                                          : torch_model::EpDispatch::HostSplits;
   kernels.ep_dispatch.max_tokens = recipe.layout.max_tokens_per_gpu / ctx.map.tp;
   train::RankModel model = build_model(cfg, kernels, o, ctx, on_built);
+  // bench.overlap_param_gather: the optimizers' all-gathers deferred into the next step's forward passes, which wait
+  // for each module's own buckets (docs/distributed.md, "Overlap").
+  std::shared_ptr<train::ParamGatherOrder> gather;
+  if (o.overlap_param_gather) gather = std::make_shared<train::ParamGatherOrder>();
   auto optimizer =
       train::build_optimizer(model, ctx, recipe.optimizer, {o.overlap_grad_reduce, o.grad_reduce_bucket_elements},
-                             kernels.fused_kernels ? train::AdamKernels::kFused : train::AdamKernels::kOps);
+                             kernels.fused_kernels ? train::AdamKernels::kFused : train::AdamKernels::kOps, gather);
+  if (gather) train::wait_for_param_gathers(model, gather);
   // The record's settings.overlap_grad_reduce_applies comes from the layout (run/grad_reduce_settings.h): it must be
   // what the optimizer did.
   if (o.overlap_grad_reduce_applies && *o.overlap_grad_reduce_applies != train::overlap_applies(model, ctx))
     throw RunError(std::string("overlap_grad_reduce: the layout says it ") +
                    (*o.overlap_grad_reduce_applies ? "applies" : "has no effect") + ", the optimizer disagrees");
+  // The same for settings.overlap_param_gather_applies (run/param_gather_settings.h): the same optimizers gather.
+  if (o.overlap_param_gather_applies && *o.overlap_param_gather_applies != train::overlap_applies(model, ctx))
+    throw RunError(std::string("overlap_param_gather: the layout says it ") +
+                   (*o.overlap_param_gather_applies ? "applies" : "has no effect") + ", the optimizer disagrees");
   // bench.fail_on_sync: the run driver refuses it with --profile, whose synchronisations it would catch.
   if (o.fail_on_sync && o.profile) throw RunError("fail_on_sync: --profile synchronises the device by design");
   // ... and with the host_splits dispatcher under EP > 1 on CUDA, whose split sizes it reads on the host.
@@ -151,6 +161,7 @@ void train_run(train::RunContext& ctx, const Recipe& recipe, const ModelConfig& 
     if (comm_clock) waits = comm_clock->collect();  // the step ended with a device synchronisation
     on_step(make_sample(step, batch, r, lr, ctx, data_start, overhead, o.profile, waits));
   }
+  optimizer->finish_param_gather();  // the last step's deferred all-gathers: the parameters hold its update
   if (!o.hooks.dump_params_path.empty()) train::dump_parameters(o.hooks.dump_params_path, model, ctx);
   ctx.finish();
 }

@@ -55,6 +55,12 @@ void add_options(CLI::App& cmd, Args& a) {
   cmd.add_option("--overlap-grad-reduce", q.overlap_grad_reduce,
                  "true: reduce-scatter the gradients in buckets during the last microbatch's backward pass (default: "
                  "the recipe's bench.overlap_grad_reduce, else false)");
+  cmd.add_option("--overlap-param-gather", q.overlap_param_gather,
+                 "true (or no value): defer the distributed optimizer's parameter all-gather into the next step's "
+                 "forward passes, each module waiting for its own buckets (default: the recipe's "
+                 "bench.overlap_param_gather, else false; no effect with DP 1 and EDP 1)")
+      ->expected(0, 1)
+      ->default_str("true");
   cmd.add_option("--overlap-p2p-comm", q.overlap_p2p_comm,
                  "true: post the pipeline's receives ahead, so each transfer overlaps the passes before its own "
                  "(default: the recipe's bench.overlap_p2p_comm, else false; no effect with PP 1)");

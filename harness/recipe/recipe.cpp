@@ -38,6 +38,7 @@ RecipeBench bench_from_json(const Json& doc) {
   b.overlap_grad_reduce = opt<bool>(j, "overlap_grad_reduce");
   b.grad_reduce_bucket_elements = opt<int64_t>(j, "grad_reduce_bucket_elements");
   b.fail_on_sync = opt<bool>(j, "fail_on_sync");
+  b.overlap_param_gather = opt<bool>(j, "overlap_param_gather");
   b.overlap_p2p_comm = opt<bool>(j, "overlap_p2p_comm");
   if (j.contains("ep_dispatch")) b.ep_dispatch = enum_at<EpDispatch>(doc, "/bench/ep_dispatch");
   b.command = opt<std::string>(j, "command");

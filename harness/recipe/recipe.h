@@ -100,6 +100,7 @@ struct RecipeBench {
   std::optional<bool> overlap_grad_reduce;             ///< bench.overlap_grad_reduce (absent: false)
   std::optional<int64_t> grad_reduce_bucket_elements;  ///< bench.grad_reduce_bucket_elements (absent: 40,000,000)
   std::optional<bool> fail_on_sync;                    ///< bench.fail_on_sync (absent: false)
+  std::optional<bool> overlap_param_gather;            ///< bench.overlap_param_gather (absent: false)
   std::optional<bool> overlap_p2p_comm;                ///< bench.overlap_p2p_comm (absent: false)
   std::optional<EpDispatch> ep_dispatch;               ///< bench.ep_dispatch (absent: host_splits)
   RecipeBenchData data;

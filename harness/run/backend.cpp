@@ -75,11 +75,13 @@ Json RunOptions::to_json() const {
          {"deterministic", deterministic},
          {"overlap_grad_reduce", overlap_grad_reduce},
          {"grad_reduce_bucket_elements", grad_reduce_bucket_elements},
+         {"overlap_param_gather", overlap_param_gather},
          {"overlap_p2p_comm", overlap_p2p_comm},
          {"ranks", world},
          {"dist_timeout_seconds", dist_timeout_seconds},
          {"data", Json{{"source", to_string(data_source)}}}};
   if (overlap_grad_reduce_applies) j["overlap_grad_reduce_applies"] = *overlap_grad_reduce_applies;
+  if (overlap_param_gather_applies) j["overlap_param_gather_applies"] = *overlap_param_gather_applies;
   // bench.kernels picks a backend's own kernels; a command's kernels are its own (the command backend refuses it).
   if (backend != "command") j["kernels"] = to_string(kernels);
   if (backend != "command") j["fail_on_sync"] = fail_on_sync;  // the same: the command's synchronisation is its own

@@ -62,6 +62,14 @@ struct RunOptions {
   /// With overlap_grad_reduce: whether the layout has anything to reduce-scatter (DP > 1 or EDP > 1), set by the
   /// run driver; nullopt without the switch.
   std::optional<bool> overlap_grad_reduce_applies;
+  /// bench.overlap_param_gather: the distributed optimizer's step ends after the update of this rank's shards; the
+  /// all-gathers of the updated parameters run in the next step, launched at its start in the forward passes'
+  /// order, each module's forward waiting for its parameters' buckets; the last step's run after it, before the
+  /// parameters are read (docs/distributed.md, "Overlap"); false: all-gathered at the end of the step.
+  bool overlap_param_gather = false;
+  /// With overlap_param_gather: whether the layout has anything to all-gather (DP > 1 or EDP > 1), set by the run
+  /// driver; nullopt without the switch.
+  std::optional<bool> overlap_param_gather_applies;
   /// bench.overlap_p2p_comm: the pipeline posts each receive ahead, as soon as the one before it on its link was
   /// waited for, so the transfer overlaps the passes in between (docs/distributed.md, "Pipeline parallelism");
   /// no effect with PP 1.

@@ -22,6 +22,7 @@
 #include "run/grad_reduce_settings.h"
 #include "run/launch.h"
 #include "run/p2p_comm_settings.h"
+#include "run/param_gather_settings.h"
 #include "run/run_guard.h"
 #include "run/run_metrics.h"
 #include "run/setting_diagnostic.h"
@@ -79,7 +80,7 @@ ValidatedRecipe load_recipe(const RunRequest& q, const Reporters& report) {
 
 /// The settings the bench block (RecipeBench) and the command line (RunRequest) both give, each one that is set
 /// over `o`: backend, steps, window, layers, device, seed, deterministic, kernels, overlap_grad_reduce and its bucket
-/// size, fail_on_sync, overlap_p2p_comm, ep_dispatch.
+/// size, overlap_param_gather, fail_on_sync, overlap_p2p_comm, ep_dispatch.
 template <typename Settings>
 void apply_shared_settings(const Settings& s, RunOptions& o) {
   if (s.backend) o.backend = *s.backend;
@@ -92,6 +93,7 @@ void apply_shared_settings(const Settings& s, RunOptions& o) {
   if (s.kernels) o.kernels = *s.kernels;
   if (s.overlap_grad_reduce) o.overlap_grad_reduce = *s.overlap_grad_reduce;
   if (s.grad_reduce_bucket_elements) o.grad_reduce_bucket_elements = *s.grad_reduce_bucket_elements;
+  if (s.overlap_param_gather) o.overlap_param_gather = *s.overlap_param_gather;
   if (s.fail_on_sync) o.fail_on_sync = *s.fail_on_sync;
   if (s.overlap_p2p_comm) o.overlap_p2p_comm = *s.overlap_p2p_comm;
   if (s.ep_dispatch) o.ep_dispatch = *s.ep_dispatch;
@@ -215,6 +217,8 @@ const BackendCapabilities* check_backend_capabilities(const RunRequest& q, const
     check_log_format(q, v, o, report);
     Diagnostics ignored = check_grad_reduce_per_node(o.backend, *v.recipe, *v.source, q.overlap_grad_reduce,
                                                      q.grad_reduce_bucket_elements);
+    if (const auto g = param_gather_per_node(o.backend, *v.recipe, *v.source, q.overlap_param_gather))
+      ignored.push_back(*g);
     if (const auto k = kernels_per_node(o.backend, q, v)) ignored.push_back(*k);
     if (const auto s = fail_on_sync_per_node(o.backend, *v.recipe, *v.source, q.fail_on_sync)) ignored.push_back(*s);
     if (const auto p = p2p_comm_per_node(o.backend, *v.recipe, *v.source, q.overlap_p2p_comm)) ignored.push_back(*p);
@@ -463,8 +467,9 @@ void refuse_conflicting_switches(const RunRequest& q, const ValidatedRecipe& v, 
 void report_setting_notes(const RunRequest& q, const Recipe& recipe, const RunOptions& o, const Reporters& report) {
   const bool bucket_given = recipe.bench.grad_reduce_bucket_elements || q.grad_reduce_bucket_elements;
   const bool dispatch_given = recipe.bench.ep_dispatch || q.ep_dispatch;
-  for (const std::string& note : {grad_reduce_note(o, recipe, bucket_given), fail_on_sync_note(o),
-                                  p2p_comm_note(o, recipe), ep_dispatch_note(o, recipe, dispatch_given)})
+  for (const std::string& note :
+       {grad_reduce_note(o, recipe, bucket_given), param_gather_note(o, recipe), fail_on_sync_note(o),
+        p2p_comm_note(o, recipe), ep_dispatch_note(o, recipe, dispatch_given)})
     if (!note.empty()) report.message(note);
 }
 
@@ -478,6 +483,7 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
   const BackendCapabilities* caps = check_backend_capabilities(q, v, o, report);
   refuse_conflicting_switches(q, v, o, report);
   if (o.overlap_grad_reduce) o.overlap_grad_reduce_applies = overlap_grad_reduce_applies(recipe, m.model);
+  if (o.overlap_param_gather) o.overlap_param_gather_applies = overlap_param_gather_applies(recipe, m.model);
   RunOutcome out;
   if (q.dry_run) {
     const Json bench = recipe.doc.value("bench", Json());

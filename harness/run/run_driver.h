@@ -36,6 +36,7 @@ struct RunRequest {
   std::optional<bool> overlap_grad_reduce;             ///< --overlap-grad-reduce (bench.overlap_grad_reduce)
   std::optional<int64_t> grad_reduce_bucket_elements;  ///< --grad-reduce-bucket-elements (bench.grad_reduce_...)
   std::optional<bool> fail_on_sync;                    ///< --fail-on-sync[=true|false] (bench.fail_on_sync)
+  std::optional<bool> overlap_param_gather;  ///< --overlap-param-gather[=true|false] (bench.overlap_param_gather)
   std::optional<bool> overlap_p2p_comm;                ///< --overlap-p2p-comm (bench.overlap_p2p_comm)
   std::optional<EpDispatch> ep_dispatch;               ///< --ep-dispatch host_splits|fixed_capacity (bench.ep_dispatch)
   std::optional<std::string> log_format;  ///< --format (bench.log_format): the command backend's log parser

@@ -121,6 +121,10 @@ RunOptions options_of(const Fields& f, const Json& s) {
     o.grad_reduce_bucket_elements = f.integer(s["grad_reduce_bucket_elements"], p + ".grad_reduce_bucket_elements", 1);
   if (Fields::has(s, "overlap_grad_reduce_applies"))
     o.overlap_grad_reduce_applies = f.boolean(s["overlap_grad_reduce_applies"], p + ".overlap_grad_reduce_applies");
+  if (Fields::has(s, "overlap_param_gather"))
+    o.overlap_param_gather = f.boolean(s["overlap_param_gather"], p + ".overlap_param_gather");
+  if (Fields::has(s, "overlap_param_gather_applies"))
+    o.overlap_param_gather_applies = f.boolean(s["overlap_param_gather_applies"], p + ".overlap_param_gather_applies");
   if (Fields::has(s, "overlap_p2p_comm"))
     o.overlap_p2p_comm = f.boolean(s["overlap_p2p_comm"], p + ".overlap_p2p_comm");
   if (Fields::has(s, "fail_on_sync")) o.fail_on_sync = f.boolean(s["fail_on_sync"], p + ".fail_on_sync");

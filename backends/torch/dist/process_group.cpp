@@ -316,6 +316,22 @@ std::unique_ptr<ProcessGroup::Request> ProcessGroup::ireduce_scatter_sum(const a
                                        [full, shard, lo, n]() mutable { shard.copy_(full.narrow(0, lo, n)); });
 }
 
+std::unique_ptr<ProcessGroup::Request> ProcessGroup::iall_gather(const at::Tensor& shard, const at::Tensor& full) {
+  if (impl_->transport == Transport::kNccl) {
+    at::Tensor in = impl_->on_transport(shard), out = impl_->on_transport(full);
+    auto work = impl_->group->_allgather_base(out, in);
+    at::Tensor back = out.is_same(full) ? at::Tensor() : full;
+    return std::make_unique<WorkRequest>(std::move(work), std::vector<at::Tensor>{out, in}, std::move(back));
+  }
+  std::vector<std::vector<at::Tensor>> out(1);
+  const int64_t n = shard.numel();
+  for (int r = 0; r < world_; ++r) out[0].push_back(full.narrow(0, r * n, n));
+  std::vector<at::Tensor> in{shard};
+  auto work = impl_->group->allgather(out, in);
+  std::vector<at::Tensor> held{full, shard};
+  return std::make_unique<WorkRequest>(std::move(work), std::move(held));
+}
+
 #else  // no c10d Gloo nor NCCL in this libtorch: multi-rank runs are refused
 
 struct ProcessGroup::Impl {};
@@ -341,6 +357,9 @@ std::string ProcessGroup::first_failure() { return ""; }
 std::unique_ptr<ProcessGroup::Request> ProcessGroup::isend(const at::Tensor&, int, int) { return nullptr; }
 std::unique_ptr<ProcessGroup::Request> ProcessGroup::irecv(at::Tensor&, int, int) { return nullptr; }
 std::unique_ptr<ProcessGroup::Request> ProcessGroup::ireduce_scatter_sum(const at::Tensor&, const at::Tensor&) {
+  return nullptr;
+}
+std::unique_ptr<ProcessGroup::Request> ProcessGroup::iall_gather(const at::Tensor&, const at::Tensor&) {
   return nullptr;
 }
 

@@ -102,6 +102,12 @@ class ProcessGroup {
   /// contiguous (views into larger buffers are fine); neither may be touched until wait() returned. Calls on one
   /// group must be issued in the same order on every member, as every collective's.
   std::unique_ptr<Request> ireduce_scatter_sum(const at::Tensor& full, const at::Tensor& shard);
+  /// Starts all_gather(shard, full) and returns without waiting (the deferred parameter all-gathers of
+  /// bench.overlap_param_gather): NCCL runs it on the group's own stream, ordered after the work queued so far on
+  /// the caller's current stream, and wait() orders the current stream after it; Gloo runs it on the group's thread.
+  /// Both 1-D and contiguous (views into larger buffers are fine); `shard` may not change and `full` may not be
+  /// read until wait() returned. Calls on one group must be issued in the same order on every member.
+  std::unique_ptr<Request> iall_gather(const at::Tensor& shard, const at::Tensor& full);
 };
 
 }  // namespace recipebench::dist

@@ -34,12 +34,13 @@ torch::Tensor PipelineStageImpl::forward(int chunk, const torch::Tensor& input, 
   TORCH_CHECK(chunk >= 0 && chunk < num_chunks(), "model chunk ", chunk, " of ", num_chunks());
   torch::Tensor h;
   if (takes_ids(chunk)) {
+    if (before_forward) before_forward(*embed_tokens);
     h = embed_hidden(embed_tokens, input, tp.get());
   } else {
     TORCH_CHECK(input.dim() == 3, "a stage's input must be hidden states [batch, seq, hidden], got ", input.sizes());
     h = input;
   }
-  return run_decoder_layers(chunk_layers[static_cast<size_t>(chunk)], h, positions, recompute);
+  return run_decoder_layers(chunk_layers[static_cast<size_t>(chunk)], h, positions, recompute, before_forward);
 }
 
 std::vector<torch::Tensor> PipelineStageImpl::chunk_parameters(int chunk) const {
@@ -60,6 +61,10 @@ std::vector<torch::Tensor> PipelineStageImpl::chunk_parameters(int chunk) const 
 SftLossSum PipelineStageImpl::loss_sum(const torch::Tensor& hidden, const torch::Tensor& ids,
                                        const torch::Tensor& loss_mask) {
   TORCH_CHECK(!lm_head.is_empty(), "the loss is computed on the last pipeline stage only");
+  if (before_forward) {
+    before_forward(*norm);
+    before_forward(*lm_head);
+  }
   return head_loss_sum(lm_head, norm(hidden), ids, loss_mask, tp.get(), fused_kernels);
 }
 

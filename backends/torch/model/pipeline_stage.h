@@ -54,6 +54,10 @@ struct PipelineStageImpl : torch::nn::Module {
   SftLossSum loss_sum(const torch::Tensor& hidden, const torch::Tensor& ids, const torch::Tensor& loss_mask);
 
   RecomputeOptions recompute;  ///< from the model's TextModel
+  /// Called with the embedding, each decoder layer, the final norm and lm_head right before their forward reads
+  /// their parameters (bench.overlap_param_gather: the wait for their all-gathers, train/optimizer_builder.h
+  /// wait_for_param_gathers); empty: nothing.
+  BeforeForward before_forward;
   int64_t hidden_size = 0;     ///< width of the hidden states passed between stages
   bool fused_kernels = true;   ///< the full model's KernelOptions::fused_kernels (the LM loss)
   /// The model's tensor-parallel group (null without TP): the stage's layers are the model's TP shards, the

@@ -41,12 +41,18 @@ TextModelImpl::TextModelImpl(const ModelConfig& cfg, const KernelOptions& opt) :
 }
 
 torch::Tensor run_decoder_layers(const std::vector<DecoderLayer>& layers, torch::Tensor h,
-                                 const torch::Tensor& positions, const RecomputeOptions& recompute) {
+                                 const torch::Tensor& positions, const RecomputeOptions& recompute,
+                                 const BeforeForward& before) {
   const int64_t n = static_cast<int64_t>(layers.size());
   TORCH_CHECK(recompute.method == RecomputeOptions::Method::None || recompute.num_layers >= 1,
               "recompute num_layers must be >= 1, got ", recompute.num_layers);
+  auto announce = [&](int64_t begin, int64_t end) {
+    if (before)
+      for (int64_t l = begin; l < end; ++l) before(*layers[static_cast<size_t>(l)]);
+  };
   // Layers [begin, end) as one recomputed unit (Megatron-LM's _checkpointed_forward): only the unit's input is kept.
   auto recomputed = [&](int64_t begin, int64_t end) {
+    announce(begin, end);
     std::vector<DecoderLayer> group(layers.begin() + begin, layers.begin() + end);
     std::vector<torch::Tensor> params;
     for (const auto& layer : group)
@@ -60,7 +66,10 @@ torch::Tensor run_decoder_layers(const std::vector<DecoderLayer>& layers, torch:
   };
   switch (recompute.method) {
     case RecomputeOptions::Method::None:
-      for (auto layer : layers) h = layer(h, positions);
+      for (auto layer : layers) {
+        if (before) before(*layer);
+        h = layer(h, positions);
+      }
       break;
     case RecomputeOptions::Method::Uniform:
       for (int64_t l = 0; l < n; l += recompute.num_layers)
@@ -68,10 +77,12 @@ torch::Tensor run_decoder_layers(const std::vector<DecoderLayer>& layers, torch:
       break;
     case RecomputeOptions::Method::Block:
       for (int64_t l = 0; l < n; ++l)
-        if (l < recompute.num_layers)
+        if (l < recompute.num_layers) {
           recomputed(l, l + 1);
-        else
+        } else {
+          announce(l, l + 1);
           h = DecoderLayer(layers[static_cast<size_t>(l)])(h, positions);
+        }
       break;
   }
   return h;

@@ -12,6 +12,7 @@
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -34,12 +35,19 @@ SftLossSum sft_loss_sum(const torch::Tensor& logits, const torch::Tensor& target
 /// sft_loss_sum(...).sum / count: mean cross-entropy over supervised tokens (0 when there are none). Scalar.
 torch::Tensor sft_loss(const torch::Tensor& logits, const torch::Tensor& targets, const torch::Tensor& loss_mask);
 
+/// Called with a module right before its forward first reads its parameters (not again when a recomputed unit
+/// runs it in the backward pass): bench.overlap_param_gather waits there for the module's parameter all-gathers
+/// (docs/distributed.md, "Overlap"). Empty: nothing to wait for.
+using BeforeForward = std::function<void(const torch::nn::Module&)>;
+
 /// Runs `layers` in order on h: [batch, seq, hidden] -> [batch, seq, hidden], under `recompute` (model/recompute.h):
 /// Uniform recomputes groups of num_layers consecutive layers of `layers` as units, Block the first num_layers of
 /// them, each on its own. A pipeline stage calls it per model chunk (Megatron-LM applies recompute per chunk).
-/// positions: as DecoderLayer::forward. Throws c10::Error when recompute.num_layers < 1 with a method set.
+/// positions: as DecoderLayer::forward. `before`, when set, is called with each layer before it runs (before a
+/// recomputed unit: with each of its layers). Throws c10::Error when recompute.num_layers < 1 with a method set.
 torch::Tensor run_decoder_layers(const std::vector<DecoderLayer>& layers, torch::Tensor h,
-                                 const torch::Tensor& positions, const RecomputeOptions& recompute);
+                                 const torch::Tensor& positions, const RecomputeOptions& recompute,
+                                 const BeforeForward& before = {});
 
 /// The hidden states of the embedding: input_ids int64 [batch, seq] -> [batch, seq, hidden]; with tensor parallel
 /// (tp not null) a vocab-parallel lookup of this rank's vocabulary slice, reduce-scattered to its sequence shard

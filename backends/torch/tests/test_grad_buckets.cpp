@@ -1,6 +1,7 @@
 // The gradient buckets of bench.overlap_grad_reduce as pure data (train/grad_buckets.h, train/grad_sync_order.h):
 // which parameters fall in which bucket, where each rank's slices land in its shard, the padding, and the one launch
-// order of a rank's buckets whatever order they become ready in.
+// order of a rank's buckets whatever order they become ready in; the deferred parameter all-gathers of
+// bench.overlap_param_gather (train/param_gather.h): launched in the forward's order, finished before their modules.
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -11,11 +12,14 @@
 
 #include "train/grad_buckets.h"
 #include "train/grad_sync_order.h"
+#include "train/param_gather.h"
 
 using recipebench::train::BucketLauncher;
+using recipebench::train::GatherLauncher;
 using recipebench::train::GradBucketLayout;
 using recipebench::train::GradSyncOrder;
 using recipebench::train::make_grad_bucket_layout;
+using recipebench::train::ParamGatherOrder;
 using recipebench::train::shard_segments;
 using recipebench::train::ShardSegment;
 
@@ -58,6 +62,15 @@ void check_cover(const std::vector<int64_t>& numels, int dp, int64_t bucket_elem
 struct Recorder : BucketLauncher {
   Recorder(std::string n, std::vector<std::string>& l) : name(std::move(n)), log(l) {}
   void launch_bucket(size_t b) override { log.push_back(name + std::to_string(b)); }
+  std::string name;
+  std::vector<std::string>& log;
+};
+
+/// Records the gathers' launches ("+A0") and finishes ("-A0").
+struct GatherRecorder : GatherLauncher {
+  GatherRecorder(std::string n, std::vector<std::string>& l) : name(std::move(n)), log(l) {}
+  void launch_gather(size_t b) override { log.push_back("+" + name + std::to_string(b)); }
+  void finish_gather(size_t b) override { log.push_back("-" + name + std::to_string(b)); }
   std::string name;
   std::vector<std::string>& log;
 };
@@ -169,4 +182,69 @@ TEST_CASE("an optimizer whose buckets would launch out of index order is refused
   GradSyncOrder unknown;
   unknown.add(&a, 0, 10);
   CHECK_THROWS_AS(unknown.ready(&a, 7), std::logic_error);
+}
+
+TEST_CASE("deferred gathers launch in the forward's order and each is finished before the first module that needs it",
+          "[grad_buckets][param_gather]") {
+  std::vector<std::string> log;
+  GatherRecorder a("A", log), b("B", log);
+  ParamGatherOrder order;
+  // A's buckets in reverse parameter order (as overlap_grad_reduce lays them out), B's interleaved with them.
+  order.add(&a, 0, 40);
+  order.add(&a, 1, 20);
+  order.add(&a, 2, 0);
+  order.add(&b, 0, 30);
+  order.add(&b, 1, 20);  // a tie with A1: registration order
+  CHECK(order.order() ==
+        std::vector<std::pair<const GatherLauncher*, size_t>>{{&a, 2}, {&a, 1}, {&b, 1}, {&b, 0}, {&a, 0}});
+  // The first step: nothing deferred, nothing to launch or wait for.
+  order.launch();
+  order.wait_through(100);
+  CHECK(log.empty());
+  CHECK(order.outstanding() == 0);
+  order.defer(&a);
+  order.defer(&b);
+  CHECK(order.outstanding() == 5);
+  CHECK(log.empty());                                       // deferred: nothing launched by the update
+  CHECK_THROWS_AS(order.add(&a, 3, 50), std::logic_error);  // fixed once a step deferred
+  order.launch();
+  CHECK(log == std::vector<std::string>{"+A2", "+A1", "+B1", "+B0", "+A0"});
+  order.launch();  // idempotent
+  CHECK(log.size() == 5);
+  order.wait_through(9);  // a module of parameters 0..9: the bucket keyed 0
+  CHECK(std::vector<std::string>(log.begin() + 5, log.end()) == std::vector<std::string>{"-A2"});
+  order.wait_through(25);  // parameters 10..25: the buckets keyed 20, in order
+  CHECK(std::vector<std::string>(log.begin() + 6, log.end()) == std::vector<std::string>{"-A1", "-B1"});
+  order.wait_through(25);  // the next microbatch: nothing left to wait for up to there
+  CHECK(log.size() == 8);
+  order.finish();  // the rest
+  CHECK(std::vector<std::string>(log.begin() + 8, log.end()) == std::vector<std::string>{"-B0", "-A0"});
+  CHECK(order.outstanding() == 0);
+  CHECK(order.launched() == 5);
+}
+
+TEST_CASE(
+    "deferred gathers: a forward without the launch still launches first, finish(owner) leaves the others, "
+    "deferring twice is refused",
+    "[grad_buckets][param_gather]") {
+  std::vector<std::string> log;
+  GatherRecorder a("A", log), b("B", log);
+  ParamGatherOrder order;
+  order.add(&a, 0, 0);
+  order.add(&b, 0, 10);
+  order.defer(&a);
+  order.defer(&b);
+  CHECK_THROWS_AS(order.defer(&a), std::logic_error);  // its last gather never finished
+  order.wait_through(0);                               // launches every pending bucket, then waits for the first
+  CHECK(log == std::vector<std::string>{"+A0", "+B0", "-A0"});
+  order.finish(&a);  // nothing of A's outstanding
+  CHECK(log.size() == 3);
+  order.finish(&b);
+  CHECK(log.back() == "-B0");
+  order.defer(&b);
+  order.finish(&a);  // B's pending bucket stays pending
+  CHECK(order.outstanding() == 1);
+  order.finish();
+  CHECK(std::vector<std::string>(log.begin() + 4, log.end()) == std::vector<std::string>{"+B0", "-B0"});
+  CHECK(order.outstanding() == 0);
 }

@@ -36,4 +36,12 @@ void ChainedOptimizer::step(double lr) {
   for (auto& m : members_) m->step(lr);
 }
 
+void ChainedOptimizer::start_param_gather() {
+  for (auto& m : members_) m->start_param_gather();
+}
+
+void ChainedOptimizer::finish_param_gather() {
+  for (auto& m : members_) m->finish_param_gather();
+}
+
 }  // namespace recipebench::train

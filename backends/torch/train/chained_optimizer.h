@@ -25,6 +25,8 @@ class ChainedOptimizer : public Optimizer {
   double squared_grad_norm() override;
   double clip(double norm) override;
   void step(double lr) override;
+  void start_param_gather() override;
+  void finish_param_gather() override;
 
  private:
   std::vector<std::unique_ptr<Optimizer>> members_;

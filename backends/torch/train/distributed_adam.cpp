@@ -33,8 +33,14 @@ struct DistributedAdam::GradHook : torch::autograd::FunctionPostHook {
 };
 
 DistributedAdam::DistributedAdam(std::vector<torch::Tensor> params, const RecipeOptimizer& options,
-                                 dist::ProcessGroup& group, GradientGroups groups, GradReduceOverlap overlap)
-    : params_(std::move(params)), group_(group), groups_(groups), o_(options), overlap_(std::move(overlap)) {
+                                 dist::ProcessGroup& group, GradientGroups groups, GradReduceOverlap overlap,
+                                 ParamGatherOverlap gather)
+    : params_(std::move(params)),
+      group_(group),
+      groups_(groups),
+      o_(options),
+      overlap_(std::move(overlap)),
+      gather_(std::move(gather)) {
   if (overlap_.group) {
     if (overlap_.group->size() != group_.size() || overlap_.group->rank() != group_.rank())
       throw std::invalid_argument("distributed optimizer: the overlap group is rank " +
@@ -47,8 +53,12 @@ DistributedAdam::DistributedAdam(std::vector<torch::Tensor> params, const Recipe
   std::vector<int64_t> numels;
   for (const auto& p : params_) numels.push_back(p.numel());
   layout_ = make_grad_bucket_layout(numels, group_.size(), overlap_.group ? overlap_.bucket_elements : 0);
+  if (gather_.order && !gather_.position.empty() && gather_.position.size() != params_.size())
+    throw std::invalid_argument("distributed optimizer: " + std::to_string(gather_.position.size()) +
+                                " gather positions for " + std::to_string(params_.size()) + " parameters");
   init_shard();
   if (overlap_.group) install_hooks();
+  if (gather_.order) register_gathers();
 }
 
 DistributedAdam::~DistributedAdam() {
@@ -106,6 +116,17 @@ void DistributedAdam::install_hooks() {
     if (!acc) continue;
     acc->add_post_hook(std::make_unique<GradHook>(self_, i));
     accumulators_.push_back(std::move(acc));
+  }
+}
+
+void DistributedAdam::register_gathers() {
+  gathers_.resize(layout_.buckets.size());
+  for (size_t b = 0; b < layout_.buckets.size(); ++b) {
+    // The forward passes first need the bucket at its earliest parameter (in the stage's order).
+    int64_t key = std::numeric_limits<int64_t>::max();
+    for (size_t i : layout_.buckets[b].params)
+      key = std::min(key, gather_.position.empty() ? static_cast<int64_t>(i) : gather_.position[i]);
+    gather_.order->add(this, b, key);
   }
 }
 
@@ -200,6 +221,9 @@ double DistributedAdam::clip(double norm) {
 
 void DistributedAdam::step(double lr) {
   torch::NoGradGuard no_grad;
+  // The gathers of the last update read gather_shard_ and write param_flat_: done before the update (a no-op when
+  // the forward passes waited for every bucket, as they do).
+  if (gather_deferred()) gather_.order->finish(this);
   ++t_;
   // The update is element-wise, so one pass over the shard computes what MixedPrecisionAdam computes per tensor;
   // weight decay (only on the segments of matrices) goes first, as in adamw_update_.
@@ -227,12 +251,49 @@ void DistributedAdam::step(double lr) {
     adamw_update_(master_, grad_shard_, exp_avg_, exp_avg_sq_, lr, t_, o_, /*decay=*/false);
   }
   const auto shard = master_.to(param_flat_.scalar_type());
+  if (gather_deferred()) {  // the next step's forward passes gather (docs/distributed.md, "Overlap")
+    gather_shard_ = shard;
+    gather_.order->defer(this);
+    return;
+  }
   const dist::CommWait wait(dist::CommKind::kDataParallel);
   for (const GradBucket& b : layout_.buckets) {  // one bucket without overlap: the whole buffer at once
     auto full = param_flat_.narrow(0, b.offset, b.numel);
     group_.all_gather(shard.narrow(0, b.shard_offset, b.numel / group_.size()), full);
   }
   for (size_t i = 0; i < params_.size(); ++i)
+    params_[i].copy_(param_flat_.narrow(0, layout_.param_offset[i], params_[i].numel()).view(params_[i].sizes()));
+}
+
+void DistributedAdam::start_param_gather() {
+  if (gather_deferred()) gather_.order->launch();
+}
+
+void DistributedAdam::finish_param_gather() {
+  if (gather_deferred()) gather_.order->finish();
+}
+
+void DistributedAdam::launch_gather(size_t bucket) {
+  const GradBucket& b = layout_.buckets[bucket];
+  gathers_[bucket] = group_.iall_gather(gather_shard_.narrow(0, b.shard_offset, b.numel / group_.size()),
+                                        param_flat_.narrow(0, b.offset, b.numel));
+}
+
+void DistributedAdam::finish_gather(size_t bucket) {
+  if (!gathers_[bucket])
+    throw std::logic_error("distributed optimizer: bucket " + std::to_string(bucket) +
+                           " finished without an all-gather in flight");
+  {
+    const dist::CommWait wait(dist::CommKind::kDataParallel);
+    gathers_[bucket]->wait();
+  }
+  gathers_[bucket].reset();
+  copy_gathered(layout_.buckets[bucket]);
+}
+
+void DistributedAdam::copy_gathered(const GradBucket& bucket) {
+  torch::NoGradGuard no_grad;
+  for (size_t i : bucket.params)
     params_[i].copy_(param_flat_.narrow(0, layout_.param_offset[i], params_[i].numel()).view(params_[i].sizes()));
 }
 

@@ -5,6 +5,8 @@
 // parameter is the new master weight cast to its dtype. Same formula as MixedPrecisionAdam.
 // With bench.overlap_grad_reduce the buffer is cut into buckets (train/grad_buckets.h), each reduce-scattered on its
 // own as soon as the last microbatch's backward pass completed its gradients (docs/distributed.md, "Overlap").
+// With bench.overlap_param_gather the all-gathers after the update are deferred into the next step's forward passes
+// (train/param_gather.h).
 #pragma once
 
 #include <torch/types.h>
@@ -17,6 +19,7 @@
 #include "train/grad_buckets.h"
 #include "train/grad_sync_order.h"
 #include "train/optimizer.h"
+#include "train/param_gather.h"
 
 namespace torch::autograd {
 struct Node;
@@ -36,15 +39,24 @@ struct GradReduceOverlap {
   std::vector<int64_t> position;  ///< per parameter: its index in the stage's parameters() (the order's keys)
 };
 
-class DistributedAdam : public Optimizer, public BucketLauncher {
+/// bench.overlap_param_gather for one DistributedAdam (train/optimizer_builder.h fills it). Without `order` the
+/// optimizer all-gathers its updated shards at the end of step().
+struct ParamGatherOverlap {
+  std::shared_ptr<ParamGatherOrder> order;  ///< the rank's deferred gathers, shared by its optimizers
+  std::vector<int64_t> position;            ///< per parameter: its index in the stage's parameters() (the order's keys)
+};
+
+class DistributedAdam : public Optimizer, public BucketLauncher, public GatherLauncher {
  public:
   /// Every rank of `group` (the data-parallel group) must pass the same parameters (same shapes, same order, same
   /// initial values) and the same `overlap`. `groups`: the partial-sum group (the TP group for parameters
   /// replicated over TP under sequence parallel) and the shard group (the TP group for TP-sharded parameters); null
   /// when none. With overlap.group set, registers its buckets in overlap.order and a hook on every parameter's
-  /// gradient accumulator. Throws std::invalid_argument when overlap.group's size is not group's.
+  /// gradient accumulator. With gather.order set, registers its buckets there (keys from gather.position, else the
+  /// parameters' indices) and step() defers its all-gathers into it. Throws std::invalid_argument when
+  /// overlap.group's size is not group's or gather.position has another length than `params`.
   DistributedAdam(std::vector<torch::Tensor> params, const RecipeOptimizer& options, dist::ProcessGroup& group,
-                  GradientGroups groups = {}, GradReduceOverlap overlap = {});
+                  GradientGroups groups = {}, GradReduceOverlap overlap = {}, ParamGatherOverlap gather = {});
   ~DistributedAdam() override;
   DistributedAdam(const DistributedAdam&) = delete;
   DistributedAdam& operator=(const DistributedAdam&) = delete;
@@ -66,15 +78,28 @@ class DistributedAdam : public Optimizer, public BucketLauncher {
   double squared_grad_norm() override;
   /// Scales this rank's gradient shard by clip / norm when norm > clip (> 0). Returns the scale applied (<= 1).
   double clip(double norm) override;
-  /// Adam on this rank's shard, then all-gather of the updated shards into the parameters (one per bucket).
+  /// Adam on this rank's shard, then all-gather of the updated shards into the parameters (one per bucket). With
+  /// the gathers deferred: first finishes this optimizer's gathers still outstanding (none when the forward passes
+  /// waited for them), then the update, and the gathers are left pending in the order (the parameters keep their
+  /// values until the order finishes them).
   void step(double lr) override;
+  /// With the gathers deferred: launches the pending ones of every optimizer sharing the order, in its order.
+  void start_param_gather() override;
+  /// With the gathers deferred: finishes every outstanding one of the order (launching the pending ones first).
+  void finish_param_gather() override;
   /// Starts bucket `bucket`'s reduce-scatter over the overlap group (GradSyncOrder calls it in its turn).
   void launch_bucket(size_t bucket) override;
+  /// Starts bucket `bucket`'s all-gather of the updated shards over the DP group (ParamGatherOrder calls it).
+  void launch_gather(size_t bucket) override;
+  /// Waits for bucket `bucket`'s all-gather (a DP wait on the comm clock) and copies it into its parameters.
+  void finish_gather(size_t bucket) override;
 
   int64_t shard_numel() const { return layout_.shard_numel; }
   const GradBucketLayout& layout() const { return layout_; }
   /// True when the buckets are reduce-scattered during the backward pass (overlap.group was given).
   bool overlapped() const { return overlap_.group != nullptr; }
+  /// True when step() defers the all-gathers (gather.order was given).
+  bool gather_deferred() const { return gather_.order != nullptr; }
 
  private:
   /// The gradients summed over the group into this rank's shard: waits for the buckets launched during the backward
@@ -88,6 +113,9 @@ class DistributedAdam : public Optimizer, public BucketLauncher {
   struct GradHook;  ///< the hook on a parameter's gradient accumulator (distributed_adam.cpp)
   void init_shard();
   void install_hooks();
+  void register_gathers();
+  /// Bucket `bucket`'s parameters get their values from the gathered flat buffer.
+  void copy_gathered(const GradBucket& bucket);
   /// The hook: parameter i's gradient was accumulated into its .grad().
   void on_grad_accumulated(size_t i);
   /// grad_views_[i] += .grad() of parameter i; clears .grad(). Throws std::logic_error after its bucket launched.
@@ -111,6 +139,10 @@ class DistributedAdam : public Optimizer, public BucketLauncher {
   std::vector<std::unique_ptr<dist::ProcessGroup::Request>> works_;   ///< per bucket: its reduce-scatter in flight
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;  ///< kept alive: they hold the hooks
   std::shared_ptr<DistributedAdam*> self_;                            ///< the hooks' way back here; null once destroyed
+  // Deferred all-gathers (empty without them).
+  ParamGatherOverlap gather_;
+  torch::Tensor gather_shard_;  ///< the updated shard in the parameters' dtype, read by the gathers in flight
+  std::vector<std::unique_ptr<dist::ProcessGroup::Request>> gathers_;  ///< per bucket: its all-gather in flight
 };
 
 }  // namespace recipebench::train

@@ -28,8 +28,9 @@ enum class AdamKernels {
   kOps,    ///< libtorch: PyTorch's fused multi-tensor AdamW (compat.h) and per-tensor norms (bench.kernels: ops)
 };
 
-/// Use, each step: zero_grad(); for each microbatch { [begin_last_backward(chunk) before the step's last backward
-/// pass of each model chunk;] backward; accumulate_grads(); } norm = grad_norm(); clip(norm); step(lr).
+/// Use, each step: zero_grad(); start_param_gather(); for each microbatch { [begin_last_backward(chunk) before the
+/// step's last backward pass of each model chunk;] backward; accumulate_grads(); } norm = grad_norm(); clip(norm);
+/// step(lr). After the last step, before reading the parameters: finish_param_gather().
 class Optimizer {
  public:
   virtual ~Optimizer() = default;
@@ -52,6 +53,15 @@ class Optimizer {
   virtual double clip(double norm) = 0;
   /// One update at learning rate `lr`.
   virtual void step(double lr) = 0;
+  /// An optimizer that defers its parameter all-gathers into the next step (bench.overlap_param_gather,
+  /// train/param_gather.h) launches those the last step() left pending, in the forward passes' order; each
+  /// module's forward then waits for its own. Call at the start of a step, before its first forward pass, on every
+  /// rank. The others do nothing.
+  virtual void start_param_gather() {}
+  /// Finishes every deferred parameter all-gather: the parameters then hold the last update. Call before reading
+  /// the parameters outside a forward pass (a parameter dump, the run's end), on every rank. Nothing to do for the
+  /// others.
+  virtual void finish_param_gather() {}
 };
 
 /// The sum over `group` of every rank's `local` squared (a float64 all-reduce); `local` squared when group is null.

@@ -1,6 +1,8 @@
 #include "train/optimizer_builder.h"
 
+#include <algorithm>
 #include <stdexcept>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -29,11 +31,28 @@ StagePlaces stage_places(const RankModel& model) {
 }
 
 /// The overlap settings of a DistributedAdam over `params` on `group` (its grad_* duplicate `grad_group`): none
-/// without reduce.overlap or on one rank.
+/// without reduce.overlap (gather) or on one rank.
 struct OverlapPlan {
   const GradReduceOptions& reduce;
+  std::shared_ptr<ParamGatherOrder> gather;
   StagePlaces places;
   std::shared_ptr<GradSyncOrder> order = std::make_shared<GradSyncOrder>();
+
+  /// The deferred all-gathers of a DistributedAdam over `params` on `group`.
+  ParamGatherOverlap gather_of(const std::vector<torch::Tensor>& params, const dist::ProcessGroup& group,
+                               const char* name) const {
+    ParamGatherOverlap g;
+    if (!gather || group.size() < 2) return g;
+    g.order = gather;
+    for (const auto& p : params) {
+      const auto at = places.position.find(p.unsafeGetTensorImpl());
+      if (at == places.position.end())
+        throw std::invalid_argument(std::string("overlap_param_gather: a parameter of the ") + name +
+                                    " optimizer is not in this rank's pipeline stage");
+      g.position.push_back(at->second);
+    }
+    return g;
+  }
 
   GradReduceOverlap of(const std::vector<torch::Tensor>& params, const dist::ProcessGroup& group,
                        dist::ProcessGroup* grad_group, const char* name) const {
@@ -71,14 +90,16 @@ std::unique_ptr<Optimizer> build_expert_optimizer(const RankModel& model, const 
   dist::ProcessGroup& edp = *ctx.groups.edp;
   if (edp.size() > 1)
     return std::make_unique<DistributedAdam>(model.expert_params, o, edp, GradientGroups{nullptr, ep},
-                                             plan.of(model.expert_params, edp, ctx.groups.grad_edp, "expert"));
+                                             plan.of(model.expert_params, edp, ctx.groups.grad_edp, "expert"),
+                                             plan.gather_of(model.expert_params, edp, "expert"));
   return std::make_unique<MixedPrecisionAdam>(model.expert_params, o, GradientGroups{nullptr, ep}, kernels);
 }
 
 }  // namespace
 
 std::unique_ptr<Optimizer> build_optimizer(const RankModel& model, const RunContext& ctx, const RecipeOptimizer& o,
-                                           const GradReduceOptions& reduce, AdamKernels kernels) {
+                                           const GradReduceOptions& reduce, AdamKernels kernels,
+                                           std::shared_ptr<ParamGatherOrder> gather) {
   std::vector<std::unique_ptr<Optimizer>> members;
   if (!ctx.group) {
     members.push_back(std::make_unique<MixedPrecisionAdam>(model.stage->parameters(), o, GradientGroups{}, kernels));
@@ -89,14 +110,45 @@ std::unique_ptr<Optimizer> build_optimizer(const RankModel& model, const RunCont
   std::vector<torch::Tensor> dense, dense_tp;  // replicated over TP; TP-sharded
   for (const auto& p : model.stage->parameters())
     if (!model.is_expert(p)) (model.tp_spec(p) ? dense_tp : dense).push_back(p);
-  const OverlapPlan plan{reduce, reduce.overlap ? stage_places(model) : StagePlaces{}};
+  const OverlapPlan plan{reduce, gather, reduce.overlap || gather ? stage_places(model) : StagePlaces{}};
   members.push_back(std::make_unique<DistributedAdam>(dense, o, *g.dp, GradientGroups{tp, nullptr},
-                                                      plan.of(dense, *g.dp, g.grad_dp, "dense")));
+                                                      plan.of(dense, *g.dp, g.grad_dp, "dense"),
+                                                      plan.gather_of(dense, *g.dp, "dense")));
   if (!dense_tp.empty())
     members.push_back(std::make_unique<DistributedAdam>(dense_tp, o, *g.dp, GradientGroups{nullptr, tp},
-                                                        plan.of(dense_tp, *g.dp, g.grad_dp, "TP-sharded")));
+                                                        plan.of(dense_tp, *g.dp, g.grad_dp, "TP-sharded"),
+                                                        plan.gather_of(dense_tp, *g.dp, "TP-sharded")));
   if (!model.expert_params.empty()) members.push_back(build_expert_optimizer(model, ctx, o, plan, kernels));
   return std::make_unique<ChainedOptimizer>(std::move(members), g.pp);
+}
+
+void wait_for_param_gathers(RankModel& model, std::shared_ptr<ParamGatherOrder> gather) {
+  auto& stage = *model.stage;
+  const StagePlaces places = stage_places(model);
+  // Per module: the largest index of its parameters in the stage's parameters().
+  std::unordered_map<const torch::nn::Module*, int64_t> last;
+  size_t covered = 0;
+  auto add = [&](const torch::nn::Module& m) {
+    int64_t at = -1;
+    for (const auto& p : m.parameters()) {
+      at = std::max(at, places.position.at(p.unsafeGetTensorImpl()));
+      ++covered;
+    }
+    last[&m] = at;
+  };
+  if (!stage.embed_tokens.is_empty()) add(*stage.embed_tokens);
+  for (const auto& chunk : stage.chunk_layers)
+    for (const auto& layer : chunk) add(*layer);
+  if (!stage.norm.is_empty()) add(*stage.norm);
+  if (!stage.lm_head.is_empty()) add(*stage.lm_head);
+  if (covered != places.position.size())
+    throw std::invalid_argument("overlap_param_gather: " + std::to_string(places.position.size() - covered) +
+                                " of the stage's parameters are outside its embedding, layers, norm and lm_head");
+  stage.before_forward = [order = std::move(gather), ends = std::move(last)](const torch::nn::Module& m) {
+    const auto at = ends.find(&m);
+    if (at == ends.end()) throw std::logic_error("overlap_param_gather: a module of no known place in the stage");
+    order->wait_through(at->second);
+  };
 }
 
 bool overlap_applies(const RankModel& model, const RunContext& ctx) {

@@ -8,6 +8,7 @@
 #include "train/grad_buckets.h"
 #include "train/model_builder.h"
 #include "train/optimizer.h"
+#include "train/param_gather.h"
 #include "train/run_context.h"
 
 namespace recipebench::train {
@@ -39,12 +40,23 @@ struct GradReduceOptions {
 /// capability table's optimizer_sharding says dense over DP, experts over EDP). Throws std::invalid_argument when
 /// reduce.overlap is set and a group it needs is missing. `kernels` (bench.kernels) selects how every
 /// MixedPrecisionAdam computes on CUDA (train/optimizer.h AdamKernels); the DistributedAdams use libtorch either way.
+/// With `gather` (bench.overlap_param_gather) every DistributedAdam of more than one rank defers its all-gathers
+/// into it, its buckets keyed by their parameters' places in the stage's parameters(); the stage's forward passes
+/// must then wait for them (wait_for_param_gathers).
 std::unique_ptr<Optimizer> build_optimizer(const RankModel& model, const RunContext& ctx, const RecipeOptimizer& o,
                                            const GradReduceOptions& reduce = {},
-                                           AdamKernels kernels = AdamKernels::kFused);
+                                           AdamKernels kernels = AdamKernels::kFused,
+                                           std::shared_ptr<ParamGatherOrder> gather = nullptr);
 
-/// True when `reduce.overlap` changes anything for this rank: some DistributedAdam has a group of several ranks
-/// (DP > 1, or EDP > 1 with the experts apart). False on one rank.
+/// bench.overlap_param_gather: sets `model`'s stage to wait, right before the forward of its embedding, each decoder
+/// layer, the final norm and lm_head, for the deferred all-gathers in `gather` of the buckets holding their
+/// parameters (ParamGatherOrder::wait_through the module's last parameter in the stage's parameters()). Throws
+/// std::invalid_argument when a parameter of the stage is in none of those modules (its bucket would be waited for
+/// too late).
+void wait_for_param_gathers(RankModel& model, std::shared_ptr<ParamGatherOrder> gather);
+
+/// True when `reduce.overlap` (or a deferred parameter gather) changes anything for this rank: some DistributedAdam
+/// has a group of several ranks (DP > 1, or EDP > 1 with the experts apart). False on one rank.
 bool overlap_applies(const RankModel& model, const RunContext& ctx);
 
 }  // namespace recipebench::train

@@ -73,6 +73,9 @@ StepResult train_step(const RunContext& ctx, RankModel& model, Optimizer& optimi
   };
 
   optimizer.zero_grad();
+  // bench.overlap_param_gather: the last step's all-gathers start now, inside this step's timed region, and the
+  // forward passes wait for each module's own (docs/distributed.md, "Overlap"); nothing otherwise.
+  optimizer.start_param_gather();
   ComponentProfile components(ctx, profile);
   const double denom = static_cast<double>(std::max<int64_t>(1, batch.supervised));
   torch::Tensor loss_sum;  // on the device: read after the optimizer's norm

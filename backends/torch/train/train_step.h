@@ -30,7 +30,9 @@ struct StepChecks {
 
 /// Step `step` at learning rate `lr`: per-token normalisation over the whole global batch (each microbatch's loss
 /// sum divided by the step's supervised-token count before its backward pass); the passes run in the pipeline
-/// schedule's order (PP 1: forward and backward of each microbatch in turn; train/pipeline_executor.h). With
+/// schedule's order (PP 1: forward and backward of each microbatch in turn; train/pipeline_executor.h). The
+/// parameter all-gathers the optimizer deferred from the last step (bench.overlap_param_gather) are launched at the
+/// step's start, inside its timed region; the step's own are left pending (Optimizer::finish_param_gather). With
 /// `profile` the device is synchronised after every pass to time the phases, and at every component boundary
 /// (model/component_timer.h) to time the components. The passes (from the first forward pass to the optimizer's
 /// gradient norm) read nothing on the host; with `checks.host_sync` they run in its region (bench.fail_on_sync).
