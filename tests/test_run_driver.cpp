@@ -93,6 +93,12 @@ struct Recorder : RunReporter {
   }
 };
 
+/// How many of the recorded calls name `setting` (e.g. the console's note about it).
+long calls_naming(const Recorder& rec, const std::string& setting) {
+  return std::count_if(rec.calls.begin(), rec.calls.end(),
+                       [&](const std::string& c) { return c.find(setting) != std::string::npos; });
+}
+
 /// The tiny CPU example recipe on the fake backend: 6 steps, window 1..4, records under a fresh folder.
 RunRequest fake_request(const std::string& folder) {
   RunRequest q;
@@ -340,10 +346,7 @@ TEST_CASE(
   RunRequest q = fake_request("recipebench-driver-overlap-p2p");
   const std::string pp2 = test::source_path("tests/data/dist/tiny-pp2-overlap-p2p.yaml");
   Recorder rec;
-  auto notes = [&] {
-    return std::count_if(rec.calls.begin(), rec.calls.end(),
-                         [](const std::string& c) { return c.find("overlap_p2p_comm") != std::string::npos; });
-  };
+  auto notes = [&] { return calls_naming(rec, "overlap_p2p_comm"); };
   SECTION("absent: false, nothing said; a record without the field reads back false") {
     const RunOutcome out = run_recipe(q, {&rec});
     REQUIRE(out.exit_code == kOk);
@@ -438,10 +441,7 @@ TEST_CASE(
   RunRequest q = fake_request("recipebench-driver-overlap-gather");
   const std::string dp2 = test::source_path("tests/data/dist/tiny-pp2-vpp2-dp2-overlap-gather.yaml");
   Recorder rec;
-  auto notes = [&] {
-    return std::count_if(rec.calls.begin(), rec.calls.end(),
-                         [](const std::string& c) { return c.find("overlap_param_gather") != std::string::npos; });
-  };
+  auto notes = [&] { return calls_naming(rec, "overlap_param_gather"); };
   SECTION("absent: false, nothing said; a record without the field reads back false") {
     const RunOutcome out = run_recipe(q, {&rec});
     REQUIRE(out.exit_code == kOk);
@@ -612,8 +612,7 @@ TEST_CASE("run driver: bench.ep_dispatch is recorded, said to have no effect wit
     CHECK(rec.calls.front() ==
           "message recipebench run: bench.ep_dispatch: fixed_capacity has no effect on TP1 PP1 EP1 DP1 (EP 1: every "
           "expert is local, no row is dispatched)");
-    CHECK(std::count_if(rec.calls.begin(), rec.calls.end(),
-                        [](const std::string& c) { return c.find("ep_dispatch") != std::string::npos; }) == 1);
+    CHECK(calls_naming(rec, "ep_dispatch") == 1);
     CHECK(out.record->to_json()["settings"]["ep_dispatch"] == "fixed_capacity");
     CHECK(RunRecord::from_json(out.record->to_json(), "r.json").options.ep_dispatch == EpDispatch::kFixedCapacity);
   }
@@ -727,8 +726,7 @@ TEST_CASE(
     CHECK(rec.calls.front() ==
           "message recipebench run: bench.fail_on_sync: no CUDA device, nothing to check (device cpu: the step never "
           "waits for a GPU)");
-    CHECK(std::count_if(rec.calls.begin(), rec.calls.end(),
-                        [](const std::string& c) { return c.find("fail_on_sync") != std::string::npos; }) == 1);
+    CHECK(calls_naming(rec, "fail_on_sync") == 1);
     CHECK(out.record->to_json()["settings"]["fail_on_sync"] == true);
     CHECK(RunRecord::from_json(out.record->to_json(), "r.json").options.fail_on_sync);
   }

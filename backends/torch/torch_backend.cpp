@@ -126,15 +126,15 @@ void train_run(train::RunContext& ctx, const Recipe& recipe, const ModelConfig& 
       train::build_optimizer(model, ctx, recipe.optimizer, {o.overlap_grad_reduce, o.grad_reduce_bucket_elements},
                              kernels.fused_kernels ? train::AdamKernels::kFused : train::AdamKernels::kOps, gather);
   if (gather) train::wait_for_param_gathers(model, gather);
-  // The record's settings.overlap_grad_reduce_applies comes from the layout (run/grad_reduce_settings.h): it must be
-  // what the optimizer did.
-  if (o.overlap_grad_reduce_applies && *o.overlap_grad_reduce_applies != train::overlap_applies(model, ctx))
-    throw RunError(std::string("overlap_grad_reduce: the layout says it ") +
-                   (*o.overlap_grad_reduce_applies ? "applies" : "has no effect") + ", the optimizer disagrees");
-  // The same for settings.overlap_param_gather_applies (run/param_gather_settings.h): the same optimizers gather.
-  if (o.overlap_param_gather_applies && *o.overlap_param_gather_applies != train::overlap_applies(model, ctx))
-    throw RunError(std::string("overlap_param_gather: the layout says it ") +
-                   (*o.overlap_param_gather_applies ? "applies" : "has no effect") + ", the optimizer disagrees");
+  // The record's settings.overlap_grad_reduce_applies and overlap_param_gather_applies come from the layout
+  // (run/grad_reduce_settings.h, run/param_gather_settings.h): they must be what the optimizers did (the same
+  // optimizers reduce-scatter and gather).
+  const bool optimizer_overlaps = train::overlap_applies(model, ctx);
+  for (const auto& [name, said] : {std::pair{"overlap_grad_reduce", o.overlap_grad_reduce_applies},
+                                   std::pair{"overlap_param_gather", o.overlap_param_gather_applies}})
+    if (said && *said != optimizer_overlaps)
+      throw RunError(std::string(name) + ": the layout says it " + (*said ? "applies" : "has no effect") +
+                     ", the optimizer disagrees");
   // bench.fail_on_sync: the run driver refuses it with --profile, whose synchronisations it would catch.
   if (o.fail_on_sync && o.profile) throw RunError("fail_on_sync: --profile synchronises the device by design");
   // ... and with the host_splits dispatcher under EP > 1 on CUDA, whose split sizes it reads on the host.

@@ -368,9 +368,10 @@ std::vector<Timing> run_timings(int iters) {
   std::vector<Timing> timings;
   const bool registers = gdn::scan_kernel() == gdn::ScanKernel::kRegisters;
   const int chosen_split = gdn::scan_key_split();
-  std::vector<int> splits = registers ? std::vector<int>{chosen_split, 1, 2, 4} : std::vector<int>{chosen_split};
+  std::vector<int> splits{chosen_split};  // the chosen one first, then (register scans) the others
+  for (int ks : {1, 2, 4})
+    if (registers && ks != chosen_split) splits.push_back(ks);
   for (size_t si = 0; si < splits.size(); ++si) {
-    if (si > 0 && splits[si] == chosen_split) continue;
     gdn::set_scan_key_split(splits[si]);
     std::vector<int> widths = scan_widths();
     widths.insert(widths.begin(), 0);
