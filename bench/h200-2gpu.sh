@@ -7,7 +7,7 @@
 # 3. issues 15 and 17: the 35B-A3B proxy (4 layers, 20 steps, seed 7) on 1 GPU and as DP2, EP2, TP2 and PP2
 #    (recipes/qwen3.5-35b-a3b/h200/proxy4l-*-bf16.yaml; PP2 also with balanced stages, 3 + 1 layers), in each
 #    setting of the switches that apply (--overlap-grad-reduce, --overlap-param-gather, --ep-dispatch,
-#    --overlap-p2p-comm: the variants
+#    --overlap-p2p-comm, --overlap-tp-comm: the variants
 #    below; VARIANTS picks some), each run twice (every step's loss and gradient norm of the two records must be
 #    equal), all first runs before all second runs;
 # 4. summary.json: issue 15's fields (the best setting of each layout), every variant's figures, rank 0's step
@@ -73,12 +73,14 @@ add ep2-cap 2gpu-ep2 --ep-dispatch fixed_capacity
 add ep2-cap-rs 2gpu-ep2 --ep-dispatch fixed_capacity --overlap-grad-reduce true
 add tp2 2gpu-tp2
 add tp2-cap 2gpu-tp2 --ep-dispatch fixed_capacity
+add tp2-tpo 2gpu-tp2 --overlap-tp-comm true
+add tp2-cap-tpo 2gpu-tp2 --ep-dispatch fixed_capacity --overlap-tp-comm true
 add pp2 2gpu-pp2
 add pp2-p2p 2gpu-pp2 --overlap-p2p-comm true
 add pp2-split31 2gpu-pp2-split31
 add pp2-split31-p2p 2gpu-pp2-split31 --overlap-p2p-comm true
-variants=${VARIANTS:-one dp2 dp2-rs dp2-ag dp2-rs-ag ep2 ep2-rs ep2-rs-ag ep2-cap ep2-cap-rs tp2 tp2-cap pp2 pp2-p2p pp2-split31
-  pp2-split31-p2p}
+variants=${VARIANTS:-one dp2 dp2-rs dp2-ag dp2-rs-ag ep2 ep2-rs ep2-rs-ag ep2-cap ep2-cap-rs tp2 tp2-cap tp2-tpo tp2-cap-tpo
+  pp2 pp2-p2p pp2-split31 pp2-split31-p2p}
 echo "== issues 15 / 17: the 35B-A3B proxy on 1 GPU and in each 2-GPU layout and switch setting, twice each: $variants"
 for pass in 1 2; do
   for v in $variants; do

@@ -66,6 +66,7 @@ const BadRecipe kBadRecipes[] = {
     {"fail-on-sync-not-boolean", 107, 17, "bench.fail_on_sync", "string 'yes', expected boolean"},
     {"overlap-p2p-comm-not-boolean", 107, 21, "bench.overlap_p2p_comm", "string 'yes', expected boolean"},
     {"overlap-param-gather-not-boolean", 107, 25, "bench.overlap_param_gather", "string 'yes', expected boolean"},
+    {"overlap-tp-comm-not-boolean", 107, 20, "bench.overlap_tp_comm", "string 'yes', expected boolean"},
     {"ep-dispatch-unknown", 107, 16, "bench.ep_dispatch", "'fixed', expected one of host_splits, fixed_capacity"},
     {"missing-required-field", 31, 1, "workload.precision", "missing required field 'precision'"},
     {"zero-degree", 64, 7, "layout.cp", "0, expected a value >= 1"},

@@ -256,6 +256,12 @@ TEST_CASE("command backend: bench.overlap_param_gather in the recipe is refused,
                       "backend runs the recipe's own command: its optimizer is the command's)");
 }
 
+TEST_CASE("command backend: bench.overlap_tp_comm in the recipe is refused, located at the field", "[command]") {
+  check_field_refused("overlap-tp-comm.yaml", "recipebench-command-overlap-tp-comm",
+                      ":57:20: error: bench.overlap_tp_comm: true, expected false or absent (the command "
+                      "backend runs the recipe's own command: its tensor parallelism is the command's)");
+}
+
 TEST_CASE("command backend: bench.fail_on_sync in the recipe is refused, located at the field", "[command]") {
   check_field_refused("fail-on-sync.yaml", "recipebench-command-fail-on-sync",
                       ":57:17: error: bench.fail_on_sync: true, expected false or absent (the command "

@@ -1064,3 +1064,83 @@ TEST_CASE("a failure on one rank with the parameter all-gathers deferred stops e
     }
   }
 }
+
+// bench.overlap_tp_comm (docs/distributed.md, "Overlap"): every TP layout gives bitwise the same run with each
+// column-parallel region's input-gradient reduce-scatter started before its weight gradients as with it after them:
+// the reduce-scatter moves, the arithmetic does not.
+namespace {
+
+/// `fixture` on `nproc` ranks with the TP reduce-scatters overlapped (`on`: --overlap-tp-comm true, or "" for the
+/// fixture's bench block) gives bitwise the losses, gradient norms and final parameters of the same layout with them
+/// after the weight gradients (--overlap-tp-comm false). `extra` goes to both runs, `suffix` tells apart the runs of
+/// one fixture with other `extra`. The records say which ran; the console says nothing about the switch (TP > 1).
+void check_tp_comm_bitwise(int nproc, const std::string& fixture, const std::string& extra = "",
+                           const std::string& suffix = "", const std::string& on = "--overlap-tp-comm true") {
+  const bool fp64 = fixture.find(kFp64) != std::string::npos;
+  const std::string name =
+      fs::path(fixture.substr(0, fixture.find(kFp64))).stem().string() + (fp64 ? "-fp64" : "") + suffix;
+  const Result off = run(name + "-tp-off", fixture, nproc, "", extra + " --overlap-tp-comm false");
+  const Result overlapped = run(name + "-tp-on", fixture, nproc, "", extra + " " + on);
+  INFO("reduce-scattered after the weight gradients:\n" << off.output << "\nduring them:\n" << overlapped.output);
+  REQUIRE(off.exit_code == 0);
+  REQUIRE(overlapped.exit_code == 0);
+  REQUIRE(off.records.size() == 1);
+  REQUIRE(overlapped.records.size() == 1);
+  CHECK(off.records[0]["settings"]["overlap_tp_comm"] == false);
+  CHECK(overlapped.records[0]["settings"]["overlap_tp_comm"] == true);
+  CHECK(count(overlapped.output, "overlap_tp_comm") == 0);  // TP > 1: nothing said
+  const auto& a = off.records[0]["steps"];
+  const auto& b = overlapped.records[0]["steps"];
+  REQUIRE(a.size() == 5);
+  REQUIRE(b.size() == 5);
+  for (size_t s = 0; s < 5; ++s) {
+    INFO("step " << s);
+    CHECK(a[s]["loss"].get<double>() == b[s]["loss"].get<double>());
+    CHECK(a[s]["grad_norm"].get<double>() == b[s]["grad_norm"].get<double>());
+  }
+  check_comm_waits(overlapped.records[0]);  // with the TP waits (started reduce-scatters' waits among them)
+  REQUIRE(off.params.size() > 1000);
+  REQUIRE(off.params.size() == overlapped.params.size());
+  CHECK(std::memcmp(off.params.data(), overlapped.params.data(), off.params.size() * sizeof(float)) == 0);
+  // The run changed the parameters (the comparison is not of two initial states).
+  CHECK(b[4]["loss"].get<double>() < b[0]["loss"].get<double>());
+}
+
+}  // namespace
+
+TEST_CASE(
+    "overlapped TP reduce-scatters from the recipe's bench block: TP2 (EP2 folded) bitwise the run without, and "
+    "reproduces the single-rank run",
+    "[distributed][overlap_tp][tp]") {
+  check_tp_comm_bitwise(2, "tiny-tp2-overlap-tp.yaml", "", "", "");
+  check_parity(2, "tiny-tp2-overlap-tp.yaml@fp64", kTpGradNormTol);
+}
+
+TEST_CASE("overlapped TP reduce-scatters: TP2 EP1 (experts replicated) bitwise the run without",
+          "[distributed][overlap_tp][tp]") {
+  check_tp_comm_bitwise(2, "tiny-tp2-ep1.yaml@fp64");
+}
+
+TEST_CASE(
+    "overlapped TP reduce-scatters with every other overlap switch: TP2 DP2 (bucketed gradient reduce-scatter, "
+    "deferred parameter all-gather) bitwise the run without",
+    "[distributed][overlap_tp][tp][overlap][overlap_param_gather]") {
+  check_tp_comm_bitwise(4, "tiny-tp2-dp2.yaml@fp64", kOverlapGrad + " --overlap-param-gather true", "-overlap");
+}
+
+TEST_CASE("overlapped TP reduce-scatters: TP2 DP2 EP4 with full recompute bitwise the run without",
+          "[distributed][overlap_tp][tp][recompute]") {
+  check_tp_comm_bitwise(4, "tiny-tp2-dp2-ep4-recompute.yaml@fp64");
+}
+
+TEST_CASE(
+    "overlapped TP reduce-scatters: TP2 PP2 VPP2 (interleaved 1F1B) with the receives posted ahead bitwise the run "
+    "without",
+    "[distributed][overlap_tp][tp][pp][overlap_p2p]") {
+  check_tp_comm_bitwise(4, "tiny-tp2-pp2-vpp2.yaml@fp64", "--overlap-p2p-comm true", "-p2p");
+}
+
+TEST_CASE("overlapped TP reduce-scatters with fixed capacity: TP2 DP2 (EP2) bitwise the run without",
+          "[distributed][overlap_tp][tp][ep_dispatch]") {
+  check_tp_comm_bitwise(4, "tiny-tp2-dp2.yaml@fp64", "--ep-dispatch fixed_capacity", "-capacity");
+}

@@ -434,6 +434,81 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "run driver: bench.overlap_tp_comm is recorded, said to have no effect with TP 1, the command line wins, and a "
+    "backend running the recipe's own command refuses it at the field",
+    "[run_driver][overlap_tp]") {
+  auto script = register_fake();
+  RunRequest q = fake_request("recipebench-driver-overlap-tp");
+  const std::string tp2 = test::source_path("tests/data/dist/tiny-tp2-overlap-tp.yaml");
+  Recorder rec;
+  auto notes = [&] { return calls_naming(rec, "overlap_tp_comm"); };
+  SECTION("absent: false, nothing said; a record without the field reads back false") {
+    const RunOutcome out = run_recipe(q, {&rec});
+    REQUIRE(out.exit_code == kOk);
+    CHECK(rec.calls.front() == "start fake");
+    CHECK_FALSE(script->last_options.overlap_tp_comm);
+    CHECK(out.record->to_json()["settings"]["overlap_tp_comm"] == false);
+    Json old = out.record->to_json();
+    old["settings"].erase("overlap_tp_comm");
+    CHECK_FALSE(RunRecord::from_json(old, "old.json").options.overlap_tp_comm);
+  }
+  SECTION("--overlap-tp-comm true with TP 1: the backend gets it, no effect said once, recorded, read back") {
+    q.overlap_tp_comm = true;
+    const RunOutcome out = run_recipe(q, {&rec});
+    REQUIRE(out.exit_code == kOk);
+    CHECK(script->last_options.overlap_tp_comm);
+    CHECK(rec.calls.front() ==
+          "message recipebench run: bench.overlap_tp_comm: true has no effect on TP1 PP1 EP1 DP1 (TP 1: nothing is "
+          "reduce-scattered over tensor parallelism)");
+    CHECK(notes() == 1);
+    CHECK(out.record->to_json()["settings"]["overlap_tp_comm"] == true);
+    CHECK(RunRecord::from_json(out.record->to_json(), "r.json").options.overlap_tp_comm);
+  }
+  SECTION("from the recipe's bench block with TP 2: it applies, nothing said") {
+    q.recipe_path = tp2;
+    const RunOutcome out = run_recipe(q, {&rec});
+    REQUIRE(out.exit_code == kOk);
+    CHECK(rec.calls.front() == "start fake");
+    CHECK(notes() == 0);
+    CHECK(script->last_options.overlap_tp_comm);
+    CHECK(out.record->to_json()["settings"]["overlap_tp_comm"] == true);
+  }
+  SECTION("from the recipe, turned off on the command line: false") {
+    q.recipe_path = tp2;
+    q.overlap_tp_comm = false;
+    const RunOutcome out = run_recipe(q, {&rec});
+    REQUIRE(out.exit_code == kOk);
+    CHECK_FALSE(script->last_options.overlap_tp_comm);
+    CHECK(out.record->to_json()["settings"]["overlap_tp_comm"] == false);
+  }
+  SECTION("a per-node backend: refused, located at the recipe's field, or at the command line") {
+    BackendCapabilities caps;
+    caps.launch = Launch::kPerNode;
+    register_backend("fake-node", caps, [script] { return std::make_unique<FakeBackend>(script); });
+    q.backend = "fake-node";
+    const std::string why =
+        "expected false or absent (the fake-node backend runs the recipe's own command: its tensor parallelism is "
+        "the command's)";
+    const std::string nothing =
+        "message recipebench run: the fake-node backend would ignore the settings above (its command's own); "
+        "nothing was run";
+    SECTION("from the recipe") {
+      q.recipe_path = tp2;
+      CHECK(run_recipe(q, {&rec}).exit_code == kFailed);
+      CHECK(rec.calls == std::vector<std::string>{
+                             "message " + tp2 + ":43:20: error: bench.overlap_tp_comm: true, " + why, nothing});
+    }
+    SECTION("from the command line") {
+      q.overlap_tp_comm = true;
+      CHECK(run_recipe(q, {&rec}).exit_code == kFailed);
+      CHECK(rec.calls ==
+            std::vector<std::string>{"message <command line>: error: --overlap-tp-comm: true, " + why, nothing});
+    }
+    CHECK(script->runs == 0);
+  }
+}
+
+TEST_CASE(
     "run driver: bench.overlap_param_gather is recorded, said to have no effect with DP 1 and EDP 1, the command "
     "line wins, and a backend running the recipe's own command refuses it at the field",
     "[run_driver][overlap_param_gather]") {

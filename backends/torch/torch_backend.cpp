@@ -117,6 +117,7 @@ void train_run(train::RunContext& ctx, const Recipe& recipe, const ModelConfig& 
   kernels.ep_dispatch.mode = o.ep_dispatch == EpDispatch::kFixedCapacity ? torch_model::EpDispatch::FixedCapacity
                                                                          : torch_model::EpDispatch::HostSplits;
   kernels.ep_dispatch.max_tokens = recipe.layout.max_tokens_per_gpu / ctx.map.tp;
+  kernels.overlap_tp_comm = o.overlap_tp_comm;  // bench.overlap_tp_comm (TP > 1)
   train::RankModel model = build_model(cfg, kernels, o, ctx, on_built);
   // bench.overlap_param_gather: the optimizers' all-gathers deferred into the next step's forward passes, which wait
   // for each module's own buckets (docs/distributed.md, "Overlap").

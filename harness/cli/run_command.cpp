@@ -64,6 +64,9 @@ void add_options(CLI::App& cmd, Args& a) {
   cmd.add_option("--overlap-p2p-comm", q.overlap_p2p_comm,
                  "true: post the pipeline's receives ahead, so each transfer overlaps the passes before its own "
                  "(default: the recipe's bench.overlap_p2p_comm, else false; no effect with PP 1)");
+  cmd.add_option("--overlap-tp-comm", q.overlap_tp_comm,
+                 "true: each column-parallel region's backward reduce-scatters its input gradient while it computes "
+                 "its weight gradients (default: the recipe's bench.overlap_tp_comm, else false; no effect with TP 1)");
   cmd.add_option("--grad-reduce-bucket-elements", q.grad_reduce_bucket_elements,
                  "Gradient elements per bucket with --overlap-grad-reduce true (default: the recipe's "
                  "bench.grad_reduce_bucket_elements, else 40000000)")

@@ -40,6 +40,7 @@ RecipeBench bench_from_json(const Json& doc) {
   b.fail_on_sync = opt<bool>(j, "fail_on_sync");
   b.overlap_param_gather = opt<bool>(j, "overlap_param_gather");
   b.overlap_p2p_comm = opt<bool>(j, "overlap_p2p_comm");
+  b.overlap_tp_comm = opt<bool>(j, "overlap_tp_comm");
   if (j.contains("ep_dispatch")) b.ep_dispatch = enum_at<EpDispatch>(doc, "/bench/ep_dispatch");
   b.command = opt<std::string>(j, "command");
   b.log_format = opt<std::string>(j, "log_format");

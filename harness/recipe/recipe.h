@@ -102,6 +102,7 @@ struct RecipeBench {
   std::optional<bool> fail_on_sync;                    ///< bench.fail_on_sync (absent: false)
   std::optional<bool> overlap_param_gather;            ///< bench.overlap_param_gather (absent: false)
   std::optional<bool> overlap_p2p_comm;                ///< bench.overlap_p2p_comm (absent: false)
+  std::optional<bool> overlap_tp_comm;                 ///< bench.overlap_tp_comm (absent: false)
   std::optional<EpDispatch> ep_dispatch;               ///< bench.ep_dispatch (absent: host_splits)
   RecipeBenchData data;
   std::optional<std::string> command;     ///< bench.command: the command backend's command (absent: `run`)

@@ -77,6 +77,7 @@ Json RunOptions::to_json() const {
          {"grad_reduce_bucket_elements", grad_reduce_bucket_elements},
          {"overlap_param_gather", overlap_param_gather},
          {"overlap_p2p_comm", overlap_p2p_comm},
+         {"overlap_tp_comm", overlap_tp_comm},
          {"ranks", world},
          {"dist_timeout_seconds", dist_timeout_seconds},
          {"data", Json{{"source", to_string(data_source)}}}};

@@ -23,6 +23,7 @@
 #include "run/launch.h"
 #include "run/p2p_comm_settings.h"
 #include "run/param_gather_settings.h"
+#include "run/tp_comm_settings.h"
 #include "run/run_guard.h"
 #include "run/run_metrics.h"
 #include "run/setting_diagnostic.h"
@@ -80,7 +81,7 @@ ValidatedRecipe load_recipe(const RunRequest& q, const Reporters& report) {
 
 /// The settings the bench block (RecipeBench) and the command line (RunRequest) both give, each one that is set
 /// over `o`: backend, steps, window, layers, device, seed, deterministic, kernels, overlap_grad_reduce and its bucket
-/// size, overlap_param_gather, fail_on_sync, overlap_p2p_comm, ep_dispatch.
+/// size, overlap_param_gather, fail_on_sync, overlap_p2p_comm, overlap_tp_comm, ep_dispatch.
 template <typename Settings>
 void apply_shared_settings(const Settings& s, RunOptions& o) {
   if (s.backend) o.backend = *s.backend;
@@ -96,6 +97,7 @@ void apply_shared_settings(const Settings& s, RunOptions& o) {
   if (s.overlap_param_gather) o.overlap_param_gather = *s.overlap_param_gather;
   if (s.fail_on_sync) o.fail_on_sync = *s.fail_on_sync;
   if (s.overlap_p2p_comm) o.overlap_p2p_comm = *s.overlap_p2p_comm;
+  if (s.overlap_tp_comm) o.overlap_tp_comm = *s.overlap_tp_comm;
   if (s.ep_dispatch) o.ep_dispatch = *s.ep_dispatch;
 }
 
@@ -222,6 +224,7 @@ const BackendCapabilities* check_backend_capabilities(const RunRequest& q, const
     if (const auto k = kernels_per_node(o.backend, q, v)) ignored.push_back(*k);
     if (const auto s = fail_on_sync_per_node(o.backend, *v.recipe, *v.source, q.fail_on_sync)) ignored.push_back(*s);
     if (const auto p = p2p_comm_per_node(o.backend, *v.recipe, *v.source, q.overlap_p2p_comm)) ignored.push_back(*p);
+    if (const auto t = tp_comm_per_node(o.backend, *v.recipe, *v.source, q.overlap_tp_comm)) ignored.push_back(*t);
     if (const auto e = ep_dispatch_per_node(o.backend, *v.recipe, *v.source, q.ep_dispatch)) ignored.push_back(*e);
     if (ignored.empty()) return caps;
     for (const auto& d : ignored) report.message(d.to_string());
@@ -469,7 +472,7 @@ void report_setting_notes(const RunRequest& q, const Recipe& recipe, const RunOp
   const bool dispatch_given = recipe.bench.ep_dispatch || q.ep_dispatch;
   for (const std::string& note :
        {grad_reduce_note(o, recipe, bucket_given), param_gather_note(o, recipe), fail_on_sync_note(o),
-        p2p_comm_note(o, recipe), ep_dispatch_note(o, recipe, dispatch_given)})
+        p2p_comm_note(o, recipe), tp_comm_note(o, recipe), ep_dispatch_note(o, recipe, dispatch_given)})
     if (!note.empty()) report.message(note);
 }
 

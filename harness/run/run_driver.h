@@ -38,6 +38,7 @@ struct RunRequest {
   std::optional<bool> fail_on_sync;                    ///< --fail-on-sync[=true|false] (bench.fail_on_sync)
   std::optional<bool> overlap_param_gather;  ///< --overlap-param-gather[=true|false] (bench.overlap_param_gather)
   std::optional<bool> overlap_p2p_comm;                ///< --overlap-p2p-comm (bench.overlap_p2p_comm)
+  std::optional<bool> overlap_tp_comm;                 ///< --overlap-tp-comm (bench.overlap_tp_comm)
   std::optional<EpDispatch> ep_dispatch;               ///< --ep-dispatch host_splits|fixed_capacity (bench.ep_dispatch)
   std::optional<std::string> log_format;  ///< --format (bench.log_format): the command backend's log parser
   std::optional<double> timeout_seconds;  ///< --timeout (bench.timeout_seconds): the command backend's limit, s

@@ -127,6 +127,7 @@ RunOptions options_of(const Fields& f, const Json& s) {
     o.overlap_param_gather_applies = f.boolean(s["overlap_param_gather_applies"], p + ".overlap_param_gather_applies");
   if (Fields::has(s, "overlap_p2p_comm"))
     o.overlap_p2p_comm = f.boolean(s["overlap_p2p_comm"], p + ".overlap_p2p_comm");
+  if (Fields::has(s, "overlap_tp_comm")) o.overlap_tp_comm = f.boolean(s["overlap_tp_comm"], p + ".overlap_tp_comm");
   if (Fields::has(s, "fail_on_sync")) o.fail_on_sync = f.boolean(s["fail_on_sync"], p + ".fail_on_sync");
   if (Fields::has(s, "ep_dispatch")) o.ep_dispatch = f.closed<EpDispatch>(s["ep_dispatch"], p + ".ep_dispatch");
   if (Fields::has(s, "ranks")) o.world = f.int32(s["ranks"], p + ".ranks", 1);

@@ -112,4 +112,21 @@ LayoutGroups make_layout_groups(ProcessGroup& world, const RankMap& map, bool gr
   return g;
 }
 
+namespace {
+/// A TP reduce-scatter in flight; its wait() is a TP wait on the active comm clock (dist/comm_clock.h).
+struct PendingTpRequest : torch_model::PendingCollective {
+  explicit PendingTpRequest(std::unique_ptr<ProcessGroup::Request> r) : request(std::move(r)) {}
+  void wait() override {
+    const CommWait wait(CommKind::kTensorParallel);
+    request->wait();
+  }
+  std::unique_ptr<ProcessGroup::Request> request;
+};
+}  // namespace
+
+std::unique_ptr<torch_model::PendingCollective> GroupTensorParallel::start_reduce_scatter_sum(const at::Tensor& full,
+                                                                                             const at::Tensor& shard) {
+  return std::make_unique<PendingTpRequest>(group.ireduce_scatter_sum(full, shard));
+}
+
 }  // namespace recipebench::dist

@@ -81,9 +81,9 @@ struct GroupExpertParallel : torch_model::ExpertParallel {
   ProcessGroup& group;
 };
 
-/// The model's TensorParallel over a c10d group (model/tensor_parallel.h).
+/// The model's TensorParallel over a c10d group (model/tensor_parallel.h); `overlap` is bench.overlap_tp_comm.
 struct GroupTensorParallel : torch_model::TensorParallel {
-  explicit GroupTensorParallel(ProcessGroup& g) : group(g) {}
+  explicit GroupTensorParallel(ProcessGroup& g, bool overlap_tp_comm = false) : group(g), overlap(overlap_tp_comm) {}
   int64_t rank() const override { return group.rank(); }
   int64_t size() const override { return group.size(); }
   void all_reduce_sum(at::Tensor& t) override {
@@ -102,7 +102,11 @@ struct GroupTensorParallel : torch_model::TensorParallel {
     const CommWait wait(CommKind::kTensorParallel);
     group.reduce_scatter_sum(full, shard);
   }
+  std::unique_ptr<torch_model::PendingCollective> start_reduce_scatter_sum(const at::Tensor& full,
+                                                                          const at::Tensor& shard) override;
+  bool overlap_comm() const override { return overlap; }
   ProcessGroup& group;
+  bool overlap;
 };
 
 }  // namespace recipebench::dist

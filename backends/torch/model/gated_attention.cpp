@@ -79,16 +79,17 @@ GatedAttentionImpl::GatedAttentionImpl(const ModelConfig& cfg, AttentionImpl imp
   k_norm = register_module("k_norm", RMSNorm(head_dim, cfg.rms_norm_eps));
 }
 
-torch::Tensor GatedAttentionImpl::forward(const torch::Tensor& x_in, const torch::Tensor& positions) {
-  TORCH_CHECK(x_in.dim() == 3, "GatedAttention expects [batch, seq, hidden], got ", x_in.sizes());
-  // Tensor parallel: the whole sequence, this rank's heads (num_heads, num_kv_heads are the local counts).
-  const auto x = tp ? gather_sequence(x_in, *tp) : x_in;
-  const int64_t b = x.size(0), s = x.size(1);
-  const auto qg = q_proj(x).view({b, s, num_heads, 2 * head_dim});
+torch::Tensor GatedAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& positions) {
+  TORCH_CHECK(x.dim() == 3, "GatedAttention expects [batch, seq, hidden], got ", x.sizes());
+  // The projections on the whole sequence: under tensor parallelism x is this rank's sequence shard, all-gathered
+  // for them, and they give this rank's heads (num_heads, num_kv_heads are the local counts).
+  const auto in = project_whole_sequence(x, {q_proj->weight, k_proj->weight, v_proj->weight}, tp.get());
+  const int64_t b = in[0].size(0), s = in[0].size(1);
+  const auto qg = in[0].view({b, s, num_heads, 2 * head_dim});
   const auto gate = qg.narrow(-1, head_dim, head_dim).reshape({b, s, num_heads * head_dim});
-  auto q = q_norm(qg.narrow(-1, 0, head_dim)).transpose(1, 2);                      // [b, h, s, d]
-  auto k = k_norm(k_proj(x).view({b, s, num_kv_heads, head_dim})).transpose(1, 2);  // [b, kv, s, d]
-  const auto v = v_proj(x).view({b, s, num_kv_heads, head_dim}).transpose(1, 2);    // [b, kv, s, d]
+  auto q = q_norm(qg.narrow(-1, 0, head_dim)).transpose(1, 2);                   // [b, h, s, d]
+  auto k = k_norm(in[1].view({b, s, num_kv_heads, head_dim})).transpose(1, 2);  // [b, kv, s, d]
+  const auto v = in[2].view({b, s, num_kv_heads, head_dim}).transpose(1, 2);    // [b, kv, s, d]
 
   const auto pos =
       positions.defined() ? positions : torch::arange(s, torch::TensorOptions().dtype(torch::kLong).device(x.device()));

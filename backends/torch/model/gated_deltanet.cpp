@@ -77,25 +77,27 @@ torch::Tensor GatedDeltaNetImpl::gated_delta_rule(const torch::Tensor& q, const 
   return chunk_gated_delta_rule(q, k, v, g, beta, chunk_size).output;
 }
 
-torch::Tensor GatedDeltaNetImpl::forward(const torch::Tensor& x_in) {
-  TORCH_CHECK(x_in.dim() == 3, "GatedDeltaNet expects [batch, seq, hidden], got ", x_in.sizes());
-  // Tensor parallel: the whole sequence (the causal conv needs it), this rank's key / value heads.
-  const auto x = tp ? gather_sequence(x_in, *tp) : x_in;
-  const int64_t b = x.size(0), s = x.size(1);
+torch::Tensor GatedDeltaNetImpl::forward(const torch::Tensor& x) {
+  TORCH_CHECK(x.dim() == 3, "GatedDeltaNet expects [batch, seq, hidden], got ", x.sizes());
+  // The input projections on the whole sequence (the causal conv needs it): under tensor parallelism x is this
+  // rank's sequence shard, all-gathered for them, and they give this rank's key / value heads.
+  const auto in = project_whole_sequence(
+      x, {in_proj_qkv->weight, in_proj_b->weight, in_proj_a->weight, in_proj_z->weight}, tp.get());
+  const int64_t b = in[0].size(0), s = in[0].size(1);
   const int64_t kd = num_k_heads * head_k_dim, vd = num_v_heads * head_v_dim;
   const auto ct = compute_dtype(x.scalar_type());
 
   const auto conv_impl = fused_kernels ? ConvSiluImpl::Auto : ConvSiluImpl::Ops;
-  const auto qkv = causal_depthwise_conv1d_silu(in_proj_qkv(x), conv1d->weight, conv_impl);  // [b, s, 2kd + vd]
+  const auto qkv = causal_depthwise_conv1d_silu(in[0], conv1d->weight, conv_impl);  // [b, s, 2kd + vd]
   const auto q = l2_normalize(qkv.narrow(-1, 0, kd).reshape({b, s, num_k_heads, head_k_dim}).to(ct));
   const auto k = l2_normalize(qkv.narrow(-1, kd, kd).reshape({b, s, num_k_heads, head_k_dim}).to(ct));
   const auto v = qkv.narrow(-1, 2 * kd, vd).reshape({b, s, num_v_heads, head_v_dim});
 
-  const auto beta = torch::sigmoid(in_proj_b(x));                                              // [b, s, hv]
-  const auto g = -A_log.to(ct).exp() * torch::softplus(in_proj_a(x).to(ct) + dt_bias.to(ct));  // [b, s, hv]
+  const auto beta = torch::sigmoid(in[1]);                                              // [b, s, hv]
+  const auto g = -A_log.to(ct).exp() * torch::softplus(in[2].to(ct) + dt_bias.to(ct));  // [b, s, hv]
 
   const auto o = gated_delta_rule(q, k, v, g, beta);  // [b, s, hv, dv]
-  const auto z = in_proj_z(x).reshape({b, s, num_v_heads, head_v_dim});
+  const auto z = in[3].reshape({b, s, num_v_heads, head_v_dim});
   const auto out = out_proj(norm(o, z).reshape({b, s, vd}));
   return tp ? reduce_scatter_sequence(out, *tp) : out;
 }

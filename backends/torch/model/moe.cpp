@@ -20,7 +20,11 @@ SwiGLUImpl::SwiGLUImpl(int64_t hidden, int64_t ffn) {
   down_proj = register_module("down_proj", Projection(ffn, hidden));
 }
 
-torch::Tensor SwiGLUImpl::forward(const torch::Tensor& x) { return down_proj(torch::silu(gate_proj(x)) * up_proj(x)); }
+torch::Tensor SwiGLUImpl::forward(const torch::Tensor& x) { return from_projections(gate_proj(x), up_proj(x)); }
+
+torch::Tensor SwiGLUImpl::from_projections(const torch::Tensor& gate, const torch::Tensor& up) {
+  return down_proj(torch::silu(gate) * up);
+}
 
 Routing route_topk(const torch::Tensor& x, const torch::Tensor& router_weight, int64_t top_k) {
   TORCH_CHECK(x.dim() == 2 && router_weight.dim() == 2 && x.size(1) == router_weight.size(1), "router: x ", x.sizes(),
@@ -372,10 +376,17 @@ torch::Tensor SparseMoeBlockImpl::forward(const torch::Tensor& x) {
   // The shared expert is queued before the routed experts: under expert parallelism the host_splits dispatcher waits
   // on the host for the per-expert row counts, and the GPU works through the shared expert meanwhile
   // (docs/distributed.md). Independent computations: the result is the same in either order.
-  // Tensor parallel: the shared expert column- / row-parallel on the whole sequence, back to this rank's shard.
-  const auto shared_out =
-      tp ? reduce_scatter_sequence(shared_expert(gather_sequence(x, *tp)), *tp).reshape(flat.sizes())
-         : shared_expert(flat);
+  // Tensor parallel: the shared expert column- / row-parallel on the whole sequence, back to this rank's shard
+  // (its gate and up projections as column-parallel projections of x, model/tensor_parallel.h).
+  torch::Tensor shared_out;
+  if (tp) {
+    const auto gate_up =
+        column_parallel_projections(x, {shared_expert->gate_proj->weight, shared_expert->up_proj->weight}, *tp);
+    shared_out = reduce_scatter_sequence(shared_expert->from_projections(gate_up[0], gate_up[1]), *tp);
+    shared_out = shared_out.reshape(flat.sizes());
+  } else {
+    shared_out = shared_expert(flat);
+  }
   const auto shared = torch::sigmoid(shared_expert_gate(flat)) * shared_out;
   const auto routed = experts(flat, r.indices, r.weights);
   return (routed + shared).view(x.sizes());

@@ -25,6 +25,9 @@ struct SwiGLUImpl : torch::nn::Module {
   SwiGLUImpl(int64_t hidden, int64_t ffn);
   /// x: [..., hidden] -> [..., hidden].
   torch::Tensor forward(const torch::Tensor& x);
+  /// The rest of forward from the gate and up projections of x (both [..., ffn]): down_proj(silu(gate) * up)
+  /// [..., hidden] (the tensor-parallel shared expert computes its projections as column-parallel ones).
+  torch::Tensor from_projections(const torch::Tensor& gate, const torch::Tensor& up);
 
   Projection gate_proj{nullptr}, up_proj{nullptr}, down_proj{nullptr};
 };

@@ -63,6 +63,59 @@ struct ReduceScatterSequence : torch::autograd::Function<ReduceScatterSequence> 
   }
 };
 
+/// Inputs: x [batch, s, in] (this rank's sequence shard), the group, the weights W_i [out_i, in]; outputs
+/// x_full W_i^T [batch, T s, out_i]. Saves x_full (what the projections' own backward would save) and the weights.
+struct ColumnParallelProjections : torch::autograd::Function<ColumnParallelProjections> {
+  static variable_list forward(AutogradContext* ctx, const torch::Tensor& x, TensorParallel* tp,
+                               at::TensorList weights) {
+    ctx->saved_data["tp"] = reinterpret_cast<int64_t>(tp);
+    ctx->set_materialize_grads(false);  // an output without a gradient adds no product (its grad stays undefined)
+    const auto x_full = all_gather_seq(x, *tp);
+    variable_list out, saved{x_full};
+    for (const auto& w : weights) {
+      out.push_back(torch::linear(x_full, w));
+      saved.push_back(w);
+    }
+    ctx->save_for_backward(saved);
+    return out;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad) {
+    TensorParallel& tp = *group_of(ctx);
+    const auto saved = ctx->get_saved_variables();
+    const auto& x_full = saved[0];
+    const int64_t in = x_full.size(-1);
+    const auto x2 = x_full.reshape({-1, in});
+    // dx_full = sum_i dy_i W_i, accumulated into the first product in the order of the weights.
+    std::vector<torch::Tensor> dy(grad.size());
+    torch::Tensor dx;
+    for (size_t i = 0; i < grad.size(); ++i) {
+      if (!grad[i].defined()) continue;
+      const auto& w = saved[i + 1];
+      dy[i] = grad[i].reshape({-1, w.size(0)});
+      dx = dx.defined() ? dx.addmm_(dy[i], w) : dy[i].mm(w);
+    }
+    if (!dx.defined()) dx = torch::zeros_like(x2);
+    // [s, batch, in] with rank blocks contiguous along the sequence (the layout of all_gather_seq's buffer).
+    const auto full = dx.view(x_full.sizes()).transpose(0, 1).contiguous().reshape({-1});
+    auto shard = torch::empty({full.numel() / tp.size()}, full.options());
+    std::unique_ptr<PendingCollective> pending;
+    if (tp.overlap_comm()) pending = tp.start_reduce_scatter_sum(full, shard);
+    variable_list out{torch::Tensor(), torch::Tensor()};  // x's gradient, then the group's (none)
+    for (const auto& d : dy) out.push_back(d.defined() ? d.t().mm(x2) : torch::Tensor());
+    if (pending) {
+      pending->wait();
+    } else {
+      auto f = full;
+      tp.reduce_scatter_sum(f, shard);
+    }
+    auto shape = x_full.transpose(0, 1).sizes().vec();
+    shape[0] /= tp.size();
+    out[0] = shard.view(shape).transpose(0, 1).contiguous();
+    return out;
+  }
+};
+
 /// Inputs: logits [N, V/T] (compute dtype), targets [N]; output nll [N].
 struct VocabParallelCrossEntropy : torch::autograd::Function<VocabParallelCrossEntropy> {
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& logits, const torch::Tensor& targets,
@@ -129,6 +182,24 @@ torch::Tensor tp_gather_param(const torch::Tensor& local, const TpShardSpec& spe
 }
 
 torch::Tensor gather_sequence(const torch::Tensor& x, TensorParallel& tp) { return GatherSequence::apply(x, &tp); }
+
+std::vector<torch::Tensor> column_parallel_projections(const torch::Tensor& x, const std::vector<torch::Tensor>& weights,
+                                                       TensorParallel& tp) {
+  TORCH_CHECK(!weights.empty(), "column-parallel projections: no weight");
+  TORCH_CHECK(x.dim() == 3, "column-parallel projections: x ", x.sizes(), " is not [batch, seq / TP, in]");
+  for (const auto& w : weights)
+    TORCH_CHECK(w.dim() == 2 && w.size(1) == x.size(2), "column-parallel projections: weight ", w.sizes(),
+                " for x ", x.sizes());
+  return ColumnParallelProjections::apply(x, &tp, at::TensorList(weights));
+}
+
+std::vector<torch::Tensor> project_whole_sequence(const torch::Tensor& x, const std::vector<torch::Tensor>& weights,
+                                                  TensorParallel* tp) {
+  if (tp) return column_parallel_projections(x, weights, *tp);
+  std::vector<torch::Tensor> out;
+  for (const auto& w : weights) out.push_back(torch::linear(x, w));
+  return out;
+}
 
 torch::Tensor reduce_scatter_sequence(const torch::Tensor& x, TensorParallel& tp) {
   return ReduceScatterSequence::apply(x, &tp);

@@ -9,7 +9,10 @@
 // column-parallel projections on the full sequence with its share of the heads (or of the FFN / vocabulary), and its
 // row-parallel output projection gives a partial sum that is reduce-scattered along the sequence. In the backward
 // pass the all-gather becomes a reduce-scatter and the reduce-scatter an all-gather. The collectives are reached only
-// through TensorParallel (implemented outside the model over a c10d group).
+// through TensorParallel (implemented outside the model over a c10d group). The all-gather and the column-parallel
+// projections it feeds are one autograd function (column_parallel_projections), so that in the backward pass the
+// input gradient's reduce-scatter can run while the weight gradients are computed (bench.overlap_tp_comm;
+// docs/distributed.md, "Overlap").
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -21,6 +24,14 @@
 namespace recipebench::torch_model {
 
 struct Qwen35MoeForCausalLMImpl;
+
+/// A collective in flight (TensorParallel::start_reduce_scatter_sum). wait() returns once the caller's next
+/// operations see its result (on CUDA: they are ordered after it on the current stream; the host does not wait for
+/// the device). Throws std::exception when the collective failed.
+struct PendingCollective {
+  virtual ~PendingCollective() = default;
+  virtual void wait() = 0;
+};
 
 /// The tensor-parallel group of the model. All calls are collectives: every rank of the group makes them in the
 /// same order with tensors of the same shapes. Implementations throw std::exception on a failed collective.
@@ -37,6 +48,13 @@ struct TensorParallel {
   /// shard = this rank's (rank()-th) slice of the sum over ranks of `full` (both 1-D, contiguous,
   /// full.numel() == size() * shard.numel()); `full` may be overwritten.
   virtual void reduce_scatter_sum(at::Tensor& full, at::Tensor& shard) = 0;
+  /// Starts reduce_scatter_sum(full, shard) and returns without waiting for it; neither tensor may be touched until
+  /// the returned collective's wait() returned (it keeps neither alive: the caller does).
+  virtual std::unique_ptr<PendingCollective> start_reduce_scatter_sum(const at::Tensor& full,
+                                                                      const at::Tensor& shard) = 0;
+  /// bench.overlap_tp_comm: column_parallel_projections starts its input gradient's reduce-scatter before computing
+  /// the weight gradients (true) or reduce-scatters after them (false).
+  virtual bool overlap_comm() const = 0;
 };
 
 /// How a TP-sharded parameter maps onto the one-rank parameter: along `dim` the full tensor is made of blocks of
@@ -65,6 +83,24 @@ at::Tensor tp_gather_param(const at::Tensor& local, const TpShardSpec& spec, Ten
 /// x [batch, seq / T, ...] (this rank's sequence shard) -> [batch, seq, ...] (all-gather along dim 1).
 /// Backward: reduce-scatter of the gradient along the sequence (the sum of the TP ranks' partial gradients).
 at::Tensor gather_sequence(const at::Tensor& x, TensorParallel& tp);
+
+/// Column-parallel projections of one sequence-parallel input (the "g" operator and the projections it feeds, as one
+/// autograd function; Megatron-LM's LinearWithGradAccumulationAndAsyncCommunication, megatron/core/tensor_parallel/layers.py):
+/// x [batch, seq / T, in] (this rank's sequence shard) is all-gathered along the sequence into x_full
+/// [batch, seq, in]; returns y_i = x_full W_i^T [batch, seq, out_i] for each weight W_i [out_i, in] (this rank's rows;
+/// the dtype of x). Backward: dx_full = sum over i in order of dy_i W_i, reduce-scattered along the sequence into
+/// x's gradient, and dW_i = dy_i^T x_full (an output without a gradient adds nothing). With tp.overlap_comm() the
+/// reduce-scatter is started before the dW_i are computed and waited for after them, so it runs while they are
+/// computed; without, it runs after them. The same operations either way: the same values bit for bit. Throws
+/// c10::Error when a weight's input size is not x's last size, or no weight is given.
+std::vector<at::Tensor> column_parallel_projections(const at::Tensor& x, const std::vector<at::Tensor>& weights,
+                                                    TensorParallel& tp);
+
+/// The projections x W_i^T of a layer's input on the whole sequence (a mixer's input projections, the shared
+/// expert's gate and up projections): column_parallel_projections(x, weights, *tp) under tensor parallelism (x is
+/// this rank's sequence shard [batch, seq / T, in]), else torch::linear(x, W_i) for each (x [..., in]).
+std::vector<at::Tensor> project_whole_sequence(const at::Tensor& x, const std::vector<at::Tensor>& weights,
+                                               TensorParallel* tp);
 
 /// Exit of a row-parallel region under sequence parallelism (the "g-bar" operator): x [batch, seq, ...] is this
 /// rank's partial sum; returns this rank's sequence shard [batch, seq / T, ...] of the sum over TP ranks.

@@ -24,10 +24,12 @@ using namespace recipebench;
 
 namespace {
 
-/// Runs body(rank, tp) on two ranks (threads) of one Gloo group, the group as TensorParallel (two_ranks.h).
-std::vector<std::string> on_two_ranks(const std::function<void(int, torch_model::TensorParallel&)>& body) {
+/// Runs body(rank, tp) on two ranks (threads) of one Gloo group, the group as TensorParallel (two_ranks.h) with
+/// bench.overlap_tp_comm `overlap`.
+std::vector<std::string> on_two_ranks(const std::function<void(int, torch_model::TensorParallel&)>& body,
+                                      bool overlap = false) {
   return rbt_test::on_two_ranks([&](int r, dist::ProcessGroup& pg) {
-    dist::GroupTensorParallel tp(pg);
+    dist::GroupTensorParallel tp(pg, overlap);
     body(r, tp);
   });
 }
@@ -63,6 +65,108 @@ TEST_CASE("vocab-parallel cross-entropy over TP 2 equals the plain cross-entropy
   for (int r = 0; r < 2; ++r) {
     CHECK(rel_diff(nll[r], ref.detach()) < 1e-6);  // both ranks have the whole loss
     CHECK(rel_diff(grad[r], full.grad().narrow(1, r * V / 2, V / 2)) < 1e-6);
+  }
+}
+
+namespace {
+
+/// What one rank of column_parallel_projections gave: its outputs, its shard's gradient, its weights' gradients.
+struct ColumnParallelRank {
+  std::vector<torch::Tensor> outputs, weight_grads;
+  torch::Tensor x_grad;
+};
+
+/// column_parallel_projections over TP 2 of x [B, S, H] (rank r holds positions [r S / 2, (r + 1) S / 2)) with the
+/// weights' row halves (rank r: rows [r out / 2, (r + 1) out / 2)), backward with the given output gradients (the
+/// same row halves); with or without bench.overlap_tp_comm. The second weight's output gets no gradient when
+/// `drop_second_grad` (an output the loss does not use).
+std::vector<ColumnParallelRank> column_parallel_on_two_ranks(const torch::Tensor& x,
+                                                             const std::vector<torch::Tensor>& weights,
+                                                             const std::vector<torch::Tensor>& out_grads, bool overlap,
+                                                             bool drop_second_grad) {
+  std::vector<ColumnParallelRank> ranks(2);
+  const auto errors = on_two_ranks(
+      [&](int r, torch_model::TensorParallel& tp) {
+        const int64_t s = x.size(1) / 2;
+        auto xr = x.narrow(1, r * s, s).clone().requires_grad_(true);
+        std::vector<torch::Tensor> w;
+        for (const auto& full : weights) {
+          const int64_t n = full.size(0) / 2;
+          w.push_back(full.narrow(0, r * n, n).clone().requires_grad_(true));
+        }
+        const auto y = torch_model::column_parallel_projections(xr, w, tp);
+        auto loss = torch::zeros({}, x.options());
+        for (size_t i = 0; i < y.size(); ++i) {
+          if (drop_second_grad && i == 1) continue;
+          const int64_t n = out_grads[i].size(-1) / 2;
+          loss = loss + (y[i] * out_grads[i].narrow(-1, r * n, n)).sum();
+        }
+        loss.backward();
+        auto& out = ranks[static_cast<size_t>(r)];
+        for (size_t i = 0; i < y.size(); ++i) {
+          out.outputs.push_back(y[i].detach());
+          out.weight_grads.push_back(w[i].grad());
+        }
+        out.x_grad = xr.grad();
+      },
+      overlap);
+  INFO(errors[0] << errors[1]);
+  REQUIRE(errors[0].empty());
+  REQUIRE(errors[1].empty());
+  return ranks;
+}
+
+bool same_bits(const torch::Tensor& a, const torch::Tensor& b) {
+  return a.defined() == b.defined() && (!a.defined() || torch::equal(a, b));
+}
+
+}  // namespace
+
+TEST_CASE(
+    "column-parallel projections over TP 2: the gathered sequence's projections and gradients, the same bits with "
+    "and without overlap_tp_comm",
+    "[train][tp][overlap_tp]") {
+  torch::manual_seed(17);
+  const int64_t B = 2, S = 8, H = 6;
+  const auto x = torch::randn({B, S, H}, torch::kDouble);
+  const std::vector<torch::Tensor> weights = {torch::randn({4, H}, torch::kDouble),
+                                              torch::randn({10, H}, torch::kDouble)};
+  const std::vector<torch::Tensor> out_grads = {torch::randn({B, S, 4}, torch::kDouble),
+                                                torch::randn({B, S, 10}, torch::kDouble)};
+  const bool drop = GENERATE(false, true);
+  INFO("the second output " << (drop ? "without" : "with") << " a gradient");
+  // The one-rank reference: the projections of the whole sequence and their gradients.
+  auto xf = x.clone().requires_grad_(true);
+  std::vector<torch::Tensor> wf;
+  auto loss = torch::zeros({}, x.options());
+  for (size_t i = 0; i < weights.size(); ++i) {
+    wf.push_back(weights[i].clone().requires_grad_(true));
+    const auto y = torch::linear(xf, wf.back());
+    if (!(drop && i == 1)) loss = loss + (y * out_grads[i]).sum();
+  }
+  loss.backward();
+
+  const auto off = column_parallel_on_two_ranks(x, weights, out_grads, false, drop);
+  const auto on = column_parallel_on_two_ranks(x, weights, out_grads, true, drop);
+  for (int r = 0; r < 2; ++r) {
+    INFO("rank " << r);
+    const auto& a = off[static_cast<size_t>(r)];
+    const auto& b = on[static_cast<size_t>(r)];
+    CHECK(rel_diff(a.x_grad, xf.grad().narrow(1, r * S / 2, S / 2)) < 1e-12);
+    for (size_t i = 0; i < weights.size(); ++i) {
+      INFO("weight " << i);
+      const int64_t n = weights[i].size(0) / 2;
+      // Every rank has the whole sequence's projections by its rows.
+      CHECK(rel_diff(a.outputs[i], torch::linear(x, weights[i].narrow(0, r * n, n))) < 1e-12);
+      if (drop && i == 1) {
+        CHECK_FALSE(a.weight_grads[i].defined());
+      } else {
+        CHECK(rel_diff(a.weight_grads[i], wf[i].grad().narrow(0, r * n, n)) < 1e-12);
+      }
+      CHECK(same_bits(a.outputs[i], b.outputs[i]));
+      CHECK(same_bits(a.weight_grads[i], b.weight_grads[i]));
+    }
+    CHECK(same_bits(a.x_grad, b.x_grad));
   }
 }
 

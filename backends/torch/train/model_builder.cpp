@@ -46,6 +46,11 @@ struct ShapeOnlyTp : torch_model::TensorParallel {
   void all_reduce_max(at::Tensor&) override { fail(); }
   void all_gather(const at::Tensor&, at::Tensor&) override { fail(); }
   void reduce_scatter_sum(at::Tensor&, at::Tensor&) override { fail(); }
+  std::unique_ptr<torch_model::PendingCollective> start_reduce_scatter_sum(const at::Tensor&,
+                                                                          const at::Tensor&) override {
+    fail();
+  }
+  bool overlap_comm() const override { return false; }
   [[noreturn]] static void fail() { TORCH_CHECK(false, "a model built for its shapes runs no collective"); }
   int64_t r_, s_;
 };
@@ -154,7 +159,8 @@ RankModel build_rank_model(const ModelConfig& cfg, const torch_model::KernelOpti
                            const RunContext& ctx) {
   RankModel out;
   Cut cut;
-  if (ctx.map.tp > 1) cut.tp = out.tp = std::make_shared<dist::GroupTensorParallel>(*ctx.groups.tp);
+  if (ctx.map.tp > 1)
+    cut.tp = out.tp = std::make_shared<dist::GroupTensorParallel>(*ctx.groups.tp, kernels.overlap_tp_comm);
   if (ctx.map.ep > 1) cut.ep = out.ep = std::make_shared<dist::GroupExpertParallel>(*ctx.groups.ep);
   cut_on_meta(cfg, kernels, ctx.map, ctx.me, cut, out);
   materialize(out, cut, seed, ctx.device, ctx.dtype);
