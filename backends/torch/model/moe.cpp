@@ -10,6 +10,7 @@
 #include "cuda/moe_combine_cuda.h"
 #endif
 
+#include <optional>
 #include <vector>
 
 namespace recipebench::torch_model {
@@ -378,17 +379,24 @@ torch::Tensor SparseMoeBlockImpl::forward(const torch::Tensor& x) {
   // (docs/distributed.md). Independent computations: the result is the same in either order.
   // Tensor parallel: the shared expert column- / row-parallel on the whole sequence, back to this rank's shard
   // (its gate and up projections as column-parallel projections of x, model/tensor_parallel.h).
+  // bench.overlap_tp_comm: the shared expert's reduce-scatter is waited for only after the routed experts.
   torch::Tensor shared_out;
+  std::optional<StartedSequenceShard> started;
   if (tp) {
     const auto gate_up =
         column_parallel_projections(x, {shared_expert->gate_proj->weight, shared_expert->up_proj->weight}, *tp);
-    shared_out = reduce_scatter_sequence(shared_expert->from_projections(gate_up[0], gate_up[1]), *tp);
-    shared_out = shared_out.reshape(flat.sizes());
+    const auto partial = shared_expert->from_projections(gate_up[0], gate_up[1]);
+    if (tp->overlap_comm())
+      started = start_reduce_scatter_sequence(partial, *tp);
+    else
+      shared_out = reduce_scatter_sequence(partial, *tp);
   } else {
     shared_out = shared_expert(flat);
   }
-  const auto shared = torch::sigmoid(shared_expert_gate(flat)) * shared_out;
+  const auto shared_gate = torch::sigmoid(shared_expert_gate(flat));
   const auto routed = experts(flat, r.indices, r.weights);
+  if (started) shared_out = started->wait();
+  const auto shared = shared_gate * shared_out.reshape(flat.sizes());
   return (routed + shared).view(x.sizes());
 }
 

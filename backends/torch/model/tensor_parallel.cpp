@@ -63,6 +63,30 @@ struct ReduceScatterSequence : torch::autograd::Function<ReduceScatterSequence> 
   }
 };
 
+/// x [batch, s, ...] (partial sums) -> the flat [s / T, batch, ...] shard buffer, filled once the reduce-scatter
+/// stored in *started (also holding the buffer sent) was waited for.
+struct StartReduceScatterSequence : torch::autograd::Function<StartReduceScatterSequence> {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, TensorParallel* tp,
+                               StartedSequenceShard* started) {
+    const int64_t T = tp->size();
+    TORCH_CHECK(x.dim() >= 2 && x.size(1) % T == 0, "sequence parallel: sequence length ",
+                x.dim() >= 2 ? x.size(1) : 0, " is not divisible by TP = ", T);
+    ctx->saved_data["tp"] = reinterpret_cast<int64_t>(tp);
+    auto shape = x.transpose(0, 1).sizes().vec();  // [s, batch, ...]
+    shape[0] /= T;
+    ctx->saved_data["shard_shape"] = shape;
+    started->sent = x.transpose(0, 1).contiguous().reshape({-1}).clone();  // own copy: the collective may overwrite it
+    auto shard = torch::empty({started->sent.numel() / T}, started->sent.options());
+    started->pending = tp->start_reduce_scatter_sum(started->sent, shard);
+    return shard;
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grad) {
+    const auto shape = ctx->saved_data["shard_shape"].toIntVector();
+    const auto g = grad[0].view(shape).transpose(0, 1);  // [batch, s / T, ...]
+    return {all_gather_seq(g, *group_of(ctx)), torch::Tensor(), torch::Tensor()};
+  }
+};
+
 /// Inputs: x [batch, s, in] (this rank's sequence shard), the group, the weights W_i [out_i, in]; outputs
 /// x_full W_i^T [batch, T s, out_i]. Saves x_full (what the projections' own backward would save) and the weights.
 struct ColumnParallelProjections : torch::autograd::Function<ColumnParallelProjections> {
@@ -203,6 +227,28 @@ std::vector<torch::Tensor> project_whole_sequence(const torch::Tensor& x, const 
 
 torch::Tensor reduce_scatter_sequence(const torch::Tensor& x, TensorParallel& tp) {
   return ReduceScatterSequence::apply(x, &tp);
+}
+
+StartedSequenceShard start_reduce_scatter_sequence(const torch::Tensor& x, TensorParallel& tp) {
+  StartedSequenceShard started;
+  started.flat = StartReduceScatterSequence::apply(x, &tp, &started);
+  started.shape = x.sizes().vec();
+  started.shape[1] /= tp.size();
+  return started;
+}
+
+torch::Tensor StartedSequenceShard::wait() {
+  TORCH_CHECK(pending, "a started sequence reduce-scatter waited for twice");
+  {
+    // Gloo fills the shard by a copy in the wait: not an operation of the graph (flat keeps its history).
+    const torch::NoGradGuard no_grad;
+    pending->wait();
+  }
+  pending.reset();
+  sent = torch::Tensor();
+  auto t_shape = shape;  // [s / T, batch, ...]
+  std::swap(t_shape[0], t_shape[1]);
+  return flat.view(t_shape).transpose(0, 1).contiguous();
 }
 
 torch::Tensor vocab_parallel_embedding(const torch::Tensor& ids, const torch::Tensor& weight, int64_t vocab_start,

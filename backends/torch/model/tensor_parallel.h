@@ -107,6 +107,23 @@ std::vector<at::Tensor> project_whole_sequence(const at::Tensor& x, const std::v
 /// Backward: all-gather of the gradient along the sequence. Throws c10::Error when seq is not divisible by T.
 at::Tensor reduce_scatter_sequence(const at::Tensor& x, TensorParallel& tp);
 
+/// A reduce_scatter_sequence whose collective is in flight (start_reduce_scatter_sequence): the caller computes
+/// something independent, then wait() gives the result.
+struct StartedSequenceShard {
+  at::Tensor flat;                             ///< the shard, flat in [seq / T, batch, ...] order (autograd)
+  std::vector<int64_t> shape;                  ///< [batch, seq / T, ...]
+  at::Tensor sent;                             ///< this rank's partial sums as sent (kept until the wait)
+  std::unique_ptr<PendingCollective> pending;  ///< the reduce-scatter
+  /// Waits for the reduce-scatter; returns this rank's sequence shard [batch, seq / T, ...] of the sum, as
+  /// reduce_scatter_sequence would have. Call once.
+  at::Tensor wait();
+};
+
+/// reduce_scatter_sequence(x, tp) started and not waited for (bench.overlap_tp_comm: the shared expert's exit runs
+/// while the routed experts compute). Backward: the same all-gather of the gradient along the sequence. Throws
+/// c10::Error when seq is not divisible by T.
+StartedSequenceShard start_reduce_scatter_sequence(const at::Tensor& x, TensorParallel& tp);
+
 /// Vocab-parallel embedding (Megatron-LM's VocabParallelEmbedding) with sequence parallelism: this rank holds
 /// rows [vocab_start, vocab_start + weight.size(0)) of the table. ids: int64 [batch, seq] (the same on every TP
 /// rank); weight: [vocab / T, hidden]. Each rank looks up the ids of its vocabulary range (zero rows for the

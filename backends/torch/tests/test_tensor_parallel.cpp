@@ -170,6 +170,50 @@ TEST_CASE(
   }
 }
 
+TEST_CASE(
+    "a started sequence reduce-scatter, waited for after other work, gives reduce_scatter_sequence's shard and "
+    "gradient bit for bit",
+    "[train][tp][overlap_tp]") {
+  torch::manual_seed(23);
+  const int64_t B = 2, S = 8, H = 5;
+  // Each rank's partial sums, and the gradient each rank's shard gets.
+  const std::vector<torch::Tensor> partial = {torch::randn({B, S, H}, torch::kDouble),
+                                              torch::randn({B, S, H}, torch::kDouble)};
+  const auto shard_grad = torch::randn({B, S, H}, torch::kDouble);  // rank r: positions [r S / 2, (r + 1) S / 2)
+  auto run = [&](bool started) {
+    std::vector<torch::Tensor> shard(2), grad(2);
+    const auto errors = on_two_ranks([&](int r, torch_model::TensorParallel& tp) {
+      auto x = partial[static_cast<size_t>(r)].clone().requires_grad_(true);
+      torch::Tensor y;
+      if (started) {
+        auto in_flight = torch_model::start_reduce_scatter_sequence(x, tp);
+        const auto meanwhile = torch::mm(torch::randn({64, 64}), torch::randn({64, 64}));  // independent work
+        static_cast<void>(meanwhile);
+        y = in_flight.wait();
+      } else {
+        y = torch_model::reduce_scatter_sequence(x, tp);
+      }
+      (y * shard_grad.narrow(1, r * S / 2, S / 2)).sum().backward();
+      shard[static_cast<size_t>(r)] = y.detach();
+      grad[static_cast<size_t>(r)] = x.grad();
+    });
+    INFO(errors[0] << errors[1]);
+    REQUIRE(errors[0].empty());
+    REQUIRE(errors[1].empty());
+    return std::pair{shard, grad};
+  };
+  const auto [shard_now, grad_now] = run(false);
+  const auto [shard_later, grad_later] = run(true);
+  const auto sum = partial[0] + partial[1];
+  for (int r = 0; r < 2; ++r) {
+    INFO("rank " << r);
+    CHECK(rel_diff(shard_later[r], sum.narrow(1, r * S / 2, S / 2)) < 1e-15);
+    CHECK(rel_diff(grad_later[r], shard_grad) < 1e-15);  // the all-gathered gradient of every position
+    CHECK(torch::equal(shard_now[r], shard_later[r]));
+    CHECK(torch::equal(grad_now[r], grad_later[r]));
+  }
+}
+
 namespace {
 
 /// A float64 model of `cfg` with the parameters of `ref`.
