@@ -25,7 +25,9 @@ MemoryPlan plan_of(const std::string& rel, const std::string& device = "cuda") {
   ModelConfig m = *find_model(r.model);
   const Json bench = r.doc.value("bench", Json());
   if (bench.is_object() && bench.contains("layers")) m = m.with_layers(bench["layers"].get<int64_t>());
-  return plan_memory(r, m, build_rank_map(r, m), device);
+  PlanOptions o;
+  o.device = device;
+  return plan_memory(r, m, build_rank_map(r, m), o);
 }
 
 /// A committed H200 run record (complete, with a measured peak) and the backend code that measured it.
@@ -41,11 +43,13 @@ std::map<std::string, TorchMemoryImpl> record_implementations() {
   std::map<std::string, TorchMemoryImpl> out;
   for (const auto& [path, name] : j.at("records").items()) {
     const std::string n = name.get<std::string>();
-    REQUIRE((n == "full-logits" || n == "chunked-loss" || n == "fused-loss" || n == "gdn-saved"));
+    REQUIRE((n == "full-logits" || n == "chunked-loss" || n == "fused-loss" || n == "gdn-saved" ||
+             n == "gemm-accumulate"));
     out[path] = n == "full-logits"    ? TorchMemoryImpl::kFullLogits
                 : n == "chunked-loss" ? TorchMemoryImpl::kChunkedLoss
                 : n == "fused-loss"   ? TorchMemoryImpl::kFusedLoss
-                                      : TorchMemoryImpl::kGdnSaved;
+                : n == "gdn-saved"    ? TorchMemoryImpl::kGdnSaved
+                                      : TorchMemoryImpl::kGemmAccumulate;
   }
   return out;
 }
@@ -80,8 +84,13 @@ std::vector<MeasuredRun> committed_h200_runs() {
 MemoryPlan plan_of_record(const MeasuredRun& m) {
   const Recipe r = recipe_from_json(m.record.recipe, m.path);
   const ModelConfig model = find_model(m.record.model_name)->with_layers(m.record.model_layers);
-  return plan_memory(r, model, build_rank_map(r, model), to_string(m.record.options.device), m.impl,
-                     m.record.options.kernels == Kernels::kFused, m.record.options.ep_dispatch);
+  PlanOptions o;
+  o.device = to_string(m.record.options.device);
+  o.impl = m.impl;
+  o.fused_kernels = m.record.options.kernels == Kernels::kFused;
+  o.ep_dispatch = m.record.options.ep_dispatch;
+  o.overlap_param_gather = m.record.options.overlap_param_gather;
+  return plan_memory(r, model, build_rank_map(r, model), o);
 }
 
 }  // namespace
@@ -93,8 +102,9 @@ TEST_CASE("memory plan: within 15% of every committed H200 run record's peak", "
   // fused-loss one (issue 17's second call's four; the 2-GPU overlap call's 15: 1 GPU, DP2, EP2, TP2, PP2, 397B stage,
   // six of which are also in reports/runs; the 2026-12-01 call's fused, ops and profile runs) and 15 of the
   // gdn-saved one (the second 2026-12-01 call: fused, ops, profile; the third and fourth: fused twice and
-  // --deterministic false; the merge check of issue 15's switches: fused; the accumulation call and the evening's
-  // combine call: fused, ops, profile each, each fused one also in reports/runs).
+  // --deterministic false; the merge check of issue 15's switches: fused; the accumulation call: fused, ops,
+  // profile, the fused one also in reports/runs) and 4 of the gemm-accumulate one (the evening's combine call at
+  // 1eca4b9: fused, ops, profile, the fused one also in reports/runs).
   // tests/data/plan/record-implementations.json lists them.
   REQUIRE(runs.size() == 59);
   CHECK(runs.size() == record_implementations().size());  // no classification of a record that is gone
@@ -145,7 +155,7 @@ TEST_CASE("memory plan: the GDN kernels' saved intermediates are 1,156 bytes per
   const ModelConfig m = find_model("Qwen3.5-35B-A3B")->with_layers(4);
   MicrobatchShape s;
   s.tokens = 8192;
-  REQUIRE(s.impl == TorchMemoryImpl::kGdnSaved);  // the current code
+  s.impl = TorchMemoryImpl::kGdnSaved;
   const double saved = gdn_activation_bytes(m, s);
   s.impl = TorchMemoryImpl::kFusedLoss;
   const double recomputed = gdn_activation_bytes(m, s);
@@ -243,8 +253,11 @@ TEST_CASE("memory plan: the fixed-capacity dispatcher keeps EP x max_tokens_per_
   const ModelConfig m = find_model(r.model)->with_layers(4);
   const RankMap map = build_rank_map(r, m);
   REQUIRE(map.ep == 2);
-  const MemoryPlan host = plan_memory(r, m, map, "cuda", kCurrentTorchMemoryImpl, true, EpDispatch::kHostSplits);
-  const MemoryPlan fixed = plan_memory(r, m, map, "cuda", kCurrentTorchMemoryImpl, true, EpDispatch::kFixedCapacity);
+  PlanOptions o;
+  o.ep_dispatch = EpDispatch::kHostSplits;
+  const MemoryPlan host = plan_memory(r, m, map, o);
+  o.ep_dispatch = EpDispatch::kFixedCapacity;
+  const MemoryPlan fixed = plan_memory(r, m, map, o);
   CHECK(host.ep_capacity_rows == 0);
   CHECK(fixed.ep_capacity_rows == 131072);
   // The 65,536 extra rows keep the experts' BF16 input [2,048] and gate/up, SiLU and product rows [4 x 512] in each
@@ -274,11 +287,75 @@ TEST_CASE("memory plan: bench.kernels ops plans the libtorch-ops delta rule and 
   const Recipe& r = *v.recipe;
   const ModelConfig m = find_model(r.model)->with_layers(4);
   const RankMap map = build_rank_map(r, m);
-  const MemoryPlan fused = plan_memory(r, m, map, "cuda", TorchMemoryImpl::kFusedLoss, true);
-  const MemoryPlan ops = plan_memory(r, m, map, "cuda", TorchMemoryImpl::kFusedLoss, false);
+  auto plan = [&](const std::string& device, bool fused_kernels) {
+    PlanOptions o;
+    o.device = device;
+    o.impl = TorchMemoryImpl::kFusedLoss;
+    o.fused_kernels = fused_kernels;
+    return plan_memory(r, m, map, o);
+  };
+  const MemoryPlan fused = plan("cuda", true);
+  const MemoryPlan ops = plan("cuda", false);
   CHECK(ops.worst().activations_per_microbatch > fused.worst().activations_per_microbatch);
   CHECK(ops.worst().peak > fused.worst().peak);
   // On CPU there are no kernels: the switch changes nothing.
-  CHECK(plan_memory(r, m, map, "cpu", TorchMemoryImpl::kFusedLoss, false).worst().peak ==
-        plan_memory(r, m, map, "cpu", TorchMemoryImpl::kFusedLoss, true).worst().peak);
+  CHECK(plan("cpu", false).worst().peak == plan("cpu", true).worst().peak);
+}
+
+TEST_CASE("memory plan: since 1eca4b9 the fused loss holds no BF16 [vocabulary, hidden] weight-gradient product",
+          "[plan]") {
+  // Qwen3.5-35B-A3B widths (h 2,048, V 248,320), one 8,192-token row on one GPU, BF16, chunk 4,096: cuBLAS adds each
+  // chunk's weight gradient into the FP32 buffer (cuda/gemm_accumulate_cuda.h), 2 V h = 1.02 GB less.
+  const ModelConfig m = find_model("Qwen3.5-35B-A3B")->with_layers(4);
+  MicrobatchShape s;
+  s.tokens = 8192;
+  REQUIRE(s.impl == TorchMemoryImpl::kGemmAccumulate);  // the current code
+  const double V = 248320, h = 2048, N = 8192, c = 4096;
+  CHECK(loss_memory(m, s).forward == Approx(2 * 2 * N * h + 4 * V * h + 2 * c * V));
+  CHECK(loss_memory(m, s).forward_term == "loss forward (d weight in FP32, d hidden, one chunk's logits)");
+  s.impl = TorchMemoryImpl::kGdnSaved;
+  CHECK(loss_memory(m, s).forward == Approx(2 * 2 * N * h + 4 * V * h + 2 * c * V + 2 * V * h));
+  // bench.kernels ops: libtorch's product and add, as before.
+  s.fused_kernels = false;
+  const double ops_before = loss_memory(m, s).forward;
+  s.impl = TorchMemoryImpl::kGemmAccumulate;
+  CHECK(loss_memory(m, s).forward == Approx(ops_before));
+}
+
+TEST_CASE(
+    "memory plan: bench.overlap_param_gather keeps each distributed optimizer's updated BF16 shard (2 bytes per "
+    "parameter / shards), only where a group of several ranks gathers",
+    "[plan][overlap_param_gather]") {
+  // The 2-GPU DP2 proxy: one DistributedAdam over DP 2 for every parameter (EP 1, TP 1).
+  const ValidatedRecipe v =
+      validate_recipe_file(test::source_path("recipes/qwen3.5-35b-a3b/h200/proxy4l-2gpu-dp2-bf16.yaml"));
+  REQUIRE(v.ok());
+  Recipe r = *v.recipe;
+  const ModelConfig m = find_model(r.model)->with_layers(4);
+  const RankMap map = build_rank_map(r, m);
+  REQUIRE(map.dp == 2);
+  PlanOptions o;
+  const MemoryPlan off = plan_memory(r, m, map, o);
+  o.overlap_param_gather = true;
+  const MemoryPlan on = plan_memory(r, m, map, o);
+  const double n = static_cast<double>(off.ranks[0].dense_params + off.ranks[0].expert_params);
+  CHECK(on.ranks[0].optimizer - off.ranks[0].optimizer == Approx(2 * n / 2));
+  CHECK(on.ranks[0].peak - off.ranks[0].peak == Approx(2 * n / 2));
+  // The recipe's bench.overlap_param_gather when the options name none.
+  r.bench.overlap_param_gather = true;
+  CHECK(plan_memory(r, m, map).ranks[0].optimizer == Approx(on.ranks[0].optimizer));
+  // FP32 parameters (CPU): the shard is a view of the masters, nothing more is kept.
+  o.device = "cpu";
+  o.overlap_param_gather = false;
+  const double cpu_off = plan_memory(r, m, map, o).ranks[0].optimizer;
+  o.overlap_param_gather = true;
+  CHECK(plan_memory(r, m, map, o).ranks[0].optimizer == Approx(cpu_off));
+  // One GPU: nothing is gathered, nothing kept.
+  const ValidatedRecipe one =
+      validate_recipe_file(test::source_path("recipes/qwen3.5-35b-a3b/h200/proxy4l-1gpu-bf16.yaml"));
+  REQUIRE(one.ok());
+  PlanOptions g;
+  g.overlap_param_gather = true;
+  CHECK(plan_memory(*one.recipe, m, build_rank_map(*one.recipe, m), g).ranks[0].optimizer ==
+        Approx(plan_memory(*one.recipe, m, build_rank_map(*one.recipe, m)).ranks[0].optimizer));
 }

@@ -96,11 +96,14 @@ LossMemory chunked_loss_memory(const ModelConfig& m, const MicrobatchShape& s) {
   const double held = 2 * p * N * h + kF32 * v * h;
   const bool fused = s.fused_loss();
   const double logits = f32 ? kF32 * c * v : fused ? p * c * v : (p + kF32) * c * v;
-  const double gradient = f32 ? kF32 * c * v : fused ? p * c * v + p * v * h : (kF32 + p) * c * v + p * v * h;
+  // The chunk's BF16 weight-gradient product, added into d weight after it (none when cuBLAS adds it in place).
+  const double weight_product = s.loss_weight_gemm() ? 0 : p * v * h;
+  const double gradient = f32 ? kF32 * c * v : fused ? p * c * v + weight_product : (kF32 + p) * c * v + weight_product;
   LossMemory l;
   l.forward = held + std::max(logits, gradient);
-  l.forward_term = fused ? "loss forward (d weight in FP32, d hidden, one chunk's logits and its weight gradient)"
-                         : "loss forward (d weight in FP32, d hidden, one chunk's logits and FP32 probabilities)";
+  l.forward_term = s.loss_weight_gemm() ? "loss forward (d weight in FP32, d hidden, one chunk's logits)"
+                   : fused ? "loss forward (d weight in FP32, d hidden, one chunk's logits and its weight gradient)"
+                           : "loss forward (d weight in FP32, d hidden, one chunk's logits and FP32 probabilities)";
   l.backward_term = "loss backward (the forward's d hidden and d weight scaled)";
   l.backward = f32 ? p * N * h + kF32 * v * h : 2 * p * N * h + kF32 * v * h + std::max(kF32 * N * h, p * v * h);
   return l;

@@ -10,7 +10,7 @@
 namespace recipebench {
 
 /// The torch backend's implementations that decide its memory, as they changed over its history, so that a run
-/// record is planned with the code that measured it (docs/memory-plan.md, "Four implementations").
+/// record is planned with the code that measured it (docs/memory-plan.md, "Five implementations").
 enum class TorchMemoryImpl {
   /// Before main's merge b44795b (2026-11-30, commits 58aa5da, 7dee485, 8819ab2): the loss over the whole row's
   /// logits (log_softmax, or VocabParallelCrossEntropy with TP), the chunked delta rule in libtorch ops, and an
@@ -25,12 +25,16 @@ enum class TorchMemoryImpl {
   kFusedLoss,
   /// Since 2026-12-01 (docs/memory-plan.md's table names the commit): as kFusedLoss, and the GDN CUDA kernels keep
   /// their forward's intermediates for the backward (cuda/gdn_kernels.h saved_bytes: the cumulative gates, T, W,
-  /// v_new and the BF16 chunk states) instead of recomputing them. The current code.
+  /// v_new and the BF16 chunk states) instead of recomputing them.
   kGdnSaved,
+  /// Since commit 1eca4b9 (2026-12-01): as kGdnSaved, and the fused loss adds each chunk's output-weight gradient
+  /// into the FP32 buffer with one cuBLAS GEMM (cuda/gemm_accumulate_cuda.h): no BF16 [vocabulary / TP, hidden]
+  /// product per chunk. The current code.
+  kGemmAccumulate,
 };
 
 /// The implementation of the current code: what `run --dry-run`, `validate` and the run's memory check plan.
-constexpr TorchMemoryImpl kCurrentTorchMemoryImpl = TorchMemoryImpl::kGdnSaved;
+constexpr TorchMemoryImpl kCurrentTorchMemoryImpl = TorchMemoryImpl::kGemmAccumulate;
 
 /// The shapes one microbatch runs with on one rank.
 struct MicrobatchShape {
@@ -45,17 +49,19 @@ struct MicrobatchShape {
   /// backward, the P blocks of C received (EP x max_tokens_per_gpu / TP x top_k, padding included); 0: the mean
   /// load, top_k x the rank's tokens (host_splits, or EP 1).
   int64_t ep_capacity_rows = 0;
-  /// True when the delta rule runs in the GDN CUDA kernels: since kChunkedLoss, on CUDA (sdpa) with BF16 parameters
-  /// and bench.kernels fused.
-  bool gdn_kernels() const { return impl != TorchMemoryImpl::kFullLogits && sdpa && param_bytes == 2 && fused_kernels; }
-  /// True when the loss runs the fused cross-entropy kernels: since kFusedLoss, on CUDA (sdpa) with BF16 parameters
-  /// and bench.kernels fused.
-  bool fused_loss() const {
-    return (impl == TorchMemoryImpl::kFusedLoss || impl == TorchMemoryImpl::kGdnSaved) && sdpa && param_bytes == 2 &&
-           fused_kernels;
-  }
-  /// True when the GDN CUDA kernels keep their forward's intermediates: kGdnSaved and gdn_kernels().
-  bool gdn_saved() const { return impl == TorchMemoryImpl::kGdnSaved && gdn_kernels(); }
+  /// True when the modelled code is `v` or later (the values are in the order of the code's history).
+  bool since(TorchMemoryImpl v) const { return impl >= v; }
+  /// True when the fused CUDA kernels run: on CUDA (sdpa) with BF16 parameters and bench.kernels fused.
+  bool cuda_kernels() const { return sdpa && param_bytes == 2 && fused_kernels; }
+  /// True when the delta rule runs in the GDN CUDA kernels: since kChunkedLoss, with cuda_kernels().
+  bool gdn_kernels() const { return since(TorchMemoryImpl::kChunkedLoss) && cuda_kernels(); }
+  /// True when the loss runs the fused cross-entropy kernels: since kFusedLoss, with cuda_kernels().
+  bool fused_loss() const { return since(TorchMemoryImpl::kFusedLoss) && cuda_kernels(); }
+  /// True when the GDN CUDA kernels keep their forward's intermediates: since kGdnSaved, with cuda_kernels().
+  bool gdn_saved() const { return since(TorchMemoryImpl::kGdnSaved) && cuda_kernels(); }
+  /// True when the fused loss adds its weight gradient by cuBLAS (no BF16 product): since kGemmAccumulate, with
+  /// cuda_kernels().
+  bool loss_weight_gemm() const { return since(TorchMemoryImpl::kGemmAccumulate) && cuda_kernels(); }
 };
 
 /// Tokens per chunk of the chunked LM loss (backends/torch/model/chunked_lm_loss.h, kLmLossChunkTokens).

@@ -12,16 +12,15 @@ std::optional<Diagnostic> check_memory_fits(const Recipe& recipe, const std::str
   if (!registered) return std::nullopt;
   ModelConfig model = *registered;
   const Json bench = recipe.doc.value("bench", Json());
-  std::string device = "cuda";
+  PlanOptions o;  // the recipe's bench block (ep_dispatch and overlap_param_gather: plan_memory reads them)
   if (bench.is_object()) {
     if (bench.contains("layers")) model = model.with_layers(bench["layers"].get<int64_t>());
-    if (bench.contains("device")) device = bench["device"].get<std::string>();
+    if (bench.contains("device")) o.device = bench["device"].get<std::string>();
   }
+  o.fused_kernels = recipe.bench.kernels.value_or(Kernels::kFused) == Kernels::kFused;  // bench.kernels
   MemoryPlan plan;
   try {
-    const bool fused_kernels = recipe.bench.kernels.value_or(Kernels::kFused) == Kernels::kFused;  // bench.kernels
-    plan =
-        plan_memory(recipe, model, build_rank_map(recipe, model), device, kCurrentTorchMemoryImpl, fused_kernels);
+    plan = plan_memory(recipe, model, build_rank_map(recipe, model), o);
   } catch (const std::invalid_argument&) {
     return std::nullopt;
   }

@@ -54,10 +54,12 @@ StageParams stage_params(const ModelConfig& m, const RankPlacement& q, const Ran
 
 /// Gradients and optimizer state of a DistributedAdam (train/distributed_adam.h) over a group of `shards` ranks
 /// for `n` parameters: the flat FP32 gradient buffer (whole) and its reduce-scattered shard; FP32 masters and Adam
-/// moments of the shard; the all-gather buffer in the parameters' dtype (whole).
-void add_distributed(double n, double shards, double p, RankMemory& r) {
+/// moments of the shard; the all-gather buffer in the parameters' dtype (whole); with bench.overlap_param_gather
+/// (`kept_shard`) the updated shard in the parameters' dtype, kept for the next step's gathers (a view of the FP32
+/// masters for FP32 parameters: nothing more; a group of one rank gathers nothing and keeps nothing).
+void add_distributed(double n, double shards, double p, bool kept_shard, RankMemory& r) {
   r.grads += kF32 * n * (1 + 1 / shards);
-  r.optimizer += 3 * kF32 * n / shards + p * n;
+  r.optimizer += 3 * kF32 * n / shards + p * n + (kept_shard && shards > 1 && p != kF32 ? p * n / shards : 0);
 }
 
 /// Gradients and optimizer state of a MixedPrecisionAdam (train/adam.h) for `n` parameters: FP32 gradient
@@ -70,12 +72,14 @@ void add_replicated(double n, double p, RankMemory& r) {
 /// Gradients and optimizer state of the backend's optimizers (train/optimizer_builder.h; docs/memory-plan.md,
 /// "States"): one rank, everything in a MixedPrecisionAdam; several, the dense parameters (and the experts unless
 /// apart) sharded over DP, the experts when apart sharded over EDP when EDP > 1, else replicated.
-void add_states(const StageParams& s, const RankMap& map, double p, bool experts_apart, RankMemory& r) {
+/// `kept_shard`: bench.overlap_param_gather (add_distributed).
+void add_states(const StageParams& s, const RankMap& map, double p, bool experts_apart, bool kept_shard,
+                RankMemory& r) {
   r.params = p * (s.dense() + s.experts);
   if (map.world == 1) return add_replicated(s.dense() + s.experts, p, r);
-  add_distributed(s.dense() + (experts_apart ? 0 : s.experts), map.dp, p, r);
+  add_distributed(s.dense() + (experts_apart ? 0 : s.experts), map.dp, p, kept_shard, r);
   if (!experts_apart) return;
-  if (map.edp > 1) return add_distributed(s.experts, map.edp, p, r);
+  if (map.edp > 1) return add_distributed(s.experts, map.edp, p, kept_shard, r);
   add_replicated(s.experts, p, r);
 }
 
@@ -162,8 +166,9 @@ Phase peak_phase(const std::vector<double>& in_flight, double buffers, double la
 
 namespace {
 
+/// `experts_apart`, `kept_shard`: as add_states.
 RankMemory rank_memory(const Recipe& recipe, const ModelConfig& m, const RankMap& map, const RankPlacement& q,
-                       const MicrobatchShape& shape, bool experts_apart) {
+                       const MicrobatchShape& shape, bool experts_apart, bool kept_shard) {
   RankMemory r;
   r.pp_rank = q.pp;
   r.embedding = q.pp == 0;
@@ -172,7 +177,7 @@ RankMemory rank_memory(const Recipe& recipe, const ModelConfig& m, const RankMap
   const StageParams s = stage_params(m, q, map);
   r.dense_params = static_cast<int64_t>(s.dense());
   r.expert_params = static_cast<int64_t>(s.experts);
-  add_states(s, map, shape.param_bytes, experts_apart, r);
+  add_states(s, map, shape.param_bytes, experts_apart, kept_shard, r);
 
   std::vector<double> chunk_kept;
   double largest_unit = 0;
@@ -232,8 +237,7 @@ int torch_compute_bytes(const std::string& precision, bool cuda) {
   return 0;
 }
 
-MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const RankMap& map, const std::string& device,
-                       TorchMemoryImpl impl, bool fused_kernels, std::optional<EpDispatch> ep_dispatch) {
+MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const RankMap& map, const PlanOptions& o) {
   MemoryPlan plan;
   plan.gpu = recipe.gpu.type;
   const GpuSpec* gpu = find_gpu(recipe.gpu.type);
@@ -242,20 +246,21 @@ MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const Ran
   shape.rows = map.rows_per_microbatch;
   shape.tokens = map.rows_per_microbatch * recipe.workload.row_tokens;
   shape.tp = map.tp;
-  const bool cuda = device == "cuda";
+  const bool cuda = o.device == "cuda";
   shape.param_bytes = torch_compute_bytes(recipe.workload.precision, cuda);
   if (shape.param_bytes == 0) shape.param_bytes = 4;  // a precision the backend refuses: planned as FP32
   shape.sdpa = cuda;
-  shape.impl = impl;
-  shape.fused_kernels = fused_kernels;
+  shape.impl = o.impl;
+  shape.fused_kernels = o.fused_kernels;
   // bench.ep_dispatch fixed_capacity: P blocks of C = max_tokens_per_gpu / TP x top_k rows per MoE layer.
-  if (ep_dispatch.value_or(recipe.bench.ep_dispatch.value_or(EpDispatch::kHostSplits)) == EpDispatch::kFixedCapacity &&
+  if (o.ep_dispatch.value_or(recipe.bench.ep_dispatch.value_or(EpDispatch::kHostSplits)) == EpDispatch::kFixedCapacity &&
       map.ep > 1)
     shape.ep_capacity_rows = static_cast<int64_t>(map.ep) * (recipe.layout.max_tokens_per_gpu / map.tp) * model.top_k;
   plan.ep_capacity_rows = shape.ep_capacity_rows;
   const bool experts_apart = map.ep > 1 || map.tp > 1;
   plan.experts_in_distributed_optimizer = !experts_apart && map.world > 1;
   plan.expert_state_shards = experts_apart && map.world > 1 ? map.edp : 1;
+  const bool kept_shard = o.overlap_param_gather.value_or(recipe.bench.overlap_param_gather.value_or(false));
   for (int p = 0; p < map.pp; ++p) {
     const RankPlacement* q = nullptr;
     for (const auto& r : map.ranks)
@@ -264,7 +269,7 @@ MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const Ran
         break;
       }
     if (!q) throw std::logic_error("rank map without pipeline rank " + std::to_string(p));
-    plan.ranks.push_back(rank_memory(recipe, model, map, *q, shape, experts_apart));
+    plan.ranks.push_back(rank_memory(recipe, model, map, *q, shape, experts_apart, kept_shard));
   }
   plan.kinds.push_back(0);
   if (map.pp > 2) {

@@ -59,25 +59,31 @@ struct MemoryPlan {
 /// backend's compute dtype (train/run_context.h) both read it; docs/backends.md.
 int torch_compute_bytes(const std::string& precision, bool cuda);
 
-/// The plan of a validated recipe on its rank map for `model` (the model that runs: bench.layers applied).
-/// `device` is "cuda" (BF16 parameters when workload.precision is bf16, fused attention) or "cpu" (FP32); fp64 plans
-/// FP64 parameters and activations on either;
-/// `impl` the backend's code to model (the current one unless planning an older run record).
-/// Throws std::invalid_argument for a layout the rank map refuses.
-/// `ep_dispatch`: the expert dispatcher (bench.ep_dispatch); nullopt: the recipe's, else host_splits. With
-/// fixed_capacity and EP > 1 each MoE layer's experts keep ep_capacity_rows rows (MicrobatchShape).
-MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const RankMap& map,
-                       const std::string& device = "cuda", TorchMemoryImpl impl = kCurrentTorchMemoryImpl,
-                       bool fused_kernels = true, std::optional<EpDispatch> ep_dispatch = std::nullopt);
+/// How the planned run runs beside its recipe: the device and the settings that change the backend's memory.
+struct PlanOptions {
+  /// "cuda" (BF16 parameters when workload.precision is bf16, fused attention) or "cpu" (FP32); fp64 plans FP64
+  /// parameters and activations on either.
+  std::string device = "cuda";
+  TorchMemoryImpl impl = kCurrentTorchMemoryImpl;  ///< the backend's code (an older one for an older run record)
+  bool fused_kernels = true;                       ///< bench.kernels fused; false: ops
+  /// bench.ep_dispatch; nullopt: the recipe's, else host_splits. With fixed_capacity and EP > 1 each MoE layer's
+  /// experts keep ep_capacity_rows rows (MicrobatchShape).
+  std::optional<EpDispatch> ep_dispatch;
+  /// bench.overlap_param_gather; nullopt: the recipe's, else false. With it each distributed optimizer keeps its
+  /// updated shard in the parameters' dtype through the next step (a copy unless the parameters are FP32).
+  std::optional<bool> overlap_param_gather;
+};
+
+/// The plan of a validated recipe on its rank map for `model` (the model that runs: bench.layers applied), run as
+/// `o` says. Throws std::invalid_argument for a layout the rank map refuses.
+MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const RankMap& map, const PlanOptions& o = {});
 
 /// The plan as a table in GB (1 GB = 1e9 bytes), one column per kind of rank, and a fit line.
 std::string format_memory_plan(const MemoryPlan& plan);
 
-/// `run --dry-run`'s memory section (also printed by `run` before step 0): the plan of `recipe` for `model` on
-/// `device` with bench.kernels fused (`fused_kernels`) or ops, as text. Throws std::invalid_argument for a layout the
-/// rank map refuses.
-std::string memory_plan_text(const Recipe& recipe, const ModelConfig& model, const std::string& device,
-                             bool fused_kernels = true, std::optional<EpDispatch> ep_dispatch = std::nullopt);
+/// `run --dry-run`'s memory section (also printed by `run` before step 0): the plan of `recipe` for `model` run as
+/// `o` says (its impl is the current code), as text. Throws std::invalid_argument for a layout the rank map refuses.
+std::string memory_plan_text(const Recipe& recipe, const ModelConfig& model, const PlanOptions& o);
 
 /// The "does not fit" message of the worst rank, empty when the plan fits: names the GPU, the peak and the
 /// largest term.

@@ -81,10 +81,8 @@ std::string memory_overflow_message(const MemoryPlan& plan) {
          gb(std::max({w.params, w.grads, w.optimizer, w.activations_in_flight, w.transient})) + " GB)";
 }
 
-std::string memory_plan_text(const Recipe& recipe, const ModelConfig& model, const std::string& device,
-                             bool fused_kernels, std::optional<EpDispatch> ep_dispatch) {
-  return format_memory_plan(plan_memory(recipe, model, build_rank_map(recipe, model), device, kCurrentTorchMemoryImpl,
-                                        fused_kernels, ep_dispatch));
+std::string memory_plan_text(const Recipe& recipe, const ModelConfig& model, const PlanOptions& o) {
+  return format_memory_plan(plan_memory(recipe, model, build_rank_map(recipe, model), o));
 }
 
 }  // namespace recipebench

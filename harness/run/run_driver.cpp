@@ -167,14 +167,25 @@ RunModel resolve_model(const RunRequest& q, const Recipe& recipe, const RunOptio
   return m;
 }
 
+/// The memory plan's options of a run with options `o` on `device` (the current code; bench.kernels, ep_dispatch and
+/// overlap_param_gather as the run applies them).
+PlanOptions plan_options(const RunOptions& o, Device device) {
+  PlanOptions p;
+  p.device = to_string(device);
+  p.fused_kernels = o.kernels == Kernels::kFused;
+  p.ep_dispatch = o.ep_dispatch;
+  p.overlap_param_gather = o.overlap_param_gather;
+  return p;
+}
+
 /// The rank map and the per-rank memory plan (docs/memory-plan.md); the plan is per GPU, so a recipe that names
 /// no device (bench.device, --device) is planned on CUDA.
 std::string dry_run_text(const std::string& path, const Recipe& recipe, const ModelConfig& model, Device plan_device,
-                         Kernels kernels, EpDispatch ep_dispatch) {
+                         const RunOptions& o) {
   try {
     return "recipebench run --dry-run: " + path + "\n  model " + model.name + " (" + std::to_string(model.num_layers) +
            " layers), " + recipe.layout.label + "\n" + format_rank_map(build_rank_map(recipe, model)) +
-           memory_plan_text(recipe, model, to_string(plan_device), kernels == Kernels::kFused, ep_dispatch);
+           memory_plan_text(recipe, model, plan_options(o, plan_device));
   } catch (const std::invalid_argument& e) {
     throw Refusal{kFailed, std::string("recipebench run --dry-run: ") + e.what()};
   }
@@ -428,7 +439,7 @@ void merge_backend_report(const Backend& backend, RunRecord& rec) {
 void report_memory_plan(const Recipe& recipe, const ModelConfig& model, const RunOptions& o, const Reporters& report) {
   std::string plan;
   try {
-    plan = memory_plan_text(recipe, model, to_string(o.device), o.kernels == Kernels::kFused, o.ep_dispatch);
+    plan = memory_plan_text(recipe, model, plan_options(o, o.device));
   } catch (const std::invalid_argument&) {
     return;
   }
@@ -492,7 +503,7 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
     const Json bench = recipe.doc.value("bench", Json());
     const bool device_set = q.device || (bench.is_object() && bench.contains("device"));
     const std::string text =
-        dry_run_text(q.recipe_path, recipe, m.model, device_set ? o.device : Device::kCuda, o.kernels, o.ep_dispatch);
+        dry_run_text(q.recipe_path, recipe, m.model, device_set ? o.device : Device::kCuda, o);
     for (auto* r : reporters) r->dry_run(text);
     return out;
   }
