@@ -228,6 +228,57 @@ void check_parity(int dp, const std::string& fixture = "", double grad_norm_tol 
   CHECK(b["steps"][4]["loss"].get<double>() < b["steps"][0]["loss"].get<double>());
 }
 
+/// A run setting that moves communication and leaves the arithmetic alone (docs/distributed.md, "Overlap").
+struct OverlapSwitch {
+  const char* option;   ///< on the command line, e.g. "--overlap-tp-comm"
+  const char* setting;  ///< the record's settings field, e.g. "overlap_tp_comm"
+  const char* tag;      ///< in the runs' names, e.g. "tp"
+  bool applies_field;   ///< whether the record also says <setting>_applies (true here: the layout has a use for it)
+};
+
+/// `fixture` on `nproc` ranks with the switch on (`on`: "<option> true", or "" for the fixture's bench block) gives
+/// bitwise the losses, gradient norms and final parameters of the same layout with it off ("<option> false"), and
+/// the same exposed-communication checks as every multi-rank run. `extra` goes to both runs, `suffix` tells apart
+/// the runs of one fixture with other `extra`. The records say which ran; the console says nothing about the
+/// switch (the layout has a use for it).
+void check_switch_bitwise(const OverlapSwitch& sw, int nproc, const std::string& fixture, const std::string& extra,
+                          const std::string& suffix, const std::string& on) {
+  const bool fp64 = fixture.find(kFp64) != std::string::npos;
+  const std::string name = fs::path(fixture.substr(0, fixture.find(kFp64))).stem().string() + (fp64 ? "-fp64" : "") +
+                           suffix + "-" + sw.tag;
+  const Result off = run(name + "-off", fixture, nproc, "", extra + " " + sw.option + " false");
+  const Result switched = run(name + "-on", fixture, nproc, "", extra + " " + on);
+  INFO(sw.setting << " off:\n" << off.output << "\non:\n" << switched.output);
+  REQUIRE(off.exit_code == 0);
+  REQUIRE(switched.exit_code == 0);
+  REQUIRE(off.records.size() == 1);
+  REQUIRE(switched.records.size() == 1);
+  const auto& so = off.records[0]["settings"];
+  const auto& ss = switched.records[0]["settings"];
+  const std::string applies = std::string(sw.setting) + "_applies";
+  CHECK(so[sw.setting] == false);
+  CHECK_FALSE(so.contains(applies));
+  CHECK(ss[sw.setting] == true);
+  if (sw.applies_field) CHECK(ss[applies] == true);
+  CHECK(count(switched.output, sw.setting) == 0);  // it applies: nothing said
+  const auto& a = off.records[0]["steps"];
+  const auto& b = switched.records[0]["steps"];
+  REQUIRE(a.size() == 5);
+  REQUIRE(b.size() == 5);
+  for (size_t s = 0; s < 5; ++s) {
+    INFO("step " << s);
+    // Doubles in the record print with round-trip precision: equal text is equal bits.
+    CHECK(a[s]["loss"].get<double>() == b[s]["loss"].get<double>());
+    CHECK(a[s]["grad_norm"].get<double>() == b[s]["grad_norm"].get<double>());
+  }
+  check_comm_waits(switched.records[0]);
+  REQUIRE(off.params.size() > 1000);
+  REQUIRE(off.params.size() == switched.params.size());
+  CHECK(std::memcmp(off.params.data(), switched.params.data(), off.params.size() * sizeof(float)) == 0);
+  // The run changed the parameters (the comparison is not of two initial states).
+  CHECK(b[4]["loss"].get<double>() < b[0]["loss"].get<double>());
+}
+
 /// A failure injected on `fail_rank` at step 2 of `fixture` on `nproc` ranks: every rank exits non-zero well inside
 /// the 60 s collective timeout, the failing rank's message is shown once, no run record is complete, and the
 /// steps before the failure ran (progress up to 2/5, none past it). `extra`: arguments of the run.
@@ -481,37 +532,12 @@ TEST_CASE("PP2 with DP2 on four CPU ranks reproduces the single-rank run", "[dis
   check_parity(4, "tiny-pp2-dp2.yaml");
 }
 
-/// bench.overlap_p2p_comm (docs/distributed.md, "Pipeline parallelism"): `fixture` on `nproc` ranks with the
-/// pipeline's receives posted ahead (`on`: the fixture's bench block, or --overlap-p2p-comm true) gives bitwise the
-/// losses, gradient norms and final parameters of the same layout with them posted when needed
-/// (--overlap-p2p-comm false); `extra` goes to both runs. The records say which ran.
+/// bench.overlap_p2p_comm (docs/distributed.md, "Pipeline parallelism"): check_switch_bitwise with the pipeline's
+/// receives posted ahead (`on`: --overlap-p2p-comm true, or "" for the fixture's bench block).
 void check_p2p_bitwise(int nproc, const std::string& fixture, const std::string& extra = "",
                        const std::string& on = "--overlap-p2p-comm true") {
-  const std::string name = fs::path(fixture).stem().string() + (extra.empty() ? "" : "-extra");
-  const Result off = run(name + "-p2p-off", fixture, nproc, "", extra + " --overlap-p2p-comm false");
-  const Result ahead = run(name + "-p2p-on", fixture, nproc, "", extra + " " + on);
-  INFO("posted when needed:\n" << off.output << "\nposted ahead:\n" << ahead.output);
-  REQUIRE(off.exit_code == 0);
-  REQUIRE(ahead.exit_code == 0);
-  REQUIRE(off.records.size() == 1);
-  REQUIRE(ahead.records.size() == 1);
-  CHECK(off.records[0]["settings"]["overlap_p2p_comm"] == false);
-  CHECK(ahead.records[0]["settings"]["overlap_p2p_comm"] == true);
-  CHECK(count(ahead.output, "overlap_p2p_comm") == 0);  // PP > 1: nothing said
-  const auto& a = off.records[0]["steps"];
-  const auto& b = ahead.records[0]["steps"];
-  REQUIRE(a.size() == 5);
-  REQUIRE(b.size() == 5);
-  for (size_t s = 0; s < 5; ++s) {
-    INFO("step " << s);
-    CHECK(a[s]["loss"].get<double>() == b[s]["loss"].get<double>());
-    CHECK(a[s]["grad_norm"].get<double>() == b[s]["grad_norm"].get<double>());
-  }
-  REQUIRE(off.params.size() > 1000);
-  REQUIRE(off.params.size() == ahead.params.size());
-  CHECK(std::memcmp(off.params.data(), ahead.params.data(), off.params.size() * sizeof(float)) == 0);
-  // The run changed the parameters (the comparison is not of two initial states).
-  CHECK(b[4]["loss"].get<double>() < b[0]["loss"].get<double>());
+  check_switch_bitwise({"--overlap-p2p-comm", "overlap_p2p_comm", "p2p", false}, nproc, fixture, extra,
+                       extra.empty() ? "" : "-extra", on);
 }
 
 TEST_CASE("PP2 (1F1B) with the receives posted ahead: bitwise the run without, the switch from the command line",
@@ -840,47 +866,13 @@ TEST_CASE(
 // next step's forward passes as without: the gathers move, the arithmetic does not.
 namespace {
 
-/// `fixture` on `nproc` ranks with the parameter all-gathers deferred (`on`: --overlap-param-gather true, or "" for
-/// the fixture's bench block) gives bitwise the losses, gradient norms and final parameters of the same layout
-/// gathering at the end of each step (--overlap-param-gather false). The final parameters are dumped after the last
-/// step, so their equality also shows that the last step's deferred gathers were finished before they were read.
-/// `extra` goes to both runs, `suffix` tells apart the runs of one fixture with other `extra`. The records say which
-/// ran, and that the switch applied (the console says nothing about it).
+/// check_switch_bitwise with the parameter all-gathers deferred (`on`: --overlap-param-gather true, or "" for the
+/// fixture's bench block). The final parameters are dumped after the last step, so their equality also shows that
+/// the last step's deferred gathers were finished before they were read.
 void check_gather_bitwise(int nproc, const std::string& fixture, const std::string& extra = "",
                           const std::string& suffix = "", const std::string& on = "--overlap-param-gather true") {
-  const bool fp64 = fixture.find(kFp64) != std::string::npos;
-  const std::string name =
-      fs::path(fixture.substr(0, fixture.find(kFp64))).stem().string() + (fp64 ? "-fp64" : "") + suffix;
-  const Result off = run(name + "-gather-off", fixture, nproc, "", extra + " --overlap-param-gather false");
-  const Result deferred = run(name + "-gather-on", fixture, nproc, "", extra + " " + on);
-  INFO("gathered at the step's end:\n" << off.output << "\ndeferred into the next step:\n" << deferred.output);
-  REQUIRE(off.exit_code == 0);
-  REQUIRE(deferred.exit_code == 0);
-  REQUIRE(off.records.size() == 1);
-  REQUIRE(deferred.records.size() == 1);
-  const auto& so = off.records[0]["settings"];
-  const auto& sd = deferred.records[0]["settings"];
-  CHECK(so["overlap_param_gather"] == false);
-  CHECK_FALSE(so.contains("overlap_param_gather_applies"));
-  CHECK(sd["overlap_param_gather"] == true);
-  CHECK(sd["overlap_param_gather_applies"] == true);
-  CHECK(count(deferred.output, "overlap_param_gather") == 0);  // it applies: nothing said
-  const auto& a = off.records[0]["steps"];
-  const auto& b = deferred.records[0]["steps"];
-  REQUIRE(a.size() == 5);
-  REQUIRE(b.size() == 5);
-  for (size_t s = 0; s < 5; ++s) {
-    INFO("step " << s);
-    // Doubles in the record print with round-trip precision: equal text is equal bits.
-    CHECK(a[s]["loss"].get<double>() == b[s]["loss"].get<double>());
-    CHECK(a[s]["grad_norm"].get<double>() == b[s]["grad_norm"].get<double>());
-  }
-  check_comm_waits(deferred.records[0]);
-  REQUIRE(off.params.size() > 1000);
-  REQUIRE(off.params.size() == deferred.params.size());
-  CHECK(std::memcmp(off.params.data(), deferred.params.data(), off.params.size() * sizeof(float)) == 0);
-  // The run changed the parameters (the comparison is not of two initial states).
-  CHECK(b[4]["loss"].get<double>() < b[0]["loss"].get<double>());
+  check_switch_bitwise({"--overlap-param-gather", "overlap_param_gather", "gather", true}, nproc, fixture, extra,
+                       suffix, on);
 }
 
 const std::string kOverlapGrad = "--overlap-grad-reduce true --grad-reduce-bucket-elements 4096";
@@ -1070,40 +1062,11 @@ TEST_CASE("a failure on one rank with the parameter all-gathers deferred stops e
 // the reduce-scatter moves, the arithmetic does not.
 namespace {
 
-/// `fixture` on `nproc` ranks with the TP reduce-scatters overlapped (`on`: --overlap-tp-comm true, or "" for the
-/// fixture's bench block) gives bitwise the losses, gradient norms and final parameters of the same layout with them
-/// after the weight gradients (--overlap-tp-comm false). `extra` goes to both runs, `suffix` tells apart the runs of
-/// one fixture with other `extra`. The records say which ran; the console says nothing about the switch (TP > 1).
+/// check_switch_bitwise with the TP reduce-scatters overlapped (`on`: --overlap-tp-comm true, or "" for the
+/// fixture's bench block).
 void check_tp_comm_bitwise(int nproc, const std::string& fixture, const std::string& extra = "",
                            const std::string& suffix = "", const std::string& on = "--overlap-tp-comm true") {
-  const bool fp64 = fixture.find(kFp64) != std::string::npos;
-  const std::string name =
-      fs::path(fixture.substr(0, fixture.find(kFp64))).stem().string() + (fp64 ? "-fp64" : "") + suffix;
-  const Result off = run(name + "-tp-off", fixture, nproc, "", extra + " --overlap-tp-comm false");
-  const Result overlapped = run(name + "-tp-on", fixture, nproc, "", extra + " " + on);
-  INFO("reduce-scattered after the weight gradients:\n" << off.output << "\nduring them:\n" << overlapped.output);
-  REQUIRE(off.exit_code == 0);
-  REQUIRE(overlapped.exit_code == 0);
-  REQUIRE(off.records.size() == 1);
-  REQUIRE(overlapped.records.size() == 1);
-  CHECK(off.records[0]["settings"]["overlap_tp_comm"] == false);
-  CHECK(overlapped.records[0]["settings"]["overlap_tp_comm"] == true);
-  CHECK(count(overlapped.output, "overlap_tp_comm") == 0);  // TP > 1: nothing said
-  const auto& a = off.records[0]["steps"];
-  const auto& b = overlapped.records[0]["steps"];
-  REQUIRE(a.size() == 5);
-  REQUIRE(b.size() == 5);
-  for (size_t s = 0; s < 5; ++s) {
-    INFO("step " << s);
-    CHECK(a[s]["loss"].get<double>() == b[s]["loss"].get<double>());
-    CHECK(a[s]["grad_norm"].get<double>() == b[s]["grad_norm"].get<double>());
-  }
-  check_comm_waits(overlapped.records[0]);  // with the TP waits (started reduce-scatters' waits among them)
-  REQUIRE(off.params.size() > 1000);
-  REQUIRE(off.params.size() == overlapped.params.size());
-  CHECK(std::memcmp(off.params.data(), overlapped.params.data(), off.params.size() * sizeof(float)) == 0);
-  // The run changed the parameters (the comparison is not of two initial states).
-  CHECK(b[4]["loss"].get<double>() < b[0]["loss"].get<double>());
+  check_switch_bitwise({"--overlap-tp-comm", "overlap_tp_comm", "tp", false}, nproc, fixture, extra, suffix, on);
 }
 
 }  // namespace

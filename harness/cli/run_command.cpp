@@ -66,7 +66,8 @@ void add_options(CLI::App& cmd, Args& a) {
                  "(default: the recipe's bench.overlap_p2p_comm, else false; no effect with PP 1)");
   cmd.add_option("--overlap-tp-comm", q.overlap_tp_comm,
                  "true: each column-parallel region's backward reduce-scatters its input gradient while it computes "
-                 "its weight gradients (default: the recipe's bench.overlap_tp_comm, else false; no effect with TP 1)");
+                 "its weight gradients, the shared expert's forward one while the routed experts compute (default: "
+                 "the recipe's bench.overlap_tp_comm, else false; no effect with TP 1)");
   cmd.add_option("--grad-reduce-bucket-elements", q.grad_reduce_bucket_elements,
                  "Gradient elements per bucket with --overlap-grad-reduce true (default: the recipe's "
                  "bench.grad_reduce_bucket_elements, else 40000000)")

@@ -75,8 +75,9 @@ struct RunOptions {
   /// no effect with PP 1.
   bool overlap_p2p_comm = false;
   /// bench.overlap_tp_comm: under tensor parallelism (sequence parallel) each column-parallel region's backward
-  /// reduce-scatters its input's gradient while it computes its weight gradients, instead of after them
-  /// (docs/distributed.md, "Overlap"); no effect with TP 1.
+  /// reduce-scatters its input's gradient while it computes its weight gradients, instead of after them, and the
+  /// shared expert's forward reduce-scatter runs while the routed experts compute (docs/distributed.md, "Overlap");
+  /// no effect with TP 1.
   bool overlap_tp_comm = false;
   /// bench.fail_on_sync: the run fails (RunError naming the operation and the step) on a call that synchronises the
   /// host with a CUDA device between the first forward pass of a step and the optimizer's gradient norm (the torch

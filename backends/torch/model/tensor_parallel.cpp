@@ -237,6 +237,15 @@ StartedSequenceShard start_reduce_scatter_sequence(const torch::Tensor& x, Tenso
   return started;
 }
 
+StartedSequenceShard::~StartedSequenceShard() {
+  if (!pending) return;
+  try {
+    const torch::NoGradGuard no_grad;
+    pending->wait();
+  } catch (...) {  // NOLINT(bugprone-empty-catch): the error in flight is the one to report
+  }
+}
+
 torch::Tensor StartedSequenceShard::wait() {
   TORCH_CHECK(pending, "a started sequence reduce-scatter waited for twice");
   {

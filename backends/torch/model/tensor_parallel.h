@@ -48,12 +48,13 @@ struct TensorParallel {
   /// shard = this rank's (rank()-th) slice of the sum over ranks of `full` (both 1-D, contiguous,
   /// full.numel() == size() * shard.numel()); `full` may be overwritten.
   virtual void reduce_scatter_sum(at::Tensor& full, at::Tensor& shard) = 0;
-  /// Starts reduce_scatter_sum(full, shard) and returns without waiting for it; neither tensor may be touched until
-  /// the returned collective's wait() returned (it keeps neither alive: the caller does).
+  /// Starts reduce_scatter_sum(full, shard) and returns without waiting for it; `full` may not be touched nor
+  /// `shard` read until the returned collective's wait() returned (the caller keeps both alive until then).
   virtual std::unique_ptr<PendingCollective> start_reduce_scatter_sum(const at::Tensor& full,
                                                                       const at::Tensor& shard) = 0;
   /// bench.overlap_tp_comm: column_parallel_projections starts its input gradient's reduce-scatter before computing
-  /// the weight gradients (true) or reduce-scatters after them (false).
+  /// the weight gradients (true) or reduce-scatters after them (false); the MoE block starts the shared expert's
+  /// reduce-scatter before the routed experts and waits after them (true) or waits at once (false).
   virtual bool overlap_comm() const = 0;
 };
 
@@ -117,6 +118,13 @@ struct StartedSequenceShard {
   /// Waits for the reduce-scatter; returns this rank's sequence shard [batch, seq / T, ...] of the sum, as
   /// reduce_scatter_sequence would have. Call once.
   at::Tensor wait();
+  StartedSequenceShard() = default;
+  StartedSequenceShard(StartedSequenceShard&&) = default;
+  StartedSequenceShard& operator=(StartedSequenceShard&&) = default;
+  /// Left without wait() (the work in between threw): waits for the collective, so that it does not outlive its
+  /// buffers and the peers are not left waiting for this rank's part; a failure of it is swallowed (the first
+  /// error is the one being reported).
+  ~StartedSequenceShard();
 };
 
 /// reduce_scatter_sequence(x, tp) started and not waited for (bench.overlap_tp_comm: the shared expert's exit runs
