@@ -6,6 +6,9 @@
 // order would read a buffer before the collective filled it), and nothing in between may make the host wait for the
 // GPU (libtorch's synchronisation-debug mode at error, as bench.fail_on_sync). Without a GPU the binary exits 77
 // (skipped).
+// Built everywhere (test_torch_cuda is, so that a CPU run lists it as skipped); its cases only where libtorch has CUDA
+// (the c10 CUDA headers need the CUDA toolkit's).
+#ifdef RECIPEBENCH_TORCH_CUDA
 #include <c10/cuda/CUDAFunctions.h>
 #include <torch/cuda.h>
 #include <torch/torch.h>
@@ -170,3 +173,5 @@ TEST_CASE(
   CHECK(torch::equal(y_now, partial));  // one rank: the sum is its own partial sums
   pg->finish();
 }
+
+#endif  // RECIPEBENCH_TORCH_CUDA
