@@ -30,17 +30,37 @@ torch::Tensor all_gather_seq(const torch::Tensor& x, TensorParallel& tp) {
   return full.view(shape).transpose(0, 1).contiguous();
 }
 
-/// x [batch, s, ...] (partial sums) -> [batch, s / T, ...]: this rank's sequence shard of the sum over ranks.
-torch::Tensor reduce_scatter_seq(const torch::Tensor& x, TensorParallel& tp) {
-  const int64_t T = tp.size();
+/// The buffers of a reduce-scatter along the sequence of x [batch, s, ...] (partial sums) over T ranks.
+struct SequenceScatter {
+  torch::Tensor sent;                ///< x in [s, batch, ...] order, flat (rank blocks contiguous)
+  torch::Tensor shard;               ///< empty, sent.numel() / T elements
+  std::vector<int64_t> shard_shape;  ///< [s / T, batch, ...]
+};
+
+/// `owned`: x is the caller's own tensor, which the collective may overwrite (else `sent` is a copy). Throws
+/// c10::Error when s is not divisible by T.
+SequenceScatter sequence_scatter(const torch::Tensor& x, int64_t T, bool owned) {
   TORCH_CHECK(x.dim() >= 2 && x.size(1) % T == 0, "sequence parallel: sequence length ", x.dim() >= 2 ? x.size(1) : 0,
               " is not divisible by TP = ", T);
-  auto xt = x.transpose(0, 1).contiguous().reshape({-1}).clone();  // own copy: the reduce-scatter may overwrite it
-  auto shard = torch::empty({xt.numel() / T}, xt.options());
-  tp.reduce_scatter_sum(xt, shard);
-  auto shape = x.transpose(0, 1).sizes().vec();
-  shape[0] /= T;
-  return shard.view(shape).transpose(0, 1).contiguous();
+  SequenceScatter b;
+  b.sent = x.transpose(0, 1).contiguous().reshape({-1});
+  if (!owned) b.sent = b.sent.clone();  // own copy: the reduce-scatter may overwrite it
+  b.shard = torch::empty({b.sent.numel() / T}, b.sent.options());
+  b.shard_shape = x.transpose(0, 1).sizes().vec();
+  b.shard_shape[0] /= T;
+  return b;
+}
+
+/// A filled shard [s / T, batch, ...] (flat) back in [batch, s / T, ...] order.
+torch::Tensor batch_major(const torch::Tensor& shard, const std::vector<int64_t>& shard_shape) {
+  return shard.view(shard_shape).transpose(0, 1).contiguous();
+}
+
+/// x [batch, s, ...] (partial sums) -> [batch, s / T, ...]: this rank's sequence shard of the sum over ranks.
+torch::Tensor reduce_scatter_seq(const torch::Tensor& x, TensorParallel& tp) {
+  SequenceScatter b = sequence_scatter(x, tp.size(), false);
+  tp.reduce_scatter_sum(b.sent, b.shard);
+  return batch_major(b.shard, b.shard_shape);
 }
 
 struct GatherSequence : torch::autograd::Function<GatherSequence> {
@@ -68,17 +88,12 @@ struct ReduceScatterSequence : torch::autograd::Function<ReduceScatterSequence> 
 struct StartReduceScatterSequence : torch::autograd::Function<StartReduceScatterSequence> {
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, TensorParallel* tp,
                                StartedSequenceShard* started) {
-    const int64_t T = tp->size();
-    TORCH_CHECK(x.dim() >= 2 && x.size(1) % T == 0, "sequence parallel: sequence length ",
-                x.dim() >= 2 ? x.size(1) : 0, " is not divisible by TP = ", T);
     ctx->saved_data["tp"] = reinterpret_cast<int64_t>(tp);
-    auto shape = x.transpose(0, 1).sizes().vec();  // [s, batch, ...]
-    shape[0] /= T;
-    ctx->saved_data["shard_shape"] = shape;
-    started->sent = x.transpose(0, 1).contiguous().reshape({-1}).clone();  // own copy: the collective may overwrite it
-    auto shard = torch::empty({started->sent.numel() / T}, started->sent.options());
-    started->pending = tp->start_reduce_scatter_sum(started->sent, shard);
-    return shard;
+    SequenceScatter b = sequence_scatter(x, tp->size(), false);
+    ctx->saved_data["shard_shape"] = b.shard_shape;
+    started->sent = b.sent;
+    started->pending = tp->start_reduce_scatter_sum(b.sent, b.shard);
+    return b.shard;
   }
   static variable_list backward(AutogradContext* ctx, variable_list grad) {
     const auto shape = ctx->saved_data["shard_shape"].toIntVector();
@@ -121,21 +136,16 @@ struct ColumnParallelProjections : torch::autograd::Function<ColumnParallelProje
     }
     if (!dx.defined()) dx = torch::zeros_like(x2);
     // [s, batch, in] with rank blocks contiguous along the sequence (the layout of all_gather_seq's buffer).
-    const auto full = dx.view(x_full.sizes()).transpose(0, 1).contiguous().reshape({-1});
-    auto shard = torch::empty({full.numel() / tp.size()}, full.options());
+    SequenceScatter b = sequence_scatter(dx.view(x_full.sizes()), tp.size(), /*owned=*/true);
     std::unique_ptr<PendingCollective> pending;
-    if (tp.overlap_comm()) pending = tp.start_reduce_scatter_sum(full, shard);
+    if (tp.overlap_comm()) pending = tp.start_reduce_scatter_sum(b.sent, b.shard);
     variable_list out{torch::Tensor(), torch::Tensor()};  // x's gradient, then the group's (none)
     for (const auto& d : dy) out.push_back(d.defined() ? d.t().mm(x2) : torch::Tensor());
-    if (pending) {
+    if (pending)
       pending->wait();
-    } else {
-      auto f = full;
-      tp.reduce_scatter_sum(f, shard);
-    }
-    auto shape = x_full.transpose(0, 1).sizes().vec();
-    shape[0] /= tp.size();
-    out[0] = shard.view(shape).transpose(0, 1).contiguous();
+    else
+      tp.reduce_scatter_sum(b.sent, b.shard);
+    out[0] = batch_major(b.shard, b.shard_shape);
     return out;
   }
 };
@@ -255,9 +265,9 @@ torch::Tensor StartedSequenceShard::wait() {
   }
   pending.reset();
   sent = torch::Tensor();
-  auto t_shape = shape;  // [s / T, batch, ...]
-  std::swap(t_shape[0], t_shape[1]);
-  return flat.view(t_shape).transpose(0, 1).contiguous();
+  auto shard_shape = shape;  // [s / T, batch, ...]
+  std::swap(shard_shape[0], shard_shape[1]);
+  return batch_major(flat, shard_shape);
 }
 
 torch::Tensor vocab_parallel_embedding(const torch::Tensor& ids, const torch::Tensor& weight, int64_t vocab_start,
