@@ -16,7 +16,7 @@
 # 6. summary.json (the fields issue 11 names).
 # PARTS picks the parts after the build (default "tests proxy ops adamw profile peer gdn attention"): tests (2),
 # proxy (the fused run), ops, profile, peer (4), gdn, adamw, attention (5); two more on request: nondet (the fused
-# run with --deterministic false: what bitwise repeatability costs) and kernels (Nsight Compute's per-kernel time of
+# run with --deterministic=false: what bitwise repeatability costs) and kernels (Nsight Compute's per-kernel time of
 # a 3-step fused run, summed by kernel: bench/kernel_table.py; NCU_SECONDS limits it, default 170). SMOKE=1 adds a 1-layer 3-step run.
 # Time on one H200 (2026-12-01): build about 110 s; PARTS="proxy ops profile peer gdn adamw" 463 s in all; tests
 # about 65 s and attention about 30 s more, and gdn about 40 s more since FLA runs in three processes: the default
@@ -63,7 +63,7 @@ fi
 
 want proxy && { echo "== proxy: fused"; run fused-1 150 "$recipe" --seed 7; }
 want ops && { echo "== proxy: ops"; run ops 200 "$recipe" --seed 7 --kernels ops; }
-want nondet && { echo "== proxy: fused, --deterministic false"; run nondet 150 "$recipe" --seed 7 --deterministic false; }
+want nondet && { echo "== proxy: fused, --deterministic=false"; run nondet 150 "$recipe" --seed 7 --deterministic=false; }
 
 if want adamw; then
   echo "== the optimizer step alone: fused AdamW kernels against libtorch (1e9 BF16 parameters)"

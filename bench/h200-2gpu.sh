@@ -63,22 +63,22 @@ declare -A recipe_of args_of
 add() { local name=$1 suffix=$2; shift 2; recipe_of[$name]=$suffix; args_of[$name]="$*"; }
 add one 1gpu
 add dp2 2gpu-dp2
-add dp2-rs 2gpu-dp2 --overlap-grad-reduce true
-add dp2-ag 2gpu-dp2 --overlap-param-gather true
-add dp2-rs-ag 2gpu-dp2 --overlap-grad-reduce true --overlap-param-gather true
+add dp2-rs 2gpu-dp2 --overlap-grad-reduce
+add dp2-ag 2gpu-dp2 --overlap-param-gather
+add dp2-rs-ag 2gpu-dp2 --overlap-grad-reduce --overlap-param-gather
 add ep2 2gpu-ep2
-add ep2-rs 2gpu-ep2 --overlap-grad-reduce true
-add ep2-rs-ag 2gpu-ep2 --overlap-grad-reduce true --overlap-param-gather true
+add ep2-rs 2gpu-ep2 --overlap-grad-reduce
+add ep2-rs-ag 2gpu-ep2 --overlap-grad-reduce --overlap-param-gather
 add ep2-cap 2gpu-ep2 --ep-dispatch fixed_capacity
-add ep2-cap-rs 2gpu-ep2 --ep-dispatch fixed_capacity --overlap-grad-reduce true
+add ep2-cap-rs 2gpu-ep2 --ep-dispatch fixed_capacity --overlap-grad-reduce
 add tp2 2gpu-tp2
 add tp2-cap 2gpu-tp2 --ep-dispatch fixed_capacity
-add tp2-tpo 2gpu-tp2 --overlap-tp-comm true
-add tp2-cap-tpo 2gpu-tp2 --ep-dispatch fixed_capacity --overlap-tp-comm true
+add tp2-tpo 2gpu-tp2 --overlap-tp-comm
+add tp2-cap-tpo 2gpu-tp2 --ep-dispatch fixed_capacity --overlap-tp-comm
 add pp2 2gpu-pp2
-add pp2-p2p 2gpu-pp2 --overlap-p2p-comm true
+add pp2-p2p 2gpu-pp2 --overlap-p2p-comm
 add pp2-split31 2gpu-pp2-split31
-add pp2-split31-p2p 2gpu-pp2-split31 --overlap-p2p-comm true
+add pp2-split31-p2p 2gpu-pp2-split31 --overlap-p2p-comm
 variants=${VARIANTS:-one dp2 dp2-rs dp2-ag dp2-rs-ag ep2 ep2-rs ep2-rs-ag ep2-cap ep2-cap-rs tp2 tp2-cap tp2-tpo tp2-cap-tpo
   pp2 pp2-p2p pp2-split31 pp2-split31-p2p}
 echo "== issues 15 / 17: the 35B-A3B proxy on 1 GPU and in each 2-GPU layout and switch setting, twice each: $variants"

@@ -5,7 +5,7 @@
 # 1. builds with scripts/gpu-build (CUDA kernels on);
 # 2. trains the 35B-A3B proxy (recipes/qwen3.5-35b-a3b/h200/proxy4l-1gpu-bf16.yaml) twice with the same seed
 #    (bench.deterministic true: the two records' losses and gradient norms must be bitwise equal), once with
-#    --deterministic false (the switch's cost) and once with --profile;
+#    --deterministic=false (the switch's cost) and once with --profile;
 # 3. runs the GPU tests (ctest -L cuda: GDN kernels, repeatability) and the peer (../shared/peer/peer_hf.py:
 #    transformers + FLA Triton kernels) on the same shapes;
 # 4. times the libtorch operations of one GDN layer (bench/gdn_layer_ops.py) and our GDN kernels alone against
@@ -44,7 +44,7 @@ run() {  # run NAME ARGS...: one run into $out/NAME/, log $out/NAME.log
 }
 run repeat-1
 run repeat-2
-run nondeterministic --deterministic false
+run nondeterministic --deterministic=false
 run profile --profile
 fi
 export LD_LIBRARY_PATH="$PWD/.deps/prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

@@ -28,7 +28,7 @@ run() {
 }
 run repeat-1
 run repeat-2
-run nondeterministic --deterministic false
+run nondeterministic --deterministic=false
 run profile --profile
 
 python3 - "$out" <<'PY' | tee "$out/summary.txt"

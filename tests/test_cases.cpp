@@ -56,7 +56,7 @@ TEST_CASE("the leaderboard's MFU of a run is the run record's, from the N the re
   RunRecord rec;
   rec.recipe_path = v.file;
   rec.recipe = v.recipe->doc;
-  rec.options.device = Device::kCuda;
+  rec.options.settings.device = Device::kCuda;
   rec.model_name = "tiny-config";
   rec.model_layers = rec.model_layers_full = 4;
   rec.status = "complete";

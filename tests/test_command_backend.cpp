@@ -82,7 +82,7 @@ TEST_CASE("import: a Megatron-LM log gives the hand-computed tokens/s/GPU and MF
   // Wall time = the 20 kept steps: 9.0 + 2.3 + 2.1 + 2.06 + 2.05 + 30.72 = 48.23 s; GPU-hours 8 x 48.23 / 3600.
   RunRequest q = command_request("megatron-h100-dp8.yaml", "recipebench-import-megatron");
   const std::string log = test::source_path("tests/data/logs/megatron-dp8.log");
-  q.backend = "command";
+  q.overrides.backend = "command";
   q.import_log = log;
   RecordWriter writer;
   const RunOutcome out = run_recipe(q, {&writer});
@@ -123,7 +123,7 @@ TEST_CASE("import: a Megatron-LM log gives the hand-computed tokens/s/GPU and MF
 
 TEST_CASE("import: a log that cannot be read gives a failed record naming the line", "[command]") {
   RunRequest q = command_request("megatron-h100-dp8.yaml", "recipebench-import-unreadable");
-  q.backend = "command";
+  q.overrides.backend = "command";
   q.import_log = test::source_path("tests/data/logs/megatron-unreadable.log");
   RecordWriter writer;
   const RunOutcome out = run_recipe(q, {&writer});
@@ -228,7 +228,7 @@ TEST_CASE("command backend: the env block is exported with its $ kept for the sh
         "export PYTORCH_CUDA_ALLOC_CONF=\"expandable_segments:True\"\nexport GREETING=\"hello \\\"$NNODES\\\" "
         "node(s)\"\ntrue");
   RunOptions o;
-  o.master_port = 29511;
+  o.place.master_port = 29511;
   const auto env = command_environment(o, [](const char* n) -> const char* {
     const std::string s = n;
     return s == "SLURM_NODEID" ? "3" : s == "SLURM_NNODES" ? "4" : nullptr;

@@ -303,11 +303,11 @@ void check_failure_stops_every_rank(const std::string& name, const std::string& 
 TEST_CASE("DP2 on two CPU ranks reproduces the single-rank run", "[distributed][parity]") { check_parity(2); }
 
 /// check_parity of `fixture` with the multi-rank run's gradients reduce-scattered in buckets of 4,096 elements
-/// launched during the last microbatch's backward pass (--overlap-grad-reduce true; the tiny model's optimizers then
+/// launched during the last microbatch's backward pass (--overlap-grad-reduce; the tiny model's optimizers then
 /// have several buckets each, e.g. 32,768-element embedding and lm_head each in a bucket of their own).
 void check_overlap_parity(int dp, const std::string& fixture, double grad_norm_tol = 1e-4) {
   check_parity(dp, fixture, grad_norm_tol, "", "tiny-dp1.yaml",
-               "--overlap-grad-reduce true --grad-reduce-bucket-elements 4096", "-overlap", true);
+               "--overlap-grad-reduce --grad-reduce-bucket-elements 4096", "-overlap", true);
 }
 
 TEST_CASE("DP4 on four CPU ranks reproduces the single-rank run", "[distributed][parity]") { check_parity(4); }
@@ -533,9 +533,9 @@ TEST_CASE("PP2 with DP2 on four CPU ranks reproduces the single-rank run", "[dis
 }
 
 /// bench.overlap_p2p_comm (docs/distributed.md, "Pipeline parallelism"): check_switch_bitwise with the pipeline's
-/// receives posted ahead (`on`: --overlap-p2p-comm true, or "" for the fixture's bench block).
+/// receives posted ahead (`on`: --overlap-p2p-comm, or "" for the fixture's bench block).
 void check_p2p_bitwise(int nproc, const std::string& fixture, const std::string& extra = "",
-                       const std::string& on = "--overlap-p2p-comm true") {
+                       const std::string& on = "--overlap-p2p-comm") {
   check_switch_bitwise({"--overlap-p2p-comm", "overlap_p2p_comm", "p2p", false}, nproc, fixture, extra,
                        extra.empty() ? "" : "-extra", on);
 }
@@ -566,7 +566,7 @@ TEST_CASE("PP2 DP2 with the receives posted ahead: bitwise the run without", "[d
 
 TEST_CASE("PP2 DP2 with overlap_grad_reduce and the receives posted ahead: bitwise the run without",
           "[distributed][pp][overlap_p2p][overlap]") {
-  check_p2p_bitwise(4, "tiny-pp2-dp2.yaml", "--overlap-grad-reduce true --grad-reduce-bucket-elements 4096");
+  check_p2p_bitwise(4, "tiny-pp2-dp2.yaml", "--overlap-grad-reduce --grad-reduce-bucket-elements 4096");
 }
 
 TEST_CASE("PP2 with DP2 and EP2 inside each stage on four CPU ranks reproduces the single-rank run",
@@ -622,7 +622,7 @@ TEST_CASE(
     "the record says whether the run was deterministic",
     "[distributed][determinism]") {
   const Result a = run("repeat-a", "tiny-dp1.yaml", 0), b = run("repeat-b", "tiny-dp1.yaml", 0);
-  const Result other = run("repeat-seed", "tiny-dp1.yaml", 0, "", "--seed 99 --deterministic false");
+  const Result other = run("repeat-seed", "tiny-dp1.yaml", 0, "", "--seed 99 --deterministic=false");
   REQUIRE(a.exit_code == 0);
   REQUIRE(b.exit_code == 0);
   REQUIRE(other.exit_code == 0);
@@ -764,7 +764,7 @@ TEST_CASE("overlap_grad_reduce on a layout with DP 1 and EDP 1 runs, and says it
           "[distributed][overlap]") {
   for (const auto& [name, fixture, nproc] : std::vector<std::tuple<std::string, std::string, int>>{
            {"overlap-dp1", "tiny-dp1.yaml", 0}, {"overlap-pp2", "tiny-pp2.yaml", 2}}) {
-    const Result r = run(name, fixture, nproc, "", "--overlap-grad-reduce true");
+    const Result r = run(name, fixture, nproc, "", "--overlap-grad-reduce");
     INFO(r.output);
     REQUIRE(r.exit_code == 0);
     REQUIRE(r.records.size() == 1);
@@ -866,16 +866,16 @@ TEST_CASE(
 // next step's forward passes as without: the gathers move, the arithmetic does not.
 namespace {
 
-/// check_switch_bitwise with the parameter all-gathers deferred (`on`: --overlap-param-gather true, or "" for the
+/// check_switch_bitwise with the parameter all-gathers deferred (`on`: --overlap-param-gather, or "" for the
 /// fixture's bench block). The final parameters are dumped after the last step, so their equality also shows that
 /// the last step's deferred gathers were finished before they were read.
 void check_gather_bitwise(int nproc, const std::string& fixture, const std::string& extra = "",
-                          const std::string& suffix = "", const std::string& on = "--overlap-param-gather true") {
+                          const std::string& suffix = "", const std::string& on = "--overlap-param-gather") {
   check_switch_bitwise({"--overlap-param-gather", "overlap_param_gather", "gather", true}, nproc, fixture, extra,
                        suffix, on);
 }
 
-const std::string kOverlapGrad = "--overlap-grad-reduce true --grad-reduce-bucket-elements 4096";
+const std::string kOverlapGrad = "--overlap-grad-reduce --grad-reduce-bucket-elements 4096";
 
 }  // namespace
 
@@ -950,7 +950,7 @@ TEST_CASE("deferred parameter all-gather: TP2 PP2 EP2 DP2 (every dimension, 8 ra
 
 TEST_CASE("deferred parameter all-gather with the receives posted ahead: PP2 DP2 bitwise the run without",
           "[distributed][overlap_param_gather][pp][overlap_p2p]") {
-  check_gather_bitwise(4, "tiny-pp2-dp2.yaml", "--overlap-p2p-comm true", "-p2p");
+  check_gather_bitwise(4, "tiny-pp2-dp2.yaml", "--overlap-p2p-comm", "-p2p");
 }
 
 // With overlap_grad_reduce: the gathers follow its buckets (several per optimizer), launched in the forward's order.
@@ -1052,7 +1052,7 @@ TEST_CASE("a failure on one rank with the parameter all-gathers deferred stops e
   for (int fail_rank : {1, 0}) {
     DYNAMIC_SECTION("failing rank " << fail_rank) {
       check_failure_stops_every_rank("gather-fail-rank" + std::to_string(fail_rank), "tiny-dp2.yaml", 2, fail_rank,
-                                     "--overlap-param-gather true");
+                                     "--overlap-param-gather");
     }
   }
 }
@@ -1062,10 +1062,10 @@ TEST_CASE("a failure on one rank with the parameter all-gathers deferred stops e
 // the reduce-scatter moves, the arithmetic does not.
 namespace {
 
-/// check_switch_bitwise with the TP reduce-scatters overlapped (`on`: --overlap-tp-comm true, or "" for the
+/// check_switch_bitwise with the TP reduce-scatters overlapped (`on`: --overlap-tp-comm, or "" for the
 /// fixture's bench block).
 void check_tp_comm_bitwise(int nproc, const std::string& fixture, const std::string& extra = "",
-                           const std::string& suffix = "", const std::string& on = "--overlap-tp-comm true") {
+                           const std::string& suffix = "", const std::string& on = "--overlap-tp-comm") {
   check_switch_bitwise({"--overlap-tp-comm", "overlap_tp_comm", "tp", false}, nproc, fixture, extra, suffix, on);
 }
 
@@ -1088,7 +1088,7 @@ TEST_CASE(
     "overlapped TP reduce-scatters with every other overlap switch: TP2 DP2 (bucketed gradient reduce-scatter, "
     "deferred parameter all-gather) bitwise the run without",
     "[distributed][overlap_tp][tp][overlap][overlap_param_gather]") {
-  check_tp_comm_bitwise(4, "tiny-tp2-dp2.yaml@fp64", kOverlapGrad + " --overlap-param-gather true", "-overlap");
+  check_tp_comm_bitwise(4, "tiny-tp2-dp2.yaml@fp64", kOverlapGrad + " --overlap-param-gather", "-overlap");
 }
 
 TEST_CASE("overlapped TP reduce-scatters: TP2 DP2 EP4 with full recompute bitwise the run without",
@@ -1100,7 +1100,7 @@ TEST_CASE(
     "overlapped TP reduce-scatters: TP2 PP2 VPP2 (interleaved 1F1B) with the receives posted ahead bitwise the run "
     "without",
     "[distributed][overlap_tp][tp][pp][overlap_p2p]") {
-  check_tp_comm_bitwise(4, "tiny-tp2-pp2-vpp2.yaml@fp64", "--overlap-p2p-comm true", "-p2p");
+  check_tp_comm_bitwise(4, "tiny-tp2-pp2-vpp2.yaml@fp64", "--overlap-p2p-comm", "-p2p");
 }
 
 TEST_CASE("overlapped TP reduce-scatters with fixed capacity: TP2 DP2 (EP2) bitwise the run without",

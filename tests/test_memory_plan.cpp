@@ -9,6 +9,7 @@
 #include <map>
 
 #include "plan/memory_plan.h"
+#include "recipe/run_model.h"
 #include "recipe/validate.h"
 #include "run/run_record.h"
 #include "test_util.h"
@@ -18,13 +19,11 @@ using namespace recipebench;
 
 namespace {
 
-MemoryPlan plan_of(const std::string& rel, const std::string& device = "cuda") {
+MemoryPlan plan_of(const std::string& rel, Device device = Device::kCuda) {
   const ValidatedRecipe v = validate_recipe_file(test::source_path(rel));
   REQUIRE(v.ok());
   const Recipe& r = *v.recipe;
-  ModelConfig m = *find_model(r.model);
-  const Json bench = r.doc.value("bench", Json());
-  if (bench.is_object() && bench.contains("layers")) m = m.with_layers(bench["layers"].get<int64_t>());
+  const ModelConfig m = run_model(r)->model;
   PlanOptions o;
   o.device = device;
   return plan_memory(r, m, build_rank_map(r, m), o);
@@ -72,7 +71,7 @@ std::vector<MeasuredRun> committed_h200_runs() {
     const RunRecord rec = RunRecord::from_json(Json::parse(test::read_file(test::source_path(path))), path);
     if (rec.status != "complete" || !rec.metrics || rec.metrics->peak_memory_bytes <= 0) continue;
     if (rec.device_name().find("H200") == std::string::npos) continue;
-    if (rec.options.backend != "torch") continue;  // e.g. the command backend's peer stack: no torch plan
+    if (rec.options.settings.backend != "torch") continue;  // e.g. the command backend's peer stack: no torch plan
     INFO(path << " is not classified in tests/data/plan/record-implementations.json");
     REQUIRE(impls.count(path) == 1);
     out.push_back({path, rec, impls.at(path)});
@@ -85,11 +84,11 @@ MemoryPlan plan_of_record(const MeasuredRun& m) {
   const Recipe r = recipe_from_json(m.record.recipe, m.path);
   const ModelConfig model = find_model(m.record.model_name)->with_layers(m.record.model_layers);
   PlanOptions o;
-  o.device = to_string(m.record.options.device);
+  o.device = m.record.options.settings.device;
   o.impl = m.impl;
-  o.fused_kernels = m.record.options.kernels == Kernels::kFused;
-  o.ep_dispatch = m.record.options.ep_dispatch;
-  o.overlap_param_gather = m.record.options.overlap_param_gather;
+  o.fused_kernels = m.record.options.settings.kernels == Kernels::kFused;
+  o.ep_dispatch = m.record.options.settings.ep_dispatch;
+  o.overlap_param_gather = m.record.options.settings.overlap_param_gather;
   return plan_memory(r, model, build_rank_map(r, model), o);
 }
 
@@ -102,7 +101,7 @@ TEST_CASE("memory plan: within 15% of every committed H200 run record's peak", "
   // fused-loss one (issue 17's second call's four; the 2-GPU overlap call's 15: 1 GPU, DP2, EP2, TP2, PP2, 397B stage,
   // six of which are also in reports/runs; the 2026-12-01 call's fused, ops and profile runs) and 15 of the
   // gdn-saved one (the second 2026-12-01 call: fused, ops, profile; the third and fourth: fused twice and
-  // --deterministic false; the merge check of issue 15's switches: fused; the accumulation call: fused, ops,
+  // --deterministic=false; the merge check of issue 15's switches: fused; the accumulation call: fused, ops,
   // profile, the fused one also in reports/runs) and 7 of the gemm-accumulate one (the evening's combine call at
   // 1eca4b9: fused, ops, profile; the tpoverlap call at ffa075f: fused, profile; each fused one also in
   // reports/runs). tests/data/plan/record-implementations.json lists them.
@@ -287,19 +286,19 @@ TEST_CASE("memory plan: bench.kernels ops plans the libtorch-ops delta rule and 
   const Recipe& r = *v.recipe;
   const ModelConfig m = find_model(r.model)->with_layers(4);
   const RankMap map = build_rank_map(r, m);
-  auto plan = [&](const std::string& device, bool fused_kernels) {
+  auto plan = [&](Device device, bool fused_kernels) {
     PlanOptions o;
     o.device = device;
     o.impl = TorchMemoryImpl::kFusedLoss;
     o.fused_kernels = fused_kernels;
     return plan_memory(r, m, map, o);
   };
-  const MemoryPlan fused = plan("cuda", true);
-  const MemoryPlan ops = plan("cuda", false);
+  const MemoryPlan fused = plan(Device::kCuda, true);
+  const MemoryPlan ops = plan(Device::kCuda, false);
   CHECK(ops.worst().activations_per_microbatch > fused.worst().activations_per_microbatch);
   CHECK(ops.worst().peak > fused.worst().peak);
   // On CPU there are no kernels: the switch changes nothing.
-  CHECK(plan("cpu", false).worst().peak == plan("cpu", true).worst().peak);
+  CHECK(plan(Device::kCpu, false).worst().peak == plan(Device::kCpu, true).worst().peak);
 }
 
 TEST_CASE("memory plan: since 1eca4b9 the fused loss holds no BF16 [vocabulary, hidden] weight-gradient product",
@@ -345,7 +344,7 @@ TEST_CASE(
   r.bench.overlap_param_gather = true;
   CHECK(plan_memory(r, m, map).ranks[0].optimizer == Approx(on.ranks[0].optimizer));
   // FP32 parameters (CPU): the shard is a view of the masters, nothing more is kept.
-  o.device = "cpu";
+  o.device = Device::kCpu;
   o.overlap_param_gather = false;
   const double cpu_off = plan_memory(r, m, map, o).ranks[0].optimizer;
   o.overlap_param_gather = true;

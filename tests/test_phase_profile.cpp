@@ -20,7 +20,7 @@ StepSample step_with_waits(int step, double seconds, double tp, double ep, doubl
 
 TEST_CASE("phase rows are window means of the waits, compute and other the remainder, summing to the step") {
   RunRecord r;
-  r.options.window = StepWindow{1, 2};
+  r.options.settings.window = StepWindow{1, 2};
   r.steps = {step_with_waits(0, 9.0, 1, 1, 1, 1),  // outside the window
              step_with_waits(1, 0.400, 0.010, 0.020, 0.030, 0.040),
              step_with_waits(2, 0.600, 0.030, 0.040, 0.050, 0.060)};
@@ -48,7 +48,7 @@ TEST_CASE("phase rows are window means of the waits, compute and other the remai
 
 TEST_CASE("no phase rows without measured waits: one rank, or an older record") {
   RunRecord r;
-  r.options.window = StepWindow{0, 1};
+  r.options.settings.window = StepWindow{0, 1};
   StepSample s;
   s.seconds = 0.3;
   r.steps = {s, s};

@@ -21,7 +21,7 @@ StepSample profiled_step(int step, double seconds, double scale) {
 
 TEST_CASE("profile rows are window means, other is the step's remainder, the rows sum to the mean step") {
   RunRecord r;
-  r.options.window = StepWindow{1, 2};
+  r.options.settings.window = StepWindow{1, 2};
   r.steps = {profiled_step(0, 9.0, 10),  // step 0 is outside the window: not counted
              profiled_step(1, 0.400, 1.0), profiled_step(2, 0.500, 2.0)};
   const auto rows = profile_rows(r);
@@ -47,7 +47,7 @@ TEST_CASE("profile rows are window means, other is the step's remainder, the row
 
 TEST_CASE("the profile table names every component and closes with the step row") {
   RunRecord r;
-  r.options.window = StepWindow{0, 0};
+  r.options.settings.window = StepWindow{0, 0};
   r.steps = {profiled_step(0, 0.500, 1.0)};
   const std::string t = format_profile_table(r);
   for (const char* name : {"GDN layers", "attention layers", "MoE blocks", "LM head + loss", "optimizer", "other"})

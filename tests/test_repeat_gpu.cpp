@@ -80,8 +80,8 @@ TEST_CASE("the fused kernels follow the libtorch-ops path over 20 steps", "[kern
   const RunRecord ops = run_proxy("kernels-ops", 7, 20, "--kernels ops");
   REQUIRE(fused.steps.size() == 20);
   REQUIRE(ops.steps.size() == 20);
-  CHECK(fused.options.kernels == Kernels::kFused);
-  CHECK(ops.options.kernels == Kernels::kOps);
+  CHECK(fused.options.settings.kernels == Kernels::kFused);
+  CHECK(ops.options.settings.kernels == Kernels::kOps);
   std::vector<double> a, b;
   for (size_t i = 0; i < fused.steps.size(); ++i) a.push_back(fused.steps[i].loss), b.push_back(ops.steps[i].loss);
   const double r = correlation(a, b), final_gap = std::abs(a.back() - b.back()) / std::abs(b.back());

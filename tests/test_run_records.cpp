@@ -193,7 +193,7 @@ TEST_CASE("profile runs and builds that are not optimised are listed unranked wi
   RunRecord base = *check_run_record(load(kGpuRecord), kGpuRecord).record;
   CHECK(unranked_reason(base).empty());
   RunRecord profiled = base;
-  profiled.options.profile = true;
+  profiled.options.settings.profile = true;
   RunRecord debug = base;
   debug.environment["build_type"] = "Debug";
   RunRecord failed = base;

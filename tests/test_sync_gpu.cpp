@@ -79,7 +79,7 @@ void check_kernels(const std::string& kernels) {
   CHECK(clean.exit_code == 0);
   CHECK(clean.record.status == "complete");
   CHECK(clean.record.steps.size() == 3);
-  CHECK(clean.record.options.fail_on_sync);
+  CHECK(clean.record.options.settings.fail_on_sync);
 
   const std::string inject = "RECIPEBENCH_INJECT_SYNC_STEP=1";
   const GpuRun caught = run_proxy(kernels + "-injected", k + "--fail-on-sync", inject);
@@ -96,7 +96,7 @@ void check_kernels(const std::string& kernels) {
   const GpuRun unchecked = run_proxy(kernels + "-injected-unchecked", k, inject);
   CHECK(unchecked.exit_code == 0);
   CHECK(unchecked.record.status == "complete");
-  CHECK_FALSE(unchecked.record.options.fail_on_sync);
+  CHECK_FALSE(unchecked.record.options.settings.fail_on_sync);
 }
 
 }  // namespace
@@ -121,9 +121,9 @@ TEST_CASE(
   CHECK(fixed.exit_code == 0);
   CHECK(fixed.record.status == "complete");
   CHECK(fixed.record.steps.size() == 3);
-  CHECK(fixed.record.options.fail_on_sync);
-  CHECK(fixed.record.options.ep_dispatch == EpDispatch::kFixedCapacity);
-  CHECK(fixed.record.options.world == 2);
+  CHECK(fixed.record.options.settings.fail_on_sync);
+  CHECK(fixed.record.options.settings.ep_dispatch == EpDispatch::kFixedCapacity);
+  CHECK(fixed.record.options.place.world == 2);
 
   std::string log;
   const GpuRun host = run_proxy("ep2-host-splits", "--ep-dispatch host_splits --fail-on-sync", "", recipe, false, &log);

@@ -21,9 +21,9 @@ constexpr size_t kTailLines = 50;  ///< log lines a failed record keeps
 [[noreturn]] void fail(const std::string& message) { throw RunError(message); }
 
 std::optional<LogFormatSpec> format_of(const RunOptions& o) {
-  if (!o.log_format) return std::nullopt;
-  const auto spec = parse_log_format(*o.log_format);
-  if (!spec) fail("log format '" + *o.log_format + "', expected megatron, torchtitan, hf or regex:<pattern>");
+  if (!o.command.log_format) return std::nullopt;
+  const auto spec = parse_log_format(*o.command.log_format);
+  if (!spec) fail("log format '" + *o.command.log_format + "', expected megatron, torchtitan, hf or regex:<pattern>");
   return spec;
 }
 
@@ -51,48 +51,48 @@ class CommandBackend : public Backend {
   std::string name() const override { return "command"; }
 
   BackendEnvironment environment(const Recipe& recipe, const RunOptions& o) override {
-    if (o.import_log.empty() && !recipe_command(recipe))
+    if (o.command.import_log.empty() && !recipe_command(recipe))
       fail("the recipe has neither bench.command nor a run block: the command backend has nothing to run");
     BackendEnvironment env;
-    env.device_name = o.device == Device::kCuda ? recipe.gpu.type : "CPU";
+    env.device_name = o.settings.device == Device::kCuda ? recipe.gpu.type : "CPU";
     env.device_count = std::max(1, recipe.gpu.count);
     return env;
   }
 
   void run(const Recipe& recipe, const ModelConfig&, const RunOptions& o,
            const std::function<void(const StepSample&)>& on_step) override {
-    const ParsedLog log = o.import_log.empty() ? launch(recipe, o) : import(recipe, o);
-    report_.log.update(log.to_json(o.window));
+    const ParsedLog log = o.command.import_log.empty() ? launch(recipe, o) : import(recipe, o);
+    report_.log.update(log.to_json(o.settings.window));
     if (!log.problems.empty()) {
       std::string what = "the log has " + std::to_string(log.problems.size()) + " line(s) recipebench cannot read:";
       for (size_t i = 0; i < log.problems.size() && i < 5; ++i) what += "\n  " + log.problems[i].to_string();
       fail(what);
     }
-    const size_t need = static_cast<size_t>(o.window.last) + 1;
+    const size_t need = static_cast<size_t>(o.settings.window.last) + 1;
     if (log.steps.size() < need)
       fail("the log has " + std::to_string(log.steps.size()) + " step line(s) (" +
            (log.format ? log.format->to_string() : std::string("no known format found")) + "); the window " +
-           std::to_string(o.window.first) + ".." + std::to_string(o.window.last) + " needs steps 0.." +
-           std::to_string(o.window.last));
-    for (size_t i = 0; i < log.steps.size() && i < static_cast<size_t>(o.steps); ++i) on_step(log.steps[i]);
+           std::to_string(o.settings.window.first) + ".." + std::to_string(o.settings.window.last) + " needs steps 0.." +
+           std::to_string(o.settings.window.last));
+    for (size_t i = 0; i < log.steps.size() && i < static_cast<size_t>(o.settings.steps); ++i) on_step(log.steps[i]);
   }
 
   BackendReport report() const override { return report_; }
 
  private:
-  /// Runs the recipe's command, teeing its output to o.log_path and the console. Throws RunError when it does
+  /// Runs the recipe's command, teeing its output to o.command.log_path and the console. Throws RunError when it does
   /// not exit 0.
   ParsedLog launch(const Recipe& recipe, const RunOptions& o) {
     const std::string command = *recipe_command(recipe);
-    LogReader reader(format_of(o), context_of(recipe, o.log_path));
+    LogReader reader(format_of(o), context_of(recipe, o.command.log_path));
     std::error_code made;  // a node other than rank 0's: --out was checked (and made) by rank 0 only
-    std::filesystem::create_directories(std::filesystem::path(o.log_path).parent_path(), made);
-    std::ofstream file(o.log_path, std::ios::binary | std::ios::trunc);
-    if (!file) fail("cannot write the log " + o.log_path);
+    std::filesystem::create_directories(std::filesystem::path(o.command.log_path).parent_path(), made);
+    std::ofstream file(o.command.log_path, std::ios::binary | std::ios::trunc);
+    if (!file) fail("cannot write the log " + o.command.log_path);
     ChildSpec spec;
     spec.script = command_script(recipe, command);
     spec.env = command_environment(o, [](const char* n) { return std::getenv(n); });
-    spec.timeout_seconds = o.timeout_seconds;
+    spec.timeout_seconds = o.command.timeout_seconds;
     Tail tail;
     const ChildOutcome end = run_child(spec, [&](const std::string& line) {
       file << line << '\n';
@@ -103,33 +103,33 @@ class CommandBackend : public Backend {
     });
     file.close();
     report_.log = Json{{"source", "run"},
-                       {"path", o.log_path},
-                       {"sha256", sha256_file(o.log_path)},
+                       {"path", o.command.log_path},
+                       {"sha256", sha256_file(o.command.log_path)},
                        {"command", command},
                        {"exit", end.describe()}};
     report_.log_tail = tail.all();
     ParsedLog log = reader.result();
     if (!end.exited_ok()) {
-      report_.log.update(log.to_json(o.window));
-      fail("the command " + end.describe() + " (log: " + o.log_path + ")");
+      report_.log.update(log.to_json(o.settings.window));
+      fail("the command " + end.describe() + " (log: " + o.command.log_path + ")");
     }
     return log;
   }
 
-  /// Reads the finished log o.import_log; the record's wall time is the sum of its kept steps' times.
+  /// Reads the finished log o.command.import_log; the record's wall time is the sum of its kept steps' times.
   ParsedLog import(const Recipe& recipe, const RunOptions& o) {
-    std::ifstream in(o.import_log, std::ios::binary);
-    if (!in) fail("cannot read the log " + o.import_log);
-    LogReader reader(format_of(o), context_of(recipe, o.import_log));
+    std::ifstream in(o.command.import_log, std::ios::binary);
+    if (!in) fail("cannot read the log " + o.command.import_log);
+    LogReader reader(format_of(o), context_of(recipe, o.command.import_log));
     Tail tail;
     for (std::string line; std::getline(in, line);) {
       reader.feed(line);
       tail.add(line);
     }
-    report_.log = Json{{"source", "import"}, {"path", o.import_log}, {"sha256", sha256_file(o.import_log)}};
+    report_.log = Json{{"source", "import"}, {"path", o.command.import_log}, {"sha256", sha256_file(o.command.import_log)}};
     report_.log_tail = tail.all();
     ParsedLog log = reader.result();
-    const size_t kept = std::min(log.steps.size(), static_cast<size_t>(o.steps));
+    const size_t kept = std::min(log.steps.size(), static_cast<size_t>(o.settings.steps));
     report_.wall_seconds = std::accumulate(log.steps.begin(), log.steps.begin() + kept, 0.0,
                                            [](double a, const StepSample& s) { return a + s.seconds; });
     return log;
@@ -186,8 +186,8 @@ std::vector<std::pair<std::string, std::string>> command_environment(
   if (!num("SLURM_NNODES") && num("WORLD_SIZE") && num("LOCAL_WORLD_SIZE") && *num("LOCAL_WORLD_SIZE") > 0)
     nodes = *num("WORLD_SIZE") / *num("LOCAL_WORLD_SIZE");
   return {{"NODE_RANK", std::to_string(node)}, {"NNODES", std::to_string(std::max(1L, nodes))},
-          {"MASTER_ADDR", o.master_addr},      {"MASTER_PORT", std::to_string(o.master_port)},
-          {"RECIPEBENCH_LOG", o.log_path},     {"RECIPEBENCH_STEPS", std::to_string(o.steps)}};
+          {"MASTER_ADDR", o.place.master_addr},      {"MASTER_PORT", std::to_string(o.place.master_port)},
+          {"RECIPEBENCH_LOG", o.command.log_path},     {"RECIPEBENCH_STEPS", std::to_string(o.settings.steps)}};
 }
 
 }  // namespace recipebench

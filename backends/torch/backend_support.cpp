@@ -74,11 +74,11 @@ void check_backend_support(const Recipe& recipe, const ModelConfig* model) {
 void check_run_ranks(const Recipe& recipe, const RunOptions& o) {
   const auto& l = recipe.layout;
   const int64_t world = l.world();
-  if (world == o.world) return;
+  if (world == o.place.world) return;
   throw RunError(layout_name(l) + " needs " + std::to_string(world) + " ranks (" +
                  (l.tp > 1 ? "TP = " + std::to_string(l.tp) + " x " : std::string()) + "DP = " + std::to_string(l.dp) +
                  (l.pp > 1 ? " x PP = " + std::to_string(l.pp) : std::string()) + ") but this run has " +
-                 std::to_string(o.world) + " (start it with --nproc " + std::to_string(world) +
+                 std::to_string(o.place.world) + " (start it with --nproc " + std::to_string(world) +
                  ", torchrun or srun: docs/distributed.md)");
 }
 

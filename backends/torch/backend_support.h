@@ -22,7 +22,7 @@ void check_backend_support(const Recipe& recipe, const ModelConfig* model);
 /// granularity or method.
 torch_model::RecomputeOptions recompute_options(const RecipeLayout& layout);
 
-/// Refuses a run whose ranks (options.world) are not the layout's world size TP x CP x DP x PP (RunError saying
+/// Refuses a run whose ranks (options.place.world) are not the layout's world size TP x CP x DP x PP (RunError saying
 /// how to start it).
 void check_run_ranks(const Recipe& recipe, const RunOptions& options);
 

@@ -13,6 +13,8 @@
 #include "catalog/models.h"
 #include "dist/comm_clock.h"
 #include "model/determinism.h"
+#include "rank_configs.h"
+#include "recipe/run_model.h"
 #include "run/backend.h"
 #include "torch_backend_registration.h"
 #include "train/device.h"
@@ -34,8 +36,8 @@ using torch_backend::check_backend_support;
 
 /// RunHooks::fail_rank / fail_step: this rank throws at that step (the failure-handling tests).
 void fail_if_injected(const RunOptions& o, int step) {
-  if (o.hooks.fail_rank && o.hooks.fail_step && *o.hooks.fail_rank == o.rank && *o.hooks.fail_step == step)
-    throw RunError("injected failure on rank " + std::to_string(o.rank) + " at step " + std::to_string(step) +
+  if (o.hooks.fail_rank && o.hooks.fail_step && *o.hooks.fail_rank == o.place.rank && *o.hooks.fail_step == step)
+    throw RunError("injected failure on rank " + std::to_string(o.place.rank) + " at step " + std::to_string(step) +
                        " (hooks fail_rank, fail_step: RECIPEBENCH_FAIL_RANK, RECIPEBENCH_FAIL_STEP)",
                    step);
 }
@@ -82,12 +84,12 @@ StepSample make_sample(int step, const train::StepBatch& batch, const train::Ste
 
 /// This rank's model (train/model_builder.h), with the build's time and every rank's host memory before and at its
 /// peak while building (train/host_memory.h), handed to `on_built` (the run record's model_build block).
-train::RankModel build_model(const ModelConfig& cfg, const torch_model::KernelOptions& kernels, const RunOptions& o,
+train::RankModel build_model(const ModelConfig& cfg, const torch_backend::RankConfigs& c, const RunOptions& o,
                              const train::RunContext& ctx, const std::function<void(const ModelBuild&)>& on_built) {
   const int64_t rss_before = train::host_rss_bytes();
   train::reset_host_peak_rss();  // where refused, the peak below is the process's so far (an upper bound)
   const auto t0 = Clock::now();
-  train::RankModel model = train::build_rank_model(cfg, kernels, o.seed, ctx);
+  train::RankModel model = train::build_rank_model(cfg, c.kernels, c.model_parallel, o.settings.seed, ctx);
   ctx.synchronize();
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   ModelBuild b;
@@ -99,69 +101,66 @@ train::RankModel build_model(const ModelConfig& cfg, const torch_model::KernelOp
   return model;
 }
 
-/// The training run on this rank, after the rendezvous: `step` is the step in progress (for failure messages).
-void train_run(train::RunContext& ctx, const Recipe& recipe, const ModelConfig& cfg, const RunOptions& o,
-               const std::function<void(const StepSample&)>& on_step,
-               const std::function<void(const ModelBuild&)>& on_built, int& step) {
-  train::place_rank(ctx, recipe, cfg, o.overlap_grad_reduce);  // with its gradient reduce-scatter groups
-  ctx.place.overlap_p2p_comm = o.overlap_p2p_comm;             // receives posted ahead (PP > 1)
-  // The model that runs (--layers, --model-config) against the same rules as environment()'s.
-  check_backend_support(recipe, &cfg);
-  torch_backend::check_layout_rules(recipe, &cfg);
-  train::StepBatcher batcher(recipe, cfg, o, ctx);
-  torch_model::KernelOptions kernels;
-  kernels.recompute = torch_backend::recompute_options(recipe.layout);
-  kernels.fused_kernels = o.kernels == Kernels::kFused;  // bench.kernels
-  // bench.ep_dispatch: fixed capacity sizes its blocks by the tokens one rank's MoE layer may take in a microbatch,
-  // the layout's bound (sequence parallel shards each microbatch's tokens over TP; docs/distributed.md).
-  kernels.ep_dispatch.mode = o.ep_dispatch == EpDispatch::kFixedCapacity ? torch_model::EpDispatch::FixedCapacity
-                                                                         : torch_model::EpDispatch::HostSplits;
-  kernels.ep_dispatch.max_tokens = recipe.layout.max_tokens_per_gpu / ctx.map.tp;
-  kernels.overlap_tp_comm = o.overlap_tp_comm;  // bench.overlap_tp_comm (TP > 1)
-  train::RankModel model = build_model(cfg, kernels, o, ctx, on_built);
-  // bench.overlap_param_gather: the optimizers' all-gathers deferred into the next step's forward passes, which wait
-  // for each module's own buckets (docs/distributed.md, "Overlap").
-  std::shared_ptr<train::ParamGatherOrder> gather;
-  if (o.overlap_param_gather) gather = std::make_shared<train::ParamGatherOrder>();
-  auto optimizer =
-      train::build_optimizer(model, ctx, recipe.optimizer, {o.overlap_grad_reduce, o.grad_reduce_bucket_elements},
-                             kernels.fused_kernels ? train::AdamKernels::kFused : train::AdamKernels::kOps, gather);
-  if (gather) train::wait_for_param_gathers(model, gather);
-  // The record's settings.overlap_grad_reduce_applies and overlap_param_gather_applies come from the layout
-  // (run/grad_reduce_settings.h, run/param_gather_settings.h): they must be what the optimizers did (the same
-  // optimizers reduce-scatter and gather).
+/// The switches the run driver already checked, checked again against what this rank built: the layout effects
+/// (settings.<switch>_applies, run/switches.h) must be what the optimizers do (the same optimizers reduce-scatter
+/// and gather), and bench.fail_on_sync is refused with --profile and with the host_splits dispatcher under EP > 1
+/// on CUDA (its split sizes are read on the host). Throws RunError.
+void check_switches(const RunOptions& o, const train::RankModel& model, const train::RunContext& ctx) {
   const bool optimizer_overlaps = train::overlap_applies(model, ctx);
-  for (const auto& [name, said] : {std::pair{"overlap_grad_reduce", o.overlap_grad_reduce_applies},
-                                   std::pair{"overlap_param_gather", o.overlap_param_gather_applies}})
+  for (const auto& [name, said] : {std::pair{"overlap_grad_reduce", o.effects.overlap_grad_reduce_applies},
+                                   std::pair{"overlap_param_gather", o.effects.overlap_param_gather_applies}})
     if (said && *said != optimizer_overlaps)
       throw RunError(std::string(name) + ": the layout says it " + (*said ? "applies" : "has no effect") +
                      ", the optimizer disagrees");
-  // bench.fail_on_sync: the run driver refuses it with --profile, whose synchronisations it would catch.
-  if (o.fail_on_sync && o.profile) throw RunError("fail_on_sync: --profile synchronises the device by design");
-  // ... and with the host_splits dispatcher under EP > 1 on CUDA, whose split sizes it reads on the host.
-  if (o.fail_on_sync && ctx.device.is_cuda() && ctx.map.ep > 1 && o.ep_dispatch == EpDispatch::kHostSplits)
+  const RunSettings& s = o.settings;
+  if (s.fail_on_sync && s.profile) throw RunError("fail_on_sync: --profile synchronises the device by design");
+  if (s.fail_on_sync && ctx.device.is_cuda() && ctx.map.ep > 1 && s.ep_dispatch == EpDispatch::kHostSplits)
     throw RunError(
         "fail_on_sync: bench.ep_dispatch host_splits reads the all-to-all's split sizes on the host; use "
         "fixed_capacity");
-  const train::HostSyncCheck host_sync(o.fail_on_sync, ctx.device.is_cuda());
+}
+
+/// The steps of a built rank: data, step, sample, `on_step`; `step` is the step in progress.
+void run_steps(train::RunContext& ctx, const Recipe& recipe, train::RankModel& model, train::Optimizer& optimizer,
+               train::StepBatcher& batcher, const RunOptions& o, const std::function<void(const StepSample&)>& on_step,
+               int& step) {
+  const RunSettings& s = o.settings;
+  const train::HostSyncCheck host_sync(s.fail_on_sync, ctx.device.is_cuda());
   // Several ranks: rank 0's waits for communication in each step (dist/comm_clock.h), installed for the loop.
   std::optional<dist::CommClock> comm_clock;
   if (ctx.group && ctx.rank == 0) comm_clock.emplace(ctx.device.is_cuda());
   const ActiveCommClock active_clock(comm_clock ? &*comm_clock : nullptr);
   auto tail = Clock::now();  // the end of the previous step's timed region
-  for (step = 0; step < o.steps; ++step) {
+  for (step = 0; step < s.steps; ++step) {
     const auto data_start = Clock::now();
     const double overhead = step > 0 ? std::chrono::duration<double>(data_start - tail).count() : 0.0;
     const train::StepBatch batch = batcher.next();  // not timed
     fail_if_injected(o, step);
-    const double lr = train::learning_rate(recipe.optimizer, step, o.steps);
+    const double lr = train::learning_rate(recipe.optimizer, step, s.steps);
     const train::StepChecks checks{&host_sync, o.hooks.inject_sync_step == step};
-    const train::StepResult r = train::train_step(ctx, model, *optimizer, batch, lr, step, o.profile, checks);
+    const train::StepResult r = train::train_step(ctx, model, optimizer, batch, lr, step, s.profile, checks);
     tail = r.end;
     std::optional<dist::WaitSecondsByKind> waits;
     if (comm_clock) waits = comm_clock->collect();  // the step ended with a device synchronisation
-    on_step(make_sample(step, batch, r, lr, ctx, data_start, overhead, o.profile, waits));
+    on_step(make_sample(step, batch, r, lr, ctx, data_start, overhead, s.profile, waits));
   }
+}
+
+/// The training run on this rank, after the rendezvous: the configs, the rank's place, the data, the model, the
+/// optimizer, the steps. `step` is the step in progress (for failure messages).
+void train_run(train::RunContext& ctx, const Recipe& recipe, const ModelConfig& cfg, const RunOptions& o,
+               const std::function<void(const StepSample&)>& on_step,
+               const std::function<void(const ModelBuild&)>& on_built, int& step) {
+  const torch_backend::RankConfigs configs = torch_backend::rank_configs(recipe, o.settings);
+  train::place_rank(ctx, recipe, cfg, configs.parallel);
+  // The model that runs (--layers, --model-config) against the same rules as environment()'s.
+  check_backend_support(recipe, &cfg);
+  torch_backend::check_layout_rules(recipe, &cfg);
+  train::StepBatcher batcher(recipe, cfg, o, ctx);
+  train::RankModel model = build_model(cfg, configs, o, ctx, on_built);
+  auto optimizer = train::build_optimizer(model, ctx, recipe.optimizer, configs.optimizer);
+  check_switches(o, model, ctx);
+  run_steps(ctx, recipe, model, *optimizer, batcher, o, on_step, step);
   optimizer->finish_param_gather();  // the last step's deferred all-gathers: the parameters hold its update
   if (!o.hooks.dump_params_path.empty()) train::dump_parameters(o.hooks.dump_params_path, model, ctx);
   ctx.finish();
@@ -194,9 +193,8 @@ class TorchBackend : public Backend {
   /// harness's rules (before any rank starts: every rank refuses alike), then describes the device.
   BackendEnvironment environment(const Recipe& recipe, const RunOptions& o) override {
     // The registry's model at the run's depth (a --model-config model is checked again by run()).
-    std::optional<ModelConfig> model;
-    if (const ModelConfig* m = find_model(recipe.model)) model = o.layers ? m->with_layers(*o.layers) : *m;
-    const ModelConfig* known = model ? &*model : nullptr;
+    const std::optional<RunModel> model = run_model(recipe, o.settings.layers);
+    const ModelConfig* known = model ? &model->model : nullptr;
     check_backend_support(recipe, known);
     torch_backend::check_run_ranks(recipe, o);
     torch_backend::check_layout_rules(recipe, known);
@@ -207,7 +205,7 @@ class TorchBackend : public Backend {
 
   void run(const Recipe& recipe, const ModelConfig& cfg, const RunOptions& o,
            const std::function<void(const StepSample&)>& on_step) override {
-    torch_model::set_deterministic(o.deterministic);  // bench.deterministic, before the first GPU matmul
+    torch_model::set_deterministic(o.settings.deterministic);  // bench.deterministic, before the first GPU matmul
     train::RunContext ctx = train::open_run(recipe, o);
     int step = -1;
     try {

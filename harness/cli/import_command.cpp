@@ -27,26 +27,26 @@ struct ImportArgs {
 void add_import_command(CLI::App& app, std::function<int()>& run) {
   auto* cmd = app.add_subcommand("import", "Turn the training log of a run made outside recipebench into a run record");
   auto a = std::make_shared<ImportArgs>();
-  RunRequest& options = a->request;
+  RecipeBench& overrides = a->request.overrides;
   cmd->add_option("log", a->log,
                   "The training log (Megatron-LM, TorchTitan, Hugging Face Trainer-style or any "
                   "format a regex reads)")
       ->required();
   cmd->add_option("--recipe", a->recipe, "The recipe the run followed (model, GPUs, workload, layout)")->required();
-  cmd->add_option("--format", options.log_format,
+  cmd->add_option("--format", overrides.log_format,
                   "megatron, torchtitan, hf or regex:<pattern with named groups> (default: the recipe's "
                   "bench.log_format, else detected)");
-  cmd->add_option("--out", options.out_dir, "Folder for the run record (default reports/runs)");
-  cmd->add_option("--steps", options.steps, "Steps the record keeps (default: the recipe's bench.steps, else 20)")
+  cmd->add_option("--out", a->request.out_dir, "Folder for the run record (default reports/runs)");
+  cmd->add_option("--steps", overrides.steps, "Steps the record keeps (default: the recipe's bench.steps, else 20)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--window", a->window, "Timed window FIRST:LAST, both included (default 5:19)");
   cmd->callback([&run, a] {
     RunRequest q = a->request;
-    if (a->window) q.window = parse_window(*a->window);
+    if (a->window) q.overrides.window = parse_window(*a->window);
     if (!std::filesystem::is_regular_file(a->log))
       throw CLI::ValidationError("log", "no such log file (or not a regular file): " + a->log);
     q.recipe_path = a->recipe;
-    q.backend = "command";
+    q.overrides.backend = "command";
     q.import_log = a->log;
     q.build = BuildInfo{RECIPEBENCH_VERSION, RECIPEBENCH_GIT_COMMIT, RECIPEBENCH_BUILD_TYPE};
     run = [q]() -> int {

@@ -3,13 +3,17 @@
 // run-record writer and the console's progress table as reporters.
 #include <CLI/CLI.hpp>
 
+#include <deque>
 #include <memory>
+#include <type_traits>
+#include <variant>
 
 #include "commands.h"
 #include "default_recipe.h"
 #include "run/console_reporter.h"
 #include "run/record_writer.h"
 #include "run/run_driver.h"
+#include "run/switches.h"
 
 namespace recipebench::cli {
 
@@ -25,63 +29,78 @@ StepWindow parse_window(const std::string& s) {
 
 namespace {
 
+/// One switch's command-line value as CLI11 leaves it: a boolean flag's value, or any other value's text.
+struct SwitchArg {
+  const RunSwitch* row = nullptr;
+  CLI::Option* option = nullptr;  ///< counted: set means the command line overrides the recipe's bench.<field>
+  bool flag = false;
+  std::string text;
+};
+
 /// What CLI11 fills in; turned into a RunRequest once parsing is done.
 struct Args {
   std::string recipe;
-  std::optional<std::string> window, device, kernels, ep_dispatch;
-  bool fail_on_sync = false;
-  CLI::Option* fail_on_sync_flag = nullptr;  ///< counted: set means the command line overrides bench.fail_on_sync
+  std::optional<std::string> window, device;
+  std::deque<SwitchArg> switches;  ///< one per row of run_switches(); a deque keeps their addresses
   RunRequest request;
 };
 
+/// The command-line value of switch `a` into the request's overlay of the recipe's bench block (CLI11 checked it).
+void set_override(const SwitchArg& a, RecipeBench& overrides) {
+  std::visit(
+      [&](const auto& m) {
+        using T = typename std::decay_t<decltype(*(overrides.*(m.bench)))>;
+        if constexpr (std::is_same_v<T, bool>) {
+          overrides.*(m.bench) = a.flag;
+        } else if constexpr (std::is_integral_v<T>) {
+          overrides.*(m.bench) = static_cast<T>(std::stoll(a.text));
+        } else {
+          overrides.*(m.bench) = *parse_enum<T>(a.text);
+        }
+      },
+      a.row->member);
+}
+
+/// The names of a closed set, for CLI11's IsMember check.
+template <typename E>
+std::vector<std::string> names_of() {
+  const auto& n = EnumNames<E>::names;
+  return std::vector<std::string>(n.begin(), n.end());
+}
+
+/// One option per switch (run/switches.h): a boolean is a flag, `--x` or `--x=true|false` (a bare `--x` never takes
+/// the next argument); an integer is range-checked; a closed set takes one of its names.
+void add_switch_options(CLI::App& cmd, Args& a) {
+  for (const RunSwitch& row : run_switches()) {
+    SwitchArg& arg = a.switches.emplace_back();
+    arg.row = &row;
+    std::visit(
+        [&](const auto& m) {
+          using T = typename std::decay_t<decltype(*(RecipeBench{}.*(m.bench)))>;
+          if constexpr (std::is_same_v<T, bool>) {
+            arg.option = cmd.add_flag(row.option, arg.flag, std::string("[=true|false] ") + row.help);
+          } else if constexpr (std::is_integral_v<T>) {
+            arg.option = cmd.add_option(row.option, arg.text, row.help)->check(CLI::Range(row.min, row.max));
+          } else {
+            arg.option = cmd.add_option(row.option, arg.text, row.help)->check(CLI::IsMember(names_of<T>()));
+          }
+        },
+        row.member);
+  }
+}
+
 void add_options(CLI::App& cmd, Args& a) {
   RunRequest& q = a.request;
+  RecipeBench& b = q.overrides;
   cmd.add_option("recipe", a.recipe, "Recipe file (default: the embedded " + std::string(kDefaultRecipeName) + ")");
-  cmd.add_option("--backend", q.backend, "Backend (default: the recipe's bench.backend, else torch)");
-  cmd.add_option("--steps", q.steps, "Steps to run (default 20)")->check(CLI::PositiveNumber);
+  cmd.add_option("--backend", b.backend, "Backend (default: the recipe's bench.backend, else torch)");
   cmd.add_option("--window", a.window, "Timed window FIRST:LAST, both included (default 5:19)");
   cmd.add_option("--out", q.out_dir, "Folder for the run record (default reports/runs)");
-  cmd.add_option("--layers", q.layers, "Decoder layers of a proxy run (default: the model's)")
+  cmd.add_option("--layers", b.layers, "Decoder layers of a proxy run (default: the model's)")
       ->check(CLI::PositiveNumber);
   cmd.add_option("--device", a.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
-  cmd.add_option("--seed", q.seed, "Data and initialisation seed");
-  cmd.add_option("--deterministic", q.deterministic,
-                 "true: the same bits for the same seed (default: the recipe's bench.deterministic, else true); "
-                 "false allows faster non-deterministic kernels");
-  cmd.add_option("--kernels", a.kernels,
-                 "fused: the backend's fused CUDA kernels where they apply; ops: libtorch operations everywhere, the "
-                 "reference path (default: the recipe's bench.kernels, else fused)")
-      ->check(CLI::IsMember({"fused", "ops"}));
-  cmd.add_option("--overlap-grad-reduce", q.overlap_grad_reduce,
-                 "true: reduce-scatter the gradients in buckets during the last microbatch's backward pass (default: "
-                 "the recipe's bench.overlap_grad_reduce, else false)");
-  cmd.add_option("--overlap-param-gather", q.overlap_param_gather,
-                 "true (or no value): defer the distributed optimizer's parameter all-gather into the next step's "
-                 "forward passes, each module waiting for its own buckets (default: the recipe's "
-                 "bench.overlap_param_gather, else false; no effect with DP 1 and EDP 1)")
-      ->expected(0, 1)
-      ->default_str("true");
-  cmd.add_option("--overlap-p2p-comm", q.overlap_p2p_comm,
-                 "true: post the pipeline's receives ahead, so each transfer overlaps the passes before its own "
-                 "(default: the recipe's bench.overlap_p2p_comm, else false; no effect with PP 1)");
-  cmd.add_option("--overlap-tp-comm", q.overlap_tp_comm,
-                 "true: each column-parallel region's backward reduce-scatters its input gradient while it computes "
-                 "its weight gradients, the shared expert's forward one while the routed experts compute (default: "
-                 "the recipe's bench.overlap_tp_comm, else false; no effect with TP 1)");
-  cmd.add_option("--grad-reduce-bucket-elements", q.grad_reduce_bucket_elements,
-                 "Gradient elements per bucket with --overlap-grad-reduce true (default: the recipe's "
-                 "bench.grad_reduce_bucket_elements, else 40000000)")
-      ->check(CLI::Range(int64_t{1}, int64_t{2147483647}));
-  a.fail_on_sync_flag = cmd.add_flag(
-      "--fail-on-sync", a.fail_on_sync,
-      "Fail the run on a call that makes the host wait for the GPU between a step's first forward pass and the "
-      "optimizer (CUDA's synchronisation-debug mode; --fail-on-sync=false turns off the recipe's "
-      "bench.fail_on_sync; default: the recipe's, else false)");
-  cmd.add_option("--ep-dispatch", a.ep_dispatch,
-                 "Expert-parallel dispatcher of the MoE layers: host_splits (split sizes read on the host) or "
-                 "fixed_capacity (fixed blocks per peer, no host synchronisation; default: the recipe's "
-                 "bench.ep_dispatch, else host_splits)")
-      ->check(CLI::IsMember({"host_splits", "fixed_capacity"}));
+  cmd.add_option("--seed", b.seed, "Data and initialisation seed");
+  add_switch_options(cmd, a);
   cmd.add_option("--model-config", q.model_config,
                  "Hugging Face config.json of the model to build instead of the registry's widths");
   cmd.add_flag("--profile", q.profile,
@@ -90,14 +109,14 @@ void add_options(CLI::App& cmd, Args& a) {
                  "Ranks to start on this host (one process each; CPU: Gloo). Without it the rank comes from "
                  "torchrun-style (RANK, WORLD_SIZE...) or Slurm variables (docs/distributed.md)")
       ->check(CLI::Range(1, 1024));
-  cmd.add_option("--format", q.log_format,
+  cmd.add_option("--format", b.log_format,
                  "Command backend: how to read its step lines, megatron, torchtitan, hf or regex:<pattern> "
                  "(default: the recipe's bench.log_format, else detected)");
-  cmd.add_option("--timeout", q.timeout_seconds,
+  cmd.add_option("--timeout", b.timeout_seconds,
                  "Command backend: stop the command's process group after this many seconds (default: the "
                  "recipe's bench.timeout_seconds, else none)")
       ->check(CLI::PositiveNumber);
-  cmd.add_option("--data", q.data_path, "Pre-tokenized rows file (docs/data-format.md) instead of synthetic rows");
+  cmd.add_option("--data", b.data.path, "Pre-tokenized rows file (docs/data-format.md) instead of synthetic rows");
   cmd.add_flag("--dry-run", q.dry_run,
                "Print the rank map (each rank's TP, CP, DP, PP, ETP, EP, EDP coordinates, layers per virtual stage, "
                "microbatches, schedule) and exit; needs no GPU and runs nothing");
@@ -111,11 +130,10 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
   add_options(*cmd, *a);
   cmd->callback([&run, a] {
     RunRequest q = a->request;
-    if (a->window) q.window = parse_window(*a->window);
-    if (a->device) q.device = parse_enum<Device>(*a->device);  // one of them: CLI11 checked it
-    if (a->kernels) q.kernels = parse_enum<Kernels>(*a->kernels);
-    if (a->ep_dispatch) q.ep_dispatch = parse_enum<EpDispatch>(*a->ep_dispatch);
-    if (a->fail_on_sync_flag->count() > 0) q.fail_on_sync = a->fail_on_sync;
+    if (a->window) q.overrides.window = parse_window(*a->window);
+    if (a->device) q.overrides.device = parse_enum<Device>(*a->device);  // one of them: CLI11 checked it
+    for (const SwitchArg& s : a->switches)
+      if (s.option->count() > 0) set_override(s, q.overrides);
     if (a->recipe.empty()) {
       q.recipe_path = std::string("<embedded>/") + kDefaultRecipeName;
       q.recipe_text = std::string(kDefaultRecipeYaml);

@@ -3,20 +3,17 @@
 #include <stdexcept>
 
 #include "plan/memory_plan.h"
+#include "recipe/run_model.h"
 #include "recipe/source_doc.h"
 
 namespace recipebench {
 
 std::optional<Diagnostic> check_memory_fits(const Recipe& recipe, const std::string& file) {
-  const ModelConfig* registered = find_model(recipe.model);
-  if (!registered) return std::nullopt;
-  ModelConfig model = *registered;
-  const Json bench = recipe.doc.value("bench", Json());
+  const std::optional<RunModel> ran = run_model(recipe);
+  if (!ran) return std::nullopt;
+  const ModelConfig& model = ran->model;
   PlanOptions o;  // the recipe's bench block (ep_dispatch and overlap_param_gather: plan_memory reads them)
-  if (bench.is_object()) {
-    if (bench.contains("layers")) model = model.with_layers(bench["layers"].get<int64_t>());
-    if (bench.contains("device")) o.device = bench["device"].get<std::string>();
-  }
+  o.device = recipe.bench.device.value_or(Device::kCuda);
   o.fused_kernels = recipe.bench.kernels.value_or(Kernels::kFused) == Kernels::kFused;  // bench.kernels
   MemoryPlan plan;
   try {

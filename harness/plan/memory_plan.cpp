@@ -246,7 +246,7 @@ MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const Ran
   shape.rows = map.rows_per_microbatch;
   shape.tokens = map.rows_per_microbatch * recipe.workload.row_tokens;
   shape.tp = map.tp;
-  const bool cuda = o.device == "cuda";
+  const bool cuda = o.device == Device::kCuda;
   shape.param_bytes = torch_compute_bytes(recipe.workload.precision, cuda);
   if (shape.param_bytes == 0) shape.param_bytes = 4;  // a precision the backend refuses: planned as FP32
   shape.sdpa = cuda;

@@ -61,9 +61,9 @@ int torch_compute_bytes(const std::string& precision, bool cuda);
 
 /// How the planned run runs beside its recipe: the device and the settings that change the backend's memory.
 struct PlanOptions {
-  /// "cuda" (BF16 parameters when workload.precision is bf16, fused attention) or "cpu" (FP32); fp64 plans FP64
+  /// CUDA (BF16 parameters when workload.precision is bf16, fused attention) or the CPU (FP32); fp64 plans FP64
   /// parameters and activations on either.
-  std::string device = "cuda";
+  Device device = Device::kCuda;
   TorchMemoryImpl impl = kCurrentTorchMemoryImpl;  ///< the backend's code (an older one for an older run record)
   bool fused_kernels = true;                       ///< bench.kernels fused; false: ops
   /// bench.ep_dispatch; nullopt: the recipe's, else host_splits. With fixed_capacity and EP > 1 each MoE layer's

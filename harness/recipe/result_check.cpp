@@ -22,15 +22,6 @@ std::optional<Price> recipe_price(const Recipe& r) {
                                              "/h / " + std::to_string(inst->gpus) + " GPUs"};
 }
 
-std::optional<ModelConfig> run_model(const Recipe& r) {
-  const ModelConfig* m = find_model(r.model);
-  if (!m) return std::nullopt;
-  const Json& bench = r.doc.contains("bench") ? r.doc["bench"] : Json();
-  if (bench.is_object() && bench.contains("layers") && bench["layers"].is_number_integer())
-    return m->with_layers(bench["layers"].get<int64_t>());
-  return *m;
-}
-
 namespace {
 
 /// True when `given` (written with `text`) equals `computed` rounded to the printed precision of `text`.

@@ -22,14 +22,10 @@ struct Price {
 /// default instance of its GPU type. nullopt when none applies.
 std::optional<Price> recipe_price(const Recipe& r);
 
-/// The model a recipe's figures are of: the registry's model, with bench.layers decoder layers when the recipe
-/// runs a proxy (docs/metrics.md: N_active counts the model that actually ran). nullopt for an unknown model.
-std::optional<ModelConfig> run_model(const Recipe& r);
-
 /// Checks the catalog references (model, instance, GPU) and, when the recipe has a result: the window lies
 /// inside the steps; window_tokens = window steps x global batch x row tokens; $/1M tokens and MFU
 /// recomputed from tokens/s/GPU with the catalog agree to the printed precision of the recipe's figure;
-/// active_params.count equals N_active of `model`. `model` is the model that ran (run_model(r): a proxy's
+/// active_params.count equals N_active of `model`. `model` is the model that ran (run_model(r), recipe/run_model.h: a proxy's
 /// bench.layers counted), nullptr when the recipe's model is unknown. Locations come from `src`.
 Diagnostics check_result(const Recipe& r, const ModelConfig* model, const SourceDoc& src);
 

@@ -9,6 +9,7 @@
 #include "catalog/models.h"
 #include "recipe/layout_check.h"
 #include "recipe/result_check.h"
+#include "recipe/run_model.h"
 #include "recipe/schema_check.h"
 #include "recipe/source_doc.h"
 
@@ -60,8 +61,8 @@ ValidatedRecipe check_document(ValidatedRecipe out, std::shared_ptr<const Source
     return out;
   }
   // Figures and layer arithmetic follow the model that ran: bench.layers (a proxy run's layer count) when given.
-  const std::optional<ModelConfig> ran = run_model(*out.recipe);
-  const ModelConfig* model = ran ? &*ran : nullptr;
+  const std::optional<RunModel> ran = run_model(*out.recipe);
+  const ModelConfig* model = ran ? &ran->model : nullptr;
   for (auto& d : check_result(*out.recipe, model, src)) out.errors.push_back(std::move(d));
   for (auto& d : check_layout(*out.recipe, model, src)) out.errors.push_back(std::move(d));
   std::stable_sort(out.errors.begin(), out.errors.end(), [](const Diagnostic& a, const Diagnostic& b) {

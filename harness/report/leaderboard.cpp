@@ -11,6 +11,7 @@
 #include "metrics/derive.h"
 #include "metrics/metrics.h"
 #include "recipe/result_check.h"
+#include "recipe/run_model.h"
 
 namespace recipebench {
 
@@ -104,12 +105,9 @@ void derive_entry(LeaderboardEntry& e, const Recipe& r, const ReportOptions& opt
 
 /// The layers an entry's figures come from: a recipe's bench.layers (a proxy run), else its model's.
 void set_recipe_layers(LeaderboardEntry& e, const Recipe& r) {
-  const ModelConfig* model = find_model(r.model);
-  e.layers_full = model ? model->num_layers : 0;
-  e.layers = e.layers_full;
-  const Json& bench = r.doc.contains("bench") ? r.doc["bench"] : Json();
-  if (bench.is_object() && bench.contains("layers") && bench["layers"].is_number_integer())
-    e.layers = bench["layers"].get<int64_t>();
+  const std::optional<RunModel> m = run_model(r);
+  e.layers_full = m ? m->full.num_layers : 0;
+  e.layers = m ? m->model.num_layers : r.bench.layers.value_or(0);
 }
 
 /// "proxy: 4 of 40 layers" first in a proxy run's highlights (replacing "4 of 40 layers" if the recipe says it).
@@ -128,18 +126,18 @@ StepSeries step_series(const RunRecord& rec) {
     s.seconds.push_back(st.seconds);
     s.loss.push_back(st.loss);
   }
-  s.window_first = rec.options.window.first;
-  s.window_last = rec.options.window.last;
+  s.window_first = rec.options.settings.window.first;
+  s.window_last = rec.options.settings.window.last;
   return s;
 }
 
 /// The backend column: the backend, and for figures parsed from a log the stack's log format and how it came
 /// ("command · megatron", "import · hf", "command · regex").
 std::string backend_label(const RunRecord& rec) {
-  if (!rec.log.is_object()) return rec.options.backend;
+  if (!rec.log.is_object()) return rec.options.settings.backend;
   std::string parser = rec.log.value("parser", std::string("?"));
   parser = parser.substr(0, parser.find(':'));
-  return (rec.log.value("source", std::string()) == "import" ? std::string("import") : rec.options.backend) + " · " +
+  return (rec.log.value("source", std::string()) == "import" ? std::string("import") : rec.options.settings.backend) + " · " +
          parser;
 }
 
@@ -154,9 +152,11 @@ LeaderboardEntry entry_from_run(const RunRecordInput& in, const ReportOptions& o
   e.kind = "run";
   e.file = in.file;
   e.backend = backend_label(rec);
-  e.deterministic = rec.options.deterministic;
-  if (!rec.options.deterministic) e.backend += " · non-deterministic";
-  if (rec.options.kernels == Kernels::kOps) e.backend += " · libtorch ops";  // bench.kernels: ops (slower)
+  if (rec.log.is_null()) {  // a log-timed run (a per-node backend)'s command has its own kernels and determinism
+    e.deterministic = rec.options.settings.deterministic;
+    if (!rec.options.settings.deterministic) e.backend += " · non-deterministic";
+    if (rec.options.settings.kernels == Kernels::kOps) e.backend += " · libtorch ops";  // bench.kernels: ops (slower)
+  }
   e.status = "measured";
   e.layers = rec.model_layers;
   e.layers_full = rec.model_layers_full;
@@ -166,7 +166,7 @@ LeaderboardEntry entry_from_run(const RunRecordInput& in, const ReportOptions& o
   e.measured = rec.finished_at.substr(0, 10);
   e.gpus = rec.device_count();
   e.hardware = std::to_string(e.gpus) + " x " + rec.device_name();
-  if (rec.options.device == Device::kCuda) {
+  if (rec.options.settings.device == Device::kCuda) {
     // N and peak FLOP/s as the run recorded them: the model that ran (its layers, its --model-config widths).
     derive_entry(e, r, options, m.active_params, m.peak_flops);
   } else {
@@ -175,7 +175,7 @@ LeaderboardEntry entry_from_run(const RunRecordInput& in, const ReportOptions& o
   if (e.layers != e.layers_full) mark_proxy(e);
   e.details["measurement"] = Json{{"backend", e.backend},
                                   {"hardware", e.hardware},
-                                  {"settings", rec.options.to_json()},
+                                  {"settings", rec.options.to_json(rec.log.is_null())},
                                   {"environment", rec.environment},
                                   {"window_seconds", m.window.seconds},
                                   {"mean_step_seconds", m.window.mean_step_seconds},
@@ -199,7 +199,7 @@ std::string unranked_reason(const RunRecord& rec) {
     if (rec.error.is_object() && rec.error.contains("message")) why += ": " + rec.error["message"].get<std::string>();
     return why;
   }
-  if (rec.options.profile)
+  if (rec.options.settings.profile)
     return "not ranked: a --profile run (the device synchronises between forward, backward and optimizer, which "
            "slows every step)";
   // Figures parsed from a log were timed by the stack that ran, not by this build of recipebench.
@@ -230,8 +230,8 @@ Leaderboard build_leaderboard(const std::vector<Recipe>& recipes, const ReportOp
     e.file = r.file;
     set_recipe_layers(e, r);
     e.tokens_per_s_per_gpu = res.tokens_per_s_per_gpu;
-    const std::optional<ModelConfig> ran = run_model(r);
-    derive_entry(e, r, options, ran ? count_params(*ran).active : 0, 0);
+    const std::optional<RunModel> ran = run_model(r);
+    derive_entry(e, r, options, ran ? count_params(ran->model).active : 0, 0);
     e.step_time_cv_percent = res.step_time_cv_percent;
     e.gpu_hours = res.gpu_hours;
     e.measured = res.measured;

@@ -14,100 +14,10 @@
 #include "recipe/enums.h"
 #include "recipe/recipe.h"
 #include "run/capabilities.h"
+#include "run/run_options.h"
 #include "util/json.h"
 
 namespace recipebench {
-
-/// Test hooks of a run, explicit so that a run record shows them (settings.hooks); unset in a normal run.
-struct RunHooks {
-  std::optional<int> fail_rank, fail_step;  ///< rank fail_rank throws a RunError at step fail_step (failure tests)
-  std::string dump_params_path;             ///< rank 0 writes the final parameters here (float32, the one-rank
-                                            ///< model's parameters() order); empty: no dump
-  std::string dump_init_params_path;        ///< the same for the initial parameters, right after the model is built
-  /// Every rank reads a value of a CUDA tensor on the host (.item(), a synchronising call) inside the step's
-  /// no-synchronisation region at this step: the negative control of the bench.fail_on_sync test. Nothing happens
-  /// on the CPU (no synchronisation to catch).
-  std::optional<int> inject_sync_step;
-  bool any() const {
-    return fail_rank || fail_step || !dump_params_path.empty() || !dump_init_params_path.empty() || inject_sync_step;
-  }
-};
-
-/// Effective settings of one run (recipe's bench block, overridden by the command line).
-struct RunOptions {
-  std::string backend = "torch";
-  int steps = 20;                 ///< steps to run, numbered 0..steps-1
-  StepWindow window{5, 19};       ///< timed window, both ends included
-  std::optional<int64_t> layers;  ///< decoder-layer override for proxy runs
-  Device device = Device::kCpu;   ///< the CPU (Gloo between ranks) or one CUDA GPU per rank (NCCL)
-  uint64_t seed = 1234;           ///< data and initialisation seed
-  DataSource data_source = DataSource::kSynthetic;
-  std::string data_path;                  ///< pre-tokenized rows when data_source is kFile
-  double supervised_token_ratio = 0.676;  ///< synthetic data: fraction of tokens with a loss
-  int64_t min_row_tokens = 0;             ///< synthetic data: shortest row (tokens); 0: every row full length
-  bool profile = false;                   ///< synchronise between phases to time forward / backward / optimizer
-  /// bench.deterministic: the same bits for the same seed on the same device and build (the torch backend turns on
-  /// torch's deterministic algorithms and cuBLAS's reproducible workspace); false allows faster non-deterministic
-  /// kernels. A backend that cannot honour true refuses the run (RunError) rather than ignoring it.
-  bool deterministic = true;
-  /// bench.kernels: kFused runs the backend's fused CUDA kernels where they apply (the torch backend: gated delta
-  /// rule, conv1d + SiLU, gated RMSNorm, cross-entropy; BF16 on CUDA), kOps libtorch operations everywhere (the
-  /// reference path the kernels are tested against).
-  Kernels kernels = Kernels::kFused;
-  /// bench.overlap_grad_reduce: the distributed optimizer reduce-scatters its gradients in buckets of
-  /// grad_reduce_bucket_elements elements, each launched during the last microbatch's backward pass as soon as its
-  /// gradients are complete (docs/distributed.md, "Overlap"); false: one reduce-scatter after the backward passes.
-  bool overlap_grad_reduce = false;
-  int64_t grad_reduce_bucket_elements = 40'000'000;  ///< elements (Megatron-LM's default bucket size)
-  /// With overlap_grad_reduce: whether the layout has anything to reduce-scatter (DP > 1 or EDP > 1), set by the
-  /// run driver; nullopt without the switch.
-  std::optional<bool> overlap_grad_reduce_applies;
-  /// bench.overlap_param_gather: the distributed optimizer's step ends after the update of this rank's shards; the
-  /// all-gathers of the updated parameters run in the next step, launched at its start in the forward passes'
-  /// order, each module's forward waiting for its parameters' buckets; the last step's run after it, before the
-  /// parameters are read (docs/distributed.md, "Overlap"); false: all-gathered at the end of the step.
-  bool overlap_param_gather = false;
-  /// With overlap_param_gather: whether the layout has anything to all-gather (DP > 1 or EDP > 1), set by the run
-  /// driver; nullopt without the switch.
-  std::optional<bool> overlap_param_gather_applies;
-  /// bench.overlap_p2p_comm: the pipeline posts each receive ahead, as soon as the one before it on its link was
-  /// waited for, so the transfer overlaps the passes in between (docs/distributed.md, "Pipeline parallelism");
-  /// no effect with PP 1.
-  bool overlap_p2p_comm = false;
-  /// bench.overlap_tp_comm: under tensor parallelism (sequence parallel) each column-parallel region's backward
-  /// reduce-scatters its input's gradient while it computes its weight gradients, instead of after them, and the
-  /// shared expert's forward reduce-scatter runs while the routed experts compute (docs/distributed.md, "Overlap");
-  /// no effect with TP 1.
-  bool overlap_tp_comm = false;
-  /// bench.fail_on_sync: the run fails (RunError naming the operation and the step) on a call that synchronises the
-  /// host with a CUDA device between the first forward pass of a step and the optimizer's gradient norm (the torch
-  /// backend: libtorch's CUDA synchronisation-debug mode set to error there; docs/distributed.md, "Host
-  /// synchronisation"). Nothing to check on the CPU: the run says so.
-  bool fail_on_sync = false;
-  /// bench.ep_dispatch: the MoE layers' expert-parallel dispatcher (docs/distributed.md, "Expert parallelism"):
-  /// kHostSplits reads the all-to-all's split sizes on the host, kFixedCapacity sends fixed blocks of
-  /// max_tokens_per_gpu / TP x top-k rows per peer and reads nothing. No effect with EP 1.
-  EpDispatch ep_dispatch = EpDispatch::kHostSplits;
-  // Where this process sits among the ranks (run/launch.h); world == 1 is a one-rank run.
-  int rank = 0, world = 1, local_rank = 0;
-  std::string master_addr = "127.0.0.1";  ///< rank 0's host: the c10d TCPStore of the rendezvous
-  int master_port = 29500;
-  int dist_timeout_seconds = 300;  ///< bound on the rendezvous and on every collective (seconds)
-  RunHooks hooks;
-  // The command backend (docs/command-backend.md); unused by the others.
-  std::optional<std::string> log_format;  ///< bench.log_format / import --format: "megatron", ..., "regex:<p>";
-                                          ///< nullopt: detected from the log
-  std::optional<double> timeout_seconds;  ///< bench.timeout_seconds / --timeout: the command is stopped after it (s)
-  std::string log_path;    ///< where the command's output is teed (beside the run record); set by the run driver
-  std::string import_log;  ///< `recipebench import`: read this finished log instead of launching the command
-  Json to_json() const;
-};
-
-/// Fills the distributed timeout and the test hooks from the environment, where set: RECIPEBENCH_DIST_TIMEOUT
-/// (seconds), RECIPEBENCH_FAIL_RANK and RECIPEBENCH_FAIL_STEP, RECIPEBENCH_DUMP_PARAMS (a file path),
-/// RECIPEBENCH_INJECT_SYNC_STEP (a step); see docs/distributed.md. The ranks a launcher starts inherit the variables.
-/// Throws std::invalid_argument naming the variable when a number does not parse.
-void apply_environment_hooks(RunOptions& options);
 
 /// With --profile: the step's time inside each model component, forward and backward together (seconds, measured
 /// between device synchronisations at the component's boundaries; docs/metrics.md, "Profile"). Zeros otherwise.
@@ -199,7 +109,7 @@ class Backend {
   virtual std::string name() const = 0;
   /// What the run will use, before it starts (checks that enough devices are present; throws RunError if not).
   virtual BackendEnvironment environment(const Recipe& recipe, const RunOptions& options) = 0;
-  /// Runs options.steps steps of `model` with the recipe's layout and workload. Throws RunError on failure.
+  /// Runs options.settings.steps steps of `model` with the recipe's layout and workload. Throws RunError on failure.
   virtual void run(const Recipe& recipe, const ModelConfig& model, const RunOptions& options,
                    const std::function<void(const StepSample&)>& on_step) = 0;
   /// Read after run() returned or threw: what the record carries besides the steps.

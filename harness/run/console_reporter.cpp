@@ -26,7 +26,7 @@ void ConsoleReporter::dry_run(const std::string& text) {
 }
 
 void ConsoleReporter::start(const RunRecord& r) {
-  const RunOptions& o = r.options;
+  const RunSettings& o = r.options.settings;
   fmt::print(out_, "recipebench run: {}\n  model {} ({}), backend {}, device {}, {} steps, window {}..{}\n",
              r.recipe_path, r.model_name, depth_label(r.model_layers, r.model_layers_full), o.backend,
              to_string(o.device), o.steps, o.window.first, o.window.last);
@@ -57,7 +57,7 @@ void ConsoleReporter::model_built(const ModelBuild& b) {
 }
 
 void ConsoleReporter::step(const StepSample& s, const RunRecord& r, int devices) {
-  const RunOptions& o = r.options;
+  const RunSettings& o = r.options.settings;
   const bool timed = s.step >= o.window.first && s.step <= o.window.last;
   fmt::print(out_, "{:>3}/{:<3} {:9.3f} {:10.4f} {:>12} {:10.3f} {:10.2f} GB{}\n", s.step + 1, o.steps, s.seconds,
              s.loss, fixed(s.tokens / s.seconds / devices, 0), s.grad_norm, s.peak_memory_bytes / 1e9,
@@ -81,7 +81,7 @@ void ConsoleReporter::finish(const RunRecord& r, std::string& record_path, bool 
   if (m.usd_per_million_tokens) fmt::print(out_, ", ${:.2f} / 1M tokens", *m.usd_per_million_tokens);
   if (m.peak_memory_bytes) fmt::print(out_, ", peak memory {:.1f} GB", m.peak_memory_bytes / 1e9);
   fmt::print(out_, ", harness overhead {:.3f}% of step time\n", 100 * m.harness_overhead_fraction);
-  if (r.options.profile) fmt::print(out_, "{}", format_profile_table(r));
+  if (r.options.settings.profile) fmt::print(out_, "{}", format_profile_table(r));
   fmt::print(out_, "{}", format_phase_line(r));
   fmt::print(out_, "run record: {}\n", record_path);
   std::fflush(out_);

@@ -11,7 +11,7 @@ std::optional<std::vector<PhaseRow>> phase_rows(const RunRecord& record) {
   CommWaitSeconds waits;
   int n = 0;
   for (const StepSample& s : record.steps) {
-    if (s.step < record.options.window.first || s.step > record.options.window.last) continue;
+    if (s.step < record.options.settings.window.first || s.step > record.options.settings.window.last) continue;
     if (!s.comm_waits.measured) continue;
     step += s.seconds;
     waits.tp += s.comm_waits.tp;
@@ -34,8 +34,8 @@ std::optional<std::vector<PhaseRow>> phase_rows(const RunRecord& record) {
 std::string format_phase_line(const RunRecord& record) {
   const auto rows = phase_rows(record);
   if (!rows) return "";
-  std::string out = fmt::format("step phases on rank 0 (mean over steps {}..{}):", record.options.window.first,
-                                record.options.window.last);
+  std::string out = fmt::format("step phases on rank 0 (mean over steps {}..{}):", record.options.settings.window.first,
+                                record.options.settings.window.last);
   for (size_t i = 0; i < rows->size(); ++i)
     out += fmt::format("{} {} {:.1f} ms ({:.1f}%)", i ? "," : "", (*rows)[i].phase, (*rows)[i].ms_per_step,
                        (*rows)[i].percent);

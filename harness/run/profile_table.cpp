@@ -17,7 +17,7 @@ struct WindowMeans {
 WindowMeans window_means(const RunRecord& r) {
   WindowMeans m;
   for (const StepSample& s : r.steps) {
-    if (s.step < r.options.window.first || s.step > r.options.window.last) continue;
+    if (s.step < r.options.settings.window.first || s.step > r.options.settings.window.last) continue;
     m.step += s.seconds;
     m.gdn += s.components.gdn;
     m.attention += s.components.attention;
@@ -54,7 +54,7 @@ std::string format_profile_table(const RunRecord& record) {
   std::string out = fmt::format(
       "profile, mean per step over steps {}..{} (device synchronised at every component boundary):\n"
       "{:<18} {:>10} {:>8}\n",
-      record.options.window.first, record.options.window.last, "component", "ms/step", "%");
+      record.options.settings.window.first, record.options.settings.window.last, "component", "ms/step", "%");
   double total = 0;
   for (const ProfileRow& row : rows) {
     out += fmt::format("{:<18} {:>10.1f} {:>7.1f}%\n", row.component, row.ms_per_step, row.percent);

@@ -28,7 +28,7 @@ RecordFigures derive_record_figures(const RunRecord& r) {
     tokens.push_back(s.tokens);
   }
   RecordFigures f;
-  f.window = window_metrics(seconds, tokens, r.options.window, r.device_count());
+  f.window = window_metrics(seconds, tokens, r.options.settings.window, r.device_count());
   const RunMetrics& m = *r.metrics;
   FigureInputs in;
   in.gpus = r.device_count();
@@ -66,8 +66,8 @@ Diagnostics record_figures_problems(const RunRecord& r, const std::string& file)
     return out;
   }
   const RunMetrics& m = *r.metrics;
-  const std::string from_steps = " (derived from steps " + std::to_string(r.options.window.first) + ".." +
-                                 std::to_string(r.options.window.last) + ")";
+  const std::string from_steps = " (derived from steps " + std::to_string(r.options.settings.window.first) + ".." +
+                                 std::to_string(r.options.settings.window.last) + ")";
   if (m.window.tokens != f.window.tokens)
     add("window_tokens", std::to_string(m.window.tokens), std::to_string(f.window.tokens) + from_steps);
   const std::pair<const char*, std::pair<double, double>> measured[] = {

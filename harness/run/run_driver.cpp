@@ -16,17 +16,12 @@
 #include "logparse/log_format.h"
 #include "plan/memory_plan.h"
 #include "recipe/validate.h"
+#include "recipe/run_model.h"
 #include "run/backend.h"
-#include "run/ep_dispatch_settings.h"
-#include "run/fail_on_sync_settings.h"
-#include "run/grad_reduce_settings.h"
 #include "run/launch.h"
-#include "run/p2p_comm_settings.h"
-#include "run/param_gather_settings.h"
-#include "run/tp_comm_settings.h"
 #include "run/run_guard.h"
 #include "run/run_metrics.h"
-#include "run/setting_diagnostic.h"
+#include "run/switches.h"
 #include "util/exit_code.h"
 #include "util/host.h"
 
@@ -79,102 +74,82 @@ ValidatedRecipe load_recipe(const RunRequest& q, const Reporters& report) {
   return v;
 }
 
-/// The settings the bench block (RecipeBench) and the command line (RunRequest) both give, each one that is set
-/// over `o`: backend, steps, window, layers, device, seed, deterministic, kernels, overlap_grad_reduce and its bucket
-/// size, overlap_param_gather, fail_on_sync, overlap_p2p_comm, overlap_tp_comm, ep_dispatch.
-template <typename Settings>
-void apply_shared_settings(const Settings& s, RunOptions& o) {
-  if (s.backend) o.backend = *s.backend;
-  if (s.steps) o.steps = *s.steps;
-  if (s.window) o.window = *s.window;
-  if (s.layers) o.layers = *s.layers;
-  if (s.device) o.device = *s.device;
-  if (s.seed) o.seed = *s.seed;
-  if (s.deterministic) o.deterministic = *s.deterministic;
-  if (s.kernels) o.kernels = *s.kernels;
-  if (s.overlap_grad_reduce) o.overlap_grad_reduce = *s.overlap_grad_reduce;
-  if (s.grad_reduce_bucket_elements) o.grad_reduce_bucket_elements = *s.grad_reduce_bucket_elements;
-  if (s.overlap_param_gather) o.overlap_param_gather = *s.overlap_param_gather;
-  if (s.fail_on_sync) o.fail_on_sync = *s.fail_on_sync;
-  if (s.overlap_p2p_comm) o.overlap_p2p_comm = *s.overlap_p2p_comm;
-  if (s.overlap_tp_comm) o.overlap_tp_comm = *s.overlap_tp_comm;
-  if (s.ep_dispatch) o.ep_dispatch = *s.ep_dispatch;
-}
-
-/// The recipe's bench block over RunOptions' defaults.
-void apply_bench_block(const RecipeBench& b, RunOptions& o) {
-  apply_shared_settings(b, o);
-  if (b.data.source) o.data_source = *b.data.source;
-  if (b.data.path) o.data_path = *b.data.path;
-  if (b.data.supervised_token_ratio) o.supervised_token_ratio = *b.data.supervised_token_ratio;
-  if (b.data.min_row_tokens) o.min_row_tokens = *b.data.min_row_tokens;
-  if (b.log_format) o.log_format = *b.log_format;
-  if (b.timeout_seconds) o.timeout_seconds = *b.timeout_seconds;
-}
-
 /// True for a backend that launches the recipe's own command once per node (run/capabilities.h).
 bool per_node(const std::string& backend) {
   const BackendCapabilities* caps = backend_capabilities(backend);
   return caps && caps->launch == Launch::kPerNode;
 }
 
-/// Effective settings: the recipe's bench block, then the request, then the environment's hooks
+/// The settings outside the switch table from one bench block (the recipe's, then the command line's overlay).
+void apply_bench_fields(const RecipeBench& b, RunOptions& o) {
+  RunSettings& s = o.settings;
+  if (b.backend) s.backend = *b.backend;
+  if (b.window) s.window = *b.window;
+  if (b.layers) s.layers = *b.layers;
+  if (b.device) s.device = *b.device;
+  if (b.seed) s.seed = *b.seed;
+  if (b.data.source) s.data.source = *b.data.source;
+  if (b.data.path) s.data.path = *b.data.path;
+  if (b.data.supervised_token_ratio) s.data.supervised_token_ratio = *b.data.supervised_token_ratio;
+  if (b.data.min_row_tokens) s.data.min_row_tokens = *b.data.min_row_tokens;
+  if (b.log_format) o.command.log_format = *b.log_format;
+  if (b.timeout_seconds) o.command.timeout_seconds = *b.timeout_seconds;
+}
+
+/// Effective settings: the recipe's bench block, then the request's overlay, then the environment's hooks
 /// (apply_environment_hooks). Throws Refusal when the window does not fit or a hook variable does not parse.
 RunOptions effective_options(const Recipe& recipe, const RunRequest& q) {
   RunOptions o;
-  apply_bench_block(recipe.bench, o);
-  apply_shared_settings(q, o);
-  if (q.log_format) o.log_format = *q.log_format;
-  if (q.timeout_seconds) o.timeout_seconds = *q.timeout_seconds;
-  if (q.import_log) o.import_log = *q.import_log;
+  apply_bench_fields(recipe.bench, o);
+  apply_bench_fields(q.overrides, o);
+  merge_switches(recipe.bench, q.overrides, o.settings);
+  if (q.overrides.data.path) o.settings.data.source = DataSource::kFile;  // --data
+  if (q.import_log) o.command.import_log = *q.import_log;
   // A command's GPUs are the recipe's (gpu.type, gpu.count): on CUDA unless the recipe or the command line says.
-  if (per_node(o.backend) && !recipe.bench.device && !q.device) o.device = Device::kCuda;
-  o.profile = q.profile;
+  if (per_node(o.settings.backend) && !recipe.bench.device && !q.overrides.device) o.settings.device = Device::kCuda;
+  o.settings.profile = q.profile;
   try {
     apply_environment_hooks(o);  // RECIPEBENCH_DIST_TIMEOUT and the test hooks (docs/distributed.md)
   } catch (const std::invalid_argument& e) {
     throw Refusal{kUsage, std::string("recipebench run: ") + e.what()};
   }
-  if (q.data_path) {
-    o.data_source = DataSource::kFile;
-    o.data_path = *q.data_path;
-  }
   // The one window rule, also applied by validate to result.window (metrics.h window_problem).
-  if (const std::string problem = window_problem(o.window, o.steps); !problem.empty())
+  if (const std::string problem = window_problem(o.settings.window, o.settings.steps); !problem.empty())
     throw Refusal{kUsage, "recipebench run: " + problem};
   return o;
 }
 
-/// The model that runs (`model`, with the run's layer count) and the one it comes from (`full`).
-struct RunModel {
-  ModelConfig full, model;
-};
-
-RunModel resolve_model(const RunRequest& q, const Recipe& recipe, const RunOptions& o) {
-  RunModel m;
+/// The model that runs (recipe/run_model.h): --model-config's widths or the registry's, --layers or bench.layers.
+RunModel resolve_model(const RunRequest& q, const Recipe& recipe) {
+  std::optional<ModelConfig> widths;
   if (q.model_config) {
     try {
-      m.full = load_hf_config(*q.model_config);
+      widths = load_hf_config(*q.model_config);
     } catch (const std::invalid_argument& e) {
       throw Refusal{kFailed, std::string("recipebench run: ") + e.what()};
     }
-  } else if (const ModelConfig* found = find_model(recipe.model)) {
-    m.full = *found;
-  } else {
-    throw Refusal{kFailed, "recipebench run: unknown model '" + recipe.model + "' (give --model-config)"};
   }
-  m.model = o.layers ? m.full.with_layers(*o.layers) : m.full;
-  return m;
+  if (auto m = run_model(recipe, q.overrides.layers, widths ? &*widths : nullptr)) return *m;
+  throw Refusal{kFailed, "recipebench run: unknown model '" + recipe.model + "' (give --model-config)"};
 }
 
-/// The memory plan's options of a run with options `o` on `device` (the current code; bench.kernels, ep_dispatch and
-/// overlap_param_gather as the run applies them).
-PlanOptions plan_options(const RunOptions& o, Device device) {
+/// The rank map of the model that runs, nullopt when the layout does not hold for it (the backend refuses it).
+std::optional<RankMap> rank_map_or_none(const Recipe& recipe, const ModelConfig& model) {
+  try {
+    return build_rank_map(recipe, model);
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;
+  }
+}
+
+/// The memory plan's options of a run with settings `s` on `device` (the current code; bench.kernels, ep_dispatch
+/// and overlap_param_gather as the run applies them).
+PlanOptions plan_options(const RunSettings& s, Device device) {
   PlanOptions p;
-  p.device = to_string(device);
-  p.fused_kernels = o.kernels == Kernels::kFused;
-  p.ep_dispatch = o.ep_dispatch;
-  p.overlap_param_gather = o.overlap_param_gather;
+  p.device = device;
+  p.fused_kernels = s.kernels == Kernels::kFused;
+  p.ep_dispatch = s.ep_dispatch;
+  p.overlap_param_gather = s.overlap_param_gather;
   return p;
 }
 
@@ -185,7 +160,7 @@ std::string dry_run_text(const std::string& path, const Recipe& recipe, const Mo
   try {
     return "recipebench run --dry-run: " + path + "\n  model " + model.name + " (" + std::to_string(model.num_layers) +
            " layers), " + recipe.layout.label + "\n" + format_rank_map(build_rank_map(recipe, model)) +
-           memory_plan_text(recipe, model, plan_options(o, plan_device));
+           memory_plan_text(recipe, model, plan_options(o.settings, plan_device));
   } catch (const std::invalid_argument& e) {
     throw Refusal{kFailed, std::string("recipebench run --dry-run: ") + e.what()};
   }
@@ -193,10 +168,11 @@ std::string dry_run_text(const std::string& path, const Recipe& recipe, const Mo
 
 /// Refuses (exit 1, a located diagnostic) a log format that is not one or whose regex does not compile.
 void check_log_format(const RunRequest& q, const ValidatedRecipe& v, const RunOptions& o, const Reporters& report) {
-  if (!o.log_format) return;
+  const std::optional<std::string>& format = o.command.log_format;
+  if (!format) return;
   std::string problem = "a format recipebench reads";
   try {
-    if (const auto spec = parse_log_format(*o.log_format)) {
+    if (const auto spec = parse_log_format(*format)) {
       make_line_parser(*spec);
       return;
     }
@@ -204,50 +180,37 @@ void check_log_format(const RunRequest& q, const ValidatedRecipe& v, const RunOp
     problem = e.what();
   }
   const std::string expected = "megatron, torchtitan, hf or regex:<pattern with named groups> (" + problem + ")";
-  const Diagnostic d =
-      setting_diagnostic(*v.source, q.log_format.has_value(), "--format", "/bench/log_format", *o.log_format, expected);
+  const Diagnostic d = setting_diagnostic(*v.source, q.overrides.log_format.has_value(), "--format", "/bench/log_format",
+                                          *format, expected);
   report.message(d.to_string());
   throw Refusal{kFailed, "recipebench run: the log format cannot be read; nothing was run"};
 }
 
-/// bench.kernels (or --kernels) given to a per-node backend `backend`, which runs the recipe's own command and so
-/// its own kernels: the located diagnostic that refuses it; nullopt when neither is set.
-std::optional<Diagnostic> kernels_per_node(const std::string& backend, const RunRequest& q, const ValidatedRecipe& v) {
-  const auto given = q.kernels ? q.kernels : v.recipe->bench.kernels;
-  if (!given) return std::nullopt;
-  return setting_diagnostic(*v.source, q.kernels.has_value(), "--kernels", "/bench/kernels", to_string(*given),
-                            "absent " + runs_own_command(backend, "kernels are"));
-}
-
-/// Refuses (exit 1, one located diagnostic per field) what the backend does not run, before any rank starts.
-/// Returns the backend's capability table, or nullptr when no backend of that name is registered or declared
-/// (then make_backend refuses it, or a dry run goes on unchecked).
+/// Refuses (exit 1, one located diagnostic per field) what the backend does not run, before any rank starts: a
+/// per-node backend every engaged backend switch (run/switches.h), a per-rank one the fields its capability table
+/// does not list. Returns the backend's capability table, or nullptr when no backend of that name is registered or
+/// declared (then make_backend refuses it, or a dry run goes on unchecked).
 const BackendCapabilities* check_backend_capabilities(const RunRequest& q, const ValidatedRecipe& v,
-                                                      const RunOptions& o, const Reporters& report) {
-  const BackendCapabilities* caps = backend_capabilities(o.backend);
+                                                      const RunOptions& o, const SwitchContext& ctx,
+                                                      const Reporters& report) {
+  const std::string& name = o.settings.backend;
+  const BackendCapabilities* caps = backend_capabilities(name);
   if (!caps) return nullptr;
   if (caps->launch == Launch::kPerNode) {  // the command decides the layout; only its log format is checked
     check_log_format(q, v, o, report);
-    Diagnostics ignored = check_grad_reduce_per_node(o.backend, *v.recipe, *v.source, q.overlap_grad_reduce,
-                                                     q.grad_reduce_bucket_elements);
-    if (const auto g = param_gather_per_node(o.backend, *v.recipe, *v.source, q.overlap_param_gather))
-      ignored.push_back(*g);
-    if (const auto k = kernels_per_node(o.backend, q, v)) ignored.push_back(*k);
-    if (const auto s = fail_on_sync_per_node(o.backend, *v.recipe, *v.source, q.fail_on_sync)) ignored.push_back(*s);
-    if (const auto p = p2p_comm_per_node(o.backend, *v.recipe, *v.source, q.overlap_p2p_comm)) ignored.push_back(*p);
-    if (const auto t = tp_comm_per_node(o.backend, *v.recipe, *v.source, q.overlap_tp_comm)) ignored.push_back(*t);
-    if (const auto e = ep_dispatch_per_node(o.backend, *v.recipe, *v.source, q.ep_dispatch)) ignored.push_back(*e);
+    const Diagnostics ignored = per_node_refusals(name, ctx, *v.source, v.recipe->bench, q.overrides);
     if (ignored.empty()) return caps;
     for (const auto& d : ignored) report.message(d.to_string());
-    throw Refusal{kFailed, "recipebench run: the " + o.backend +
+    throw Refusal{kFailed, "recipebench run: the " + name +
                                " backend would ignore the settings above (its command's own); nothing was run"};
   }
-  const Diagnostics refused = check_capabilities(o.backend, *caps, *v.recipe, *v.source, o.device, o.data_source,
-                                                 CapabilityOverrides{q.device.has_value(), q.data_path.has_value()});
+  const CapabilityOverrides given{q.overrides.device.has_value(), q.overrides.data.path.has_value()};
+  const Diagnostics refused =
+      check_capabilities(name, *caps, *v.recipe, *v.source, o.settings.device, o.settings.data.source, given);
   if (refused.empty()) return caps;
   for (const auto& d : refused) report.message(d.to_string());
-  throw Refusal{
-      kFailed, "recipebench run: the " + o.backend + " backend does not run what the recipe asks for; nothing was run"};
+  throw Refusal{kFailed,
+                "recipebench run: the " + name + " backend does not run what the recipe asks for; nothing was run"};
 }
 
 std::unique_ptr<Backend> backend_or_refuse(const std::string& name) {
@@ -261,11 +224,11 @@ std::unique_ptr<Backend> backend_or_refuse(const std::string& name) {
 
 /// This process's place from its launcher's variables (run/launch.h) into the run's options.
 void apply_rank_env(const RankEnv& ranks, RunOptions& o) {
-  o.rank = ranks.rank;
-  o.world = ranks.world;
-  o.local_rank = ranks.local_rank;
-  o.master_addr = ranks.master_addr;
-  o.master_port = ranks.master_port;
+  o.place.rank = ranks.rank;
+  o.place.world = ranks.world;
+  o.place.local_rank = ranks.local_rank;
+  o.place.master_addr = ranks.master_addr;
+  o.place.master_port = ranks.master_port;
 }
 
 /// Places this process among the ranks (sets o.rank, o.world...), or starts the ranks here and returns their
@@ -281,7 +244,7 @@ std::optional<int> place_ranks(const RunRequest& q, const Recipe& recipe, RunOpt
   }
   std::optional<int> nproc = q.nproc;
   const int64_t world = recipe.layout.world();
-  if (!nproc && o.device == Device::kCuda && ranks.world == 1 && world > 1 && !launched_by_recipebench())
+  if (!nproc && o.settings.device == Device::kCuda && ranks.world == 1 && world > 1 && !launched_by_recipebench())
     nproc = static_cast<int>(world);
   if (nproc && *nproc > 1 && !launched_by_recipebench()) {
     const std::string n = std::to_string(*nproc);
@@ -307,9 +270,9 @@ std::optional<int> place_ranks(const RunRequest& q, const Recipe& recipe, RunOpt
 /// runs nothing and is placed nowhere. Throws Refusal on --nproc or malformed rank variables.
 std::optional<int> place_node(const RunRequest& q, RunOptions& o, const Reporters& report) {
   if (q.nproc)
-    throw Refusal{kUsage, "recipebench run: --nproc with the " + o.backend +
+    throw Refusal{kUsage, "recipebench run: --nproc with the " + o.settings.backend +
                               " backend, which starts no ranks (its command does); drop --nproc"};
-  if (!o.import_log.empty()) return std::nullopt;
+  if (!o.command.import_log.empty()) return std::nullopt;
   RankEnv ranks;
   try {
     ranks = rank_env();
@@ -319,7 +282,7 @@ std::optional<int> place_node(const RunRequest& q, RunOptions& o, const Reporter
   apply_rank_env(ranks, o);
   if (ranks.local_rank == 0) return std::nullopt;
   report.message("recipebench run: rank " + std::to_string(ranks.rank) + " is local rank " +
-                 std::to_string(ranks.local_rank) + ": the " + o.backend +
+                 std::to_string(ranks.local_rank) + ": the " + o.settings.backend +
                  " backend launches its command once per node, from local rank 0");
   return kOk;
 }
@@ -390,10 +353,10 @@ struct Execution {
 Execution execute(Backend& backend, const Recipe& recipe, const ModelConfig& model, RunRecord& rec,
                   const std::vector<RunReporter*>& reporters, bool steps_from_log) {
   const RunOptions& o = rec.options;
-  const bool lead = o.rank == 0;
+  const bool lead = o.place.rank == 0;
   Execution x;
   try {
-    throw_if_interrupted(-1, o.steps);
+    throw_if_interrupted(-1, o.settings.steps);
     const BackendEnvironment env = backend.environment(recipe, o);
     x.started = true;
     x.devices = std::max(1, env.device_count);
@@ -407,13 +370,13 @@ Execution execute(Backend& backend, const Recipe& recipe, const ModelConfig& mod
       rec.steps.push_back(s);
       if (lead)
         for (auto* r : reporters) r->step(s, rec, x.devices);
-      throw_if_interrupted(s.step, o.steps);  // SIGINT / SIGTERM: a failed record saying where
+      throw_if_interrupted(s.step, o.settings.steps);  // SIGINT / SIGTERM: a failed record saying where
     });
     if (steps_from_log)  // a log may hold fewer steps than asked for; the backend checked that the window fits
-      rec.options.steps = static_cast<int>(rec.steps.size());
-    else if (static_cast<int>(rec.steps.size()) != o.steps)
-      throw RunError("the backend ran " + std::to_string(rec.steps.size()) + " of " + std::to_string(o.steps) +
-                     " steps");
+      rec.options.settings.steps = static_cast<int>(rec.steps.size());
+    else if (static_cast<int>(rec.steps.size()) != o.settings.steps)
+      throw RunError("the backend ran " + std::to_string(rec.steps.size()) + " of " +
+                     std::to_string(o.settings.steps) + " steps");
     rec.status = "complete";
   } catch (const RunError& e) {
     rec.status = "failed";
@@ -439,7 +402,7 @@ void merge_backend_report(const Backend& backend, RunRecord& rec) {
 void report_memory_plan(const Recipe& recipe, const ModelConfig& model, const RunOptions& o, const Reporters& report) {
   std::string plan;
   try {
-    plan = memory_plan_text(recipe, model, plan_options(o, o.device));
+    plan = memory_plan_text(recipe, model, plan_options(o.settings, o.settings.device));
   } catch (const std::invalid_argument&) {
     return;
   }
@@ -451,63 +414,84 @@ void report_memory_plan(const Recipe& recipe, const ModelConfig& model, const Ru
 /// the record), else the ranks of run/launch.h. Returns an exit code when this process has nothing more to do.
 std::optional<int> place(const RunRequest& q, const Recipe& recipe, RunOptions& o, const std::string& record_path,
                          const Reporters& report, const std::function<void(int status)>& on_lead_died) {
-  if (!per_node(o.backend)) return place_ranks(q, recipe, o, on_lead_died);
+  if (!per_node(o.settings.backend)) return place_ranks(q, recipe, o, on_lead_died);
   const auto placed = place_node(q, o, report);
   const std::string base = record_path.substr(0, record_path.size() - 5);  // without ".json"
-  o.log_path = base + (o.rank == 0 ? "" : "-rank" + std::to_string(o.rank)) + ".log";
+  const int rank = o.place.rank;
+  o.command.log_path = base + (rank == 0 ? "" : "-rank" + std::to_string(rank)) + ".log";
   return placed;
 }
 
-/// Refuses (Refusal, exit status 2, after the located diagnostic) the switch combinations no run can honour:
-/// bench.fail_on_sync or bench.overlap_p2p_comm (PP > 1) with --profile, and bench.fail_on_sync with the host_splits
-/// expert dispatcher on CUDA (EP > 1).
-void refuse_conflicting_switches(const RunRequest& q, const ValidatedRecipe& v, const RunOptions& o,
+/// Refuses (Refusal, exit status 2, after the located diagnostic) the switch combinations no run can honour
+/// (run/switches.h, switch_conflicts).
+void refuse_conflicting_switches(const RunRequest& q, const ValidatedRecipe& v, const SwitchContext& ctx,
                                  const Reporters& report) {
-  const Recipe& recipe = *v.recipe;
-  auto refuse = [&](const std::optional<Diagnostic>& d, const std::string& why) {
-    if (!d) return;
-    report.message(d->to_string());
-    throw Refusal{kUsage, "recipebench run: " + why + "; nothing was run"};
-  };
-  refuse(fail_on_sync_with_profile(q.profile, recipe, *v.source, q.fail_on_sync),
-         "--profile synchronises the device by design");
-  refuse(p2p_comm_with_profile(q.profile, recipe, *v.source, q.overlap_p2p_comm),
-         "--profile synchronises the device after every pass");
-  refuse(fail_on_sync_with_host_splits(o, recipe, *v.source, q.fail_on_sync),
-         "the host_splits expert dispatcher synchronises the host with the GPU in every MoE layer");
+  for (const SwitchConflict& c : switch_conflicts()) {
+    const std::string expected = c.check(ctx);
+    if (expected.empty()) continue;
+    const RunSwitch& s = run_switch(c.field);
+    report.message(switch_diagnostic(s, *v.source, q.overrides, switch_value_text(s, ctx.settings), expected).to_string());
+    throw Refusal{kUsage, std::string("recipebench run: ") + c.why + "; nothing was run"};
+  }
 }
 
-/// The console's notes on settings that have no effect on this layout or device (rank 0, before the run).
-void report_setting_notes(const RunRequest& q, const Recipe& recipe, const RunOptions& o, const Reporters& report) {
-  const bool bucket_given = recipe.bench.grad_reduce_bucket_elements || q.grad_reduce_bucket_elements;
-  const bool dispatch_given = recipe.bench.ep_dispatch || q.ep_dispatch;
-  for (const std::string& note :
-       {grad_reduce_note(o, recipe, bucket_given), param_gather_note(o, recipe), fail_on_sync_note(o),
-        p2p_comm_note(o, recipe), tp_comm_note(o, recipe), ep_dispatch_note(o, recipe, dispatch_given)})
-    if (!note.empty()) report.message(note);
+/// The run's record once this process is placed: steps, figures, the reporters' finish (rank 0; the others
+/// return without a record).
+RunOutcome run_placed(Backend& backend, const RunRequest& q, const Recipe& recipe, const RunModel& m,
+                      const RunOptions& o, const BackendCapabilities& caps, RunRecord& rec, RunOutcome out,
+                      const SwitchContext& ctx, const std::vector<RunReporter*>& reporters,
+                      std::chrono::steady_clock::time_point launch_steady) {
+  const Reporters report{reporters};
+  const bool lead = o.place.rank == 0;  // only rank 0 reports progress and writes the run record
+  const bool node = caps.launch == Launch::kPerNode;
+  rec.options = o;
+  // A per-node backend's command gets the env block through its shell (run/command_backend.h's command_script).
+  rec.environment["recipe_env_applied"] =
+      node ? recipe.doc.value("env", Json::object()) : apply_recipe_env(recipe, report);
+  if (lead) {
+    for (const std::string& note : switch_notes(ctx, recipe.bench, q.overrides)) report.message(note);
+    for (auto* r : reporters) r->start(rec);
+    if (caps.memory_plan) report_memory_plan(recipe, m.model, o, report);
+  }
+  const Execution x = execute(backend, recipe, m.model, rec, reporters, node);
+  if (!lead) {
+    if (rec.status == "complete") return out;
+    if (!x.failure_shown)
+      report.message("recipebench run: rank " + std::to_string(o.place.rank) +
+                     " failed: " + rec.error["message"].get<std::string>());
+    out.exit_code = kFailed;
+    return out;
+  }
+  rec.finished_at = utc_timestamp(Clock::now());
+  rec.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - launch_steady).count();
+  merge_backend_report(backend, rec);
+  if (rec.status == "complete") rec.metrics = compute_metrics(rec, recipe, m.model, x.devices);
+  for (auto* r : reporters) r->finish(rec, out.record_path, x.failure_shown);
+  out.exit_code = rec.status == "complete" ? kOk : kFailed;
+  out.record = std::move(rec);
+  return out;
 }
 
-/// Everything after validation: settings, model, dry run, backend, ranks, the run and its record.
+/// Everything after validation: settings, model, checks, dry run, backend, ranks, then run_placed.
 RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vector<RunReporter*>& reporters,
                  Clock::time_point launch, std::chrono::steady_clock::time_point launch_steady) {
   const Reporters report{reporters};
   const Recipe& recipe = *v.recipe;
   RunOptions o = effective_options(recipe, q);
-  const RunModel m = resolve_model(q, recipe, o);
-  const BackendCapabilities* caps = check_backend_capabilities(q, v, o, report);
-  refuse_conflicting_switches(q, v, o, report);
-  if (o.overlap_grad_reduce) o.overlap_grad_reduce_applies = overlap_grad_reduce_applies(recipe, m.model);
-  if (o.overlap_param_gather) o.overlap_param_gather_applies = overlap_param_gather_applies(recipe, m.model);
+  const RunModel m = resolve_model(q, recipe);
+  const std::optional<RankMap> map = rank_map_or_none(recipe, m.model);
+  const SwitchContext ctx{recipe, o.settings, map};
+  const BackendCapabilities* caps = check_backend_capabilities(q, v, o, ctx, report);
+  refuse_conflicting_switches(q, v, ctx, report);
+  o.effects = layout_effects(ctx);
   RunOutcome out;
-  if (q.dry_run) {
-    const Json bench = recipe.doc.value("bench", Json());
-    const bool device_set = q.device || (bench.is_object() && bench.contains("device"));
-    const std::string text =
-        dry_run_text(q.recipe_path, recipe, m.model, device_set ? o.device : Device::kCuda, o);
+  if (q.dry_run) {  // the plan is per GPU: a recipe that names no device is planned on CUDA
+    const Device plan_device = q.overrides.device || recipe.bench.device ? o.settings.device : Device::kCuda;
+    const std::string text = dry_run_text(q.recipe_path, recipe, m.model, plan_device, o);
     for (auto* r : reporters) r->dry_run(text);
     return out;
   }
-  auto backend = backend_or_refuse(o.backend);
+  auto backend = backend_or_refuse(o.settings.backend);
   check_out_dir(q.out_dir);
   RunRecord rec = new_record(q, recipe, m, o, launch);
   if (caps->launch == Launch::kPerRank) rec.capabilities = caps->to_json();
@@ -516,7 +500,7 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
   // Rank 0 killed by a signal writes no record: the launcher writes the failed one (run/run_guard.h).
   auto on_lead_died = [&](int status) {
     rec.options = o;
-    rec.options.world = q.nproc.value_or(static_cast<int>(recipe.layout.world()));
+    rec.options.place.world = q.nproc.value_or(static_cast<int>(recipe.layout.world()));
     const std::string path = write_lead_died_record(rec, q.out_dir, stem, launch, launch_steady, status);
     report.message("  run record (status failed): " + path);
   };
@@ -524,33 +508,7 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
     out.exit_code = *launched;
     return out;
   }
-  const bool lead = o.rank == 0;  // only rank 0 reports progress and writes the run record
-  rec.options = o;
-  // A per-node backend's command gets the env block through its shell (run/command_backend.h's command_script).
-  rec.environment["recipe_env_applied"] =
-      per_node(o.backend) ? recipe.doc.value("env", Json::object()) : apply_recipe_env(recipe, report);
-  if (lead) {
-    report_setting_notes(q, recipe, o, report);
-    for (auto* r : reporters) r->start(rec);
-    if (caps->memory_plan) report_memory_plan(recipe, m.model, o, report);
-  }
-  const Execution x = execute(*backend, recipe, m.model, rec, reporters, per_node(o.backend));
-  if (!lead) {
-    if (rec.status == "complete") return out;
-    if (!x.failure_shown)
-      report.message("recipebench run: rank " + std::to_string(o.rank) +
-                     " failed: " + rec.error["message"].get<std::string>());
-    out.exit_code = kFailed;
-    return out;
-  }
-  rec.finished_at = utc_timestamp(Clock::now());
-  rec.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - launch_steady).count();
-  merge_backend_report(*backend, rec);
-  if (rec.status == "complete") rec.metrics = compute_metrics(rec, recipe, m.model, x.devices);
-  for (auto* r : reporters) r->finish(rec, out.record_path, x.failure_shown);
-  out.exit_code = rec.status == "complete" ? kOk : kFailed;
-  out.record = std::move(rec);
-  return out;
+  return run_placed(*backend, q, recipe, m, o, *caps, rec, std::move(out), ctx, reporters, launch_steady);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "metrics/metrics.h"
 #include "recipe/enums.h"
+#include "recipe/recipe.h"
 #include "run/reporter.h"
 #include "run/run_record.h"
 
@@ -20,29 +21,17 @@ struct BuildInfo {
   std::string version = "unknown", commit = "unknown", build_type = "unknown";
 };
 
-/// One `recipebench run` invocation as data: the recipe and the command line's overrides (unset = the recipe's
-/// bench block, else the defaults of RunOptions).
+/// One `recipebench run` invocation as data: the recipe and the command line's overrides, one overlay of the
+/// recipe's bench block (a field set in `overrides` wins over the recipe's; unset ones are the recipe's, else the
+/// defaults of RunSettings). `overrides.data.path` set means --data (rows from that file).
 struct RunRequest {
   std::string recipe_path;                 ///< the recipe file, or the label of `recipe_text` ("<embedded>/...")
   std::optional<std::string> recipe_text;  ///< recipe YAML already in memory (the embedded default recipe)
-  std::optional<std::string> backend, data_path, model_config;
-  std::optional<Device> device;
-  std::optional<int> steps, nproc;
-  std::optional<StepWindow> window;
-  std::optional<int64_t> layers;
-  std::optional<uint64_t> seed;
-  std::optional<bool> deterministic;                   ///< --deterministic true|false (bench.deterministic)
-  std::optional<Kernels> kernels;                      ///< --kernels fused|ops (bench.kernels)
-  std::optional<bool> overlap_grad_reduce;             ///< --overlap-grad-reduce (bench.overlap_grad_reduce)
-  std::optional<int64_t> grad_reduce_bucket_elements;  ///< --grad-reduce-bucket-elements (bench.grad_reduce_...)
-  std::optional<bool> fail_on_sync;                    ///< --fail-on-sync[=true|false] (bench.fail_on_sync)
-  std::optional<bool> overlap_param_gather;  ///< --overlap-param-gather[=true|false] (bench.overlap_param_gather)
-  std::optional<bool> overlap_p2p_comm;                ///< --overlap-p2p-comm (bench.overlap_p2p_comm)
-  std::optional<bool> overlap_tp_comm;                 ///< --overlap-tp-comm (bench.overlap_tp_comm)
-  std::optional<EpDispatch> ep_dispatch;               ///< --ep-dispatch host_splits|fixed_capacity (bench.ep_dispatch)
-  std::optional<std::string> log_format;  ///< --format (bench.log_format): the command backend's log parser
-  std::optional<double> timeout_seconds;  ///< --timeout (bench.timeout_seconds): the command backend's limit, s
-  std::optional<std::string> import_log;  ///< `recipebench import LOG`: the command backend reads LOG, runs nothing
+  RecipeBench overrides;                   ///< --backend, --steps, --window, ..., every switch's option, --data,
+                                           ///< --format (log_format), --timeout (timeout_seconds)
+  std::optional<std::string> model_config;  ///< --model-config: a Hugging Face config.json instead of the registry's
+  std::optional<int> nproc;                 ///< --nproc: ranks to start on this host
+  std::optional<std::string> import_log;    ///< `recipebench import LOG`: the command backend reads LOG, runs nothing
   bool profile = false;
   bool dry_run = false;                  ///< report the rank map and stop; runs nothing
   std::string out_dir = "reports/runs";  ///< folder of the run record

@@ -57,8 +57,8 @@ Json RunRecord::to_json() const {
          {"status", status},
          {"error", error},
          {"recipe", Json{{"path", recipe_path}, {"sha256", recipe_sha256}, {"document", recipe}}},
-         {"backend", options.backend},
-         {"settings", options.to_json()},
+         {"backend", options.settings.backend},
+         {"settings", options.to_json(log.is_null())},  // a log-timed run: its command's switches are its own
          {"model", Json{{"name", model_name},
                         {"layers", model_layers},
                         {"layers_full", model_layers_full},

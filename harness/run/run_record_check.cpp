@@ -147,15 +147,15 @@ Diagnostics completeness_problems(const RunRecord& r, const std::string& file) {
   };
   const int n = static_cast<int>(r.steps.size());
   if (!r.metrics) add("metrics", "null", "an object (a complete record carries its metrics)");
-  if (n != r.options.steps)
+  if (n != r.options.settings.steps)
     add("steps", std::to_string(n) + " steps",
-        std::to_string(r.options.steps) + " (settings.steps: a complete run holds every step)");
+        std::to_string(r.options.settings.steps) + " (settings.steps: a complete run holds every step)");
   for (int i = 0; i < n; ++i)
     if (r.steps[i].step != i) {
       add("steps[" + std::to_string(i) + "].step", std::to_string(r.steps[i].step), std::to_string(i));
       break;
     }
-  const StepWindow w = r.options.window;
+  const StepWindow w = r.options.settings.window;
   if (!w.inside(n) || w.steps() < 2)
     add("settings.window", "[" + std::to_string(w.first) + ", " + std::to_string(w.last) + "]",
         "a window of at least 2 steps inside steps 0.." + std::to_string(n - 1));

@@ -13,6 +13,7 @@
 
 #include "layout/rank_map.h"
 #include "recipe/result_check.h"
+#include "recipe/run_model.h"
 #include "recipe/validate.h"
 #include "report/leaderboard.h"
 #include "run/run_record_check.h"
@@ -45,7 +46,7 @@ Verdict check_recipe(const std::string& text) {
   const Recipe& r = *v.recipe;
   if (const auto model = run_model(r); model && r.layout.world() <= 65536) {
     try {
-      (void)format_rank_map(build_rank_map(r, *model));
+      (void)format_rank_map(build_rank_map(r, model->model));
     } catch (const std::invalid_argument& e) {
       return finding(std::string("a valid recipe whose rank map fails: ") + e.what());
     }

@@ -61,13 +61,7 @@ struct KernelOptions {
   /// delta rule, conv1d + SiLU, the gated RMSNorm, the cross-entropy of the LM loss, the MoE combine); false (ops)
   /// libtorch operations everywhere, the reference path the kernels are tested against.
   bool fused_kernels = true;
-  RecomputeOptions recompute;     ///< read by TextModel (its `recompute` member starts from it)
-  EpDispatchOptions ep_dispatch;  ///< read where the experts are sharded over EP (RoutedExpertsImpl::shard)
-  /// bench.overlap_tp_comm: under tensor parallelism the column-parallel projections reduce-scatter their input's
-  /// gradient while they compute their weight gradients, and the shared expert's forward reduce-scatter runs while
-  /// the routed experts compute (model/tensor_parallel.h); no effect with TP 1. Read where the model's TP group is
-  /// made (train/model_builder.h).
-  bool overlap_tp_comm = false;
+  RecomputeOptions recompute;  ///< read by TextModel (its `recompute` member starts from it)
 };
 
 }  // namespace recipebench::torch_model

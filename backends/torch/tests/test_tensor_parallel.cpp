@@ -326,7 +326,7 @@ TEST_CASE("the torch backend refuses the TP layouts it cannot run, with the reas
   r.layout.sequence_parallel = true;
   r.layout.max_tokens_per_gpu = 128;
   RunOptions o;
-  o.world = 2;
+  o.place.world = 2;
   CHECK_NOTHROW(backend->environment(r, o));
   SECTION("without sequence parallel") {
     r.layout.sequence_parallel = false;
@@ -344,7 +344,7 @@ TEST_CASE("the torch backend refuses the TP layouts it cannot run, with the reas
   SECTION("heads not divisible by TP") {
     r.layout.tp = 8;  // the tiny model has 4 attention heads
     r.gpu.count = 8;
-    o.world = 8;
+    o.place.world = 8;
     CHECK_THROWS_WITH(backend->environment(r, o), Catch::Contains("not divisible by TP"));
   }
   SECTION("CP > 1") {

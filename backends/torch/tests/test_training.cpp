@@ -278,8 +278,8 @@ TEST_CASE("the torch backend trains the tiny model: 20 steps, the loss falls", "
   r.optimizer.lr = 3e-3;
   r.optimizer.min_lr = 3e-4;
   RunOptions o;
-  o.steps = 20;
-  o.seed = 3;
+  o.settings.steps = 20;
+  o.settings.seed = 3;
   const BackendEnvironment env = backend->environment(r, o);
   CHECK(env.device_count == 1);
   std::vector<StepSample> samples;
@@ -305,7 +305,7 @@ TEST_CASE("a loss that turns NaN stops the run at that step and says so", "[trai
   r.optimizer.min_lr = 1e30;
   r.optimizer.lr_warmup_fraction = 0;
   RunOptions o;
-  o.steps = 10;
+  o.settings.steps = 10;
   int ran = 0;
   try {
     backend->run(r, *find_model("Qwen3.5-tiny"), o, [&](const StepSample&) { ++ran; });
@@ -322,8 +322,8 @@ namespace {
 std::pair<std::vector<double>, std::vector<float>> losses_and_params(const Recipe& r, const std::string& dump) {
   auto backend = make_backend("torch");
   RunOptions o;
-  o.steps = 5;
-  o.seed = 17;
+  o.settings.steps = 5;
+  o.settings.seed = 17;
   o.hooks.dump_params_path = dump;
   backend->environment(r, o);
   std::vector<double> losses;

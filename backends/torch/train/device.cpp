@@ -22,7 +22,7 @@
 namespace recipebench::train {
 
 c10::Device rank_device(const RunOptions& o) {
-  return o.device == Device::kCuda ? c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(o.local_rank))
+  return o.settings.device == Device::kCuda ? c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(o.place.local_rank))
                                    : c10::Device(c10::kCPU);
 }
 
@@ -61,12 +61,12 @@ namespace {
 void describe_cuda_device(const RunOptions& o, BackendEnvironment& env) {
   const auto count = static_cast<int>(torch::cuda::device_count());
   if (count < 1) throw RunError("--device cuda but no CUDA device is visible (torch::cuda::device_count() = 0)");
-  if (o.local_rank >= count)
-    throw RunError("rank " + std::to_string(o.rank) + " is local rank " + std::to_string(o.local_rank) +
+  if (o.place.local_rank >= count)
+    throw RunError("rank " + std::to_string(o.place.rank) + " is local rank " + std::to_string(o.place.local_rank) +
                    " of its host but only " + std::to_string(count) + " CUDA device(s) are visible: one GPU " +
-                   "per rank needs at least " + std::to_string(o.local_rank + 1));
+                   "per rank needs at least " + std::to_string(o.place.local_rank + 1));
 #ifdef RECIPEBENCH_TORCH_CUDA
-  c10::cuda::set_device(static_cast<c10::DeviceIndex>(o.local_rank));
+  c10::cuda::set_device(static_cast<c10::DeviceIndex>(o.place.local_rank));
   const cudaDeviceProp* p = at::cuda::getCurrentDeviceProperties();
   env.device_name = p->name;
   env.device_memory_bytes = static_cast<double>(p->totalGlobalMem);
@@ -87,19 +87,19 @@ void describe_cuda_device(const RunOptions& o, BackendEnvironment& env) {
 
 BackendEnvironment describe_device(const RunOptions& o) {
   BackendEnvironment env;
-  env.device_count = o.world;
-  const bool cuda = o.device == Device::kCuda;
+  env.device_count = o.place.world;
+  const bool cuda = o.settings.device == Device::kCuda;
   if (cuda)
     describe_cuda_device(o, env);
   else
     env.device_name = "CPU (" + std::to_string(torch::get_num_threads()) + " threads)";
-  if (o.world > 1 && !dist::transport_available(cuda ? dist::Transport::kNccl : dist::Transport::kGloo))
+  if (o.place.world > 1 && !dist::transport_available(cuda ? dist::Transport::kNccl : dist::Transport::kGloo))
     throw RunError(cuda ? "this build has no c10d NCCL (a CUDA libtorch with torch/csrc/distributed/c10d/"
                           "ProcessGroupNCCL.hpp and nccl.h): a CUDA run on " +
-                              std::to_string(o.world) + " ranks needs it"
+                              std::to_string(o.place.world) + " ranks needs it"
                         : "this build's libtorch has no c10d Gloo headers (torch/csrc/distributed/c10d/"
                           "ProcessGroupGloo.hpp, gloo/config.h): a CPU run on " +
-                              std::to_string(o.world) + " ranks needs them");
+                              std::to_string(o.place.world) + " ranks needs them");
   return env;
 }
 

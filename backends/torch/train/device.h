@@ -10,7 +10,7 @@
 
 namespace recipebench::train {
 
-/// This rank's device: the CPU, or CUDA device options.local_rank (one GPU per rank; docs/distributed.md).
+/// This rank's device: the CPU, or CUDA device options.place.local_rank (one GPU per rank; docs/distributed.md).
 c10::Device rank_device(const RunOptions& options);
 
 /// Waits for the device's queued work (CUDA); nothing on the CPU.

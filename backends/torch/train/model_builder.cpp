@@ -73,8 +73,9 @@ struct Cut {
 
 /// The one-rank model on the meta device, cut to rank `me`'s part: TP shards, its pipeline stage, its experts.
 /// Fills everything of `out` but the device tensors and the groups.
-void cut_on_meta(const ModelConfig& cfg, const torch_model::KernelOptions& kernels, const RankMap& map,
-                 const RankPlacement& me, const Cut& cut, RankModel& out) {
+void cut_on_meta(const ModelConfig& cfg, const torch_model::KernelOptions& kernels,
+                 const torch_model::EpDispatchOptions& dispatch, const RankMap& map, const RankPlacement& me,
+                 const Cut& cut, RankModel& out) {
   torch_model::MetaParams meta;
   torch_model::Qwen35MoeForCausalLM model(cfg, kernels);
   out.param_info = param_stages(model, map);
@@ -89,7 +90,7 @@ void cut_on_meta(const ModelConfig& cfg, const torch_model::KernelOptions& kerne
   // apart from the dense parameters even with EP = 1 (the TP ranks route different tokens: EDP spans them).
   for (const auto& mod : out.stage->modules())
     if (auto experts = std::dynamic_pointer_cast<torch_model::RoutedExpertsImpl>(mod)) {
-      if (cut.ep) experts->shard(cut.ep, kernels.ep_dispatch);
+      if (cut.ep) experts->shard(cut.ep, dispatch);
       if (map.ep > 1 || map.tp > 1) {
         out.expert_params.push_back(experts->gate_up_proj);
         out.expert_params.push_back(experts->down_proj);
@@ -155,14 +156,14 @@ const torch_model::TpShardSpec* RankModel::tp_spec(const torch::Tensor& p) const
   return nullptr;
 }
 
-RankModel build_rank_model(const ModelConfig& cfg, const torch_model::KernelOptions& kernels, uint64_t seed,
-                           const RunContext& ctx) {
+RankModel build_rank_model(const ModelConfig& cfg, const torch_model::KernelOptions& kernels,
+                           const ModelParallelConfig& parallel, uint64_t seed, const RunContext& ctx) {
   RankModel out;
   Cut cut;
   if (ctx.map.tp > 1)
-    cut.tp = out.tp = std::make_shared<dist::GroupTensorParallel>(*ctx.groups.tp, kernels.overlap_tp_comm);
+    cut.tp = out.tp = std::make_shared<dist::GroupTensorParallel>(*ctx.groups.tp, parallel.overlap_tp_comm);
   if (ctx.map.ep > 1) cut.ep = out.ep = std::make_shared<dist::GroupExpertParallel>(*ctx.groups.ep);
-  cut_on_meta(cfg, kernels, ctx.map, ctx.me, cut, out);
+  cut_on_meta(cfg, kernels, parallel.ep_dispatch, ctx.map, ctx.me, cut, out);
   materialize(out, cut, seed, ctx.device, ctx.dtype);
   out.stage->train();
   return out;
@@ -173,7 +174,7 @@ RankModel build_rank_shapes(const ModelConfig& cfg, const RankMap& map, const Ra
   Cut cut;
   if (map.tp > 1) cut.tp = std::make_shared<ShapeOnlyTp>(me.tp, map.tp);
   if (map.ep > 1) cut.ep = std::make_shared<ShapeOnlyEp>(me.ep, map.ep);
-  cut_on_meta(cfg, {}, map, me, cut, out);
+  cut_on_meta(cfg, {}, {}, map, me, cut, out);
   return out;
 }
 

@@ -47,13 +47,24 @@ struct RankModel {
   const torch_model::TpShardSpec* tp_spec(const torch::Tensor& p) const;
 };
 
+/// How the model's parallel parts communicate (Megatron-Core's ModelParallelConfig's part of the run's switches).
+struct ModelParallelConfig {
+  /// bench.ep_dispatch: the routed experts' dispatcher over EP (RoutedExpertsImpl::shard); no effect with EP 1.
+  torch_model::EpDispatchOptions ep_dispatch;
+  /// bench.overlap_tp_comm: under tensor parallelism the column-parallel projections reduce-scatter their input's
+  /// gradient while they compute their weight gradients, and the shared expert's forward reduce-scatter runs while
+  /// the routed experts compute (model/tensor_parallel.h, dist::GroupTensorParallel); no effect with TP 1.
+  bool overlap_tp_comm = false;
+};
+
 /// Builds this rank's part of `model`: with TP its TP shards; its pipeline stage (the embedding on the first stage,
 /// the layers of its virtual stages from the rank map, the final norm and lm_head on the last); with EP > 1 its
 /// E / EP experts of each MoE layer. Only those shards are allocated, on ctx.device in ctx.dtype, with the values
 /// of docs/initialization.md under `seed` (the same global tensors for every layout), in training mode. Throws
-/// c10::Error when a dimension does not shard.
-RankModel build_rank_model(const ModelConfig& model, const torch_model::KernelOptions& kernels, uint64_t seed,
-                           const RunContext& ctx);
+/// c10::Error when a dimension does not shard. `parallel` says how its TP and EP
+/// parts communicate.
+RankModel build_rank_model(const ModelConfig& model, const torch_model::KernelOptions& kernels,
+                           const ModelParallelConfig& parallel, uint64_t seed, const RunContext& ctx);
 
 /// Rank `me` of `map`'s part of `model` on the meta device: every parameter with its shard's shape and no memory
 /// (no process group: the TP and EP shards come from me's coordinates). For checking a layout's shapes and sizes

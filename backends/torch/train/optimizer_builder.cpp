@@ -122,6 +122,15 @@ std::unique_ptr<Optimizer> build_optimizer(const RankModel& model, const RunCont
   return std::make_unique<ChainedOptimizer>(std::move(members), g.pp);
 }
 
+std::unique_ptr<Optimizer> build_optimizer(RankModel& model, const RunContext& ctx, const RecipeOptimizer& o,
+                                           const OptimizerConfig& config) {
+  std::shared_ptr<ParamGatherOrder> gather;
+  if (config.overlap_param_gather) gather = std::make_shared<ParamGatherOrder>();
+  auto optimizer = build_optimizer(model, ctx, o, config.reduce, config.kernels, gather);
+  if (gather) wait_for_param_gathers(model, gather);
+  return optimizer;
+}
+
 void wait_for_param_gathers(RankModel& model, std::shared_ptr<ParamGatherOrder> gather) {
   auto& stage = *model.stage;
   const StagePlaces places = stage_places(model);

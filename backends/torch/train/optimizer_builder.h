@@ -13,7 +13,7 @@
 
 namespace recipebench::train {
 
-/// How the distributed optimizers reduce their gradients (RunOptions' bench.overlap_grad_reduce and
+/// How the distributed optimizers reduce their gradients (bench.overlap_grad_reduce and
 /// bench.grad_reduce_bucket_elements; docs/distributed.md, "Overlap").
 struct GradReduceOptions {
   /// Reduce-scatter the gradients in buckets launched during the last microbatch's backward pass (needs the
@@ -22,6 +22,22 @@ struct GradReduceOptions {
   bool overlap = false;
   int64_t bucket_elements = kDefaultGradBucketElements;  ///< elements per bucket (> 0), with overlap
 };
+
+/// The optimizer's part of the run's switches (Megatron-Core's DistributedDataParallelConfig): how the gradients are
+/// reduced, the parameters gathered, and the updates computed.
+struct OptimizerConfig {
+  GradReduceOptions reduce;
+  /// bench.overlap_param_gather: every DistributedAdam of more than one rank defers its all-gathers into the next
+  /// step's forward passes, which wait for each module's own buckets (wait_for_param_gathers).
+  bool overlap_param_gather = false;
+  AdamKernels kernels = AdamKernels::kFused;  ///< bench.kernels: how every MixedPrecisionAdam computes on CUDA
+};
+
+/// The optimizer as `config` says, built by build_optimizer below; with config.overlap_param_gather the deferred
+/// all-gathers' order, shared by its DistributedAdams, and `model`'s stage set to wait for them
+/// (wait_for_param_gathers).
+std::unique_ptr<Optimizer> build_optimizer(RankModel& model, const RunContext& ctx, const RecipeOptimizer& o,
+                                           const OptimizerConfig& config);
 
 /// The optimizer of `model`'s pipeline stage, a ChainedOptimizer (train/chained_optimizer.h) whose norm is the
 /// one-rank run's (replicated parameters counted once, TP and EP shards summed over their groups, the pipeline's

@@ -58,27 +58,27 @@ void RunContext::finish() {
 RunContext open_run(const Recipe& recipe, const RunOptions& o) {
   RunContext ctx;
   ctx.device = rank_device(o);
-  ctx.rank = o.rank;
-  ctx.world = o.world;
+  ctx.rank = o.place.rank;
+  ctx.world = o.place.world;
 #ifdef RECIPEBENCH_TORCH_CUDA
   if (ctx.device.is_cuda()) c10::cuda::set_device(ctx.device.index());
 #endif
   ctx.dtype = compute_dtype(recipe.workload.precision, ctx.device);
-  if (o.world == 1) return ctx;
+  if (o.place.world == 1) return ctx;
   try {
     // NCCL between the GPUs of a CUDA run (one GPU per rank), Gloo between CPU ranks.
     const bool cuda = ctx.device.is_cuda();
     ctx.group = std::make_unique<dist::ProcessGroup>(
-        o.rank, o.world, o.master_addr, o.master_port, std::chrono::seconds(o.dist_timeout_seconds),
+        o.place.rank, o.place.world, o.place.master_addr, o.place.master_port, std::chrono::seconds(o.place.dist_timeout_seconds),
         cuda ? dist::Transport::kNccl : dist::Transport::kGloo, cuda ? ctx.device.index() : -1);
   } catch (const std::exception& e) {
-    throw RunError("rank " + std::to_string(o.rank) + ": rendezvous with rank 0 at " + o.master_addr + ":" +
-                   std::to_string(o.master_port) + " failed: " + e.what());
+    throw RunError("rank " + std::to_string(o.place.rank) + ": rendezvous with rank 0 at " + o.place.master_addr + ":" +
+                   std::to_string(o.place.master_port) + " failed: " + e.what());
   }
   return ctx;
 }
 
-void place_rank(RunContext& ctx, const Recipe& recipe, const ModelConfig& model, bool grad_groups) {
+void place_rank(RunContext& ctx, const Recipe& recipe, const ModelConfig& model, const ParallelConfig& config) {
   try {
     ctx.map = build_rank_map(recipe, model);
   } catch (const std::invalid_argument& e) {
@@ -90,13 +90,14 @@ void place_rank(RunContext& ctx, const Recipe& recipe, const ModelConfig& model,
                    std::to_string(ctx.world));
   ctx.me = ctx.map.ranks[static_cast<size_t>(ctx.rank)];
   // The layout's groups from its rank map (TP fastest; the expert grid with ETP 1: TP folded into EP).
-  if (ctx.group) ctx.groups = dist::make_layout_groups(*ctx.group, ctx.map, grad_groups);
+  if (ctx.group) ctx.groups = dist::make_layout_groups(*ctx.group, ctx.map, config.grad_reduce_groups);
   ctx.place.pp = ctx.map.pp;
   ctx.place.vpp = ctx.map.vpp;
   ctx.place.stage = ctx.me.pp;
   ctx.place.stage_ranks = dist::group_members(ctx.map, ctx.rank, dist::GroupKind::kPp);
   ctx.place.group = ctx.group.get();
   ctx.place.links = ctx.groups.links;
+  ctx.place.overlap_p2p_comm = config.overlap_p2p_comm;
 }
 
 }  // namespace recipebench::train

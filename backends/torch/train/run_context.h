@@ -51,14 +51,21 @@ struct RunContext {
 c10::ScalarType compute_dtype(const std::string& precision, c10::Device device);
 
 /// The device (rank_device), the compute dtype (compute_dtype) and, with several ranks, the run's process group: the
-/// rendezvous at rank 0's TCPStore (NCCL between GPUs, Gloo between CPU ranks; options.dist_timeout_seconds bounds it
+/// rendezvous at rank 0's TCPStore (NCCL between GPUs, Gloo between CPU ranks; options.place.dist_timeout_seconds bounds it
 /// and every collective). Throws RunError when the rendezvous fails.
 RunContext open_run(const Recipe& recipe, const RunOptions& options);
 
+/// How a rank's groups and pipeline links are made (its part of the run's switches).
+struct ParallelConfig {
+  /// The gradient reduce-scatter groups grad_dp / grad_edp (bench.overlap_grad_reduce; dist/parallel_groups.h).
+  bool grad_reduce_groups = false;
+  /// bench.overlap_p2p_comm: the pipeline posts each receive ahead (PipelinePlace::overlap_p2p_comm; PP > 1).
+  bool overlap_p2p_comm = false;
+};
+
 /// Fills the rank map of `recipe` for `model` and this rank's groups and pipeline place (a collective: every rank
-/// calls it), with the gradient reduce-scatter groups when `grad_groups` (bench.overlap_grad_reduce,
-/// dist/parallel_groups.h). Throws RunError when the layout does not hold for the model, std::exception when a group
-/// cannot be formed.
-void place_rank(RunContext& ctx, const Recipe& recipe, const ModelConfig& model, bool grad_groups = false);
+/// calls it) as `config` says. Throws RunError when the layout does not hold for the model, std::exception when a
+/// group cannot be formed.
+void place_rank(RunContext& ctx, const Recipe& recipe, const ModelConfig& model, const ParallelConfig& config = {});
 
 }  // namespace recipebench::train

@@ -31,7 +31,7 @@ struct StepBatch {
 /// batch, so the step's counts and every rank's packing are known without a collective.
 class StepBatcher {
  public:
-  /// The rows come from options.data_path (DataSource::kFile) or the seeded synthetic generator. Throws RunError
+  /// The rows come from options.settings.data.path (DataSource::kFile) or the seeded synthetic generator. Throws RunError
   /// ("data: ...") when the source cannot be opened.
   StepBatcher(const Recipe& recipe, const ModelConfig& model, const RunOptions& options, const RunContext& ctx);
 
