@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "backends/torch/torch_backend_registration.h"
-#include "run/backend.h"
-#include "run/reporter.h"
+#include "backend/backend.h"
+#include "console/reporter.h"
 #include "run/run_driver.h"
 #include "test_util.h"
 
@@ -80,8 +80,8 @@ struct Recorder : RunReporter {
   void step(const StepSample& s, const RunRecord&, int devices) override {
     calls.push_back("step " + std::to_string(s.step) + " on " + std::to_string(devices));
   }
-  void finish(const RunRecord& r, std::string&, bool shown) override {
-    calls.push_back("finish " + r.status + (shown ? " shown" : ""));
+  void finish(const RunRecord& r, const std::string&, bool shown) override {
+    calls.push_back("finish " + to_string(r.status) + (shown ? " shown" : ""));
   }
 };
 

@@ -12,7 +12,7 @@
 #include "recipe/source_doc.h"
 #include "recipe/validate.h"
 #include "report/leaderboard.h"
-#include "run/run_record.h"
+#include "record/run_record.h"
 #include "test_util.h"
 #include "util/input_file.h"
 
@@ -59,8 +59,9 @@ TEST_CASE("the leaderboard's MFU of a run is the run record's, from the N the re
   rec.options.settings.device = Device::kCuda;
   rec.model_name = "tiny-config";
   rec.model_layers = rec.model_layers_full = 4;
-  rec.status = "complete";
-  rec.environment = Json{{"device", Json{{"name", "NVIDIA H200"}, {"count", 1}}}, {"build_type", "Release"}};
+  rec.status = RunStatus::kComplete;
+  rec.environment.device = BackendEnvironment{"NVIDIA H200", 1, 0, "", "", "", ""};
+  rec.environment.build_type = "Release";
   RunMetrics m;
   m.window.window = StepWindow{5, 19};
   m.window.tokens = 245760;

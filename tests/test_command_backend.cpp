@@ -12,10 +12,9 @@
 #include "backends/command/command_backend.h"
 #include "recipe/validate.h"
 #include "report/leaderboard.h"
-#include "run/child_process.h"
-#include "run/record_writer.h"
+#include "launch/child_process.h"
 #include "run/run_driver.h"
-#include "run/run_record_check.h"
+#include "record/run_record_check.h"
 #include "test_util.h"
 #include "util/exit_code.h"
 #include "util/proc_stat.h"
@@ -84,8 +83,7 @@ TEST_CASE("import: a Megatron-LM log gives the hand-computed tokens/s/GPU and MF
   const std::string log = test::source_path("tests/data/logs/megatron-dp8.log");
   q.overrides.backend = "command";
   q.import_log = log;
-  RecordWriter writer;
-  const RunOutcome out = run_recipe(q, {&writer});
+  const RunOutcome out = run_recipe(q, {});
   REQUIRE(out.exit_code == kOk);
   REQUIRE(out.record);
   const RunRecord& r = *out.record;
@@ -125,21 +123,19 @@ TEST_CASE("import: a log that cannot be read gives a failed record naming the li
   RunRequest q = command_request("megatron-h100-dp8.yaml", "recipebench-import-unreadable");
   q.overrides.backend = "command";
   q.import_log = test::source_path("tests/data/logs/megatron-unreadable.log");
-  RecordWriter writer;
-  const RunOutcome out = run_recipe(q, {&writer});
+  const RunOutcome out = run_recipe(q, {});
   CHECK(out.exit_code == kFailed);
   REQUIRE(out.record);
-  CHECK(out.record->status == "failed");
-  const std::string message = out.record->error["message"];
+  CHECK(out.record->status == RunStatus::kFailed);
+  const std::string message = out.record->error->message;
   CHECK_THAT(message, Catch::Contains("megatron-unreadable.log:3:1: error: megatron step line: no 'elapsed time"));
-  CHECK(out.record->error["log_tail"].size() == 5);
+  CHECK(Json(out.record->error->log_tail).size() == 5);
   CHECK(reread(out).ok());
 }
 
 TEST_CASE("command backend: the command's steps, env and node variables, the log beside the record", "[command]") {
   const RunRequest q = command_request("hf-ok.yaml", "recipebench-command-ok");
-  RecordWriter writer;
-  const RunOutcome out = run_recipe(q, {&writer});
+  const RunOutcome out = run_recipe(q, {});
   REQUIRE(out.exit_code == kOk);
   const RunRecord& r = *out.record;
   // 2 rows x 4,096 tokens per step at 0.5 s on one H200: 16,384 tokens/s/GPU.
@@ -158,13 +154,12 @@ TEST_CASE("command backend: the command's steps, env and node variables, the log
 
 TEST_CASE("command backend: a non-zero exit gives a failed record with the log's last lines", "[command]") {
   const RunRequest q = command_request("exit-3.yaml", "recipebench-command-exit");
-  RecordWriter writer;
-  const RunOutcome out = run_recipe(q, {&writer});
+  const RunOutcome out = run_recipe(q, {});
   CHECK(out.exit_code == kFailed);
   REQUIRE(out.record);
-  CHECK(out.record->status == "failed");
-  CHECK_THAT(out.record->error["message"].get<std::string>(), Catch::StartsWith("the command exited with status 3"));
-  const Json tail = out.record->error["log_tail"];
+  CHECK(out.record->status == RunStatus::kFailed);
+  CHECK_THAT(out.record->error->message, Catch::StartsWith("the command exited with status 3"));
+  const Json tail = Json(out.record->error->log_tail);
   REQUIRE(tail.size() == 4);
   CHECK(tail.back() == "Traceback: CUDA out of memory");
   CHECK(out.record->log["steps_parsed"] == 3);
@@ -173,11 +168,10 @@ TEST_CASE("command backend: a non-zero exit gives a failed record with the log's
 
 TEST_CASE("command backend: a failed record keeps the last 50 lines of the log", "[command]") {
   const RunRequest q = command_request("many-lines.yaml", "recipebench-command-tail");
-  RecordWriter writer;
-  const RunOutcome out = run_recipe(q, {&writer});
+  const RunOutcome out = run_recipe(q, {});
   CHECK(out.exit_code == kFailed);
   REQUIRE(out.record);
-  const Json tail = out.record->error["log_tail"];
+  const Json tail = Json(out.record->error->log_tail);
   REQUIRE(tail.size() == 50);
   CHECK(tail.front() == "line 71");
   CHECK(tail.back() == "line 120");
@@ -187,28 +181,26 @@ TEST_CASE("command backend: a failed record keeps the last 50 lines of the log",
 
 TEST_CASE("command backend: fewer steps than the window needs is a failed record", "[command]") {
   const RunRequest q = command_request("too-few-steps.yaml", "recipebench-command-few");
-  RecordWriter writer;
-  const RunOutcome out = run_recipe(q, {&writer});
+  const RunOutcome out = run_recipe(q, {});
   CHECK(out.exit_code == kFailed);
   REQUIRE(out.record);
-  CHECK(out.record->error["message"] == "the log has 10 step line(s) (hf); the window 5..19 needs steps 0..19");
-  CHECK(out.record->error["log_tail"].size() == 10);
+  CHECK(out.record->error->message == "the log has 10 step line(s) (hf); the window 5..19 needs steps 0..19");
+  CHECK(Json(out.record->error->log_tail).size() == 10);
   CHECK(reread(out).ok());
 }
 
 TEST_CASE("command backend: a hanging command is stopped at its timeout, no process left", "[command]") {
   const RunRequest q = command_request("hang.yaml", "recipebench-command-hang");
-  RecordWriter writer;
   const auto t0 = std::chrono::steady_clock::now();
-  const RunOutcome out = run_recipe(q, {&writer});
+  const RunOutcome out = run_recipe(q, {});
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK(out.exit_code == kFailed);
   CHECK(took < 8.0);  // timeout 1 s; sleep dies of SIGTERM at once
   REQUIRE(out.record);
-  CHECK(out.record->status == "failed");
-  CHECK_THAT(out.record->error["message"].get<std::string>(),
+  CHECK(out.record->status == RunStatus::kFailed);
+  CHECK_THAT(out.record->error->message,
              Catch::StartsWith("the command ran past its timeout; its process group was stopped (SIGTERM)"));
-  CHECK(out.record->error["log_tail"] == Json::array({"started; hanging"}));
+  CHECK(Json(out.record->error->log_tail) == Json::array({"started; hanging"}));
   std::ifstream pids(out.record->log["path"].get<std::string>() + ".pids");
   int shell = 0, background = 0;
   pids >> shell >> background;

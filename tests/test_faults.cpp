@@ -20,8 +20,8 @@
 #include <sstream>
 #include <thread>
 
-#include "run/run_guard.h"
-#include "run/run_record_check.h"
+#include "launch/run_guard.h"
+#include "record/run_record_check.h"
 #include "util/proc_stat.h"
 
 using namespace recipebench;
@@ -130,7 +130,7 @@ FolderState inspect(const fs::path& dir) {
       for (const auto& d : c.errors) UNSCOPED_INFO(d.to_string());
       if (!c.ok())
         ++s.invalid;
-      else if (c.record->status == "complete")
+      else if (c.record->complete())
         ++s.complete;
       else {
         ++s.failed;

@@ -1,10 +1,10 @@
-// Where a process sits among the ranks: torchrun-style and Slurm variables (harness/run/launch.h).
+// Where a process sits among the ranks: torchrun-style and Slurm variables (harness/launch/launch.h).
 #include <catch2/catch.hpp>
 
 #include <map>
 #include <string>
 
-#include "run/launch.h"
+#include "launch/launch.h"
 
 using namespace recipebench;
 

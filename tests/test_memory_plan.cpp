@@ -11,7 +11,7 @@
 #include "plan/memory_plan.h"
 #include "recipe/run_model.h"
 #include "recipe/validate.h"
-#include "run/run_record.h"
+#include "record/run_record.h"
 #include "test_util.h"
 #include "util/json.h"
 
@@ -69,7 +69,7 @@ std::vector<MeasuredRun> committed_h200_runs() {
   std::vector<MeasuredRun> out;
   for (const auto& path : paths) {
     const RunRecord rec = RunRecord::from_json(Json::parse(test::read_file(test::source_path(path))), path);
-    if (rec.status != "complete" || !rec.metrics || rec.metrics->peak_memory_bytes <= 0) continue;
+    if (!rec.complete() || !rec.metrics || rec.metrics->peak_memory_bytes <= 0) continue;
     if (rec.device_name().find("H200") == std::string::npos) continue;
     if (rec.options.settings.backend != "torch") continue;  // e.g. the command backend's peer stack: no torch plan
     INFO(path << " is not classified in tests/data/plan/record-implementations.json");
@@ -230,7 +230,7 @@ TEST_CASE("memory plan: expert state sharded over EDP when EDP > 1, dense over D
   const RankMemory& q = plan.ranks[0];
   const double x = static_cast<double>(q.expert_params), d = static_cast<double>(q.dense_params);
   CHECK(x == Approx(4 * 128.0 * 3 * 2048 * 512));  // 4 layers, 128 of 256 experts
-  // DistributedAdam (train/distributed_adam.h) over DP 4 for the dense parameters and over EDP 2 for the experts:
+  // DistributedAdam (optim/distributed_adam.h) over DP 4 for the dense parameters and over EDP 2 for the experts:
   // the whole FP32 gradient buffer and its shard; FP32 masters and moments of the shard; the BF16 all-gather buffer.
   CHECK(q.grads == Approx(4 * d * (1 + 1 / 4.0) + 4 * x * (1 + 1 / 2.0)));
   CHECK(q.optimizer == Approx(12 * d / 4 + 2 * d + 12 * x / 2 + 2 * x));

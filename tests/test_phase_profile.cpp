@@ -1,8 +1,8 @@
-// The per-phase profile of a multi-rank step (run/phase_profile.h): window means of rank 0's exposed communication,
+// The per-phase profile of a multi-rank step (console/phase_profile.h): window means of rank 0's exposed communication,
 // "compute and other" as the remainder, and the comm_waits block's round trip through the run record's step JSON.
 #include <catch2/catch.hpp>
 
-#include "run/phase_profile.h"
+#include "console/phase_profile.h"
 
 using namespace recipebench;
 

@@ -10,7 +10,7 @@
 #include <atomic>
 #include <thread>
 
-#include "run/child_process.h"
+#include "launch/child_process.h"
 #include "util/proc_stat.h"
 
 using namespace recipebench;

@@ -1,8 +1,8 @@
-// The --profile table (run/profile_table.h): window means per component, "other" as the remainder, a run record
+// The --profile table (console/profile_table.h): window means per component, "other" as the remainder, a run record
 // round trip of the component seconds.
 #include <catch2/catch.hpp>
 
-#include "run/profile_table.h"
+#include "console/profile_table.h"
 
 using namespace recipebench;
 

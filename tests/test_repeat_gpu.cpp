@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "run/run_record.h"
-#include "run/run_record_check.h"
+#include "record/run_record.h"
+#include "record/run_record_check.h"
 
 using namespace recipebench;
 namespace fs = std::filesystem;

@@ -11,7 +11,7 @@
 #include "recipe/validate.h"
 #include "report/leaderboard.h"
 #include "report/leaderboard_csv.h"
-#include "run/run_record_check.h"
+#include "record/run_record_check.h"
 #include "test_util.h"
 #include "util/format.h"
 

@@ -12,9 +12,8 @@
 
 #include "backends/torch/torch_backend_registration.h"
 #include "recipe/validate.h"
-#include "run/backend.h"
-#include "run/console_reporter.h"
-#include "run/record_writer.h"
+#include "backend/backend.h"
+#include "console/console_reporter.h"
 #include "run/run_driver.h"
 #include "fake_backend.h"
 #include "test_util.h"
@@ -41,8 +40,7 @@ TEST_CASE("run driver: a complete run's record, figures and reporter calls", "[r
   auto script = register_fake();
   const RunRequest q = fake_request("recipebench-driver-complete");
   Recorder rec;
-  RecordWriter writer;
-  const RunOutcome out = run_recipe(q, {&writer, &rec});
+  const RunOutcome out = run_recipe(q, {&rec});
   REQUIRE(out.exit_code == kOk);
   CHECK(script->runs == 1);
   CHECK(rec.calls == std::vector<std::string>{"start fake", "step 0 on 2", "step 1 on 2", "step 2 on 2", "step 3 on 2",
@@ -101,8 +99,7 @@ TEST_CASE("run driver: a failing step gives a failed record and exit 1", "[run_d
   script->fail_at = 3;
   const RunRequest q = fake_request("recipebench-driver-failed");
   Recorder rec;
-  RecordWriter writer;
-  const RunOutcome out = run_recipe(q, {&writer, &rec});
+  const RunOutcome out = run_recipe(q, {&rec});
   CHECK(out.exit_code == kFailed);
   CHECK(rec.calls.back() == "finish failed");
   CHECK(rec.calls.size() == 5);  // start, steps 0..2, finish

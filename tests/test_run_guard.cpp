@@ -1,4 +1,4 @@
-// One true record per run (harness/run/run_guard.h): --out checked first, unique names created exclusively,
+// One true record per run (harness/launch/run_guard.h): --out checked first, unique names created exclusively,
 // interrupts turned into a failed step, a dead rank 0 described.
 #include <catch2/catch.hpp>
 
@@ -11,7 +11,7 @@
 #include <set>
 #include <thread>
 
-#include "run/run_guard.h"
+#include "launch/run_guard.h"
 #include "test_util.h"
 
 using namespace recipebench;

@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "report/leaderboard.h"
-#include "run/run_record_check.h"
+#include "record/run_record_check.h"
 #include "test_util.h"
 #include "util/format.h"
 
@@ -47,7 +47,7 @@ TEST_CASE("the run records in reports/runs pass every check and read back typed"
     CHECK(problems(doc).empty());
     REQUIRE(c.record);
     const RunRecord& r = *c.record;
-    CHECK(r.status == "complete");
+    CHECK(r.status == RunStatus::kComplete);
     CHECK(r.steps.size() == 20);
     CHECK(r.model_layers == 4);
     CHECK(r.model_layers_full == 40);
@@ -195,11 +195,11 @@ TEST_CASE("profile runs and builds that are not optimised are listed unranked wi
   RunRecord profiled = base;
   profiled.options.settings.profile = true;
   RunRecord debug = base;
-  debug.environment["build_type"] = "Debug";
+  debug.environment.build_type = "Debug";
   RunRecord failed = base;
-  failed.status = "failed";
+  failed.status = RunStatus::kFailed;
   failed.metrics.reset();
-  failed.error = Json{{"step", 3}, {"message", "interrupted (SIGINT) at step 3"}};
+  failed.error = RunFailure{3, "interrupted (SIGINT) at step 3", {}};
   const Leaderboard board =
       build_leaderboard({}, {}, {{"a.json", base}, {"p.json", profiled}, {"d.json", debug}, {"f.json", failed}});
   REQUIRE(board.groups.size() == 1);

@@ -1,4 +1,4 @@
-// The run switches (harness/run/switches.h), one generated test over the table: every backend switch absent, on
+// The run switches (harness/settings/switches.h), one generated test over the table: every backend switch absent, on
 // from the command line (with its "no effect" note on the tiny one-rank layout where it has none), on from the
 // recipe where it has an effect (nothing said), turned off on the command line, recorded and read back, and
 // refused at its field by a backend that runs the recipe's own command. The figures each switch must give (its
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "fake_backend.h"
-#include "run/switches.h"
+#include "settings/switches.h"
 #include "test_util.h"
 #include "util/exit_code.h"
 

@@ -21,8 +21,8 @@
 #include <sstream>
 #include <string>
 
-#include "run/run_record.h"
-#include "run/run_record_check.h"
+#include "record/run_record.h"
+#include "record/run_record_check.h"
 
 using namespace recipebench;
 namespace fs = std::filesystem;
@@ -75,18 +75,19 @@ GpuRun run_proxy(const std::string& name, const std::string& extra, const std::s
 void check_kernels(const std::string& kernels) {
   const std::string k = "--kernels " + kernels + " ";
   const GpuRun clean = run_proxy(kernels + "-clean", k + "--fail-on-sync");
-  INFO("clean run: " << clean.record.error.dump());
+  INFO("clean run: " << (clean.record.error ? clean.record.error->message : ""));
   CHECK(clean.exit_code == 0);
-  CHECK(clean.record.status == "complete");
+  CHECK(clean.record.complete());
   CHECK(clean.record.steps.size() == 3);
   CHECK(clean.record.options.settings.fail_on_sync);
 
   const std::string inject = "RECIPEBENCH_INJECT_SYNC_STEP=1";
   const GpuRun caught = run_proxy(kernels + "-injected", k + "--fail-on-sync", inject);
   CHECK(caught.exit_code == 1);
-  REQUIRE(caught.record.status == "failed");
-  CHECK(caught.record.error["step"] == 1);
-  const std::string message = caught.record.error["message"].get<std::string>();
+  REQUIRE(caught.record.status == RunStatus::kFailed);
+  REQUIRE(caught.record.error);
+  CHECK(caught.record.error->step == 1);
+  const std::string message = caught.record.error->message;
   INFO(message);
   CHECK(message.find("step 1: fail_on_sync:") != std::string::npos);
   CHECK(message.find("aten::item") != std::string::npos);
@@ -95,7 +96,7 @@ void check_kernels(const std::string& kernels) {
 
   const GpuRun unchecked = run_proxy(kernels + "-injected-unchecked", k, inject);
   CHECK(unchecked.exit_code == 0);
-  CHECK(unchecked.record.status == "complete");
+  CHECK(unchecked.record.complete());
   CHECK_FALSE(unchecked.record.options.settings.fail_on_sync);
 }
 
@@ -117,9 +118,9 @@ TEST_CASE(
     "[sync-ep2]") {
   const std::string recipe = "proxy4l-2gpu-ep2-bf16.yaml";
   const GpuRun fixed = run_proxy("ep2-fixed-capacity", "--ep-dispatch fixed_capacity --fail-on-sync", "", recipe);
-  INFO("fixed_capacity run: " << fixed.record.error.dump());
+  INFO("fixed_capacity run: " << (fixed.record.error ? fixed.record.error->message : ""));
   CHECK(fixed.exit_code == 0);
-  CHECK(fixed.record.status == "complete");
+  CHECK(fixed.record.complete());
   CHECK(fixed.record.steps.size() == 3);
   CHECK(fixed.record.options.settings.fail_on_sync);
   CHECK(fixed.record.options.settings.ep_dispatch == EpDispatch::kFixedCapacity);

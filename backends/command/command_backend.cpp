@@ -8,8 +8,8 @@
 #include <numeric>
 
 #include "logparse/log_reader.h"
-#include "run/child_process.h"
-#include "run/run_record.h"
+#include "launch/child_process.h"
+#include "record/run_record.h"
 
 namespace recipebench {
 

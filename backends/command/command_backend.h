@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "recipe/recipe.h"
-#include "run/backend.h"
+#include "backend/backend.h"
 
 namespace recipebench {
 
@@ -31,7 +31,7 @@ std::string command_script(const Recipe& recipe, const std::string& command);
 
 /// The variables the command gets on top of recipebench's environment: NODE_RANK and NNODES (this node among the
 /// run's nodes: GROUP_RANK or SLURM_NODEID, and SLURM_NNODES or WORLD_SIZE / LOCAL_WORLD_SIZE; else 0 and 1),
-/// MASTER_ADDR and MASTER_PORT (as run/launch.h's rank_env reads them), RECIPEBENCH_LOG (the log being written),
+/// MASTER_ADDR and MASTER_PORT (as launch/launch.h's rank_env reads them), RECIPEBENCH_LOG (the log being written),
 /// RECIPEBENCH_STEPS (the steps the record needs). `get` reads a variable (nullptr when unset).
 std::vector<std::pair<std::string, std::string>> command_environment(
     const RunOptions& options, const std::function<const char*(const char*)>& get);

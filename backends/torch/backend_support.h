@@ -6,7 +6,7 @@
 #include "catalog/models.h"
 #include "model/options.h"
 #include "recipe/recipe.h"
-#include "run/backend.h"
+#include "backend/backend.h"
 
 namespace recipebench::torch_backend {
 

@@ -5,9 +5,9 @@
 
 #include "model/options.h"
 #include "recipe/recipe.h"
-#include "run/run_options.h"
+#include "settings/run_options.h"
 #include "train/model_builder.h"
-#include "train/optimizer_builder.h"
+#include "optim/optimizer_builder.h"
 #include "train/run_context.h"
 
 namespace recipebench::torch_backend {

@@ -15,16 +15,16 @@
 #include "model/determinism.h"
 #include "rank_configs.h"
 #include "recipe/run_model.h"
-#include "run/backend.h"
+#include "backend/backend.h"
 #include "torch_backend_registration.h"
 #include "train/device.h"
 #include "train/host_memory.h"
-#include "train/lr_schedule.h"
+#include "optim/lr_schedule.h"
 #include "train/model_builder.h"
-#include "train/optimizer_builder.h"
+#include "optim/optimizer_builder.h"
 #include "train/param_dump.h"
 #include "train/run_context.h"
-#include "train/step_batcher.h"
+#include "data/step_batcher.h"
 #include "train/train_step.h"
 
 namespace recipebench {
@@ -102,7 +102,7 @@ train::RankModel build_model(const ModelConfig& cfg, const torch_backend::RankCo
 }
 
 /// The switches the run driver already checked, checked again against what this rank built: the layout effects
-/// (settings.<switch>_applies, run/switches.h) must be what the optimizers do (the same optimizers reduce-scatter
+/// (settings.<switch>_applies, settings/switches.h) must be what the optimizers do (the same optimizers reduce-scatter
 /// and gather), and bench.fail_on_sync is refused with --profile and with the host_splits dispatcher under EP > 1
 /// on CUDA (its split sizes are read on the host). Throws RunError.
 void check_switches(const RunOptions& o, const train::RankModel& model, const train::RunContext& ctx) {

@@ -2,7 +2,7 @@
 // can include it cheaply (a build without libtorch still checks dry runs against the declaration).
 #pragma once
 
-#include "run/capabilities.h"
+#include "backend/capabilities.h"
 
 namespace recipebench {
 
@@ -20,14 +20,14 @@ inline BackendCapabilities torch_backend_capabilities() {
   c.precisions = {"bf16", "fp32", "fp64"};
   c.devices = {Device::kCpu, Device::kCuda};
   c.data_sources = {DataSource::kSynthetic, DataSource::kFile};
-  // train/optimizer_builder.h: DistributedAdam over DP for the dense parameters, over EDP for the experts.
+  // optim/optimizer_builder.h: DistributedAdam over DP for the dense parameters, over EDP for the experts.
   c.dense_optimizer_sharding = OptimizerSharding::kDp;
   c.expert_optimizer_sharding = OptimizerSharding::kEdp;
   c.memory_plan = true;  // harness/plan models this backend's memory
   return c;
 }
 
-/// Adds the torch backend, with torch_backend_capabilities(), to the backend registry (run/backend.h).
+/// Adds the torch backend, with torch_backend_capabilities(), to the backend registry (backend/backend.h).
 void register_torch_backend();
 
 }  // namespace recipebench

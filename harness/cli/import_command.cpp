@@ -8,8 +8,7 @@
 #include <memory>
 
 #include "commands.h"
-#include "run/console_reporter.h"
-#include "run/record_writer.h"
+#include "console/console_reporter.h"
 #include "run/run_driver.h"
 
 namespace recipebench::cli {
@@ -50,9 +49,8 @@ void add_import_command(CLI::App& app, std::function<int()>& run) {
     q.import_log = a->log;
     q.build = BuildInfo{RECIPEBENCH_VERSION, RECIPEBENCH_GIT_COMMIT, RECIPEBENCH_BUILD_TYPE};
     run = [q]() -> int {
-      RecordWriter writer;
       ConsoleReporter console;
-      return run_recipe(q, {&writer, &console}).exit_code;
+      return run_recipe(q, {&console}).exit_code;
     };
   });
 }

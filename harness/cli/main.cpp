@@ -6,7 +6,7 @@
 #include "backends/command/command_backend.h"
 #include "backends/torch/torch_backend_registration.h"
 #include "commands.h"
-#include "run/backend.h"
+#include "backend/backend.h"
 
 int main(int argc, char** argv) {
   using namespace recipebench;

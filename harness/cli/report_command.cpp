@@ -12,14 +12,14 @@
 #include "recipe/validate.h"
 #include "report/leaderboard.h"
 #include "report/leaderboard_csv.h"
-#include "run/run_record_check.h"
+#include "record/run_record_check.h"
 #include "util/atomic_file.h"
 #include "util/dir_lock.h"
 #include "util/host.h"
 
 namespace recipebench::cli {
 
-/// Reads and checks one JSON input (run/run_record_check.h); a checked record is appended to `runs`. An earlier
+/// Reads and checks one JSON input (record/run_record_check.h); a checked record is appended to `runs`. An earlier
 /// report's leaderboard.json is skipped. Prints each problem as `file: error: <field path>: ...`; false when
 /// the file is refused.
 bool add_run_record(const std::string& file, std::vector<RunRecordInput>& runs) {

@@ -10,10 +10,9 @@
 
 #include "commands.h"
 #include "default_recipe.h"
-#include "run/console_reporter.h"
-#include "run/record_writer.h"
+#include "console/console_reporter.h"
 #include "run/run_driver.h"
-#include "run/switches.h"
+#include "settings/switches.h"
 
 namespace recipebench::cli {
 
@@ -68,7 +67,7 @@ std::vector<std::string> names_of() {
   return std::vector<std::string>(n.begin(), n.end());
 }
 
-/// One option per switch (run/switches.h): a boolean is a flag, `--x` or `--x=true|false` (a bare `--x` never takes
+/// One option per switch (settings/switches.h): a boolean is a flag, `--x` or `--x=true|false` (a bare `--x` never takes
 /// the next argument); an integer is range-checked; a closed set takes one of its names.
 void add_switch_options(CLI::App& cmd, Args& a) {
   for (const RunSwitch& row : run_switches()) {
@@ -142,9 +141,8 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
     }
     q.build = BuildInfo{RECIPEBENCH_VERSION, RECIPEBENCH_GIT_COMMIT, RECIPEBENCH_BUILD_TYPE};
     run = [q]() -> int {
-      RecordWriter writer;
       ConsoleReporter console;
-      return run_recipe(q, {&writer, &console}).exit_code;
+      return run_recipe(q, {&console}).exit_code;
     };
   });
 }

@@ -12,7 +12,7 @@
 
 #include "logparse/line_parser.h"
 #include "recipe/diagnostic.h"
-#include "run/backend.h"
+#include "backend/backend.h"
 #include "util/json.h"
 
 namespace recipebench {

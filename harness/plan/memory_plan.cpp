@@ -52,7 +52,7 @@ StageParams stage_params(const ModelConfig& m, const RankPlacement& q, const Ran
   return s;
 }
 
-/// Gradients and optimizer state of a DistributedAdam (train/distributed_adam.h) over a group of `shards` ranks
+/// Gradients and optimizer state of a DistributedAdam (optim/distributed_adam.h) over a group of `shards` ranks
 /// for `n` parameters: the flat FP32 gradient buffer (whole) and its reduce-scattered shard; FP32 masters and Adam
 /// moments of the shard; the all-gather buffer in the parameters' dtype (whole); with bench.overlap_param_gather
 /// (`kept_shard`) the updated shard in the parameters' dtype, kept for the next step's gathers (a view of the FP32
@@ -62,14 +62,14 @@ void add_distributed(double n, double shards, double p, bool kept_shard, RankMem
   r.optimizer += 3 * kF32 * n / shards + p * n + (kept_shard && shards > 1 && p != kF32 ? p * n / shards : 0);
 }
 
-/// Gradients and optimizer state of a MixedPrecisionAdam (train/adam.h) for `n` parameters: FP32 gradient
+/// Gradients and optimizer state of a MixedPrecisionAdam (optim/adam.h) for `n` parameters: FP32 gradient
 /// accumulators, FP32 masters (none for FP32 parameters) and Adam moments.
 void add_replicated(double n, double p, RankMemory& r) {
   r.grads += kF32 * n;
   r.optimizer += ((p == kF32 ? 0 : kF32) + 2 * kF32) * n;
 }
 
-/// Gradients and optimizer state of the backend's optimizers (train/optimizer_builder.h; docs/memory-plan.md,
+/// Gradients and optimizer state of the backend's optimizers (optim/optimizer_builder.h; docs/memory-plan.md,
 /// "States"): one rank, everything in a MixedPrecisionAdam; several, the dense parameters (and the experts unless
 /// apart) sharded over DP, the experts when apart sharded over EDP when EDP > 1, else replicated.
 /// `kept_shard`: bench.overlap_param_gather (add_distributed).

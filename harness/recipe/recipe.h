@@ -72,7 +72,7 @@ struct RecipeResult {
 /// Optimizer and learning-rate schedule; defaults are the seed recipes' Megatron-LM arguments.
 struct RecipeOptimizer {
   double lr = 1e-5, min_lr = 1e-6;
-  LrDecay lr_decay_style = LrDecay::kCosine;  ///< decay after warm-up (train/lr_schedule.h gives the formulas)
+  LrDecay lr_decay_style = LrDecay::kCosine;  ///< decay after warm-up (optim/lr_schedule.h gives the formulas)
   double lr_warmup_fraction = 0.1;
   double weight_decay = 0.1;
   double adam_beta1 = 0.9, adam_beta2 = 0.98, adam_eps = 1e-8;

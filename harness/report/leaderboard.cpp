@@ -176,7 +176,7 @@ LeaderboardEntry entry_from_run(const RunRecordInput& in, const ReportOptions& o
   e.details["measurement"] = Json{{"backend", e.backend},
                                   {"hardware", e.hardware},
                                   {"settings", rec.options.to_json(rec.log.is_null())},
-                                  {"environment", rec.environment},
+                                  {"environment", rec.environment.to_json()},
                                   {"window_seconds", m.window.seconds},
                                   {"mean_step_seconds", m.window.mean_step_seconds},
                                   {"peak_memory_bytes", m.peak_memory_bytes},
@@ -194,9 +194,9 @@ bool optimised_build(const std::string& build_type) {
 }
 
 std::string unranked_reason(const RunRecord& rec) {
-  if (rec.status != "complete" || !rec.metrics) {
-    std::string why = "run " + rec.status;
-    if (rec.error.is_object() && rec.error.contains("message")) why += ": " + rec.error["message"].get<std::string>();
+  if (!rec.complete() || !rec.metrics) {
+    std::string why = "run " + to_string(rec.status);
+    if (rec.error && !rec.error->message.empty()) why += ": " + rec.error->message;
     return why;
   }
   if (rec.options.settings.profile)

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "recipe/recipe.h"
-#include "run/run_record.h"
+#include "record/run_record.h"
 #include "util/json.h"
 
 namespace recipebench {
@@ -72,7 +72,7 @@ struct ReportOptions {
   std::optional<double> usd_per_gpu_hour;  ///< price override for every entry ($/GPU-hour)
 };
 
-/// A run record read from `file` and checked (check_run_record in run/run_record_check.h).
+/// A run record read from `file` and checked (check_run_record in record/run_record_check.h).
 struct RunRecordInput {
   std::string file;
   RunRecord record;

@@ -4,7 +4,7 @@
 #include <cctype>
 #include <cstdint>
 
-#include "run/run_record.h"
+#include "record/run_record.h"
 
 namespace recipebench {
 

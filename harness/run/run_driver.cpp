@@ -17,11 +17,11 @@
 #include "plan/memory_plan.h"
 #include "recipe/validate.h"
 #include "recipe/run_model.h"
-#include "run/backend.h"
-#include "run/launch.h"
-#include "run/run_guard.h"
-#include "run/run_metrics.h"
-#include "run/switches.h"
+#include "backend/backend.h"
+#include "launch/launch.h"
+#include "launch/run_guard.h"
+#include "record/run_metrics.h"
+#include "settings/switches.h"
 #include "util/exit_code.h"
 #include "util/host.h"
 
@@ -45,16 +45,18 @@ struct Reporters {
   }
 };
 
-Json host_environment(const BuildInfo& b) {
+RunEnvironment host_environment(const BuildInfo& b) {
   struct utsname u {};
   uname(&u);
-  return Json{{"host", host_name()},
-              {"os", std::string(u.sysname) + " " + u.release + " " + u.machine},
-              {"cpu_cores", static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN))},
-              {"compiler", std::string("g++ ") + __VERSION__},
-              {"recipebench_version", b.version},
-              {"recipebench_commit", b.commit},
-              {"build_type", b.build_type}};
+  RunEnvironment e;
+  e.host = host_name();
+  e.os = std::string(u.sysname) + " " + u.release + " " + u.machine;
+  e.cpu_cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  e.compiler = std::string("g++ ") + __VERSION__;
+  e.recipebench_version = b.version;
+  e.recipebench_commit = b.commit;
+  e.build_type = b.build_type;
+  return e;
 }
 
 /// The recipe, validated; its diagnostics reported. Throws Refusal when it is missing or fails a check.
@@ -74,7 +76,7 @@ ValidatedRecipe load_recipe(const RunRequest& q, const Reporters& report) {
   return v;
 }
 
-/// True for a backend that launches the recipe's own command once per node (run/capabilities.h).
+/// True for a backend that launches the recipe's own command once per node (backend/capabilities.h).
 bool per_node(const std::string& backend) {
   const BackendCapabilities* caps = backend_capabilities(backend);
   return caps && caps->launch == Launch::kPerNode;
@@ -187,7 +189,7 @@ void check_log_format(const RunRequest& q, const ValidatedRecipe& v, const RunOp
 }
 
 /// Refuses (exit 1, one located diagnostic per field) what the backend does not run, before any rank starts: a
-/// per-node backend every engaged backend switch (run/switches.h), a per-rank one the fields its capability table
+/// per-node backend every engaged backend switch (settings/switches.h), a per-rank one the fields its capability table
 /// does not list. Returns the backend's capability table, or nullptr when no backend of that name is registered or
 /// declared (then make_backend refuses it, or a dry run goes on unchecked).
 const BackendCapabilities* check_backend_capabilities(const RunRequest& q, const ValidatedRecipe& v,
@@ -222,7 +224,7 @@ std::unique_ptr<Backend> backend_or_refuse(const std::string& name) {
                             (names.empty() ? "none: configure with libtorch for the torch backend" : names) + ")"};
 }
 
-/// This process's place from its launcher's variables (run/launch.h) into the run's options.
+/// This process's place from its launcher's variables (launch/launch.h) into the run's options.
 void apply_rank_env(const RankEnv& ranks, RunOptions& o) {
   o.place.rank = ranks.rank;
   o.place.world = ranks.world;
@@ -265,7 +267,7 @@ std::optional<int> place_ranks(const RunRequest& q, const Recipe& recipe, RunOpt
   return std::nullopt;
 }
 
-/// A per-node backend's place (run/capabilities.h): this process is one node's launcher when it is its node's
+/// A per-node backend's place (backend/capabilities.h): this process is one node's launcher when it is its node's
 /// local rank 0 (or alone); any other rank of a launcher (torchrun, srun) returns exit code 0 at once. An import
 /// runs nothing and is placed nowhere. Throws Refusal on --nproc or malformed rank variables.
 std::optional<int> place_node(const RunRequest& q, RunOptions& o, const Reporters& report) {
@@ -336,12 +338,6 @@ RunRecord new_record(const RunRequest& q, const Recipe& recipe, const RunModel& 
   return rec;
 }
 
-Json device_json(const BackendEnvironment& env) {
-  return Json{{"name", env.device_name}, {"count", env.device_count}, {"memory_bytes", env.device_memory_bytes},
-              {"driver", env.driver},    {"cuda", env.cuda},          {"nccl", env.nccl},
-              {"libtorch", env.libtorch}};
-}
-
 /// How the backend's part ended, for this rank.
 struct Execution {
   int devices = 1;
@@ -360,7 +356,7 @@ Execution execute(Backend& backend, const Recipe& recipe, const ModelConfig& mod
     const BackendEnvironment env = backend.environment(recipe, o);
     x.started = true;
     x.devices = std::max(1, env.device_count);
-    rec.environment["device"] = device_json(env);
+    rec.environment.device = env;
     backend.on_model_built = [&](const ModelBuild& b) {
       rec.model_build = b;
       if (lead)
@@ -377,10 +373,10 @@ Execution execute(Backend& backend, const Recipe& recipe, const ModelConfig& mod
     else if (static_cast<int>(rec.steps.size()) != o.settings.steps)
       throw RunError("the backend ran " + std::to_string(rec.steps.size()) + " of " +
                      std::to_string(o.settings.steps) + " steps");
-    rec.status = "complete";
+    rec.status = RunStatus::kComplete;
   } catch (const RunError& e) {
-    rec.status = "failed";
-    rec.error = Json{{"step", e.step() >= 0 ? Json(e.step()) : Json(nullptr)}, {"message", e.what()}};
+    rec.status = RunStatus::kFailed;
+    rec.error = RunFailure{e.step() >= 0 ? std::optional<int>(e.step()) : std::nullopt, e.what(), {}};
     // Another rank failed first and shows its message; this rank only stops (rank 0 still writes the record).
     // A refusal before the run (the same check fails on every rank) is shown by rank 0 only.
     x.failure_shown = e.secondary() || (!lead && !x.started);
@@ -388,13 +384,13 @@ Execution execute(Backend& backend, const Recipe& recipe, const ModelConfig& mod
   return x;
 }
 
-/// What the backend adds to the record (run/backend.h's BackendReport): the log block, an imported log's wall
+/// What the backend adds to the record (backend/backend.h's BackendReport): the log block, an imported log's wall
 /// time, and a failed run's last log lines.
 void merge_backend_report(const Backend& backend, RunRecord& rec) {
   const BackendReport r = backend.report();
   rec.log = r.log;
   if (r.wall_seconds) rec.wall_seconds = *r.wall_seconds;
-  if (rec.status == "failed" && !r.log_tail.empty()) rec.error["log_tail"] = r.log_tail;
+  if (rec.error) rec.error->log_tail = r.log_tail;
 }
 
 /// The run's per-rank memory plan (docs/memory-plan.md: its model, device and bench.kernels), before step 0. A layout
@@ -411,7 +407,7 @@ void report_memory_plan(const Recipe& recipe, const ModelConfig& model, const Ru
 }
 
 /// Places this process: one launch per node for a per-node backend (its command's output teed to a log beside
-/// the record), else the ranks of run/launch.h. Returns an exit code when this process has nothing more to do.
+/// the record), else the ranks of launch/launch.h. Returns an exit code when this process has nothing more to do.
 std::optional<int> place(const RunRequest& q, const Recipe& recipe, RunOptions& o, const std::string& record_path,
                          const Reporters& report, const std::function<void(int status)>& on_lead_died) {
   if (!per_node(o.settings.backend)) return place_ranks(q, recipe, o, on_lead_died);
@@ -423,7 +419,7 @@ std::optional<int> place(const RunRequest& q, const Recipe& recipe, RunOptions& 
 }
 
 /// Refuses (Refusal, exit status 2, after the located diagnostic) the switch combinations no run can honour
-/// (run/switches.h, switch_conflicts).
+/// (settings/switches.h, switch_conflicts).
 void refuse_conflicting_switches(const RunRequest& q, const ValidatedRecipe& v, const SwitchContext& ctx,
                                  const Reporters& report) {
   for (const SwitchConflict& c : switch_conflicts()) {
@@ -446,7 +442,7 @@ RunOutcome run_placed(Backend& backend, const RunRequest& q, const Recipe& recip
   const bool node = caps.launch == Launch::kPerNode;
   rec.options = o;
   // A per-node backend's command gets the env block through its shell (run/command_backend.h's command_script).
-  rec.environment["recipe_env_applied"] =
+  rec.environment.recipe_env_applied =
       node ? recipe.doc.value("env", Json::object()) : apply_recipe_env(recipe, report);
   if (lead) {
     for (const std::string& note : switch_notes(ctx, recipe.bench, q.overrides)) report.message(note);
@@ -455,19 +451,20 @@ RunOutcome run_placed(Backend& backend, const RunRequest& q, const Recipe& recip
   }
   const Execution x = execute(backend, recipe, m.model, rec, reporters, node);
   if (!lead) {
-    if (rec.status == "complete") return out;
+    if (rec.complete()) return out;
     if (!x.failure_shown)
       report.message("recipebench run: rank " + std::to_string(o.place.rank) +
-                     " failed: " + rec.error["message"].get<std::string>());
+                     " failed: " + rec.error->message);
     out.exit_code = kFailed;
     return out;
   }
   rec.finished_at = utc_timestamp(Clock::now());
   rec.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - launch_steady).count();
   merge_backend_report(backend, rec);
-  if (rec.status == "complete") rec.metrics = compute_metrics(rec, recipe, m.model, x.devices);
+  if (rec.complete()) rec.metrics = compute_metrics(rec, recipe, m.model, x.devices);
+  out.record_path = write_new_record(out.record_path, rec.to_json().dump(2) + "\n");  // the name it took
   for (auto* r : reporters) r->finish(rec, out.record_path, x.failure_shown);
-  out.exit_code = rec.status == "complete" ? kOk : kFailed;
+  out.exit_code = rec.complete() ? kOk : kFailed;
   out.record = std::move(rec);
   return out;
 }
@@ -497,7 +494,7 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
   if (caps->launch == Launch::kPerRank) rec.capabilities = caps->to_json();
   const std::string stem = std::filesystem::path(q.recipe_path).stem().string();
   out.record_path = q.out_dir + "/" + stem + "-" + utc_timestamp(launch, "%Y%m%dT%H%M%SZ") + ".json";
-  // Rank 0 killed by a signal writes no record: the launcher writes the failed one (run/run_guard.h).
+  // Rank 0 killed by a signal writes no record: the launcher writes the failed one (launch/run_guard.h).
   auto on_lead_died = [&](int status) {
     rec.options = o;
     rec.options.place.world = q.nproc.value_or(static_cast<int>(recipe.layout.world()));

@@ -1,6 +1,6 @@
 // The run driver: everything `recipebench run` does between parsing its command line and exiting. The recipe is
 // validated, its effective settings resolved (bench block, then the request's overrides), the ranks found or
-// started, the backend run, the metrics computed, and each event handed to the reporters (run/reporter.h).
+// started, the backend run, the metrics computed, and each event handed to the reporters (console/reporter.h).
 #pragma once
 
 #include <cstdint>
@@ -11,8 +11,8 @@
 #include "metrics/metrics.h"
 #include "recipe/enums.h"
 #include "recipe/recipe.h"
-#include "run/reporter.h"
-#include "run/run_record.h"
+#include "console/reporter.h"
+#include "record/run_record.h"
 
 namespace recipebench {
 
@@ -42,14 +42,14 @@ struct RunRequest {
 struct RunOutcome {
   int exit_code = 0;  ///< ExitCode (util/exit_code.h): 0 complete, 1 failed, 2 usage error
   std::optional<RunRecord> record;
-  std::string record_path;  ///< where the record was reported (empty when none)
+  std::string record_path;  ///< where the record was written (empty when none)
 };
 
-/// Runs `request`, calling every reporter in order on each event (a RecordWriter before a ConsoleReporter
-/// writes the record before the console names it). Refusals (a recipe failing validation, a window outside
+/// Runs `request`, calling every reporter in order on each event. On rank 0 the driver writes the run record
+/// (atomically, schema/run-record.schema.json) before the reporters' finish, which get its final path. Refusals (a recipe failing validation, a window outside
 /// the steps, an unknown model or backend, a rank count that does not fit the layout) are reported through
 /// RunReporter::message and give exit code 1 or 2 without starting the backend. A backend's RunError gives a
-/// failed record and exit code 1. With request.nproc > 1 this process starts the ranks (run/launch.h) and
+/// failed record and exit code 1. With request.nproc > 1 this process starts the ranks (launch/launch.h) and
 /// returns their exit code. Throws only on I/O failures (e.g. the record's folder cannot be written).
 RunOutcome run_recipe(const RunRequest& request, const std::vector<RunReporter*>& reporters);
 

@@ -16,7 +16,7 @@
 #include "recipe/run_model.h"
 #include "recipe/validate.h"
 #include "report/leaderboard.h"
-#include "run/run_record_check.h"
+#include "record/run_record_check.h"
 
 namespace recipebench::fuzz {
 
@@ -60,7 +60,7 @@ Verdict check_recipe(const std::string& text) {
 Verdict check_record(const std::string& text) {
   const Json record = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (record.is_discarded() || !record.is_object()) return {};
-  // The report's own checks (run/run_record_check.h): a refused record must carry its file and field.
+  // The report's own checks (record/run_record_check.h): a refused record must carry its file and field.
   const CheckedRunRecord checked = check_run_record(record, "fuzz.json");
   if (!checked.ok()) {
     for (const auto& d : checked.errors)

@@ -1,4 +1,4 @@
-// libtorch glue of the multi-tensor AdamW kernels (adamw_kernels.h) for MixedPrecisionAdam (train/adam.h).
+// libtorch glue of the multi-tensor AdamW kernels (adamw_kernels.h) for MixedPrecisionAdam (optim/adam.h).
 // Declared without CUDA headers; built only when the kernels are.
 #pragma once
 
@@ -34,7 +34,7 @@ class CudaAdamw {
   /// double to the host: synchronises with the stream.
   double sum_of_squares() const;
 
-  /// One AdamW step, t >= 1 (adamw_kernels.h Hyper: the formula of train/adam.h adamw_update_ on g scaled by
+  /// One AdamW step, t >= 1 (adamw_kernels.h Hyper: the formula of optim/adam.h adamw_update_ on g scaled by
   /// grad_scale), then each BF16 parameter = its master weight rounded to nearest even. Throws c10::Error when a
   /// launch fails.
   void step(double lr, int64_t t, double beta1, double beta2, double eps, double weight_decay, double grad_scale);

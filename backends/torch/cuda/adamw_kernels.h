@@ -1,4 +1,4 @@
-// The optimizer step of MixedPrecisionAdam (train/adam.h) on the GPU as two multi-tensor kernels (docs/optimizer.md):
+// The optimizer step of MixedPrecisionAdam (optim/adam.h) on the GPU as two multi-tensor kernels (docs/optimizer.md):
 // the gradients' sum of squares (one read of each FP32 gradient) and AdamW with the clip scale folded in and the
 // BF16 parameter written from the updated master weight (one read and one write of each array). The work is a fixed
 // table of chunks built once, because the optimizer's arrays never move. No libtorch here.
@@ -45,7 +45,7 @@ struct Hyper {
   float bias_correction2 = 0;   ///< 1 - b2^t
   float eps = 0;
   float decay_factor = 1;       ///< 1 - lr wd
-  float grad_scale = 1;         ///< the clip scale (train/adam.h clip_scale), <= 1
+  float grad_scale = 1;         ///< the clip scale (optim/adam.h clip_scale), <= 1
 };
 
 /// The number of chunks of a tensor of n elements.

@@ -1,5 +1,5 @@
 // libtorch glue of the multi-tensor gradient accumulation kernel (grad_accumulate_kernels.h) for
-// MixedPrecisionAdam::accumulate_grads (train/adam.h). Declared without CUDA headers; built only with the kernels.
+// MixedPrecisionAdam::accumulate_grads (optim/adam.h). Declared without CUDA headers; built only with the kernels.
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -5,7 +5,7 @@ namespace recipebench::dist {
 
 class ProcessGroup;
 
-/// The pipeline's point-to-point groups, one per kind of traffic and direction (train/pipeline_executor.h): on NCCL
+/// The pipeline's point-to-point groups, one per kind of traffic and direction (pipeline/pipeline_executor.h): on NCCL
 /// with PP > 1 the run's group carries the activations towards higher pipeline ranks and three more groups of all
 /// ranks the rest; null elsewhere (Gloo matches by tag: the run's group carries everything). NCCL (unlike Gloo) runs
 /// a pair's sends and receives on one communicator in issue order and a send waits for its receive, so each

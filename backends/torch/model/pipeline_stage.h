@@ -55,7 +55,7 @@ struct PipelineStageImpl : torch::nn::Module {
 
   RecomputeOptions recompute;  ///< from the model's TextModel
   /// Called with the embedding, each decoder layer, the final norm and lm_head right before their forward reads
-  /// their parameters (bench.overlap_param_gather: the wait for their all-gathers, train/optimizer_builder.h
+  /// their parameters (bench.overlap_param_gather: the wait for their all-gathers, optim/optimizer_builder.h
   /// wait_for_param_gathers); empty: nothing.
   BeforeForward before_forward;
   int64_t hidden_size = 0;     ///< width of the hidden states passed between stages

@@ -1,4 +1,4 @@
-// MixedPrecisionAdam on CUDA (train/adam.h): the fused multi-tensor kernels (cuda/adamw_cuda.h, AdamKernels::kFused)
+// MixedPrecisionAdam on CUDA (optim/adam.h): the fused multi-tensor kernels (cuda/adamw_cuda.h, AdamKernels::kFused)
 // and PyTorch's fused AdamW (kOps) against the per-tensor libtorch step on the CPU, over three steps with two
 // microbatches, clipping, a parameter without a gradient, tensors of several chunks with a ragged tail; the fused
 // kernels bitwise repeatable and the BF16 parameters exactly their rounded masters. Part of test_torch_cuda
@@ -9,7 +9,7 @@
 
 #include <vector>
 
-#include "train/adam.h"
+#include "optim/adam.h"
 
 using namespace recipebench;
 

@@ -15,7 +15,7 @@
 #include "dist/parallel_groups.h"
 #include "dist/process_group.h"
 #include "model/moe.h"
-#include "run/launch.h"
+#include "launch/launch.h"
 #include "two_ranks.h"
 
 using namespace recipebench;

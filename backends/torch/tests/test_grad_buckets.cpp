@@ -1,7 +1,7 @@
-// The gradient buckets of bench.overlap_grad_reduce as pure data (train/grad_buckets.h, train/grad_sync_order.h):
+// The gradient buckets of bench.overlap_grad_reduce as pure data (optim/grad_buckets.h, optim/grad_sync_order.h):
 // which parameters fall in which bucket, where each rank's slices land in its shard, the padding, and the one launch
 // order of a rank's buckets whatever order they become ready in; the deferred parameter all-gathers of
-// bench.overlap_param_gather (train/param_gather.h): launched in the forward's order, finished before their modules.
+// bench.overlap_param_gather (optim/param_gather.h): launched in the forward's order, finished before their modules.
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "train/grad_buckets.h"
-#include "train/grad_sync_order.h"
-#include "train/param_gather.h"
+#include "optim/grad_buckets.h"
+#include "optim/grad_sync_order.h"
+#include "optim/param_gather.h"
 
 using recipebench::train::BucketLauncher;
 using recipebench::train::GatherLauncher;

@@ -5,7 +5,7 @@
 #include "catalog/models.h"
 #include "model/qwen35_moe.h"
 #include "model/safetensors.h"
-#include "run/run_record.h"
+#include "record/run_record.h"
 #include "test_util.h"
 
 #include <catch2/catch.hpp>

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "run/backend.h"
+#include "backend/backend.h"
 #include "train/host_sync_check.h"
 
 using namespace recipebench;

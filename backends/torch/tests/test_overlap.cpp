@@ -1,8 +1,8 @@
-// bench.overlap_grad_reduce inside the distributed optimizer (train/distributed_adam.h) on two ranks run as threads
+// bench.overlap_grad_reduce inside the distributed optimizer (optim/distributed_adam.h) on two ranks run as threads
 // over c10d Gloo: the hooks launch every bucket's reduce-scatter during the last microbatch's backward pass (none
 // during the earlier ones), and the update equals the one without overlap bit for bit (two ranks: every sum is a + b,
 // whatever the bucket; clipping off, so the norm's order of summation does not enter the update). And
-// bench.overlap_param_gather: the all-gathers deferred into the next step's forward passes (train/param_gather.h)
+// bench.overlap_param_gather: the all-gathers deferred into the next step's forward passes (optim/param_gather.h)
 // leave the parameters at their old values until each module's wait, and end with the same parameters.
 #include <torch/torch.h>
 #include <catch2/catch.hpp>
@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "dist/process_group.h"
-#include "run/launch.h"
-#include "train/distributed_adam.h"
-#include "train/grad_sync_order.h"
-#include "train/param_gather.h"
+#include "launch/launch.h"
+#include "optim/distributed_adam.h"
+#include "optim/grad_sync_order.h"
+#include "optim/param_gather.h"
 #include "two_ranks.h"
 
 using namespace recipebench;

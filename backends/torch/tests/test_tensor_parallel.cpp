@@ -15,8 +15,8 @@
 #include "layout/rank_map.h"
 #include "model/qwen35_moe.h"
 #include "model/tensor_parallel.h"
-#include "run/backend.h"
-#include "run/launch.h"
+#include "backend/backend.h"
+#include "launch/launch.h"
 #include "torch_backend_registration.h"
 #include "two_ranks.h"
 

@@ -22,7 +22,7 @@
 #include "dist/parallel_groups.h"
 #include "dist/process_group.h"
 #include "model/tensor_parallel.h"
-#include "run/launch.h"
+#include "launch/launch.h"
 
 using namespace recipebench;
 

@@ -15,13 +15,13 @@
 #include "dist/parallel_groups.h"
 #include "dist/process_group.h"
 #include "model/moe.h"
-#include "run/backend.h"
+#include "backend/backend.h"
 #include "temp_dir.h"
 #include "torch_backend_registration.h"
-#include "train/adam.h"
-#include "train/lr_schedule.h"
-#include "train/packing.h"
-#include "train/rows.h"
+#include "optim/adam.h"
+#include "optim/lr_schedule.h"
+#include "data/packing.h"
+#include "data/rows.h"
 #include "two_ranks.h"
 
 using namespace recipebench;

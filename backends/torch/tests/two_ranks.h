@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "dist/process_group.h"
-#include "run/launch.h"
+#include "launch/launch.h"
 
 namespace rbt_test {
 

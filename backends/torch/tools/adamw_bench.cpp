@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "train/adam.h"
+#include "optim/adam.h"
 
 using namespace recipebench;
 

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "run/backend.h"
+#include "backend/backend.h"
 
 namespace recipebench::train {
 

@@ -7,7 +7,7 @@
 #include <exception>
 #include <mutex>
 
-#include "run/backend.h"
+#include "backend/backend.h"
 
 // RECIPEBENCH_TORCH_CUDA is set by CMake when libtorch was built with CUDA (libc10_cuda present).
 #ifdef RECIPEBENCH_TORCH_CUDA

@@ -13,8 +13,8 @@
 #include "dist/parallel_groups.h"
 #include "dist/process_group.h"
 #include "layout/rank_map.h"
-#include "run/backend.h"
-#include "train/pipeline_executor.h"
+#include "backend/backend.h"
+#include "pipeline/pipeline_executor.h"
 
 namespace recipebench::train {
 

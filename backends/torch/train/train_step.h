@@ -7,9 +7,9 @@
 
 #include "train/host_sync_check.h"
 #include "train/model_builder.h"
-#include "train/optimizer.h"
+#include "optim/optimizer.h"
 #include "train/run_context.h"
-#include "train/step_batcher.h"
+#include "data/step_batcher.h"
 
 namespace recipebench::train {
 
@@ -30,7 +30,7 @@ struct StepChecks {
 
 /// Step `step` at learning rate `lr`: per-token normalisation over the whole global batch (each microbatch's loss
 /// sum divided by the step's supervised-token count before its backward pass); the passes run in the pipeline
-/// schedule's order (PP 1: forward and backward of each microbatch in turn; train/pipeline_executor.h). The
+/// schedule's order (PP 1: forward and backward of each microbatch in turn; pipeline/pipeline_executor.h). The
 /// parameter all-gathers the optimizer deferred from the last step (bench.overlap_param_gather) are launched at the
 /// step's start, inside its timed region; the step's own are left pending (Optimizer::finish_param_gather). With
 /// `profile` the device is synchronised after every pass to time the phases, and at every component boundary

@@ -1,0 +1,90 @@
+#include "console/console_reporter.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "console/phase_profile.h"
+#include "console/profile_table.h"
+#include "util/format.h"
+
+namespace recipebench {
+
+std::string depth_label(int64_t run_layers, int64_t full_layers) {
+  if (run_layers <= full_layers) return fmt::format("{} of {} layers", run_layers, full_layers);
+  return fmt::format("{} layers; the model has {}", run_layers, full_layers);
+}
+
+void ConsoleReporter::message(const std::string& line) {
+  fmt::print(err_, "{}\n", line);
+  std::fflush(err_);
+}
+
+void ConsoleReporter::dry_run(const std::string& text) {
+  fmt::print(out_, "{}", text);
+  std::fflush(out_);
+}
+
+void ConsoleReporter::start(const RunRecord& r) {
+  const RunSettings& o = r.options.settings;
+  fmt::print(out_, "recipebench run: {}\n  model {} ({}), backend {}, device {}, {} steps, window {}..{}\n",
+             r.recipe_path, r.model_name, depth_label(r.model_layers, r.model_layers_full), o.backend,
+             to_string(o.device), o.steps, o.window.first, o.window.last);
+  fmt::print(out_, "{:>6} {:>10} {:>10} {:>12} {:>10} {:>12}\n", "step", "time (s)", "loss", "tokens/s", "grad norm",
+             "peak mem");
+  std::fflush(out_);
+}
+
+namespace {
+/// "0.52 0.51 GB" for up to 8 ranks, else "max 0.52 GB (rank 3), min 0.50 GB".
+std::string per_rank_gb(const std::vector<int64_t>& bytes) {
+  if (bytes.empty()) return "?";
+  if (bytes.size() <= 8) {
+    std::string s;
+    for (const int64_t b : bytes) s += fmt::format("{}{:.2f}", s.empty() ? "" : " ", b / 1e9);
+    return s + " GB";
+  }
+  const auto hi = std::max_element(bytes.begin(), bytes.end());
+  const auto lo = std::min_element(bytes.begin(), bytes.end());
+  return fmt::format("max {:.2f} GB (rank {}), min {:.2f} GB", *hi / 1e9, hi - bytes.begin(), *lo / 1e9);
+}
+}  // namespace
+
+void ConsoleReporter::model_built(const ModelBuild& b) {
+  fmt::print(out_, "  model built in {:.2f} s; host peak RSS while building, per rank: {} (before: {})\n", b.seconds,
+             per_rank_gb(b.host_peak_rss_bytes), per_rank_gb(b.host_rss_before_bytes));
+  std::fflush(out_);
+}
+
+void ConsoleReporter::step(const StepSample& s, const RunRecord& r, int devices) {
+  const RunSettings& o = r.options.settings;
+  const bool timed = s.step >= o.window.first && s.step <= o.window.last;
+  fmt::print(out_, "{:>3}/{:<3} {:9.3f} {:10.4f} {:>12} {:10.3f} {:10.2f} GB{}\n", s.step + 1, o.steps, s.seconds,
+             s.loss, fixed(s.tokens / s.seconds / devices, 0), s.grad_norm, s.peak_memory_bytes / 1e9,
+             timed ? "" : "  (not timed)");
+  std::fflush(out_);
+}
+
+void ConsoleReporter::finish(const RunRecord& r, const std::string& record_path, bool failure_shown) {
+  if (!r.complete() || !r.metrics) {
+    const std::string why = r.error ? r.error->message : std::string();
+    if (!failure_shown) fmt::print(err_, "recipebench run: failed: {}\n", why);
+    fmt::print(err_, "  run record (status failed): {}\n", record_path);
+    std::fflush(err_);
+    return;
+  }
+  const RunMetrics& m = *r.metrics;
+  fmt::print(out_, "window {}..{}: {} tokens/s/GPU, step-time CV {:.2f}%, mean step {:.3f} s", m.window.window.first,
+             m.window.window.last, fixed(m.window.tokens_per_s_per_gpu, 1), m.window.step_time_cv_percent,
+             m.window.mean_step_seconds);
+  if (m.mfu) fmt::print(out_, ", MFU {:.1f}%", 100 * *m.mfu);
+  if (m.usd_per_million_tokens) fmt::print(out_, ", ${:.2f} / 1M tokens", *m.usd_per_million_tokens);
+  if (m.peak_memory_bytes) fmt::print(out_, ", peak memory {:.1f} GB", m.peak_memory_bytes / 1e9);
+  fmt::print(out_, ", harness overhead {:.3f}% of step time\n", 100 * m.harness_overhead_fraction);
+  if (r.options.settings.profile) fmt::print(out_, "{}", format_profile_table(r));
+  fmt::print(out_, "{}", format_phase_line(r));
+  fmt::print(out_, "run record: {}\n", record_path);
+  std::fflush(out_);
+}
+
+}  // namespace recipebench

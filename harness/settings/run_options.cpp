@@ -1,0 +1,69 @@
+#include "settings/run_options.h"
+
+#include <cstdlib>
+#include <stdexcept>
+
+#include "settings/switches.h"
+
+namespace recipebench {
+
+namespace {
+/// The environment variable `name` as an int, or nullopt when unset or empty.
+std::optional<int> env_int(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return std::nullopt;
+  try {
+    size_t used = 0;
+    const int n = std::stoi(v, &used);
+    if (v[used] == '\0') return n;
+  } catch (const std::exception&) {
+  }
+  throw std::invalid_argument(std::string(name) + "=" + v + ", expected an integer");
+}
+}  // namespace
+
+void apply_environment_hooks(RunOptions& o) {
+  if (const auto t = env_int("RECIPEBENCH_DIST_TIMEOUT")) o.place.dist_timeout_seconds = *t;
+  if (const auto r = env_int("RECIPEBENCH_FAIL_RANK")) o.hooks.fail_rank = *r;
+  if (const auto s = env_int("RECIPEBENCH_FAIL_STEP")) o.hooks.fail_step = *s;
+  if (const char* dump = std::getenv("RECIPEBENCH_DUMP_PARAMS"); dump && *dump) o.hooks.dump_params_path = dump;
+  if (const char* dump = std::getenv("RECIPEBENCH_DUMP_INIT_PARAMS"); dump && *dump)
+    o.hooks.dump_init_params_path = dump;
+  if (const auto s = env_int("RECIPEBENCH_INJECT_SYNC_STEP")) o.hooks.inject_sync_step = *s;
+}
+
+Json RunOptions::to_json(bool per_rank_backend) const {
+  const RunSettings& s = settings;
+  Json j{{"backend", s.backend},
+         {"window", Json::array({s.window.first, s.window.last})},
+         {"layers", s.layers ? Json(*s.layers) : Json(nullptr)},
+         {"device", to_string(s.device)},
+         {"seed", s.seed},
+         {"profile", s.profile},
+         {"ranks", place.world},
+         {"dist_timeout_seconds", place.dist_timeout_seconds},
+         {"data", Json{{"source", to_string(s.data.source)}}}};
+  switches_to_json(s, effects, per_rank_backend, j);  // steps and the bench.* switches (settings/switches.h)
+  if (s.data.source == DataSource::kFile)
+    j["data"]["path"] = s.data.path;
+  else
+    j["data"]["supervised_token_ratio"] = s.data.supervised_token_ratio;
+  if (s.data.source != DataSource::kFile && s.data.min_row_tokens > 0) j["data"]["min_row_tokens"] = s.data.min_row_tokens;
+  if (s.backend == "command") {
+    j["command"] = Json{{"log_format", command.log_format ? Json(*command.log_format) : Json("detect")},
+                        {"timeout_seconds", command.timeout_seconds ? Json(*command.timeout_seconds) : Json(nullptr)},
+                        {"source", command.import_log.empty() ? "run" : "import"}};
+  }
+  if (hooks.any()) {
+    Json h = Json::object();
+    if (hooks.fail_rank) h["fail_rank"] = *hooks.fail_rank;
+    if (hooks.fail_step) h["fail_step"] = *hooks.fail_step;
+    if (!hooks.dump_params_path.empty()) h["dump_params"] = hooks.dump_params_path;
+    if (!hooks.dump_init_params_path.empty()) h["dump_init_params"] = hooks.dump_init_params_path;
+    if (hooks.inject_sync_step) h["inject_sync_step"] = *hooks.inject_sync_step;
+    j["hooks"] = h;
+  }
+  return j;
+}
+
+}  // namespace recipebench
