@@ -6,9 +6,9 @@
 #include "model/options.h"
 #include "recipe/recipe.h"
 #include "settings/run_options.h"
-#include "train/model_builder.h"
+#include "rank/model_builder.h"
 #include "optim/optimizer_builder.h"
-#include "train/run_context.h"
+#include "rank/run_context.h"
 
 namespace recipebench::torch_backend {
 

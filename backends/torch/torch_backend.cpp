@@ -17,13 +17,13 @@
 #include "recipe/run_model.h"
 #include "backend/backend.h"
 #include "torch_backend_registration.h"
-#include "train/device.h"
-#include "train/host_memory.h"
+#include "rank/device.h"
+#include "rank/host_memory.h"
 #include "optim/lr_schedule.h"
-#include "train/model_builder.h"
+#include "rank/model_builder.h"
 #include "optim/optimizer_builder.h"
 #include "train/param_dump.h"
-#include "train/run_context.h"
+#include "rank/run_context.h"
 #include "data/step_batcher.h"
 #include "train/train_step.h"
 
@@ -82,8 +82,8 @@ StepSample make_sample(int step, const train::StepBatch& batch, const train::Ste
   return s;
 }
 
-/// This rank's model (train/model_builder.h), with the build's time and every rank's host memory before and at its
-/// peak while building (train/host_memory.h), handed to `on_built` (the run record's model_build block).
+/// This rank's model (rank/model_builder.h), with the build's time and every rank's host memory before and at its
+/// peak while building (rank/host_memory.h), handed to `on_built` (the run record's model_build block).
 train::RankModel build_model(const ModelConfig& cfg, const torch_backend::RankConfigs& c, const RunOptions& o,
                              const train::RunContext& ctx, const std::function<void(const ModelBuild&)>& on_built) {
   const int64_t rss_before = train::host_rss_bytes();

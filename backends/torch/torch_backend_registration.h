@@ -9,7 +9,7 @@ namespace recipebench {
 /// What the torch backend runs (docs/backends.md): no context parallelism (CP 1), experts with ETP 1 (TP folded into
 /// EP), the alltoall dispatcher, no offload, full activation recompute (uniform or block) or none, on CPU (Gloo
 /// between ranks) or CUDA (NCCL), with synthetic or file rows; BF16 compute on CUDA (FP32 on CPU), FP32, or FP64 (the
-/// parity tests' reference runs: no float32 rounding to flip a router's choice; train/run_context.h compute_dtype).
+/// parity tests' reference runs: no float32 rounding to flip a router's choice; rank/run_context.h compute_dtype).
 inline BackendCapabilities torch_backend_capabilities() {
   BackendCapabilities c;
   c.cp = {1};

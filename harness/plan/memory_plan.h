@@ -56,7 +56,7 @@ struct MemoryPlan {
 /// Bytes per parameter and activation element the torch backend computes in for `precision` (workload.precision):
 /// bf16 -> 2 on CUDA and 4 on the CPU (FP32: no BF16 matrix units there), fp32 -> 4, fp64 -> 8 (reference runs);
 /// 0 for a precision it does not run (its capabilities refuse it). The one place of that rule: the plan and the
-/// backend's compute dtype (train/run_context.h) both read it; docs/backends.md.
+/// backend's compute dtype (rank/run_context.h) both read it; docs/backends.md.
 int torch_compute_bytes(const std::string& precision, bool cuda);
 
 /// How the planned run runs beside its recipe: the device and the settings that change the backend's memory.

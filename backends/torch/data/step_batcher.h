@@ -12,7 +12,7 @@
 #include "data/packing.h"
 #include "pipeline/pipeline_executor.h"
 #include "data/rows.h"
-#include "train/run_context.h"
+#include "rank/run_context.h"
 
 namespace recipebench::train {
 

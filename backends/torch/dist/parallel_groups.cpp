@@ -106,7 +106,7 @@ LayoutGroups make_layout_groups(ProcessGroup& world, const RankMap& map, bool gr
   if (grad_groups) {
     g.grad_dp = own(GroupKind::kDp);
     // The experts have an optimizer of their own only when apart from the dense parameters (EP > 1 or TP > 1:
-    // train/model_builder.h, RankModel::expert_params).
+    // rank/model_builder.h, RankModel::expert_params).
     if (map.ep > 1 || map.tp > 1) g.grad_edp = own(GroupKind::kEdp);
   }
   return g;

@@ -6,10 +6,10 @@
 
 #include "recipe/recipe.h"
 #include "optim/grad_buckets.h"
-#include "train/model_builder.h"
+#include "rank/model_builder.h"
 #include "optim/optimizer.h"
 #include "optim/param_gather.h"
-#include "train/run_context.h"
+#include "rank/run_context.h"
 
 namespace recipebench::train {
 

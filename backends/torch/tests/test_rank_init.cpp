@@ -1,5 +1,5 @@
 // Rank-local, layout-independent initialisation (model/param_init.h, docs/initialization.md) and the full
-// Qwen3.5-397B-A17B laid out per rank on the meta device (train/model_builder.h's build_rank_shapes): every shard's
+// Qwen3.5-397B-A17B laid out per rank on the meta device (rank/model_builder.h's build_rank_shapes): every shard's
 // shape against the seed recipe's rank map, and the parameters of all 64 ranks, each shard counted once.
 #include <torch/torch.h>
 #include <catch2/catch.hpp>
@@ -19,7 +19,7 @@
 #include "model/param_init.h"
 #include "model/tensor_parallel.h"
 #include "recipe/validate.h"
-#include "train/model_builder.h"
+#include "rank/model_builder.h"
 
 using namespace recipebench;
 using torch_model::init_shard;

@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "train/model_builder.h"
-#include "train/run_context.h"
+#include "rank/model_builder.h"
+#include "rank/run_context.h"
 
 namespace recipebench::train {
 

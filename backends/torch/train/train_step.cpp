@@ -8,7 +8,7 @@
 #include <string>
 
 #include "model/component_timer.h"
-#include "train/device.h"
+#include "rank/device.h"
 
 namespace recipebench::train {
 

@@ -6,9 +6,9 @@
 #include <chrono>
 
 #include "train/host_sync_check.h"
-#include "train/model_builder.h"
+#include "rank/model_builder.h"
 #include "optim/optimizer.h"
-#include "train/run_context.h"
+#include "rank/run_context.h"
 #include "data/step_batcher.h"
 
 namespace recipebench::train {

@@ -18,7 +18,7 @@
 #include "model/options.h"
 #include "model/pipeline_stage.h"
 #include "model/tensor_parallel.h"
-#include "train/run_context.h"
+#include "rank/run_context.h"
 
 namespace recipebench::train {
 

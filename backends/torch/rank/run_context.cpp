@@ -1,4 +1,4 @@
-#include "train/run_context.h"
+#include "rank/run_context.h"
 
 #include <torch/torch.h>
 
@@ -7,7 +7,7 @@
 #include <string>
 
 #include "plan/memory_plan.h"
-#include "train/device.h"
+#include "rank/device.h"
 
 #ifdef RECIPEBENCH_TORCH_CUDA
 #include <c10/cuda/CUDAFunctions.h>

@@ -1,4 +1,4 @@
-#include "train/host_memory.h"
+#include "rank/host_memory.h"
 
 #include <fstream>
 #include <sstream>

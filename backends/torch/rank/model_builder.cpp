@@ -1,4 +1,4 @@
-#include "train/model_builder.h"
+#include "rank/model_builder.h"
 
 #include <torch/torch.h>
 

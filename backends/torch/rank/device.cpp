@@ -1,4 +1,4 @@
-#include "train/device.h"
+#include "rank/device.h"
 
 #include <sys/resource.h>
 #include <torch/torch.h>
