@@ -127,44 +127,32 @@ std::string model_name_from_hf(const Json& config) {
   return "model of a config.json";
 }
 
-ModelConfig model_config_from_hf(const Json& config, const std::string& file, const std::string& name) {
-  if (!config.is_object())
-    throw std::invalid_argument(file + ": a " + std::string(config.type_name()) + ", expected a JSON object");
-  const bool nested = config.contains("text_config") && config["text_config"].is_object();
-  const Json& text = nested ? config["text_config"] : config;
-  const Reader r(text, file, nested ? "text_config." : "");
+namespace {
 
-  if (nested) {
-    const Reader top(config, file, "");
-    for (const auto& [key, value] : config.items())
-      if (!irrelevant_fields().count(key) && key != "architectures" && key != "model_type" &&
-          key != "tie_word_embeddings")
-        top.fail(key, value.dump().substr(0, 60), "no such field beside text_config (docs/hf-config-fields.md)");
-    check_refused(top);
-  }
-  check_known(r);
-  check_refused(r);
+/// A config whose model sits under text_config: beside it only the fields that do not change the model.
+void check_beside_text_config(const Json& config, const std::string& file) {
+  const Reader top(config, file, "");
+  for (const auto& [key, value] : config.items())
+    if (!irrelevant_fields().count(key) && key != "architectures" && key != "model_type" && key != "tie_word_embeddings")
+      top.fail(key, value.dump().substr(0, 60), "no such field beside text_config (docs/hf-config-fields.md)");
+  check_refused(top);
+}
 
-  ModelConfig m;
-  m.name = name;
-  m.vocab_size = r.integer("vocab_size");
-  m.hidden_size = r.integer("hidden_size");
-  m.num_layers = r.integer("num_hidden_layers");
-  m.num_attention_heads = r.integer("num_attention_heads");
-  m.num_kv_heads = r.integer("num_key_value_heads");
-  m.head_dim = r.integer("head_dim");
-  m.rms_norm_eps = r.number("rms_norm_eps", 1e-6, false);
+/// rope_theta (or rope_parameters.rope_theta) and the rotary dims from partial_rotary_factor (m.head_dim set).
+void read_rope(const Reader& r, const Json& text, const std::string& file, const std::string& prefix, ModelConfig& m) {
   double theta = r.number("rope_theta", 0, false);
   if (theta == 0 && text.contains("rope_parameters") && text["rope_parameters"].is_object())
-    theta = Reader(text["rope_parameters"], file, std::string(nested ? "text_config." : "") + "rope_parameters.")
-                .number("rope_theta", 0, true);
+    theta = Reader(text["rope_parameters"], file, prefix + "rope_parameters.").number("rope_theta", 0, true);
   if (theta <= 0) r.fail("rope_theta", "missing", "a positive number (or rope_parameters.rope_theta)");
   m.rope_theta = theta;
   const double partial = r.number("partial_rotary_factor", 1.0, false);
   m.rope_dims = static_cast<int64_t>(partial * static_cast<double>(m.head_dim) + 0.5);
   if (m.rope_dims < 2 || m.rope_dims % 2 != 0 || m.rope_dims > m.head_dim)
-    r.fail("partial_rotary_factor", std::to_string(partial),
-           "a fraction giving an even number of RoPE dims <= head_dim");
+    r.fail("partial_rotary_factor", std::to_string(partial), "a fraction giving an even number of RoPE dims <= head_dim");
+}
+
+/// The Gated DeltaNet and MoE widths, checked against each other.
+void read_linear_and_moe(const Reader& r, ModelConfig& m) {
   m.linear_num_key_heads = r.integer("linear_num_key_heads");
   m.linear_num_value_heads = r.integer("linear_num_value_heads");
   m.linear_key_head_dim = r.integer("linear_key_head_dim");
@@ -175,35 +163,61 @@ ModelConfig model_config_from_hf(const Json& config, const std::string& file, co
   m.expert_ffn = r.integer("moe_intermediate_size");
   m.shared_expert_ffn = r.integer("shared_expert_intermediate_size");
   if (m.top_k > m.num_experts)
-    r.fail("num_experts_per_tok", std::to_string(m.top_k),
-           "at most num_experts (" + std::to_string(m.num_experts) + ")");
+    r.fail("num_experts_per_tok", std::to_string(m.top_k), "at most num_experts (" + std::to_string(m.num_experts) + ")");
   if (m.linear_num_value_heads % m.linear_num_key_heads != 0)
     r.fail("linear_num_value_heads", std::to_string(m.linear_num_value_heads),
            "a multiple of linear_num_key_heads (" + std::to_string(m.linear_num_key_heads) + ")");
-  m.mtp_layers = text.value("mtp_num_hidden_layers", int64_t{0});
+}
 
-  if (text.contains("layer_types")) {
-    const Json& types = text["layer_types"];
-    if (!types.is_array() || static_cast<int64_t>(types.size()) != m.num_layers)
-      r.fail("layer_types", types.is_array() ? std::to_string(types.size()) + " entries" : types.dump(),
-             "a list of num_hidden_layers (" + std::to_string(m.num_layers) + ") layer types");
-    int64_t interval = 0;
-    for (size_t i = 0; i < types.size(); ++i)
-      if (types[i] == "full_attention") {
-        interval = static_cast<int64_t>(i) + 1;
-        break;
-      }
-    if (interval == 0) r.fail("layer_types", "no full_attention layer", "full attention every N-th layer");
-    m.full_attention_interval = interval;
-    for (size_t i = 0; i < types.size(); ++i) {
-      const std::string want = m.is_full_attention(static_cast<int64_t>(i)) ? "full_attention" : "linear_attention";
-      if (types[i] != want)
-        r.fail("layer_types[" + std::to_string(i) + "]", types[i].dump(),
-               "'" + want + "' (full attention every " + std::to_string(interval) + "th layer)");
-    }
-  } else {
+/// The attention pattern: layer_types (full attention every N-th layer, checked layer by layer) or
+/// full_attention_interval (m.num_layers set).
+void read_attention_pattern(const Reader& r, const Json& text, ModelConfig& m) {
+  if (!text.contains("layer_types")) {
     m.full_attention_interval = r.integer("full_attention_interval");
+    return;
   }
+  const Json& types = text["layer_types"];
+  if (!types.is_array() || static_cast<int64_t>(types.size()) != m.num_layers)
+    r.fail("layer_types", types.is_array() ? std::to_string(types.size()) + " entries" : types.dump(),
+           "a list of num_hidden_layers (" + std::to_string(m.num_layers) + ") layer types");
+  int64_t interval = 0;
+  for (size_t i = 0; i < types.size() && interval == 0; ++i)
+    if (types[i] == "full_attention") interval = static_cast<int64_t>(i) + 1;
+  if (interval == 0) r.fail("layer_types", "no full_attention layer", "full attention every N-th layer");
+  m.full_attention_interval = interval;
+  for (size_t i = 0; i < types.size(); ++i) {
+    const std::string want = m.is_full_attention(static_cast<int64_t>(i)) ? "full_attention" : "linear_attention";
+    if (types[i] != want)
+      r.fail("layer_types[" + std::to_string(i) + "]", types[i].dump(),
+             "'" + want + "' (full attention every " + std::to_string(interval) + "th layer)");
+  }
+}
+
+}  // namespace
+
+ModelConfig model_config_from_hf(const Json& config, const std::string& file, const std::string& name) {
+  if (!config.is_object())
+    throw std::invalid_argument(file + ": a " + std::string(config.type_name()) + ", expected a JSON object");
+  const bool nested = config.contains("text_config") && config["text_config"].is_object();
+  const Json& text = nested ? config["text_config"] : config;
+  const std::string prefix = nested ? "text_config." : "";
+  const Reader r(text, file, prefix);
+  if (nested) check_beside_text_config(config, file);
+  check_known(r);
+  check_refused(r);
+  ModelConfig m;
+  m.name = name;
+  m.vocab_size = r.integer("vocab_size");
+  m.hidden_size = r.integer("hidden_size");
+  m.num_layers = r.integer("num_hidden_layers");
+  m.num_attention_heads = r.integer("num_attention_heads");
+  m.num_kv_heads = r.integer("num_key_value_heads");
+  m.head_dim = r.integer("head_dim");
+  m.rms_norm_eps = r.number("rms_norm_eps", 1e-6, false);
+  read_rope(r, text, file, prefix, m);
+  read_linear_and_moe(r, m);
+  m.mtp_layers = text.value("mtp_num_hidden_layers", int64_t{0});
+  read_attention_pattern(r, text, m);
   return m;
 }
 

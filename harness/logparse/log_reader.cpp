@@ -16,7 +16,45 @@ struct LogReader::State {
   std::optional<std::string> stream;                   ///< the rank whose step lines are read, once chosen
   std::optional<int64_t> last_printed;                 ///< last step (as printed) of the kept run
   std::set<std::string> fields;
+
+  /// "megatron step line", "regex step line", "log step line" (before a format is known), for diagnostics.
+  std::string what() const {
+    const std::string format = out.format ? out.format->format == LogFormat::kRegex ? std::string("regex")
+                                                                                    : to_string(out.format->format)
+                                          : std::string("log");
+    return format + " step line";
+  }
+  /// Keeps step line `l` (its step number set) of `tokens` tokens as the run's next step, and notes its fields.
+  void keep(const StepLine& l, int64_t tokens);
 };
+
+void LogReader::State::keep(const StepLine& l, int64_t tokens) {
+  if (!last_printed) out.first_step_printed = *l.step;
+  last_printed = *l.step;
+  StepSample st;
+  st.step = static_cast<int>(*l.step - out.first_step_printed);
+  st.tokens = tokens;
+  st.seconds = l.seconds ? *l.seconds : static_cast<double>(tokens) / (*l.tokens_per_s_per_gpu * std::max(1, ctx.gpus));
+  st.loss = l.loss.value_or(0);
+  st.grad_norm = l.grad_norm.value_or(0);
+  st.learning_rate = l.learning_rate.value_or(0);
+  st.peak_memory_bytes = l.memory_bytes.value_or(0);
+  out.steps.push_back(st);
+  out.step_lines.push_back(out.lines);
+  out.printed.push_back(l);
+  const std::pair<const char*, bool> seen[] = {{"seconds", l.seconds.has_value()},
+                                               {"loss", l.loss.has_value()},
+                                               {"grad_norm", l.grad_norm.has_value()},
+                                               {"learning_rate", l.learning_rate.has_value()},
+                                               {"tflops_per_gpu", l.tflops_per_gpu.has_value()},
+                                               {"mfu", l.mfu.has_value()},
+                                               {"tokens_per_s_per_gpu", l.tokens_per_s_per_gpu.has_value()},
+                                               {"tokens", l.tokens.has_value()},
+                                               {"global_batch", l.global_batch.has_value()},
+                                               {"memory", l.memory_bytes.has_value()}};
+  for (const auto& [name, present] : seen)
+    if (present) fields.insert(name);
+}
 
 LogReader::LogReader(std::optional<LogFormatSpec> format, LogContext context) : s_(std::make_unique<State>()) {
   s_->ctx = std::move(context);
@@ -94,10 +132,7 @@ std::optional<int64_t> step_tokens(const StepLine& l, const LogContext& ctx) {
 
 void LogReader::take(const LineRead& read) {
   State& s = *s_;
-  const std::string what =
-      (s.out.format ? s.out.format->format == LogFormat::kRegex ? std::string("regex") : to_string(s.out.format->format)
-                    : std::string("log")) +
-      " step line";
+  const std::string what = s.what();
   if (read.kind == LineKind::kUnreadable) {
     s.out.problems.push_back(line_problem(s.ctx, s.out.lines, read.column, what, read.problem));
     if (read.step.step && (!s.last_printed || *read.step.step > *s.last_printed))
@@ -131,32 +166,7 @@ void LogReader::take(const LineRead& read) {
                                               ", expected one line per step (e.g. Megatron-LM --log-interval 1)"));
     return;
   }
-  if (!s.last_printed) s.out.first_step_printed = *l.step;
-  s.last_printed = *l.step;
-  StepSample st;
-  st.step = static_cast<int>(*l.step - s.out.first_step_printed);
-  st.tokens = *tokens;
-  st.seconds =
-      l.seconds ? *l.seconds : static_cast<double>(*tokens) / (*l.tokens_per_s_per_gpu * std::max(1, s.ctx.gpus));
-  st.loss = l.loss.value_or(0);
-  st.grad_norm = l.grad_norm.value_or(0);
-  st.learning_rate = l.learning_rate.value_or(0);
-  st.peak_memory_bytes = l.memory_bytes.value_or(0);
-  s.out.steps.push_back(st);
-  s.out.step_lines.push_back(s.out.lines);
-  s.out.printed.push_back(l);
-  const std::pair<const char*, bool> seen[] = {{"seconds", l.seconds.has_value()},
-                                               {"loss", l.loss.has_value()},
-                                               {"grad_norm", l.grad_norm.has_value()},
-                                               {"learning_rate", l.learning_rate.has_value()},
-                                               {"tflops_per_gpu", l.tflops_per_gpu.has_value()},
-                                               {"mfu", l.mfu.has_value()},
-                                               {"tokens_per_s_per_gpu", l.tokens_per_s_per_gpu.has_value()},
-                                               {"tokens", l.tokens.has_value()},
-                                               {"global_batch", l.global_batch.has_value()},
-                                               {"memory", l.memory_bytes.has_value()}};
-  for (const auto& [name, present] : seen)
-    if (present) s.fields.insert(name);
+  s.keep(l, *tokens);
 }
 
 ParsedLog LogReader::result() const {

@@ -120,7 +120,7 @@ ChunkActivations chunk_activations(const ModelConfig& m, const LayerRange& lr, c
 }
 
 /// The chunks of the forwards in flight at most on pipeline rank p: 1F1B keeps min(PP - p, m) microbatches;
-/// interleaved 1F1B keeps warm-up + 1 chunk passes (train/pipeline_schedule.cpp: warm-up = 2 (PP - p - 1) +
+/// interleaved 1F1B keeps warm-up + 1 chunk passes (schedule/pipeline_schedule.cpp: warm-up = 2 (PP - p - 1) +
 /// (VPP - 1) PP, at most m VPP), forward k running chunk (k mod PP VPP) / PP.
 std::vector<int> chunks_in_flight(const RankMap& map, int p) {
   const int64_t m = std::max<int64_t>(1, map.microbatches), total = m * map.vpp;

@@ -211,43 +211,32 @@ std::string unranked_reason(const RunRecord& rec) {
   return "";
 }
 
-Leaderboard build_leaderboard(const std::vector<Recipe>& recipes, const ReportOptions& options,
-                              const std::vector<RunRecordInput>& runs) {
-  Leaderboard board;
+namespace {
+
+/// A recipe's entry: the figures it reports, MFU and $ derived from them.
+LeaderboardEntry entry_of_recipe(const Recipe& r, const ReportOptions& options) {
+  const RecipeResult& res = *r.result;
+  LeaderboardEntry e = entry_from_recipe(r);
+  e.id = slug(std::filesystem::path(r.file).stem().string());
+  e.kind = "recipe";
+  e.file = r.file;
+  set_recipe_layers(e, r);
+  e.tokens_per_s_per_gpu = res.tokens_per_s_per_gpu;
+  const std::optional<RunModel> ran = run_model(r);
+  derive_entry(e, r, options, ran ? count_params(ran->model).active : 0, 0);
+  e.step_time_cv_percent = res.step_time_cv_percent;
+  e.gpu_hours = res.gpu_hours;
+  e.measured = res.measured;
+  return e;
+}
+
+/// The entries grouped by model and layers, GPU, row tokens, global batch and precision, each group ranked by
+/// tokens/s/GPU (ties by file).
+std::vector<LeaderboardGroup> group_and_rank(std::vector<LeaderboardEntry> entries) {
   std::map<std::tuple<std::string, int64_t, std::string, int64_t, int64_t, std::string>, LeaderboardGroup> groups;
-  Json inputs = Json::array();
-  std::vector<LeaderboardEntry> entries;
-  for (const Recipe& r : recipes) {
-    inputs.push_back(r.file);
-    if (!r.result) {
-      board.unranked.push_back(r.file + ": no result (status " + r.status + ")");
-      continue;
-    }
-    const RecipeResult& res = *r.result;
-    LeaderboardEntry e = entry_from_recipe(r);
-    e.id = slug(std::filesystem::path(r.file).stem().string());
-    e.kind = "recipe";
-    e.file = r.file;
-    set_recipe_layers(e, r);
-    e.tokens_per_s_per_gpu = res.tokens_per_s_per_gpu;
-    const std::optional<RunModel> ran = run_model(r);
-    derive_entry(e, r, options, ran ? count_params(ran->model).active : 0, 0);
-    e.step_time_cv_percent = res.step_time_cv_percent;
-    e.gpu_hours = res.gpu_hours;
-    e.measured = res.measured;
-    entries.push_back(std::move(e));
-  }
-  for (const RunRecordInput& in : runs) {
-    inputs.push_back(in.file);
-    if (const std::string why = unranked_reason(in.record); !why.empty()) {
-      board.unranked.push_back(in.file + ": " + why);
-      continue;
-    }
-    entries.push_back(entry_from_run(in, options));
-  }
   for (LeaderboardEntry& e : entries) {
-    auto key = std::make_tuple(e.model, e.layers, e.gpu_type, e.row_tokens, e.global_batch, e.precision);
-    LeaderboardGroup& g = groups[key];
+    LeaderboardGroup& g =
+        groups[std::make_tuple(e.model, e.layers, e.gpu_type, e.row_tokens, e.global_batch, e.precision)];
     if (g.entries.empty()) {
       g.model = e.model;
       g.layers = e.layers;
@@ -263,14 +252,40 @@ Leaderboard build_leaderboard(const std::vector<Recipe>& recipes, const ReportOp
     }
     g.entries.push_back(std::move(e));
   }
+  std::vector<LeaderboardGroup> out;
   for (auto& [_, g] : groups) {
     std::stable_sort(g.entries.begin(), g.entries.end(), [](const LeaderboardEntry& a, const LeaderboardEntry& b) {
       if (a.tokens_per_s_per_gpu != b.tokens_per_s_per_gpu) return a.tokens_per_s_per_gpu > b.tokens_per_s_per_gpu;
       return a.file < b.file;
     });
     for (size_t i = 0; i < g.entries.size(); ++i) g.entries[i].rank = static_cast<int>(i + 1);
-    board.groups.push_back(std::move(g));
+    out.push_back(std::move(g));
   }
+  return out;
+}
+
+}  // namespace
+
+Leaderboard build_leaderboard(const std::vector<Recipe>& recipes, const ReportOptions& options,
+                              const std::vector<RunRecordInput>& runs) {
+  Leaderboard board;
+  Json inputs = Json::array();
+  std::vector<LeaderboardEntry> entries;
+  for (const Recipe& r : recipes) {
+    inputs.push_back(r.file);
+    if (r.result)
+      entries.push_back(entry_of_recipe(r, options));
+    else
+      board.unranked.push_back(r.file + ": no result (status " + r.status + ")");
+  }
+  for (const RunRecordInput& in : runs) {
+    inputs.push_back(in.file);
+    if (const std::string why = unranked_reason(in.record); !why.empty())
+      board.unranked.push_back(in.file + ": " + why);
+    else
+      entries.push_back(entry_from_run(in, options));
+  }
+  board.groups = group_and_rank(std::move(entries));
   board.context = Json{{"inputs", inputs}};
   return board;
 }
@@ -279,6 +294,52 @@ namespace {
 
 Json opt_json(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
 
+/// One entry of the leaderboard's JSON (schema/leaderboard.schema.json).
+Json entry_json(const LeaderboardEntry& e) {
+  return Json{
+      {"rank", e.rank},
+      {"id", e.id},
+      {"kind", e.kind},
+      {"file", e.file},
+      {"backend", e.backend.empty() ? Json(nullptr) : Json(e.backend)},
+      {"deterministic", e.deterministic ? Json(*e.deterministic) : Json(nullptr)},
+      {"status", e.status},
+      {"tokens_per_s_per_gpu", e.tokens_per_s_per_gpu},
+      {"usd_per_million_tokens", opt_json(e.usd_per_million_tokens)},
+      {"hardware", e.hardware.empty() ? Json(nullptr) : Json(e.hardware)},
+      {"price", Json{{"usd_per_gpu_hour", e.usd_per_gpu_hour}, {"source", e.price_source}}},
+      {"mfu", opt_json(e.mfu)},
+      {"mfu_inputs", Json{{"active_params", e.active_params}, {"peak_flops", e.peak_flops}}},
+      {"step_time_cv_percent", opt_json(e.step_time_cv_percent)},
+      {"gpu_hours", opt_json(e.gpu_hours)},
+      {"gpus", e.gpus},
+      {"gpu", Json{{"type", e.gpu_type},
+                   {"memory_gb", e.gpu_memory_gb},
+                   {"per_node", e.gpus_per_node},
+                   {"instance", e.instance}}},
+      {"layout",
+       Json{{"label", e.layout_label}, {"highlights", e.layout_highlights}, {"summary", e.layout_summary}}},
+      {"measured", e.measured},
+      {"author", Json{{"name", e.author}, {"url", e.author_url}}},
+      {"details", e.details},
+  };
+}
+
+/// One group of the leaderboard's JSON, its ranked entries in `entries`.
+Json group_json(const LeaderboardGroup& g, Json entries) {
+  return Json{{"id", g.id},
+              {"model", g.model},
+              {"layers", g.layers > 0 ? Json(g.layers) : Json(nullptr)},
+              {"layers_full", g.layers_full > 0 ? Json(g.layers_full) : Json(nullptr)},
+              {"gpu_type", g.gpu_type},
+              {"workload", Json{{"row_tokens", g.row_tokens},
+                                {"global_batch", g.global_batch},
+                                {"precision", g.precision},
+                                {"rows", g.rows}}},
+              {"ranked_by", "tokens_per_s_per_gpu"},
+              {"entries", std::move(entries)}};
+}
+
 }  // namespace
 
 Json leaderboard_to_json(const Leaderboard& board) {
@@ -286,45 +347,9 @@ Json leaderboard_to_json(const Leaderboard& board) {
   for (const auto& g : board.groups) {
     Json entries = Json::array();
     for (const auto& e : g.entries) {
-      entries.push_back(Json{
-          {"rank", e.rank},
-          {"id", e.id},
-          {"kind", e.kind},
-          {"file", e.file},
-          {"backend", e.backend.empty() ? Json(nullptr) : Json(e.backend)},
-          {"deterministic", e.deterministic ? Json(*e.deterministic) : Json(nullptr)},
-          {"status", e.status},
-          {"tokens_per_s_per_gpu", e.tokens_per_s_per_gpu},
-          {"usd_per_million_tokens", opt_json(e.usd_per_million_tokens)},
-          {"hardware", e.hardware.empty() ? Json(nullptr) : Json(e.hardware)},
-          {"price", Json{{"usd_per_gpu_hour", e.usd_per_gpu_hour}, {"source", e.price_source}}},
-          {"mfu", opt_json(e.mfu)},
-          {"mfu_inputs", Json{{"active_params", e.active_params}, {"peak_flops", e.peak_flops}}},
-          {"step_time_cv_percent", opt_json(e.step_time_cv_percent)},
-          {"gpu_hours", opt_json(e.gpu_hours)},
-          {"gpus", e.gpus},
-          {"gpu", Json{{"type", e.gpu_type},
-                       {"memory_gb", e.gpu_memory_gb},
-                       {"per_node", e.gpus_per_node},
-                       {"instance", e.instance}}},
-          {"layout",
-           Json{{"label", e.layout_label}, {"highlights", e.layout_highlights}, {"summary", e.layout_summary}}},
-          {"measured", e.measured},
-          {"author", Json{{"name", e.author}, {"url", e.author_url}}},
-          {"details", e.details},
-      });
+      entries.push_back(entry_json(e));
     }
-    groups.push_back(Json{{"id", g.id},
-                          {"model", g.model},
-                          {"layers", g.layers > 0 ? Json(g.layers) : Json(nullptr)},
-                          {"layers_full", g.layers_full > 0 ? Json(g.layers_full) : Json(nullptr)},
-                          {"gpu_type", g.gpu_type},
-                          {"workload", Json{{"row_tokens", g.row_tokens},
-                                            {"global_batch", g.global_batch},
-                                            {"precision", g.precision},
-                                            {"rows", g.rows}}},
-                          {"ranked_by", "tokens_per_s_per_gpu"},
-                          {"entries", entries}});
+    groups.push_back(group_json(g, std::move(entries)));
   }
   return Json{
       {"schema", "recipebench-leaderboard/1"},

@@ -188,6 +188,18 @@ struct CaseResult {
   bool deterministic = true, recompute_equal = true, columns_equal = true, pass = true;
 };
 
+/// The negative control: the output's relative error against `reference_o` with the gate perturbed by -0.05 (it
+/// must fail the output check). Leaves the perturbed gate in `p`.
+template <typename ProblemT, typename InputsT>
+double perturbed_gate_error(ProblemT& p, const InputsT& in, const std::vector<double>& reference_o) {
+  auto g2 = in.g;
+  for (auto& x : g2) x -= 0.05f;
+  p.g.put(g2);
+  p.forward();
+  CK(cudaDeviceSynchronize());
+  return rel_l2(to_double(p.o.get()), reference_o);
+}
+
 /// One correctness case: GQA (2 key heads, 4 value heads), initial state, final-state gradient.
 CaseResult check_case(const std::string& name, const std::vector<int64_t>& cu, unsigned seed) {
   CaseResult cr;
@@ -238,13 +250,7 @@ CaseResult check_case(const std::string& name, const std::vector<int64_t>& cu, u
     cr.columns_equal = cr.columns_equal && same(o1, p.o.get()) && same(ht1, p.ht.get()) && all_same();
   }
   gdn::set_scan_columns(0);
-  // Negative control: the gate perturbed by -0.05 must fail the output check.
-  auto g2 = in.g;
-  for (auto& x : g2) x -= 0.05f;
-  p.g.put(g2);
-  p.forward();
-  CK(cudaDeviceSynchronize());
-  cr.negative = rel_l2(to_double(p.o.get()), ref.o);
+  cr.negative = perturbed_gate_error(p, in, ref.o);
   cr.pass = cr.pass && cr.deterministic && cr.recompute_equal && cr.columns_equal &&
             (cu.back() < 8 || cr.negative > kTolerance);
   return cr;

@@ -41,6 +41,103 @@ struct WarpTiles {
   static constexpr int WN = WM ? kPer / WM : 0;
 };
 
+/// The wmma fragment types of mma_block: A and B as bf16 in the given layouts, C in fp32.
+template <Lay LA, Lay LB>
+struct MmaFrags {
+  using LayA = typename std::conditional<LA == Lay::N, nvcuda::wmma::row_major, nvcuda::wmma::col_major>::type;
+  using LayB = typename std::conditional<LB == Lay::N, nvcuda::wmma::row_major, nvcuda::wmma::col_major>::type;
+  using A = nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, bf16, LayA>;
+  using B = nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, bf16, LayB>;
+  using C = nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float>;
+};
+
+/// Loads the 16 x 16 tile (mi, kk) of op(A) (LA::N: A row-major, else A^T stored row-major).
+template <Lay LA, class Frag>
+__device__ __forceinline__ void load_tile_a(Frag& a, const bf16* A, int lda, int mi, int kk) {
+  if constexpr (LA == Lay::N)
+    nvcuda::wmma::load_matrix_sync(a, A + mi * 16 * lda + kk, lda);
+  else
+    nvcuda::wmma::load_matrix_sync(a, A + kk * lda + mi * 16, lda);
+}
+
+/// Loads the 16 x 16 tile (kk, ni) of op(B).
+template <Lay LB, class Frag>
+__device__ __forceinline__ void load_tile_b(Frag& b, const bf16* B, int ldb, int ni, int kk) {
+  if constexpr (LB == Lay::N)
+    nvcuda::wmma::load_matrix_sync(b, B + kk * ldb + ni * 16, ldb);
+  else
+    nvcuda::wmma::load_matrix_sync(b, B + ni * 16 * ldb + kk, ldb);
+}
+
+/// mma_block's path when the warps own fixed WM x WN blocks of tiles (WarpTiles::WM > 0): each warp keeps its
+/// block's accumulators in registers through K.
+template <int M, int N, int K, Lay LA, Lay LB>
+__device__ __forceinline__ void mma_warp_blocks(const bf16* A, int lda, const bf16* B, int ldb, float* C, int ldc,
+                                                bool accumulate) {
+  using namespace nvcuda;
+  using F = MmaFrags<LA, LB>;
+  constexpr int TM = M / 16, TN = N / 16;
+  using WT = WarpTiles<TM, TN>;
+  constexpr int WM = WT::WM, WN = WT::WN, BN = TN / WN;  // BN: warp blocks across N
+  const int warp = threadIdx.x / 32;
+  const int m0 = (warp / BN) * WM, n0 = (warp % BN) * WN;
+  typename F::C c[WM][WN];
+#pragma unroll
+  for (int i = 0; i < WM; ++i)
+#pragma unroll
+    for (int j = 0; j < WN; ++j) {
+      if (accumulate)
+        wmma::load_matrix_sync(c[i][j], C + (m0 + i) * 16 * ldc + (n0 + j) * 16, ldc, wmma::mem_row_major);
+      else
+        wmma::fill_fragment(c[i][j], 0.f);
+    }
+#pragma unroll 2
+  for (int kk = 0; kk < K; kk += 16) {
+    typename F::A a[WM];
+    typename F::B b[WN];
+#pragma unroll
+    for (int i = 0; i < WM; ++i) load_tile_a<LA>(a[i], A, lda, m0 + i, kk);
+#pragma unroll
+    for (int j = 0; j < WN; ++j) load_tile_b<LB>(b[j], B, ldb, n0 + j, kk);
+#pragma unroll
+    for (int i = 0; i < WM; ++i)
+#pragma unroll
+      for (int j = 0; j < WN; ++j) wmma::mma_sync(c[i][j], a[i], b[j], c[i][j]);
+  }
+#pragma unroll
+  for (int i = 0; i < WM; ++i)
+#pragma unroll
+    for (int j = 0; j < WN; ++j)
+      wmma::store_matrix_sync(C + (m0 + i) * 16 * ldc + (n0 + j) * 16, c[i][j], ldc, wmma::mem_row_major);
+}
+
+/// mma_block's path otherwise: the warps take the output tiles in turn, one accumulator each.
+template <int M, int N, int K, Lay LA, Lay LB>
+__device__ __forceinline__ void mma_tile_loop(const bf16* A, int lda, const bf16* B, int ldb, float* C, int ldc,
+                                              bool accumulate) {
+  using namespace nvcuda;
+  using F = MmaFrags<LA, LB>;
+  constexpr int TM = M / 16, TN = N / 16;
+  for (int t = threadIdx.x / 32; t < TM * TN; t += kWarps) {
+    const int mi = t / TN, ni = t % TN;
+    typename F::C c;
+    float* cp = C + mi * 16 * ldc + ni * 16;
+    if (accumulate)
+      wmma::load_matrix_sync(c, cp, ldc, wmma::mem_row_major);
+    else
+      wmma::fill_fragment(c, 0.f);
+#pragma unroll 4
+    for (int kk = 0; kk < K; kk += 16) {
+      typename F::A a;
+      typename F::B b;
+      load_tile_a<LA>(a, A, lda, mi, kk);
+      load_tile_b<LB>(b, B, ldb, ni, kk);
+      wmma::mma_sync(c, a, b, c);
+    }
+    wmma::store_matrix_sync(cp, c, ldc, wmma::mem_row_major);
+  }
+}
+
 /// C[M x N] (fp32, row-major, ldc) = op(A)[M x K] * op(B)[K x N] (+ C when accumulate), bf16 operands in shared
 /// memory. All threads of the block call it; each warp owns whole 16 x 16 output tiles (WarpTiles: the same tiles on
 /// every call with the same M, N). Every output tile sums its K in the same order (16 at a time, ascending) however
@@ -48,78 +145,10 @@ struct WarpTiles {
 template <int M, int N, int K, Lay LA, Lay LB>
 __device__ __forceinline__ void mma_block(const bf16* A, int lda, const bf16* B, int ldb, float* C, int ldc,
                                           bool accumulate = false) {
-  using namespace nvcuda;
-  constexpr int TM = M / 16, TN = N / 16;
-  using LayA = typename std::conditional<LA == Lay::N, wmma::row_major, wmma::col_major>::type;
-  using LayB = typename std::conditional<LB == Lay::N, wmma::row_major, wmma::col_major>::type;
-  using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, LayA>;
-  using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 16, bf16, LayB>;
-  using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
-  auto load_a = [&](FragA& a, int mi, int kk) {
-    if constexpr (LA == Lay::N)
-      wmma::load_matrix_sync(a, A + mi * 16 * lda + kk, lda);
-    else
-      wmma::load_matrix_sync(a, A + kk * lda + mi * 16, lda);
-  };
-  auto load_b = [&](FragB& b, int ni, int kk) {
-    if constexpr (LB == Lay::N)
-      wmma::load_matrix_sync(b, B + kk * ldb + ni * 16, ldb);
-    else
-      wmma::load_matrix_sync(b, B + ni * 16 * ldb + kk, ldb);
-  };
-  const int warp = threadIdx.x / 32;
-  using WT = WarpTiles<TM, TN>;
-  if constexpr (WT::WM > 0) {
-    constexpr int WM = WT::WM, WN = WT::WN, BN = TN / WN;  // BN: warp blocks across N
-    const int m0 = (warp / BN) * WM, n0 = (warp % BN) * WN;
-    FragC c[WM][WN];
-#pragma unroll
-    for (int i = 0; i < WM; ++i)
-#pragma unroll
-      for (int j = 0; j < WN; ++j) {
-        if (accumulate)
-          wmma::load_matrix_sync(c[i][j], C + (m0 + i) * 16 * ldc + (n0 + j) * 16, ldc, wmma::mem_row_major);
-        else
-          wmma::fill_fragment(c[i][j], 0.f);
-      }
-#pragma unroll 2
-    for (int kk = 0; kk < K; kk += 16) {
-      FragA a[WM];
-      FragB b[WN];
-#pragma unroll
-      for (int i = 0; i < WM; ++i) load_a(a[i], m0 + i, kk);
-#pragma unroll
-      for (int j = 0; j < WN; ++j) load_b(b[j], n0 + j, kk);
-#pragma unroll
-      for (int i = 0; i < WM; ++i)
-#pragma unroll
-        for (int j = 0; j < WN; ++j) wmma::mma_sync(c[i][j], a[i], b[j], c[i][j]);
-    }
-#pragma unroll
-    for (int i = 0; i < WM; ++i)
-#pragma unroll
-      for (int j = 0; j < WN; ++j)
-        wmma::store_matrix_sync(C + (m0 + i) * 16 * ldc + (n0 + j) * 16, c[i][j], ldc, wmma::mem_row_major);
-  } else {
-    for (int t = warp; t < TM * TN; t += kWarps) {
-      const int mi = t / TN, ni = t % TN;
-      FragC c;
-      float* cp = C + mi * 16 * ldc + ni * 16;
-      if (accumulate)
-        wmma::load_matrix_sync(c, cp, ldc, wmma::mem_row_major);
-      else
-        wmma::fill_fragment(c, 0.f);
-#pragma unroll 4
-      for (int kk = 0; kk < K; kk += 16) {
-        FragA a;
-        FragB b;
-        load_a(a, mi, kk);
-        load_b(b, ni, kk);
-        wmma::mma_sync(c, a, b, c);
-      }
-      wmma::store_matrix_sync(cp, c, ldc, wmma::mem_row_major);
-    }
-  }
+  if constexpr (WarpTiles<M / 16, N / 16>::WM > 0)
+    mma_warp_blocks<M, N, K, LA, LB>(A, lda, B, ldb, C, ldc, accumulate);
+  else
+    mma_tile_loop<M, N, K, LA, LB>(A, lda, B, ldb, C, ldc, accumulate);
 }
 
 /// Copies a bf16 tile of 128 rows x BV columns (shared, leading dimension LD) to global rows of stride 128 (a

@@ -1,6 +1,6 @@
 #include "model/gated_attention.h"
 
-#include "compat.h"
+#include "model/compat.h"
 #include "model/common.h"
 #include "model/tensor_parallel.h"
 

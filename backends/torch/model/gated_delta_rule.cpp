@@ -92,6 +92,39 @@ torch::Tensor in_chunks(const torch::Tensor& x, int64_t n, int64_t c) {
   return padded.reshape({x.size(0), x.size(1), n, c, x.size(-1)});
 }
 
+/// The chunked form's sequential part: S_i before each chunk i, U_i, and the state after the last chunk.
+struct ChunkScan {
+  std::vector<torch::Tensor> states, us;  ///< [b*h, dk, dv] and [b*h, c, dv] per chunk
+  torch::Tensor final_state;              ///< [b*h, dk, dv]
+};
+
+/// S_{i+1} = S_i * e^{G_C} + (diag(e^(G_C - G)) K_i)^T U_i with U_i = U0_i - W_i S_i, from S_0 = `state0`
+/// ([b, h, dk, dv]); u0 [b, h, n, c, dv], w [b, h, n, c, dk], k_decayed [b, h, n, c, dk], chunk_decay
+/// [b, h, n, 1, 1]. The loop keeps 3 kernels per chunk (a batched matmul-add for U_i, a scale and a batched
+/// matmul-add for the state) on chunk-major contiguous copies.
+ChunkScan scan_states(const torch::Tensor& u0, const torch::Tensor& w, const torch::Tensor& k_decayed,
+                      const torch::Tensor& chunk_decay, const torch::Tensor& state0) {
+  const int64_t b = u0.size(0), h = u0.size(1), n = u0.size(2), bh = b * h;
+  auto chunk_major = [&](const torch::Tensor& x) {  // [b, h, n, c, d] -> [n, b*h, c, d], contiguous
+    return x.permute({2, 0, 1, 3, 4}).reshape({n, bh, x.size(3), x.size(4)}).contiguous();
+  };
+  const auto u0_cm = chunk_major(u0), w_cm = chunk_major(w);
+  const auto kt_cm = chunk_major(k_decayed).transpose(-1, -2).contiguous();  // [n, b*h, dk, c]
+  const auto decay_cm = chunk_decay.permute({2, 0, 1, 3, 4}).reshape({n, bh, 1, 1}).contiguous();
+  ChunkScan scan;
+  auto state = state0.reshape({bh, state0.size(-2), state0.size(-1)});
+  scan.states.reserve(n);
+  scan.us.reserve(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const auto u = torch::baddbmm(u0_cm[i], w_cm[i], state, /*beta=*/1, /*alpha=*/-1);  // U0 - W S
+    scan.states.push_back(state);
+    scan.us.push_back(u);
+    state = torch::baddbmm(state * decay_cm[i], kt_cm[i], u);
+  }
+  scan.final_state = state;
+  return scan;
+}
+
 }  // namespace
 
 GatedDeltaRuleOutput chunk_gated_delta_rule(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
@@ -130,34 +163,16 @@ GatedDeltaRuleOutput chunk_gated_delta_rule(const torch::Tensor& q, const torch:
   const auto k_decayed = kc * (g_last - gcum).exp().unsqueeze(-1);     // diag(e^(G_C - G)) K
   const auto chunk_decay = g_last.exp().unsqueeze(-1);                 // [b, h, n, 1, 1]
 
-  // The only sequential part is the state: S_{i+1} = S_i * e^{G_C} + (diag(e^(G_C - G)) K_i)^T U_i with
-  // U_i = U0_i - W_i S_i. The loop keeps 3 kernels per chunk (a batched matmul-add for U_i, a scale and a
-  // batched matmul-add for the state) on chunk-major contiguous copies; the outputs
-  // O_i = diag(e^G) Q_i S_i + ((Q K^T) * D)_i U_i are then two batched matmuls over all chunks at once.
-  const int64_t bh = b * h;
-  auto chunk_major = [&](const torch::Tensor& x) {  // [b, h, n, c, d] -> [n, b*h, c, d], contiguous
-    return x.permute({2, 0, 1, 3, 4}).reshape({n, bh, x.size(3), x.size(4)}).contiguous();
-  };
-  const auto u0_cm = chunk_major(u0), w_cm = chunk_major(w);
-  const auto kt_cm = chunk_major(k_decayed).transpose(-1, -2).contiguous();  // [n, b*h, dk, c]
-  const auto decay_cm = chunk_decay.permute({2, 0, 1, 3, 4}).reshape({n, bh, 1, 1}).contiguous();
-  auto state = p.state.reshape({bh, dk, dv});
-  std::vector<torch::Tensor> states, us;  // S_i before chunk i, and U_i
-  states.reserve(n);
-  us.reserve(n);
-  for (int64_t i = 0; i < n; ++i) {
-    const auto u = torch::baddbmm(u0_cm[i], w_cm[i], state, /*beta=*/1, /*alpha=*/-1);  // U0 - W S
-    states.push_back(state);
-    us.push_back(u);
-    state = torch::baddbmm(state * decay_cm[i], kt_cm[i], u);
-  }
+  // The only sequential part is the state (scan_states); the outputs O_i = diag(e^G) Q_i S_i + ((Q K^T) * D)_i U_i
+  // are then two batched matmuls over all chunks at once.
+  const ChunkScan scan = scan_states(u0, w, k_decayed, chunk_decay, p.state);
   torch::Tensor out_chunks;  // [b, h, n, c, dv]
   if (n > 0) {
-    const auto s_all = torch::stack(states, 0).reshape({n, b, h, dk, dv}).permute({1, 2, 0, 3, 4});
-    const auto u_all = torch::stack(us, 0).reshape({n, b, h, c, dv}).permute({1, 2, 0, 3, 4});
+    const auto s_all = torch::stack(scan.states, 0).reshape({n, b, h, dk, dv}).permute({1, 2, 0, 3, 4});
+    const auto u_all = torch::stack(scan.us, 0).reshape({n, b, h, c, dv}).permute({1, 2, 0, 3, 4});
     out_chunks = torch::matmul(q_decayed, s_all) + torch::matmul(intra, u_all);
   }
-  state = state.reshape({b, h, dk, dv});
+  const auto state = scan.final_state.reshape({b, h, dk, dv});
   GatedDeltaRuleOutput r;
   const auto out =
       n > 0 ? out_chunks.reshape({b, h, n * c, dv}).narrow(2, 0, p.t) : torch::zeros({b, h, 0, dv}, p.v.options());

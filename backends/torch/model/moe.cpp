@@ -1,6 +1,6 @@
 #include "model/moe.h"
 
-#include "compat.h"
+#include "model/compat.h"
 #include "model/common.h"
 #include "model/param_factory.h"
 #include "model/tensor_parallel.h"

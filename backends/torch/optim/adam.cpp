@@ -8,7 +8,7 @@
 #include <cmath>
 #include <iostream>
 
-#include "compat.h"
+#include "model/compat.h"
 #include "dist/comm_clock.h"
 #include "dist/process_group.h"
 #ifdef RECIPEBENCH_GDN_CUDA

@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "compat.h"
+#include "model/compat.h"
 #include "optim/adam.h"
 
 namespace recipebench::train {

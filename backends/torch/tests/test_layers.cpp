@@ -1,7 +1,7 @@
 // Each layer against a plain per-token C++ implementation written from the formulas (float64):
 // RMSNorm, gated attention, Gated DeltaNet (with the per-token recurrence), sparse MoE.
 #include "catalog/models.h"
-#include "compat.h"
+#include "model/compat.h"
 #include "model/gated_attention.h"
 #include "model/gated_deltanet.h"
 #include "model/moe.h"

@@ -3,7 +3,7 @@
 // grouped GEMM, which leaves rows past its last offset unset; the padding's outputs and input gradients must be
 // exactly zero even when the padding holds NaN, and the counted rows must equal the call without padding. Without a
 // GPU the binary exits with kSkip, which CTest reports as skipped (SKIP_RETURN_CODE), never passed.
-#include "compat.h"
+#include "model/compat.h"
 #include "model/moe.h"
 
 #include <torch/torch.h>

@@ -6,7 +6,7 @@
 //                attention, GDN on the GPU vs the fp64 recurrence) and forward+backward timings at
 //                Qwen3.5-35B-A3B widths.
 #include "catalog/models.h"
-#include "compat.h"
+#include "model/compat.h"
 #include "model/gated_attention.h"
 #include "model/gated_delta_rule.h"
 #include "model/gated_deltanet.h"
