@@ -32,7 +32,7 @@ void add_import_command(CLI::App& app, std::function<int()>& run) {
                   "format a regex reads)")
       ->required();
   cmd->add_option("--recipe", a->recipe, "The recipe the run followed (model, GPUs, workload, layout)")->required();
-  cmd->add_option("--format", overrides.log_format,
+  cmd->add_option("--log-format", overrides.log_format,
                   "megatron, torchtitan, hf or regex:<pattern with named groups> (default: the recipe's "
                   "bench.log_format, else detected)");
   cmd->add_option("--out", a->request.out_dir, "Folder for the run record (default reports/runs)");

@@ -6,6 +6,7 @@
 #include "backends/command/command_backend.h"
 #include "backends/torch/torch_backend_registration.h"
 #include "commands.h"
+#include "subcommand_hint.h"
 #include "backend/backend.h"
 
 int main(int argc, char** argv) {
@@ -13,7 +14,7 @@ int main(int argc, char** argv) {
   using namespace recipebench::cli;
   CLI::App app{"recipebench " RECIPEBENCH_VERSION ": reproducible benchmarks of LLM training recipes"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "recipebench " RECIPEBENCH_VERSION);
+  app.set_version_flag("--version,-V", "recipebench " RECIPEBENCH_VERSION " (commit " RECIPEBENCH_GIT_COMMIT ")");
 #ifdef RECIPEBENCH_HAVE_TORCH
   register_torch_backend();
 #else
@@ -27,6 +28,13 @@ int main(int argc, char** argv) {
   add_run_command(app, run);
   add_compare_command(app, run);
   add_import_command(app, run);
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) names.push_back(sub->get_name());
+  if (argc > 1)
+    if (const auto unknown = unknown_subcommand_message(argv[1], names)) {
+      std::cerr << *unknown << "\n";
+      return kUsage;
+    }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

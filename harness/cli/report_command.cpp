@@ -116,6 +116,10 @@ int run_report(const ReportArgs& a) {
     std::cerr << "recipebench report: " << e.what() << "\n";
     return kUsage;
   }
+  if (files.empty()) {  // as validate: nothing to rank is a usage error, and the files in --out stay as they are
+    std::cerr << "recipebench report: no *.yaml, *.yml or *.json files under the given paths; nothing written\n";
+    return kUsage;
+  }
   std::vector<Recipe> recipes;
   std::vector<RunRecordInput> runs;
   if (const size_t failed = read_inputs(files, recipes, runs)) {
@@ -131,12 +135,13 @@ int run_report(const ReportArgs& a) {
   board.context["host"] = host_name();
   const std::string json_path = (std::filesystem::path(a.out) / "leaderboard.json").string();
   const std::string html_path = (std::filesystem::path(a.out) / "leaderboard.html").string();
+  const std::string csv_path = (std::filesystem::path(a.out) / "leaderboard.csv").string();
   if (!write_leaderboard(board, a.out, json_path, html_path)) return kFailed;
   size_t entries = 0;
   for (const auto& g : board.groups) entries += g.entries.size();
   std::cout << "ranked " << entries << " entr" << (entries == 1 ? "y" : "ies") << " in " << board.groups.size()
             << " group" << (board.groups.size() == 1 ? "" : "s") << " (" << board.unranked.size()
-            << " unranked): " << json_path << ", " << html_path << "\n";
+            << " unranked): " << json_path << ", " << html_path << ", " << csv_path << "\n";
   return kOk;
 }
 

@@ -108,12 +108,12 @@ void add_options(CLI::App& cmd, Args& a) {
                  "Ranks to start on this host (one process each; CPU: Gloo). Without it the rank comes from "
                  "torchrun-style (RANK, WORLD_SIZE...) or Slurm variables (docs/distributed.md)")
       ->check(CLI::Range(1, 1024));
-  cmd.add_option("--format", b.log_format,
+  cmd.add_option("--log-format", b.log_format,
                  "Command backend: how to read its step lines, megatron, torchtitan, hf or regex:<pattern> "
-                 "(default: the recipe's bench.log_format, else detected)");
+                 "(default: the recipe's bench.log_format, else detected; refused by a backend that reads no log)");
   cmd.add_option("--timeout", b.timeout_seconds,
                  "Command backend: stop the command's process group after this many seconds (default: the "
-                 "recipe's bench.timeout_seconds, else none)")
+                 "recipe's bench.timeout_seconds, else none; refused by a backend that runs no command)")
       ->check(CLI::PositiveNumber);
   cmd.add_option("--data", b.data.path, "Pre-tokenized rows file (docs/data-format.md) instead of synthetic rows");
   cmd.add_flag("--dry-run", q.dry_run,

@@ -23,6 +23,7 @@
 #include "record/run_metrics.h"
 #include "settings/switches.h"
 #include "util/exit_code.h"
+#include "util/format.h"
 #include "util/host.h"
 
 namespace recipebench {
@@ -182,10 +183,34 @@ void check_log_format(const RunRequest& q, const ValidatedRecipe& v, const RunOp
     problem = e.what();
   }
   const std::string expected = "megatron, torchtitan, hf or regex:<pattern with named groups> (" + problem + ")";
-  const Diagnostic d = setting_diagnostic(*v.source, q.overrides.log_format.has_value(), "--format", "/bench/log_format",
-                                          *format, expected);
+  const Diagnostic d = setting_diagnostic(*v.source, q.overrides.log_format.has_value(), "--log-format",
+                                          "/bench/log_format", *format, expected);
   report.message(d.to_string());
   throw Refusal{kFailed, "recipebench run: the log format cannot be read; nothing was run"};
+}
+
+/// A per-rank backend reads no log and runs no command: bench.log_format / --log-format and bench.timeout_seconds /
+/// --timeout given to it are refused (located; exit 2 when the command line gave one, else 1), never ignored.
+void refuse_command_settings(const RunRequest& q, const ValidatedRecipe& v, const RunOptions& o,
+                             const Reporters& report) {
+  const std::string why = "absent (the " + o.settings.backend + " backend reads no log and runs no command: it is the "
+                          "command backend's setting)";
+  Diagnostics refused;
+  bool on_command_line = false;
+  if (const auto& f = o.command.log_format) {
+    refused.push_back(setting_diagnostic(*v.source, q.overrides.log_format.has_value(), "--log-format",
+                                         "/bench/log_format", *f, why));
+    on_command_line = on_command_line || q.overrides.log_format.has_value();
+  }
+  if (const auto& t = o.command.timeout_seconds) {
+    refused.push_back(setting_diagnostic(*v.source, q.overrides.timeout_seconds.has_value(), "--timeout",
+                                         "/bench/timeout_seconds", shortest(*t), why));
+    on_command_line = on_command_line || q.overrides.timeout_seconds.has_value();
+  }
+  if (refused.empty()) return;
+  for (const auto& d : refused) report.message(d.to_string());
+  throw Refusal{on_command_line ? kUsage : kFailed, "recipebench run: the " + o.settings.backend +
+                                                        " backend would ignore the settings above; nothing was run"};
 }
 
 /// Refuses (exit 1, one located diagnostic per field) what the backend does not run, before any rank starts: a
@@ -206,6 +231,7 @@ const BackendCapabilities* check_backend_capabilities(const RunRequest& q, const
     throw Refusal{kFailed, "recipebench run: the " + name +
                                " backend would ignore the settings above (its command's own); nothing was run"};
   }
+  refuse_command_settings(q, v, o, report);
   const CapabilityOverrides given{q.overrides.device.has_value(), q.overrides.data.path.has_value()};
   const Diagnostics refused =
       check_capabilities(name, *caps, *v.recipe, *v.source, o.settings.device, o.settings.data.source, given);
