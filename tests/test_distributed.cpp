@@ -246,7 +246,7 @@ void check_switch_bitwise(const OverlapSwitch& sw, int nproc, const std::string&
   const bool fp64 = fixture.find(kFp64) != std::string::npos;
   const std::string name = fs::path(fixture.substr(0, fixture.find(kFp64))).stem().string() + (fp64 ? "-fp64" : "") +
                            suffix + "-" + sw.tag;
-  const Result off = run(name + "-off", fixture, nproc, "", extra + " " + sw.option + " false");
+  const Result off = run(name + "-off", fixture, nproc, "", extra + " " + sw.option + "=false");
   const Result switched = run(name + "-on", fixture, nproc, "", extra + " " + on);
   INFO(sw.setting << " off:\n" << off.output << "\non:\n" << switched.output);
   REQUIRE(off.exit_code == 0);

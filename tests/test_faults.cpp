@@ -134,7 +134,7 @@ FolderState inspect(const fs::path& dir) {
         ++s.complete;
       else {
         ++s.failed;
-        s.failed_messages.push_back(c.record->error.value("message", std::string()));
+        s.failed_messages.push_back(c.record->error ? c.record->error->message : std::string());
       }
     } catch (const InputError& err) {
       UNSCOPED_INFO(err.what());

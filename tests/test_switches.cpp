@@ -5,6 +5,8 @@
 // note, its layout, its refusal) are this file's table: a row of the switch table without one here fails.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <type_traits>
@@ -87,10 +89,11 @@ std::string with_bench_lines(const std::string& text, const std::vector<std::str
   return text.substr(0, at + 8) + added + text.substr(at + 8);
 }
 
-/// A request for recipe `rel` with `lines` added to its bench block (label "<rel>+"), on backend `backend`.
+/// A request for recipe `rel` with `lines` added to its bench block (label "<rel>+"), on backend `backend`; its
+/// records go to a folder of this process's own (CTest runs the test cases in parallel processes).
 RunRequest request_with(const std::string& rel, const std::vector<std::string>& lines, const std::string& backend,
                         int* first_line) {
-  RunRequest q = fake_request("recipebench-switches");
+  RunRequest q = fake_request("recipebench-switches-" + std::to_string(::getpid()));
   q.recipe_path = rel + "+";
   q.recipe_text = with_bench_lines(read_file(source_path(rel)), lines, first_line);
   q.overrides.backend = backend;

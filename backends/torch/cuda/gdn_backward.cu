@@ -220,53 +220,6 @@ __device__ __forceinline__ void dstate_reg_fetch(Smem& sm, int st, const Shape& 
   cp_async_commit();
 }
 
-/// dstate_reg_kernel's dU^T: D (this warp's dS'^T K^T, summed over the key slices; token rows 8 nt + 2 t + (i & 1),
-/// value columns g + 8 (i >> 1)) becomes dU^T = dv_local^T + D diag(e^(G_C - G)); the slices share the bf16 stores
-/// of the chunk's `len` tokens to `dU_col` (this warp's first value column of the chunk's first token, row stride
-/// `sv`).
-template <int LdF, int KS>
-__device__ __forceinline__ void dU_columns(float (&D)[8][4], const float* dvl, const float* G, int colw, int slice,
-                                           int len, bf16* dU_col, long sv) {
-  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  const float GC = G[kChunk - 1];
-#pragma unroll
-  for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const int tok = 8 * nt + 2 * t + (i & 1), j = g + 8 * (i >> 1);
-      const float d = dvl[tok * LdF + 16 * colw + j] + __expf(GC - G[tok]) * D[nt][i];
-      D[nt][i] = d;
-      if (nt % KS == slice && tok < len)  // the slices share the stores
-        dU_col[static_cast<long>(tok) * sv + j] = __float2bfloat16(d);
-    }
-}
-
-/// dstate_reg_kernel's A fragments of the state update, k-steps of 16 tokens: AU = -bf16(dU)^T from D, and
-/// AO = dO^T diag(scale e^G) from the chunk's dO tile (shared, leading dimension LdB) for this warp's 16 value
-/// columns (colw).
-template <int LdB>
-__device__ __forceinline__ void dstate_fragments(uint32_t (&AU)[4][4], uint32_t (&AO)[4][4], const float (&D)[8][4],
-                                                 const bf16* dO, const float* G, float scale, int colw) {
-  const int lane = threadIdx.x % 32, t = lane % 4, mi = lane / 8;
-#pragma unroll
-  for (int kt = 0; kt < 4; ++kt) {
-    AU[kt][0] = pack_bf16(-D[2 * kt][0], -D[2 * kt][1]);
-    AU[kt][1] = pack_bf16(-D[2 * kt][2], -D[2 * kt][3]);
-    AU[kt][2] = pack_bf16(-D[2 * kt + 1][0], -D[2 * kt + 1][1]);
-    AU[kt][3] = pack_bf16(-D[2 * kt + 1][2], -D[2 * kt + 1][3]);
-    uint32_t a[4];
-    ldmatrix_x4_trans(a, dO + (16 * kt + 8 * (mi / 2) + lane % 8) * LdB + 16 * colw + 8 * (mi % 2));
-    const int r0 = 16 * kt + 2 * t, r1 = r0 + 8;
-    const float f0 = scale * __expf(G[r0]), f1 = scale * __expf(G[r0 + 1]);
-    const float f2 = scale * __expf(G[r1]), f3 = scale * __expf(G[r1 + 1]);
-    const float2 x0 = unpack_bf16(a[0]), x1 = unpack_bf16(a[1]), x2 = unpack_bf16(a[2]), x3 = unpack_bf16(a[3]);
-    AO[kt][0] = pack_bf16(f0 * x0.x, f1 * x0.y);
-    AO[kt][1] = pack_bf16(f0 * x1.x, f1 * x1.y);
-    AO[kt][2] = pack_bf16(f2 * x2.x, f3 * x2.y);
-    AO[kt][3] = pack_bf16(f2 * x3.x, f3 * x3.y);
-  }
-}
-
 /// The reverse scan with the state gradient in registers (ScanKernel::kRegisters; see dstate_kernel for the
 /// equations). Grid (128 / BV, Hv, rows), BV / 16 * KS warps, each holding dS^T for its 16 value columns and
 /// 128 / KS keys (sum_key_slices). Per chunk, last to first: dh = bf16(dS'); dU^T = dv_local^T +
@@ -281,9 +234,9 @@ __global__ void __launch_bounds__(BV * 2 * KS)
   extern __shared__ __align__(128) unsigned char smem_raw[];
   Smem& sm = *reinterpret_cast<Smem*>(smem_raw);
   const int vb = blockIdx.x * BV, hv = blockIdx.y, n = blockIdx.z;
-  const int hk = hv / (s.v_heads / s.k_heads), warp = threadIdx.x / 32;
+  const int hk = hv / (s.v_heads / s.k_heads), warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int colw = warp % kColWarps, slice = warp / kColWarps, key0 = slice * (kHeadDim / KS);
-  const int col0 = vb + 16 * colw;
+  const int g = lane / 4, t = lane % 4, col0 = vb + 16 * colw, mi = lane / 8;
   const long sv = static_cast<long>(s.v_heads) * kHeadDim;
   const long state_off = (static_cast<long>(n) * s.v_heads + hv) * kHeadDim * kHeadDim;
   float dS[kNT][4];
@@ -301,10 +254,34 @@ __global__ void __launch_bounds__(BV * 2 * KS)
     sum_key_slices<BV, KS>(D, sm.red);
     const float* G = sm.G[st];
     const float GC = G[kChunk - 1];
-    dU_columns<Smem::kLdF, KS>(D, sm.dvl[st], G, colw, slice, len,
-                               dU + static_cast<long>(t0) * sv + hv * kHeadDim + col0, sv);
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int tok = 8 * nt + 2 * t + (i & 1), j = g + 8 * (i >> 1);
+        const float d = sm.dvl[st][tok * Smem::kLdF + 16 * colw + j] + __expf(GC - G[tok]) * D[nt][i];
+        D[nt][i] = d;
+        if (nt % KS == slice && tok < len)  // the slices share the stores
+          dU[static_cast<long>(t0 + tok) * sv + hv * kHeadDim + col0 + j] = __float2bfloat16(d);
+      }
     uint32_t AU[4][4], AO[4][4];  // -bf16(dU)^T and dO^T diag(scale e^G), k-steps of 16 tokens
-    dstate_fragments<Smem::kLdB>(AU, AO, D, sm.dO[st], G, s.scale, colw);
+#pragma unroll
+    for (int kt = 0; kt < 4; ++kt) {
+      AU[kt][0] = pack_bf16(-D[2 * kt][0], -D[2 * kt][1]);
+      AU[kt][1] = pack_bf16(-D[2 * kt][2], -D[2 * kt][3]);
+      AU[kt][2] = pack_bf16(-D[2 * kt + 1][0], -D[2 * kt + 1][1]);
+      AU[kt][3] = pack_bf16(-D[2 * kt + 1][2], -D[2 * kt + 1][3]);
+      uint32_t a[4];
+      ldmatrix_x4_trans(a, sm.dO[st] + (16 * kt + 8 * (mi / 2) + lane % 8) * Smem::kLdB + 16 * colw + 8 * (mi % 2));
+      const int r0 = 16 * kt + 2 * t, r1 = r0 + 8;
+      const float f0 = s.scale * __expf(G[r0]), f1 = s.scale * __expf(G[r0 + 1]);
+      const float f2 = s.scale * __expf(G[r1]), f3 = s.scale * __expf(G[r1 + 1]);
+      const float2 x0 = unpack_bf16(a[0]), x1 = unpack_bf16(a[1]), x2 = unpack_bf16(a[2]), x3 = unpack_bf16(a[3]);
+      AO[kt][0] = pack_bf16(f0 * x0.x, f1 * x0.y);
+      AO[kt][1] = pack_bf16(f0 * x1.x, f1 * x1.y);
+      AO[kt][2] = pack_bf16(f2 * x2.x, f3 * x2.y);
+      AO[kt][3] = pack_bf16(f2 * x3.x, f3 * x3.y);
+    }
     const float decay = __expf(GC);
 #pragma unroll
     for (int nt = 0; nt < kNT; ++nt)
