@@ -11,7 +11,7 @@
 #    backends/torch/model/init_draw.h backends/torch/model/gated_delta_rule.h`) built with the same nvcc flags;
 #    ptxas' registers and spills of both side by side, then gdn_check's timings of each, alternated twice in this
 #    call (the ratio is what counts: machines differ by 10-20% between calls), and this tree's full check.
-# Everything is kept in bench/out/h200-switches/ and packed into $OUT/h200-switches.tar.gz after every part.
+# ONLY=gdn runs part 4 alone. Everything is kept in bench/out/h200-switches/ and packed into $OUT/h200-switches.tar.gz after every part.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=bench/out/h200-switches
@@ -37,10 +37,14 @@ build_check() {  # build_check NAME SRC_ROOT: gdn_check of SRC_ROOT/backends/tor
 build_check new . &
 build_check old .oldcuda &
 
+if [ "${ONLY:-}" = gdn ]; then  # ONLY=gdn: part 4 alone (no libtorch build, no GPU tests, no proxy run)
+  wait
+else
 echo "== 1. build (scripts/gpu-build), beside 4a"
 { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv,noheader
   time scripts/gpu-build 2>&1 | tail -n 20; } >"$out/build.log" 2>&1
 wait
+fi
 # The kernels' names carry a hash of the file's path: compare the register and spill lines in order.
 grep -v "Compiling entry" "$out/old/registers.txt" >"$out/old/counts.txt"
 grep -v "Compiling entry" "$out/new/registers.txt" >"$out/new/counts.txt"
@@ -49,6 +53,7 @@ diff "$out/old/counts.txt" "$out/new/counts.txt" >"$out/registers.diff" &&
   { echo "ptxas: registers or spills differ:"; head -40 "$out/registers.diff"; }
 pack
 export LD_LIBRARY_PATH="$PWD/.deps/prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if [ "${ONLY:-}" != gdn ]; then
 [ -x build-gpu/recipebench ] || { echo "build failed"; grep -E "error|FAILED" "$out/build.log" | head -30; pack; exit 1; }
 tail -n 4 "$out/build.log"
 pack
@@ -64,6 +69,7 @@ timeout -k 10 170 build-gpu/recipebench run "$recipe" --seed 7 --fail-on-sync --
   { echo "run failed:"; tail -n 8 "$out/fused.log"; }
 grep -E "^window|no effect|error" "$out/fused.log" | tail -n 3
 pack
+fi
 
 echo "== 4b. gdn_check timings: new, old, new, old (--skip-check, 10 iterations)"
 for pass in 1 2; do
