@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "backends/torch/torch_backend_registration.h"
 #include "backend/backend.h"
+#include "backends/torch/torch_backend_registration.h"
 #include "console/reporter.h"
 #include "run/run_driver.h"
 #include "test_util.h"

@@ -11,8 +11,8 @@
 #include "metrics/derive.h"
 #include "recipe/source_doc.h"
 #include "recipe/validate.h"
-#include "report/leaderboard.h"
 #include "record/run_record.h"
+#include "report/leaderboard.h"
 #include "test_util.h"
 #include "util/input_file.h"
 

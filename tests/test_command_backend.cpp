@@ -10,11 +10,11 @@
 #include <fstream>
 
 #include "backends/command/command_backend.h"
-#include "recipe/validate.h"
-#include "report/leaderboard.h"
 #include "launch/child_process.h"
-#include "run/run_driver.h"
+#include "recipe/validate.h"
 #include "record/run_record_check.h"
+#include "report/leaderboard.h"
+#include "run/run_driver.h"
 #include "test_util.h"
 #include "util/exit_code.h"
 #include "util/proc_stat.h"

@@ -9,9 +9,9 @@
 #include <sstream>
 
 #include "recipe/validate.h"
+#include "record/run_record_check.h"
 #include "report/leaderboard.h"
 #include "report/leaderboard_csv.h"
-#include "record/run_record_check.h"
 #include "test_util.h"
 #include "util/format.h"
 

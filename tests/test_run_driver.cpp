@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "backends/torch/torch_backend_registration.h"
-#include "recipe/validate.h"
 #include "backend/backend.h"
+#include "backends/torch/torch_backend_registration.h"
 #include "console/console_reporter.h"
-#include "run/run_driver.h"
 #include "fake_backend.h"
+#include "recipe/validate.h"
+#include "run/run_driver.h"
 #include "test_util.h"
 #include "util/exit_code.h"
 
@@ -265,4 +265,3 @@ TEST_CASE("run driver: a backend the memory plan models gets its plan printed af
   CHECK(rec.calls[1].find("fits") != std::string::npos);  // the plan's verdict line
   CHECK(rec.calls[2] == "step 0 on 2");
 }
-

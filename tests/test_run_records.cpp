@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "report/leaderboard.h"
 #include "record/run_record_check.h"
+#include "report/leaderboard.h"
 #include "test_util.h"
 #include "util/format.h"
 

@@ -9,10 +9,10 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <type_traits>
-#include <variant>
 #include <map>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "fake_backend.h"
@@ -46,36 +46,68 @@ std::map<std::string, Expected> expected_switches() {
       {"deterministic", {"false", false, "", kTiny, {}, false, "determinism is"}},
       {"kernels", {"ops", "ops", "", kTiny, {}, false, "kernels are"}},
       {"fail_on_sync",
-       {"true", true,
+       {"true",
+        true,
         "recipebench run: bench.fail_on_sync: no CUDA device, nothing to check (device cpu: the step never waits for "
         "a GPU)",
-        kTiny, {}, true, "synchronisation is"}},
+        kTiny,
+        {},
+        true,
+        "synchronisation is"}},
       {"overlap_grad_reduce",
-       {"true", true,
-        "recipebench run: bench.overlap_grad_reduce: true " + kNoEffect + "(DP 1 and EDP 1: no gradient is reduce-scattered)",
-        dp2, {}, false, "gradient reduction is"}},
+       {"true",
+        true,
+        "recipebench run: bench.overlap_grad_reduce: true " + kNoEffect +
+            "(DP 1 and EDP 1: no gradient is reduce-scattered)",
+        dp2,
+        {},
+        false,
+        "gradient reduction is"}},
       {"grad_reduce_bucket_elements",
-       {"4096", 4096,
-        "recipebench run: bench.grad_reduce_bucket_elements: 4096 has no effect without bench.overlap_grad_reduce: true",
-        dp2, {"overlap_grad_reduce: true"}, false, "gradient reduction is"}},
+       {"4096",
+        4096,
+        "recipebench run: bench.grad_reduce_bucket_elements: 4096 has no effect without bench.overlap_grad_reduce: "
+        "true",
+        dp2,
+        {"overlap_grad_reduce: true"},
+        false,
+        "gradient reduction is"}},
       {"overlap_param_gather",
-       {"true", true,
-        "recipebench run: bench.overlap_param_gather: true " + kNoEffect + "(DP 1 and EDP 1: no parameter is all-gathered)",
-        dp2, {}, false, "optimizer is"}},
+       {"true",
+        true,
+        "recipebench run: bench.overlap_param_gather: true " + kNoEffect +
+            "(DP 1 and EDP 1: no parameter is all-gathered)",
+        dp2,
+        {},
+        false,
+        "optimizer is"}},
       {"overlap_p2p_comm",
-       {"true", true,
-        "recipebench run: bench.overlap_p2p_comm: true " + kNoEffect + "(PP 1: nothing is sent between pipeline stages)",
-        "tests/data/dist/tiny-pp2.yaml", {}, false, "pipeline is"}},
+       {"true",
+        true,
+        "recipebench run: bench.overlap_p2p_comm: true " + kNoEffect +
+            "(PP 1: nothing is sent between pipeline stages)",
+        "tests/data/dist/tiny-pp2.yaml",
+        {},
+        false,
+        "pipeline is"}},
       {"overlap_tp_comm",
-       {"true", true,
+       {"true",
+        true,
         "recipebench run: bench.overlap_tp_comm: true " + kNoEffect +
             "(TP 1: nothing is reduce-scattered over tensor parallelism)",
-        "tests/data/dist/tiny-tp2.yaml", {}, false, "tensor parallelism is"}},
+        "tests/data/dist/tiny-tp2.yaml",
+        {},
+        false,
+        "tensor parallelism is"}},
       {"ep_dispatch",
-       {"fixed_capacity", "fixed_capacity",
+       {"fixed_capacity",
+        "fixed_capacity",
         "recipebench run: bench.ep_dispatch: fixed_capacity " + kNoEffect +
             "(EP 1: every expert is local, no row is dispatched)",
-        "tests/data/dist/tiny-ep2-dp2.yaml", {}, false, "expert dispatch is"}},
+        "tests/data/dist/tiny-ep2-dp2.yaml",
+        {},
+        false,
+        "expert dispatch is"}},
   };
 }
 
@@ -101,7 +133,9 @@ RunRequest request_with(const std::string& rel, const std::vector<std::string>& 
 }
 
 /// The switch's value as the fake backend got it, as text.
-std::string got(const RunSwitch& s, const FakeScript& script) { return switch_value_text(s, script.last_options.settings); }
+std::string got(const RunSwitch& s, const FakeScript& script) {
+  return switch_value_text(s, script.last_options.settings);
+}
 
 /// Sets the command line's overlay of `s` from its text (the CLI's one spelling, --x[=v]).
 void set_on_command_line(const RunSwitch& s, const std::string& text, RecipeBench& overlay) {
@@ -226,8 +260,10 @@ TEST_CASE("switches: a backend running the recipe's own command refuses each, lo
     const RunSwitch& s = run_switch(field);
     const std::string off = switch_value_text(s, RunSettings{});
     const bool boolean = std::holds_alternative<SwitchMember<bool>>(s.member);
-    const std::string why = std::string(boolean ? off + " or absent" : "absent") + " (the fake-node backend runs the "
-                            "recipe's own command: its " + e.owned + " the command's)";
+    const std::string why = std::string(boolean ? off + " or absent" : "absent") +
+                            " (the fake-node backend runs the "
+                            "recipe's own command: its " +
+                            e.owned + " the command's)";
     INFO(field);
     int line = 0;
     const int runs = script->runs;
@@ -236,9 +272,9 @@ TEST_CASE("switches: a backend running the recipe's own command refuses each, lo
       const RunRequest q = request_with(kTiny, {field + ": " + e.engaged}, "fake-node", &line);
       CHECK(run_recipe(q, {&rec}).exit_code == kFailed);
       const std::string at = q.recipe_path + ":" + std::to_string(line) + ":" + std::to_string(field.size() + 5);
-      CHECK(rec.calls == std::vector<std::string>{
-                             "message " + at + ": error: bench." + field + ": " + e.engaged + ", expected " + why,
-                             nothing});
+      CHECK(rec.calls ==
+            std::vector<std::string>{
+                "message " + at + ": error: bench." + field + ": " + e.engaged + ", expected " + why, nothing});
     }
     {  // from the command line: at the option
       Recorder rec;
@@ -311,8 +347,9 @@ TEST_CASE("switches: the conflicts no run can honour are refused, located, befor
     CHECK(calls_naming(rec, "overlap_p2p_comm") == 1);
     CHECK(script->runs == 1);  // this section's run only: the refusals above ran nothing
   }
-  SECTION("bench.overlap_param_gather from the recipe with --profile on DP 2: no conflict (a synchronisation waits for "
-          "the gathers launched at the step's start)") {
+  SECTION(
+      "bench.overlap_param_gather from the recipe with --profile on DP 2: no conflict (a synchronisation waits for "
+      "the gathers launched at the step's start)") {
     Recorder rec;
     RunRequest q = request_with("tests/data/dist/tiny-dp2.yaml", {"overlap_param_gather: true"}, "fake-switch", &line);
     q.profile = true;

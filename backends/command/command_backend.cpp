@@ -7,8 +7,8 @@
 #include <iostream>
 #include <numeric>
 
-#include "logparse/log_reader.h"
 #include "launch/child_process.h"
+#include "logparse/log_reader.h"
 #include "record/run_record.h"
 
 namespace recipebench {
@@ -72,8 +72,8 @@ class CommandBackend : public Backend {
     if (log.steps.size() < need)
       fail("the log has " + std::to_string(log.steps.size()) + " step line(s) (" +
            (log.format ? log.format->to_string() : std::string("no known format found")) + "); the window " +
-           std::to_string(o.settings.window.first) + ".." + std::to_string(o.settings.window.last) + " needs steps 0.." +
-           std::to_string(o.settings.window.last));
+           std::to_string(o.settings.window.first) + ".." + std::to_string(o.settings.window.last) +
+           " needs steps 0.." + std::to_string(o.settings.window.last));
     for (size_t i = 0; i < log.steps.size() && i < static_cast<size_t>(o.settings.steps); ++i) on_step(log.steps[i]);
   }
 
@@ -126,7 +126,8 @@ class CommandBackend : public Backend {
       reader.feed(line);
       tail.add(line);
     }
-    report_.log = Json{{"source", "import"}, {"path", o.command.import_log}, {"sha256", sha256_file(o.command.import_log)}};
+    report_.log =
+        Json{{"source", "import"}, {"path", o.command.import_log}, {"sha256", sha256_file(o.command.import_log)}};
     report_.log_tail = tail.all();
     ParsedLog log = reader.result();
     const size_t kept = std::min(log.steps.size(), static_cast<size_t>(o.settings.steps));
@@ -185,9 +186,9 @@ std::vector<std::pair<std::string, std::string>> command_environment(
   long nodes = num("SLURM_NNODES").value_or(1);
   if (!num("SLURM_NNODES") && num("WORLD_SIZE") && num("LOCAL_WORLD_SIZE") && *num("LOCAL_WORLD_SIZE") > 0)
     nodes = *num("WORLD_SIZE") / *num("LOCAL_WORLD_SIZE");
-  return {{"NODE_RANK", std::to_string(node)}, {"NNODES", std::to_string(std::max(1L, nodes))},
-          {"MASTER_ADDR", o.place.master_addr},      {"MASTER_PORT", std::to_string(o.place.master_port)},
-          {"RECIPEBENCH_LOG", o.command.log_path},     {"RECIPEBENCH_STEPS", std::to_string(o.settings.steps)}};
+  return {{"NODE_RANK", std::to_string(node)},     {"NNODES", std::to_string(std::max(1L, nodes))},
+          {"MASTER_ADDR", o.place.master_addr},    {"MASTER_PORT", std::to_string(o.place.master_port)},
+          {"RECIPEBENCH_LOG", o.command.log_path}, {"RECIPEBENCH_STEPS", std::to_string(o.settings.steps)}};
 }
 
 }  // namespace recipebench

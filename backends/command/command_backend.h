@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "recipe/recipe.h"
 #include "backend/backend.h"
+#include "recipe/recipe.h"
 
 namespace recipebench {
 

@@ -3,10 +3,10 @@
 // (recipe/layout_check.h: require_layout); the backend asks it instead of repeating it.
 #pragma once
 
+#include "backend/backend.h"
 #include "catalog/models.h"
 #include "model/options.h"
 #include "recipe/recipe.h"
-#include "backend/backend.h"
 
 namespace recipebench::torch_backend {
 

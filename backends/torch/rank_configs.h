@@ -4,11 +4,11 @@
 #pragma once
 
 #include "model/options.h"
+#include "optim/optimizer_builder.h"
+#include "rank/model_builder.h"
+#include "rank/run_context.h"
 #include "recipe/recipe.h"
 #include "settings/run_options.h"
-#include "rank/model_builder.h"
-#include "optim/optimizer_builder.h"
-#include "rank/run_context.h"
 
 namespace recipebench::torch_backend {
 

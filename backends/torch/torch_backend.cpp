@@ -9,22 +9,22 @@
 #include <optional>
 #include <string>
 
+#include "backend/backend.h"
 #include "backend_support.h"
 #include "catalog/models.h"
+#include "data/step_batcher.h"
 #include "dist/comm_clock.h"
 #include "model/determinism.h"
-#include "rank_configs.h"
-#include "recipe/run_model.h"
-#include "backend/backend.h"
-#include "torch_backend_registration.h"
+#include "optim/lr_schedule.h"
+#include "optim/optimizer_builder.h"
 #include "rank/device.h"
 #include "rank/host_memory.h"
-#include "optim/lr_schedule.h"
 #include "rank/model_builder.h"
-#include "optim/optimizer_builder.h"
-#include "train/param_dump.h"
 #include "rank/run_context.h"
-#include "data/step_batcher.h"
+#include "rank_configs.h"
+#include "recipe/run_model.h"
+#include "torch_backend_registration.h"
+#include "train/param_dump.h"
 #include "train/train_step.h"
 
 namespace recipebench {

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "backend/capabilities.h"
 #include "catalog/models.h"
 #include "metrics/metrics.h"
 #include "recipe/enums.h"
 #include "recipe/recipe.h"
-#include "backend/capabilities.h"
 #include "settings/run_options.h"
 #include "util/json.h"
 

@@ -133,7 +133,8 @@ namespace {
 void check_beside_text_config(const Json& config, const std::string& file) {
   const Reader top(config, file, "");
   for (const auto& [key, value] : config.items())
-    if (!irrelevant_fields().count(key) && key != "architectures" && key != "model_type" && key != "tie_word_embeddings")
+    if (!irrelevant_fields().count(key) && key != "architectures" && key != "model_type" &&
+        key != "tie_word_embeddings")
       top.fail(key, value.dump().substr(0, 60), "no such field beside text_config (docs/hf-config-fields.md)");
   check_refused(top);
 }
@@ -148,7 +149,8 @@ void read_rope(const Reader& r, const Json& text, const std::string& file, const
   const double partial = r.number("partial_rotary_factor", 1.0, false);
   m.rope_dims = static_cast<int64_t>(partial * static_cast<double>(m.head_dim) + 0.5);
   if (m.rope_dims < 2 || m.rope_dims % 2 != 0 || m.rope_dims > m.head_dim)
-    r.fail("partial_rotary_factor", std::to_string(partial), "a fraction giving an even number of RoPE dims <= head_dim");
+    r.fail("partial_rotary_factor", std::to_string(partial),
+           "a fraction giving an even number of RoPE dims <= head_dim");
 }
 
 /// The Gated DeltaNet and MoE widths, checked against each other.
@@ -163,7 +165,8 @@ void read_linear_and_moe(const Reader& r, ModelConfig& m) {
   m.expert_ffn = r.integer("moe_intermediate_size");
   m.shared_expert_ffn = r.integer("shared_expert_intermediate_size");
   if (m.top_k > m.num_experts)
-    r.fail("num_experts_per_tok", std::to_string(m.top_k), "at most num_experts (" + std::to_string(m.num_experts) + ")");
+    r.fail("num_experts_per_tok", std::to_string(m.top_k),
+           "at most num_experts (" + std::to_string(m.num_experts) + ")");
   if (m.linear_num_value_heads % m.linear_num_key_heads != 0)
     r.fail("linear_num_value_heads", std::to_string(m.linear_num_value_heads),
            "a multiple of linear_num_key_heads (" + std::to_string(m.linear_num_key_heads) + ")");

@@ -26,8 +26,9 @@ void add_import_command(CLI::App& app, std::function<int()>& run);
 /// "5:19" -> {5, 19} (`run --window`, `import --window`); throws CLI::ValidationError otherwise.
 StepWindow parse_window(const std::string& text);
 
-/// Reads and checks the run record `file` (record/run_record_check.h) and appends it to `runs`; skips a leaderboard.json
-/// an earlier report wrote. Prints each problem as a located diagnostic; false when the file is refused.
+/// Reads and checks the run record `file` (record/run_record_check.h) and appends it to `runs`; skips a
+/// leaderboard.json an earlier report wrote. Prints each problem as a located diagnostic; false when the file is
+/// refused.
 bool add_run_record(const std::string& file, std::vector<RunRecordInput>& runs);
 
 }  // namespace recipebench::cli

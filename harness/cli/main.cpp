@@ -3,11 +3,11 @@
 
 #include <iostream>
 
+#include "backend/backend.h"
 #include "backends/command/command_backend.h"
 #include "backends/torch/torch_backend_registration.h"
 #include "commands.h"
 #include "subcommand_hint.h"
-#include "backend/backend.h"
 
 int main(int argc, char** argv) {
   using namespace recipebench;

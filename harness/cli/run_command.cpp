@@ -9,8 +9,8 @@
 #include <variant>
 
 #include "commands.h"
-#include "default_recipe.h"
 #include "console/console_reporter.h"
+#include "default_recipe.h"
 #include "run/run_driver.h"
 #include "settings/switches.h"
 
@@ -67,8 +67,8 @@ std::vector<std::string> names_of() {
   return std::vector<std::string>(n.begin(), n.end());
 }
 
-/// One option per switch (settings/switches.h): a boolean is a flag, `--x` or `--x=true|false` (a bare `--x` never takes
-/// the next argument); an integer is range-checked; a closed set takes one of its names.
+/// One option per switch (settings/switches.h): a boolean is a flag, `--x` or `--x=true|false` (a bare `--x` never
+/// takes the next argument); an integer is range-checked; a closed set takes one of its names.
 void add_switch_options(CLI::App& cmd, Args& a) {
   for (const RunSwitch& row : run_switches()) {
     SwitchArg& arg = a.switches.emplace_back();

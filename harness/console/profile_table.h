@@ -11,7 +11,7 @@ namespace recipebench {
 
 /// One row of the profile: a component's mean time per step over the window and its share of the mean step.
 struct ProfileRow {
-  std::string component;  ///< "GDN layers", "attention layers", "MoE blocks", "LM head + loss", "optimizer", "other"
+  std::string component;   ///< "GDN layers", "attention layers", "MoE blocks", "LM head + loss", "optimizer", "other"
   double ms_per_step = 0;  ///< milliseconds, mean over the window's steps
   double percent = 0;      ///< 100 * ms_per_step / mean step time
 };

@@ -136,10 +136,10 @@ std::string write_lead_died_record(RunRecord base, const std::string& dir, const
   base.status = RunStatus::kFailed;
   base.steps.clear();
   base.metrics.reset();
-  base.error = RunFailure{std::nullopt,
-                          "rank 0 " + wait_status_text(status) +
-                              "; the launcher wrote this record (the steps rank 0 ran died with it)",
-                          {}};
+  base.error = RunFailure{
+      std::nullopt,
+      "rank 0 " + wait_status_text(status) + "; the launcher wrote this record (the steps rank 0 ran died with it)",
+      {}};
   base.finished_at = utc_timestamp(std::chrono::system_clock::now());
   base.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_steady).count();
   return write_new_record(dir, stem, started, base.to_json().dump(2) + "\n");

@@ -19,9 +19,9 @@ struct LogReader::State {
 
   /// "megatron step line", "regex step line", "log step line" (before a format is known), for diagnostics.
   std::string what() const {
-    const std::string format = out.format ? out.format->format == LogFormat::kRegex ? std::string("regex")
-                                                                                    : to_string(out.format->format)
-                                          : std::string("log");
+    const std::string format =
+        out.format ? out.format->format == LogFormat::kRegex ? std::string("regex") : to_string(out.format->format)
+                   : std::string("log");
     return format + " step line";
   }
   /// Keeps step line `l` (its step number set) of `tokens` tokens as the run's next step, and notes its fields.

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.h"
 #include "logparse/line_parser.h"
 #include "recipe/diagnostic.h"
-#include "backend/backend.h"
 #include "util/json.h"
 
 namespace recipebench {

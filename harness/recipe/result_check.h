@@ -25,8 +25,8 @@ std::optional<Price> recipe_price(const Recipe& r);
 /// Checks the catalog references (model, instance, GPU) and, when the recipe has a result: the window lies
 /// inside the steps; window_tokens = window steps x global batch x row tokens; $/1M tokens and MFU
 /// recomputed from tokens/s/GPU with the catalog agree to the printed precision of the recipe's figure;
-/// active_params.count equals N_active of `model`. `model` is the model that ran (run_model(r), recipe/run_model.h: a proxy's
-/// bench.layers counted), nullptr when the recipe's model is unknown. Locations come from `src`.
+/// active_params.count equals N_active of `model`. `model` is the model that ran (run_model(r), recipe/run_model.h: a
+/// proxy's bench.layers counted), nullptr when the recipe's model is unknown. Locations come from `src`.
 Diagnostics check_result(const Recipe& r, const ModelConfig* model, const SourceDoc& src);
 
 }  // namespace recipebench

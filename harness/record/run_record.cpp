@@ -65,9 +65,10 @@ Json RunEnvironment::to_json() const {
   if (cpu_cores) j["cpu_cores"] = *cpu_cores;
   if (build_type) j["build_type"] = *build_type;
   if (device)
-    j["device"] = Json{{"name", device->device_name}, {"count", device->device_count},
-                       {"memory_bytes", device->device_memory_bytes}, {"driver", device->driver},
-                       {"cuda", device->cuda}, {"nccl", device->nccl}, {"libtorch", device->libtorch}};
+    j["device"] = Json{
+        {"name", device->device_name}, {"count", device->device_count}, {"memory_bytes", device->device_memory_bytes},
+        {"driver", device->driver},    {"cuda", device->cuda},          {"nccl", device->nccl},
+        {"libtorch", device->libtorch}};
   if (!recipe_env_applied.is_null()) j["recipe_env_applied"] = recipe_env_applied;
   return j;
 }

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.h"
 #include "metrics/metrics.h"
 #include "recipe/diagnostic.h"
 #include "recipe/enums.h"
-#include "backend/backend.h"
 #include "util/json.h"
 
 namespace recipebench {
@@ -38,9 +38,9 @@ struct EnumNames<RunStatus> {
 
 /// Why a run stopped (the record's `error` block).
 struct RunFailure {
-  std::optional<int> step;             ///< the step (0-based) that failed; nullopt before the first step
-  std::string message;                 ///< what happened, for the user
-  std::vector<std::string> log_tail;   ///< the command backend: the last lines (at most 50) of the command's log
+  std::optional<int> step;            ///< the step (0-based) that failed; nullopt before the first step
+  std::string message;                ///< what happened, for the user
+  std::vector<std::string> log_tail;  ///< the command backend: the last lines (at most 50) of the command's log
   /// {"step": n | null, "message": "...", "log_tail": [...] (when any)}.
   Json to_json() const;
 };

@@ -25,7 +25,8 @@ CommandSettings command_of(const JsonFields& f, const Json& c) {
   CommandSettings out;
   const std::string format = f.string(f.get(c, p, "log_format"), p + ".log_format");
   if (format != "detect") out.log_format = format;
-  if (JsonFields::has(c, "timeout_seconds")) out.timeout_seconds = f.number(c["timeout_seconds"], p + ".timeout_seconds");
+  if (JsonFields::has(c, "timeout_seconds"))
+    out.timeout_seconds = f.number(c["timeout_seconds"], p + ".timeout_seconds");
   if (JsonFields::has(c, "source") && f.string(c["source"], p + ".source") == "import") out.import_log = "(log)";
   return out;
 }
@@ -38,7 +39,8 @@ RunData data_of(const JsonFields& f, const Json& d) {
   if (JsonFields::has(d, "path")) out.path = f.string(d["path"], p + ".path");
   if (JsonFields::has(d, "supervised_token_ratio"))
     out.supervised_token_ratio = f.number(d["supervised_token_ratio"], p + ".supervised_token_ratio");
-  if (JsonFields::has(d, "min_row_tokens")) out.min_row_tokens = f.integer(d["min_row_tokens"], p + ".min_row_tokens", 0);
+  if (JsonFields::has(d, "min_row_tokens"))
+    out.min_row_tokens = f.integer(d["min_row_tokens"], p + ".min_row_tokens", 0);
   return out;
 }
 
@@ -205,7 +207,8 @@ std::optional<RunFailure> failure_of(const JsonFields& f, const Json& e) {
   out.message = optional_string(f, e, "message", "error").value_or("");
   if (JsonFields::has(e, "log_tail")) {
     const Json& tail = f.array(e["log_tail"], "error.log_tail");
-    for (size_t i = 0; i < tail.size(); ++i) out.log_tail.push_back(f.string(tail[i], JsonFields::item("error.log_tail", i)));
+    for (size_t i = 0; i < tail.size(); ++i)
+      out.log_tail.push_back(f.string(tail[i], JsonFields::item("error.log_tail", i)));
   }
   return out;
 }
@@ -256,9 +259,7 @@ RunRecord RunRecord::from_json(const Json& j, const std::string& file) {
 
 std::string RunRecord::build_type() const { return environment.build_type.value_or(""); }
 
-int RunRecord::device_count() const {
-  return environment.device ? std::max(1, environment.device->device_count) : 1;
-}
+int RunRecord::device_count() const { return environment.device ? std::max(1, environment.device->device_count) : 1; }
 
 std::string RunRecord::device_name() const {
   return environment.device && !environment.device->device_name.empty() ? environment.device->device_name : "?";

@@ -137,8 +137,8 @@ std::string backend_label(const RunRecord& rec) {
   if (!rec.log.is_object()) return rec.options.settings.backend;
   std::string parser = rec.log.value("parser", std::string("?"));
   parser = parser.substr(0, parser.find(':'));
-  return (rec.log.value("source", std::string()) == "import" ? std::string("import") : rec.options.settings.backend) + " · " +
-         parser;
+  return (rec.log.value("source", std::string()) == "import" ? std::string("import") : rec.options.settings.backend) +
+         " · " + parser;
 }
 
 /// A checked, complete run record as an entry: its recipe's facts, the record's measured figures (re-derived
@@ -317,8 +317,7 @@ Json entry_json(const LeaderboardEntry& e) {
                    {"memory_gb", e.gpu_memory_gb},
                    {"per_node", e.gpus_per_node},
                    {"instance", e.instance}}},
-      {"layout",
-       Json{{"label", e.layout_label}, {"highlights", e.layout_highlights}, {"summary", e.layout_summary}}},
+      {"layout", Json{{"label", e.layout_label}, {"highlights", e.layout_highlights}, {"summary", e.layout_summary}}},
       {"measured", e.measured},
       {"author", Json{{"name", e.author}, {"url", e.author_url}}},
       {"details", e.details},

@@ -9,17 +9,17 @@
 #include <functional>
 #include <memory>
 
+#include "backend/backend.h"
 #include "catalog/hf_config.h"
 #include "catalog/models.h"
+#include "launch/launch.h"
+#include "launch/run_guard.h"
 #include "layout/rank_map.h"
 #include "logparse/line_parser.h"
 #include "logparse/log_format.h"
 #include "plan/memory_plan.h"
-#include "recipe/validate.h"
 #include "recipe/run_model.h"
-#include "backend/backend.h"
-#include "launch/launch.h"
-#include "launch/run_guard.h"
+#include "recipe/validate.h"
 #include "record/run_metrics.h"
 #include "settings/switches.h"
 #include "util/exit_code.h"
@@ -193,7 +193,8 @@ void check_log_format(const RunRequest& q, const ValidatedRecipe& v, const RunOp
 /// --timeout given to it are refused (located; exit 2 when the command line gave one, else 1), never ignored.
 void refuse_command_settings(const RunRequest& q, const ValidatedRecipe& v, const RunOptions& o,
                              const Reporters& report) {
-  const std::string why = "absent (the " + o.settings.backend + " backend reads no log and runs no command: it is the "
+  const std::string why = "absent (the " + o.settings.backend +
+                          " backend reads no log and runs no command: it is the "
                           "command backend's setting)";
   Diagnostics refused;
   bool on_command_line = false;
@@ -397,8 +398,8 @@ Execution execute(Backend& backend, const Recipe& recipe, const ModelConfig& mod
     if (steps_from_log)  // a log may hold fewer steps than asked for; the backend checked that the window fits
       rec.options.settings.steps = static_cast<int>(rec.steps.size());
     else if (static_cast<int>(rec.steps.size()) != o.settings.steps)
-      throw RunError("the backend ran " + std::to_string(rec.steps.size()) + " of " +
-                     std::to_string(o.settings.steps) + " steps");
+      throw RunError("the backend ran " + std::to_string(rec.steps.size()) + " of " + std::to_string(o.settings.steps) +
+                     " steps");
     rec.status = RunStatus::kComplete;
   } catch (const RunError& e) {
     rec.status = RunStatus::kFailed;
@@ -452,7 +453,8 @@ void refuse_conflicting_switches(const RunRequest& q, const ValidatedRecipe& v, 
     const std::string expected = c.check(ctx);
     if (expected.empty()) continue;
     const RunSwitch& s = run_switch(c.field);
-    report.message(switch_diagnostic(s, *v.source, q.overrides, switch_value_text(s, ctx.settings), expected).to_string());
+    report.message(
+        switch_diagnostic(s, *v.source, q.overrides, switch_value_text(s, ctx.settings), expected).to_string());
     throw Refusal{kUsage, std::string("recipebench run: ") + c.why + "; nothing was run"};
   }
 }
@@ -479,8 +481,7 @@ RunOutcome run_placed(Backend& backend, const RunRequest& q, const Recipe& recip
   if (!lead) {
     if (rec.complete()) return out;
     if (!x.failure_shown)
-      report.message("recipebench run: rank " + std::to_string(o.place.rank) +
-                     " failed: " + rec.error->message);
+      report.message("recipebench run: rank " + std::to_string(o.place.rank) + " failed: " + rec.error->message);
     out.exit_code = kFailed;
     return out;
   }

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "console/reporter.h"
 #include "metrics/metrics.h"
 #include "recipe/enums.h"
 #include "recipe/recipe.h"
-#include "console/reporter.h"
 #include "record/run_record.h"
 
 namespace recipebench {
@@ -46,11 +46,12 @@ struct RunOutcome {
 };
 
 /// Runs `request`, calling every reporter in order on each event. On rank 0 the driver writes the run record
-/// (atomically, schema/run-record.schema.json) before the reporters' finish, which get its final path. Refusals (a recipe failing validation, a window outside
-/// the steps, an unknown model or backend, a rank count that does not fit the layout) are reported through
-/// RunReporter::message and give exit code 1 or 2 without starting the backend. A backend's RunError gives a
-/// failed record and exit code 1. With request.nproc > 1 this process starts the ranks (launch/launch.h) and
-/// returns their exit code. Throws only on I/O failures (e.g. the record's folder cannot be written).
+/// (atomically, schema/run-record.schema.json) before the reporters' finish, which get its final path. Refusals (a
+/// recipe failing validation, a window outside the steps, an unknown model or backend, a rank count that does not fit
+/// the layout) are reported through RunReporter::message and give exit code 1 or 2 without starting the backend. A
+/// backend's RunError gives a failed record and exit code 1. With request.nproc > 1 this process starts the ranks
+/// (launch/launch.h) and returns their exit code. Throws only on I/O failures (e.g. the record's folder cannot be
+/// written).
 RunOutcome run_recipe(const RunRequest& request, const std::vector<RunReporter*>& reporters);
 
 }  // namespace recipebench

@@ -48,7 +48,8 @@ Json RunOptions::to_json(bool per_rank_backend) const {
     j["data"]["path"] = s.data.path;
   else
     j["data"]["supervised_token_ratio"] = s.data.supervised_token_ratio;
-  if (s.data.source != DataSource::kFile && s.data.min_row_tokens > 0) j["data"]["min_row_tokens"] = s.data.min_row_tokens;
+  if (s.data.source != DataSource::kFile && s.data.min_row_tokens > 0)
+    j["data"]["min_row_tokens"] = s.data.min_row_tokens;
   if (s.backend == "command") {
     j["command"] = Json{{"log_format", command.log_format ? Json(*command.log_format) : Json("detect")},
                         {"timeout_seconds", command.timeout_seconds ? Json(*command.timeout_seconds) : Json(nullptr)},

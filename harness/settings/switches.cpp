@@ -239,8 +239,7 @@ Diagnostic setting_diagnostic(const SourceDoc& src, bool on_command_line, const 
 
 Diagnostic switch_diagnostic(const RunSwitch& s, const SourceDoc& src, const RecipeBench& overlay,
                              const std::string& found, const std::string& expected) {
-  return setting_diagnostic(src, switch_given(s, overlay), s.option, "/bench/" + std::string(s.field), found,
-                            expected);
+  return setting_diagnostic(src, switch_given(s, overlay), s.option, "/bench/" + std::string(s.field), found, expected);
 }
 
 Diagnostics per_node_refusals(const std::string& backend, const SwitchContext& ctx, const SourceDoc& src,
@@ -248,8 +247,8 @@ Diagnostics per_node_refusals(const std::string& backend, const SwitchContext& c
   Diagnostics out;
   for (const RunSwitch& s : run_switches()) {
     if (s.owner != SwitchOwner::kBackend || !switch_engaged(s, ctx.settings, recipe, overlay)) continue;
-    const std::string why = "(the " + backend + " backend runs the recipe's own command: its " + s.owned +
-                            " the command's)";
+    const std::string why =
+        "(the " + backend + " backend runs the recipe's own command: its " + s.owned + " the command's)";
     out.push_back(switch_diagnostic(s, src, overlay, switch_value_text(s, ctx.settings), refused_expected(s, why)));
   }
   return out;

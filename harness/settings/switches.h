@@ -13,9 +13,9 @@
 
 #include "layout/rank_map.h"
 #include "recipe/diagnostic.h"
+#include "recipe/json_fields.h"
 #include "recipe/recipe.h"
 #include "recipe/source_doc.h"
-#include "recipe/json_fields.h"
 #include "settings/run_options.h"
 
 namespace recipebench {
@@ -32,9 +32,8 @@ struct SwitchMember {
   T RunSettings::*setting;
 };
 /// The value types a switch can hold.
-using SwitchMembers =
-    std::variant<SwitchMember<bool>, SwitchMember<int>, SwitchMember<int64_t>, SwitchMember<Kernels>,
-                 SwitchMember<EpDispatch>>;
+using SwitchMembers = std::variant<SwitchMember<bool>, SwitchMember<int>, SwitchMember<int64_t>, SwitchMember<Kernels>,
+                                   SwitchMember<EpDispatch>>;
 
 /// What a row's "no effect" rule looks at: the recipe, the effective settings and the rank map (nullopt when the
 /// layout does not hold for the model; the backend then refuses the layout with the reason).

@@ -15,8 +15,8 @@
 #include "recipe/result_check.h"
 #include "recipe/run_model.h"
 #include "recipe/validate.h"
-#include "report/leaderboard.h"
 #include "record/run_record_check.h"
+#include "report/leaderboard.h"
 
 namespace recipebench::fuzz {
 

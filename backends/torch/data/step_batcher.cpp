@@ -22,8 +22,8 @@ StepBatcher::StepBatcher(const Recipe& recipe, const ModelConfig& model, const R
     if (o.settings.data.source == DataSource::kFile)
       source_ = std::make_unique<FileRows>(o.settings.data.path, row_tokens_, model.vocab_size);
     else
-      source_ = std::make_unique<SyntheticRows>(model.vocab_size, row_tokens_, o.settings.data.supervised_token_ratio, o.settings.seed,
-                                                o.settings.data.min_row_tokens);
+      source_ = std::make_unique<SyntheticRows>(model.vocab_size, row_tokens_, o.settings.data.supervised_token_ratio,
+                                                o.settings.seed, o.settings.data.min_row_tokens);
   } catch (const std::exception& e) {
     throw RunError(std::string("data: ") + e.what());
   }

@@ -6,13 +6,13 @@
 #include <memory>
 #include <vector>
 
-#include "catalog/models.h"
-#include "recipe/recipe.h"
 #include "backend/backend.h"
+#include "catalog/models.h"
 #include "data/packing.h"
-#include "pipeline/pipeline_executor.h"
 #include "data/rows.h"
+#include "pipeline/pipeline_executor.h"
 #include "rank/run_context.h"
+#include "recipe/recipe.h"
 
 namespace recipebench::train {
 
@@ -31,8 +31,8 @@ struct StepBatch {
 /// batch, so the step's counts and every rank's packing are known without a collective.
 class StepBatcher {
  public:
-  /// The rows come from options.settings.data.path (DataSource::kFile) or the seeded synthetic generator. Throws RunError
-  /// ("data: ...") when the source cannot be opened.
+  /// The rows come from options.settings.data.path (DataSource::kFile) or the seeded synthetic generator. Throws
+  /// RunError ("data: ...") when the source cannot be opened.
   StepBatcher(const Recipe& recipe, const ModelConfig& model, const RunOptions& options, const RunContext& ctx);
 
   /// The next step's rows, packed and on the device.

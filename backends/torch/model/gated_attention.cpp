@@ -1,7 +1,7 @@
 #include "model/gated_attention.h"
 
-#include "model/compat.h"
 #include "model/common.h"
+#include "model/compat.h"
 #include "model/tensor_parallel.h"
 
 #include <cmath>

@@ -1,7 +1,7 @@
 #include "model/moe.h"
 
-#include "model/compat.h"
 #include "model/common.h"
+#include "model/compat.h"
 #include "model/param_factory.h"
 #include "model/tensor_parallel.h"
 

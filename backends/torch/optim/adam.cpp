@@ -8,9 +8,9 @@
 #include <cmath>
 #include <iostream>
 
-#include "model/compat.h"
 #include "dist/comm_clock.h"
 #include "dist/process_group.h"
+#include "model/compat.h"
 #ifdef RECIPEBENCH_GDN_CUDA
 #include "cuda/adamw_cuda.h"
 #include "cuda/grad_accumulate_cuda.h"

@@ -7,8 +7,8 @@
 #include <memory>
 #include <vector>
 
-#include "recipe/recipe.h"
 #include "optim/optimizer.h"
+#include "recipe/recipe.h"
 
 namespace recipebench::torch_model {
 class CudaAdamw;

@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "dist/process_group.h"
-#include "recipe/recipe.h"
 #include "optim/grad_buckets.h"
 #include "optim/grad_sync_order.h"
 #include "optim/optimizer.h"
 #include "optim/param_gather.h"
+#include "recipe/recipe.h"
 
 namespace torch::autograd {
 struct Node;

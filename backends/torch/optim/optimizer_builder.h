@@ -4,12 +4,12 @@
 #include <cstdint>
 #include <memory>
 
-#include "recipe/recipe.h"
 #include "optim/grad_buckets.h"
-#include "rank/model_builder.h"
 #include "optim/optimizer.h"
 #include "optim/param_gather.h"
+#include "rank/model_builder.h"
 #include "rank/run_context.h"
+#include "recipe/recipe.h"
 
 namespace recipebench::train {
 

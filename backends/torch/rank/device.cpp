@@ -23,7 +23,7 @@ namespace recipebench::train {
 
 c10::Device rank_device(const RunOptions& o) {
   return o.settings.device == Device::kCuda ? c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(o.place.local_rank))
-                                   : c10::Device(c10::kCPU);
+                                            : c10::Device(c10::kCPU);
 }
 
 void synchronize(const c10::Device& device) {

@@ -47,7 +47,7 @@ struct ShapeOnlyTp : torch_model::TensorParallel {
   void all_gather(const at::Tensor&, at::Tensor&) override { fail(); }
   void reduce_scatter_sum(at::Tensor&, at::Tensor&) override { fail(); }
   std::unique_ptr<torch_model::PendingCollective> start_reduce_scatter_sum(const at::Tensor&,
-                                                                          const at::Tensor&) override {
+                                                                           const at::Tensor&) override {
     fail();
   }
   bool overlap_comm() const override { return false; }

@@ -69,8 +69,9 @@ RunContext open_run(const Recipe& recipe, const RunOptions& o) {
     // NCCL between the GPUs of a CUDA run (one GPU per rank), Gloo between CPU ranks.
     const bool cuda = ctx.device.is_cuda();
     ctx.group = std::make_unique<dist::ProcessGroup>(
-        o.place.rank, o.place.world, o.place.master_addr, o.place.master_port, std::chrono::seconds(o.place.dist_timeout_seconds),
-        cuda ? dist::Transport::kNccl : dist::Transport::kGloo, cuda ? ctx.device.index() : -1);
+        o.place.rank, o.place.world, o.place.master_addr, o.place.master_port,
+        std::chrono::seconds(o.place.dist_timeout_seconds), cuda ? dist::Transport::kNccl : dist::Transport::kGloo,
+        cuda ? ctx.device.index() : -1);
   } catch (const std::exception& e) {
     throw RunError("rank " + std::to_string(o.place.rank) + ": rendezvous with rank 0 at " + o.place.master_addr + ":" +
                    std::to_string(o.place.master_port) + " failed: " + e.what());

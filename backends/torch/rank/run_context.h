@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.h"
 #include "dist/parallel_groups.h"
 #include "dist/process_group.h"
 #include "layout/rank_map.h"
-#include "backend/backend.h"
 #include "pipeline/pipeline_executor.h"
 
 namespace recipebench::train {
@@ -51,8 +51,8 @@ struct RunContext {
 c10::ScalarType compute_dtype(const std::string& precision, c10::Device device);
 
 /// The device (rank_device), the compute dtype (compute_dtype) and, with several ranks, the run's process group: the
-/// rendezvous at rank 0's TCPStore (NCCL between GPUs, Gloo between CPU ranks; options.place.dist_timeout_seconds bounds it
-/// and every collective). Throws RunError when the rendezvous fails.
+/// rendezvous at rank 0's TCPStore (NCCL between GPUs, Gloo between CPU ranks; options.place.dist_timeout_seconds
+/// bounds it and every collective). Throws RunError when the rendezvous fails.
 RunContext open_run(const Recipe& recipe, const RunOptions& options);
 
 /// How a rank's groups and pipeline links are made (its part of the run's switches).

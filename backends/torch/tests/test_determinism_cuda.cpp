@@ -5,8 +5,8 @@
 // Qwen3.5-35B-A3B widths of the proxy recipe, so the kernels are the ones a run uses. Without a GPU the binary exits
 // with kSkip, which CTest reports as skipped (SKIP_RETURN_CODE), never passed.
 #include "catalog/models.h"
-#include "model/compat.h"
 #include "model/chunked_lm_loss.h"
+#include "model/compat.h"
 #include "model/determinism.h"
 #include "model/moe.h"
 

@@ -14,8 +14,8 @@
 
 #include "dist/parallel_groups.h"
 #include "dist/process_group.h"
-#include "model/moe.h"
 #include "launch/launch.h"
+#include "model/moe.h"
 #include "two_ranks.h"
 
 using namespace recipebench;

@@ -18,8 +18,8 @@
 #include "model/moe.h"
 #include "model/param_init.h"
 #include "model/tensor_parallel.h"
-#include "recipe/validate.h"
 #include "rank/model_builder.h"
+#include "recipe/validate.h"
 
 using namespace recipebench;
 using torch_model::init_shard;

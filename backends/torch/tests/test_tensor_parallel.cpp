@@ -9,14 +9,14 @@
 #include <thread>
 #include <vector>
 
+#include "backend/backend.h"
 #include "catalog/models.h"
 #include "dist/parallel_groups.h"
 #include "dist/process_group.h"
+#include "launch/launch.h"
 #include "layout/rank_map.h"
 #include "model/qwen35_moe.h"
 #include "model/tensor_parallel.h"
-#include "backend/backend.h"
-#include "launch/launch.h"
 #include "torch_backend_registration.h"
 #include "two_ranks.h"
 

@@ -21,8 +21,8 @@
 
 #include "dist/parallel_groups.h"
 #include "dist/process_group.h"
-#include "model/tensor_parallel.h"
 #include "launch/launch.h"
+#include "model/tensor_parallel.h"
 
 using namespace recipebench;
 

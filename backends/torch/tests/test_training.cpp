@@ -11,17 +11,17 @@
 #include <iterator>
 #include <numeric>
 
+#include "backend/backend.h"
 #include "catalog/models.h"
+#include "data/packing.h"
+#include "data/rows.h"
 #include "dist/parallel_groups.h"
 #include "dist/process_group.h"
 #include "model/moe.h"
-#include "backend/backend.h"
-#include "temp_dir.h"
-#include "torch_backend_registration.h"
 #include "optim/adam.h"
 #include "optim/lr_schedule.h"
-#include "data/packing.h"
-#include "data/rows.h"
+#include "temp_dir.h"
+#include "torch_backend_registration.h"
 #include "two_ranks.h"
 
 using namespace recipebench;

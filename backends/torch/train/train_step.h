@@ -5,11 +5,11 @@
 
 #include <chrono>
 
-#include "train/host_sync_check.h"
-#include "rank/model_builder.h"
-#include "optim/optimizer.h"
-#include "rank/run_context.h"
 #include "data/step_batcher.h"
+#include "optim/optimizer.h"
+#include "rank/model_builder.h"
+#include "rank/run_context.h"
+#include "train/host_sync_check.h"
 
 namespace recipebench::train {
 
