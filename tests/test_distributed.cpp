@@ -210,7 +210,7 @@ void check_parity(int dp, const std::string& fixture = "", double grad_norm_tol 
     CHECK(std::abs(ga - gb) / ga < (s == 0 ? 1e-6 : grad_norm_tol));  // float32 sums in another order: ~3e-6 seen
   }
   // Progress is printed by rank 0 only: one line per step.
-  CHECK(count(many.output, "5/5 ") == 1);
+  CHECK(count(many.output, "4/5 ") == 1);  // steps 0..4, as the record numbers them
   REQUIRE(!one.params.empty());
   REQUIRE(one.params.size() == many.params.size());
   double diff = 0, norm = 0;
@@ -281,7 +281,7 @@ void check_switch_bitwise(const OverlapSwitch& sw, int nproc, const std::string&
 
 /// A failure injected on `fail_rank` at step 2 of `fixture` on `nproc` ranks: every rank exits non-zero well inside
 /// the 60 s collective timeout, the failing rank's message is shown once, no run record is complete, and the
-/// steps before the failure ran (progress up to 2/5, none past it). `extra`: arguments of the run.
+/// steps before the failure ran (progress up to 1/5, steps numbered from 0; none past it). `extra`: arguments of the run.
 void check_failure_stops_every_rank(const std::string& name, const std::string& fixture, int nproc, int fail_rank,
                                     const std::string& extra = "") {
   const Result r =
@@ -294,8 +294,8 @@ void check_failure_stops_every_rank(const std::string& name, const std::string& 
   CHECK(r.seconds < 60);
   CHECK(count(r.output, "injected failure on rank " + std::to_string(fail_rank)) == 1);
   for (const auto& rec : r.records) CHECK(rec["status"] == "failed");
-  CHECK(count(r.output, "2/5 ") == 1);
-  CHECK(count(r.output, "3/5 ") == 0);
+  CHECK(count(r.output, "1/5 ") == 1);  // steps 0 and 1 ran (0-based, as the record)
+  CHECK(count(r.output, "2/5 ") == 0);
 }
 
 }  // namespace
@@ -367,7 +367,7 @@ TEST_CASE("SIGINT or SIGTERM to the launcher stops every rank, no orphan", "[dis
       const auto t0 = std::chrono::steady_clock::now();
       while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60)) {
         ranks = children_of(launcher);
-        if (ranks.size() == 2 && read_all(log).find("1/500") != std::string::npos) break;
+        if (ranks.size() == 2 && read_all(log).find("0/500") != std::string::npos) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
       INFO(read_all(log));

@@ -83,9 +83,9 @@ TEST_CASE("run driver: the console's table and summary", "[run_driver]") {
   CHECK(text.find("model Qwen3.5-tiny (4 of 4 layers), backend fake, device cpu, 6 steps, window 1..4\n") !=
         std::string::npos);
   CHECK(text.find("  step   time (s)       loss     tokens/s  grad norm     peak mem\n") != std::string::npos);
-  // Step 2 (index 1): 0.6 s, loss 9, 1000 / 0.6 / 2 = 833 tokens/s per device.
-  CHECK(text.find("  2/6       0.600     9.0000          833      1.500       0.00 GB\n") != std::string::npos);
-  CHECK(text.find("  6/6       0.600     5.0000          833      1.500       0.00 GB  (not timed)\n") !=
+  // Step 1 (0-based, as the record and the window number it): 0.6 s, loss 9, 1000 / 0.6 / 2 = 833 tokens/s per device.
+  CHECK(text.find("  1/6       0.600     9.0000          833      1.500       0.00 GB\n") != std::string::npos);
+  CHECK(text.find("  5/6       0.600     5.0000          833      1.500       0.00 GB  (not timed)\n") !=
         std::string::npos);
   CHECK(text.find("window 1..4: 909.1 tokens/s/GPU, step-time CV 10.50%, mean step 0.550 s") != std::string::npos);
   CHECK(text.find("run record: " + o.record_path) != std::string::npos);

@@ -59,7 +59,7 @@ void ConsoleReporter::model_built(const ModelBuild& b) {
 void ConsoleReporter::step(const StepSample& s, const RunRecord& r, int devices) {
   const RunSettings& o = r.options.settings;
   const bool timed = s.step >= o.window.first && s.step <= o.window.last;
-  fmt::print(out_, "{:>3}/{:<3} {:9.3f} {:10.4f} {:>12} {:10.3f} {:10.2f} GB{}\n", s.step + 1, o.steps, s.seconds,
+  fmt::print(out_, "{:>3}/{:<3} {:9.3f} {:10.4f} {:>12} {:10.3f} {:10.2f} GB{}\n", s.step, o.steps, s.seconds,
              s.loss, fixed(s.tokens / s.seconds / devices, 0), s.grad_norm, s.peak_memory_bytes / 1e9,
              timed ? "" : "  (not timed)");
   std::fflush(out_);
