@@ -10,6 +10,7 @@
 #include "report/leaderboard_csv.h"
 #include "report/page_text.h"
 #include "test_util.h"
+#include "util/format.h"
 
 using namespace recipebench;
 
@@ -153,4 +154,25 @@ TEST_CASE("only http(s) URLs may become links", "[report][html][security]") {
   CHECK(script_json(Json("</script><!--")) == "\"\\u003c/script\\u003e\\u003c!--\"");
   // The CSP hash source of "" is the SHA-256 of the empty string in base64.
   CHECK(csp_hash_source("") == "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='");
+}
+
+TEST_CASE("compare's text pads by display width: a missing figure's dash takes one column (case of 2026-12-02)",
+          "[report][compare]") {
+  CHECK(display_width("—") == 1);
+  CHECK(display_width("1,232.5") == 7);
+  CHECK(pad_right("—", 4) == "—   ");
+  CHECK(pad_right("toolong", 3) == "toolong");
+  Comparison c;
+  c.figures.push_back({"usd_per_million_tokens", "$ per 1M tokens", std::nullopt, std::nullopt, std::nullopt});
+  c.figures.push_back({"tokens_per_s_per_gpu", "tokens/s per GPU", 1000.0, 1100.0, 1.1});
+  const std::string txt = comparison_to_text(c);
+  // Both rows put their B/A column at the same display column (20 + 14 + 14).
+  CHECK(txt.find("\n$ per 1M tokens     —             —             —\n") != std::string::npos);
+  CHECK(txt.find("\ntokens/s per GPU    1,000.0       1,100.0       1.1\n") != std::string::npos);
+}
+
+TEST_CASE("compare shows a positive figure too small for 2 decimals as <0.01, not 0.00", "[report][compare]") {
+  CHECK(format_figure("gpu_hours", 0.0012) == "<0.01");
+  CHECK(format_figure("gpu_hours", 0.0) == "0.00");
+  CHECK(format_figure("gpu_hours", 0.25) == "0.25");
 }

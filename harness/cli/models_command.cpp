@@ -2,6 +2,7 @@
 // model) with parameter counts.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -12,6 +13,26 @@
 #include "util/json.h"
 
 namespace recipebench::cli {
+
+namespace {
+
+/// The text table, its name column as wide as the longest name (display columns).
+void print_model_table(const std::vector<ModelConfig>& models) {
+  size_t name_width = 20;
+  for (const auto& m : models) name_width = std::max(name_width, display_width(m.name));
+  std::printf("%s %7s %12s %8s %6s %20s %18s\n", pad_right("model", name_width).c_str(), "hidden", "layers(l/f)",
+              "experts", "top-k", "total params", "active params");
+  for (const auto& m : models) {
+    const ParamCounts c = count_params(m);
+    const std::string layers = std::to_string(m.num_layers) + " (" + std::to_string(m.num_linear_attention_layers()) +
+                               "/" + std::to_string(m.num_full_attention_layers()) + ")";
+    std::printf("%s %7lld %12s %8lld %6lld %20s %18s\n", pad_right(m.name, name_width).c_str(),
+                static_cast<long long>(m.hidden_size), layers.c_str(), static_cast<long long>(m.num_experts),
+                static_cast<long long>(m.top_k), with_commas(c.total).c_str(), with_commas(c.active).c_str());
+  }
+}
+
+}  // namespace
 
 void add_models_command(CLI::App& app, std::function<int()>& run) {
   auto* cmd = app.add_subcommand(
@@ -53,17 +74,7 @@ void add_models_command(CLI::App& app, std::function<int()>& run) {
         std::cout << out.dump(2) << "\n";
         return kOk;
       }
-      std::printf("%-20s %7s %12s %8s %6s %20s %18s\n", "model", "hidden", "layers(l/f)", "experts", "top-k",
-                  "total params", "active params");
-      for (const auto& m : models) {
-        const ParamCounts c = count_params(m);
-        const std::string layers = std::to_string(m.num_layers) + " (" +
-                                   std::to_string(m.num_linear_attention_layers()) + "/" +
-                                   std::to_string(m.num_full_attention_layers()) + ")";
-        std::printf("%-20s %7lld %12s %8lld %6lld %20s %18s\n", m.name.c_str(), static_cast<long long>(m.hidden_size),
-                    layers.c_str(), static_cast<long long>(m.num_experts), static_cast<long long>(m.top_k),
-                    with_commas(c.total).c_str(), with_commas(c.active).c_str());
-      }
+      print_model_table(models);
       std::printf(
           "active: weight matrices a token passes through (top-k + shared experts, router, projections, conv,\n"
           "output layer), not the embedding, norms or per-head scalars (docs/metrics.md). total: all parameters\n"

@@ -27,11 +27,11 @@ void ConsoleReporter::dry_run(const std::string& text) {
 
 void ConsoleReporter::start(const RunRecord& r) {
   const RunSettings& o = r.options.settings;
-  fmt::print(out_, "recipebench run: {}\n  model {} ({}), backend {}, device {}, {} steps, window {}..{}\n",
+  const char* command = r.options.command.import_log.empty() ? "run" : "import";
+  fmt::print(out_, "recipebench {}: {}\n  model {} ({}), backend {}, device {}, {} steps, window {}..{}\n", command,
              r.recipe_path, r.model_name, depth_label(r.model_layers, r.model_layers_full), o.backend,
              to_string(o.device), o.steps, o.window.first, o.window.last);
-  fmt::print(out_, "{:>6} {:>10} {:>10} {:>12} {:>10} {:>12}\n", "step", "time (s)", "loss", "tokens/s", "grad norm",
-             "peak mem");
+  header_shown_ = false;
   std::fflush(out_);
 }
 
@@ -58,6 +58,10 @@ void ConsoleReporter::model_built(const ModelBuild& b) {
 
 void ConsoleReporter::step(const StepSample& s, const RunRecord& r, int devices) {
   const RunSettings& o = r.options.settings;
+  if (!header_shown_)
+    fmt::print(out_, "{:>6} {:>10} {:>10} {:>12} {:>10} {:>12}\n", "step", "time (s)", "loss", "tokens/s", "grad norm",
+               "peak mem");
+  header_shown_ = true;
   const bool timed = s.step >= o.window.first && s.step <= o.window.last;
   fmt::print(out_, "{:>3}/{:<3} {:9.3f} {:10.4f} {:>12} {:10.3f} {:10.2f} GB{}\n", s.step, o.steps, s.seconds,
              s.loss, fixed(s.tokens / s.seconds / devices, 0), s.grad_norm, s.peak_memory_bytes / 1e9,
@@ -80,7 +84,9 @@ void ConsoleReporter::finish(const RunRecord& r, const std::string& record_path,
   if (m.mfu) fmt::print(out_, ", MFU {:.1f}%", 100 * *m.mfu);
   if (m.usd_per_million_tokens) fmt::print(out_, ", ${:.2f} / 1M tokens", *m.usd_per_million_tokens);
   if (m.peak_memory_bytes) fmt::print(out_, ", peak memory {:.1f} GB", m.peak_memory_bytes / 1e9);
-  fmt::print(out_, ", harness overhead {:.3f}% of step time\n", 100 * m.harness_overhead_fraction);
+  if (r.log.is_null())  // steps recipebench timed; a log's steps carry no loop of recipebench's
+    fmt::print(out_, ", harness overhead {:.3f}% of step time", 100 * m.harness_overhead_fraction);
+  fmt::print(out_, "\n");
   if (r.options.settings.profile) fmt::print(out_, "{}", format_profile_table(r));
   fmt::print(out_, "{}", format_phase_line(r));
   fmt::print(out_, "run record: {}\n", record_path);

@@ -23,6 +23,7 @@ class ConsoleReporter : public RunReporter {
  private:
   std::FILE* out_;
   std::FILE* err_;
+  bool header_shown_ = false;  ///< the step table's header, printed before its first row (after the memory plan)
 };
 
 /// "4 of 40 layers" for a proxy with fewer layers than the model; "6 layers; the model has 4" for more.

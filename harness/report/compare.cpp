@@ -135,6 +135,7 @@ std::string format_figure(const std::string& key, const std::optional<double>& v
   if (key == "usd_per_million_tokens") return "$" + fixed(*v, 2);
   if (key == "mfu") return fixed(100 * *v, 1) + "%";
   if (key == "step_time_cv_percent") return fixed(*v, 2) + "%";
+  if (*v > 0 && *v < 0.005) return "<0.01";  // too small for 2 decimals, not zero (a short run's GPU-hours)
   return fixed(*v, 2);
 }
 
@@ -142,16 +143,18 @@ std::string comparison_to_text(const Comparison& c) {
   std::ostringstream o;
   o << "A: " << c.a_id << " (" << c.a_file << ")\nB: " << c.b_id << " (" << c.b_file << ")\n\n";
   size_t w = 0;
-  for (const auto& f : c.fields) w = std::max(w, f.section.size() + 1 + f.name.size());
-  // Pads to n columns, and always leaves two spaces before the next column.
-  auto pad = [](std::string s, size_t n) { return s + std::string(s.size() + 2 <= n ? n - s.size() : 2, ' '); };
+  for (const auto& f : c.fields) w = std::max(w, display_width(f.section) + 1 + display_width(f.name));
+  // Pads to n display columns ("—" is one), and always leaves two spaces before the next column.
+  auto pad = [](const std::string& s, size_t n) {
+    return display_width(s) + 2 <= n ? pad_right(s, n) : s + "  ";
+  };
   o << pad("figure", 20) << pad("A", 14) << pad("B", 14) << "B/A\n";
   for (const auto& g : c.figures)
     o << pad(g.label, 20) << pad(format_figure(g.key, g.a), 14) << pad(format_figure(g.key, g.b), 14)
       << (g.ratio ? approx(*g.ratio) : "—") << "\n";
   o << "\n" << c.differences() << " of " << c.fields.size() << " fields differ (*)\n";
   size_t wa = 1;
-  for (const auto& f : c.fields) wa = std::max(wa, std::min<size_t>(f.a.size(), 40));
+  for (const auto& f : c.fields) wa = std::max(wa, std::min<size_t>(display_width(f.a), 40));
   for (const auto& f : c.fields)
     o << (f.differs ? "* " : "  ") << pad(f.section + "." + f.name, w + 2) << pad(f.a, wa + 2) << f.b << "\n";
   return o.str();

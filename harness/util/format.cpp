@@ -64,4 +64,15 @@ int printed_decimals(const std::string& text) {
   return decimals;
 }
 
+size_t display_width(const std::string& s) {
+  size_t n = 0;
+  for (const unsigned char c : s) n += (c & 0xC0) != 0x80;  // continuation bytes take no column
+  return n;
+}
+
+std::string pad_right(const std::string& s, size_t width) {
+  const size_t w = display_width(s);
+  return w >= width ? s : s + std::string(width - w, ' ');
+}
+
 }  // namespace recipebench

@@ -1,6 +1,7 @@
 // Number formatting shared by messages and reports.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -14,6 +15,10 @@ std::string fixed(double v, int decimals, bool commas = true);
 std::string shortest(double v);
 /// A ratio for messages: at most 2 decimals, trailing zeros dropped: 170.666 -> "170.67", 0.5 -> "0.5", 8 -> "8"
 std::string approx(double v);
+/// Columns a UTF-8 string takes on a terminal: its code points ("—" is 1, not its 3 bytes); no wide characters.
+size_t display_width(const std::string& s);
+/// `s` padded with spaces on the right to `width` display columns (display_width); unchanged when wider.
+std::string pad_right(const std::string& s, size_t width);
 /// Decimals as written in a number's text: "1075.50" -> 2, "3" -> 0, "8.6e-05" -> 6 (place of last digit).
 int printed_decimals(const std::string& text);
 
