@@ -137,19 +137,9 @@ std::string got(const RunSwitch& s, const FakeScript& script) {
   return switch_value_text(s, script.last_options.settings);
 }
 
-/// Sets the command line's overlay of `s` from its text (the CLI's one spelling, --x[=v]).
+/// Sets the command line's overlay of `s` from its text, as the CLI does.
 void set_on_command_line(const RunSwitch& s, const std::string& text, RecipeBench& overlay) {
-  std::visit(
-      [&](const auto& m) {
-        using T = std::decay_t<decltype(*(overlay.*(m.bench)))>;
-        if constexpr (std::is_same_v<T, bool>)
-          overlay.*(m.bench) = text == "true";
-        else if constexpr (std::is_integral_v<T>)
-          overlay.*(m.bench) = static_cast<T>(std::stoll(text));
-        else
-          overlay.*(m.bench) = *parse_enum<T>(text);
-      },
-      s.member);
+  set_switch_text(s, text, overlay);
 }
 
 /// A registered fake backend that runs on the CPU and CUDA (the fail_on_sync case), and a per-node one.
@@ -187,6 +177,15 @@ TEST_CASE("switches: the test knows every backend switch of the table, and each 
   CHECK(std::string(run_switch("steps").field) == "steps");
   CHECK(run_switch("steps").owner == SwitchOwner::kHarness);
   CHECK_THROWS_AS(run_switch("no_such_switch"), std::out_of_range);
+  RecipeBench b;
+  CHECK_THROWS_WITH(set_switch_text(run_switch("overlap_tp_comm"), "yes", b),
+                    "--overlap-tp-comm: 'yes', expected true or false");
+  CHECK_THROWS_WITH(set_switch_text(run_switch("grad_reduce_bucket_elements"), "0", b),
+                    "--grad-reduce-bucket-elements: '0', expected an integer in 1..2147483647");
+  CHECK_THROWS_WITH(set_switch_text(run_switch("ep_dispatch"), "deepep", b),
+                    "--ep-dispatch: 'deepep', expected host_splits or fixed_capacity");
+  set_switch_text(run_switch("grad_reduce_bucket_elements"), "4096", b);
+  CHECK(b.grad_reduce_bucket_elements == 4096);
 }
 
 TEST_CASE("switches: every backend switch off, on, where it has an effect, overridden, recorded, read back",

@@ -46,18 +46,8 @@ struct Args {
 
 /// The command-line value of switch `a` into the request's overlay of the recipe's bench block (CLI11 checked it).
 void set_override(const SwitchArg& a, RecipeBench& overrides) {
-  std::visit(
-      [&](const auto& m) {
-        using T = typename std::decay_t<decltype(*(overrides.*(m.bench)))>;
-        if constexpr (std::is_same_v<T, bool>) {
-          overrides.*(m.bench) = a.flag;
-        } else if constexpr (std::is_integral_v<T>) {
-          overrides.*(m.bench) = static_cast<T>(std::stoll(a.text));
-        } else {
-          overrides.*(m.bench) = *parse_enum<T>(a.text);
-        }
-      },
-      a.row->member);
+  const bool boolean = std::holds_alternative<SwitchMember<bool>>(a.row->member);
+  set_switch_text(*a.row, boolean ? (a.flag ? "true" : "false") : a.text, overrides);
 }
 
 /// The names of a closed set, for CLI11's IsMember check.

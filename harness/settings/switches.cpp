@@ -1,6 +1,7 @@
 #include "settings/switches.h"
 
 #include <stdexcept>
+#include <type_traits>
 
 namespace recipebench {
 
@@ -197,6 +198,36 @@ bool switch_engaged(const RunSwitch& s, const RunSettings& settings, const Recip
   if (const auto* b = std::get_if<SwitchMember<bool>>(&s.member))
     return settings.*(b->setting) != defaults().*(b->setting);
   return switch_given(s, recipe) || switch_given(s, overlay);
+}
+
+void set_switch_text(const RunSwitch& s, const std::string& text, RecipeBench& bench) {
+  auto bad = [&](const std::string& expected) {
+    return std::invalid_argument(std::string(s.option) + ": '" + text + "', expected " + expected);
+  };
+  std::visit(
+      [&](const auto& m) {
+        using T = std::decay_t<decltype(*(bench.*(m.bench)))>;
+        if constexpr (std::is_same_v<T, bool>) {
+          if (text != "true" && text != "false") throw bad("true or false");
+          bench.*(m.bench) = text == "true";
+        } else if constexpr (std::is_integral_v<T>) {
+          size_t used = 0;
+          long long v = 0;
+          try {
+            v = std::stoll(text, &used);
+          } catch (const std::exception&) {
+            used = 0;
+          }
+          if (used == 0 || used != text.size() || v < s.min || v > s.max)
+            throw bad("an integer in " + std::to_string(s.min) + ".." + std::to_string(s.max));
+          bench.*(m.bench) = static_cast<T>(v);
+        } else {
+          const std::optional<T> e = parse_enum<T>(text);
+          if (!e) throw bad(enum_choices<T>());
+          bench.*(m.bench) = *e;
+        }
+      },
+      s.member);
 }
 
 void merge_switches(const RecipeBench& recipe, const RecipeBench& overlay, RunSettings& settings) {

@@ -77,6 +77,10 @@ bool switch_given(const RunSwitch& s, const RecipeBench& bench);
 bool switch_engaged(const RunSwitch& s, const RunSettings& settings, const RecipeBench& recipe,
                     const RecipeBench& overlay);
 
+/// Sets bench.<field> of `bench` (the command line's overlay) from its text: "true" / "false" for a boolean, a
+/// decimal integer within the row's bounds, or a name of the closed set. Throws std::invalid_argument naming the
+/// option and what it takes when `text` is none of those.
+void set_switch_text(const RunSwitch& s, const std::string& text, RecipeBench& bench);
 /// Every row's effective value: the command line's overlay where it gives one, else the recipe's bench block, else
 /// RunSettings' default.
 void merge_switches(const RecipeBench& recipe, const RecipeBench& overlay, RunSettings& settings);
