@@ -4,7 +4,10 @@
 #include <rapidjson/document.h>
 #include <rapidjson/schema.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -210,4 +213,37 @@ TEST_CASE("a run with bench.kernels ops is labelled so in the leaderboard's back
   std::set<std::string> labels;
   for (const auto& e : board.groups[0].entries) labels.insert(e.backend);
   CHECK(labels == std::set<std::string>{"torch", "torch · libtorch ops"});
+}
+
+TEST_CASE("report-duplicate-entry-ids (case of 2026-12-02): two recipes of one file name in two folders get two ids, "
+          "in either order",
+          "[report][cases]") {
+  const std::string dir = test::source_path("tests/data/cases/report-duplicate-entry-ids/recipes");
+  std::vector<Recipe> recipes;
+  for (const auto& f : collect_files({dir}, {".yaml"})) {
+    ValidatedRecipe v = validate_recipe_file(f);
+    REQUIRE(v.ok());
+    recipes.push_back(*v.recipe);
+  }
+  REQUIRE(recipes.size() == 2);
+  const std::vector<Recipe> seed = seed_recipes();
+  recipes.insert(recipes.end(), seed.begin(), seed.end());
+  for (int order = 0; order < 2; ++order) {
+    if (order == 1) std::reverse(recipes.begin(), recipes.end());
+    const Leaderboard board = build_leaderboard(recipes, ReportOptions{});
+    std::map<std::string, std::string> id_of;  // file -> id
+    std::set<std::string> ids;
+    for (const auto& g : board.groups)
+      for (const auto& e : g.entries) {
+        CHECK(ids.insert(e.id).second);  // unique over the whole report
+        id_of[std::filesystem::path(e.file).parent_path().filename().string() + "/" +
+              std::filesystem::path(e.file).filename().string()] = e.id;
+      }
+    CHECK(id_of.at("team-a/tp2-ep8.yaml") == "team-a-tp2-ep8");
+    CHECK(id_of.at("team-b/tp2-ep8.yaml") == "team-b-tp2-ep8");
+    CHECK(id_of.at("b200/attune-48gpu-tp2-pp6-ep8.yaml") == "attune-48gpu-tp2-pp6-ep8");  // unique ids stay
+    const std::string html = leaderboard_to_html(board);
+    CHECK(html.find("id=\"row-team-a-tp2-ep8\"") != std::string::npos);
+    CHECK(html.find("id=\"row-team-b-tp2-ep8\"") != std::string::npos);
+  }
 }

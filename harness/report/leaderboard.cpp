@@ -264,6 +264,36 @@ std::vector<LeaderboardGroup> group_and_rank(std::vector<LeaderboardEntry> entri
   return out;
 }
 
+/// `file`'s stem with its `depth` nearest folders before it, as one slug: ("a/team-b/tp2-ep8.yaml", 1) ->
+/// "team-b-tp2-ep8".
+std::string path_slug(const std::string& file, int depth) {
+  std::filesystem::path p(file);
+  std::string id = p.stem().string();
+  p = p.parent_path();
+  for (int i = 0; i < depth && !p.filename().empty(); ++i, p = p.parent_path()) id = p.filename().string() + "-" + id;
+  return slug(id);
+}
+
+/// Every entry's id unique within the report, whatever the order of the inputs: an id that two entries share (the
+/// same file name in two folders) takes the entry's folders, nearest first, until it is unique; entries of the same
+/// path (none after validation) get -2, -3... in file order.
+void make_ids_unique(std::vector<LeaderboardEntry>& entries) {
+  for (int depth = 1; depth <= 8; ++depth) {
+    std::map<std::string, int> count;
+    for (const auto& e : entries) ++count[e.id];
+    bool shared = false;
+    for (auto& e : entries)
+      if (count[e.id] > 1) {
+        e.id = path_slug(e.file, depth);
+        shared = true;
+      }
+    if (!shared) return;
+  }
+  std::map<std::string, int> seen;
+  for (auto& e : entries)
+    if (const int n = ++seen[e.id]; n > 1) e.id += "-" + std::to_string(n);
+}
+
 }  // namespace
 
 Leaderboard build_leaderboard(const std::vector<Recipe>& recipes, const ReportOptions& options,
@@ -285,6 +315,7 @@ Leaderboard build_leaderboard(const std::vector<Recipe>& recipes, const ReportOp
     else
       entries.push_back(entry_from_run(in, options));
   }
+  make_ids_unique(entries);  // ids are link targets and compare slots in the page
   board.groups = group_and_rank(std::move(entries));
   board.context = Json{{"inputs", inputs}};
   return board;
