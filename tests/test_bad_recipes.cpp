@@ -56,6 +56,10 @@ const BadRecipe kBadRecipes[] = {
     {"usd-inconsistent", 83, 27, "result.usd_per_million_tokens", "$3.50, expected $3.21"},
     {"mfu-inconsistent", 85, 8, "result.mfu", "0.0269, expected 0.0537"},
     {"active-params-wrong", 85, 12, "result.active_params.count", "expected 16,331,407,360 active parameters"},
+    // The case validate-accepts-impossible-result-fields of 2026-12-02: claims their own figures bound.
+    {"measured-not-a-calendar-date", 87, 13, "result.measured", "2026-13-45, expected a real calendar date YYYY-MM-DD"},
+    {"gpu-hours-below-window", 95, 14, "result.gpu_hours",
+     "0.5, expected >= 4.06 = 48 GPUs x 304.7 s of the timed window / 3600"},
     {"unknown-model", 4, 8, "model", "unknown model 'Qwen3-397B-A17B'"},
     {"unknown-instance", 10, 13, "gpu.instance", "unknown instance 'AWS p6-b200.24xlarge'"},
     // Schema.

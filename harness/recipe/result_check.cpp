@@ -1,6 +1,7 @@
 #include "recipe/result_check.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
@@ -84,6 +85,36 @@ void check_window(const Recipe& r, const RecipeResult& res, const SourceDoc& src
   }
 }
 
+/// True when `text` is a real calendar date YYYY-MM-DD (proleptic Gregorian: month 1..12, day within the month,
+/// 29 February in leap years only).
+bool calendar_date(const std::string& text) {
+  if (text.size() != 10 || text[4] != '-' || text[7] != '-') return false;
+  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9})
+    if (!std::isdigit(static_cast<unsigned char>(text[i]))) return false;
+  const int year = std::stoi(text.substr(0, 4)), month = std::stoi(text.substr(5, 2)), day = std::stoi(text.substr(8));
+  static const int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (month < 1 || month > 12 || day < 1) return false;
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  return day <= kDays[month - 1] + (month == 2 && leap ? 1 : 0);
+}
+
+/// The claims a result makes that its own figures bound (docs/layout-arithmetic.md, "Result fields that must agree"):
+/// result.measured is a real date; result.gpu_hours is at least the timed window's GPU-hours, GPUs x window
+/// seconds / 3600, where window seconds = window_tokens / (tokens/s/GPU x GPUs).
+void check_claims(const Recipe& r, const RecipeResult& res, const SourceDoc& src, Diagnostics& out) {
+  if (!calendar_date(res.measured))
+    out.push_back(src.at("/result/measured", res.measured, "a real calendar date YYYY-MM-DD"));
+  if (!res.gpu_hours || res.tokens_per_s_per_gpu <= 0 || res.window_tokens <= 0) return;
+  const double gpus = static_cast<double>(r.gpu.count);
+  const double window_seconds = static_cast<double>(res.window_tokens) / (res.tokens_per_s_per_gpu * gpus);
+  const double window_gpu_hours = gpus * window_seconds / 3600;
+  if (*res.gpu_hours * (1 + 1e-9) >= window_gpu_hours) return;
+  const SourceNode* n = src.node("/result/gpu_hours");
+  out.push_back(src.at("/result/gpu_hours", n && !n->text.empty() ? n->text : shortest(*res.gpu_hours),
+                       ">= " + fixed(window_gpu_hours, 2, false) + " = " + std::to_string(r.gpu.count) + " GPUs x " +
+                           fixed(window_seconds, 1, false) + " s of the timed window / 3600"));
+}
+
 /// The inputs check_result derives a result's figures from: the reported throughput as written, the price and
 /// the active parameters of the model that ran.
 struct ResultInputs {
@@ -152,6 +183,7 @@ Diagnostics check_result(const Recipe& r, const ModelConfig* model, const Source
   if (!r.result) return out;
   const RecipeResult& res = *r.result;
   check_window(r, res, src, out);
+  check_claims(r, res, src, out);
 
   const ResultInputs ri = result_inputs(r, model, gpu, src);
   DerivedFigures f;
