@@ -60,6 +60,13 @@ const BadRecipe kBadRecipes[] = {
     {"measured-not-a-calendar-date", 87, 13, "result.measured", "2026-13-45, expected a real calendar date YYYY-MM-DD"},
     {"gpu-hours-below-window", 95, 14, "result.gpu_hours",
      "0.5, expected >= 4.06 = 48 GPUs x 304.7 s of the timed window / 3600"},
+    // The case convergence-pass-contradicts-figures of 2026-12-02: a stated verdict against its own figures.
+    {"convergence-pass-with-pointwise-failures", 116, 13, "correctness.convergence.result",
+     "pass, expected fail: 15 pointwise failures over 20 steps"},
+    {"convergence-pass-low-correlation", 116, 13, "correctness.convergence.result",
+     "pass, expected fail: correlation 0.2 of the loss curves, below 0.95 (docs/correctness.md)"},
+    {"verified-convergence-fail", 116, 13, "correctness.convergence.result",
+     "fail, expected pass: a recipe of status verified carries a passed convergence check"},
     {"unknown-model", 4, 8, "model", "unknown model 'Qwen3-397B-A17B'"},
     {"unknown-instance", 10, 13, "gpu.instance", "unknown instance 'AWS p6-b200.24xlarge'"},
     // Schema.

@@ -210,3 +210,16 @@ TEST_CASE("hf-mlp-only-layers: a config.json field that changes the model is ref
   CHECK_THROWS_WITH(model_config_from_hf(c, "c.json", "x"),
                     Catch::StartsWith("c.json: some_new_field: true, expected no such field"));
 }
+
+TEST_CASE("convergence-pass-contradicts-figures (2026-12-02): a pass beside failing figures is refused at the verdict",
+          "[cases]") {
+  const std::string file = case_path("convergence-pass-contradicts-figures/attune-48gpu-claims-pass-corr0.2.yaml");
+  const auto errors = errors_of(file);
+  REQUIRE(errors.size() == 2);
+  CHECK(errors[0] == file +
+                         ":116:13: error: correctness.convergence.result: pass, expected fail: 15 pointwise "
+                         "failures over 20 steps");
+  CHECK(errors[1] == file +
+                         ":116:13: error: correctness.convergence.result: pass, expected fail: correlation 0.2 of "
+                         "the loss curves, below 0.95 (docs/correctness.md)");
+}

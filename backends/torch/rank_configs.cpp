@@ -8,6 +8,7 @@ RankConfigs rank_configs(const Recipe& recipe, const RunSettings& s) {
   RankConfigs c;
   c.parallel.grad_reduce_groups = s.overlap_grad_reduce;
   c.parallel.overlap_p2p_comm = s.overlap_p2p_comm;
+  c.parallel.emulated_stage_layers = s.emulated_stage_layers;
   c.kernels.recompute = recompute_options(recipe.layout);
   c.kernels.fused_kernels = s.kernels == Kernels::kFused;
   c.model_parallel.ep_dispatch.mode = s.ep_dispatch == EpDispatch::kFixedCapacity

@@ -20,6 +20,7 @@
 #include "rank/device.h"
 #include "rank/host_memory.h"
 #include "rank/model_builder.h"
+#include "rank/rank_traffic.h"
 #include "rank/run_context.h"
 #include "rank_configs.h"
 #include "recipe/run_model.h"
@@ -73,6 +74,7 @@ StepSample make_sample(int step, const train::StepBatch& batch, const train::Ste
     s.comm_waits = CommWaitSeconds{true, at(CommKind::kTensorParallel), at(CommKind::kExpertParallel),
                                    at(CommKind::kDataParallel), at(CommKind::kPipeline)};
   }
+  if (ctx.emulated) s.traffic = train::take_step_traffic(ctx);  // what each group would have moved
   if (profile) {
     s.forward_seconds = r.forward_seconds;
     s.backward_seconds = r.backward_seconds;
@@ -126,9 +128,10 @@ void run_steps(train::RunContext& ctx, const Recipe& recipe, train::RankModel& m
                int& step) {
   const RunSettings& s = o.settings;
   const train::HostSyncCheck host_sync(s.fail_on_sync, ctx.device.is_cuda());
-  // Several ranks: rank 0's waits for communication in each step (dist/comm_clock.h), installed for the loop.
+  // Several ranks: rank 0's (an emulated rank's own) waits for communication in each step (dist/comm_clock.h).
   std::optional<dist::CommClock> comm_clock;
-  if (ctx.group && ctx.rank == 0) comm_clock.emplace(ctx.device.is_cuda());
+  if (ctx.group && (ctx.rank == 0 || ctx.emulated)) comm_clock.emplace(ctx.device.is_cuda());
+  train::take_step_traffic(ctx);  // the steps' traffic only: what the build and the placement moved is dropped
   const ActiveCommClock active_clock(comm_clock ? &*comm_clock : nullptr);
   auto tail = Clock::now();  // the end of the previous step's timed region
   for (step = 0; step < s.steps; ++step) {
@@ -153,6 +156,7 @@ void train_run(train::RunContext& ctx, const Recipe& recipe, const ModelConfig& 
                const std::function<void(const ModelBuild&)>& on_built, int& step) {
   const torch_backend::RankConfigs configs = torch_backend::rank_configs(recipe, o.settings);
   train::place_rank(ctx, recipe, cfg, configs.parallel);
+  if (!o.hooks.dump_traffic_path.empty()) train::keep_traffic_calls(ctx);
   // The model that runs (--layers, --model-config) against the same rules as environment()'s.
   check_backend_support(recipe, &cfg);
   torch_backend::check_layout_rules(recipe, &cfg);
@@ -163,6 +167,7 @@ void train_run(train::RunContext& ctx, const Recipe& recipe, const ModelConfig& 
   run_steps(ctx, recipe, model, *optimizer, batcher, o, on_step, step);
   optimizer->finish_param_gather();  // the last step's deferred all-gathers: the parameters hold its update
   if (!o.hooks.dump_params_path.empty()) train::dump_parameters(o.hooks.dump_params_path, model, ctx);
+  if (!o.hooks.dump_traffic_path.empty()) train::dump_rank_traffic(o.hooks.dump_traffic_path, ctx, model);
   ctx.finish();
 }
 

@@ -24,6 +24,7 @@ inline BackendCapabilities torch_backend_capabilities() {
   c.dense_optimizer_sharding = OptimizerSharding::kDp;
   c.expert_optimizer_sharding = OptimizerSharding::kEdp;
   c.memory_plan = true;  // harness/plan models this backend's memory
+  c.emulate_rank = true;  // dist/stand_in.h: one rank alone (docs/emulation.md)
   return c;
 }
 

@@ -1,5 +1,6 @@
 #include "backend/backend.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <stdexcept>
@@ -45,6 +46,16 @@ Json ModelBuild::to_json() const {
               {"host_peak_rss_bytes", host_peak_rss_bytes}};
 }
 
+Json GroupTraffic::to_json() const {
+  Json o = Json::object();
+  for (const OpTraffic& t : ops) {
+    Json one{{"calls", t.calls}, {"bytes", t.bytes}};
+    if (t.op == "all_to_all") one["received_bytes"] = t.received_bytes;
+    o[t.op] = one;
+  }
+  return Json{{"kinds", kinds}, {"members", members}, {"ops", o}};
+}
+
 Json StepSample::to_json() const {
   Json j{{"step", step},
          {"seconds", seconds},
@@ -64,6 +75,12 @@ Json StepSample::to_json() const {
                          {"attention_seconds", components.attention},
                          {"moe_seconds", components.moe},
                          {"lm_head_loss_seconds", components.lm_head_loss}}}};
+  if (std::isnan(loss)) j["loss"] = nullptr;
+  if (!traffic.empty()) {
+    Json t = Json::array();
+    for (const GroupTraffic& g : traffic) t.push_back(g.to_json());
+    j["traffic"] = t;
+  }
   if (comm_waits.measured)
     j["comm_waits"] = Json{{"tp_seconds", comm_waits.tp},
                            {"ep_seconds", comm_waits.ep},

@@ -41,6 +41,26 @@ struct CommWaitSeconds {
   double sum() const { return tp + ep + dp + pp; }
 };
 
+/// What one operation of a process group moved in a step: its calls and bytes (each call's bytes are those of the
+/// tensor it names, nccl-tests' "size": all_reduce the buffer, reduce_scatter the full input, all_gather the full
+/// output, all_to_all the rows sent, send / recv the tensor; docs/emulation.md, "Traffic").
+struct OpTraffic {
+  std::string op;              ///< "all_reduce", "reduce_scatter", "all_gather", "all_to_all", "send", "recv", "barrier"
+  int64_t calls = 0;
+  int64_t bytes = 0;
+  int64_t received_bytes = 0;  ///< all_to_all: the rows received (bytes); 0 for the others
+};
+
+/// One process group of a rank and what its operations moved in a step.
+struct GroupTraffic {
+  /// The layout's groups it serves (one group can serve several): "run" (the run's group: loss, barriers and
+  /// bookkeeping), "tp", "dp", "ep", "edp", "pp", "grad_dp", "grad_edp" (docs/distributed.md).
+  std::vector<std::string> kinds;
+  std::vector<int> members;    ///< its run ranks, in its rank order
+  std::vector<OpTraffic> ops;  ///< the operations it ran in the step (none: absent)
+  Json to_json() const;
+};
+
 /// What one training step measured. Times in seconds, memory in bytes.
 struct StepSample {
   int step = 0;
@@ -48,7 +68,8 @@ struct StepSample {
   int64_t tokens = 0;             ///< tokens of the step (the rows' lengths, padding excluded)
   int64_t supervised_tokens = 0;  ///< tokens with a loss
   int64_t microbatches = 0;       ///< microbatches this rank trained in the step (dynamic batching)
-  double loss = 0;                ///< mean per-token SFT loss over the step's supervised tokens
+  double loss = 0;                ///< mean per-token SFT loss over the step's supervised tokens; NaN (null in the
+                                  ///< record) on an emulated rank that holds no last pipeline stage (no loss there)
   double grad_norm = 0;           ///< global L2 norm of the gradients before clipping
   double learning_rate = 0;       ///< learning rate applied at this step
   int64_t peak_memory_bytes = 0;  ///< peak device memory of the step (max over ranks); 0 where not measured
@@ -57,7 +78,8 @@ struct StepSample {
                                   ///< (measured for the previous step's tail; 0 for step 0)
   double forward_seconds = 0, backward_seconds = 0, optimizer_seconds = 0;  ///< with profile only, else 0
   ComponentSeconds components;                                              ///< with profile only, else 0
-  CommWaitSeconds comm_waits;  ///< several ranks: rank 0's waits for communication
+  CommWaitSeconds comm_waits;  ///< several ranks: rank 0's waits for communication (an emulated rank: its own)
+  std::vector<GroupTraffic> traffic;  ///< an emulated rank: what each of its groups moved in the step; else empty
   Json to_json() const;
 };
 

@@ -84,6 +84,7 @@ Json BackendCapabilities::to_json() const {
               {"precision", names(precisions)},
               {"device", names(devices)},
               {"data_source", names(data_sources)},
+              {"emulate_rank", emulate_rank},
               {"optimizer_sharding", Json{{"dense", to_string(dense_optimizer_sharding)},
                                           {"experts", to_string(expert_optimizer_sharding)}}}};
 }

@@ -46,6 +46,9 @@ struct BackendCapabilities {
   OptimizerSharding expert_optimizer_sharding = OptimizerSharding::kNone;
   /// The per-rank memory plan (harness/plan, docs/memory-plan.md) models this backend: `run` prints it before step 0.
   bool memory_plan = false;
+  /// The backend can run one rank of the layout alone, its collectives stood in (`run --emulate-rank`,
+  /// docs/emulation.md).
+  bool emulate_rank = false;
   /// {"cp": [1], "etp": [1], "dispatcher": ["alltoall"], "offload": ["none"], ...,
   /// "optimizer_sharding": {"dense": "dp", "experts": "edp"}} for the run record
   /// (schema/run-record.schema.json: degrees as integers, the rest as their YAML names).

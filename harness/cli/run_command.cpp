@@ -85,8 +85,14 @@ void add_options(CLI::App& cmd, Args& a) {
   cmd.add_option("--backend", b.backend, "Backend (default: the recipe's bench.backend, else torch)");
   cmd.add_option("--window", a.window, "Timed window FIRST:LAST, both included (default 5:19)");
   cmd.add_option("--out", q.out_dir, "Folder for the run record (default reports/runs)");
-  cmd.add_option("--layers", b.layers, "Decoder layers of a proxy run (default: the model's)")
+  cmd.add_option("--layers", b.layers,
+                 "Decoder layers of a proxy run (default: the model's); with --emulate-rank, the layers of the "
+                 "emulated rank's pipeline stage that run (default: all of them)")
       ->check(CLI::PositiveNumber);
+  cmd.add_option("--emulate-rank", q.emulate_rank,
+                 "Run rank R of the recipe's layout alone, at the model's real widths, every collective stood in "
+                 "(a record of status emulated, never ranked; docs/emulation.md)")
+      ->check(CLI::NonNegativeNumber);
   cmd.add_option("--device", a.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd.add_option("--seed", b.seed, "Data and initialisation seed");
   add_switch_options(cmd, a);

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
+#include "console/emulation_table.h"
 #include "console/phase_profile.h"
 #include "console/profile_table.h"
 #include "util/format.h"
@@ -31,6 +33,9 @@ void ConsoleReporter::start(const RunRecord& r) {
   fmt::print(out_, "recipebench {}: {}\n  model {} ({}), backend {}, device {}, {} steps, window {}..{}\n", command,
              r.recipe_path, r.model_name, depth_label(r.model_layers, r.model_layers_full), o.backend,
              to_string(o.device), o.steps, o.window.first, o.window.last);
+  if (o.emulate_rank)
+    fmt::print(out_, "  emulating rank {} of {} alone: its collectives stood in (docs/emulation.md)\n", *o.emulate_rank,
+               r.options.place.world);
   header_shown_ = false;
   std::fflush(out_);
 }
@@ -63,13 +68,22 @@ void ConsoleReporter::step(const StepSample& s, const RunRecord& r, int devices)
                "peak mem");
   header_shown_ = true;
   const bool timed = s.step >= o.window.first && s.step <= o.window.last;
-  fmt::print(out_, "{:>3}/{:<3} {:9.3f} {:10.4f} {:>12} {:10.3f} {:10.2f} GB{}\n", s.step, o.steps, s.seconds,
-             s.loss, fixed(s.tokens / s.seconds / devices, 0), s.grad_norm, s.peak_memory_bytes / 1e9,
-             timed ? "" : "  (not timed)");
+  // An emulated rank's step is one rank's compute: no tokens/s of the layout; no loss off a last stage.
+  const std::string loss = std::isnan(s.loss) ? "-" : fmt::format("{:.4f}", s.loss);
+  const std::string rate = o.emulate_rank ? "-" : fixed(s.tokens / s.seconds / devices, 0);
+  fmt::print(out_, "{:>3}/{:<3} {:9.3f} {:>10} {:>12} {:10.3f} {:10.2f} GB{}\n", s.step, o.steps, s.seconds, loss,
+             rate, s.grad_norm, s.peak_memory_bytes / 1e9, timed ? "" : "  (not timed)");
   std::fflush(out_);
 }
 
 void ConsoleReporter::finish(const RunRecord& r, const std::string& record_path, bool failure_shown) {
+  if (r.status == RunStatus::kEmulated) {
+    fmt::print(out_, "{}", format_emulation(r));
+    if (r.options.settings.profile) fmt::print(out_, "{}", format_profile_table(r));
+    fmt::print(out_, "run record (status emulated, never ranked): {}\n", record_path);
+    std::fflush(out_);
+    return;
+  }
   if (!r.complete() || !r.metrics) {
     const std::string why = r.error ? r.error->message : std::string();
     if (!failure_shown) fmt::print(err_, "recipebench run: failed: {}\n", why);

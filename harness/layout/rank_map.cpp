@@ -85,6 +85,21 @@ RankMap build_rank_map(const Recipe& r, const ModelConfig& model) {
   return m;
 }
 
+void keep_stage_layers(RankMap& map, int pp, int64_t layers) {
+  const int64_t have = map.stage_layers.at(static_cast<size_t>(pp));
+  if (layers < map.vpp || layers > have)
+    throw std::invalid_argument("pipeline stage " + std::to_string(pp) + " has " + std::to_string(have) +
+                                " layers over " + std::to_string(map.vpp) + " virtual stages; " +
+                                std::to_string(layers) + " layers would " +
+                                (layers > have ? "be more than it has" : "leave a virtual stage empty"));
+  map.stage_layers[static_cast<size_t>(pp)] = layers;
+  for (RankPlacement& q : map.ranks) {
+    if (q.pp != pp) continue;
+    for (LayerRange& lr : q.layers)
+      lr.count = layers / map.vpp + (lr.virtual_stage < layers % map.vpp ? 1 : 0);
+  }
+}
+
 std::string format_rank_map(const RankMap& m) {
   std::string out;
   char line[512];

@@ -44,6 +44,13 @@ struct RankMap {
 /// layout's arithmetic does not hold (validate reports the same problems with locations).
 RankMap build_rank_map(const Recipe& recipe, const ModelConfig& model);
 
+/// Keeps `layers` decoder layers on every rank of pipeline stage `pp` (an emulated rank's `--layers`,
+/// docs/emulation.md): virtual stage v keeps the first layers / VPP (+ 1 for v < layers % VPP) of its own, so each
+/// kept layer has its real index (and kind: attention or Gated DeltaNet). stage_layers[pp] becomes `layers`; the
+/// other stages are unchanged. Throws std::invalid_argument when `layers` is below VPP (a virtual stage would be
+/// empty) or above the stage's layers.
+void keep_stage_layers(RankMap& map, int pp, int64_t layers);
+
 /// The map as text: a header with the grid and schedule, then one line per rank.
 std::string format_rank_map(const RankMap& map);
 

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "catalog/models.h"
+#include "recipe/correctness_check.h"
 #include "recipe/layout_check.h"
 #include "recipe/result_check.h"
 #include "recipe/run_model.h"
@@ -64,6 +65,7 @@ ValidatedRecipe check_document(ValidatedRecipe out, std::shared_ptr<const Source
   const std::optional<RunModel> ran = run_model(*out.recipe);
   const ModelConfig* model = ran ? &ran->model : nullptr;
   for (auto& d : check_result(*out.recipe, model, src)) out.errors.push_back(std::move(d));
+  for (auto& d : check_correctness(*out.recipe, src)) out.errors.push_back(std::move(d));
   for (auto& d : check_layout(*out.recipe, model, src)) out.errors.push_back(std::move(d));
   std::stable_sort(out.errors.begin(), out.errors.end(), [](const Diagnostic& a, const Diagnostic& b) {
     return a.line != b.line ? a.line < b.line : a.column < b.column;

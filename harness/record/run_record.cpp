@@ -96,6 +96,7 @@ Json RunRecord::to_json() const {
   if (!capabilities.is_null()) j["capabilities"] = capabilities;
   if (!log.is_null()) j["log"] = log;
   if (model_build) j["model_build"] = model_build->to_json();
+  if (!emulation.is_null()) j["emulation"] = emulation;
   return j;
 }
 

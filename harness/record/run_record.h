@@ -29,11 +29,12 @@ struct RunMetrics {
   Json to_json() const;
 };
 
-/// How a run ended: complete (every step ran, metrics present) or failed (an error, no metrics). A closed set.
-enum class RunStatus { kComplete, kFailed };
+/// How a run ended: complete (every step ran, metrics present), failed (an error, no metrics) or emulated (every step
+/// of one rank ran alone with its collectives stood in, docs/emulation.md: no metrics, never ranked). A closed set.
+enum class RunStatus { kComplete, kFailed, kEmulated };
 template <>
 struct EnumNames<RunStatus> {
-  static constexpr std::array<const char*, 2> names{"complete", "failed"};
+  static constexpr std::array<const char*, 3> names{"complete", "failed", "emulated"};
 };
 
 /// Why a run stopped (the record's `error` block).
@@ -75,6 +76,9 @@ struct RunRecord {
   std::vector<StepSample> steps;
   std::optional<RunMetrics> metrics;
   std::optional<ModelBuild> model_build;  ///< absent when the backend reported no model build
+  /// An emulated rank's block (run/emulation.h: the rank, its place and layers, the plan, the window's traffic);
+  /// null for a real run. Kept as written when read back.
+  Json emulation;
   RunStatus status = RunStatus::kFailed;
   std::optional<RunFailure> error;  ///< set when failed
   Json to_json() const;

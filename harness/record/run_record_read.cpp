@@ -52,6 +52,9 @@ RunOptions options_of(const JsonFields& f, const Json& s) {
   t.backend = f.string(f.get(s, p, "backend"), p + ".backend");
   t.window = window_of(f, f.get(s, p, "window"), p + ".window");
   if (JsonFields::has(s, "layers")) t.layers = f.integer(s["layers"], p + ".layers", 1);
+  if (JsonFields::has(s, "emulate_rank")) t.emulate_rank = f.int32(s["emulate_rank"], p + ".emulate_rank", 0);
+  if (JsonFields::has(s, "emulated_stage_layers"))
+    t.emulated_stage_layers = f.integer(s["emulated_stage_layers"], p + ".emulated_stage_layers", 1);
   t.device = f.closed<Device>(f.get(s, p, "device"), p + ".device");
   t.seed = static_cast<uint64_t>(f.integer(f.get(s, p, "seed"), p + ".seed", 0));
   if (JsonFields::has(s, "profile")) t.profile = f.boolean(s["profile"], p + ".profile");
@@ -60,6 +63,34 @@ RunOptions options_of(const JsonFields& f, const Json& s) {
   if (JsonFields::has(s, "command")) o.command = command_of(f, s["command"]);
   t.data = data_of(f, f.get(s, p, "data"));
   return o;
+}
+
+/// steps[].traffic: an emulated rank's groups and what their operations moved.
+std::vector<GroupTraffic> traffic_of(const JsonFields& f, const Json& a, const std::string& p) {
+  std::vector<GroupTraffic> out;
+  f.array(a, p);
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string gp = JsonFields::item(p, i);
+    const Json& g = f.object(a[i], gp);
+    GroupTraffic t;
+    const Json& kinds = f.array(f.get(g, gp, "kinds"), gp + ".kinds");
+    for (size_t k = 0; k < kinds.size(); ++k) t.kinds.push_back(f.string(kinds[k], JsonFields::item(gp + ".kinds", k)));
+    const Json& members = f.array(f.get(g, gp, "members"), gp + ".members");
+    for (size_t k = 0; k < members.size(); ++k)
+      t.members.push_back(f.int32(members[k], JsonFields::item(gp + ".members", k), 0));
+    const Json& ops = f.object(f.get(g, gp, "ops"), gp + ".ops");
+    for (const auto& [op, v] : ops.items()) {
+      const std::string op_path = gp + ".ops." + op;
+      f.object(v, op_path);
+      OpTraffic o{op, f.integer(f.get(v, op_path, "calls"), op_path + ".calls", 0),
+                  f.integer(f.get(v, op_path, "bytes"), op_path + ".bytes", 0), 0};
+      if (JsonFields::has(v, "received_bytes"))
+        o.received_bytes = f.integer(v["received_bytes"], op_path + ".received_bytes", 0);
+      t.ops.push_back(o);
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
 }
 
 StepSample step_of(const JsonFields& f, const Json& j, const std::string& p) {
@@ -72,7 +103,8 @@ StepSample step_of(const JsonFields& f, const Json& j, const std::string& p) {
   s.tokens = count("tokens");
   s.supervised_tokens = count("supervised_tokens");
   if (JsonFields::has(j, "microbatches")) s.microbatches = count("microbatches");
-  s.loss = num("loss");
+  const Json& loss = f.get(j, p, "loss");  // null: an emulated rank without a last pipeline stage
+  s.loss = loss.is_null() ? std::numeric_limits<double>::quiet_NaN() : f.number(loss, p + ".loss");
   s.grad_norm = num("grad_norm");
   s.learning_rate = num("learning_rate");
   s.peak_memory_bytes = count("peak_memory_bytes");
@@ -104,6 +136,7 @@ StepSample step_of(const JsonFields& f, const Json& j, const std::string& p) {
     for (const auto& [key, out] : waits) *out = f.number(f.get(cw, cp, key), JsonFields::join(cp, key));
     s.comm_waits.measured = true;
   }
+  if (JsonFields::has(j, "traffic")) s.traffic = traffic_of(f, j["traffic"], p + ".traffic");
   return s;
 }
 
@@ -254,6 +287,7 @@ RunRecord RunRecord::from_json(const Json& j, const std::string& file) {
   const Json& metrics = f.get(j, "", "metrics");
   if (!metrics.is_null()) r.metrics = metrics_of(f, metrics);
   if (JsonFields::has(j, "model_build")) r.model_build = model_build_of(f, j["model_build"]);
+  if (JsonFields::has(j, "emulation")) r.emulation = f.object(j["emulation"], "emulation");
   return r;
 }
 

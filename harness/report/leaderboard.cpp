@@ -194,6 +194,10 @@ bool optimised_build(const std::string& build_type) {
 }
 
 std::string unranked_reason(const RunRecord& rec) {
+  if (rec.status == RunStatus::kEmulated)
+    return "not ranked: an emulated rank (rank " +
+           (rec.options.settings.emulate_rank ? std::to_string(*rec.options.settings.emulate_rank) : "?") +
+           " alone, its collectives stood in; docs/emulation.md): one rank's compute, not a measurement of the layout";
   if (!rec.complete() || !rec.metrics) {
     std::string why = "run " + to_string(rec.status);
     if (rec.error && !rec.error->message.empty()) why += ": " + rec.error->message;

@@ -20,6 +20,7 @@
 #include "plan/memory_plan.h"
 #include "recipe/run_model.h"
 #include "recipe/validate.h"
+#include "run/emulation.h"
 #include "record/run_metrics.h"
 #include "settings/switches.h"
 #include "util/exit_code.h"
@@ -111,6 +112,11 @@ RunOptions effective_options(const Recipe& recipe, const RunRequest& q) {
   // A command's GPUs are the recipe's (gpu.type, gpu.count): on CUDA unless the recipe or the command line says.
   if (per_node(o.settings.backend) && !recipe.bench.device && !q.overrides.device) o.settings.device = Device::kCuda;
   o.settings.profile = q.profile;
+  if (q.emulate_rank) {  // --layers then cuts the emulated rank's stage, not the model (run/emulation.h)
+    o.settings.emulate_rank = q.emulate_rank;
+    o.settings.emulated_stage_layers = q.overrides.layers;
+    o.settings.layers = recipe.bench.layers;
+  }
   try {
     apply_environment_hooks(o);  // RECIPEBENCH_DIST_TIMEOUT and the test hooks (docs/distributed.md)
   } catch (const std::invalid_argument& e) {
@@ -132,7 +138,8 @@ RunModel resolve_model(const RunRequest& q, const Recipe& recipe) {
       throw Refusal{kFailed, std::string("recipebench run: ") + e.what()};
     }
   }
-  if (auto m = run_model(recipe, q.overrides.layers, widths ? &*widths : nullptr)) return *m;
+  const std::optional<int64_t> layers = q.emulate_rank ? std::nullopt : q.overrides.layers;
+  if (auto m = run_model(recipe, layers, widths ? &*widths : nullptr)) return *m;
   throw Refusal{kFailed, "recipebench run: unknown model '" + recipe.model + "' (give --model-config)"};
 }
 
@@ -365,6 +372,18 @@ RunRecord new_record(const RunRequest& q, const Recipe& recipe, const RunModel& 
   return rec;
 }
 
+/// True for the process that reports progress and writes the run record: rank 0, or an emulated rank (alone).
+bool writes_record(const RunOptions& o) { return o.place.rank == 0 || o.settings.emulate_rank.has_value(); }
+
+/// The record's emulation block of an emulated run (run/emulation.h): the rank's place in the rank map it runs and
+/// the memory plan of its pipeline rank; null for a real run or a layout the rank map refuses.
+Json emulation_of(const Recipe& recipe, const RunModel& m, const RunOptions& o, const std::optional<RankMap>& map) {
+  if (!o.settings.emulate_rank || !map) return nullptr;
+  const RankMap ran = emulated_rank_map(*map, o.settings);
+  const MemoryPlan plan = plan_memory(recipe, m.model, ran, plan_options(o.settings, o.settings.device));
+  return emulation_block(recipe, *map, ran, plan, o.settings);
+}
+
 /// How the backend's part ended, for this rank.
 struct Execution {
   int devices = 1;
@@ -376,7 +395,7 @@ struct Execution {
 Execution execute(Backend& backend, const Recipe& recipe, const ModelConfig& model, RunRecord& rec,
                   const std::vector<RunReporter*>& reporters, bool steps_from_log) {
   const RunOptions& o = rec.options;
-  const bool lead = o.place.rank == 0;
+  const bool lead = writes_record(o);
   Execution x;
   try {
     throw_if_interrupted(-1, o.settings.steps);
@@ -400,7 +419,7 @@ Execution execute(Backend& backend, const Recipe& recipe, const ModelConfig& mod
     else if (static_cast<int>(rec.steps.size()) != o.settings.steps)
       throw RunError("the backend ran " + std::to_string(rec.steps.size()) + " of " + std::to_string(o.settings.steps) +
                      " steps");
-    rec.status = RunStatus::kComplete;
+    rec.status = o.settings.emulate_rank ? RunStatus::kEmulated : RunStatus::kComplete;
   } catch (const RunError& e) {
     rec.status = RunStatus::kFailed;
     rec.error = RunFailure{e.step() >= 0 ? std::optional<int>(e.step()) : std::nullopt, e.what(), {}};
@@ -437,12 +456,43 @@ void report_memory_plan(const Recipe& recipe, const ModelConfig& model, const Ru
 /// the record), else the ranks of launch/launch.h. Returns an exit code when this process has nothing more to do.
 std::optional<int> place(const RunRequest& q, const Recipe& recipe, RunOptions& o, const std::string& record_path,
                          const Reporters& report, const std::function<void(int status)>& on_lead_died) {
+  if (o.settings.emulate_rank) {  // one process, alone: no launcher, no rendezvous (refuse_emulation checked it)
+    o.place.rank = *o.settings.emulate_rank;
+    o.place.world = static_cast<int>(recipe.layout.world());
+    return std::nullopt;
+  }
   if (!per_node(o.settings.backend)) return place_ranks(q, recipe, o, on_lead_died);
   const auto placed = place_node(q, o, report);
   const std::string base = record_path.substr(0, record_path.size() - 5);  // without ".json"
   const int rank = o.place.rank;
   o.command.log_path = base + (rank == 0 ? "" : "-rank" + std::to_string(rank)) + ".log";
   return placed;
+}
+
+/// Refuses --emulate-rank where it cannot run: a backend that cannot emulate (exit 1, by name), with --nproc or
+/// under a launcher's rank variables, a rank outside the layout or --layers outside its stage (exit 2, located).
+void refuse_emulation(const RunRequest& q, const RunOptions& o, const Recipe& recipe,
+                      const std::optional<RankMap>& map, const BackendCapabilities* caps, const Reporters& report) {
+  if (!o.settings.emulate_rank) return;
+  const std::string& name = o.settings.backend;
+  if (!caps || !caps->emulate_rank)
+    throw Refusal{kFailed, "recipebench run: --emulate-rank: the " + name +
+                               " backend cannot emulate a rank (it does not build the layout's ranks itself); "
+                               "nothing was run"};
+  if (q.nproc) throw Refusal{kUsage, "recipebench run: --emulate-rank runs one process alone; drop --nproc"};
+  int world = 1;
+  try {
+    world = rank_env().world;
+  } catch (const std::invalid_argument&) {
+  }
+  if (world > 1)
+    throw Refusal{kUsage, "recipebench run: --emulate-rank runs one process alone, but this one is a rank of " +
+                              std::to_string(world) + " (launcher variables); run it without a launcher"};
+  if (!map) return;  // the backend refuses the layout with the reason
+  if (const auto d = emulation_diagnostic(o.settings, *map, recipe.layout.label)) {
+    report.message(d->to_string());
+    throw Refusal{kUsage, "recipebench run: --emulate-rank: no such rank to emulate; nothing was run"};
+  }
 }
 
 /// Refuses (Refusal, exit status 2, after the located diagnostic) the switch combinations no run can honour
@@ -466,7 +516,7 @@ RunOutcome run_placed(Backend& backend, const RunRequest& q, const Recipe& recip
                       const SwitchContext& ctx, const std::vector<RunReporter*>& reporters,
                       std::chrono::steady_clock::time_point launch_steady) {
   const Reporters report{reporters};
-  const bool lead = o.place.rank == 0;  // only rank 0 reports progress and writes the run record
+  const bool lead = writes_record(o);  // only rank 0 (or an emulated rank) reports and writes the run record
   const bool node = caps.launch == Launch::kPerNode;
   rec.options = o;
   // A per-node backend's command gets the env block through its shell (run/command_backend.h's command_script).
@@ -489,9 +539,10 @@ RunOutcome run_placed(Backend& backend, const RunRequest& q, const Recipe& recip
   rec.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - launch_steady).count();
   merge_backend_report(backend, rec);
   if (rec.complete()) rec.metrics = compute_metrics(rec, recipe, m.model, x.devices);
+  summarise_emulation(rec);
   out.record_path = write_new_record(out.record_path, rec.to_json().dump(2) + "\n");  // the name it took
   for (auto* r : reporters) r->finish(rec, out.record_path, x.failure_shown);
-  out.exit_code = rec.complete() ? kOk : kFailed;
+  out.exit_code = rec.complete() || rec.status == RunStatus::kEmulated ? kOk : kFailed;
   out.record = std::move(rec);
   return out;
 }
@@ -507,6 +558,7 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
   const SwitchContext ctx{recipe, o.settings, map};
   const BackendCapabilities* caps = check_backend_capabilities(q, v, o, ctx, report);
   refuse_conflicting_switches(q, v, ctx, report);
+  refuse_emulation(q, o, recipe, map, caps, report);
   o.effects = layout_effects(ctx);
   RunOutcome out;
   if (q.dry_run) {  // the plan is per GPU: a recipe that names no device is planned on CUDA
@@ -518,6 +570,7 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
   auto backend = backend_or_refuse(o.settings.backend);
   check_out_dir(q.out_dir);
   RunRecord rec = new_record(q, recipe, m, o, launch);
+  rec.emulation = emulation_of(recipe, m, o, map);
   if (caps->launch == Launch::kPerRank) rec.capabilities = caps->to_json();
   const std::string stem = std::filesystem::path(q.recipe_path).stem().string();
   out.record_path = q.out_dir + "/" + stem + "-" + utc_timestamp(launch, "%Y%m%dT%H%M%SZ") + ".json";

@@ -30,6 +30,7 @@ void apply_environment_hooks(RunOptions& o) {
   if (const char* dump = std::getenv("RECIPEBENCH_DUMP_INIT_PARAMS"); dump && *dump)
     o.hooks.dump_init_params_path = dump;
   if (const auto s = env_int("RECIPEBENCH_INJECT_SYNC_STEP")) o.hooks.inject_sync_step = *s;
+  if (const char* dump = std::getenv("RECIPEBENCH_DUMP_TRAFFIC"); dump && *dump) o.hooks.dump_traffic_path = dump;
 }
 
 Json RunOptions::to_json(bool per_rank_backend) const {
@@ -37,6 +38,8 @@ Json RunOptions::to_json(bool per_rank_backend) const {
   Json j{{"backend", s.backend},
          {"window", Json::array({s.window.first, s.window.last})},
          {"layers", s.layers ? Json(*s.layers) : Json(nullptr)},
+         {"emulate_rank", s.emulate_rank ? Json(*s.emulate_rank) : Json(nullptr)},
+         {"emulated_stage_layers", s.emulated_stage_layers ? Json(*s.emulated_stage_layers) : Json(nullptr)},
          {"device", to_string(s.device)},
          {"seed", s.seed},
          {"profile", s.profile},
@@ -62,6 +65,7 @@ Json RunOptions::to_json(bool per_rank_backend) const {
     if (!hooks.dump_params_path.empty()) h["dump_params"] = hooks.dump_params_path;
     if (!hooks.dump_init_params_path.empty()) h["dump_init_params"] = hooks.dump_init_params_path;
     if (hooks.inject_sync_step) h["inject_sync_step"] = *hooks.inject_sync_step;
+    if (!hooks.dump_traffic_path.empty()) h["dump_traffic"] = hooks.dump_traffic_path;
     j["hooks"] = h;
   }
   return j;

@@ -34,6 +34,12 @@ struct RunSettings {
   uint64_t seed = 1234;           ///< data and initialisation seed
   RunData data;
   bool profile = false;  ///< --profile: synchronise between phases to time forward / backward / optimizer
+  /// --emulate-rank R: this process runs rank R of the layout alone, its collectives stood in (docs/emulation.md);
+  /// nullopt: a real run.
+  std::optional<int> emulate_rank;
+  /// --layers K with --emulate-rank: the emulated rank's pipeline stage keeps K of its layers (the first of each
+  /// virtual stage's; docs/emulation.md); nullopt: all of them.
+  std::optional<int64_t> emulated_stage_layers;
   // The switch table's members (settings/switches.h says what each does and when it has no effect).
   bool deterministic = true;                         ///< bench.deterministic
   Kernels kernels = Kernels::kFused;                 ///< bench.kernels
@@ -73,8 +79,12 @@ struct RunHooks {
   /// no-synchronisation region at this step: the negative control of the bench.fail_on_sync test. Nothing happens
   /// on the CPU (no synchronisation to catch).
   std::optional<int> inject_sync_step;
+  /// Every rank (an emulated one too) writes its parameters' names and shapes and each of its groups' calls
+  /// (operation, shape, bytes) to <path>.rank<R>.json at the end of the run: the emulation parity test.
+  std::string dump_traffic_path;
   bool any() const {
-    return fail_rank || fail_step || !dump_params_path.empty() || !dump_init_params_path.empty() || inject_sync_step;
+    return fail_rank || fail_step || !dump_params_path.empty() || !dump_init_params_path.empty() || inject_sync_step ||
+           !dump_traffic_path.empty();
   }
 };
 
@@ -100,7 +110,7 @@ struct RunOptions {
 
 /// Fills the distributed timeout and the test hooks from the environment, where set: RECIPEBENCH_DIST_TIMEOUT
 /// (seconds), RECIPEBENCH_FAIL_RANK and RECIPEBENCH_FAIL_STEP, RECIPEBENCH_DUMP_PARAMS (a file path),
-/// RECIPEBENCH_INJECT_SYNC_STEP (a step); see docs/distributed.md. The ranks a launcher starts inherit the variables.
+/// RECIPEBENCH_INJECT_SYNC_STEP (a step), RECIPEBENCH_DUMP_TRAFFIC (a path prefix); see docs/distributed.md. The ranks a launcher starts inherit the variables.
 /// Throws std::invalid_argument naming the variable when a number does not parse.
 void apply_environment_hooks(RunOptions& options);
 

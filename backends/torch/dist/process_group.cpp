@@ -1,6 +1,7 @@
 #include "dist/process_group.h"
 
 #include "dist/compat_c10d.h"
+#include "dist/stand_in.h"
 
 #include <algorithm>
 #include <atomic>
@@ -16,8 +17,35 @@
 namespace recipebench::dist {
 
 bool transport_available(Transport t) {
-  return t == Transport::kNccl ? RECIPEBENCH_HAVE_C10D_NCCL == 1 : RECIPEBENCH_HAVE_C10D_GLOO == 1;
+  switch (t) {
+    case Transport::kNccl:
+      return RECIPEBENCH_HAVE_C10D_NCCL == 1;
+    case Transport::kGloo:
+      return RECIPEBENCH_HAVE_C10D_GLOO == 1;
+    case Transport::kStandIn:
+      return RECIPEBENCH_HAVE_C10D == 1;
+  }
+  return false;
 }
+
+namespace {
+std::vector<int> run_ranks(int world) {
+  std::vector<int> r(static_cast<size_t>(world));
+  for (int i = 0; i < world; ++i) r[static_cast<size_t>(i)] = i;
+  return r;
+}
+
+/// The traffic note of an operation on `t` (dist/traffic.h says which tensor each operation names).
+CollectiveCall call_of(CollectiveOp op, const at::Tensor& t, int64_t received_bytes = 0) {
+  const int64_t bytes = t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0;
+  return CollectiveCall{op, t.defined() ? t.sizes().vec() : std::vector<int64_t>{}, bytes, received_bytes};
+}
+
+/// A stand-in operation's request: done when issued.
+struct DoneRequest : ProcessGroup::Request {
+  void wait() override {}
+};
+}  // namespace
 
 #if RECIPEBENCH_HAVE_C10D
 
@@ -119,7 +147,13 @@ struct ProcessGroup::Impl {
 
 ProcessGroup::ProcessGroup(int rank, int world, const std::string& master_addr, int master_port,
                            std::chrono::seconds timeout, Transport transport, int cuda_device)
-    : impl_(std::make_unique<Impl>()), rank_(rank), world_(world) {
+    : impl_(std::make_unique<Impl>()),
+      rank_(rank),
+      world_(world),
+      members_(run_ranks(world)),
+      traffic_(std::make_unique<TrafficLog>()) {
+  if (transport == Transport::kStandIn)
+    throw std::invalid_argument("ProcessGroup: the stand-in transport has no rendezvous (ProcessGroup::make_stand_in)");
 #if RECIPEBENCH_HAVE_C10D_NCCL
   // NCCL's communicator lives on the current device: this rank's GPU.
   if (transport == Transport::kNccl) c10::cuda::set_device(static_cast<c10::DeviceIndex>(cuda_device));
@@ -147,18 +181,38 @@ ProcessGroup::ProcessGroup(int rank, int world, const std::string& master_addr, 
 #endif
 }
 
-ProcessGroup::ProcessGroup(std::unique_ptr<Impl> impl, int rank, int world)
-    : impl_(std::move(impl)), rank_(rank), world_(world) {}
+ProcessGroup::ProcessGroup(std::unique_ptr<Impl> impl, int rank, int world, std::vector<int> members)
+    : impl_(std::move(impl)),
+      rank_(rank),
+      world_(world),
+      members_(std::move(members)),
+      traffic_(std::make_unique<TrafficLog>()) {}
+
+std::unique_ptr<ProcessGroup> ProcessGroup::make_stand_in(int rank, int world) {
+  if (world < 1 || rank < 0 || rank >= world)
+    throw std::invalid_argument("ProcessGroup::make_stand_in: rank " + std::to_string(rank) + " of " +
+                                std::to_string(world) + " ranks");
+  std::unique_ptr<ProcessGroup> g(new ProcessGroup(nullptr, rank, world, run_ranks(world)));
+  g->receiver_ = std::make_unique<stand_in::Receiver>();
+  return g;
+}
 
 ProcessGroup::~ProcessGroup() = default;
 
-Transport ProcessGroup::transport() const { return impl_->transport; }
+Transport ProcessGroup::transport() const { return standing_in() ? Transport::kStandIn : impl_->transport; }
 
 std::unique_ptr<ProcessGroup> ProcessGroup::subgroup(const std::string& name, const std::vector<int>& ranks) {
   const auto at = std::find(ranks.begin(), ranks.end(), rank_);
   if (at == ranks.end())
     throw std::runtime_error("subgroup " + name + ": rank " + std::to_string(rank_) + " is not a member");
   const int sub_rank = static_cast<int>(at - ranks.begin()), sub_world = static_cast<int>(ranks.size());
+  std::vector<int> members;
+  for (const int r : ranks) members.push_back(members_.at(static_cast<size_t>(r)));
+  if (standing_in()) {
+    std::unique_ptr<ProcessGroup> g(new ProcessGroup(nullptr, sub_rank, sub_world, std::move(members)));
+    g->receiver_ = std::make_unique<stand_in::Receiver>();
+    return g;
+  }
   auto impl = std::make_unique<Impl>();
   impl->store = c10::make_intrusive<c10d::PrefixStore>("recipebench/group/" + name, impl_->store);
   impl->one_host = impl_->one_host;
@@ -172,23 +226,29 @@ std::unique_ptr<ProcessGroup> ProcessGroup::subgroup(const std::string& name, co
     impl->watcher->add(impl->group);
   }
 #endif
-  return std::unique_ptr<ProcessGroup>(new ProcessGroup(std::move(impl), sub_rank, sub_world));
+  return std::unique_ptr<ProcessGroup>(new ProcessGroup(std::move(impl), sub_rank, sub_world, std::move(members)));
 }
 
 void ProcessGroup::all_to_all(const at::Tensor& in, at::Tensor& out, std::vector<int64_t> out_counts,
                               std::vector<int64_t> in_counts) {
+  traffic_->note(call_of(CollectiveOp::kAllToAll, in, out.numel() * static_cast<int64_t>(out.element_size())));
+  if (standing_in()) return stand_in::all_to_all(in, out, out_counts, in_counts, rank_);
   at::Tensor input = impl_->on_transport(in), output = impl_->on_transport(out);
   impl_->group->alltoall_base(output, input, out_counts, in_counts)->wait();
   Impl::back(out, output);
 }
 
 void ProcessGroup::all_reduce_sum(at::Tensor& t) {
+  traffic_->note(call_of(CollectiveOp::kAllReduce, t));
+  if (standing_in()) return stand_in::all_reduce_sum(t, world_);
   std::vector<at::Tensor> v{impl_->on_transport(t)};
   impl_->group->allreduce(v)->wait();
   Impl::back(t, v[0]);
 }
 
 void ProcessGroup::all_reduce_max(at::Tensor& t) {
+  traffic_->note(call_of(CollectiveOp::kAllReduce, t));
+  if (standing_in()) return;  // the maximum over members holding the same values
   std::vector<at::Tensor> v{impl_->on_transport(t)};
   c10d::AllreduceOptions o;
   o.reduceOp = c10d::ReduceOp::MAX;
@@ -197,6 +257,8 @@ void ProcessGroup::all_reduce_max(at::Tensor& t) {
 }
 
 void ProcessGroup::reduce_scatter_sum(at::Tensor& full, at::Tensor& shard) {
+  traffic_->note(call_of(CollectiveOp::kReduceScatter, full));
+  if (standing_in()) return stand_in::reduce_scatter_sum(full, shard, rank_, world_);
   if (impl_->transport == Transport::kNccl) {
     at::Tensor in = impl_->on_transport(full), out = impl_->on_transport(shard);
     impl_->group->_reduce_scatter_base(out, in)->wait();
@@ -210,6 +272,8 @@ void ProcessGroup::reduce_scatter_sum(at::Tensor& full, at::Tensor& shard) {
 }
 
 void ProcessGroup::all_gather(const at::Tensor& shard, at::Tensor& full) {
+  traffic_->note(call_of(CollectiveOp::kAllGather, full));
+  if (standing_in()) return stand_in::all_gather(shard, full, world_);
   if (impl_->transport == Transport::kNccl) {
     at::Tensor in = impl_->on_transport(shard), out = impl_->on_transport(full);
     impl_->group->_allgather_base(out, in)->wait();
@@ -224,12 +288,15 @@ void ProcessGroup::all_gather(const at::Tensor& shard, at::Tensor& full) {
 }
 
 void ProcessGroup::barrier() {
+  traffic_->note(call_of(CollectiveOp::kBarrier, at::Tensor()));
+  if (standing_in()) return;
   c10d::BarrierOptions o;
   if (impl_->transport == Transport::kNccl) o.device_ids = {impl_->cuda_device};
   impl_->group->barrier(o)->wait();
 }
 
 void ProcessGroup::finish() {
+  if (standing_in()) return;
 #if RECIPEBENCH_NCCL_FAILURE_WATCHER
   if (impl_->owns_watcher) impl_->watcher->halt();  // a clean end: nothing to abort any more
 #endif
@@ -244,6 +311,7 @@ void ProcessGroup::finish() {
 }
 
 bool ProcessGroup::report_failure(const std::string& message) {
+  if (standing_in()) return true;  // no peers: this rank's failure is the run's first
   try {
     if (impl_->store->add(kFailureCount, 1) != 1) return false;
     const std::string m = "rank " + std::to_string(rank_) + ": " + message;
@@ -255,6 +323,7 @@ bool ProcessGroup::report_failure(const std::string& message) {
 }
 
 std::string ProcessGroup::first_failure() {
+  if (standing_in()) return "";
   try {
     if (!impl_->store->check({kFirstFailure})) return "";
     const auto v = impl_->store->get(kFirstFailure);
@@ -287,6 +356,8 @@ struct WorkRequest : ProcessGroup::Request {
 }  // namespace
 
 std::unique_ptr<ProcessGroup::Request> ProcessGroup::isend(const at::Tensor& t, int dst, int tag) {
+  traffic_->note(call_of(CollectiveOp::kSend, t));
+  if (standing_in()) return std::make_unique<DoneRequest>();
   std::vector<at::Tensor> v{impl_->on_transport(t.is_contiguous() ? t : t.contiguous())};
   auto work = impl_->group->send(v, dst, tag);
   return std::make_unique<WorkRequest>(std::move(work), std::move(v));
@@ -294,6 +365,11 @@ std::unique_ptr<ProcessGroup::Request> ProcessGroup::isend(const at::Tensor& t, 
 
 std::unique_ptr<ProcessGroup::Request> ProcessGroup::irecv(at::Tensor& t, int src, int tag) {
   if (!t.is_contiguous()) throw std::invalid_argument("ProcessGroup::irecv: the tensor must be contiguous");
+  traffic_->note(call_of(CollectiveOp::kRecv, t));
+  if (standing_in()) {
+    receiver_->fill(t);
+    return std::make_unique<DoneRequest>();
+  }
   std::vector<at::Tensor> v{impl_->on_transport(t)};
   at::Tensor back = v[0].is_same(t) ? at::Tensor() : t;
   auto work = impl_->group->recv(v, src, tag);
@@ -302,6 +378,11 @@ std::unique_ptr<ProcessGroup::Request> ProcessGroup::irecv(at::Tensor& t, int sr
 
 std::unique_ptr<ProcessGroup::Request> ProcessGroup::ireduce_scatter_sum(const at::Tensor& full,
                                                                          const at::Tensor& shard) {
+  traffic_->note(call_of(CollectiveOp::kReduceScatter, full));
+  if (standing_in()) {
+    stand_in::reduce_scatter_sum(full, shard, rank_, world_);
+    return std::make_unique<DoneRequest>();
+  }
   if (impl_->transport == Transport::kNccl) {
     at::Tensor in = impl_->on_transport(full), out = impl_->on_transport(shard);
     auto work = impl_->group->_reduce_scatter_base(out, in);
@@ -317,6 +398,11 @@ std::unique_ptr<ProcessGroup::Request> ProcessGroup::ireduce_scatter_sum(const a
 }
 
 std::unique_ptr<ProcessGroup::Request> ProcessGroup::iall_gather(const at::Tensor& shard, const at::Tensor& full) {
+  traffic_->note(call_of(CollectiveOp::kAllGather, full));
+  if (standing_in()) {
+    stand_in::all_gather(shard, full, world_);
+    return std::make_unique<DoneRequest>();
+  }
   if (impl_->transport == Transport::kNccl) {
     at::Tensor in = impl_->on_transport(shard), out = impl_->on_transport(full);
     auto work = impl_->group->_allgather_base(out, in);
@@ -337,12 +423,15 @@ std::unique_ptr<ProcessGroup::Request> ProcessGroup::iall_gather(const at::Tenso
 struct ProcessGroup::Impl {};
 
 ProcessGroup::ProcessGroup(int rank, int world, const std::string&, int, std::chrono::seconds, Transport, int)
-    : rank_(rank), world_(world) {
+    : rank_(rank), world_(world), traffic_(std::make_unique<TrafficLog>()) {
   throw std::runtime_error(
       "this build's libtorch has neither c10d Gloo headers (torch/csrc/distributed/c10d/"
       "ProcessGroupGloo.hpp, gloo/config.h) nor c10d NCCL: multi-rank runs are not available");
 }
 ProcessGroup::~ProcessGroup() = default;
+std::unique_ptr<ProcessGroup> ProcessGroup::make_stand_in(int, int) {
+  throw std::runtime_error("this build's libtorch has no c10d: an emulated rank is not available");
+}
 Transport ProcessGroup::transport() const { return Transport::kGloo; }
 void ProcessGroup::all_reduce_sum(at::Tensor&) {}
 void ProcessGroup::all_reduce_max(at::Tensor&) {}

@@ -1,6 +1,7 @@
 // The run's process group: rendezvous through c10d's TCPStore (rank 0 hosts it) and a c10d group over all ranks:
-// Gloo for CPU ranks, NCCL for one-GPU-per-rank runs. The c10d headers stay in process_group.cpp (see
-// compat_c10d.h).
+// Gloo for CPU ranks, NCCL for one-GPU-per-rank runs; or, for an emulated rank (docs/emulation.md), the stand-in
+// transport of dist/stand_in.h with no peers at all. Every group notes its traffic (dist/traffic.h). The c10d
+// headers stay in process_group.cpp (see compat_c10d.h).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -10,10 +11,17 @@
 #include <string>
 #include <vector>
 
+#include "dist/traffic.h"
+
 namespace recipebench::dist {
 
-/// The collectives' transport: Gloo (CPU tensors, TCP) or NCCL (CUDA tensors of this rank's GPU).
-enum class Transport { kGloo, kNccl };
+namespace stand_in {
+class Receiver;
+}
+
+/// The collectives' transport: Gloo (CPU tensors, TCP), NCCL (CUDA tensors of this rank's GPU) or the stand-in of an
+/// emulated rank (any device; results from this rank's own tensors, dist/stand_in.h).
+enum class Transport { kGloo, kNccl, kStandIn };
 
 /// Whether this build has the transport (Gloo: c10d's and gloo's headers; NCCL: a CUDA libtorch with c10d's NCCL
 /// header and nccl.h; see compat_c10d.h).
@@ -34,12 +42,20 @@ class ProcessGroup {
   /// this build has no such transport.
   ProcessGroup(int rank, int world, const std::string& master_addr, int master_port, std::chrono::seconds timeout,
                Transport transport = Transport::kGloo, int cuda_device = -1);
+  /// Rank `rank` of a run of `world` ranks, alone: the stand-in transport (Transport::kStandIn), no rendezvous and
+  /// no store. Every collective returns at once with the results dist/stand_in.h describes; a receive gets fixed
+  /// pseudo-random values of the right shape. Throws std::invalid_argument when rank is outside [0, world).
+  static std::unique_ptr<ProcessGroup> make_stand_in(int rank, int world);
   ~ProcessGroup();
   ProcessGroup(const ProcessGroup&) = delete;
   ProcessGroup& operator=(const ProcessGroup&) = delete;
 
   int rank() const { return rank_; }
   int size() const { return world_; }
+  /// The run ranks of the members, in this group's rank order (the run's group: 0..world-1).
+  const std::vector<int>& members() const { return members_; }
+  /// What this group's operations moved (each noted as it is issued).
+  TrafficLog& traffic() { return *traffic_; }
 
   void all_reduce_sum(at::Tensor& t);
   void all_reduce_max(at::Tensor& t);
@@ -76,9 +92,13 @@ class ProcessGroup {
 
  private:
   struct Impl;
-  ProcessGroup(std::unique_ptr<Impl> impl, int rank, int world);
-  std::unique_ptr<Impl> impl_;
+  ProcessGroup(std::unique_ptr<Impl> impl, int rank, int world, std::vector<int> members);
+  bool standing_in() const { return receiver_ != nullptr; }
+  std::unique_ptr<Impl> impl_;  ///< c10d's store and group; null with the stand-in transport
   int rank_, world_;
+  std::vector<int> members_;
+  std::unique_ptr<TrafficLog> traffic_;
+  std::unique_ptr<stand_in::Receiver> receiver_;  ///< the stand-in transport's receives; null on c10d
 
   // Point-to-point (pipeline parallelism).
  public:

@@ -87,13 +87,16 @@ void describe_cuda_device(const RunOptions& o, BackendEnvironment& env) {
 
 BackendEnvironment describe_device(const RunOptions& o) {
   BackendEnvironment env;
-  env.device_count = o.place.world;
+  const bool emulated = o.settings.emulate_rank.has_value();  // one device stands for one rank of the layout
+  env.device_count = emulated ? 1 : o.place.world;
   const bool cuda = o.settings.device == Device::kCuda;
   if (cuda)
     describe_cuda_device(o, env);
   else
     env.device_name = "CPU (" + std::to_string(torch::get_num_threads()) + " threads)";
-  if (o.place.world > 1 && !dist::transport_available(cuda ? dist::Transport::kNccl : dist::Transport::kGloo))
+  if (emulated && !dist::transport_available(dist::Transport::kStandIn))
+    throw RunError("this build's libtorch has no c10d: an emulated rank (--emulate-rank) is not available");
+  if (!emulated && o.place.world > 1 && !dist::transport_available(cuda ? dist::Transport::kNccl : dist::Transport::kGloo))
     throw RunError(cuda ? "this build has no c10d NCCL (a CUDA libtorch with torch/csrc/distributed/c10d/"
                           "ProcessGroupNCCL.hpp and nccl.h): a CUDA run on " +
                               std::to_string(o.place.world) + " ranks needs it"

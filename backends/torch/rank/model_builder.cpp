@@ -18,10 +18,11 @@ bool same_tensor(const torch::Tensor& a, const torch::Tensor& b) {
 }
 
 /// The pipeline rank holding each parameter of the one-rank model, in its parameters() order: the embedding on
-/// the first, each decoder layer where the rank map puts it, the final norm and lm_head on the last.
+/// the first, each decoder layer where the rank map puts it, the final norm and lm_head on the last; -1 for a layer
+/// no rank holds (an emulated rank's stage cut by --layers, layout/rank_map.h keep_stage_layers).
 std::vector<ParamInfo> param_stages(torch_model::Qwen35MoeForCausalLM& model, const RankMap& map) {
   const int last = map.pp - 1;
-  std::vector<int> layer_stage(model->model->decoder_layers.size(), last);
+  std::vector<int> layer_stage(model->model->decoder_layers.size(), -1);
   for (const auto& q : map.ranks)
     for (const auto& lr : q.layers)
       for (int64_t i = lr.first; i < lr.first + lr.count; ++i) layer_stage[static_cast<size_t>(i)] = q.pp;

@@ -26,7 +26,7 @@ namespace recipebench::train {
 struct ParamInfo {
   std::string name;            ///< Hugging Face name in the one-rank model, e.g. "model.layers.3.mlp.gate.weight"
   std::vector<int64_t> shape;  ///< in the one-rank model (experts and TP shards whole)
-  int stage = 0;               ///< the pipeline rank holding it
+  int stage = 0;               ///< the pipeline rank holding it; -1: none (an emulated rank's stage cut by --layers)
 };
 
 /// This rank's part of the model and how it maps onto the one-rank model.

@@ -46,6 +46,7 @@ std::vector<int64_t> RunContext::gather_over_ranks(int64_t v) const {
   auto t = torch::zeros({world}, torch::kInt64);  // each rank fills its slot; the sum gathers them
   t[rank] = v;
   group->all_reduce_sum(t);
+  if (emulated) return {v};  // the stand-in's sum is no gathering: only this rank's value is known
   return std::vector<int64_t>(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + world);
 }
 
@@ -64,6 +65,11 @@ RunContext open_run(const Recipe& recipe, const RunOptions& o) {
   if (ctx.device.is_cuda()) c10::cuda::set_device(ctx.device.index());
 #endif
   ctx.dtype = compute_dtype(recipe.workload.precision, ctx.device);
+  if (o.settings.emulate_rank) {
+    ctx.emulated = true;
+    ctx.group = dist::ProcessGroup::make_stand_in(o.place.rank, o.place.world);
+    return ctx;
+  }
   if (o.place.world == 1) return ctx;
   try {
     // NCCL between the GPUs of a CUDA run (one GPU per rank), Gloo between CPU ranks.
@@ -85,6 +91,13 @@ void place_rank(RunContext& ctx, const Recipe& recipe, const ModelConfig& model,
   } catch (const std::invalid_argument& e) {
     throw RunError("the recipe's layout " + recipe.layout.label + " with " + std::to_string(model.num_layers) +
                    " layers: " + e.what());
+  }
+  if (config.emulated_stage_layers) {
+    try {
+      keep_stage_layers(ctx.map, ctx.map.ranks.at(static_cast<size_t>(ctx.rank)).pp, *config.emulated_stage_layers);
+    } catch (const std::invalid_argument& e) {
+      throw RunError(std::string("--layers with --emulate-rank: ") + e.what());
+    }
   }
   if (ctx.map.world != ctx.world)
     throw RunError("the rank map has " + std::to_string(ctx.map.world) + " ranks, the run " +

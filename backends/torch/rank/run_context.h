@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ struct RunContext {
   c10::Device device{c10::kCPU};
   c10::ScalarType dtype = c10::kFloat;  ///< compute dtype: BF16 on CUDA for a bf16 recipe, else FP32
   int rank = 0, world = 1;
+  /// --emulate-rank: this process is rank `rank` of `world` alone; `group` is the stand-in transport's
+  /// (dist/stand_in.h, docs/emulation.md).
+  bool emulated = false;
   std::unique_ptr<dist::ProcessGroup> group;  ///< the run's group over all ranks; null on one rank
   RankMap map;                                ///< every rank's coordinates and layers (harness/layout/rank_map.h)
   RankPlacement me;                           ///< this rank's entry of `map`
@@ -36,7 +40,9 @@ struct RunContext {
   void barrier() const;
   /// The maximum of `v` over the ranks (`v` on one rank).
   int64_t max_over_ranks(int64_t v) const;
-  /// Every rank's `v`, in rank order (a collective; {v} on one rank).
+  /// True when this rank holds a last pipeline stage (the output layer and the loss).
+  bool last_stage() const { return me.pp == map.pp - 1; }
+  /// Every rank's `v`, in rank order (a collective; {v} on one rank and on an emulated rank).
   std::vector<int64_t> gather_over_ranks(int64_t v) const;
   /// A clean end on every rank: the device's work done, subgroups first, then the run's group (its store lives on
   /// rank 0). No collective may follow.
@@ -52,7 +58,8 @@ c10::ScalarType compute_dtype(const std::string& precision, c10::Device device);
 
 /// The device (rank_device), the compute dtype (compute_dtype) and, with several ranks, the run's process group: the
 /// rendezvous at rank 0's TCPStore (NCCL between GPUs, Gloo between CPU ranks; options.place.dist_timeout_seconds
-/// bounds it and every collective). Throws RunError when the rendezvous fails.
+/// bounds it and every collective), or for an emulated rank (settings.emulate_rank) the stand-in transport's group
+/// of place.world ranks. Throws RunError when the rendezvous fails.
 RunContext open_run(const Recipe& recipe, const RunOptions& options);
 
 /// How a rank's groups and pipeline links are made (its part of the run's switches).
@@ -61,6 +68,9 @@ struct ParallelConfig {
   bool grad_reduce_groups = false;
   /// bench.overlap_p2p_comm: the pipeline posts each receive ahead (PipelinePlace::overlap_p2p_comm; PP > 1).
   bool overlap_p2p_comm = false;
+  /// --layers with --emulate-rank: this rank's pipeline stage keeps this many of its layers (layout/rank_map.h
+  /// keep_stage_layers; docs/emulation.md).
+  std::optional<int64_t> emulated_stage_layers;
 };
 
 /// Fills the rank map of `recipe` for `model` and this rank's groups and pipeline place (a collective: every rank

@@ -33,6 +33,7 @@ void dump_parameters(const std::string& path, const RankModel& model, const RunC
   size_t next = 0;
   for (size_t i = 0; i < model.param_info.size(); ++i) {
     const int owner = model.param_info[i].stage;
+    if (owner < 0) continue;  // a layer no rank holds (an emulated rank's cut stage)
     const int src = ctx.place.stage_ranks[static_cast<size_t>(owner)];  // rank 0's pipeline, for rank 0
     torch::Tensor c;
     if (owner == ctx.me.pp) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -21,10 +22,15 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
 }
 
 /// The step's loss: the last stages' sums reach every rank; every TP rank of a last stage has the whole loss of its
-/// rows (vocab-parallel cross-entropy), so TP rank 0's counts.
+/// rows (vocab-parallel cross-entropy), so TP rank 0's counts. An emulated rank's rows stand for each of the DP x CP
+/// blocks of the global batch (docs/emulation.md): its loss is its own sum x DP x CP / denom on a last stage, NaN
+/// (no loss) elsewhere; the reduction still runs, as the real rank's does.
 double global_loss(const RunContext& ctx, torch::Tensor loss_sum, double denom) {
+  const double own = ctx.emulated ? loss_sum.item<double>() : 0.0;
   if (ctx.me.tp != 0) loss_sum.zero_();
   if (ctx.group) ctx.group->all_reduce_sum(loss_sum);
+  if (ctx.emulated)
+    return ctx.last_stage() ? own * ctx.map.dp * ctx.map.cp / denom : std::numeric_limits<double>::quiet_NaN();
   return loss_sum.item<double>() / denom;
 }
 
@@ -92,7 +98,8 @@ StepResult train_step(const RunContext& ctx, RankModel& model, Optimizer& optimi
   r.components = components.seconds();
   r.grad_norm = optimizer.grad_norm();
   r.loss = global_loss(ctx, loss_sum, denom);
-  if (!std::isfinite(r.loss) || !std::isfinite(r.grad_norm))
+  const bool has_loss = !ctx.emulated || ctx.last_stage();
+  if ((has_loss && !std::isfinite(r.loss)) || !std::isfinite(r.grad_norm))
     throw RunError("step " + std::to_string(step) + ": the loss is " + std::to_string(r.loss) +
                        " and the gradient norm " + std::to_string(r.grad_norm) + "; the run stops here",
                    step);

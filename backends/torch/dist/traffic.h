@@ -1,0 +1,57 @@
+// What a process group's collectives moved (docs/emulation.md, "Traffic"): per operation the calls and the bytes,
+// and on request every call's shape, so that an emulated rank's traffic can be compared with a real rank's and the
+// step-time model can price it. Pure bookkeeping: no libtorch.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace recipebench::dist {
+
+/// The operations of a process group (a closed set; dist/process_group.h).
+enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kSend, kRecv, kBarrier };
+constexpr int kCollectiveOps = 7;
+
+/// "all_reduce", "reduce_scatter", "all_gather", "all_to_all", "send", "recv", "barrier".
+const char* to_string(CollectiveOp op);
+
+/// One call: the operation, the shape of the tensor it was given (all_reduce: the buffer; reduce_scatter: the full
+/// input; all_gather: the full output; all_to_all: the rows sent; send / recv: the tensor) and its bytes (that
+/// tensor's elements x element size: nccl-tests' "size" of the operation).
+struct CollectiveCall {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  std::vector<int64_t> shape;
+  int64_t bytes = 0;
+  int64_t received_bytes = 0;  ///< all_to_all: the rows received (bytes); else equal to `bytes` or 0
+};
+
+/// Calls and bytes per operation.
+struct TrafficTotals {
+  std::array<int64_t, kCollectiveOps> calls{};
+  std::array<int64_t, kCollectiveOps> bytes{};
+  int64_t received_bytes = 0;  ///< all_to_all rows received, summed (bytes)
+  bool empty() const;
+};
+
+/// A group's traffic, noted by each of its operations. Thread-safe (autograd's device thread runs the backward's
+/// collectives). The call list is kept only while `keep_calls` is on (a test hook: it grows with every step).
+class TrafficLog {
+ public:
+  void note(const CollectiveCall& call);
+  /// The totals since the last take_totals(), and forgets them.
+  TrafficTotals take_totals();
+  void keep_calls(bool on);
+  /// Every call noted while keep_calls was on, in order.
+  std::vector<CollectiveCall> calls() const;
+
+ private:
+  mutable std::mutex mutex_;
+  TrafficTotals totals_;
+  bool keep_ = false;
+  std::vector<CollectiveCall> calls_;
+};
+
+}  // namespace recipebench::dist

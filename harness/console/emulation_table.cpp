@@ -1,0 +1,80 @@
+#include "console/emulation_table.h"
+
+#include <fmt/format.h>
+
+#include "util/format.h"
+
+namespace recipebench {
+
+std::string bytes_text(double bytes) {
+  const char* units[] = {"B", "kB", "MB", "GB", "TB"};
+  int u = 0;
+  while (bytes >= 1000 && u < 4) bytes /= 1000, ++u;
+  return u == 0 ? fmt::format("{:.0f} B", bytes) : fmt::format("{:.3g} {}", bytes, units[u]);
+}
+
+namespace {
+constexpr const char* kOps[] = {"all_reduce", "reduce_scatter", "all_gather", "all_to_all", "send", "recv"};
+
+std::string joined(const Json& a, const char* sep) {
+  std::string s;
+  for (const Json& v : a) s += (s.empty() ? "" : sep) + (v.is_string() ? v.get<std::string>() : v.dump());
+  return s;
+}
+
+std::string place_text(const Json& e) {
+  const Json& c = e["coordinates"];
+  return fmt::format("tp {}, cp {}, dp {}, pp {}, etp {}, ep {}, edp {}; {}", c["tp"].dump(), c["cp"].dump(),
+                     c["dp"].dump(), c["pp"].dump(), c["etp"].dump(), c["ep"].dump(), c["edp"].dump(),
+                     e["stage_kind"].get<std::string>());
+}
+
+std::string layers_text(const Json& e) {
+  std::string s;
+  for (const Json& lr : e["layers"]) {
+    const int64_t first = lr["first"], count = lr["count"];
+    s += fmt::format("{}{}{} (virtual stage {})", s.empty() ? "" : ", ", first,
+                     count > 1 ? fmt::format("-{}", first + count - 1) : std::string(), lr["virtual_stage"].dump());
+  }
+  return fmt::format("  layers {}: {} of the stage's {}\n", s, e["layers_run"].dump(), e["stage_layers"].dump());
+}
+
+std::string traffic_table(const Json& groups) {
+  if (groups.empty()) return "";
+  std::string s = fmt::format("  {:<22} {:<14}", "traffic per step", "members");
+  for (const char* op : kOps) s += fmt::format(" {:>20}", op);
+  s += "\n";
+  for (const Json& g : groups) {
+    s += fmt::format("  {:<22} {:<14}", joined(g["kinds"], ", "), joined(g["members"], " "));
+    for (const char* op : kOps) {
+      const Json& o = g["ops"].contains(op) ? g["ops"][op] : Json();
+      s += fmt::format(" {:>20}", o.is_null() ? std::string("-")
+                                              : fmt::format("{} ({:.3g})", bytes_text(o["bytes_per_step"].get<double>()),
+                                                            o["calls_per_step"].get<double>()));
+    }
+    s += "\n";
+  }
+  return s + "  (bytes per step as nccl-tests counts an operation's size, calls per step in brackets)\n";
+}
+}  // namespace
+
+std::string format_emulation(const RunRecord& r) {
+  const Json& e = r.emulation;
+  if (e.is_null()) return "";
+  std::string s = fmt::format("emulated rank {} of {}: {} on {} (ran on {}); {}\n", e["rank"].dump(),
+                              e["world"].dump(), e["layout"].get<std::string>(), e["gpu"].get<std::string>(),
+                              r.device_name(), place_text(e));
+  s += layers_text(e);
+  if (e.contains("window"))
+    s += fmt::format("  window {}..{}: mean step {:.4f} s, this rank's compute alone (its collectives stood in)\n",
+                     r.options.settings.window.first, r.options.settings.window.last,
+                     e["window"]["mean_step_seconds"].get<double>());
+  if (e.contains("peak_memory_bytes") && !e["peak_over_plan"].is_null())
+    s += fmt::format("  peak memory {:.2f} GB, planned {:.2f} GB for this rank ({:.2f} of the plan)\n",
+                     e["peak_memory_bytes"].get<double>() / 1e9, e["planned_peak_bytes"].get<double>() / 1e9,
+                     e["peak_over_plan"].get<double>());
+  if (e.contains("traffic_per_step")) s += traffic_table(e["traffic_per_step"]);
+  return s;
+}
+
+}  // namespace recipebench

@@ -1,0 +1,208 @@
+// An emulated rank (`recipebench run --emulate-rank R`, docs/emulation.md) against the real rank R of a multi-rank
+// CPU run (Gloo) of the same recipe, rows and seed: the same parameters (names, shapes), the same groups, and in
+// each group the same operations on tensors of the same shapes and bytes, call by call (RECIPEBENCH_DUMP_TRAFFIC);
+// its record says emulated, its loss (on a last stage) is finite and falls; the refusals are located. Torch-free:
+// it runs the recipebench binary and reads its records and dumps.
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct Result {
+  int exit_code = -1;
+  std::string output;
+  std::vector<json> records;
+  fs::path dir;
+};
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// `recipebench run tests/data/FIXTURE STEPS EXTRA` in a fresh folder, every rank dumping its traffic to
+/// <folder>/traffic.rank<R>.json.
+Result run(const std::string& name, const std::string& fixture, const std::string& extra,
+           const std::string& steps = "--steps 5 --window 1:4") {
+  Result r;
+  r.dir = fs::path(RECIPEBENCH_TEST_OUT) / name;
+  fs::remove_all(r.dir);
+  fs::create_directories(r.dir);
+  const std::string cmd = "RECIPEBENCH_DUMP_TRAFFIC='" + (r.dir / "traffic").string() + "' timeout -k 5 240 '" +
+                          RECIPEBENCH_BINARY + "' run '" + RECIPEBENCH_SOURCE_DIR + "/tests/data/" + fixture +
+                          "' " + steps + " --out '" + (r.dir / "runs").string() + "' " + extra + " > '" +
+                          (r.dir / "log").string() + "' 2>&1";
+  const int status = std::system(cmd.c_str());
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.output = read_all(r.dir / "log");
+  if (fs::exists(r.dir / "runs"))
+    for (const auto& e : fs::directory_iterator(r.dir / "runs"))
+      if (e.path().extension() == ".json") r.records.push_back(json::parse(read_all(e.path())));
+  return r;
+}
+
+json traffic_of(const Result& r, int rank) {
+  const fs::path p = r.dir / ("traffic.rank" + std::to_string(rank) + ".json");
+  REQUIRE(fs::exists(p));
+  return json::parse(read_all(p));
+}
+
+/// The group of `dump` serving these kinds with these members, or null (a layout's TP and EP groups may have the
+/// same members and still be two groups).
+json group_with(const json& dump, const json& kinds, const json& members) {
+  for (const json& g : dump["groups"])
+    if (g["kinds"] == kinds && g["members"] == members) return g;
+  return nullptr;
+}
+
+/// Rank `rank` emulated equals rank `rank` of `real`: parameters, groups, and every call's operation, shape and
+/// bytes; its record is an emulated one with that rank's traffic per step.
+void check_rank(const std::string& name, const std::string& fixture, const std::string& extra, const Result& real,
+                int rank) {
+  INFO(name << " rank " << rank);
+  const Result e = run(name + "-emulated-" + std::to_string(rank), fixture,
+                       extra + " --emulate-rank " + std::to_string(rank));
+  INFO(e.output);
+  REQUIRE(e.exit_code == 0);
+  const json want = traffic_of(real, rank), got = traffic_of(e, rank);
+  CHECK(got["parameters"] == want["parameters"]);
+  REQUIRE(got["groups"].size() == want["groups"].size());
+  int64_t calls = 0;
+  for (const json& g : want["groups"]) {
+    INFO("group " << g["kinds"].dump() << " members " << g["members"].dump());
+    const json h = group_with(got, g["kinds"], g["members"]);
+    REQUIRE(!h.is_null());
+    REQUIRE(h["calls"].size() == g["calls"].size());
+    for (size_t i = 0; i < g["calls"].size(); ++i) {
+      INFO("call " << i << ": " << g["calls"][i].dump());
+      CHECK(h["calls"][i] == g["calls"][i]);
+    }
+    calls += static_cast<int64_t>(g["calls"].size());
+  }
+  CHECK(calls > 0);
+  REQUIRE(e.records.size() == 1);
+  const json& rec = e.records[0];
+  CHECK(rec["status"] == "emulated");
+  CHECK(rec["metrics"].is_null());
+  CHECK(rec["settings"]["emulate_rank"] == rank);
+  CHECK(rec["emulation"]["rank"] == rank);
+  CHECK(rec["emulation"]["world"] == real.records.at(0)["settings"]["ranks"]);
+  CHECK(rec["emulation"]["planned_peak_bytes"].get<double>() > 0);
+  CHECK(!rec["emulation"]["traffic_per_step"].empty());
+  for (const json& s : rec["steps"]) CHECK(!s["traffic"].empty());
+}
+
+/// The losses of an emulated last-stage rank: finite, and (`falls`) the last step's below step 0's.
+void check_loss(const Result& e, bool falls) {
+  INFO(e.output);
+  REQUIRE(e.records.size() == 1);
+  const json& steps = e.records[0]["steps"];
+  for (const json& s : steps) REQUIRE(s["loss"].is_number());
+  for (const json& s : steps) CHECK(std::isfinite(s["loss"].get<double>()));
+  if (falls) CHECK(steps.back()["loss"].get<double>() < steps.front()["loss"].get<double>());
+}
+
+void check_layout(const std::string& name, const std::string& fixture, int world, const std::string& extra,
+                  const std::vector<int>& ranks) {
+  const Result real = run(name + "-real", fixture, extra + " --nproc " + std::to_string(world));
+  INFO(real.output);
+  REQUIRE(real.exit_code == 0);
+  for (const int r : ranks) check_rank(name, fixture, extra, real, r);
+}
+
+constexpr const char* kFixed = "--ep-dispatch fixed_capacity";
+
+}  // namespace
+
+TEST_CASE("an emulated DP2 rank moves what the real rank moves", "[emulation]") {
+  check_layout("dp2", "dist/tiny-dp2.yaml", 2, "", {0, 1});
+}
+
+TEST_CASE("an emulated EP2 rank moves what the real rank moves (fixed-capacity dispatch)", "[emulation]") {
+  check_layout("ep2", "dist/tiny-ep2-dp2.yaml", 2, kFixed, {0, 1});
+}
+
+TEST_CASE("an emulated TP2 rank moves what the real rank moves", "[emulation]") {
+  check_layout("tp2", "dist/tiny-tp2.yaml", 2, kFixed, {0, 1});  // TP2 with EP2 (ETP 1)
+}
+
+TEST_CASE("an emulated PP2 VPP2 rank moves what the real rank moves", "[emulation]") {
+  check_layout("pp2-vpp2", "dist/tiny-pp2-vpp2.yaml", 2, "", {0, 1});
+}
+
+TEST_CASE("an emulated TP2 PP2 EP2 DP2 rank moves what the real rank moves", "[emulation]") {
+  check_layout("tp2-pp2-ep2-dp2", "dist/tiny-tp2-pp2-ep2-dp2.yaml", 8, kFixed, {0, 3, 5, 6});
+}
+
+TEST_CASE("an emulated rank's loss: finite on a last stage, falling where its inputs are its own; else none",
+          "[emulation]") {
+  // PP 1: the rank embeds its own rows, so its loss falls. PP > 1: the last stage's inputs are the stand-in's fixed
+  // receive values, which carry nothing of the rows: finite, no training signal (docs/emulation.md, "The loss").
+  const std::string eight = "--steps 8 --window 1:7";
+  check_loss(run("loss-dp2", "dist/tiny-dp2.yaml", "--emulate-rank 1", eight), true);
+  check_loss(run("loss-ep2", "dist/tiny-ep2-dp2.yaml", "--emulate-rank 1", eight), true);
+  check_loss(run("loss-tp2", "dist/tiny-tp2.yaml", std::string("--emulate-rank 1 ") + kFixed, eight), true);
+  check_loss(run("loss-pp2", "dist/tiny-pp2-vpp2.yaml", "--emulate-rank 1", eight), false);
+  check_loss(run("loss-tp2-pp2-ep2-dp2", "dist/tiny-tp2-pp2-ep2-dp2.yaml", "--emulate-rank 7", eight), false);
+  const Result first = run("loss-pp2-first", "dist/tiny-pp2-vpp2.yaml", "--emulate-rank 0");
+  REQUIRE(first.exit_code == 0);
+  for (const json& s : first.records.at(0)["steps"]) CHECK(s["loss"].is_null());
+}
+
+TEST_CASE("--layers with --emulate-rank runs that many of the stage's layers", "[emulation]") {
+  // tiny-pp2: the tiny model's 4 layers over PP 2, layers 2 and 3 on rank 1 (the last stage); --layers 1 keeps 2.
+  const Result e = run("layers", "dist/tiny-pp2.yaml", "--emulate-rank 1 --layers 1");
+  INFO(e.output);
+  REQUIRE(e.exit_code == 0);
+  const json& rec = e.records.at(0);
+  const json& em = rec["emulation"];
+  CHECK(em["stage_layers"] == 2);
+  CHECK(em["layers_run"] == 1);
+  REQUIRE(em["layers"].size() == 1);
+  CHECK(em["layers"][0]["first"] == 2);
+  CHECK(em["layers"][0]["count"] == 1);
+  CHECK(rec["settings"]["emulated_stage_layers"] == 1);
+  CHECK(rec["settings"]["layers"].is_null());  // the model keeps its layers: only the stage is cut
+  CHECK(rec["model"]["layers"] == 4);
+  // The parameters dumped are the stage's one layer and the output layer: no parameter of layer 3.
+  const std::string params = traffic_of(e, 1)["parameters"].dump();
+  CHECK(params.find("layers.2.") != std::string::npos);
+  CHECK(params.find("layers.3.") == std::string::npos);
+}
+
+TEST_CASE("a rank outside the layout, --layers outside the stage and --nproc are refused, located", "[emulation]") {
+  const Result out = run("refused-rank", "dist/tiny-dp2.yaml", "--emulate-rank 2");
+  CHECK(out.exit_code == 2);
+  CHECK(out.output.find("<command line>: error: --emulate-rank: 2, expected a rank of the recipe's layout TP1 PP1 "
+                        "EP1 DP2 (2 ranks: 0 to 1)") != std::string::npos);
+  CHECK(out.records.empty());
+  const Result layers = run("refused-layers", "dist/tiny-pp2-vpp2.yaml", "--emulate-rank 0 --layers 1");
+  CHECK(layers.exit_code == 2);
+  CHECK(layers.output.find("<command line>: error: --layers: 1, expected with --emulate-rank, layers of rank 0's "
+                           "pipeline stage 0: 2 to") != std::string::npos);
+  const Result nproc = run("refused-nproc", "dist/tiny-dp2.yaml", "--emulate-rank 0 --nproc 2");
+  CHECK(nproc.exit_code == 2);
+  CHECK(nproc.output.find("--emulate-rank runs one process alone; drop --nproc") != std::string::npos);
+}
+
+TEST_CASE("the command backend cannot emulate a rank: refused by name", "[emulation]") {
+  const Result r = run("refused-command", "command/hf-ok.yaml", "--emulate-rank 0");
+  CHECK(r.exit_code == 1);
+  CHECK(r.output.find("--emulate-rank: the command backend cannot emulate a rank") != std::string::npos);
+  CHECK(r.records.empty());
+}
