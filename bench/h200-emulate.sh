@@ -12,7 +12,9 @@
 # 5. summary.json: per emulated rank its place, layers, mean step, peak memory against the plan, profile
 #    components per microbatch and traffic per step (bench/emulation_summary.py).
 # Everything is kept in bench/out/h200-emulate/ and packed into $OUT/h200-emulate.tar.gz after every run. Each run has
-# its own time limit (RUN_LIMIT seconds, default 150).
+# its own time limit (RUN_LIMIT seconds, default 150); STEPS and WINDOW (default 3 and 1:2) set every run's steps.
+# PARTS (default "tests seed proxy") picks the parts after the build, RECIPES (default all three) the seed recipes:
+# a call is at most 10 minutes, so the seed's recipes go in two calls (the build stays on the machine between them).
 set -uo pipefail
 [ -n "${RECIPEBENCH_GIT_COMMIT:-}" ] || echo "note: RECIPEBENCH_GIT_COMMIT is not set: the records name the copy's HEAD"
 cd "$(dirname "$0")/.."
@@ -43,7 +45,7 @@ fi
 
 emulate() {  # emulate NAME RECIPE RANK [ARGS...]: one emulated rank into $out/NAME/, log $out/NAME.log
   local name=$1 recipe=$2 rank=$3; shift 3
-  timeout -k 10 "$limit" "$rb" run "$recipe" --device cuda --emulate-rank "$rank" --steps 8 --window 3:7 "$@" \
+  timeout -k 10 "$limit" "$rb" run "$recipe" --device cuda --emulate-rank "$rank" --steps "${STEPS:-3}" --window "${WINDOW:-1:2}" "$@" \
     --out "$out/$name" >"$out/$name.log" 2>&1 || { echo "run $name failed:"; tail -n 8 "$out/$name.log"; }
   grep -E "^emulated rank|^  (layers|window|peak)" "$out/$name.log" | sed "s/^/$name: /"
   pack
@@ -51,22 +53,26 @@ emulate() {  # emulate NAME RECIPE RANK [ARGS...]: one emulated rank into $out/N
 
 if [[ " $parts " == *" seed "* ]]; then
   echo "== 3. the seed's B200 recipes at 397B widths, one rank of each kind emulated on this H200"
-  # recipe, first / middle / last rank, --layers for the middle stage (a whole middle stage plans above 141 GB)
-  while read -r file first middle last layers; do
+  # Per kind of rank: the rank and its --layers (- for the whole stage). The whole-stage plans (run --dry-run):
+  # mt16k 118.1 / 145.9 / 115.4 GB, mt8k 115.8 / 143.2 / 114.5 GB, 48gpu 180.2 / 173.7 / 178.4 GB; ~18 GB a layer, so
+  # 6 layers (3 per virtual stage with VPP 2, an attention layer among each 3) fit the H200's 141 GB.
+  while read -r file first first_layers middle middle_layers last last_layers; do
+    [[ " ${RECIPES:-$file} " == *" $file "* ]] || continue
     recipe=recipes/qwen3.5-397b-a17b/b200/$file.yaml
     "$rb" run "$recipe" --dry-run --device cuda >"$out/$file.dry-run.txt" 2>&1
     for kind in first middle last; do
-      rank=${!kind}
+      layers_var=${kind}_layers
+      rank=${!kind} layers=${!layers_var}
       extra=()
-      [ "$kind" = middle ] && [ "$layers" != - ] && extra=(--layers "$layers")
+      [ "$layers" != - ] && extra=(--layers "$layers")
       emulate "$file-$kind" "$recipe" "$rank" "${extra[@]}"
       emulate "$file-$kind-profile" "$recipe" "$rank" "${extra[@]}" --profile
     done
-  done <<'EOF'
-attune-tp2-pp8-ep8-vpp2-mt16k 0 20 63 2
-attune-tp2-pp8-ep8-vpp2-mt8k 0 20 63 2
-attune-48gpu-tp2-pp6-ep8 0 20 47 2
-EOF
+  done <<'RANKS'
+attune-tp2-pp8-ep8-vpp2-mt16k 0 - 20 6 63 -
+attune-tp2-pp8-ep8-vpp2-mt8k 0 - 20 6 63 -
+attune-48gpu-tp2-pp6-ep8 0 6 20 6 47 6
+RANKS
 fi
 
 if [[ " $parts " == *" proxy "* ]]; then
