@@ -23,12 +23,13 @@ def summarise(name, record):
     out = {
         "name": name,
         "status": record["status"],
-        "recipe": record["recipe_path"],
+        "recipe": record["recipe"]["path"],
         "device": record["environment"].get("device", {}).get("name"),
         "rank": e.get("rank"), "world": e.get("world"), "stage_kind": e.get("stage_kind"),
         "coordinates": e.get("coordinates"), "layers_run": e.get("layers_run"), "stage_layers": e.get("stage_layers"),
         "microbatches": e.get("microbatches"),
         "mean_step_seconds": e.get("window", {}).get("mean_step_seconds"),
+        "stand_in_seconds_per_step": e.get("window", {}).get("stand_in_seconds"),
         "peak_memory_gb": (e.get("peak_memory_bytes") or 0) / 1e9,
         "planned_peak_gb": (e.get("planned_peak_bytes") or 0) / 1e9,
         "peak_over_plan": e.get("peak_over_plan"),
@@ -56,13 +57,15 @@ def main():
     if "--table" not in sys.argv:
         print(json.dumps(rows, indent=1))
         return
-    print(f"{'run':44} {'rank':>9} {'stage':13} {'layers':>7} {'step s':>8} {'peak GB':>8} {'plan GB':>8} {'/plan':>6}")
+    print(f"{'run':44} {'rank':>9} {'stage':13} {'layers':>7} {'step s':>8} {'stand-in':>8} {'peak GB':>8} "
+          f"{'plan GB':>8} {'/plan':>6}")
     for r in rows:
         if "error" in r and r.get("status") != "emulated":
             print(f"{r['name']:44} {r.get('error')}")
             continue
         print(f"{r['name']:44} {r['rank']:>4}/{r['world']:<4} {r['stage_kind']:13} "
               f"{r['layers_run']:>3}/{r['stage_layers']:<3} {r['mean_step_seconds'] or 0:8.3f} "
+              f"{r['stand_in_seconds_per_step'] or 0:8.3f} "
               f"{r['peak_memory_gb']:8.2f} {r['planned_peak_gb']:8.2f} {r['peak_over_plan'] or 0:6.2f}")
         if "per_microbatch_seconds" in r:
             p = r["per_microbatch_seconds"]

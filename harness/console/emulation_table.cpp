@@ -66,9 +66,10 @@ std::string format_emulation(const RunRecord& r) {
                               r.device_name(), place_text(e));
   s += layers_text(e);
   if (e.contains("window"))
-    s += fmt::format("  window {}..{}: mean step {:.4f} s, this rank's compute alone (its collectives stood in)\n",
+    s += fmt::format("  window {}..{}: mean step {:.4f} s: compute {:.4f} s, the stand-in's operations {:.4f} s\n",
                      r.options.settings.window.first, r.options.settings.window.last,
-                     e["window"]["mean_step_seconds"].get<double>());
+                     e["window"]["mean_step_seconds"].get<double>(), e["window"].value("compute_seconds", 0.0),
+                     e["window"].value("stand_in_seconds", 0.0));
   if (e.contains("peak_memory_bytes") && !e["peak_over_plan"].is_null())
     s += fmt::format("  peak memory {:.2f} GB, planned {:.2f} GB for this rank ({:.2f} of the plan)\n",
                      e["peak_memory_bytes"].get<double>() / 1e9, e["planned_peak_bytes"].get<double>() / 1e9,

@@ -32,9 +32,10 @@ RankMap emulated_rank_map(RankMap map, const RunSettings& s);
 Json emulation_block(const Recipe& recipe, const RankMap& full, const RankMap& ran, const MemoryPlan& plan,
                      const RunSettings& s);
 
-/// Completes the block from the record's steps: over the timed window, the mean step seconds, the measured peak
-/// memory (bytes) against the plan (measured / planned), and each group's traffic per step (bytes, the window's
-/// mean). Nothing for a record without a block or without window steps.
+/// Completes the block from the record's steps: over the timed window, the mean step seconds, of which the stand-in's
+/// own operations (the steps' comm_waits) and the rest (compute), the measured peak memory (bytes) against the plan
+/// (measured / planned), and each group's traffic per step (bytes, the window's mean). Nothing for a record without
+/// a block or without window steps.
 void summarise_emulation(RunRecord& rec);
 
 }  // namespace recipebench
