@@ -15,6 +15,7 @@
 # its own time limit (RUN_LIMIT seconds, default 150); STEPS and WINDOW (default 3 and 1:2) set every run's steps.
 # PARTS (default "tests seed proxy") picks the parts after the build, RECIPES (default all three) the seed recipes:
 # a call is at most 10 minutes, so the seed's recipes go in two calls (the build stays on the machine between them).
+# KINDS (default "first middle last") picks the kinds of rank.
 set -uo pipefail
 [ -n "${RECIPEBENCH_GIT_COMMIT:-}" ] || echo "note: RECIPEBENCH_GIT_COMMIT is not set: the records name the copy's HEAD"
 cd "$(dirname "$0")/.."
@@ -60,7 +61,7 @@ if [[ " $parts " == *" seed "* ]]; then
     [[ " ${RECIPES:-$file} " == *" $file "* ]] || continue
     recipe=recipes/qwen3.5-397b-a17b/b200/$file.yaml
     "$rb" run "$recipe" --dry-run --device cuda >"$out/$file.dry-run.txt" 2>&1
-    for kind in first middle last; do
+    for kind in ${KINDS:-first middle last}; do
       layers_var=${kind}_layers
       rank=${!kind} layers=${!layers_var}
       extra=()

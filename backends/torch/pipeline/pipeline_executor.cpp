@@ -91,6 +91,7 @@ class PipelineStepRun {
                                  std::to_string(a.microbatch) + " chunk " + std::to_string(a.chunk) +
                                  " does not match the output's shape or dtype");
         }
+        if (place_.stood_in) grad.mul_(1.0 / denom_);  // the stand-in's N(0, 1) at the loss's scale
       }
       post_due(i);
       l.output.backward(grad);

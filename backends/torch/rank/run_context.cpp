@@ -112,6 +112,7 @@ void place_rank(RunContext& ctx, const Recipe& recipe, const ModelConfig& model,
   ctx.place.group = ctx.group.get();
   ctx.place.links = ctx.groups.links;
   ctx.place.overlap_p2p_comm = config.overlap_p2p_comm;
+  ctx.place.stood_in = ctx.emulated;
 }
 
 }  // namespace recipebench::train
