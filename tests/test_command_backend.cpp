@@ -5,7 +5,9 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -258,4 +260,37 @@ TEST_CASE("command backend: bench.fail_on_sync in the recipe is refused, located
   check_field_refused("fail-on-sync.yaml", "recipebench-command-fail-on-sync",
                       ":57:17: error: bench.fail_on_sync: true, expected false or absent (the command "
                       "backend runs the recipe's own command: its synchronisation is the command's)");
+}
+
+TEST_CASE("import-missing-loss-shown-as-zero (2026-12-02): a log without a loss gives null losses, said once",
+          "[command][cases]") {
+  // A Megatron-LM log of a first pipeline stage: no 'lm loss' on its step lines (the last stage prints it).
+  register_command_backend();
+  RunRequest q;
+  const std::string dir = test::source_path("tests/data/cases/import-missing-loss-shown-as-zero/");
+  q.recipe_path = dir + "attune-48gpu-tp2-pp6-ep8.yaml";
+  q.out_dir = (fs::temp_directory_path() / "recipebench-import-missing-loss").string();
+  q.build = BuildInfo{"test", "test", "Debug"};
+  fs::remove_all(q.out_dir);
+  q.overrides.backend = "command";
+  q.overrides.log_format = "megatron";
+  q.import_log = dir + "megatron-rank0.log";
+  Refused messages;  // every message of the run
+  const RunOutcome out = run_recipe(q, {&messages});
+  REQUIRE(out.exit_code == kOk);
+  const RunRecord& r = *out.record;
+  REQUIRE(r.steps.size() == 20);
+  for (const StepSample& s : r.steps) CHECK(std::isnan(s.loss));
+  const Json written = read_json_file(out.record_path);
+  for (const Json& s : written["steps"]) CHECK(s["loss"].is_null());
+  // The measurement's time is the log's, not the import's: the leaderboard dates the entry 2026-10-18.
+  CHECK(written["log"]["printed_at"] == Json{{"first", "2026-10-18T10:01:00"}, {"last", "2026-10-18T10:20:00"}});
+  CHECK(std::count(messages.lines.begin(), messages.lines.end(),
+                   "recipebench import: the log prints no loss: the record's loss is null (Megatron-LM prints it on "
+                   "the last pipeline stage only: import that rank's log)") == 1);
+  const CheckedRunRecord checked = reread(out);  // report reads it back
+  REQUIRE(checked.ok());
+  const Leaderboard board = build_leaderboard({}, {}, {RunRecordInput{out.record_path, *checked.record}});
+  REQUIRE(board.groups.size() == 1);
+  CHECK(board.groups[0].entries.at(0).measured == "2026-10-18");
 }

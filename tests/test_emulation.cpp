@@ -149,7 +149,7 @@ TEST_CASE("an emulated TP2 PP2 EP2 DP2 rank moves what the real rank moves", "[e
   check_layout("tp2-pp2-ep2-dp2", "dist/tiny-tp2-pp2-ep2-dp2.yaml", 8, kFixed, {0, 3, 5, 6});
 }
 
-TEST_CASE("an emulated rank's loss: finite on a last stage, falling where its inputs are its own; else none",
+TEST_CASE("an emulated rank's loss: finite on a last stage, falling where its inputs are its own, else none",
           "[emulation]") {
   // PP 1: the rank embeds its own rows, so its loss falls. PP > 1: the last stage's inputs are the stand-in's fixed
   // receive values, which carry nothing of the rows: finite, no training signal (docs/emulation.md, "The loss").
@@ -164,7 +164,7 @@ TEST_CASE("an emulated rank's loss: finite on a last stage, falling where its in
   for (const json& s : first.records.at(0)["steps"]) CHECK(s["loss"].is_null());
 }
 
-TEST_CASE("--layers with --emulate-rank runs that many of the stage's layers", "[emulation]") {
+TEST_CASE("a cut stage: --layers K with --emulate-rank runs K of the stage's layers", "[emulation]") {
   // tiny-pp2: the tiny model's 4 layers over PP 2, layers 2 and 3 on rank 1 (the last stage); --layers 1 keeps 2.
   const Result e = run("layers", "dist/tiny-pp2.yaml", "--emulate-rank 1 --layers 1");
   INFO(e.output);
@@ -205,4 +205,19 @@ TEST_CASE("the command backend cannot emulate a rank: refused by name", "[emulat
   CHECK(r.exit_code == 1);
   CHECK(r.output.find("--emulate-rank: the command backend cannot emulate a rank") != std::string::npos);
   CHECK(r.records.empty());
+}
+
+TEST_CASE("report lists an emulated rank's record apart, never ranked", "[emulation]") {
+  const Result e = run("report", "dist/tiny-dp2.yaml", "--emulate-rank 1");
+  REQUIRE(e.exit_code == 0);
+  const fs::path board = e.dir / "board";
+  const std::string cmd = "'" + std::string(RECIPEBENCH_BINARY) + "' report '" + (e.dir / "runs").string() +
+                          "' --out '" + board.string() + "' > '" + (e.dir / "report.log").string() + "' 2>&1";
+  REQUIRE(WEXITSTATUS(std::system(cmd.c_str())) == 0);
+  const json b = json::parse(read_all(board / "leaderboard.json"));
+  CHECK(b["groups"].empty());
+  REQUIRE(b["unranked"].size() == 1);
+  CHECK(b["unranked"][0].get<std::string>().find(
+            "not ranked: an emulated rank (rank 1 alone, its collectives stood in; docs/emulation.md)") !=
+        std::string::npos);
 }

@@ -1,5 +1,6 @@
 #include "backends/command/command_backend.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <deque>
 #include <filesystem>
@@ -74,12 +75,27 @@ class CommandBackend : public Backend {
            (log.format ? log.format->to_string() : std::string("no known format found")) + "); the window " +
            std::to_string(o.settings.window.first) + ".." + std::to_string(o.settings.window.last) +
            " needs steps 0.." + std::to_string(o.settings.window.last));
+    note_missing_fields(log, o);
     for (size_t i = 0; i < log.steps.size() && i < static_cast<size_t>(o.settings.steps); ++i) on_step(log.steps[i]);
   }
 
   BackendReport report() const override { return report_; }
 
  private:
+  /// A figure the log's step lines never print is null in the record (its steps' loss NaN, peak memory 0 = not
+  /// measured), never 0: the user is told once which, and where Megatron-LM prints the loss.
+  void note_missing_fields(const ParsedLog& log, const RunOptions& o) {
+    const char* command = o.command.import_log.empty() ? "recipebench run" : "recipebench import";
+    const auto has = [&log](const char* f) { return std::find(log.fields.begin(), log.fields.end(), f) != log.fields.end(); };
+    if (!has("loss"))
+      report_.notes.push_back(std::string(command) +
+                              ": the log prints no loss: the record's loss is null (Megatron-LM prints it on the last "
+                              "pipeline stage only: import that rank's log)");
+    if (!has("memory"))
+      report_.notes.push_back(std::string(command) + ": the log prints no memory figure: the record's peak memory is "
+                                                     "0, not measured");
+  }
+
   /// Runs the recipe's command, teeing its output to o.command.log_path and the console. Throws RunError when it does
   /// not exit 0.
   ParsedLog launch(const Recipe& recipe, const RunOptions& o) {

@@ -122,6 +122,7 @@ struct BackendReport {
   Json log;                            ///< null, or the record's `log` block (which log, its sha256, the parser)
   std::optional<double> wall_seconds;  ///< replaces the record's wall time (an imported log: its steps' sum)
   std::vector<std::string> log_tail;   ///< a failed run's last log lines (at most 50), for error.log_tail
+  std::vector<std::string> notes;      ///< what the user is told once at the end (e.g. a log that prints no loss)
 };
 
 /// One backend. run() executes the recipe's training steps and calls on_step after each step, in order.

@@ -71,8 +71,10 @@ void ConsoleReporter::step(const StepSample& s, const RunRecord& r, int devices)
   // An emulated rank's step is one rank's compute: no tokens/s of the layout; no loss off a last stage.
   const std::string loss = std::isnan(s.loss) ? "-" : fmt::format("{:.4f}", s.loss);
   const std::string rate = o.emulate_rank ? "-" : fixed(s.tokens / s.seconds / devices, 0);
-  fmt::print(out_, "{:>3}/{:<3} {:9.3f} {:>10} {:>12} {:10.3f} {:10.2f} GB{}\n", s.step, o.steps, s.seconds, loss,
-             rate, s.grad_norm, s.peak_memory_bytes / 1e9, timed ? "" : "  (not timed)");
+  // 0 bytes: not measured (a CPU run, a log that prints no memory figure).
+  const std::string peak = s.peak_memory_bytes > 0 ? fmt::format("{:10.2f} GB", s.peak_memory_bytes / 1e9) : "-";
+  fmt::print(out_, "{:>3}/{:<3} {:9.3f} {:>10} {:>12} {:10.3f} {:>13}{}\n", s.step, o.steps, s.seconds, loss, rate,
+             s.grad_norm, peak, timed ? "" : "  (not timed)");
   std::fflush(out_);
 }
 

@@ -1,6 +1,8 @@
 #include "logparse/log_reader.h"
 
 #include <fstream>
+#include <regex>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -16,6 +18,7 @@ struct LogReader::State {
   std::optional<std::string> stream;                   ///< the rank whose step lines are read, once chosen
   std::optional<int64_t> last_printed;                 ///< last step (as printed) of the kept run
   std::set<std::string> fields;
+  std::string line_time;  ///< printed_time of the line being read
 
   /// "megatron step line", "regex step line", "log step line" (before a format is known), for diagnostics.
   std::string what() const {
@@ -35,12 +38,13 @@ void LogReader::State::keep(const StepLine& l, int64_t tokens) {
   st.step = static_cast<int>(*l.step - out.first_step_printed);
   st.tokens = tokens;
   st.seconds = l.seconds ? *l.seconds : static_cast<double>(tokens) / (*l.tokens_per_s_per_gpu * std::max(1, ctx.gpus));
-  st.loss = l.loss.value_or(0);
+  st.loss = l.loss.value_or(std::numeric_limits<double>::quiet_NaN());  // not printed: null in the record, not 0
   st.grad_norm = l.grad_norm.value_or(0);
   st.learning_rate = l.learning_rate.value_or(0);
   st.peak_memory_bytes = l.memory_bytes.value_or(0);
   out.steps.push_back(st);
   out.step_lines.push_back(out.lines);
+  out.step_times.push_back(line_time);
   out.printed.push_back(l);
   const std::pair<const char*, bool> seen[] = {{"seconds", l.seconds.has_value()},
                                                {"loss", l.loss.has_value()},
@@ -100,6 +104,7 @@ void LogReader::read_segment(const std::string& segment) {
     ++s_->out.other_rank_lines;
     return;
   }
+  s_->line_time = printed_time(ranked.text);
   take(read);
 }
 
@@ -156,6 +161,7 @@ void LogReader::take(const LineRead& read) {
     ++s.out.restarts;
     s.out.steps.clear();
     s.out.step_lines.clear();
+    s.out.step_times.clear();
     s.out.printed.clear();
     s.last_printed.reset();
   }
@@ -211,7 +217,26 @@ Json ParsedLog::to_json(StepWindow window) const {
               {"duplicate_lines", duplicate_lines},
               {"rank", stream.empty() ? Json(nullptr) : Json(stream)},
               {"fields", fields},
-              {"printed", printed_means(printed, window)}};
+              {"printed", printed_means(printed, window)},
+              {"printed_at", printed_at()}};
+}
+
+Json ParsedLog::printed_at() const {
+  std::string first, last;
+  for (const std::string& t : step_times) {
+    if (t.empty()) continue;
+    if (first.empty()) first = t;
+    last = t;
+  }
+  if (first.empty()) return nullptr;
+  return Json{{"first", first}, {"last", last}};
+}
+
+std::string printed_time(const std::string& line) {
+  static const std::regex stamp(R"((\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2}))");
+  std::smatch m;
+  if (!std::regex_search(line, m, stamp)) return "";
+  return m[1].str() + "T" + m[2].str();
 }
 
 ParsedLog read_log_file(const std::string& path, const std::optional<LogFormatSpec>& format,

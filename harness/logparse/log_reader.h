@@ -31,6 +31,7 @@ struct ParsedLog {
   bool detected = false;                ///< true when the format was detected
   std::vector<StepSample> steps;        ///< steps 0..n-1 of the last run in the log (after any restart)
   std::vector<int64_t> step_lines;      ///< the 1-based log line of each step
+  std::vector<std::string> step_times;  ///< the time each step's line printed (printed_time), "" where none
   Diagnostics problems;                 ///< lines that could not be read, gaps; non-empty: the log is refused
   int64_t lines = 0;                    ///< lines read
   int restarts = 0;                     ///< times the step counter went back (the steps before were dropped)
@@ -41,11 +42,18 @@ struct ParsedLog {
   std::vector<std::string> fields;      ///< what the step lines printed: loss, grad_norm, tokens, ...
   std::vector<StepLine> printed;        ///< each kept step's line as read (the stack's own figures)
   /// {"parser", "detected", "lines", "steps_parsed", "restarts", "first_step_printed", "other_rank_lines",
-  ///  "duplicate_lines", "rank", "fields", "printed"} (schema/run-record.schema.json's log block); "printed"
+  ///  "duplicate_lines", "rank", "fields", "printed", "printed_at"} (schema/run-record.schema.json's log block);
+  ///  "printed_at" is printed_at(); "printed"
   /// holds the means over `window`'s steps of what the stack printed itself: tflops_per_gpu, mfu (fractions),
   /// tokens_per_s_per_gpu, each only when every step of the window printed it.
   Json to_json(StepWindow window) const;
+  /// {"first", "last"}: the first and last time the kept steps' lines printed ("2026-10-18T10:01:00", the log's own
+  /// clock, no time zone); null when no step line carries a time.
+  Json printed_at() const;
 };
+
+/// The first "YYYY-MM-DD HH:MM:SS" (or with a T) in a log line, as "YYYY-MM-DDTHH:MM:SS"; "" when none.
+std::string printed_time(const std::string& line);
 
 /// Reads a log line by line. Not thread-safe.
 class LogReader {

@@ -141,6 +141,17 @@ std::string backend_label(const RunRecord& rec) {
          " · " + parser;
 }
 
+/// When a run's figures were measured: the date its log's steps printed (log.printed_at), else for an imported log
+/// the import's date marked so (the log carries no time), else the run's finish.
+std::string measured_date(const RunRecord& rec) {
+  const std::string finished = rec.finished_at.substr(0, 10);
+  if (!rec.log.is_object()) return finished;
+  const Json& at = rec.log.value("printed_at", Json());
+  if (at.is_object() && at.contains("last") && at["last"].is_string()) return at["last"].get<std::string>().substr(0, 10);
+  if (rec.log.value("source", std::string()) == "import") return finished + " (import date: the log prints no time)";
+  return finished;
+}
+
 /// A checked, complete run record as an entry: its recipe's facts, the record's measured figures (re-derived
 /// from its steps by check_run_record), priced and MFU'd for GPU runs only.
 LeaderboardEntry entry_from_run(const RunRecordInput& in, const ReportOptions& options) {
@@ -163,7 +174,7 @@ LeaderboardEntry entry_from_run(const RunRecordInput& in, const ReportOptions& o
   e.tokens_per_s_per_gpu = m.window.tokens_per_s_per_gpu;
   e.step_time_cv_percent = m.window.step_time_cv_percent;
   e.gpu_hours = m.gpu_hours;
-  e.measured = rec.finished_at.substr(0, 10);
+  e.measured = measured_date(rec);
   e.gpus = rec.device_count();
   e.hardware = std::to_string(e.gpus) + " x " + rec.device_name();
   if (rec.options.settings.device == Device::kCuda) {

@@ -3,6 +3,8 @@
 // http(s) URLs become links (page_text.h); SVG and JSON blocks are built by report code that escapes them.
 #include <kainjow/mustache.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -63,6 +65,8 @@ void measurement_facts(const LeaderboardEntry& e, mu::data& facts) {
     facts << fact("Peak memory", fixed(m["peak_memory_bytes"].get<double>() / 1e9, 1) + " GB");
   if (m.contains("final_loss") && m["final_loss"].is_number())
     facts << fact("Final loss", fixed(m["final_loss"].get<double>(), 4));
+  else if (m.contains("log"))
+    facts << fact("Final loss", "not in the log");
   std::string versions;
   for (const EntryField& f : entry_fields(e))
     if (f.section == "stack") versions += (versions.empty() ? "" : "; ") + f.name + " " + f.value;
@@ -150,9 +154,11 @@ void step_charts(const LeaderboardEntry& e, mu::data& a) {
   a.set("step_svg", svg::steps_svg(s.seconds, s.window_first, s.window_last,
                                    svg::StepStyle{"step time (s)", true, false, false}, "steps-" + e.id,
                                    "Step times of " + e.id + ", steps 0.." + std::to_string(s.seconds.size() - 1)));
-  a.set("loss_svg", svg::steps_svg(s.loss, s.window_first, s.window_last,
-                                   svg::StepStyle{"loss (nats per token)", false, true, true}, "loss-" + e.id,
-                                   "Training loss of " + e.id + " by step"));
+  // A log that prints no loss has none to draw (its steps' loss is NaN, null in the record).
+  if (std::none_of(s.loss.begin(), s.loss.end(), [](double v) { return std::isnan(v); }))
+    a.set("loss_svg", svg::steps_svg(s.loss, s.window_first, s.window_last,
+                                     svg::StepStyle{"loss (nats per token)", false, true, true}, "loss-" + e.id,
+                                     "Training loss of " + e.id + " by step"));
 }
 
 void block_data(const LeaderboardEntry& e, SeenBlocks& seen, mu::data& a) {

@@ -431,9 +431,10 @@ Execution execute(Backend& backend, const Recipe& recipe, const ModelConfig& mod
 }
 
 /// What the backend adds to the record (backend/backend.h's BackendReport): the log block, an imported log's wall
-/// time, and a failed run's last log lines.
-void merge_backend_report(const Backend& backend, RunRecord& rec) {
+/// time, and a failed run's last log lines; its notes are told once.
+void merge_backend_report(const Backend& backend, RunRecord& rec, const Reporters& report) {
   const BackendReport r = backend.report();
+  for (const std::string& note : r.notes) report.message(note);
   rec.log = r.log;
   if (r.wall_seconds) rec.wall_seconds = *r.wall_seconds;
   if (rec.error) rec.error->log_tail = r.log_tail;
@@ -537,7 +538,7 @@ RunOutcome run_placed(Backend& backend, const RunRequest& q, const Recipe& recip
   }
   rec.finished_at = utc_timestamp(Clock::now());
   rec.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - launch_steady).count();
-  merge_backend_report(backend, rec);
+  merge_backend_report(backend, rec, report);
   if (rec.complete()) rec.metrics = compute_metrics(rec, recipe, m.model, x.devices);
   summarise_emulation(rec);
   out.record_path = write_new_record(out.record_path, rec.to_json().dump(2) + "\n");  // the name it took
