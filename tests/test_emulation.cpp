@@ -11,13 +11,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "test_util.h"
+
 namespace fs = std::filesystem;
 using nlohmann::json;
+using recipebench::test::read_file;
 
 namespace {
 
@@ -27,13 +28,6 @@ struct Result {
   std::vector<json> records;
   fs::path dir;
 };
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 /// `recipebench run tests/data/FIXTURE STEPS EXTRA` in a fresh folder, every rank dumping its traffic to
 /// <folder>/traffic.rank<R>.json.
@@ -49,17 +43,17 @@ Result run(const std::string& name, const std::string& fixture, const std::strin
                           (r.dir / "log").string() + "' 2>&1";
   const int status = std::system(cmd.c_str());
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.output = read_all(r.dir / "log");
+  r.output = read_file((r.dir / "log").string());
   if (fs::exists(r.dir / "runs"))
     for (const auto& e : fs::directory_iterator(r.dir / "runs"))
-      if (e.path().extension() == ".json") r.records.push_back(json::parse(read_all(e.path())));
+      if (e.path().extension() == ".json") r.records.push_back(json::parse(read_file(e.path().string())));
   return r;
 }
 
 json traffic_of(const Result& r, int rank) {
   const fs::path p = r.dir / ("traffic.rank" + std::to_string(rank) + ".json");
   REQUIRE(fs::exists(p));
-  return json::parse(read_all(p));
+  return json::parse(read_file(p.string()));
 }
 
 /// The group of `dump` serving these kinds with these members, or null (a layout's TP and EP groups may have the
@@ -214,7 +208,7 @@ TEST_CASE("report lists an emulated rank's record apart, never ranked", "[emulat
   const std::string cmd = "'" + std::string(RECIPEBENCH_BINARY) + "' report '" + (e.dir / "runs").string() +
                           "' --out '" + board.string() + "' > '" + (e.dir / "report.log").string() + "' 2>&1";
   REQUIRE(WEXITSTATUS(std::system(cmd.c_str())) == 0);
-  const json b = json::parse(read_all(board / "leaderboard.json"));
+  const json b = json::parse(read_file((board / "leaderboard.json").string()));
   CHECK(b["groups"].empty());
   REQUIRE(b["unranked"].size() == 1);
   CHECK(b["unranked"][0].get<std::string>().find(

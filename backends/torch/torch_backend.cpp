@@ -74,7 +74,7 @@ StepSample make_sample(int step, const train::StepBatch& batch, const train::Ste
     s.comm_waits = CommWaitSeconds{true, at(CommKind::kTensorParallel), at(CommKind::kExpertParallel),
                                    at(CommKind::kDataParallel), at(CommKind::kPipeline)};
   }
-  if (ctx.emulated) s.traffic = train::take_step_traffic(ctx);  // what each group would have moved
+  if (ctx.emulated()) s.traffic = train::take_step_traffic(ctx);  // what each group would have moved
   if (profile) {
     s.forward_seconds = r.forward_seconds;
     s.backward_seconds = r.backward_seconds;
@@ -130,7 +130,7 @@ void run_steps(train::RunContext& ctx, const Recipe& recipe, train::RankModel& m
   const train::HostSyncCheck host_sync(s.fail_on_sync, ctx.device.is_cuda());
   // Several ranks: rank 0's (an emulated rank's own) waits for communication in each step (dist/comm_clock.h).
   std::optional<dist::CommClock> comm_clock;
-  if (ctx.group && (ctx.rank == 0 || ctx.emulated)) comm_clock.emplace(ctx.device.is_cuda());
+  if (ctx.group && (ctx.rank == 0 || ctx.emulated())) comm_clock.emplace(ctx.device.is_cuda());
   train::take_step_traffic(ctx);  // the steps' traffic only: what the build and the placement moved is dropped
   const ActiveCommClock active_clock(comm_clock ? &*comm_clock : nullptr);
   auto tail = Clock::now();  // the end of the previous step's timed region

@@ -6,13 +6,6 @@
 
 namespace recipebench {
 
-std::string bytes_text(double bytes) {
-  const char* units[] = {"B", "kB", "MB", "GB", "TB"};
-  int u = 0;
-  while (bytes >= 1000 && u < 4) bytes /= 1000, ++u;
-  return u == 0 ? fmt::format("{:.0f} B", bytes) : fmt::format("{:.3g} {}", bytes, units[u]);
-}
-
 namespace {
 constexpr const char* kOps[] = {"all_reduce", "reduce_scatter", "all_gather", "all_to_all", "send", "recv"};
 

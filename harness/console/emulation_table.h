@@ -12,7 +12,4 @@ namespace recipebench {
 /// The summary as lines of text (each ending in a newline); "" for a record without an emulation block.
 std::string format_emulation(const RunRecord& r);
 
-/// "1.23 GB", "45.6 MB", "789 kB", "12 B" (decimal units, 3 significant figures at most).
-std::string bytes_text(double bytes);
-
 }  // namespace recipebench

@@ -45,6 +45,18 @@ std::string shortest(double v) {
   return buf;
 }
 
+std::string bytes_text(double bytes) {
+  static const char* const units[] = {"B", "kB", "MB", "GB", "TB"};
+  int u = 0;
+  while (bytes >= 1000 && u < 4) bytes /= 1000, ++u;
+  char buf[32];
+  if (u == 0)
+    std::snprintf(buf, sizeof buf, "%.0f B", bytes);
+  else
+    std::snprintf(buf, sizeof buf, "%.3g %s", bytes, units[u]);
+  return buf;
+}
+
 std::string approx(double v) {
   std::string s = fixed(v, 2, false);
   while (s.find('.') != std::string::npos && (s.back() == '0' || s.back() == '.')) {

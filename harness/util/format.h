@@ -15,6 +15,8 @@ std::string fixed(double v, int decimals, bool commas = true);
 std::string shortest(double v);
 /// A ratio for messages: at most 2 decimals, trailing zeros dropped: 170.666 -> "170.67", 0.5 -> "0.5", 8 -> "8"
 std::string approx(double v);
+/// Bytes in decimal units, 3 significant figures at most: "1.23 GB", "45.6 MB", "789 kB", "12 B".
+std::string bytes_text(double bytes);
 /// Columns a UTF-8 string takes on a terminal: its code points ("—" is 1, not its 3 bytes); no wide characters.
 size_t display_width(const std::string& s);
 /// `s` padded with spaces on the right to `width` display columns (display_width); unchanged when wider.

@@ -35,10 +35,13 @@ std::vector<int> run_ranks(int world) {
   return r;
 }
 
-/// The traffic note of an operation on `t` (dist/traffic.h says which tensor each operation names).
-CollectiveCall call_of(CollectiveOp op, const at::Tensor& t, int64_t received_bytes = 0) {
+/// Notes an operation on `t` in `log` (dist/traffic.h says which tensor each operation names); its shape only when
+/// the log keeps calls (a real run's collectives allocate nothing for it).
+void note(TrafficLog& log, CollectiveOp op, const at::Tensor& t, int64_t received_bytes = 0) {
   const int64_t bytes = t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0;
-  return CollectiveCall{op, t.defined() ? t.sizes().vec() : std::vector<int64_t>{}, bytes, received_bytes};
+  CollectiveCall c{op, {}, bytes, received_bytes};
+  if (t.defined() && log.keeping_calls()) c.shape = t.sizes().vec();
+  log.note(c);
 }
 
 /// A stand-in operation's request: done when issued.
@@ -231,7 +234,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::subgroup(const std::string& name, co
 
 void ProcessGroup::all_to_all(const at::Tensor& in, at::Tensor& out, std::vector<int64_t> out_counts,
                               std::vector<int64_t> in_counts) {
-  traffic_->note(call_of(CollectiveOp::kAllToAll, in, out.numel() * static_cast<int64_t>(out.element_size())));
+  note(*traffic_, CollectiveOp::kAllToAll, in, out.numel() * static_cast<int64_t>(out.element_size()));
   if (standing_in()) return stand_in::all_to_all(in, out, out_counts, in_counts, rank_);
   at::Tensor input = impl_->on_transport(in), output = impl_->on_transport(out);
   impl_->group->alltoall_base(output, input, out_counts, in_counts)->wait();
@@ -239,7 +242,7 @@ void ProcessGroup::all_to_all(const at::Tensor& in, at::Tensor& out, std::vector
 }
 
 void ProcessGroup::all_reduce_sum(at::Tensor& t) {
-  traffic_->note(call_of(CollectiveOp::kAllReduce, t));
+  note(*traffic_, CollectiveOp::kAllReduce, t);
   if (standing_in()) return stand_in::all_reduce_sum(t, world_);
   std::vector<at::Tensor> v{impl_->on_transport(t)};
   impl_->group->allreduce(v)->wait();
@@ -247,7 +250,7 @@ void ProcessGroup::all_reduce_sum(at::Tensor& t) {
 }
 
 void ProcessGroup::all_reduce_max(at::Tensor& t) {
-  traffic_->note(call_of(CollectiveOp::kAllReduce, t));
+  note(*traffic_, CollectiveOp::kAllReduce, t);
   if (standing_in()) return;  // the maximum over members holding the same values
   std::vector<at::Tensor> v{impl_->on_transport(t)};
   c10d::AllreduceOptions o;
@@ -257,7 +260,7 @@ void ProcessGroup::all_reduce_max(at::Tensor& t) {
 }
 
 void ProcessGroup::reduce_scatter_sum(at::Tensor& full, at::Tensor& shard) {
-  traffic_->note(call_of(CollectiveOp::kReduceScatter, full));
+  note(*traffic_, CollectiveOp::kReduceScatter, full);
   if (standing_in()) return stand_in::reduce_scatter_sum(full, shard, rank_, world_);
   if (impl_->transport == Transport::kNccl) {
     at::Tensor in = impl_->on_transport(full), out = impl_->on_transport(shard);
@@ -272,7 +275,7 @@ void ProcessGroup::reduce_scatter_sum(at::Tensor& full, at::Tensor& shard) {
 }
 
 void ProcessGroup::all_gather(const at::Tensor& shard, at::Tensor& full) {
-  traffic_->note(call_of(CollectiveOp::kAllGather, full));
+  note(*traffic_, CollectiveOp::kAllGather, full);
   if (standing_in()) return stand_in::all_gather(shard, full, world_);
   if (impl_->transport == Transport::kNccl) {
     at::Tensor in = impl_->on_transport(shard), out = impl_->on_transport(full);
@@ -288,7 +291,7 @@ void ProcessGroup::all_gather(const at::Tensor& shard, at::Tensor& full) {
 }
 
 void ProcessGroup::barrier() {
-  traffic_->note(call_of(CollectiveOp::kBarrier, at::Tensor()));
+  note(*traffic_, CollectiveOp::kBarrier, at::Tensor());
   if (standing_in()) return;
   c10d::BarrierOptions o;
   if (impl_->transport == Transport::kNccl) o.device_ids = {impl_->cuda_device};
@@ -356,7 +359,7 @@ struct WorkRequest : ProcessGroup::Request {
 }  // namespace
 
 std::unique_ptr<ProcessGroup::Request> ProcessGroup::isend(const at::Tensor& t, int dst, int tag) {
-  traffic_->note(call_of(CollectiveOp::kSend, t));
+  note(*traffic_, CollectiveOp::kSend, t);
   if (standing_in()) return std::make_unique<DoneRequest>();
   std::vector<at::Tensor> v{impl_->on_transport(t.is_contiguous() ? t : t.contiguous())};
   auto work = impl_->group->send(v, dst, tag);
@@ -365,7 +368,7 @@ std::unique_ptr<ProcessGroup::Request> ProcessGroup::isend(const at::Tensor& t, 
 
 std::unique_ptr<ProcessGroup::Request> ProcessGroup::irecv(at::Tensor& t, int src, int tag) {
   if (!t.is_contiguous()) throw std::invalid_argument("ProcessGroup::irecv: the tensor must be contiguous");
-  traffic_->note(call_of(CollectiveOp::kRecv, t));
+  note(*traffic_, CollectiveOp::kRecv, t);
   if (standing_in()) {
     receiver_->fill(t);
     return std::make_unique<DoneRequest>();
@@ -378,7 +381,7 @@ std::unique_ptr<ProcessGroup::Request> ProcessGroup::irecv(at::Tensor& t, int sr
 
 std::unique_ptr<ProcessGroup::Request> ProcessGroup::ireduce_scatter_sum(const at::Tensor& full,
                                                                          const at::Tensor& shard) {
-  traffic_->note(call_of(CollectiveOp::kReduceScatter, full));
+  note(*traffic_, CollectiveOp::kReduceScatter, full);
   if (standing_in()) {
     stand_in::reduce_scatter_sum(full, shard, rank_, world_);
     return std::make_unique<DoneRequest>();
@@ -398,7 +401,7 @@ std::unique_ptr<ProcessGroup::Request> ProcessGroup::ireduce_scatter_sum(const a
 }
 
 std::unique_ptr<ProcessGroup::Request> ProcessGroup::iall_gather(const at::Tensor& shard, const at::Tensor& full) {
-  traffic_->note(call_of(CollectiveOp::kAllGather, full));
+  note(*traffic_, CollectiveOp::kAllGather, full);
   if (standing_in()) {
     stand_in::all_gather(shard, full, world_);
     return std::make_unique<DoneRequest>();

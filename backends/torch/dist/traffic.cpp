@@ -49,6 +49,11 @@ void TrafficLog::keep_calls(bool on) {
   keep_ = on;
 }
 
+bool TrafficLog::keeping_calls() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return keep_;
+}
+
 std::vector<CollectiveCall> TrafficLog::calls() const {
   const std::lock_guard<std::mutex> lock(mutex_);
   return calls_;

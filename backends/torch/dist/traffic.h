@@ -23,9 +23,9 @@ const char* to_string(CollectiveOp op);
 /// tensor's elements x element size: nccl-tests' "size" of the operation).
 struct CollectiveCall {
   CollectiveOp op = CollectiveOp::kAllReduce;
-  std::vector<int64_t> shape;
+  std::vector<int64_t> shape;  ///< empty unless the log keeps its calls (TrafficLog::keep_calls)
   int64_t bytes = 0;
-  int64_t received_bytes = 0;  ///< all_to_all: the rows received (bytes); else equal to `bytes` or 0
+  int64_t received_bytes = 0;  ///< all_to_all: the rows received (bytes); 0 for the others
 };
 
 /// Calls and bytes per operation.
@@ -44,6 +44,8 @@ class TrafficLog {
   /// The totals since the last take_totals(), and forgets them.
   TrafficTotals take_totals();
   void keep_calls(bool on);
+  /// True while calls are kept: only then does a call need its shape.
+  bool keeping_calls() const;
   /// Every call noted while keep_calls was on, in order.
   std::vector<CollectiveCall> calls() const;
 

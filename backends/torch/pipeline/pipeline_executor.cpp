@@ -23,7 +23,12 @@ class PipelineStepRun {
  public:
   PipelineStepRun(torch_model::PipelineStage& stage, const std::vector<PipelineMicrobatch>& microbatches,
                   const PipelinePlace& place, double denom, const std::vector<PipelineAction>& schedule)
-      : stage_(stage), microbatches_(microbatches), place_(place), denom_(denom), schedule_(schedule) {
+      : stage_(stage),
+        microbatches_(microbatches),
+        place_(place),
+        denom_(denom),
+        stood_in_(place.group && place.group->transport() == dist::Transport::kStandIn),
+        schedule_(schedule) {
     const auto param = stage->parameters().front();
     act_options_ = torch::TensorOptions().dtype(param.scalar_type()).device(param.device());
     loss_sum_ = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(param.device()));
@@ -91,7 +96,7 @@ class PipelineStepRun {
                                  std::to_string(a.microbatch) + " chunk " + std::to_string(a.chunk) +
                                  " does not match the output's shape or dtype");
         }
-        if (place_.stood_in) grad.mul_(1.0 / denom_);  // the stand-in's N(0, 1) at the loss's scale
+        if (stood_in_) grad.mul_(1.0 / denom_);  // the stand-in's N(0, 1) at the loss's scale
       }
       post_due(i);
       l.output.backward(grad);
@@ -184,6 +189,10 @@ class PipelineStepRun {
   const std::vector<PipelineMicrobatch>& microbatches_;
   const PipelinePlace& place_;
   const double denom_;
+  /// An emulated rank (docs/emulation.md): the stand-in's receives are standard normal, so a received output
+  /// gradient is scaled by 1 / denom on arrival, the scale of a hidden state's gradient of the step's mean loss
+  /// (N(0, 1) gradients overflow BF16 after a few layers' backward).
+  const bool stood_in_;
   const std::vector<PipelineAction>& schedule_;
   torch::TensorOptions act_options_;
   torch::Tensor loss_sum_;

@@ -25,10 +25,6 @@ struct PipelinePlace {
   /// bench.overlap_p2p_comm: receives are posted ahead (schedule/pipeline_receives.h) into buffers allocated then, and
   /// waited for when their pass runs; false: each is posted and waited for right before its pass.
   bool overlap_p2p_comm = false;
-  /// An emulated rank (docs/emulation.md): `group` is the stand-in transport's, whose receives are standard normal;
-  /// a received output gradient is scaled by 1 / denom on arrival, the scale of a hidden state's gradient of the
-  /// step's mean loss (N(0, 1) gradients overflow BF16 after a few layers' backward).
-  bool stood_in = false;
 };
 
 /// One microbatch of the step: ids int64 [rows, seq] and loss mask [rows, seq] (uint8 or bool, 1 where supervised);

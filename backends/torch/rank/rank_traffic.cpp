@@ -51,7 +51,7 @@ void keep_traffic_calls(const RunContext& ctx) {
 
 void dump_rank_traffic(const std::string& prefix, const RunContext& ctx, const RankModel& model) {
   Json params = Json::array();
-  const auto names = model.stage_param_names;
+  const auto& names = model.stage_param_names;
   const auto tensors = model.stage->parameters();
   for (size_t i = 0; i < tensors.size(); ++i)
     params.push_back(Json{{"name", i < names.size() ? names[i] : ""}, {"shape", tensors[i].sizes().vec()}});

@@ -46,7 +46,7 @@ std::vector<int64_t> RunContext::gather_over_ranks(int64_t v) const {
   auto t = torch::zeros({world}, torch::kInt64);  // each rank fills its slot; the sum gathers them
   t[rank] = v;
   group->all_reduce_sum(t);
-  if (emulated) return {v};  // the stand-in's sum is no gathering: only this rank's value is known
+  if (emulated()) return {v};  // the stand-in's sum is no gathering: only this rank's value is known
   return std::vector<int64_t>(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + world);
 }
 
@@ -66,7 +66,6 @@ RunContext open_run(const Recipe& recipe, const RunOptions& o) {
 #endif
   ctx.dtype = compute_dtype(recipe.workload.precision, ctx.device);
   if (o.settings.emulate_rank) {
-    ctx.emulated = true;
     ctx.group = dist::ProcessGroup::make_stand_in(o.place.rank, o.place.world);
     return ctx;
   }
@@ -112,7 +111,6 @@ void place_rank(RunContext& ctx, const Recipe& recipe, const ModelConfig& model,
   ctx.place.group = ctx.group.get();
   ctx.place.links = ctx.groups.links;
   ctx.place.overlap_p2p_comm = config.overlap_p2p_comm;
-  ctx.place.stood_in = ctx.emulated;
 }
 
 }  // namespace recipebench::train

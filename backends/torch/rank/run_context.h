@@ -25,9 +25,6 @@ struct RunContext {
   c10::Device device{c10::kCPU};
   c10::ScalarType dtype = c10::kFloat;  ///< compute dtype: BF16 on CUDA for a bf16 recipe, else FP32
   int rank = 0, world = 1;
-  /// --emulate-rank: this process is rank `rank` of `world` alone; `group` is the stand-in transport's
-  /// (dist/stand_in.h, docs/emulation.md).
-  bool emulated = false;
   std::unique_ptr<dist::ProcessGroup> group;  ///< the run's group over all ranks; null on one rank
   RankMap map;                                ///< every rank's coordinates and layers (harness/layout/rank_map.h)
   RankPlacement me;                           ///< this rank's entry of `map`
@@ -40,6 +37,9 @@ struct RunContext {
   void barrier() const;
   /// The maximum of `v` over the ranks (`v` on one rank).
   int64_t max_over_ranks(int64_t v) const;
+  /// --emulate-rank: this process is rank `rank` of `world` alone, `group` the stand-in transport's
+  /// (dist/stand_in.h, docs/emulation.md).
+  bool emulated() const { return group && group->transport() == dist::Transport::kStandIn; }
   /// True when this rank holds a last pipeline stage (the output layer and the loss).
   bool last_stage() const { return me.pp == map.pp - 1; }
   /// Every rank's `v`, in rank order (a collective; {v} on one rank and on an emulated rank).

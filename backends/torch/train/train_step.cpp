@@ -26,10 +26,10 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
 /// blocks of the global batch (docs/emulation.md): its loss is its own sum x DP x CP / denom on a last stage, NaN
 /// (no loss) elsewhere; the reduction still runs, as the real rank's does.
 double global_loss(const RunContext& ctx, torch::Tensor loss_sum, double denom) {
-  const double own = ctx.emulated ? loss_sum.item<double>() : 0.0;
+  const double own = ctx.emulated() ? loss_sum.item<double>() : 0.0;
   if (ctx.me.tp != 0) loss_sum.zero_();
   if (ctx.group) ctx.group->all_reduce_sum(loss_sum);
-  if (ctx.emulated)
+  if (ctx.emulated())
     return ctx.last_stage() ? own * ctx.map.dp * ctx.map.cp / denom : std::numeric_limits<double>::quiet_NaN();
   return loss_sum.item<double>() / denom;
 }
@@ -98,7 +98,7 @@ StepResult train_step(const RunContext& ctx, RankModel& model, Optimizer& optimi
   r.components = components.seconds();
   r.grad_norm = optimizer.grad_norm();
   r.loss = global_loss(ctx, loss_sum, denom);
-  const bool has_loss = !ctx.emulated || ctx.last_stage();
+  const bool has_loss = !ctx.emulated() || ctx.last_stage();
   if ((has_loss && !std::isfinite(r.loss)) || !std::isfinite(r.grad_norm))
     throw RunError("step " + std::to_string(step) + ": the loss is " + std::to_string(r.loss) +
                        " and the gradient norm " + std::to_string(r.grad_norm) + "; the run stops here",
