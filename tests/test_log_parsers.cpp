@@ -3,6 +3,8 @@
 // tests/data/logs/ (written for these tests; the formats are the stacks' documented lines).
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "logparse/line_parser.h"
 #include "logparse/line_text.h"
 #include "logparse/log_reader.h"
@@ -96,13 +98,14 @@ TEST_CASE("Megatron-LM log: the window's steps, extra lines skipped, the printed
   CHECK(j["parser"] == "megatron");
 }
 
-TEST_CASE("Megatron-LM log: a restarted iteration counter keeps the last run, a missing lm loss is 0", "[logparse]") {
+TEST_CASE("Megatron-LM log: a restarted iteration counter keeps the last run, a missing lm loss is NaN (null in the record)",
+          "[logparse]") {
   const ParsedLog log = read_fixture("megatron-restart.log", LogFormatSpec{LogFormat::kMegatron, ""});
   REQUIRE(log.problems.empty());
   CHECK(log.restarts == 1);
   REQUIRE(log.steps.size() == 20);
   for (const StepSample& s : log.steps) CHECK(s.seconds == Approx(2.048));  // the first run's 3.00x s are gone
-  CHECK(log.steps[11].loss == 0);                                           // iteration 12 printed none
+  CHECK(std::isnan(log.steps[11].loss));  // iteration 12 printed none: not 0 (case import-missing-loss-shown-as-zero)
   CHECK(log.steps[10].loss == Approx(8.9));
   CHECK(log.step_lines.front() == 12);  // 7 lines of the first run, 4 lines of crash and relaunch
 }
