@@ -11,6 +11,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -214,4 +216,78 @@ TEST_CASE("report lists an emulated rank's record apart, never ranked", "[emulat
   CHECK(b["unranked"][0].get<std::string>().find(
             "not ranked: an emulated rank (rank 1 alone, its collectives stood in; docs/emulation.md)") !=
         std::string::npos);
+}
+
+namespace {
+
+/// The cells of a pass or of a phase object: {component: seconds}; 0 for an absent component or phase.
+double cell(const json& pass, const char* phase, const char* component) {
+  if (!pass.contains(phase)) return 0;
+  return pass[phase].value(component, 0.0);
+}
+
+double cells_sum(const json& pass) {
+  double s = 0;
+  for (const char* ph : {"forward", "backward", "recompute"})
+    if (pass.contains(ph))
+      for (const auto& [name, v] : pass[ph].items()) s += v.get<double>();
+  return s;
+}
+
+/// An emulated rank of tiny-pp2-vpp2-recompute (4 microbatches, 2 chunks a rank, one layer a chunk, every chunk
+/// recomputed) under --profile: each step holds every pass of the schedule once, each pass's cells add up to its
+/// seconds, forward passes have only a forward phase and backward passes a backward and a recompute phase, the MoE
+/// parts are timed in every phase, and `where` (a component) only in the chunk that has it.
+void check_profiled_rank(int rank, const char* only_component, int only_chunk) {
+  const Result e = run("profile-rank" + std::to_string(rank), "dist/tiny-pp2-vpp2-recompute.yaml",
+                       "--profile --emulate-rank " + std::to_string(rank));
+  INFO(e.output);
+  REQUIRE(e.exit_code == 0);
+  CHECK(e.output.find("ms per step") != std::string::npos);
+  const json& rec = e.records.at(0);
+  for (const json& s : rec["steps"]) {
+    const json& passes = s["phases"]["passes"];
+    REQUIRE(passes.size() == 16);  // 2 kinds x 2 chunks x 4 microbatches
+    std::set<std::tuple<std::string, int, int>> seen;
+    for (const json& p : passes) {
+      INFO(p.dump());
+      seen.insert({p["kind"].get<std::string>(), p["virtual_stage"].get<int>(), p["microbatch"].get<int>()});
+      CHECK(cells_sum(p) == Approx(p["seconds"].get<double>()).epsilon(1e-9));
+      const bool backward = p["kind"] == "backward";
+      CHECK(p.contains("forward") == !backward);
+      CHECK(p.contains("backward") == backward);
+      CHECK(p.contains("recompute") == backward);  // full recompute: each chunk's forward runs again in its backward
+      for (const char* moe : {"moe_router", "moe_shared_expert", "moe_dispatch", "moe_experts", "moe_combine"})
+        for (const char* ph : backward ? std::vector<const char*>{"backward", "recompute"}
+                                       : std::vector<const char*>{"forward"})
+          CHECK(cell(p, ph, moe) > 0);
+      const bool has = p["virtual_stage"] == only_chunk;
+      CHECK((cell(p, backward ? "backward" : "forward", only_component) > 0) == has);
+    }
+    CHECK(seen.size() == 16);
+    // The step's MoE figure is the sum of its parts over the passes (component_totals).
+    double moe = 0;
+    for (const json& p : passes)
+      for (const char* ph : {"forward", "backward", "recompute"})
+        for (const char* part :
+             {"moe_router", "moe_shared_expert", "moe_dispatch", "moe_experts", "moe_combine", "moe_rest"})
+          moe += cell(p, ph, part);
+    CHECK(s["phases"]["moe_seconds"].get<double>() == Approx(moe).epsilon(1e-9));
+  }
+  const json& em = rec["emulation"];
+  REQUIRE(em["passes"].size() == 16);
+  CHECK(em["window"]["optimizer_seconds"].get<double>() > 0);
+  for (const char* ph : {"forward", "backward", "recompute"}) CHECK(em["components_per_step"][ph]["moe_experts"] > 0);
+  // The per-step cells are the window's passes summed: the experts' forward, two ways.
+  double experts = 0;
+  for (const json& p : em["passes"]) experts += cell(p, "forward", "moe_experts");
+  CHECK(em["components_per_step"]["forward"]["moe_experts"].get<double>() == Approx(experts).epsilon(1e-9));
+}
+
+}  // namespace
+
+TEST_CASE("an emulated rank under --profile: every pass by phase and component, adding up", "[emulation]") {
+  // Rank 0 holds global stages 0 and 2: the embedding in chunk 0. Rank 1 holds 1 and 3: the LM head in chunk 1.
+  check_profiled_rank(0, "embedding", 0);
+  check_profiled_rank(1, "lm_head_loss", 1);
 }

@@ -80,6 +80,7 @@ StepSample make_sample(int step, const train::StepBatch& batch, const train::Ste
     s.backward_seconds = r.backward_seconds;
     s.optimizer_seconds = r.optimizer_seconds;
     s.components = r.components;
+    s.passes = r.passes;  // this rank's (rank 0's) passes
   }
   return s;
 }

@@ -40,6 +40,20 @@ std::vector<std::string> backend_names() {
   return out;
 }
 
+ComponentSeconds component_totals(const std::vector<PassSample>& passes) {
+  ComponentSeconds c;
+  for (const PassSample& p : passes) {
+    c.gdn += p.component_seconds(ProfileComponent::kGdn);
+    c.attention += p.component_seconds(ProfileComponent::kAttention);
+    for (ProfileComponent m : {ProfileComponent::kMoeRouter, ProfileComponent::kMoeSharedExpert,
+                               ProfileComponent::kMoeDispatch, ProfileComponent::kMoeExperts,
+                               ProfileComponent::kMoeCombine, ProfileComponent::kMoeRest})
+      c.moe += p.component_seconds(m);
+    c.lm_head_loss += p.component_seconds(ProfileComponent::kLmHeadLoss);
+  }
+  return c;
+}
+
 Json ModelBuild::to_json() const {
   return Json{{"seconds", seconds},
               {"host_rss_before_bytes", host_rss_before_bytes},
@@ -75,6 +89,11 @@ Json StepSample::to_json() const {
                          {"attention_seconds", components.attention},
                          {"moe_seconds", components.moe},
                          {"lm_head_loss_seconds", components.lm_head_loss}}}};
+  if (!passes.empty()) {
+    Json p = Json::array();
+    for (const PassSample& s : passes) p.push_back(recipebench::to_json(s));
+    j["phases"]["passes"] = p;
+  }
   if (std::isnan(loss)) j["loss"] = nullptr;
   if (!traffic.empty()) {
     Json t = Json::array();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend/capabilities.h"
+#include "backend/profile.h"
 #include "catalog/models.h"
 #include "metrics/metrics.h"
 #include "recipe/enums.h"
@@ -28,6 +29,10 @@ struct ComponentSeconds {
   double lm_head_loss = 0;  ///< the output layer and the cross-entropy (model/chunked_lm_loss.h)
   double sum() const { return gdn + attention + moe + lm_head_loss; }
 };
+
+/// The step's components from its passes (backend/profile.h), over the phases: moe is the block's parts and its
+/// rest together; the embedding and `other` are not among them.
+ComponentSeconds component_totals(const std::vector<PassSample>& passes);
 
 /// A multi-rank step's exposed communication on rank 0: the time its compute waited for each kind of communication
 /// (seconds; measured with CUDA events on the compute stream, or host clocks on CPU ranks, without synchronising;
@@ -78,6 +83,7 @@ struct StepSample {
                                   ///< (measured for the previous step's tail; 0 for step 0)
   double forward_seconds = 0, backward_seconds = 0, optimizer_seconds = 0;  ///< with profile only, else 0
   ComponentSeconds components;                                              ///< with profile only, else 0
+  std::vector<PassSample> passes;  ///< with profile only: each pass of the rank's schedule, in the order run
   CommWaitSeconds comm_waits;  ///< several ranks: rank 0's waits for communication (an emulated rank: its own)
   std::vector<GroupTraffic> traffic;  ///< an emulated rank: what each of its groups moved in the step; else empty
   Json to_json() const;

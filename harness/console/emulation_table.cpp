@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <utility>
+
+#include "backend/profile.h"
+
 #include "util/format.h"
 
 namespace recipebench {
@@ -49,6 +54,37 @@ std::string traffic_table(const Json& groups) {
   }
   return s + "  (bytes per step as nccl-tests counts an operation's size, calls per step in brackets)\n";
 }
+/// With --profile: the step's time by component (rows) and phase (columns), ms per step, then the mean pass per
+/// kind and virtual stage.
+std::string component_table(const Json& e) {
+  const Json& per = e["components_per_step"];
+  std::string s = fmt::format("  {:<22}", "ms per step");
+  for (int ph = 0; ph < kPassPhases; ++ph) s += fmt::format(" {:>10}", to_string(PassPhase(ph)));
+  s += fmt::format(" {:>10}\n", "total");
+  for (int k = 0; k < kProfileComponents; ++k) {
+    const char* name = to_string(ProfileComponent(k));
+    std::string row = fmt::format("  {:<22}", name);
+    double total = 0;
+    for (int ph = 0; ph < kPassPhases; ++ph) {
+      const Json& cells = per.contains(to_string(PassPhase(ph))) ? per[to_string(PassPhase(ph))] : Json::object();
+      const double v = cells.value(name, 0.0);
+      total += v;
+      row += v > 0 ? fmt::format(" {:>10.2f}", v * 1e3) : fmt::format(" {:>10}", "-");
+    }
+    if (total > 0) s += row + fmt::format(" {:>10.2f}\n", total * 1e3);
+  }
+  s += fmt::format("  {:<22} {:>43.2f}\n", "optimizer step", e["window"].value("optimizer_seconds", 0.0) * 1e3);
+  // The mean pass of each kind and virtual stage: what the step-time model's pipeline takes (docs/emulation.md).
+  std::map<std::pair<std::string, int>, std::pair<double, int>> mean;
+  for (const Json& p : e["passes"]) {
+    auto& m = mean[{p["kind"].get<std::string>(), p["virtual_stage"].get<int>()}];
+    m.first += p["seconds"].get<double>(), ++m.second;
+  }
+  for (const auto& [key, m] : mean)
+    s += fmt::format("  {} pass of virtual stage {}: {:.2f} ms (mean of {} microbatches)\n", key.first, key.second,
+                     m.first / m.second * 1e3, m.second);
+  return s;
+}
 }  // namespace
 
 std::string format_emulation(const RunRecord& r) {
@@ -67,6 +103,7 @@ std::string format_emulation(const RunRecord& r) {
     s += fmt::format("  peak memory {:.2f} GB, planned {:.2f} GB for this rank ({:.2f} of the plan)\n",
                      e["peak_memory_bytes"].get<double>() / 1e9, e["planned_peak_bytes"].get<double>() / 1e9,
                      e["peak_over_plan"].get<double>());
+  if (e.contains("components_per_step")) s += component_table(e);
   if (e.contains("traffic_per_step")) s += traffic_table(e["traffic_per_step"]);
   return s;
 }

@@ -93,6 +93,32 @@ std::vector<GroupTraffic> traffic_of(const JsonFields& f, const Json& a, const s
   return out;
 }
 
+/// steps[].phases.passes[i]: one pass of the schedule under --profile (backend/profile.h to_json).
+PassSample pass_of(const JsonFields& f, const Json& j, const std::string& p) {
+  f.object(j, p);
+  PassSample s;
+  const std::string kind = f.string(f.get(j, p, "kind"), p + ".kind");
+  if (kind != "forward" && kind != "backward") f.fail(p + ".kind", JsonFields::describe(j["kind"]), "forward or backward");
+  s.backward = kind == "backward";
+  s.virtual_stage = f.int32(f.get(j, p, "virtual_stage"), p + ".virtual_stage", 0);
+  s.microbatch = f.integer(f.get(j, p, "microbatch"), p + ".microbatch", 0);
+  s.seconds = f.number(f.get(j, p, "seconds"), p + ".seconds");
+  for (const auto& [key, cells] : j.items()) {
+    if (key == "kind" || key == "virtual_stage" || key == "microbatch" || key == "seconds") continue;
+    const auto phase = pass_phase_named(key);
+    if (!phase) f.fail(JsonFields::join(p, key), "a field", "kind, virtual_stage, microbatch, seconds or a phase "
+                                                             "(forward, backward, recompute)");
+    const std::string pp = JsonFields::join(p, key);
+    f.object(cells, pp);
+    for (const auto& [name, v] : cells.items()) {
+      const auto c = profile_component_named(name);
+      if (!c) f.fail(JsonFields::join(pp, name), "a field", "a component of the profile (docs/metrics.md, Profile)");
+      s.phases[static_cast<size_t>(*phase)][static_cast<size_t>(*c)] = f.number(v, JsonFields::join(pp, name));
+    }
+  }
+  return s;
+}
+
 StepSample step_of(const JsonFields& f, const Json& j, const std::string& p) {
   f.object(j, p);
   StepSample s;
@@ -125,6 +151,10 @@ StepSample step_of(const JsonFields& f, const Json& j, const std::string& p) {
                                                      {"lm_head_loss_seconds", &s.components.lm_head_loss}};
     for (const auto& [key, out] : parts)
       if (JsonFields::has(ph, key)) *out = f.number(ph[key], pp + "." + key);
+    if (JsonFields::has(ph, "passes")) {
+      const Json& a = f.array(ph["passes"], pp + ".passes");
+      for (size_t i = 0; i < a.size(); ++i) s.passes.push_back(pass_of(f, a[i], JsonFields::item(pp + ".passes", i)));
+    }
   }
   if (JsonFields::has(j, "comm_waits")) {
     const Json& cw = f.object(j["comm_waits"], p + ".comm_waits");

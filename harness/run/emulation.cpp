@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <stdexcept>
 
 namespace recipebench {
@@ -102,17 +103,66 @@ Json window_traffic(const RunRecord& rec, int first, int last) {
   }
   return out;
 }
+/// {phase: {component: seconds}} of `cells` divided by `n`, the phases and components with time only.
+Json phase_cells_json(const std::array<ComponentCells, kPassPhases>& cells, double n) {
+  Json out = Json::object();
+  for (int ph = 0; ph < kPassPhases; ++ph) {
+    Json c = Json::object();
+    for (int k = 0; k < kProfileComponents; ++k)
+      if (const double s = cells[static_cast<size_t>(ph)][static_cast<size_t>(k)]; s > 0)
+        c[to_string(ProfileComponent(k))] = s / n;
+    if (!c.empty()) out[to_string(PassPhase(ph))] = c;
+  }
+  return out;
+}
+
+/// With --profile: the window's mean of each pass of the schedule (by kind, virtual stage and microbatch, in the
+/// order run) and of the step's components by phase. Null without passes.
+Json window_passes(const RunRecord& rec, int first, int last) {
+  using Key = std::tuple<bool, int, int64_t>;
+  std::map<Key, PassSample> sums;
+  std::vector<Key> order;
+  std::array<ComponentCells, kPassPhases> per_step{};
+  int steps = 0;
+  for (const StepSample& s : rec.steps) {
+    if (s.step < first || s.step > last || s.passes.empty()) continue;
+    ++steps;
+    for (const PassSample& p : s.passes) {
+      const Key key{p.backward, p.virtual_stage, p.microbatch};
+      if (!sums.count(key)) order.push_back(key), sums[key] = PassSample{p.backward, p.virtual_stage, p.microbatch};
+      PassSample& t = sums[key];
+      t.seconds += p.seconds;
+      for (size_t ph = 0; ph < kPassPhases; ++ph)
+        for (size_t c = 0; c < kProfileComponents; ++c) {
+          t.phases[ph][c] += p.phases[ph][c];
+          per_step[ph][c] += p.phases[ph][c];
+        }
+    }
+  }
+  if (steps == 0) return nullptr;
+  Json passes = Json::array();
+  for (const Key& k : order) {
+    const PassSample& t = sums[k];
+    Json j{{"kind", t.backward ? "backward" : "forward"},
+           {"virtual_stage", t.virtual_stage},
+           {"microbatch", t.microbatch},
+           {"seconds", t.seconds / steps}};
+    j.update(phase_cells_json(t.phases, steps));
+    passes.push_back(j);
+  }
+  return Json{{"passes", passes}, {"components_per_step", phase_cells_json(per_step, steps)}};
+}
 }  // namespace
 
 void summarise_emulation(RunRecord& rec) {
   if (rec.emulation.is_null()) return;
   const StepWindow w = rec.options.settings.window;
-  double seconds = 0, stand_in = 0;
+  double seconds = 0, stand_in = 0, optimizer = 0;
   int steps = 0;
   int64_t peak = 0;
   for (const StepSample& s : rec.steps) {
     if (s.step < w.first || s.step > w.last) continue;
-    seconds += s.seconds, stand_in += s.comm_waits.sum(), ++steps;
+    seconds += s.seconds, stand_in += s.comm_waits.sum(), optimizer += s.optimizer_seconds, ++steps;
     peak = std::max(peak, s.peak_memory_bytes);
   }
   if (steps == 0) return;
@@ -127,6 +177,12 @@ void summarise_emulation(RunRecord& rec) {
   const double planned = e.value("planned_peak_bytes", 0.0);
   e["peak_over_plan"] = planned > 0 && peak > 0 ? Json(static_cast<double>(peak) / planned) : Json(nullptr);
   e["traffic_per_step"] = window_traffic(rec, w.first, w.last);
+  // --profile: every pass of the schedule by phase and component, and the optimizer's step (docs/emulation.md).
+  if (Json p = window_passes(rec, w.first, w.last); !p.is_null()) {
+    e["window"]["optimizer_seconds"] = optimizer / steps;
+    e["passes"] = p["passes"];
+    e["components_per_step"] = p["components_per_step"];
+  }
 }
 
 }  // namespace recipebench

@@ -34,8 +34,10 @@ Json emulation_block(const Recipe& recipe, const RankMap& full, const RankMap& r
 
 /// Completes the block from the record's steps: over the timed window, the mean step seconds, of which the stand-in's
 /// own operations (the steps' comm_waits) and the rest (compute), the measured peak memory (bytes) against the plan
-/// (measured / planned), and each group's traffic per step (bytes, the window's mean). Nothing for a record without
-/// a block or without window steps.
+/// (measured / planned), and each group's traffic per step (bytes, the window's mean); with --profile also the
+/// optimizer's seconds per step, each pass of the schedule (kind, virtual stage, microbatch: its mean seconds by
+/// phase and component, backend/profile.h) and the step's components by phase (seconds per step). Nothing for a
+/// record without a block or without window steps.
 void summarise_emulation(RunRecord& rec);
 
 }  // namespace recipebench

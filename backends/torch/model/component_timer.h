@@ -1,47 +1,69 @@
-// --profile's per-component timer (docs/metrics.md, "Profile"): boundaries of the model's components marked in the
-// forward and, through identity autograd functions, in the backward, so that each component's forward and backward
-// time is measured where it runs. Off (no timer installed) the marks return their input and cost one atomic load.
+// --profile's pass timer (docs/metrics.md, "Profile"): the pipeline executor opens and closes each pass of the step's
+// schedule, the model marks its components' boundaries in the forward and, through identity autograd functions, in
+// the backward, and the recompute marks the forward it runs again inside a backward. Every moment of a pass is
+// charged to one cell (phase x innermost open component, or `other`), between device synchronisations, so the time
+// is the device's and a pass's cells add up to its seconds. Off (no timer installed) every mark returns its input
+// and costs one atomic load.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
-#include <array>
 #include <chrono>
 #include <functional>
+#include <optional>
+#include <vector>
+
+#include "backend/profile.h"
 
 namespace recipebench::torch_model {
 
-/// The model components the profile names (a closed set; train/ maps them onto the run record's ComponentSeconds).
-enum class Component { Gdn, Attention, Moe, LmHeadLoss };
-constexpr int kComponents = 4;
-
-/// Accumulates wall time per component between start() and stop(), after waiting for the device (`sync`), so the
-/// time is the device's, not the host's queueing. Components do not nest; the forward and the backward of one
-/// component are both counted. Used from the training thread and from autograd's device thread, never at once
-/// (the backward runs while the training thread waits in backward()).
+/// Charges the time of the passes it is told about to (phase, component) cells (backend/profile.h PassSample).
+/// Components nest (the MoE block's parts inside the block): the innermost open one is charged. Used from the
+/// training thread and from autograd's device thread, never at once (the backward runs while the training thread
+/// waits in backward()). Marks outside a pass are ignored.
 class ComponentTimer {
  public:
   explicit ComponentTimer(std::function<void()> sync) : sync_(std::move(sync)) {}
-  void start(Component c);
-  void stop(Component c);
-  /// Seconds accumulated per component since construction or the last reset(), indexed by Component.
-  const std::array<double, kComponents>& seconds() const { return seconds_; }
-  void reset() { seconds_.fill(0); }
+  /// A pass of the schedule starts (synchronises the device first): forward or backward of `microbatch` through the
+  /// rank's model chunk `virtual_stage`.
+  void begin_pass(bool backward, int virtual_stage, int64_t microbatch);
+  /// The pass ends (synchronises the device): its sample joins passes().
+  void end_pass();
+  /// Component c opens (pushed) or closes (the innermost open c is taken off, with what is open inside it).
+  void open(ProfileComponent c);
+  void close(ProfileComponent c);
+  /// Inside a backward pass: the recompute's forward starts / ends (the phase is recompute in between).
+  void begin_recompute();
+  void end_recompute();
+  /// The passes ended since construction, in the order they ran.
+  const std::vector<PassSample>& passes() const { return passes_; }
 
  private:
   using Clock = std::chrono::steady_clock;
+  /// Synchronises and charges the time since the last charge to the current phase's innermost open component.
+  void charge();
   std::function<void()> sync_;
-  std::array<double, kComponents> seconds_{};
-  std::array<Clock::time_point, kComponents> started_{};
+  std::optional<PassSample> pass_;  // the pass running, if any
+  PassPhase phase_ = PassPhase::kForward;
+  std::vector<ProfileComponent> open_;  // open components, innermost last
+  Clock::time_point since_{};
+  std::vector<PassSample> passes_;
 };
 
 /// Installs `timer` as the process's active timer (nullptr: none). The caller keeps it alive while installed.
 void set_active_component_timer(ComponentTimer* timer);
 
-/// Marks that `x` enters component c: forward starts c's clock; backward (the gradient leaving c) stops it.
-/// Returns x itself (an alias) when no timer is active. Shapes and dtype unchanged.
-at::Tensor component_enter(const at::Tensor& x, Component c);
-/// Marks that `y` leaves component c: forward stops c's clock; backward (the gradient entering c) starts it.
-at::Tensor component_exit(const at::Tensor& y, Component c);
+/// With an active timer: begin_pass / end_pass, begin_recompute / end_recompute on it; nothing otherwise.
+void profile_begin_pass(bool backward, int virtual_stage, int64_t microbatch);
+void profile_end_pass();
+void profile_begin_recompute();
+void profile_end_recompute();
+
+/// Marks that `x` enters component c: the forward opens c; the backward (the gradient leaving c) closes it.
+/// Returns x itself (an alias) when no timer is active. Shapes and dtype unchanged. On a tensor without gradient
+/// (token ids) only the forward's mark exists: the backward of c then lasts until the pass ends.
+at::Tensor component_enter(const at::Tensor& x, ProfileComponent c);
+/// Marks that `y` leaves component c: the forward closes c; the backward (the gradient entering c) opens it.
+at::Tensor component_exit(const at::Tensor& y, ProfileComponent c);
 
 }  // namespace recipebench::torch_model

@@ -17,11 +17,12 @@ DecoderLayerImpl::DecoderLayerImpl(const ModelConfig& cfg, int64_t layer_index_,
 
 torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& positions) {
   // The component marks time the token mixer and the MoE block under --profile (model/component_timer.h).
-  const Component mixer = is_full_attention() ? Component::Attention : Component::Gdn;
+  const ProfileComponent mixer = is_full_attention() ? ProfileComponent::kAttention : ProfileComponent::kGdn;
   const auto normed = component_enter(input_layernorm(x), mixer);
   const auto mixed = component_exit(is_full_attention() ? self_attn(normed, positions) : linear_attn(normed), mixer);
   const auto h = x + mixed;
-  return h + component_exit(mlp(component_enter(post_attention_layernorm(h), Component::Moe)), Component::Moe);
+  const auto moe_in = component_enter(post_attention_layernorm(h), ProfileComponent::kMoeRest);
+  return h + component_exit(mlp(moe_in), ProfileComponent::kMoeRest);
 }
 
 }  // namespace recipebench::torch_model

@@ -2,6 +2,7 @@
 
 #include "model/common.h"
 #include "model/compat.h"
+#include "model/component_timer.h"
 #include "model/param_factory.h"
 #include "model/tensor_parallel.h"
 
@@ -276,12 +277,14 @@ RoutedExpertsImpl::RoutedExpertsImpl(int64_t num_experts_, int64_t hidden_, int6
   init_normal_(down_proj, kInitStd);
 }
 
-torch::Tensor RoutedExpertsImpl::forward(const torch::Tensor& x, const torch::Tensor& indices,
+torch::Tensor RoutedExpertsImpl::forward(const torch::Tensor& x_in, const torch::Tensor& indices,
                                          const torch::Tensor& weights) {
-  TORCH_CHECK(x.dim() == 2 && x.size(1) == hidden, "experts: x ", x.sizes(), " hidden ", hidden);
-  TORCH_CHECK(indices.dim() == 2 && indices.size(0) == x.size(0) && weights.sizes() == indices.sizes(),
+  TORCH_CHECK(x_in.dim() == 2 && x_in.size(1) == hidden, "experts: x ", x_in.sizes(), " hidden ", hidden);
+  TORCH_CHECK(indices.dim() == 2 && indices.size(0) == x_in.size(0) && weights.sizes() == indices.sizes(),
               "experts: indices ", indices.sizes(), " weights ", weights.sizes());
   const int64_t k = indices.size(1);
+  // --profile: dispatch from here to the local experts, combine from their outputs to the return (component_timer.h).
+  const auto x = component_enter(x_in, ProfileComponent::kMoeDispatch);
   // Sort the N * k (token, slot) assignments by expert; the stable sort keeps token order inside an expert. No step
   // reads a value on the host (single rank): the per-expert row counts come from a search in the sorted ids.
   const auto flat = indices.reshape({-1});
@@ -294,7 +297,7 @@ torch::Tensor RoutedExpertsImpl::forward(const torch::Tensor& x, const torch::Te
   const torch::Tensor ys = !ep                                          ? local_ffn(xs, counts)
                            : dispatch.mode == EpDispatch::FixedCapacity ? dispatch_fixed_capacity(*this, xs, counts, k)
                                                                         : dispatch_combine(*this, xs, counts);
-  return combine_slots(ys, inv, order, weights, combine);
+  return component_exit(combine_slots(ys, inv, order, weights, combine), ProfileComponent::kMoeCombine);
 }
 
 torch::Tensor combine_slots(const torch::Tensor& ys, const torch::Tensor& inv, const torch::Tensor& order,
@@ -316,7 +319,9 @@ torch::Tensor combine_slots(const torch::Tensor& ys, const torch::Tensor& inv, c
   return (y * weights.unsqueeze(-1)).sum(1);
 }
 
-torch::Tensor RoutedExpertsImpl::local_ffn(const torch::Tensor& xs, const torch::Tensor& counts, bool padded) {
+torch::Tensor RoutedExpertsImpl::local_ffn(const torch::Tensor& xs_in, const torch::Tensor& counts, bool padded) {
+  // --profile: the dispatch ends and the experts start here; the experts end and the combine starts at the return.
+  const auto xs = component_enter(component_exit(xs_in, ProfileComponent::kMoeDispatch), ProfileComponent::kMoeExperts);
   const auto& x = xs;
   const bool grouped = impl == ExpertsImpl::Grouped || (impl == ExpertsImpl::Auto && compat::grouped_mm_usable(x));
   torch::Tensor ys;  // [rows, hidden], expert outputs in sorted order
@@ -355,7 +360,7 @@ torch::Tensor RoutedExpertsImpl::local_ffn(const torch::Tensor& xs, const torch:
     }
     ys = parts.empty() ? torch::zeros({0, hidden}, x.options()) : torch::cat(parts, 0);
   }
-  return ys;
+  return component_enter(component_exit(ys, ProfileComponent::kMoeExperts), ProfileComponent::kMoeCombine);
 }
 
 SparseMoeBlockImpl::SparseMoeBlockImpl(const ModelConfig& cfg, ExpertsImpl impl, bool fused_kernels)
@@ -373,7 +378,9 @@ Routing SparseMoeBlockImpl::route(const torch::Tensor& x) { return route_topk(x,
 torch::Tensor SparseMoeBlockImpl::forward(const torch::Tensor& x) {
   TORCH_CHECK(x.dim() == 3, "SparseMoeBlock expects [batch, seq, hidden], got ", x.sizes());
   const auto flat = x.reshape({-1, x.size(2)});
-  const Routing r = route(flat);
+  // --profile: the router, the shared expert and the routed experts' parts each marked (model/component_timer.h).
+  Routing r = route(component_enter(flat, ProfileComponent::kMoeRouter));
+  r.weights = component_exit(r.weights, ProfileComponent::kMoeRouter);
   // The shared expert is queued before the routed experts: under expert parallelism the host_splits dispatcher waits
   // on the host for the per-expert row counts, and the GPU works through the shared expert meanwhile
   // (docs/distributed.md). Independent computations: the result is the same in either order.
@@ -383,19 +390,21 @@ torch::Tensor SparseMoeBlockImpl::forward(const torch::Tensor& x) {
   torch::Tensor shared_out;
   std::optional<StartedSequenceShard> started;
   if (tp) {
+    const auto xin = component_enter(x, ProfileComponent::kMoeSharedExpert);
     const auto gate_up =
-        column_parallel_projections(x, {shared_expert->gate_proj->weight, shared_expert->up_proj->weight}, *tp);
+        column_parallel_projections(xin, {shared_expert->gate_proj->weight, shared_expert->up_proj->weight}, *tp);
     const auto partial = shared_expert->from_projections(gate_up[0], gate_up[1]);
     if (tp->overlap_comm())
       started = start_reduce_scatter_sequence(partial, *tp);
     else
-      shared_out = reduce_scatter_sequence(partial, *tp);
+      shared_out = component_exit(reduce_scatter_sequence(partial, *tp), ProfileComponent::kMoeSharedExpert);
   } else {
-    shared_out = shared_expert(flat);
+    shared_out = component_exit(shared_expert(component_enter(flat, ProfileComponent::kMoeSharedExpert)),
+                                ProfileComponent::kMoeSharedExpert);
   }
   const auto shared_gate = torch::sigmoid(shared_expert_gate(flat));
   const auto routed = experts(flat, r.indices, r.weights);
-  if (started) shared_out = started->wait();
+  if (started) shared_out = component_exit(started->wait(), ProfileComponent::kMoeSharedExpert);
   const auto shared = shared_gate * shared_out.reshape(flat.sizes());
   return (routed + shared).view(x.sizes());
 }

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "model/component_timer.h"
+
 namespace recipebench::torch_model {
 
 PipelineStageImpl::PipelineStageImpl(const Qwen35MoeForCausalLM& full, const std::vector<ChunkLayers>& chunks,
@@ -35,7 +37,8 @@ torch::Tensor PipelineStageImpl::forward(int chunk, const torch::Tensor& input, 
   torch::Tensor h;
   if (takes_ids(chunk)) {
     if (before_forward) before_forward(*embed_tokens);
-    h = embed_hidden(embed_tokens, input, tp.get());
+    const auto ids = component_enter(input, ProfileComponent::kEmbedding);  // --profile (model/component_timer.h)
+    h = component_exit(embed_hidden(embed_tokens, ids, tp.get()), ProfileComponent::kEmbedding);
   } else {
     TORCH_CHECK(input.dim() == 3, "a stage's input must be hidden states [batch, seq, hidden], got ", input.sizes());
     h = input;

@@ -112,10 +112,10 @@ SftLossSum head_loss_sum(Projection lm_head, const torch::Tensor& normed, const 
               input_ids.sizes());
   // The vocab-parallel output layer holds rows [rank V / TP, (rank + 1) V / TP) of the vocabulary.
   const int64_t vocab_start = tp ? tp->rank() * lm_head->weight.size(0) : 0;
-  const auto r = lm_loss_sum(component_enter(h, Component::LmHeadLoss).reshape({b * s, h.size(2)}), lm_head->weight,
+  const auto r = lm_loss_sum(component_enter(h, ProfileComponent::kLmHeadLoss).reshape({b * s, h.size(2)}), lm_head->weight,
                              targets.reshape({-1}), mask.reshape({-1}), tp, vocab_start, kLmLossChunkTokens,
                              fused_kernels ? LmLossImpl::Auto : LmLossImpl::Ops);
-  return SftLossSum{component_exit(r.sum, Component::LmHeadLoss), r.count};
+  return SftLossSum{component_exit(r.sum, ProfileComponent::kLmHeadLoss), r.count};
 }
 
 torch::Tensor TextModelImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& positions) {

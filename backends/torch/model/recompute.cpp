@@ -5,6 +5,8 @@
 
 #include <utility>
 
+#include "model/component_timer.h"
+
 namespace recipebench::torch_model {
 
 namespace {
@@ -42,7 +44,9 @@ struct Checkpoint : torch::autograd::Function<Checkpoint> {
     torch::Tensor y;
     {
       torch::AutoGradMode grad(true);
+      profile_begin_recompute();  // --profile: this forward is the backward pass's recompute (component_timer.h)
       y = held->fn(xd);
+      profile_end_recompute();
     }
     std::vector<torch::Tensor> inputs;
     std::vector<size_t> slot;  // the entry of result of each of inputs

@@ -9,6 +9,7 @@
 
 #include "dist/comm_clock.h"
 #include "dist/process_group.h"
+#include "model/component_timer.h"
 #include "model/tensor_parallel.h"
 #include "schedule/pipeline_receives.h"
 #include "schedule/pipeline_schedule.h"
@@ -224,13 +225,12 @@ torch::Tensor run_pipeline_step(torch_model::PipelineStage& stage, const std::ve
   for (size_t i = 0; i < schedule.size(); ++i) {
     const PipelineAction& a = schedule[i];
     const bool backward = a.kind != PipelineAction::Kind::Forward;
-    if (backward) {
-      if (before_last_backward && last_backward[static_cast<size_t>(a.chunk)] == i) before_last_backward(a.chunk);
-      run.backward(a, static_cast<int64_t>(i));
-      if (after_backward) after_backward();
-    } else {
-      run.forward(a, static_cast<int64_t>(i));
-    }
+    if (backward && before_last_backward && last_backward[static_cast<size_t>(a.chunk)] == i)
+      before_last_backward(a.chunk);
+    torch_model::profile_begin_pass(backward, a.chunk, a.microbatch);  // --profile: the pass's own time
+    backward ? run.backward(a, static_cast<int64_t>(i)) : run.forward(a, static_cast<int64_t>(i));
+    torch_model::profile_end_pass();
+    if (backward && after_backward) after_backward();
     if (lap) lap(backward);
   }
   return run.finish();

@@ -47,14 +47,7 @@ class ComponentProfile {
   }
   ComponentProfile(const ComponentProfile&) = delete;
   ComponentProfile& operator=(const ComponentProfile&) = delete;
-  ComponentSeconds seconds() const {
-    if (!timer_) return {};
-    const auto& s = timer_->seconds();
-    using torch_model::Component;
-    auto at = [&s](Component c) { return s[static_cast<size_t>(c)]; };
-    return ComponentSeconds{at(Component::Gdn), at(Component::Attention), at(Component::Moe),
-                            at(Component::LmHeadLoss)};
-  }
+  std::vector<PassSample> passes() const { return timer_ ? timer_->passes() : std::vector<PassSample>{}; }
 
  private:
   std::optional<torch_model::ComponentTimer> timer_;
@@ -95,7 +88,8 @@ StepResult train_step(const RunContext& ctx, RankModel& model, Optimizer& optimi
     checks.host_sync->region(step, passes);
   else
     passes();
-  r.components = components.seconds();
+  r.passes = components.passes();
+  r.components = component_totals(r.passes);
   r.grad_norm = optimizer.grad_norm();
   r.loss = global_loss(ctx, loss_sum, denom);
   const bool has_loss = !ctx.emulated() || ctx.last_stage();

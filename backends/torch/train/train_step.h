@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <vector>
 
 #include "data/step_batcher.h"
 #include "optim/optimizer.h"
@@ -20,6 +21,7 @@ struct StepResult {
   std::chrono::steady_clock::time_point start, end;                         ///< the timed region's boundaries
   double forward_seconds = 0, backward_seconds = 0, optimizer_seconds = 0;  ///< with `profile` only, else 0
   ComponentSeconds components;  ///< with `profile` only: time inside GDN, attention, MoE, LM head + loss
+  std::vector<PassSample> passes;  ///< with `profile` only: each pass of the schedule by phase and component
 };
 
 /// The debug checks of one step: bench.fail_on_sync and its test hook.
