@@ -15,7 +15,7 @@
 # its own time limit (RUN_LIMIT seconds, default 150); STEPS and WINDOW (default 3 and 1:2) set every run's steps.
 # PARTS (default "tests seed proxy") picks the parts after the build, RECIPES (default all three) the seed recipes:
 # a call is at most 10 minutes, so the seed's recipes go in two calls (the build stays on the machine between them).
-# KINDS (default "first middle last") picks the kinds of rank.
+# KINDS (default "first middle last") picks the kinds of rank; PLAIN=0 runs only the --profile run of each.
 set -uo pipefail
 [ -n "${RECIPEBENCH_GIT_COMMIT:-}" ] || echo "note: RECIPEBENCH_GIT_COMMIT is not set: the records name the copy's HEAD"
 cd "$(dirname "$0")/.."
@@ -66,7 +66,7 @@ if [[ " $parts " == *" seed "* ]]; then
       rank=${!kind} layers=${!layers_var}
       extra=()
       [ "$layers" != - ] && extra=(--layers "$layers")
-      emulate "$file-$kind" "$recipe" "$rank" "${extra[@]}"
+      [ "${PLAIN:-1}" = 1 ] && emulate "$file-$kind" "$recipe" "$rank" "${extra[@]}"
       emulate "$file-$kind-profile" "$recipe" "$rank" "${extra[@]}" --profile
     done
   done <<'RANKS'
