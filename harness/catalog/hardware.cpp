@@ -31,11 +31,18 @@ const std::vector<GpuSpec>& gpu_catalog() {
 }
 
 const std::vector<InstanceSpec>& instance_catalog() {
-  // On-demand prices per instance-hour (docs/metrics.md; AWS EC2 on-demand pricing, us-east-1).
+  // On-demand prices per instance-hour (docs/metrics.md; AWS EC2 on-demand pricing, us-east-1). Network: 3,200 Gbps
+  // of EFA per instance = 400e9 bytes/s (one direction, the cards' line rates summed).
   static const std::vector<InstanceSpec> instances = {
-      {"AWS", "p6-b200.48xlarge", "B200", 8, 113.9328, "AWS EC2 on-demand price, 8 x B200"},
-      {"AWS", "p5en.48xlarge", "H200", 8, 63.296, "AWS EC2 on-demand price, 8 x H200"},
-      {"AWS", "p5.48xlarge", "H100", 8, 55.04, "AWS EC2 on-demand price, 8 x H100"},
+      {"AWS", "p6-b200.48xlarge", "B200", 8, 113.9328, "AWS EC2 on-demand price, 8 x B200", 3200e9 / 8,
+       "AWS EC2 P6 instance types (https://aws.amazon.com/ec2/instance-types/p6/): p6-b200.48xlarge, "
+       "3,200 Gbps EFAv4 (8 x 400 Gbps)"},
+      {"AWS", "p5en.48xlarge", "H200", 8, 63.296, "AWS EC2 on-demand price, 8 x H200", 3200e9 / 8,
+       "AWS EC2 P5 instance types (https://aws.amazon.com/ec2/instance-types/p5/): p5en.48xlarge, 3,200 Gbps EFAv3"},
+      {"AWS", "p5.48xlarge", "H100", 8, 55.04, "AWS EC2 on-demand price, 8 x H100", 3200e9 / 8,
+       "AWS EC2 P5 instance types (https://aws.amazon.com/ec2/instance-types/p5/) and the EC2 user guide's "
+       "\"Maximize network bandwidth\" page (P5 and P5e: up to 32 network cards, 3,200 Gbps): p5.48xlarge, "
+       "3,200 Gbps EFAv2"},
   };
   return instances;
 }

@@ -25,12 +25,25 @@ struct InstanceSpec {
   int gpus = 0;             ///< GPUs per instance
   double usd_per_hour = 0;  ///< on-demand price of the whole instance, $/hour
   std::string source;       ///< where the price comes from
+  /// Inter-node network bandwidth of the whole instance, one direction, bytes/s: the line rates of its network
+  /// cards summed (AWS quotes "3,200 Gbps" for 32 x 100 Gbps EFA on p5, 8 x 400 Gbps on p6-b200). A collective
+  /// across nodes shares it between the instance's GPUs (plan/collective_time.h). 0: unknown.
+  double network_bytes_per_s = 0;
+  std::string network_source;  ///< where the network figure comes from
 
   /// $ per GPU-hour = instance price / GPUs per instance.
   double usd_per_gpu_hour() const { return usd_per_hour / gpus; }
   /// "AWS p6-b200.48xlarge"
   std::string label() const { return provider + " " + name; }
 };
+
+/// Per-step latency of a ring collective over NVLink within a node, seconds: NCCL's own tuning model, hwLat[NVLINK]
+/// for the Ring algorithm with the Simple protocol (3.4 us; NVIDIA/nccl src/graph/tuning.cc). A model constant of
+/// NCCL's, not a measurement of ours; it sets the alpha of the alpha-beta model (plan/collective_time.h).
+constexpr double kNvlinkStepLatencySeconds = 3.4e-6;
+/// Per-step latency of a ring collective across the inter-node network, seconds: the same table's hwLat[NET] for
+/// Ring / Simple (14 us; NVIDIA/nccl src/graph/tuning.cc). Assumed to hold for AWS EFA as for InfiniBand.
+constexpr double kNetworkStepLatencySeconds = 14e-6;
 
 const std::vector<GpuSpec>& gpu_catalog();
 const std::vector<InstanceSpec>& instance_catalog();

@@ -1,0 +1,122 @@
+#include "plan/collective_time.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "util/format.h"
+
+namespace recipebench {
+
+namespace {
+
+void check_group_size(int n) {
+  if (n < 1) throw std::invalid_argument("collective: group size " + std::to_string(n) + ", expected >= 1");
+}
+
+void check_link(const Link& link) {
+  if (!(link.bandwidth_bytes_per_s > 0))
+    throw std::invalid_argument("collective: link '" + link.name + "' bandwidth " +
+                                shortest(link.bandwidth_bytes_per_s) + " bytes/s, expected > 0");
+  if (!(link.latency_s >= 0))
+    throw std::invalid_argument("collective: link '" + link.name + "' latency " + shortest(link.latency_s) +
+                                " s, expected >= 0");
+}
+
+}  // namespace
+
+std::string collective_name(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::AllReduce:
+      return "all-reduce";
+    case CollectiveKind::ReduceScatter:
+      return "reduce-scatter";
+    case CollectiveKind::AllGather:
+      return "all-gather";
+    case CollectiveKind::AllToAll:
+      return "all-to-all";
+    case CollectiveKind::SendRecv:
+      return "send/recv";
+  }
+  return "?";
+}
+
+double bus_factor(CollectiveKind kind, int n) {
+  check_group_size(n);
+  if (n == 1) return 0;
+  const double share = double(n - 1) / n;
+  switch (kind) {
+    case CollectiveKind::AllReduce:
+      return 2 * share;
+    case CollectiveKind::ReduceScatter:
+    case CollectiveKind::AllGather:
+    case CollectiveKind::AllToAll:
+      return share;
+    case CollectiveKind::SendRecv:
+      return 1;
+  }
+  return 0;
+}
+
+int latency_steps(CollectiveKind kind, int n) {
+  check_group_size(n);
+  if (n == 1) return 0;
+  switch (kind) {
+    case CollectiveKind::AllReduce:
+      return 2 * (n - 1);
+    case CollectiveKind::ReduceScatter:
+    case CollectiveKind::AllGather:
+    case CollectiveKind::AllToAll:
+      return n - 1;
+    case CollectiveKind::SendRecv:
+      return 1;
+  }
+  return 0;
+}
+
+double collective_seconds(CollectiveKind kind, double bytes, int group_size, const Link& link) {
+  if (!(bytes >= 0))
+    throw std::invalid_argument("collective " + collective_name(kind) + ": " + shortest(bytes) +
+                                " bytes, expected >= 0");
+  check_group_size(group_size);
+  check_link(link);
+  if (group_size == 1 || bytes == 0) return 0;
+  return latency_steps(kind, group_size) * link.latency_s +
+         bytes * bus_factor(kind, group_size) / link.bandwidth_bytes_per_s;
+}
+
+Link nvlink_link(const GpuSpec& gpu) { return Link{gpu.nvlink_bandwidth / 2, kNvlinkStepLatencySeconds, "NVLink"}; }
+
+Link node_network_link(const InstanceSpec& instance) {
+  if (!(instance.network_bytes_per_s > 0))
+    throw std::invalid_argument("collective: instance " + instance.label() + " has no inter-node network figure");
+  return Link{instance.network_bytes_per_s, kNetworkStepLatencySeconds, "inter-node network"};
+}
+
+bool group_spans_nodes(const RankMap& map, const std::vector<int>& members, int gpus_per_node) {
+  if (gpus_per_node < 1)
+    throw std::invalid_argument("collective group: " + std::to_string(gpus_per_node) + " GPUs per node, expected >= 1");
+  if (members.empty()) throw std::invalid_argument("collective group: no members");
+  for (int r : members)
+    if (r < 0 || r >= map.world)
+      throw std::invalid_argument("collective group: rank " + std::to_string(r) + " outside 0.." +
+                                  std::to_string(map.world - 1));
+  const int node = members.front() / gpus_per_node;
+  return std::any_of(members.begin(), members.end(), [&](int r) { return r / gpus_per_node != node; });
+}
+
+Link group_link(const RankMap& map, const std::vector<int>& members, int gpus_per_node, const Link& nvlink,
+                const Link& node_network) {
+  check_link(nvlink);
+  if (!group_spans_nodes(map, members, gpus_per_node)) return nvlink;
+  check_link(node_network);
+  Link share = node_network;
+  share.bandwidth_bytes_per_s = node_network.bandwidth_bytes_per_s / gpus_per_node;
+  share.latency_s = std::max(nvlink.latency_s, node_network.latency_s);
+  if (nvlink.bandwidth_bytes_per_s < share.bandwidth_bytes_per_s) {
+    share.bandwidth_bytes_per_s = nvlink.bandwidth_bytes_per_s;
+    share.name = nvlink.name;
+  }
+  return share;
+}
+
+}  // namespace recipebench

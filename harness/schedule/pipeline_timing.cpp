@@ -1,0 +1,148 @@
+#include "schedule/pipeline_timing.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "util/format.h"
+
+namespace recipebench {
+
+namespace {
+
+using Kind = PipelineAction::Kind;
+
+void check_seconds(double s, const std::string& what) {
+  if (!(s >= 0) || std::isinf(s))
+    throw std::invalid_argument("pipeline timing: " + what + " " + shortest(s) + " s, expected finite >= 0");
+}
+
+void check_table(const std::vector<std::vector<double>>& t, int pp, int vpp, const std::string& what) {
+  if (static_cast<int>(t.size()) != pp)
+    throw std::invalid_argument("pipeline timing: " + what + " durations for " + std::to_string(t.size()) +
+                                " ranks, expected PP " + std::to_string(pp));
+  for (int r = 0; r < pp; ++r) {
+    if (static_cast<int>(t[r].size()) != vpp)
+      throw std::invalid_argument("pipeline timing: " + what + " durations of rank " + std::to_string(r) + ": " +
+                                  std::to_string(t[r].size()) + " chunks, expected VPP " + std::to_string(vpp));
+    for (int c = 0; c < vpp; ++c)
+      check_seconds(t[r][c], what + " of rank " + std::to_string(r) + " chunk " + std::to_string(c));
+  }
+}
+
+void check_options(const PipelineTimingOptions& o, int pp) {
+  check_seconds(o.p2p_seconds, "p2p time");
+  if (!o.link_p2p_seconds.empty() && static_cast<int>(o.link_p2p_seconds.size()) != pp)
+    throw std::invalid_argument("pipeline timing: " + std::to_string(o.link_p2p_seconds.size()) +
+                                " link p2p times, expected PP " + std::to_string(pp));
+  for (size_t i = 0; i < o.link_p2p_seconds.size(); ++i)
+    check_seconds(o.link_p2p_seconds[i], "p2p time of link " + std::to_string(i));
+}
+
+/// The step as it is being played: every pass's end (negative until it ran) and each rank's place.
+struct Play {
+  int pp = 1, vpp = 1;
+  int64_t stages = 1;
+  std::vector<double> end[2];  ///< [forward, backward][microbatch x stages + global stage]
+  std::vector<std::vector<PipelineAction>> orders;
+  std::vector<size_t> next;
+  std::vector<double> free;  ///< [rank]: when its last pass ended
+
+  double& at(Kind k, int64_t m, int64_t g) { return end[k == Kind::Forward ? 0 : 1][size_t(m * stages + g)]; }
+};
+
+/// What a pass waits for: a pass of its own rank (no transfer) and one of a neighbour with the link's time.
+struct Inputs {
+  bool ready = true;  ///< every input has run
+  double local = 0;   ///< end of the rank's own input pass (0 when none)
+  bool remote = false;
+  double remote_end = 0, p2p = 0;
+};
+
+double link_seconds(const PipelineTimingOptions& o, int link) {
+  return o.link_p2p_seconds.empty() ? o.p2p_seconds : o.link_p2p_seconds[size_t(link)];
+}
+
+Inputs inputs_of(Play& p, const PipelineAction& a, int64_t g, const PipelineTimingOptions& o) {
+  Inputs in;
+  auto remote = [&](double e, int link) {
+    in.remote = true;
+    in.remote_end = e;
+    in.p2p = link_seconds(o, link);
+    if (e < 0) in.ready = false;
+  };
+  if (a.kind == Kind::Forward) {
+    if (g > 0) remote(p.at(Kind::Forward, a.microbatch, g - 1), int((g - 1) % p.pp));
+    return in;
+  }
+  in.local = p.at(Kind::Forward, a.microbatch, g);
+  if (in.local < 0) in.ready = false;
+  if (g < p.stages - 1) remote(p.at(Kind::Backward, a.microbatch, g + 1), int(g % p.pp));
+  return in;
+}
+
+/// Runs rank r's next pass when its inputs have run; false when it must wait (or has nothing left).
+bool step_rank(Play& p, int r, const PassDurations& d, const PipelineTimingOptions& o, PipelineTiming& out) {
+  if (p.next[r] >= p.orders[r].size()) return false;
+  const PipelineAction& a = p.orders[r][p.next[r]];
+  const int64_t g = int64_t{a.chunk} * p.pp + r;
+  const Inputs in = inputs_of(p, a, g, o);
+  if (!in.ready) return false;
+  const double sent = std::max({p.free[r], in.local, in.remote ? in.remote_end : 0.0});
+  double start = sent;
+  if (in.remote)
+    start = o.overlap_p2p ? std::max({p.free[r], in.local, in.remote_end + in.p2p})
+                          : std::max(std::max(p.free[r], in.remote_end) + in.p2p, in.local);
+  const double duration = (a.kind == Kind::Forward ? d.forward : d.backward)[size_t(r)][size_t(a.chunk)];
+  p.at(a.kind, a.microbatch, g) = start + duration;
+  p.free[r] = start + duration;
+  out.busy_seconds[r] += duration;
+  out.p2p_wait_seconds[r] += start - sent;
+  if (o.keep_actions) out.actions.push_back({r, int(g), a, start, start + duration});
+  ++p.next[r];
+  return true;
+}
+
+}  // namespace
+
+PassDurations uniform_pass_durations(int pp, int vpp, double forward_s, double backward_s) {
+  PassDurations d;
+  d.forward.assign(size_t(std::max(pp, 0)), std::vector<double>(size_t(std::max(vpp, 0)), forward_s));
+  d.backward.assign(size_t(std::max(pp, 0)), std::vector<double>(size_t(std::max(vpp, 0)), backward_s));
+  return d;
+}
+
+PipelineTiming time_pipeline(int pp, int vpp, int64_t microbatches, const PassDurations& durations,
+                             const PipelineTimingOptions& options) {
+  Play p;
+  for (int r = 0; r < std::max(pp, 1); ++r) p.orders.push_back(pipeline_schedule(pp, vpp, r, microbatches));
+  check_table(durations.forward, pp, vpp, "forward");
+  check_table(durations.backward, pp, vpp, "backward");
+  check_options(options, pp);
+  p.pp = pp;
+  p.vpp = vpp;
+  p.stages = int64_t{pp} * vpp;
+  for (auto& e : p.end) e.assign(size_t(microbatches * p.stages), -1.0);
+  p.next.assign(size_t(pp), 0);
+  p.free.assign(size_t(pp), 0.0);
+  PipelineTiming out;
+  out.busy_seconds.assign(size_t(pp), 0.0);
+  out.p2p_wait_seconds.assign(size_t(pp), 0.0);
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int r = 0; r < pp; ++r)
+      while (step_rank(p, r, durations, options, out)) progress = true;
+  }
+  for (int r = 0; r < pp; ++r)
+    if (p.next[r] < p.orders[r].size())  // never for the project's schedules (tests/test_pipeline_schedule.cpp)
+      throw std::logic_error("pipeline timing: the schedule does not complete: " +
+                             pipeline_schedule_runs(pp, vpp, p.orders, microbatches));
+  for (int r = 0; r < pp; ++r) out.step_seconds = std::max(out.step_seconds, p.free[r]);
+  for (int r = 0; r < pp; ++r) out.idle_seconds.push_back(out.step_seconds - out.busy_seconds[r]);
+  std::stable_sort(out.actions.begin(), out.actions.end(),
+                   [](const TimedPipelineAction& x, const TimedPipelineAction& y) { return x.rank < y.rank; });
+  return out;
+}
+
+}  // namespace recipebench
