@@ -38,18 +38,24 @@ double PassSample::component_seconds(ProfileComponent c) const {
   return s;
 }
 
+Json phase_cells_json(const std::array<ComponentCells, kPassPhases>& cells, double divisor) {
+  Json out = Json::object();
+  for (int ph = 0; ph < kPassPhases; ++ph) {
+    Json c = Json::object();
+    for (int k = 0; k < kProfileComponents; ++k)
+      if (const double s = cells[static_cast<size_t>(ph)][static_cast<size_t>(k)]; s > 0)
+        c[to_string(ProfileComponent(k))] = s / divisor;
+    if (!c.empty()) out[to_string(PassPhase(ph))] = c;
+  }
+  return out;
+}
+
 Json to_json(const PassSample& p) {
   Json j{{"kind", p.backward ? "backward" : "forward"},
          {"virtual_stage", p.virtual_stage},
          {"microbatch", p.microbatch},
          {"seconds", p.seconds}};
-  for (int ph = 0; ph < kPassPhases; ++ph) {
-    Json cells = Json::object();
-    for (int c = 0; c < kProfileComponents; ++c)
-      if (const double s = p.phases[static_cast<size_t>(ph)][static_cast<size_t>(c)]; s > 0)
-        cells[to_string(ProfileComponent(c))] = s;
-    if (!cells.empty()) j[to_string(PassPhase(ph))] = cells;
-  }
+  j.update(phase_cells_json(p.phases));
   return j;
 }
 

@@ -64,6 +64,10 @@ struct PassSample {
   double component_seconds(ProfileComponent c) const;  ///< over the phases
 };
 
+/// {phase: {component: seconds / divisor}} of `cells` (indexed by PassPhase, then ProfileComponent), a phase only
+/// where it has time and in it only the components with time: the record's form of a pass's or a step's cells.
+Json phase_cells_json(const std::array<ComponentCells, kPassPhases>& cells, double divisor = 1);
+
 /// The record's form of a pass (schema/run-record.schema.json, steps[].phases.passes[]): {kind: "forward" |
 /// "backward", virtual_stage, microbatch, seconds, <phase>: {<component>: seconds}}, a phase only where it has time
 /// and in it only the components with time.

@@ -103,19 +103,6 @@ Json window_traffic(const RunRecord& rec, int first, int last) {
   }
   return out;
 }
-/// {phase: {component: seconds}} of `cells` divided by `n`, the phases and components with time only.
-Json phase_cells_json(const std::array<ComponentCells, kPassPhases>& cells, double n) {
-  Json out = Json::object();
-  for (int ph = 0; ph < kPassPhases; ++ph) {
-    Json c = Json::object();
-    for (int k = 0; k < kProfileComponents; ++k)
-      if (const double s = cells[static_cast<size_t>(ph)][static_cast<size_t>(k)]; s > 0)
-        c[to_string(ProfileComponent(k))] = s / n;
-    if (!c.empty()) out[to_string(PassPhase(ph))] = c;
-  }
-  return out;
-}
-
 /// With --profile: the window's mean of each pass of the schedule (by kind, virtual stage and microbatch, in the
 /// order run) and of the step's components by phase. Null without passes.
 Json window_passes(const RunRecord& rec, int first, int last) {
@@ -142,13 +129,11 @@ Json window_passes(const RunRecord& rec, int first, int last) {
   if (steps == 0) return nullptr;
   Json passes = Json::array();
   for (const Key& k : order) {
-    const PassSample& t = sums[k];
-    Json j{{"kind", t.backward ? "backward" : "forward"},
-           {"virtual_stage", t.virtual_stage},
-           {"microbatch", t.microbatch},
-           {"seconds", t.seconds / steps}};
-    j.update(phase_cells_json(t.phases, steps));
-    passes.push_back(j);
+    PassSample mean = sums[k];
+    mean.seconds /= steps;
+    for (ComponentCells& phase : mean.phases)
+      for (double& c : phase) c /= steps;
+    passes.push_back(to_json(mean));
   }
   return Json{{"passes", passes}, {"components_per_step", phase_cells_json(per_step, steps)}};
 }
