@@ -22,6 +22,8 @@ void add_models_command(CLI::App& app, std::function<int()>& run);
 void add_run_command(CLI::App& app, std::function<int()>& run);
 void add_compare_command(CLI::App& app, std::function<int()>& run);
 void add_import_command(CLI::App& app, std::function<int()>& run);
+void add_predict_command(CLI::App& app, std::function<int()>& run);
+void add_plan_command(CLI::App& app, std::function<int()>& run);
 
 /// "5:19" -> {5, 19} (`run --window`, `import --window`); throws CLI::ValidationError otherwise.
 StepWindow parse_window(const std::string& text);

@@ -28,6 +28,8 @@ int main(int argc, char** argv) {
   add_run_command(app, run);
   add_compare_command(app, run);
   add_import_command(app, run);
+  add_predict_command(app, run);
+  add_plan_command(app, run);
   std::vector<std::string> names;
   for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) names.push_back(sub->get_name());
   if (argc > 1)

@@ -1,0 +1,249 @@
+// `recipebench plan --model M --gpu TYPE --count N --global-batch B --row-tokens T --profile RECORD...`: every
+// layout of the model on those GPUs that passes the layout check and fits the memory plan, predicted by the
+// step-time model and ranked; the top K written as proposed recipes (docs/step-time.md, "Planning layouts").
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "catalog/hardware.h"
+#include "commands.h"
+#include "plan/layout_search.h"
+#include "plan/prediction_text.h"
+#include "predict_inputs.h"
+#include "recipe/diagnostic.h"
+#include "recipe/validate.h"
+#include "recipe/yaml_write.h"
+#include "util/atomic_file.h"
+#include "util/format.h"
+
+namespace recipebench::cli {
+
+namespace {
+
+struct PlanArgs {
+  std::string model, gpu, instance, out;
+  int count = 0, per_node = 8, top = 5;
+  int64_t global_batch = 0, row_tokens = 0;
+  std::vector<std::string> profiles;
+  double stack_factor = 1;
+  std::string format = "text";
+};
+
+std::string today_utc() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+void usage_error(const std::string& field, const std::string& found, const std::string& expected) {
+  std::cerr << Diagnostic{"<command line>", 0, 0, field, found, expected}.to_string() << "\n";
+}
+
+/// The recipe document of a planned layout: the fields validate reads, the layout, the bench switches the
+/// prediction assumed, and the prediction block.
+Json planned_doc(const PlannedLayout& p, const std::vector<std::string>& profiles, double stack_factor) {
+  const Recipe& r = p.recipe;
+  const RecipeLayout& l = r.layout;
+  Json gpu{{"type", r.gpu.type}, {"memory_gb", r.gpu.memory_gb}, {"count", r.gpu.count}, {"per_node", r.gpu.per_node}};
+  if (!r.gpu.instance.empty()) gpu["instance"] = r.gpu.instance;
+  Json layout{{"label", l.label},
+              {"summary", fmt::format("proposed by recipebench plan: {}, {} row(s) of {} tokens per microbatch, "
+                                      "recompute {}",
+                                      l.label, *l.rows_per_microbatch, r.workload.row_tokens, l.recompute.granularity)},
+              {"tp", l.tp},
+              {"pp", l.pp},
+              {"vpp", l.vpp},
+              {"cp", l.cp},
+              {"ep", l.ep},
+              {"etp", l.effective_etp()},
+              {"dp", l.dp},
+              {"sequence_parallel", l.sequence_parallel}};
+  if (l.first_stage_layers) layout["layer_split"] = Json{{"first", *l.first_stage_layers}, {"last", *l.last_stage_layers}};
+  layout["max_tokens_per_gpu"] = l.max_tokens_per_gpu;
+  layout["rows_per_microbatch"] = *l.rows_per_microbatch;
+  layout["recompute"] = l.recompute.granularity == "none"
+                            ? Json{{"granularity", "none"}}
+                            : Json{{"granularity", l.recompute.granularity},
+                                   {"method", l.recompute.method},
+                                   {"num_layers", l.recompute.num_layers}};
+  layout["dispatcher"] = "alltoall";
+  Json bench{{"backend", "torch"},
+             {"overlap_grad_reduce", r.bench.overlap_grad_reduce.value_or(false)},
+             {"overlap_param_gather", r.bench.overlap_param_gather.value_or(false)},
+             {"overlap_p2p_comm", r.bench.overlap_p2p_comm.value_or(false)},
+             {"overlap_tp_comm", r.bench.overlap_tp_comm.value_or(false)}};
+  Json prediction{{"tokens_per_s_per_gpu", p.prediction.tokens_per_s_per_gpu},
+                  {"step_seconds", p.prediction.step_seconds}};
+  if (p.prediction.mfu) prediction["mfu"] = *p.prediction.mfu;
+  if (p.prediction.usd_per_million_tokens) prediction["usd_per_million_tokens"] = *p.prediction.usd_per_million_tokens;
+  prediction["gpu_hours"] = p.prediction.gpu_hours;
+  prediction["predicted"] = today_utc();
+  prediction["by"] = "recipebench " RECIPEBENCH_VERSION " (commit " RECIPEBENCH_GIT_COMMIT ") plan";
+  prediction["profiles"] = profiles;
+  if (stack_factor != 1) prediction["stack_factor"] = stack_factor;
+  return Json{{"schema_version", 1},
+              {"model", r.model},
+              {"gpu", gpu},
+              {"author", Json{{"name", "recipebench plan"}}},
+              {"status", "proposed"},
+              {"workload", Json{{"row_tokens", r.workload.row_tokens},
+                                {"rows", r.workload.rows},
+                                {"global_batch", r.workload.global_batch},
+                                {"precision", r.workload.precision}}},
+              {"layout", layout},
+              {"bench", bench},
+              {"prediction", prediction}};
+}
+
+std::string file_name(const Recipe& r) {
+  std::string name = fmt::format("plan-tp{}-pp{}", r.layout.tp, r.layout.pp);
+  if (r.layout.vpp > 1) name += fmt::format("-vpp{}", r.layout.vpp);
+  name += fmt::format("-ep{}-dp{}", r.layout.ep, r.layout.dp);
+  if (r.layout.first_stage_layers) name += fmt::format("-split{}", *r.layout.first_stage_layers);
+  name += fmt::format("-mt{}k", r.layout.max_tokens_per_gpu / 1024);
+  if (r.layout.recompute.granularity != "none") name += "-recompute";
+  return name + ".yaml";
+}
+
+std::string row_text(size_t i, const PlannedLayout& p) {
+  const RecipeLayout& l = p.recipe.layout;
+  return fmt::format("  {:>2}  {:<32} {:>6} {:>9}  {:>6.1f}  {:>7.3f}  {:>10}  {:>5}  {:>6}", i + 1, l.label,
+                     fmt::format("{}k", l.max_tokens_per_gpu / 1024), l.recompute.granularity, p.peak_bytes / 1e9,
+                     p.prediction.step_seconds, fixed(p.prediction.tokens_per_s_per_gpu, 1),
+                     p.prediction.mfu ? fmt::format("{:.1f}%", *p.prediction.mfu * 100) : "-",
+                     p.prediction.usd_per_million_tokens ? fmt::format("{:.2f}", *p.prediction.usd_per_million_tokens)
+                                                         : "-");
+}
+
+int run_plan(const PlanArgs& args) {
+  const ModelConfig* model = find_model(args.model);
+  if (model == nullptr) {
+    std::string names;
+    for (const ModelConfig& m : model_registry()) names += (names.empty() ? "" : ", ") + m.name;
+    usage_error("--model", args.model, "a model of the registry (" + names + ")");
+    return kUsage;
+  }
+  const GpuSpec* gpu = find_gpu(args.gpu);
+  if (gpu == nullptr) {
+    std::string names;
+    for (const GpuSpec& g : gpu_catalog()) names += (names.empty() ? "" : ", ") + g.name;
+    usage_error("--gpu", args.gpu, "a GPU of the catalog (" + names + ")");
+    return kUsage;
+  }
+  LayoutRequest req;
+  req.model = *model;
+  req.gpu = gpu->name;
+  req.count = args.count;
+  req.per_node = args.per_node;
+  req.global_batch = args.global_batch;
+  req.row_tokens = args.row_tokens;
+  req.instance = args.instance;
+  Recipe base;
+  try {
+    base = base_recipe(req);
+  } catch (const std::invalid_argument& e) {
+    usage_error("--instance", args.instance, e.what());
+    return kUsage;
+  }
+  std::optional<LoadedProfiles> loaded = load_profiles(args.profiles, model->name);
+  if (!loaded) return kFailed;
+  if (loaded->ranks.empty()) {
+    std::cerr << "recipebench plan: no profile of " << model->name << " among the " << args.profiles.size()
+              << " given (--profile RECORD): measure one rank of each kind of a layout of " << model->name
+              << " with `recipebench run RECIPE --emulate-rank R --profile` (`recipebench predict RECIPE` prints the "
+                 "commands for a recipe)\n";
+    return kUsage;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  LayoutSearch search;
+  try {
+    const PredictSetup setup = predict_setup(base, *loaded, args.stack_factor);
+    search = search_layouts(req, setup.costs, setup.network, setup.options);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "recipebench plan: error: " << e.what() << "\n";
+    return kFailed;
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::cout << fmt::format(
+      "recipebench plan: {} on {} x {} ({} per node), global batch {} rows of {} tokens\n  {} layouts considered, {} "
+      "pass the layout check, {} fit {:.0f} GB by the memory plan; searched in {:.2f} s\n",
+      model->name, args.count, gpu->name, base.gpu.per_node, args.global_batch, args.row_tokens, search.considered,
+      search.layout_ok, search.fit, search.gpu_memory_bytes / 1e9, seconds);
+  if (search.ranked.empty()) {
+    std::cout << "  no layout serves this request:";
+    if (search.layout_ok == 0) {
+      std::cout << " no layout passes the layout check; its refusals, most frequent first:\n";
+      for (size_t i = 0; i < search.refusals.size() && i < 5; ++i)
+        std::cout << fmt::format("    {} ({} layouts)\n", search.refusals[i].first, search.refusals[i].second);
+    } else {
+      std::cout << " none fits the GPU's memory; the closest:\n";
+      for (const MemoryMiss& m : search.closest)
+        std::cout << fmt::format("    {} {}k {}: peak {:.1f} GB of {:.0f} (largest term: {})\n", m.recipe.layout.label,
+                                 m.recipe.layout.max_tokens_per_gpu / 1024, m.recipe.layout.recompute.granularity,
+                                 m.peak_bytes / 1e9, search.gpu_memory_bytes / 1e9, m.largest_term);
+    }
+    return kFailed;
+  }
+  const size_t top = std::min(search.ranked.size(), static_cast<size_t>(std::max(1, args.top)));
+  std::cout << "   #  layout                           max tok recompute  peak GB   step s  tokens/s/GPU    MFU  $/1M\n";
+  for (size_t i = 0; i < top; ++i) std::cout << row_text(i, search.ranked[i]) << "\n";
+  std::cout << "  where each step goes (the rank that ends last, seconds per step):\n";
+  for (size_t i = 0; i < top; ++i) {
+    const StepPrediction& p = search.ranked[i].prediction;
+    std::cout << fmt::format("  {:>2}  pp {}: {}\n", i + 1, p.critical_pp_rank,
+                             breakdown_line(p.ranks.at(static_cast<size_t>(p.critical_pp_rank))));
+  }
+  std::cout << "  assumptions:\n";
+  for (const std::string& a : search.ranked.front().prediction.assumptions) std::cout << "    - " << a << "\n";
+  if (!args.out.empty()) {
+    std::vector<std::string> profile_files;
+    for (const ProfiledRank& r : loaded->ranks) profile_files.push_back(r.source);
+    std::vector<std::pair<std::string, std::string>> files;
+    for (size_t i = 0; i < top; ++i) {
+      const std::string path = (std::filesystem::path(args.out) / file_name(search.ranked[i].recipe)).string();
+      files.push_back({path, "# Proposed by recipebench plan: a predicted layout, not a measurement "
+                             "(docs/step-time.md).\n" +
+                                 yaml_text(planned_doc(search.ranked[i], profile_files, args.stack_factor))});
+    }
+    write_files_atomically(files);
+    for (const auto& f : files) std::cout << "  wrote " << f.first << "\n";
+  }
+  return kOk;
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app, std::function<int()>& run) {
+  auto* cmd = app.add_subcommand("plan",
+                                 "Rank every layout of a model on N GPUs that fits, by predicted tokens/s/GPU, "
+                                 "and write the best as proposed recipes (docs/step-time.md)");
+  auto args = std::make_shared<PlanArgs>();
+  cmd->add_option("--model", args->model, "Registry model (recipebench models)")->required();
+  cmd->add_option("--gpu", args->gpu, "GPU type of the catalog (B200, H200, H100)")->required();
+  cmd->add_option("--count", args->count, "GPUs")->required()->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--global-batch", args->global_batch, "Rows per optimizer step")
+      ->required()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  cmd->add_option("--row-tokens", args->row_tokens, "Tokens per row")
+      ->required()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  cmd->add_option("--per-node", args->per_node, "GPUs per node (default 8)")->check(CLI::Range(1, 1024));
+  cmd->add_option("--instance", args->instance, "Catalog instance (default: the GPU's)");
+  cmd->add_option("--top", args->top, "Layouts shown and written (default 5)")->check(CLI::Range(1, 1000));
+  cmd->add_option("--out", args->out, "Write the top layouts as proposed recipes into this folder");
+  cmd->add_option("--profile", args->profiles, "Profiles of the model (run records of `run --profile`)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--stack-factor", args->stack_factor, "Multiply every compute second by this")
+      ->check(CLI::PositiveNumber);
+  cmd->callback([&run, args] { run = [args] { return run_plan(*args); }; });
+}
+
+}  // namespace recipebench::cli

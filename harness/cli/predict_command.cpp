@@ -1,0 +1,92 @@
+// `recipebench predict RECIPE --profile RECORD...`: the step-time model's prediction of a recipe's step time,
+// tokens/s/GPU, MFU, $ per 1M tokens and GPU-hours from measured profiles (docs/step-time.md).
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "plan/memory_plan.h"
+#include "plan/prediction_text.h"
+#include "plan/step_time.h"
+#include "predict_inputs.h"
+#include "recipe/run_model.h"
+#include "recipe/validate.h"
+
+namespace recipebench::cli {
+
+namespace {
+
+struct PredictArgs {
+  std::string recipe;
+  std::vector<std::string> profiles;
+  double stack_factor = 1;
+  std::string format = "text";
+};
+
+int run_predict(const PredictArgs& args) {
+  ValidatedRecipe v = validate_recipe_file(args.recipe);
+  for (const auto& d : v.errors) std::cerr << d.to_string() << "\n";
+  if (!v.ok()) return kFailed;
+  const Recipe& recipe = *v.recipe;
+  const std::optional<RunModel> model = run_model(recipe);
+  if (!model) {
+    std::cerr << args.recipe << ": error: model: " << recipe.model
+              << ", expected a model of the registry (recipebench models)\n";
+    return kFailed;
+  }
+  const RankMap map = build_rank_map(recipe, model->model);
+  std::optional<LoadedProfiles> loaded = load_profiles(args.profiles, model->full.name);
+  if (!loaded) return kFailed;
+  if (loaded->ranks.empty()) {
+    std::cerr << "recipebench predict: no profile of " << model->full.name << " among the "
+              << args.profiles.size() << " given" << (args.profiles.empty() ? " (--profile RECORD)" : "")
+              << "; measure one rank of each kind of this layout with --profile, e.g. on one GPU:\n"
+              << emulation_commands(args.recipe, recipe, model->model, map);
+    return kUsage;
+  }
+  try {
+    const PredictSetup setup = predict_setup(recipe, *loaded, args.stack_factor);
+    const StepPrediction p = predict_step(recipe, model->model, map, setup.costs, setup.network, setup.options);
+    if (args.format == "json") {
+      Json j = prediction_to_json(p);
+      j["schema"] = "recipebench-prediction/1";
+      j["recipe"] = args.recipe;
+      j["model"] = model->model.name;
+      j["layout"] = recipe.layout.label;
+      j["gpu"] = fmt::format("{} x {}", recipe.gpu.count, recipe.gpu.type);
+      j["profiles"] = setup.costs.sources;
+      j["stack_factor"] = args.stack_factor;
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << fmt::format("recipebench predict: {} ({}, {}, {} x {})\n", args.recipe, model->model.name,
+                               recipe.layout.label, recipe.gpu.count, recipe.gpu.type)
+                << prediction_text(p);
+    }
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "recipebench predict: error: " << e.what() << "\n";
+    return kFailed;
+  }
+  return kOk;
+}
+
+}  // namespace
+
+void add_predict_command(CLI::App& app, std::function<int()>& run) {
+  auto* cmd = app.add_subcommand("predict",
+                                 "Predict a recipe's step time, tokens/s/GPU, MFU and cost from measured profiles "
+                                 "(docs/step-time.md)");
+  auto args = std::make_shared<PredictArgs>();
+  cmd->add_option("recipe", args->recipe, "The recipe (*.yaml)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--profile", args->profiles,
+                  "Run records of `run --profile` or `run --emulate-rank R --profile` (one per rank kind)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--stack-factor", args->stack_factor,
+                  "Multiply every compute second by this (a stack's speed against the profiled one's)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--format", args->format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  cmd->callback([&run, args] { run = [args] { return run_predict(*args); }; });
+}
+
+}  // namespace recipebench::cli

@@ -1,0 +1,158 @@
+#include "predict_inputs.h"
+
+#include <cmath>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "catalog/hardware.h"
+#include "commands.h"
+#include "plan/memory_plan.h"
+#include "recipe/diagnostic.h"
+#include "record/profile_source.h"
+
+namespace recipebench::cli {
+
+namespace {
+
+bool has_passes(const RunRecord& rec) {
+  for (const StepSample& s : rec.steps)
+    if (!s.passes.empty()) return true;
+  return false;
+}
+
+double window_mean_seconds(const RunRecord& rec) {
+  const StepWindow& w = rec.options.settings.window;
+  double sum = 0;
+  int n = 0;
+  for (const StepSample& s : rec.steps)
+    if (s.step >= w.first && s.step <= w.last) {
+      sum += s.seconds;
+      ++n;
+    }
+  return n > 0 ? sum / n : 0;
+}
+
+/// True when `plain` ran what `profile` ran: the same recipe bytes, rank, layers and device, without --profile.
+bool same_run(const RunRecord& plain, const RunRecord& profile) {
+  const RunSettings& a = plain.options.settings;
+  const RunSettings& b = profile.options.settings;
+  return plain.recipe_sha256 == profile.recipe_sha256 && plain.recipe == profile.recipe &&
+         a.emulate_rank == b.emulate_rank && a.emulated_stage_layers == b.emulated_stage_layers &&
+         plain.model_layers == profile.model_layers && a.device == b.device && record_gpu(plain) == record_gpu(profile);
+}
+
+}  // namespace
+
+std::optional<LoadedProfiles> load_profiles(const std::vector<std::string>& files, const std::string& model) {
+  LoadedProfiles out;
+  bool ok = true;
+  std::vector<RunRecordInput> profiles, plain;
+  for (const std::string& file : files) {
+    std::vector<RunRecordInput> runs;
+    if (!add_run_record(file, runs)) {
+      ok = false;
+      continue;
+    }
+    for (RunRecordInput& r : runs) (has_passes(r.record) ? profiles : plain).push_back(std::move(r));
+  }
+  for (const RunRecordInput& in : profiles) {
+    try {
+      ProfiledRank r = profiled_rank(in.record, in.file);
+      for (const RunRecordInput& p : plain) {
+        if (!same_run(p.record, in.record)) continue;
+        const double factor = window_mean_seconds(p.record) / window_mean_seconds(in.record);
+        calibrate(r, factor);
+        r.source += fmt::format(" (calibrated x {:.4f} by the plain run {}: its window's mean step over the "
+                                "profile's, the synchronisations of --profile taken out)",
+                                factor, p.file);
+        break;
+      }
+      if (r.model == model)
+        out.ranks.push_back(std::move(r));
+      else
+        out.other.push_back(in.file + " (" + r.model + ")");
+    } catch (const InputError& e) {
+      std::cerr << e.diagnostic().to_string() << "\n";
+      ok = false;
+    } catch (const std::exception& e) {
+      std::cerr << in.file << ": error: " << e.what() << "\n";
+      ok = false;
+    }
+  }
+  for (const RunRecordInput& p : plain) {
+    bool used = false;
+    for (const RunRecordInput& in : profiles) used = used || same_run(p.record, in.record);
+    if (!used) {
+      std::cerr << p.file << ": error: steps[].phases.passes: none, expected a record of `run --profile` (or the "
+                << "plain run of a given profile's recipe, rank and layers, which calibrates it)\n";
+      ok = false;
+    }
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+PredictSetup predict_setup(const Recipe& recipe, const LoadedProfiles& profiles, double stack_factor) {
+  PredictSetup s;
+  s.costs = fit_unit_costs(profiles.ranks);
+  const bool cpu_profile = s.costs.gpu == "CPU", cpu_recipe = recipe.gpu.type == "CPU";
+  if (cpu_profile != cpu_recipe)
+    throw std::invalid_argument("a profile measured on " + s.costs.gpu + " cannot be scaled to " + recipe.gpu.type +
+                                ": give a profile measured on a GPU for a GPU recipe (and the CPU for a CPU one)");
+  if (!cpu_recipe && s.costs.gpu != recipe.gpu.type) {
+    const GpuSpec* from = find_gpu(s.costs.gpu);
+    const GpuSpec* to = find_gpu(recipe.gpu.type);
+    if (from == nullptr || to == nullptr)
+      throw std::invalid_argument("GPU " + (from ? recipe.gpu.type : s.costs.gpu) + " is not in the catalog");
+    s.options.scale = gpu_scale(*from, *to);
+    s.costs.sources.push_back(fmt::format("scaled {} -> {}: matrix work x {:.3f} (dense BF16 peaks), memory-bound "
+                                          "work x {:.3f} (HBM bandwidths)",
+                                          from->name, to->name, from->peak_bf16_flops / to->peak_bf16_flops,
+                                          from->memory_bandwidth / to->memory_bandwidth));
+  }
+  if (cpu_recipe) {
+    // CPU ranks on one host: a stand-in link (shared memory through Gloo), never a catalog figure.
+    s.network.nvlink = Link{10e9, 20e-6, "host memory (Gloo)"};
+    s.network.node_network = s.network.nvlink;
+    s.network.gpus_per_node = std::max(1, recipe.gpu.count);
+    s.network.source = "CPU ranks on one host: 10 GB/s, 20 us per step (an assumption, not a measurement)";
+  } else {
+    s.network = recipe_network(recipe);
+  }
+  s.options.stack_factor = stack_factor;
+  const RecipeBench& b = recipe.bench;
+  s.options.overlap_grad_reduce = b.overlap_grad_reduce.value_or(false);
+  s.options.overlap_param_gather = b.overlap_param_gather.value_or(false);
+  s.options.overlap_p2p_comm = b.overlap_p2p_comm.value_or(false);
+  s.options.overlap_tp_comm = b.overlap_tp_comm.value_or(false);
+  return s;
+}
+
+std::string emulation_commands(const std::string& file, const Recipe& recipe, const ModelConfig& model,
+                               const RankMap& map) {
+  const MemoryPlan plan = plan_memory(recipe, model, map);
+  const GpuSpec* h200 = find_gpu("H200");
+  std::string out;
+  for (size_t k : plan.kinds) {
+    const RankMemory& rm = plan.ranks[k];
+    int rank = 0;
+    for (const RankPlacement& r : map.ranks)
+      if (r.pp == rm.pp_rank) {
+        rank = r.rank;
+        break;
+      }
+    std::string layers;
+    if (h200 != nullptr && rm.peak > h200->memory_bytes && rm.layers > map.vpp) {
+      int64_t fit = static_cast<int64_t>(std::floor(static_cast<double>(rm.layers) * h200->memory_bytes / rm.peak));
+      fit = std::max<int64_t>(map.vpp, fit / map.vpp * map.vpp);
+      layers = fmt::format(" --layers {}", fit);
+    }
+    out += fmt::format("  recipebench run {} --emulate-rank {} --profile --device cuda --steps 3 --window 1:2{}   # {}, "
+                       "pipeline rank {}, plan {:.1f} GB\n",
+                       file, rank, layers, rm.kind, rm.pp_rank, rm.peak / 1e9);
+  }
+  return out;
+}
+
+}  // namespace recipebench::cli

@@ -1,0 +1,198 @@
+#include "plan/compute_profile.h"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace recipebench {
+
+namespace {
+
+constexpr double kActivationBytes = 2;  // BF16 activations (docs/step-time.md, "Work")
+
+constexpr int kForward = static_cast<int>(PassPhase::kForward);
+constexpr int kBackward = static_cast<int>(PassPhase::kBackward);
+constexpr int kRecompute = static_cast<int>(PassPhase::kRecompute);
+
+bool recomputed(ProfileComponent c) { return c != ProfileComponent::kEmbedding && c != ProfileComponent::kLmHeadLoss; }
+
+ProfileComponent component_at(int i) { return static_cast<ProfileComponent>(i); }
+
+}  // namespace
+
+WorkKind work_kind(ProfileComponent c) {
+  switch (c) {
+    case ProfileComponent::kGdn:
+    case ProfileComponent::kAttention:
+    case ProfileComponent::kMoeRouter:
+    case ProfileComponent::kMoeSharedExpert:
+    case ProfileComponent::kMoeExperts:
+    case ProfileComponent::kLmHeadLoss:
+      return WorkKind::kMatrix;
+    case ProfileComponent::kEmbedding:
+    case ProfileComponent::kMoeDispatch:
+    case ProfileComponent::kMoeCombine:
+    case ProfileComponent::kMoeRest:
+    case ProfileComponent::kOther:
+      return WorkKind::kMemory;
+  }
+  return WorkKind::kMemory;
+}
+
+const char* to_string(WorkKind k) { return k == WorkKind::kMatrix ? "matrix" : "memory"; }
+
+double component_work(ProfileComponent c, const ModelConfig& m, const ChunkShape& s) {
+  const ParamCounts p = count_params(m);
+  const double per_rank_tokens = static_cast<double>(s.tokens) / s.tp;  // T / TP
+  const double h = static_cast<double>(m.hidden_size);
+  const double layers = static_cast<double>(s.layers());
+  switch (c) {
+    case ProfileComponent::kGdn: {
+      const double state = static_cast<double>(m.linear_num_value_heads) * 4.0 * m.linear_key_head_dim *
+                           m.linear_value_head_dim;
+      return s.gdn_layers * (2.0 * p.gdn_layer + state) * per_rank_tokens;
+    }
+    case ProfileComponent::kAttention: {
+      const double core = 2.0 * s.row_tokens * m.num_attention_heads * m.head_dim;
+      return s.attention_layers * (2.0 * p.attention_layer + core) * per_rank_tokens;
+    }
+    case ProfileComponent::kMoeRouter:
+      return layers * 2.0 * h * m.num_experts * per_rank_tokens;
+    case ProfileComponent::kMoeSharedExpert:
+      return layers * 6.0 * h * m.shared_expert_ffn * per_rank_tokens;
+    case ProfileComponent::kMoeExperts:
+      return layers * 6.0 * h * m.expert_ffn * m.top_k * per_rank_tokens;
+    case ProfileComponent::kLmHeadLoss:
+      return s.lm_head ? 2.0 * h * m.vocab_size * per_rank_tokens : 0.0;
+    case ProfileComponent::kEmbedding:
+      return s.embedding ? h * kActivationBytes * per_rank_tokens : 0.0;
+    case ProfileComponent::kMoeDispatch:
+    case ProfileComponent::kMoeCombine:
+      return layers * m.top_k * h * kActivationBytes * per_rank_tokens;
+    case ProfileComponent::kMoeRest:
+    case ProfileComponent::kOther:
+      return layers * h * kActivationBytes * per_rank_tokens;
+  }
+  return 0;
+}
+
+void calibrate(ProfiledRank& r, double factor) {
+  if (!(factor > 0) || !std::isfinite(factor))
+    throw std::invalid_argument(r.source + ": calibration factor " + std::to_string(factor) + ", expected > 0");
+  for (ProfiledChunk& ch : r.chunks)
+    for (PhaseCells* cells : {&ch.forward, &ch.backward})
+      for (auto& phase : *cells)
+        for (double& v : phase) v *= factor;
+  r.optimizer_seconds *= factor;
+}
+
+UnitCosts fit_unit_costs(const std::vector<ProfiledRank>& ranks) {
+  if (ranks.empty()) throw std::invalid_argument("no profiled rank to fit the compute profile from");
+  UnitCosts u;
+  u.gpu = ranks.front().gpu;
+  u.model = ranks.front().model;
+  ComponentCells fwd_s{}, fwd_w{}, bwd_s{}, bwd_w{}, rec_s{}, rec_w{};
+  double opt_s = 0, opt_p = 0;
+  for (const ProfiledRank& r : ranks) {
+    if (r.model != u.model)
+      throw std::invalid_argument("profiles of two models (" + u.model + ", " + r.model + "): give one model's");
+    if (r.gpu != u.gpu)
+      throw std::invalid_argument("profiles measured on two devices (" + u.gpu + ", " + r.gpu + "): give one device's");
+    if (r.chunks.empty()) throw std::invalid_argument(r.source + ": the profile holds no pass");
+    u.sources.push_back(r.source);
+    for (const ProfiledChunk& ch : r.chunks) {
+      for (int c = 0; c < kProfileComponents; ++c) {
+        const double w = component_work(component_at(c), r.widths, ch.shape);
+        if (w <= 0) continue;
+        fwd_s[c] += ch.forward[kForward][c];
+        fwd_w[c] += w;
+        bwd_s[c] += ch.backward[kBackward][c];
+        bwd_w[c] += w;
+        if (ch.backward[kRecompute][c] > 0) {
+          rec_s[c] += ch.backward[kRecompute][c];
+          rec_w[c] += w;
+        }
+      }
+    }
+    opt_s += r.optimizer_seconds;
+    opt_p += r.optimizer_params;
+  }
+  for (int c = 0; c < kProfileComponents; ++c) {
+    u.measured_forward[c] = fwd_w[c] > 0;
+    if (fwd_w[c] > 0) u.forward_pass[kForward][c] = fwd_s[c] / fwd_w[c];
+    u.measured_backward[kBackward][c] = bwd_w[c] > 0;
+    if (bwd_w[c] > 0) u.backward_pass[kBackward][c] = bwd_s[c] / bwd_w[c];
+    u.measured_backward[kRecompute][c] = rec_w[c] > 0;
+    if (rec_w[c] > 0) u.backward_pass[kRecompute][c] = rec_s[c] / rec_w[c];
+  }
+  u.optimizer_seconds_per_param = opt_p > 0 ? opt_s / opt_p : 0;
+  return u;
+}
+
+PhaseCells pass_cells(const UnitCosts& costs, const ModelConfig& m, const ChunkShape& s, bool backward,
+                      const PassCostOptions& o) {
+  PhaseCells out{};
+  for (int c = 0; c < kProfileComponents; ++c) {
+    const ProfileComponent comp = component_at(c);
+    const double w = component_work(comp, m, s);
+    if (w <= 0) continue;
+    if (!costs.measured_forward[c])
+      throw std::invalid_argument(std::string("the profile never measured ") + to_string(comp) +
+                                  ", which this layout's chunk runs: add a profile of a rank that holds it");
+    if (!backward) {
+      out[kForward][c] = costs.forward_pass[kForward][c] * w * o.scale[c];
+      continue;
+    }
+    out[kBackward][c] = costs.backward_pass[kBackward][c] * w * o.scale[c];
+    if (o.recompute_fraction > 0 && recomputed(comp)) {
+      const double per_unit = costs.measured_backward[kRecompute][c] ? costs.backward_pass[kRecompute][c]
+                                                                     : costs.forward_pass[kForward][c];
+      out[kRecompute][c] = per_unit * w * o.scale[c] * o.recompute_fraction;
+    }
+  }
+  return out;
+}
+
+double cells_seconds(const PhaseCells& cells) {
+  double s = 0;
+  for (const auto& phase : cells)
+    for (double v : phase) s += v;
+  return s;
+}
+
+ComponentCells gpu_scale(const GpuSpec& from, const GpuSpec& to) {
+  if (!(to.peak_bf16_flops > 0) || !(to.memory_bandwidth > 0) || !(from.peak_bf16_flops > 0) ||
+      !(from.memory_bandwidth > 0))
+    throw std::invalid_argument("GPU scale needs the peak FLOP/s and HBM bandwidth of " + from.name + " and " +
+                                to.name);
+  ComponentCells out{};
+  for (int c = 0; c < kProfileComponents; ++c)
+    out[c] = work_kind(component_at(c)) == WorkKind::kMatrix ? from.peak_bf16_flops / to.peak_bf16_flops
+                                                             : from.memory_bandwidth / to.memory_bandwidth;
+  return out;
+}
+
+std::vector<ChunkShape> chunk_shapes(const RankMap& map, const ModelConfig& m, int pp, int64_t row_tokens) {
+  if (pp < 0 || pp >= map.pp) throw std::invalid_argument("pipeline rank " + std::to_string(pp) + " outside the map");
+  const RankPlacement* first = nullptr;
+  for (const RankPlacement& r : map.ranks)
+    if (r.pp == pp) {
+      first = &r;
+      break;
+    }
+  if (first == nullptr) throw std::invalid_argument("no rank of pipeline rank " + std::to_string(pp) + " in the map");
+  std::vector<ChunkShape> out;
+  for (const LayerRange& range : first->layers) {
+    ChunkShape s;
+    for (int64_t i = range.first; i < range.first + range.count; ++i)
+      (m.is_full_attention(i) ? s.attention_layers : s.gdn_layers) += 1;
+    s.embedding = pp == 0 && range.virtual_stage == 0;
+    s.lm_head = pp == map.pp - 1 && range.virtual_stage == map.vpp - 1;
+    s.tokens = map.rows_per_microbatch * row_tokens / map.cp;
+    s.row_tokens = row_tokens;
+    s.tp = map.tp;
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace recipebench

@@ -1,0 +1,131 @@
+// The compute half of the step-time model (docs/step-time.md): a measured profile of one or more ranks (each pass
+// of their schedule by phase and component, backend/profile.h) turned into seconds per unit of work, and the
+// seconds of any other rank's passes from its work. A component's work is FLOP for matrix work and bytes for
+// memory-bound work, from the formulas below; its seconds per unit are the profile's measured seconds over the
+// profile's own work. Pure arithmetic, no libtorch.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backend/profile.h"
+#include "catalog/hardware.h"
+#include "catalog/models.h"
+#include "layout/rank_map.h"
+#include "recipe/recipe.h"
+
+namespace recipebench {
+
+/// How a component's time follows its work and the GPU (docs/step-time.md, "Scaling to another GPU"): matrix work
+/// by the ratio of dense BF16 peaks, memory-bound work by the ratio of HBM bandwidths.
+enum class WorkKind { kMatrix, kMemory };
+
+/// The declared kind of each component: matrix for gdn, attention, moe_router, moe_shared_expert, moe_experts and
+/// lm_head_loss; memory for embedding, moe_dispatch, moe_combine, moe_rest and other.
+WorkKind work_kind(ProfileComponent c);
+
+/// "matrix" or "memory".
+const char* to_string(WorkKind k);
+
+/// One microbatch through one model chunk of one rank: what its work depends on.
+struct ChunkShape {
+  int64_t gdn_layers = 0;        ///< Gated DeltaNet decoder layers of the chunk
+  int64_t attention_layers = 0;  ///< full-attention decoder layers of the chunk
+  bool embedding = false;        ///< the chunk holds the token embedding (chunk 0 of the first pipeline rank)
+  bool lm_head = false;          ///< the chunk holds the output layer and the loss (last chunk of the last rank)
+  int64_t tokens = 0;            ///< tokens of the microbatch (rows x row tokens / CP), padding included
+  int64_t row_tokens = 0;        ///< tokens of one row: the causal attention's sequence length
+  int tp = 1;                    ///< TP; with sequence parallel the MoE block, norms and sends see tokens / TP
+
+  int64_t layers() const { return gdn_layers + attention_layers; }
+};
+
+/// The work of component `c` in one forward pass of `s` on one rank of `m` (BF16 activations, 2 bytes):
+///   gdn        G (2 P_gdn + Hv 4 dk dv) T / TP        (projections; the delta rule's state update and read-out)
+///   attention  A (2 P_attn + 2 S Hq d) T / TP         (projections; causal QK^T and AV over S / 2 keys on average)
+///   moe_router L 2 h E T / TP;   moe_shared_expert L 6 h Fs T / TP;   moe_experts L 6 h F k T / TP (balanced
+///              routing: a rank's experts receive its own tokens' k slots over the EP group, whatever EP and ETP)
+///   lm_head_loss 2 h V T / TP (vocab-parallel)                                           [FLOP]
+///   embedding h 2 T / TP;  moe_dispatch and moe_combine L k h 2 T / TP;  moe_rest L h 2 T / TP;
+///   other L h 2 T / TP                                                                   [bytes]
+/// with G, A, L the chunk's GDN, attention and all layers, T its tokens, S the row's tokens, P_gdn / P_attn the
+/// active weights of one mixer (count_params), Hv, dk, dv the GDN value heads and head widths, Hq and d the
+/// attention heads and head width, h hidden, E experts, k top-k, F / Fs the routed / shared expert widths, V the
+/// vocabulary. Formulas: docs/step-time.md ("Work"). 0 where the chunk has no such component.
+double component_work(ProfileComponent c, const ModelConfig& m, const ChunkShape& s);
+
+/// Seconds of one forward pass and one backward pass of one chunk, by phase and component (backend/profile.h).
+using PhaseCells = std::array<ComponentCells, kPassPhases>;
+
+/// A measured chunk: its shape and the mean cells of its forward and backward passes (seconds).
+struct ProfiledChunk {
+  ChunkShape shape;
+  PhaseCells forward{}, backward{};
+};
+
+/// A measured rank: where it ran and what it measured (one record of `run --profile`, or of an emulated rank).
+struct ProfiledRank {
+  std::string source;     ///< the record's file
+  std::string model;      ///< registry name of the model whose widths ran
+  std::string gpu;        ///< catalog name of the device it ran on ("H200"), or "CPU"
+  std::string layout;     ///< the layout it stood for, e.g. "TP2 PP8 VPP2 EP8 DP4 (rank 20)"
+  ModelConfig widths;     ///< the model that ran (its layer count is the proxy's when cut)
+  std::vector<ProfiledChunk> chunks;
+  double optimizer_seconds = 0;    ///< the optimizer's step, seconds
+  double optimizer_params = 0;     ///< parameters whose state that step updated (the rank's shards), elements
+};
+
+/// Multiplies every measured second of `r` (its chunks' cells and its optimizer step) by `factor`: a profile
+/// calibrated by a plain run of the same recipe (docs/step-time.md, "Calibration"). Throws std::invalid_argument
+/// for a factor that is not positive and finite.
+void calibrate(ProfiledRank& r, double factor);
+
+/// Seconds per unit of work of every (phase, component) the profile measured, and of the optimizer.
+struct UnitCosts {
+  std::array<ComponentCells, kPassPhases> forward_pass{};   ///< seconds per unit in a forward pass
+  std::array<ComponentCells, kPassPhases> backward_pass{};  ///< seconds per unit in a backward pass
+  std::array<std::array<bool, kProfileComponents>, kPassPhases> measured_backward{};  ///< backward_pass known
+  std::array<bool, kProfileComponents> measured_forward{};  ///< forward_pass[forward] known
+  double optimizer_seconds_per_param = 0;
+  std::string gpu;     ///< where it was measured (ProfiledRank::gpu)
+  std::string model;   ///< whose widths
+  std::vector<std::string> sources;
+};
+
+/// Pools the ranks' measurements: for each pass kind, phase and component, the sum of the measured seconds over
+/// every chunk of every rank divided by the sum of their work (component_work at each chunk's shape); the
+/// optimizer's seconds over its parameters likewise. Throws std::invalid_argument for no ranks, ranks of different
+/// models or devices, or a rank without chunks.
+UnitCosts fit_unit_costs(const std::vector<ProfiledRank>& ranks);
+
+/// What a target pass of a chunk costs beside its shape.
+struct PassCostOptions {
+  /// Fraction of the chunk's decoder layers recomputed in its backward pass (full recompute: 1; block: the
+  /// recomputed layers over the chunk's; none: 0).
+  double recompute_fraction = 0;
+  /// Per component: target seconds = profile seconds x this (GPU scale x any stack factor); 1 = the profile's GPU.
+  ComponentCells scale{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+};
+
+/// The seconds of one forward (`backward` false) or backward pass of a chunk of shape `s`, by phase and component.
+/// A backward pass's recompute phase is the decoder components' recompute cost (the profile's recompute seconds per
+/// unit where it measured them, else its forward's: the chunk's forward run again) x recompute_fraction. Throws
+/// std::invalid_argument when the shape has work in a cell the profile never measured (e.g. an LM head from a
+/// profile of middle stages only), naming the component.
+PhaseCells pass_cells(const UnitCosts& costs, const ModelConfig& m, const ChunkShape& s, bool backward,
+                      const PassCostOptions& o = {});
+
+/// The sum of all cells.
+double cells_seconds(const PhaseCells& cells);
+
+/// Target seconds / profile seconds of each component when moving from GPU `from` to GPU `to`: from.peak /
+/// to.peak for matrix components, from.memory_bandwidth / to.memory_bandwidth for memory ones.
+ComponentCells gpu_scale(const GpuSpec& from, const GpuSpec& to);
+
+/// The chunk shapes of pipeline rank `pp` of `map` for `m`: one per virtual stage, in order, with `row_tokens` and
+/// rows_per_microbatch x row_tokens / CP tokens. Throws std::invalid_argument for pp outside the map.
+std::vector<ChunkShape> chunk_shapes(const RankMap& map, const ModelConfig& m, int pp, int64_t row_tokens);
+
+}  // namespace recipebench

@@ -1,0 +1,162 @@
+#include "plan/layout_search.h"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "catalog/hardware.h"
+#include "layout/rank_map.h"
+#include "recipe/layout_check.h"
+
+namespace recipebench {
+
+namespace {
+
+std::vector<int> divisors(int64_t n) {
+  std::vector<int> out;
+  for (int64_t d = 1; d <= n; ++d)
+    if (n % d == 0) out.push_back(static_cast<int>(d));
+  return out;
+}
+
+/// The layer splits of `layers` over `pp` stages: the even one (nullopt, nullopt) when it divides, and first =
+/// last = f < the middle stages' count where the rest splits evenly over PP - 2 (at least half a middle stage).
+std::vector<std::pair<std::optional<int>, std::optional<int>>> layer_splits(int64_t layers, int pp) {
+  std::vector<std::pair<std::optional<int>, std::optional<int>>> out;
+  if (layers % pp == 0) out.push_back({std::nullopt, std::nullopt});
+  if (pp <= 2) return out;
+  for (int64_t f = 1; 2 * f < layers; ++f) {
+    const int64_t rest = layers - 2 * f;
+    if (rest % (pp - 2) != 0) continue;
+    const int64_t mid = rest / (pp - 2);
+    if (f >= mid || 2 * f < mid) continue;
+    out.push_back({static_cast<int>(f), static_cast<int>(f)});
+  }
+  return out;
+}
+
+/// The problem's field path of a refused layout ("layout.ep: ..." -> "layout.ep").
+std::string refusal_field(const std::string& what) { return what.substr(0, what.find(':')); }
+
+}  // namespace
+
+std::string layout_label(const RecipeLayout& l) {
+  std::string s = fmt::format("TP{} PP{}", l.tp, l.pp);
+  if (l.vpp > 1) s += fmt::format(" VPP{}", l.vpp);
+  if (l.ep > 1) s += fmt::format(" EP{}", l.ep);
+  s += fmt::format(" DP{}", l.dp);
+  if (l.first_stage_layers) s += fmt::format(" first {} / last {}", *l.first_stage_layers, *l.last_stage_layers);
+  return s;
+}
+
+Recipe base_recipe(const LayoutRequest& r) {
+  const GpuSpec* gpu = find_gpu(r.gpu);
+  if (gpu == nullptr) throw std::invalid_argument("GPU " + r.gpu + " is not in the catalog");
+  if (r.count < 1 || r.global_batch < 1 || r.row_tokens < 1 || r.per_node < 1)
+    throw std::invalid_argument("a plan needs GPUs, GPUs per node, a global batch and row tokens of at least 1");
+  Recipe base;
+  base.file = "<plan>";
+  base.model = r.model.name;
+  base.gpu.type = gpu->name;
+  base.gpu.memory_gb = gpu->memory_bytes / 1e9;
+  base.gpu.count = r.count;
+  base.gpu.per_node = std::min(r.per_node, r.count);
+  const InstanceSpec* inst = r.instance.empty() ? default_instance_for_gpu(gpu->name) : find_instance(r.instance);
+  if (!r.instance.empty() && inst == nullptr) throw std::invalid_argument("instance " + r.instance + " is not in the catalog");
+  if (inst != nullptr) base.gpu.instance = inst->label();
+  base.status = "proposed";
+  base.author = "recipebench plan";
+  base.workload.row_tokens = r.row_tokens;
+  base.workload.global_batch = r.global_batch;
+  base.workload.precision = "bf16";
+  base.workload.rows = "synthetic SFT rows (seeded, learnable structure)";
+  base.doc = Json::object();
+  return base;
+}
+
+LayoutSearch search_layouts(const LayoutRequest& r, const UnitCosts& costs, const NetworkModel& network,
+                            const StepTimeOptions& options, const LayoutSpace& space) {
+  const Recipe base = base_recipe(r);
+  LayoutSearch out;
+  out.gpu_memory_bytes = base.gpu.memory_gb * 1e9;
+  std::map<std::string, int64_t> refusals;
+  for (int tp : space.tp) {
+    if (tp > base.gpu.per_node || r.count % tp != 0) continue;
+    for (int pp : divisors(r.count / tp)) {
+      if (pp > r.model.num_layers) continue;
+      const int dp = r.count / tp / pp;
+      for (const auto& split : layer_splits(r.model.num_layers, pp)) {
+        for (int vpp : space.vpp) {
+          if (vpp > 1 && pp < 2) continue;
+          for (int ep : divisors(static_cast<int64_t>(r.count) / pp)) {
+            if (r.model.num_experts % ep != 0) continue;
+            for (int rows : space.rows_per_microbatch) {
+              for (bool recompute : {false, true}) {
+                if (recompute && !space.try_recompute) continue;
+                ++out.considered;
+                Recipe rec = base;
+                RecipeLayout& l = rec.layout;
+                l.tp = tp;
+                l.pp = pp;
+                l.vpp = vpp;
+                l.dp = dp;
+                l.ep = ep;
+                l.etp = 1;
+                l.sequence_parallel = tp > 1;
+                l.first_stage_layers = split.first;
+                l.last_stage_layers = split.second;
+                l.rows_per_microbatch = rows;
+                l.max_tokens_per_gpu = rows * r.row_tokens;
+                if (recompute) l.recompute = RecipeRecompute{"full", "uniform", 1};
+                l.label = layout_label(l);
+                try {
+                  require_layout(rec, &r.model);
+                } catch (const std::invalid_argument& e) {
+                  ++refusals[refusal_field(e.what())];
+                  continue;
+                }
+                ++out.layout_ok;
+                rec.bench.overlap_grad_reduce = dp > 1;
+                rec.bench.overlap_param_gather = dp > 1;
+                rec.bench.overlap_p2p_comm = pp > 1;
+                rec.bench.overlap_tp_comm = tp > 1;
+                const RankMap map = build_rank_map(rec, r.model);
+                const MemoryPlan memory = plan_memory(rec, r.model, map);
+                if (!memory.fits()) {
+                  out.closest.push_back({rec, memory.worst().peak, memory.largest_term()});
+                  continue;
+                }
+                ++out.fit;
+                StepTimeOptions o = options;
+                o.overlap_grad_reduce = *rec.bench.overlap_grad_reduce;
+                o.overlap_param_gather = *rec.bench.overlap_param_gather;
+                o.overlap_p2p_comm = *rec.bench.overlap_p2p_comm;
+                o.overlap_tp_comm = *rec.bench.overlap_tp_comm;
+                try {
+                  out.ranked.push_back({rec, predict_step(rec, r.model, map, costs, network, o), memory.worst().peak});
+                } catch (const std::invalid_argument& e) {
+                  ++refusals[std::string("schedule: ") + e.what()];
+                  --out.fit;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  std::stable_sort(out.ranked.begin(), out.ranked.end(), [](const PlannedLayout& a, const PlannedLayout& b) {
+    return a.prediction.tokens_per_s_per_gpu > b.prediction.tokens_per_s_per_gpu;
+  });
+  std::stable_sort(out.closest.begin(), out.closest.end(),
+                   [](const MemoryMiss& a, const MemoryMiss& b) { return a.peak_bytes < b.peak_bytes; });
+  if (out.closest.size() > 5) out.closest.resize(5);
+  for (const auto& [field, n] : refusals) out.refusals.push_back({field, n});
+  std::stable_sort(out.refusals.begin(), out.refusals.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
+}  // namespace recipebench

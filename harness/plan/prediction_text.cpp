@@ -1,0 +1,91 @@
+#include "plan/prediction_text.h"
+
+#include <fmt/format.h>
+
+#include "util/format.h"
+
+namespace recipebench {
+
+namespace {
+
+double compute_seconds(const RankStepTime& r) {
+  double s = 0;
+  for (double v : r.compute) s += v;
+  return s;
+}
+
+Json rank_json(const RankStepTime& r) {
+  Json compute = Json::object();
+  for (int c = 0; c < kProfileComponents; ++c)
+    if (r.compute[c] > 0) compute[to_string(static_cast<ProfileComponent>(c))] = r.compute[c];
+  return Json{{"pp_rank", r.pp_rank},
+              {"step_seconds", r.step},
+              {"compute_seconds", compute_seconds(r)},
+              {"compute", compute},
+              {"recompute_seconds", r.recompute},
+              {"tp_exposed_seconds", r.tp_exposed},
+              {"ep_exposed_seconds", r.ep_exposed},
+              {"pipeline_idle_seconds", r.pipeline_idle},
+              {"p2p_wait_seconds", r.p2p_wait},
+              {"dp_exposed_seconds", r.dp_exposed},
+              {"optimizer_seconds", r.optimizer},
+              {"forward_pass_seconds", r.forward_pass},
+              {"backward_pass_seconds", r.backward_pass}};
+}
+
+}  // namespace
+
+Json prediction_to_json(const StepPrediction& p) {
+  Json ranks = Json::array();
+  for (const RankStepTime& r : p.ranks) ranks.push_back(rank_json(r));
+  Json j{{"step_seconds", p.step_seconds},
+         {"tokens_per_step", p.tokens_per_step},
+         {"tokens_per_s_per_gpu", p.tokens_per_s_per_gpu},
+         {"mfu", p.mfu ? Json(*p.mfu) : Json()},
+         {"usd_per_million_tokens", p.usd_per_million_tokens ? Json(*p.usd_per_million_tokens) : Json()},
+         {"gpu_hours", p.gpu_hours},
+         {"steps_for_gpu_hours", p.steps_for_gpu_hours},
+         {"critical_pp_rank", p.critical_pp_rank},
+         {"breakdown", rank_json(p.ranks.at(static_cast<size_t>(p.critical_pp_rank)))},
+         {"ranks", ranks},
+         {"assumptions", p.assumptions}};
+  return j;
+}
+
+std::string breakdown_line(const RankStepTime& r) {
+  std::string parts;
+  for (int c = 0; c < kProfileComponents; ++c) {
+    if (r.compute[c] <= 0) continue;
+    parts += fmt::format("{}{} {:.3f}", parts.empty() ? "" : ", ", to_string(static_cast<ProfileComponent>(c)),
+                         r.compute[c]);
+  }
+  return fmt::format(
+      "compute {:.3f} s ({}; of which recompute {:.3f}), exposed TP {:.3f}, EP {:.3f}, pipeline idle {:.3f} "
+      "(transfers {:.3f}), DP {:.3f}, optimizer {:.3f}",
+      compute_seconds(r), parts, r.recompute, r.tp_exposed, r.ep_exposed, r.pipeline_idle, r.p2p_wait, r.dp_exposed,
+      r.optimizer);
+}
+
+std::string prediction_text(const StepPrediction& p) {
+  std::string out;
+  out += fmt::format("  step time          {:.3f} s (predicted by the step-time model, not measured)\n", p.step_seconds);
+  out += fmt::format("  tokens/s/GPU       {}\n", fixed(p.tokens_per_s_per_gpu, 1));
+  out += fmt::format("  MFU                {}\n", p.mfu ? fmt::format("{:.1f}%", *p.mfu * 100) : "-");
+  out += fmt::format("  $ per 1M tokens    {}\n",
+                     p.usd_per_million_tokens ? fmt::format("{:.2f}", *p.usd_per_million_tokens) : "-");
+  out += fmt::format("  GPU-hours          {:.2f} ({} steps, startup not modelled)\n", p.gpu_hours,
+                     p.steps_for_gpu_hours);
+  out += fmt::format("  the step ends on pipeline rank {}: {}\n", p.critical_pp_rank,
+                     breakdown_line(p.ranks.at(static_cast<size_t>(p.critical_pp_rank))));
+  if (p.ranks.size() > 1) {
+    out += "  per pipeline rank (s): step, mean forward / backward pass, compute, pipeline idle\n";
+    for (const RankStepTime& r : p.ranks)
+      out += fmt::format("    pp {:>2}  {:8.3f}  {:7.4f} / {:7.4f}  {:8.3f}  {:7.3f}\n", r.pp_rank, r.step,
+                         r.forward_pass, r.backward_pass, compute_seconds(r), r.pipeline_idle);
+  }
+  out += "  assumptions:\n";
+  for (const std::string& a : p.assumptions) out += "    - " + a + "\n";
+  return out;
+}
+
+}  // namespace recipebench

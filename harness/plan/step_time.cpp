@@ -1,0 +1,293 @@
+#include "plan/step_time.h"
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "metrics/metrics.h"
+#include "plan/memory_plan.h"
+#include "schedule/pipeline_timing.h"
+
+namespace recipebench {
+
+namespace {
+
+constexpr int kForward = static_cast<int>(PassPhase::kForward);
+constexpr int kBackward = static_cast<int>(PassPhase::kBackward);
+constexpr int kRecompute = static_cast<int>(PassPhase::kRecompute);
+constexpr double kActivationBytes = 2;  // BF16 activations and parameters on GPUs
+constexpr double kGradBytes = 4;        // FP32 gradient buffers (docs/distributed.md, "Distributed optimizer")
+
+/// The ranks of `map` sharing `q`'s coordinates but the one `free` names ("tp", "dp", "ep", "edp").
+std::vector<int> group_of(const RankMap& map, const RankPlacement& q, const std::string& free) {
+  std::vector<int> out;
+  for (const RankPlacement& r : map.ranks) {
+    bool same = r.pp == q.pp;
+    if (free == "tp") same = same && r.cp == q.cp && r.dp == q.dp;
+    if (free == "dp") same = same && r.tp == q.tp && r.cp == q.cp;
+    if (free == "ep") same = same && r.etp == q.etp && r.edp == q.edp;
+    if (free == "edp") same = same && r.etp == q.etp && r.ep == q.ep;
+    if (same) out.push_back(r.rank);
+  }
+  return out;
+}
+
+const RankPlacement& first_rank_of_stage(const RankMap& map, int pp) {
+  for (const RankPlacement& r : map.ranks)
+    if (r.pp == pp) return r;
+  throw std::invalid_argument("rank map without pipeline rank " + std::to_string(pp));
+}
+
+/// The rank after `q` in its pipeline (same TP, CP, DP coordinates, pipeline rank + 1 mod PP).
+int next_in_pipeline(const RankMap& map, const RankPlacement& q) {
+  const int next = (q.pp + 1) % map.pp;
+  for (const RankPlacement& r : map.ranks)
+    if (r.pp == next && r.tp == q.tp && r.cp == q.cp && r.dp == q.dp) return r.rank;
+  throw std::invalid_argument("rank map without the pipeline neighbour of rank " + std::to_string(q.rank));
+}
+
+/// Collectives of one pass on one chunk, seconds (exposed part).
+struct PassComm {
+  double tp = 0, ep = 0;
+};
+
+/// TP: per decoder layer and phase two all-gathers and two reduce-scatters of the chunk's [tokens, hidden] (sequence
+/// parallel: the mixer's and the MoE block's entry and exit), the output layer's sequence gather (forward) and
+/// its reduce-scatter (backward), the embedding's reduce-scatter (forward). EP: per layer and phase the dispatch's
+/// and the combine's all-to-all of the rank's routed rows. With overlap_tp_comm a backward pass's reduce-scatters at
+/// the column-parallel entries (one per mixer, one per shared expert) run beside the weight gradients: hidden up to
+/// half the backward seconds of the mixers and the shared expert.
+PassComm pass_comm(const ModelConfig& m, const ChunkShape& s, const PhaseCells& cells, bool backward,
+                   double recompute_fraction, const Link& tp_link, int tp, const Link& ep_link, int ep,
+                   bool overlap_tp_comm) {
+  PassComm out;
+  const double layers = static_cast<double>(s.layers());
+  const double phases = backward ? 1.0 + recompute_fraction : 1.0;
+  if (tp > 1) {
+    const double full = static_cast<double>(s.tokens) * m.hidden_size * kActivationBytes;
+    const double ag = collective_seconds(CollectiveKind::AllGather, full, tp, tp_link);
+    const double rs = collective_seconds(CollectiveKind::ReduceScatter, full, tp, tp_link);
+    double t = phases * layers * 2 * (ag + rs);
+    if (s.lm_head) t += backward ? rs : ag;
+    if (s.embedding && !backward) t += rs;
+    if (backward && overlap_tp_comm) {
+      const double entry_rs = layers * 2 * rs;
+      const double hide = 0.5 * (cells[kBackward][static_cast<int>(ProfileComponent::kGdn)] +
+                                 cells[kBackward][static_cast<int>(ProfileComponent::kAttention)] +
+                                 cells[kBackward][static_cast<int>(ProfileComponent::kMoeSharedExpert)]);
+      t -= entry_rs - std::max(0.0, entry_rs - hide);
+    }
+    out.tp = t;
+  }
+  if (ep > 1) {
+    const double rows = static_cast<double>(s.tokens) / s.tp * m.top_k * m.hidden_size * kActivationBytes;
+    out.ep = phases * layers * 2 * collective_seconds(CollectiveKind::AllToAll, rows, ep, ep_link);
+  }
+  return out;
+}
+
+/// "3.2 Tb/s" / "400 Gb/s" / "3,200 Gbps" / "50 GB/s" in `text` -> bytes/s, and whether it is per GPU.
+std::optional<std::pair<double, bool>> network_rate(const std::string& text) {
+  static const std::regex re(R"(([0-9][0-9,]*(?:\.[0-9]+)?)\s*(Tb/s|Tbps|Gb/s|Gbps|TB/s|GB/s)(.{0,30}))",
+                             std::regex::icase);
+  std::smatch m;
+  if (!std::regex_search(text, m, re)) return std::nullopt;
+  std::string digits = m[1].str();
+  digits.erase(std::remove(digits.begin(), digits.end(), ','), digits.end());
+  double v = std::stod(digits);
+  const std::string unit = m[2].str();
+  const char prefix = static_cast<char>(std::toupper(static_cast<unsigned char>(unit[0])));
+  const bool bytes = unit.size() > 1 && unit[1] == 'B';
+  v *= prefix == 'T' ? 1e12 : 1e9;
+  if (!bytes) v /= 8;
+  const std::string tail = m[3].str();
+  const bool per_gpu = tail.find("per GPU") != std::string::npos || tail.find("/GPU") != std::string::npos;
+  return std::make_pair(v, per_gpu);
+}
+
+}  // namespace
+
+NetworkModel recipe_network(const Recipe& recipe) {
+  const GpuSpec* gpu = find_gpu(recipe.gpu.type);
+  if (gpu == nullptr) throw std::invalid_argument("GPU " + recipe.gpu.type + " is not in the catalog");
+  NetworkModel n;
+  n.nvlink = nvlink_link(*gpu);
+  const InstanceSpec* inst = recipe.gpu.instance.empty() ? nullptr : find_instance(recipe.gpu.instance);
+  if (inst == nullptr) inst = default_instance_for_gpu(recipe.gpu.type);
+  n.gpus_per_node = recipe.gpu.per_node > 0 ? recipe.gpu.per_node : inst ? inst->gpus : 8;
+  n.source = fmt::format("NVLink {:.0f} GB/s per GPU one direction ({}), step latency {:.1f} us", n.nvlink.bandwidth_bytes_per_s / 1e9,
+                         gpu->source, n.nvlink.latency_s * 1e6);
+  std::string stated;
+  if (recipe.doc.contains("stack") && recipe.doc["stack"].is_object() && recipe.doc["stack"].contains("network") &&
+      recipe.doc["stack"]["network"].is_string())
+    stated = recipe.doc["stack"]["network"].get<std::string>();
+  if (const auto rate = network_rate(stated)) {
+    n.node_network.bandwidth_bytes_per_s = rate->second ? rate->first * n.gpus_per_node : rate->first;
+    n.node_network.latency_s = kNetworkStepLatencySeconds;
+    n.node_network.name = "inter-node network";
+    n.source += fmt::format("; across nodes {:.0f} GB/s per node from stack.network (\"{}\")",
+                            n.node_network.bandwidth_bytes_per_s / 1e9, stated);
+  } else if (inst != nullptr && inst->network_bytes_per_s > 0) {
+    n.node_network = node_network_link(*inst);
+    n.source += fmt::format("; across nodes {:.0f} GB/s per node ({}: {})", n.node_network.bandwidth_bytes_per_s / 1e9,
+                            inst->label(), inst->network_source);
+  } else if (recipe.gpu.count > n.gpus_per_node) {
+    throw std::invalid_argument("no inter-node bandwidth for " + recipe.gpu.type +
+                                ": state it in stack.network (e.g. \"3.2 Tb/s per node\") or name a catalog instance");
+  }
+  return n;
+}
+
+OptimizerShards optimizer_shards(const MemoryPlan& plan, const RankMap& map, int pp) {
+  const RankMemory& rm = plan.ranks.at(static_cast<size_t>(pp));
+  OptimizerShards s;
+  s.dense = static_cast<double>(rm.dense_params);
+  s.experts = static_cast<double>(rm.expert_params);
+  if (plan.experts_in_distributed_optimizer) {
+    s.dense += s.experts;
+    s.experts = 0;
+  }
+  s.dense_groups = std::max(1, map.dp);
+  s.expert_groups = std::max(1, plan.expert_state_shards);
+  return s;
+}
+
+double recompute_fraction(const RecipeRecompute& r, int64_t chunk_layers) {
+  if (r.granularity != "full" || chunk_layers <= 0) return 0;
+  if (r.method == "block")
+    return static_cast<double>(std::min<int64_t>(r.num_layers, chunk_layers)) / static_cast<double>(chunk_layers);
+  return 1;
+}
+
+StepPrediction predict_step(const Recipe& recipe, const ModelConfig& model, const RankMap& map, const UnitCosts& costs,
+                            const NetworkModel& network, const StepTimeOptions& options) {
+  StepPrediction out;
+  const int pp = map.pp, vpp = map.vpp;
+  PassDurations durations;
+  durations.forward.assign(pp, std::vector<double>(vpp, 0));
+  durations.backward.assign(pp, std::vector<double>(vpp, 0));
+  std::vector<RankStepTime> ranks(pp);
+  std::vector<double> link_p2p(pp, 0);
+  PassCostOptions cost_options;
+  for (int c = 0; c < kProfileComponents; ++c) cost_options.scale[c] = options.scale[c] * options.stack_factor;
+  const double mb = static_cast<double>(map.microbatches);
+
+  const MemoryPlan memory = plan_memory(recipe, model, map);
+  for (int p = 0; p < pp; ++p) {
+    const RankPlacement& q = first_rank_of_stage(map, p);
+    const Link tp_link = group_link(map, group_of(map, q, "tp"), network.gpus_per_node, network.nvlink,
+                                    network.node_network);
+    const Link ep_link = map.ep > 1 ? group_link(map, group_of(map, q, "ep"), network.gpus_per_node, network.nvlink,
+                                                 network.node_network)
+                                    : network.nvlink;
+    RankStepTime& rt = ranks[p];
+    rt.pp_rank = p;
+    const std::vector<ChunkShape> shapes = chunk_shapes(map, model, p, recipe.workload.row_tokens);
+    for (int v = 0; v < vpp; ++v) {
+      const ChunkShape& s = shapes[static_cast<size_t>(v)];
+      cost_options.recompute_fraction = recompute_fraction(recipe.layout.recompute, s.layers());
+      const PhaseCells fwd = pass_cells(costs, model, s, false, cost_options);
+      const PhaseCells bwd = pass_cells(costs, model, s, true, cost_options);
+      const PassComm fc = pass_comm(model, s, fwd, false, 0, tp_link, map.tp, ep_link, map.ep, false);
+      const PassComm bc = pass_comm(model, s, bwd, true, cost_options.recompute_fraction, tp_link, map.tp, ep_link,
+                                    map.ep, options.overlap_tp_comm);
+      durations.forward[p][v] = cells_seconds(fwd) + fc.tp + fc.ep;
+      durations.backward[p][v] = cells_seconds(bwd) + bc.tp + bc.ep;
+      for (int c = 0; c < kProfileComponents; ++c)
+        for (int ph = 0; ph < kPassPhases; ++ph) rt.compute[c] += mb * (fwd[ph][c] + bwd[ph][c]);
+      for (int c = 0; c < kProfileComponents; ++c) rt.recompute += mb * bwd[kRecompute][c];
+      rt.tp_exposed += mb * (fc.tp + bc.tp);
+      rt.ep_exposed += mb * (fc.ep + bc.ep);
+      rt.forward_pass += durations.forward[p][v] / vpp;
+      rt.backward_pass += durations.backward[p][v] / vpp;
+    }
+    if (pp > 1) {
+      const double bytes = static_cast<double>(shapes.front().tokens) / map.tp * model.hidden_size * kActivationBytes;
+      const Link link = group_link(map, {q.rank, next_in_pipeline(map, q)}, network.gpus_per_node, network.nvlink,
+                                   network.node_network);
+      link_p2p[p] = collective_seconds(CollectiveKind::SendRecv, bytes, 2, link);
+    }
+    // The distributed optimizer: gradients reduce-scattered (FP32), parameters all-gathered (BF16), over DP for the
+    // dense parameters (and the experts when they are not apart), over EDP for the experts apart.
+    const OptimizerShards shards = optimizer_shards(memory, map, p);
+    const double dense = shards.dense, experts = shards.experts;
+    double rs = 0, ag = 0;
+    if (map.dp > 1) {
+      const Link dp_link = group_link(map, group_of(map, q, "dp"), network.gpus_per_node, network.nvlink,
+                                      network.node_network);
+      rs += collective_seconds(CollectiveKind::ReduceScatter, dense * kGradBytes, map.dp, dp_link);
+      ag += collective_seconds(CollectiveKind::AllGather, dense * kActivationBytes, map.dp, dp_link);
+    }
+    const int edp = shards.expert_groups;
+    if (experts > 0 && edp > 1) {
+      const Link edp_link = group_link(map, group_of(map, q, "edp"), network.gpus_per_node, network.nvlink,
+                                       network.node_network);
+      rs += collective_seconds(CollectiveKind::ReduceScatter, experts * kGradBytes, edp, edp_link);
+      ag += collective_seconds(CollectiveKind::AllGather, experts * kActivationBytes, edp, edp_link);
+    }
+    double last_backward = 0, first_forward = 0;
+    for (int v = 0; v < vpp; ++v) {
+      last_backward += durations.backward[p][v];
+      first_forward += durations.forward[p][v];
+    }
+    rt.dp_exposed = (options.overlap_grad_reduce ? std::max(0.0, rs - last_backward) : rs) +
+                    (options.overlap_param_gather ? std::max(0.0, ag - first_forward) : ag);
+    const double shard = shards.shard_params();
+    const int opt = static_cast<int>(ProfileComponent::kOther);  // the optimizer is memory-bound: HBM scale
+    rt.optimizer = costs.optimizer_seconds_per_param * shard * options.scale[opt] * options.stack_factor;
+  }
+
+  PipelineTimingOptions po;
+  po.link_p2p_seconds = link_p2p;
+  po.overlap_p2p = options.overlap_p2p_comm;
+  po.keep_actions = true;
+  const PipelineTiming timing = time_pipeline(pp, vpp, map.microbatches, durations, po);
+  std::vector<double> end(pp, 0);
+  for (const TimedPipelineAction& a : timing.actions) end[a.rank] = std::max(end[a.rank], a.end);
+  for (int p = 0; p < pp; ++p) {
+    RankStepTime& rt = ranks[p];
+    rt.pipeline_idle = end[p] - timing.busy_seconds[p];
+    rt.p2p_wait = timing.p2p_wait_seconds[p];
+    rt.step = end[p] + rt.dp_exposed + rt.optimizer;
+    if (rt.step > ranks[out.critical_pp_rank].step) out.critical_pp_rank = p;
+  }
+  out.ranks = ranks;
+  out.step_seconds = ranks[out.critical_pp_rank].step;
+  out.tokens_per_step = static_cast<double>(recipe.workload.global_batch) * recipe.workload.row_tokens;
+  const int world = static_cast<int>(map.world);
+  out.tokens_per_s_per_gpu = tokens_per_s_per_gpu(out.tokens_per_step, out.step_seconds, world);
+  const GpuSpec* gpu = find_gpu(recipe.gpu.type);
+  if (gpu != nullptr && gpu->peak_bf16_flops > 0)
+    out.mfu = mfu_6n(static_cast<double>(count_params(model).active), out.tokens_per_s_per_gpu, gpu->peak_bf16_flops);
+  std::optional<double> price = recipe.gpu.usd_per_gpu_hour;
+  if (!price) {
+    const InstanceSpec* inst = recipe.gpu.instance.empty() ? nullptr : find_instance(recipe.gpu.instance);
+    if (inst == nullptr) inst = default_instance_for_gpu(recipe.gpu.type);
+    if (inst != nullptr) price = inst->usd_per_gpu_hour();
+  }
+  if (price) out.usd_per_million_tokens = usd_per_million_tokens(*price, out.tokens_per_s_per_gpu);
+  out.steps_for_gpu_hours = recipe.result ? recipe.result->steps_per_run : 20;
+  out.gpu_hours = gpu_hours(world, out.steps_for_gpu_hours * out.step_seconds);
+
+  auto& a = out.assumptions;
+  a.push_back("compute: seconds per unit of work from " + std::to_string(costs.sources.size()) + " profile(s) on " +
+              costs.gpu + " (" + costs.model + "); work by docs/step-time.md's formulas, so shapes scale linearly in "
+              "it (GEMM efficiency assumed the same at every shape)");
+  if (options.stack_factor != 1) a.push_back(fmt::format("stack factor {:.3f} on every compute second", options.stack_factor));
+  a.push_back("routing balanced: each rank's experts get its own tokens' top-k slots over the EP group");
+  if (recipe.layout.recompute.granularity == "selective")
+    a.push_back("selective recompute not modelled apart: no recompute cost counted");
+  a.push_back("network: " + network.source + "; collectives ring / alpha-beta with nccl-tests' bus factors "
+              "(plan/collective_time.h), a group on its slowest link");
+  a.push_back(fmt::format("overlap: grad reduce {}, param gather {}, p2p {}, TP comm {}; EP all-to-alls always exposed",
+                          options.overlap_grad_reduce, options.overlap_param_gather, options.overlap_p2p_comm,
+                          options.overlap_tp_comm));
+  a.push_back("not modelled: the gradient norm's all-reduces, TP all-reduce of sequence-parallel replicated weights' "
+              "gradients, data loading, kernel launch gaps between passes");
+  return out;
+}
+
+}  // namespace recipebench

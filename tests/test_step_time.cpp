@@ -1,0 +1,323 @@
+// The step-time model (plan/compute_profile.h, plan/step_time.h, plan/layout_search.h, record/profile_source.h):
+// work formulas against hand figures, a fitted profile reproducing itself, the GPU scale rule, collectives and
+// the pipeline against hand-computed steps, the parts of a step adding up, the layout search's invariants, and the
+// committed emulated ranks of the seed read back as profiles.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "catalog/hardware.h"
+#include "layout/rank_map.h"
+#include "plan/compute_profile.h"
+#include "plan/layout_search.h"
+#include "plan/memory_plan.h"
+#include "plan/step_time.h"
+#include "recipe/layout_check.h"
+#include "recipe/run_model.h"
+#include "recipe/validate.h"
+#include "record/profile_source.h"
+#include "test_util.h"
+#include "record/run_record_check.h"
+
+#include <filesystem>
+
+using namespace recipebench;
+using recipebench::test::source_path;
+
+namespace {
+
+constexpr int kF = static_cast<int>(PassPhase::kForward);
+constexpr int kB = static_cast<int>(PassPhase::kBackward);
+constexpr int kR = static_cast<int>(PassPhase::kRecompute);
+
+ProfileComponent comp(int c) { return static_cast<ProfileComponent>(c); }
+
+/// A profile whose cells are (c + 1) x 1e-12 s per unit of work forward, twice that backward.
+ProfiledRank synthetic_rank(const ModelConfig& m, const ChunkShape& s, const std::string& gpu = "H200") {
+  ProfiledChunk ch;
+  ch.shape = s;
+  for (int c = 0; c < kProfileComponents; ++c) {
+    const double w = component_work(comp(c), m, s);
+    ch.forward[kF][c] = (c + 1) * 1e-12 * w;
+    ch.backward[kB][c] = 2 * (c + 1) * 1e-12 * w;
+  }
+  ProfiledRank r;
+  r.source = "synthetic";
+  r.model = m.name;
+  r.gpu = gpu;
+  r.widths = m;
+  r.chunks = {ch};
+  r.optimizer_seconds = 0.5;
+  r.optimizer_params = 1e6;
+  return r;
+}
+
+ChunkShape whole_model(const ModelConfig& m, int64_t tokens, int64_t row_tokens) {
+  ChunkShape s;
+  for (int64_t i = 0; i < m.num_layers; ++i) (m.is_full_attention(i) ? s.attention_layers : s.gdn_layers) += 1;
+  s.embedding = s.lm_head = true;
+  s.tokens = tokens;
+  s.row_tokens = row_tokens;
+  return s;
+}
+
+Recipe load(const std::string& rel) {
+  ValidatedRecipe v = validate_recipe_file(source_path(rel));
+  REQUIRE(v.ok());
+  return *v.recipe;
+}
+
+NetworkModel fast_network(double bandwidth, double latency = 0) {
+  NetworkModel n;
+  n.nvlink = Link{bandwidth, latency, "test link"};
+  n.node_network = n.nvlink;
+  n.gpus_per_node = 64;
+  n.source = "test";
+  return n;
+}
+
+double parts(const RankStepTime& r) {
+  double s = 0;
+  for (double v : r.compute) s += v;
+  return s + r.tp_exposed + r.ep_exposed + r.pipeline_idle + r.dp_exposed + r.optimizer;
+}
+
+}  // namespace
+
+TEST_CASE("step time: component work at the seed's widths, by hand", "[step-time]") {
+  const ModelConfig& m = *find_model("Qwen3.5-397B-A17B");
+  ChunkShape s;
+  s.gdn_layers = 2;
+  s.attention_layers = 1;
+  s.tokens = 16384;
+  s.row_tokens = 8192;
+  s.tp = 2;
+  // Experts: L x 6 h F k T / TP = 3 x 6 x 4096 x 1024 x 10 x 8192 = 6.184e12 FLOP.
+  CHECK(component_work(ProfileComponent::kMoeExperts, m, s) == Approx(3.0 * 6 * 4096 * 1024 * 10 * 8192));
+  // Router: L x 2 h E T / TP = 3 x 2 x 4096 x 512 x 8192.
+  CHECK(component_work(ProfileComponent::kMoeRouter, m, s) == Approx(3.0 * 2 * 4096 * 512 * 8192));
+  // Dispatch: L x k x h x 2 bytes x T / TP.
+  CHECK(component_work(ProfileComponent::kMoeDispatch, m, s) == Approx(3.0 * 10 * 4096 * 2 * 8192));
+  // Attention's causal core grows with the row: 2 S Hq d per token.
+  const ParamCounts p = count_params(m);
+  CHECK(component_work(ProfileComponent::kAttention, m, s) ==
+        Approx((2.0 * p.attention_layer + 2.0 * 8192 * m.num_attention_heads * m.head_dim) * 8192));
+  // No embedding, no LM head in a middle chunk.
+  CHECK(component_work(ProfileComponent::kEmbedding, m, s) == 0);
+  CHECK(component_work(ProfileComponent::kLmHeadLoss, m, s) == 0);
+  CHECK(work_kind(ProfileComponent::kMoeExperts) == WorkKind::kMatrix);
+  CHECK(work_kind(ProfileComponent::kMoeDispatch) == WorkKind::kMemory);
+}
+
+TEST_CASE("step time: a fitted profile predicts its own shape, and scales with the work", "[step-time]") {
+  const ModelConfig& m = *find_model("Qwen3.5-35B-A3B");
+  const ModelConfig proxy = m.with_layers(4);
+  const ChunkShape s = whole_model(proxy, 16384, 8192);
+  const UnitCosts u = fit_unit_costs({synthetic_rank(proxy, s)});
+  const PhaseCells fwd = pass_cells(u, proxy, s, false);
+  const PhaseCells bwd = pass_cells(u, proxy, s, true);
+  for (int c = 0; c < kProfileComponents; ++c) {
+    const double w = component_work(comp(c), proxy, s);
+    CHECK(fwd[kF][c] == Approx((c + 1) * 1e-12 * w));
+    CHECK(bwd[kB][c] == Approx(2 * (c + 1) * 1e-12 * w));
+    CHECK(bwd[kR][c] == 0);  // no recompute asked
+  }
+  // Twice the rows: every component twice, attention's core the same per token (same row length).
+  ChunkShape twice = s;
+  twice.tokens *= 2;
+  const PhaseCells f2 = pass_cells(u, proxy, twice, false);
+  for (int c = 0; c < kProfileComponents; ++c) CHECK(f2[kF][c] == Approx(2 * fwd[kF][c]));
+  // Rows half as long, as many tokens: attention's core halves, the rest stays.
+  ChunkShape shorter = s;
+  shorter.row_tokens = 4096;
+  const ParamCounts p = count_params(proxy);
+  const double lin = 2.0 * p.attention_layer, core = 2.0 * 8192 * proxy.num_attention_heads * proxy.head_dim;
+  const int att = static_cast<int>(ProfileComponent::kAttention);
+  CHECK(pass_cells(u, proxy, shorter, false)[kF][att] == Approx(fwd[kF][att] * (lin + core / 2) / (lin + core)));
+  // Recompute from a profile without: the decoder components' forward again, never the embedding or the LM head.
+  PassCostOptions o;
+  o.recompute_fraction = 1;
+  const PhaseCells rec = pass_cells(u, proxy, s, true, o);
+  for (int c = 0; c < kProfileComponents; ++c) {
+    const bool decoder = comp(c) != ProfileComponent::kEmbedding && comp(c) != ProfileComponent::kLmHeadLoss;
+    CHECK(rec[kR][c] == Approx(decoder ? fwd[kF][c] : 0.0));
+  }
+  CHECK(u.optimizer_seconds_per_param == Approx(0.5e-6));
+}
+
+TEST_CASE("step time: a component the profile never measured is refused by name", "[step-time]") {
+  const ModelConfig proxy = find_model("Qwen3.5-35B-A3B")->with_layers(4);
+  ChunkShape middle = whole_model(proxy, 8192, 8192);
+  middle.embedding = middle.lm_head = false;
+  const UnitCosts u = fit_unit_costs({synthetic_rank(proxy, middle)});
+  const ChunkShape last = whole_model(proxy, 8192, 8192);
+  CHECK_THROWS_WITH(pass_cells(u, proxy, last, false), Catch::Contains("never measured embedding"));
+  ProfiledRank other = synthetic_rank(proxy, middle, "B200");
+  CHECK_THROWS_WITH(fit_unit_costs({synthetic_rank(proxy, middle), other}), Catch::Contains("two devices"));
+  CHECK_THROWS_AS(fit_unit_costs({}), std::invalid_argument);
+}
+
+TEST_CASE("step time: the GPU scale rule, dense peaks for matrix work and HBM bandwidth for memory work",
+          "[step-time]") {
+  const GpuSpec& h200 = *find_gpu("H200");
+  const GpuSpec& b200 = *find_gpu("B200");
+  const ComponentCells s = gpu_scale(h200, b200);
+  for (int c = 0; c < kProfileComponents; ++c) {
+    const double want = work_kind(comp(c)) == WorkKind::kMatrix ? h200.peak_bf16_flops / b200.peak_bf16_flops
+                                                                : h200.memory_bandwidth / b200.memory_bandwidth;
+    CHECK(s[c] == Approx(want));
+  }
+  CHECK(s[static_cast<int>(ProfileComponent::kMoeExperts)] == Approx(989.4e12 / 2.25e15).epsilon(1e-3));
+}
+
+TEST_CASE("step time: one rank, no communication: microbatches x passes + optimizer", "[step-time]") {
+  const Recipe r = load("tests/data/dist/tiny-dp1.yaml");
+  const ModelConfig& m = *find_model(r.model);
+  const RankMap map = build_rank_map(r, m);
+  const std::vector<ChunkShape> shapes = chunk_shapes(map, m, 0, r.workload.row_tokens);
+  REQUIRE(shapes.size() == 1);
+  ProfiledRank pr = synthetic_rank(m, shapes[0], "CPU");
+  const UnitCosts u = fit_unit_costs({pr});
+  const StepPrediction p = predict_step(r, m, map, u, fast_network(1e12));
+  const double pass = cells_seconds(pass_cells(u, m, shapes[0], false)) + cells_seconds(pass_cells(u, m, shapes[0], true));
+  const double shard = optimizer_shards(plan_memory(r, m, map), map, 0).shard_params();
+  CHECK(p.step_seconds == Approx(map.microbatches * pass + 0.5e-6 * shard));
+  CHECK(p.tokens_per_s_per_gpu == Approx(r.workload.global_batch * r.workload.row_tokens / p.step_seconds));
+  CHECK(parts(p.ranks[0]) == Approx(p.step_seconds));
+}
+
+TEST_CASE("step time: TP's collectives per pass, by hand", "[step-time]") {
+  const Recipe r = load("tests/data/dist/tiny-tp2-ep1.yaml");
+  const ModelConfig& m = *find_model(r.model);
+  const RankMap map = build_rank_map(r, m);
+  REQUIRE(map.tp == 2);
+  REQUIRE(map.pp == 1);
+  const std::vector<ChunkShape> shapes = chunk_shapes(map, m, 0, r.workload.row_tokens);
+  const UnitCosts u = fit_unit_costs({synthetic_rank(m, shapes[0], "CPU")});
+  const double bw = 1e9;
+  const StepPrediction p = predict_step(r, m, map, u, fast_network(bw));
+  // Per layer and phase 2 all-gathers + 2 reduce-scatters of tokens x hidden x 2 bytes, each (n-1)/n = 1/2 of it
+  // over the link; forward adds the LM head's gather and the embedding's reduce-scatter, backward the LM head's.
+  const double unit = shapes[0].tokens * m.hidden_size * 2 * 0.5 / bw;
+  const double per_mb = (4 * m.num_layers + 2) * unit + (4 * m.num_layers + 1) * unit;
+  CHECK(p.ranks[0].tp_exposed == Approx(map.microbatches * per_mb));
+  CHECK(p.ranks[0].ep_exposed == 0);
+  CHECK(parts(p.ranks[0]) == Approx(p.step_seconds));
+}
+
+TEST_CASE("step time: DP's reduce-scatter and all-gather, hidden by the overlap switches", "[step-time]") {
+  const Recipe r = load("tests/data/dist/tiny-dp2.yaml");
+  const ModelConfig& m = *find_model(r.model);
+  const RankMap map = build_rank_map(r, m);
+  REQUIRE(map.dp == 2);
+  const std::vector<ChunkShape> shapes = chunk_shapes(map, m, 0, r.workload.row_tokens);
+  const UnitCosts u = fit_unit_costs({synthetic_rank(m, shapes[0], "CPU")});
+  const double bw = 1e6;  // slow: the collectives outlast the passes
+  const OptimizerShards sh = optimizer_shards(plan_memory(r, m, map), map, 0);
+  const double rs = sh.dense * 4 * 0.5 / bw, ag = sh.dense * 2 * 0.5 / bw;
+  StepTimeOptions o;
+  const StepPrediction off = predict_step(r, m, map, u, fast_network(bw), o);
+  CHECK(off.ranks[0].dp_exposed == Approx(rs + ag));
+  o.overlap_grad_reduce = o.overlap_param_gather = true;
+  const StepPrediction on = predict_step(r, m, map, u, fast_network(bw), o);
+  const double fwd = cells_seconds(pass_cells(u, m, shapes[0], false));
+  const double bwd = cells_seconds(pass_cells(u, m, shapes[0], true));
+  CHECK(on.ranks[0].dp_exposed == Approx((rs - bwd) + (ag - fwd)));
+  CHECK(on.step_seconds < off.step_seconds);
+}
+
+TEST_CASE("step time: a pipeline's parts add up on every rank, and VPP shortens the bubble", "[step-time]") {
+  for (const char* file : {"tests/data/dist/tiny-pp2.yaml", "tests/data/dist/tiny-pp2-vpp2.yaml",
+                           "tests/data/dist/tiny-tp2-pp2-ep2-dp2.yaml", "tests/data/dist/tiny-pp2-vpp2-recompute.yaml"}) {
+    INFO(file);
+    const Recipe r = load(file);
+    const ModelConfig& m = *find_model(r.model);
+    const RankMap map = build_rank_map(r, m);
+    const ChunkShape first = chunk_shapes(map, m, 0, r.workload.row_tokens).front();
+    const UnitCosts u = fit_unit_costs({synthetic_rank(m, whole_model(m, first.tokens, first.row_tokens), "CPU")});
+    const StepPrediction p = predict_step(r, m, map, u, fast_network(1e9, 1e-6));
+    REQUIRE(p.ranks.size() == static_cast<size_t>(map.pp));
+    for (const RankStepTime& rank : p.ranks) CHECK(parts(rank) == Approx(rank.step));
+    CHECK(p.step_seconds == Approx(p.ranks[static_cast<size_t>(p.critical_pp_rank)].step));
+    CHECK(p.ranks[0].pipeline_idle > 0);  // the first stage waits for the last one's backward
+    if (r.layout.recompute.granularity == "full") CHECK(p.ranks[0].recompute > 0);
+  }
+}
+
+TEST_CASE("step time: the layout search keeps only layouts that check and fit, fastest first", "[step-time]") {
+  const ModelConfig proxy = find_model("Qwen3.5-35B-A3B")->with_layers(4);
+  LayoutRequest req;
+  req.model = proxy;
+  req.gpu = "H200";
+  req.count = 8;
+  req.per_node = 8;
+  req.global_batch = 16;
+  req.row_tokens = 8192;
+  std::vector<ProfiledRank> profile = {synthetic_rank(proxy, whole_model(proxy, 16384, 8192))};
+  const UnitCosts u = fit_unit_costs(profile);
+  const Recipe base = base_recipe(req);
+  CHECK(base.gpu.instance == "AWS p5en.48xlarge");
+  const LayoutSearch s = search_layouts(req, u, recipe_network(base), StepTimeOptions{});
+  CHECK(s.considered > s.layout_ok);
+  CHECK(s.layout_ok >= s.fit);
+  REQUIRE(s.fit == static_cast<int64_t>(s.ranked.size()));
+  REQUIRE_FALSE(s.ranked.empty());
+  for (size_t i = 0; i < s.ranked.size(); ++i) {
+    const PlannedLayout& p = s.ranked[i];
+    CHECK_NOTHROW(require_layout(p.recipe, &proxy));
+    CHECK(p.peak_bytes <= s.gpu_memory_bytes);
+    CHECK(p.recipe.layout.world() == 8);
+    if (i > 0) CHECK(p.prediction.tokens_per_s_per_gpu <= s.ranked[i - 1].prediction.tokens_per_s_per_gpu);
+  }
+  // 7 GPUs and a batch of 16 rows: no TP x PP x DP of 7 divides the batch or the layers.
+  req.count = 7;
+  const LayoutSearch none = search_layouts(req, u, recipe_network(base_recipe(req)), StepTimeOptions{});
+  CHECK(none.ranked.empty());
+  CHECK(none.layout_ok == 0);
+  CHECK_FALSE(none.refusals.empty());
+}
+
+TEST_CASE("step time: the seed's emulated ranks read back as profiles, and predict the seed's layout", "[step-time]") {
+  const std::string dir = "reports/bench/h200-2026-12-02-emulate-profile/";
+  const std::vector<std::string> kinds = {"first", "middle", "last"};
+  std::vector<ProfiledRank> ranks;
+  for (const std::string& kind : kinds) {
+    const std::string folder = source_path(dir + "attune-tp2-pp8-ep8-vpp2-mt16k-" + kind + "-profile");
+    std::string file;
+    for (const auto& e : std::filesystem::directory_iterator(folder)) file = e.path().string();
+    const RunRecord rec = RunRecord::from_json(read_json_file(file), file);
+    ranks.push_back(profiled_rank(rec, file));
+  }
+  const ProfiledRank& middle = ranks[1];
+  CHECK(middle.gpu == "H200");
+  CHECK(middle.model == "Qwen3.5-397B-A17B");
+  REQUIRE(middle.chunks.size() == 2);
+  // Rank 20 ran layers 7-9 and 37-39 (--layers 6): layer 7 and 39 are attention ((i + 1) % 4 == 0).
+  CHECK(middle.chunks[0].shape.attention_layers == 1);
+  CHECK(middle.chunks[0].shape.gdn_layers == 2);
+  CHECK(middle.chunks[1].shape.attention_layers == 1);
+  CHECK(middle.chunks[0].shape.tokens == 16384);
+  CHECK(middle.chunks[0].shape.tp == 2);
+  CHECK_FALSE(middle.chunks[0].shape.embedding);
+  CHECK(ranks[0].chunks[0].shape.embedding);
+  CHECK(ranks[2].chunks[1].shape.lm_head);
+  // The window's mean forward pass of chunk 0: its cells add up to the README's 58.3 ms.
+  double fwd = 0;
+  for (double v : middle.chunks[0].forward[kF]) fwd += v;
+  CHECK(fwd == Approx(0.0583).epsilon(0.01));
+
+  const Recipe seed = load("recipes/qwen3.5-397b-a17b/b200/attune-tp2-pp8-ep8-vpp2-mt16k.yaml");
+  const ModelConfig& m = *find_model(seed.model);
+  const RankMap map = build_rank_map(seed, m);
+  StepTimeOptions o;
+  o.scale = gpu_scale(*find_gpu("H200"), *find_gpu("B200"));
+  const StepPrediction p = predict_step(seed, m, map, fit_unit_costs(ranks), recipe_network(seed), o);
+  CHECK(p.step_seconds > 0);
+  CHECK(std::isfinite(p.tokens_per_s_per_gpu));
+  for (const RankStepTime& r : p.ranks) CHECK(parts(r) == Approx(r.step));
+  CHECK(p.ranks[0].ep_exposed > 0);  // EP8 all-to-alls
+  CHECK(p.ranks[0].tp_exposed > 0);  // TP2 gathers
+  CHECK(p.mfu.has_value());
+  CHECK(p.usd_per_million_tokens.has_value());
+}
