@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -192,9 +194,9 @@ TEST_CASE("numbers beyond their type and control characters give located errors"
 
 TEST_CASE("hf-mlp-only-layers: a config.json field that changes the model is refused, naming it", "[cases][hf]") {
   const std::string f = case_path("hf-mlp-only-layers/config-mlp-only-layer0.json");
-  CHECK_THROWS_WITH(load_hf_config(f), f + ": mlp_only_layers: [0], expected [] (recipebench builds every decoder "
-                                           "layer as a sparse MoE block; dense MLP layers are not supported; "
-                                           "docs/hf-config-fields.md)");
+  CHECK_THROWS_WITH(load_hf_config(f), f + ":43:22: error: mlp_only_layers: [0], expected [] (recipebench builds "
+                                           "every decoder layer as a sparse MoE block; dense MLP layers are not "
+                                           "supported; docs/hf-config-fields.md)");
   // The same config without the dense layer is the tiny model: all-MoE N = 177,408, named from the config.
   Json c = Json::parse(test::read_file(f));
   c["mlp_only_layers"] = Json::array();
@@ -222,4 +224,48 @@ TEST_CASE("convergence-pass-contradicts-figures (2026-12-02): a pass beside fail
   CHECK(errors[1] == file +
                          ":116:13: error: correctness.convergence.result: pass, expected fail: correlation 0.2 of "
                          "the loss curves, below 0.95 (docs/correctness.md)");
+}
+
+TEST_CASE(
+    "hf-config-unsupported-family (2026-12-02): another family's config.json is refused by its model_type, located",
+    "[cases][hf]") {
+  const std::string tail =
+      ", expected qwen3_5_moe, qwen3_5_moe_text or qwen3_next (recipebench builds and counts only these Qwen3.5 MoE / "
+      "Qwen3-Next families; docs/hf-config-fields.md)";
+  struct Case {
+    const char* file;
+    const char* located;  ///< line:col of the model_type value and its text
+  };
+  const Case cases[] = {
+      {"qwen3-30b-a3b.json", ":16:17: error: model_type: 'qwen3_moe'"},
+      {"mixtral-8x7b.json", ":11:17: error: model_type: 'mixtral'"},
+      {"llama-3.1-8b.json", ":13:17: error: model_type: 'llama'"},
+      // Qwen3.5's fields under another family's name: refused, never counted as Qwen3.5.
+      {"tiny-wrong-model-type.json", ":5:16: error: model_type: 'qwen3_moe'"},
+  };
+  for (const Case& c : cases) {
+    const std::string f = case_path(std::string("hf-config-unsupported-family/") + c.file);
+    INFO(c.file);
+    CHECK_THROWS_WITH(load_hf_config(f), f + c.located + tail);
+  }
+  // The same tiny config named as Qwen3.5's text model is read: 177,408 active parameters.
+  Json j = Json::parse(test::read_file(case_path("hf-config-unsupported-family/tiny-wrong-model-type.json")));
+  j["model_type"] = "qwen3_5_moe_text";
+  CHECK(count_params(model_config_from_hf(j, "c.json", model_name_from_hf(j))).active == 177408);
+  // Any field fault of a file is located at its value; a missing field at the object that should hold it.
+  Json mm = Json{{"model_type", "qwen3_5_moe"}, {"text_config", j}};
+  mm["text_config"].erase("model_type");
+  mm["text_config"]["layer_types"][1] = "sliding_attention";
+  const std::string tmp = (std::filesystem::temp_directory_path() / "recipebench-hf-located.json").string();
+  std::ofstream(tmp) << mm.dump(1);  // one space a level: layer_types[1] is line 12, column 4
+  CHECK_THROWS_WITH(load_hf_config(tmp), tmp +
+                                             ":12:4: error: text_config.layer_types[1]: \"sliding_attention\", "
+                                             "expected 'linear_attention' (full attention every 4th layer)");
+  mm["text_config"]["layer_types"][1] = "linear_attention";
+  mm["text_config"].erase("num_experts");
+  std::ofstream(tmp) << mm.dump(1);
+  CHECK_THROWS_WITH(load_hf_config(tmp), tmp +
+                                             ":3:17: error: text_config.num_experts: missing, expected an "
+                                             "integer >= 1");
+  std::filesystem::remove(tmp);
 }

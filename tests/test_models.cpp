@@ -109,3 +109,213 @@ TEST_CASE("a config.json with a missing or wrong field is rejected with its path
   CHECK_THROWS_WITH(model_config_from_hf(c, "cfg.json", "x"), Catch::Contains("text_config.layer_types[5]"));
   CHECK_THROWS_WITH(load_hf_config("/nonexistent/config.json"), Catch::Contains("cannot read"));
 }
+
+#include <functional>
+#include <regex>
+#include <set>
+
+#include "test_util.h"
+
+namespace {
+
+/// The tiny Qwen3.5 text config (tests/data/hf-parity/config.json) with every field at one place: rope_theta and
+/// partial_rotary_factor beside the widths (not under rope_parameters), layer_types without full_attention_interval.
+Json tiny_text_config() {
+  Json c =
+      Json::parse(recipebench::test::read_file(recipebench::test::source_path("tests/data/hf-parity/config.json")));
+  c["rope_parameters"].erase("rope_theta");
+  c["rope_parameters"].erase("partial_rotary_factor");
+  c["rope_theta"] = 10000000.0;
+  c.erase("full_attention_interval");
+  return c;
+}
+
+/// The same text model in the multimodal form: the widths under text_config.
+Json multimodal(const Json& text) {
+  Json inner = text;
+  inner.erase("architectures");
+  inner["model_type"] = "qwen3_5_moe_text";
+  return Json{{"architectures", text["architectures"]}, {"model_type", "qwen3_5_moe"}, {"text_config", inner}};
+}
+
+/// Sets the value at a dotted key path ("rope_parameters.rope_theta") of `o`.
+void set_at(Json& o, const std::string& path, const Json& value) {
+  const size_t dot = path.find('.');
+  if (dot == std::string::npos) {
+    o[path] = value;
+    return;
+  }
+  set_at(o[path.substr(0, dot)], path.substr(dot + 1), value);
+}
+
+/// A row of docs/hf-config-fields.md marked "read", at one of its places: the key path in the text model's object,
+/// a new value, what the model shows of it, and that figure before and after.
+struct ReadField {
+  std::string doc_name;  ///< as the table names it
+  std::string path;      ///< key path within the text model's object
+  Json value;
+  std::function<Json(const ModelConfig&)> shown;
+  Json before, after;
+  bool text_form_only = false;  ///< a field of the config's top level in either form (the model's name)
+};
+
+std::vector<ReadField> read_fields_table() {
+  auto i64 = [](int64_t ModelConfig::*f) { return [f](const ModelConfig& m) { return Json(m.*f); }; };
+  auto dbl = [](double ModelConfig::*f) { return [f](const ModelConfig& m) { return Json(m.*f); }; };
+  auto name = [](const ModelConfig& m) { return Json(m.name); };
+  return {
+      {"vocab_size", "vocab_size", 1024, i64(&ModelConfig::vocab_size), 512, 1024},
+      {"hidden_size", "hidden_size", 128, i64(&ModelConfig::hidden_size), 64, 128},
+      {"num_hidden_layers", "num_hidden_layers", 8, i64(&ModelConfig::num_layers), 4, 8},
+      {"num_attention_heads", "num_attention_heads", 8, i64(&ModelConfig::num_attention_heads), 4, 8},
+      {"num_key_value_heads", "num_key_value_heads", 4, i64(&ModelConfig::num_kv_heads), 2, 4},
+      {"head_dim", "head_dim", 32, i64(&ModelConfig::head_dim), 16, 32},
+      {"rms_norm_eps", "rms_norm_eps", 1e-5, dbl(&ModelConfig::rms_norm_eps), 1e-6, 1e-5},
+      {"rope_theta", "rope_theta", 500000.0, dbl(&ModelConfig::rope_theta), 1e7, 5e5},
+      {"rope_parameters.rope_theta", "rope_parameters.rope_theta", 500000.0, dbl(&ModelConfig::rope_theta), 1e7, 5e5},
+      {"partial_rotary_factor", "partial_rotary_factor", 0.25, i64(&ModelConfig::rope_dims), 8, 4},
+      {"rope_parameters.partial_rotary_factor", "rope_parameters.partial_rotary_factor", 0.25,
+       i64(&ModelConfig::rope_dims), 8, 4},
+      {"linear_num_key_heads", "linear_num_key_heads", 4, i64(&ModelConfig::linear_num_key_heads), 2, 4},
+      {"linear_num_value_heads", "linear_num_value_heads", 8, i64(&ModelConfig::linear_num_value_heads), 4, 8},
+      {"linear_key_head_dim", "linear_key_head_dim", 32, i64(&ModelConfig::linear_key_head_dim), 16, 32},
+      {"linear_value_head_dim", "linear_value_head_dim", 32, i64(&ModelConfig::linear_value_head_dim), 16, 32},
+      {"linear_conv_kernel_dim", "linear_conv_kernel_dim", 2, i64(&ModelConfig::linear_conv_kernel), 4, 2},
+      {"num_experts", "num_experts", 16, i64(&ModelConfig::num_experts), 8, 16},
+      {"num_experts_per_tok", "num_experts_per_tok", 4, i64(&ModelConfig::top_k), 2, 4},
+      {"moe_intermediate_size", "moe_intermediate_size", 48, i64(&ModelConfig::expert_ffn), 32, 48},
+      {"shared_expert_intermediate_size", "shared_expert_intermediate_size", 64, i64(&ModelConfig::shared_expert_ffn),
+       32, 64},
+      {"layer_types", "layer_types", Json{"linear_attention", "full_attention", "linear_attention", "full_attention"},
+       i64(&ModelConfig::full_attention_interval), 4, 2},
+      {"full_attention_interval", "full_attention_interval", 2, i64(&ModelConfig::full_attention_interval), 4, 2},
+      {"mtp_num_hidden_layers", "mtp_num_hidden_layers", 1, i64(&ModelConfig::mtp_layers), 0, 1},
+      {"architectures", "architectures", Json{"Qwen3NextForCausalLM"}, name, "Qwen3_5MoeForCausalLM",
+       "Qwen3NextForCausalLM", true},
+      {"model_type", "model_type", "qwen3_next", name, "qwen3_5_moe_text", "qwen3_next", true},
+  };
+}
+
+/// The text model's object of a config (the config itself, or its text_config).
+Json& text_of(Json& c) { return c.contains("text_config") ? c["text_config"] : c; }
+
+/// The base config of one row at one place: the field moved to the row's place (a rope_parameters field out of the
+/// widths' level; full_attention_interval instead of layer_types, whose length is the layer count, for the interval
+/// and layer-count rows; no architectures for the model_type row).
+Json base_for(const ReadField& f, bool nested) {
+  Json c = tiny_text_config();
+  if (f.path.rfind("rope_parameters.", 0) == 0) {
+    const std::string key = f.path.substr(16);
+    c["rope_parameters"][key] = c.value(key, Json(0.5));
+    c.erase(key);
+  }
+  if (f.path == "full_attention_interval" || f.path == "num_hidden_layers") {  // layer_types lists every layer
+    c.erase("layer_types");
+    c["full_attention_interval"] = 4;
+  }
+  if (f.path == "model_type") c.erase("architectures");
+  return nested ? multimodal(c) : c;
+}
+
+}  // namespace
+
+TEST_CASE("every config.json field the docs call read changes the model, at every place it may sit", "[models][hf]") {
+  for (const ReadField& f : read_fields_table()) {
+    for (const bool nested : {false, true}) {
+      if (nested && f.text_form_only) continue;
+      INFO(f.doc_name << (nested ? " under text_config" : " at the top level"));
+      Json c = base_for(f, nested);
+      const ModelConfig before = model_config_from_hf(c, "c.json", model_name_from_hf(c));
+      CHECK(f.shown(before) == f.before);
+      set_at(f.text_form_only ? c : text_of(c), f.path, f.value);
+      const ModelConfig after = model_config_from_hf(c, "c.json", model_name_from_hf(c));
+      CHECK(f.shown(after) == f.after);
+    }
+  }
+  // The multimodal form reads the same model from text_config as the text form from its top level.
+  const Json text = tiny_text_config();
+  const ModelConfig flat = model_config_from_hf(text, "t.json", "m");
+  const ModelConfig under = model_config_from_hf(multimodal(text), "t.json", "m");
+  CHECK(count_params(flat).total == count_params(under).total);
+  CHECK(count_params(flat).active == 177408);
+  CHECK(flat.rope_dims == under.rope_dims);
+}
+
+TEST_CASE("each row docs/hf-config-fields.md marks read has its test", "[models][hf][docs]") {
+  std::set<std::string> tested = {"text_config"};  // the multimodal place of every row above
+  for (const ReadField& f : read_fields_table()) tested.insert(f.doc_name);
+  const std::string doc = recipebench::test::read_file(recipebench::test::source_path("docs/hf-config-fields.md"));
+  const std::regex row(R"(\n\| ([^|\n]*) \| read \|)");
+  const std::regex name("`([^`]+)`");
+  int rows = 0;
+  for (auto r = std::sregex_iterator(doc.begin(), doc.end(), row); r != std::sregex_iterator(); ++r) {
+    ++rows;
+    const std::string cell = (*r)[1];
+    for (auto n = std::sregex_iterator(cell.begin(), cell.end(), name); n != std::sregex_iterator(); ++n) {
+      INFO("docs/hf-config-fields.md row: " << cell);
+      CHECK(tested.count((*n)[1]) == 1);
+    }
+  }
+  CHECK(rows >= 15);
+}
+
+TEST_CASE("rope_theta and partial_rotary_factor are read under rope_parameters and must agree at both places",
+          "[models][hf]") {
+  Json c = tiny_text_config();
+  c.erase("partial_rotary_factor");
+  c["rope_parameters"]["partial_rotary_factor"] = 0.25;  // Qwen3.5's own form: the factor only in rope_parameters
+  CHECK(model_config_from_hf(c, "c.json", "m").rope_dims == 4);
+  c["partial_rotary_factor"] = 0.25;  // both places, the same value
+  CHECK(model_config_from_hf(c, "c.json", "m").rope_dims == 4);
+  c["partial_rotary_factor"] = 0.5;
+  CHECK_THROWS_WITH(model_config_from_hf(c, "c.json", "m"),
+                    "c.json: rope_parameters.partial_rotary_factor: 0.25, expected 0.5, the value of "
+                    "partial_rotary_factor (the field is read at both places; they must agree)");
+  c = multimodal(tiny_text_config());
+  c["text_config"]["rope_parameters"]["rope_theta"] = 5e5;
+  CHECK_THROWS_WITH(model_config_from_hf(c, "c.json", "m"),
+                    "c.json: text_config.rope_parameters.rope_theta: 500000.0, expected 10000000.0, the value of "
+                    "text_config.rope_theta (the field is read at both places; they must agree)");
+  c = tiny_text_config();
+  c["rope_parameters"]["factor"] = 4.0;
+  CHECK_THROWS_WITH(model_config_from_hf(c, "c.json", "m"),
+                    Catch::StartsWith("c.json: rope_parameters.factor: 4.0, expected no such field"));
+  c = tiny_text_config();
+  c["full_attention_interval"] = 2;  // beside layer_types (every 4th): refused, never one of them ignored
+  CHECK_THROWS_WITH(model_config_from_hf(c, "c.json", "m"),
+                    "c.json: full_attention_interval: 2, expected 4, the interval layer_types gives (both are read; "
+                    "they must agree)");
+}
+
+TEST_CASE("a config.json of a family the reader does not know is refused by its model_type first", "[models][hf]") {
+  const std::string known =
+      "expected qwen3_5_moe, qwen3_5_moe_text or qwen3_next (recipebench builds and counts only these Qwen3.5 MoE / "
+      "Qwen3-Next families; docs/hf-config-fields.md)";
+  for (const char* family : {"qwen3_moe", "llama", "mixtral", "deepseek_v3", "qwen2_moe"}) {
+    Json c = tiny_text_config();  // Qwen3.5's fields, another family's name: never counted as Qwen3.5
+    c["model_type"] = family;
+    CHECK_THROWS_WITH(model_config_from_hf(c, "c.json", "m"),
+                      std::string("c.json: model_type: '") + family + "', " + known);
+  }
+  Json c = tiny_text_config();
+  c.erase("model_type");
+  CHECK_THROWS_WITH(model_config_from_hf(c, "c.json", "m"), "c.json: model_type: missing, " + known);
+  c["model_type"] = 7;
+  CHECK_THROWS_WITH(model_config_from_hf(c, "c.json", "m"), "c.json: model_type: 7, " + known);
+  // Checked before anything else: an unknown family with unknown fields names the family, not a field.
+  c = Json{{"model_type", "gpt2"}, {"n_embd", 768}};
+  CHECK_THROWS_WITH(model_config_from_hf(c, "c.json", "m"), "c.json: model_type: 'gpt2', " + known);
+  c = multimodal(tiny_text_config());
+  c["model_type"] = "qwen3_vl_moe";
+  CHECK_THROWS_WITH(model_config_from_hf(c, "c.json", "m"), "c.json: model_type: 'qwen3_vl_moe', " + known);
+  c = multimodal(tiny_text_config());
+  c["text_config"]["model_type"] = "qwen3_moe";
+  CHECK_THROWS_WITH(model_config_from_hf(c, "c.json", "m"),
+                    "c.json: text_config.model_type: 'qwen3_moe', expected 'qwen3_5_moe_text' (the text model of "
+                    "qwen3_5_moe; docs/hf-config-fields.md)");
+  for (const std::string& t : hf_model_types()) {
+    c = tiny_text_config();
+    c["model_type"] = t;
+    CHECK(count_params(model_config_from_hf(c, "c.json", "m")).active == 177408);
+  }
+}

@@ -1,7 +1,10 @@
 #include "catalog/hf_config.h"
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "util/input_file.h"
 
@@ -9,13 +12,18 @@ namespace recipebench {
 
 namespace {
 
+/// A field of the config that is wrong or missing: its dotted path (`text_config.layer_types[5]`), what was found
+/// and what was expected. Thrown while reading; model_config_from_hf and load_hf_config word it (the latter located).
+struct FieldFault {
+  std::string path, found, expected;
+};
+
 class Reader {
  public:
-  Reader(const Json& obj, std::string file, std::string prefix)
-      : obj_(obj), file_(std::move(file)), prefix_(std::move(prefix)) {}
+  Reader(const Json& obj, std::string prefix) : obj_(obj), prefix_(std::move(prefix)) {}
 
   [[noreturn]] void fail(const std::string& key, const std::string& found, const std::string& expected) const {
-    throw std::invalid_argument(file_ + ": " + prefix_ + key + ": " + found + ", expected " + expected);
+    throw FieldFault{prefix_ + key, found, expected};
   }
 
   int64_t integer(const std::string& key, int64_t min = 1) const {
@@ -27,6 +35,12 @@ class Reader {
     return x;
   }
 
+  /// `key` as an integer >= min, `fallback` when it is absent or null.
+  int64_t integer_or(const std::string& key, int64_t fallback, int64_t min) const {
+    if (!obj_.contains(key) || obj_[key].is_null()) return fallback;
+    return integer(key, min);
+  }
+
   double number(const std::string& key, double fallback, bool required) const {
     if (!obj_.contains(key) || obj_[key].is_null()) {
       if (required) fail(key, "missing", "a number");
@@ -36,11 +50,15 @@ class Reader {
     return obj_[key].get<double>();
   }
 
+  /// True when the object holds `key` with a non-null value.
+  bool has(const std::string& key) const { return obj_.contains(key) && !obj_[key].is_null(); }
+
   const Json& obj() const { return obj_; }
+  const std::string& prefix() const { return prefix_; }
 
  private:
   const Json& obj_;
-  std::string file_, prefix_;
+  std::string prefix_;
 };
 
 /// How recipebench treats each field of a Qwen3.5 MoE / Qwen3-Next config.json (docs/hf-config-fields.md).
@@ -127,11 +145,37 @@ std::string model_name_from_hf(const Json& config) {
   return "model of a config.json";
 }
 
+const std::vector<std::string>& hf_model_types() {
+  static const std::vector<std::string> types = {"qwen3_5_moe", "qwen3_5_moe_text", "qwen3_next"};
+  return types;
+}
+
 namespace {
 
+/// The model_type check, before any other field: a family the reader does not know (or a config without
+/// model_type) is refused by name, never read as Qwen3.5. The multimodal form's text_config, when it names its own
+/// model_type, must name the text model (qwen3_5_moe_text).
+void check_model_type(const Json& config, bool nested) {
+  const std::string known =
+      "qwen3_5_moe, qwen3_5_moe_text or qwen3_next (recipebench builds and counts only these "
+      "Qwen3.5 MoE / Qwen3-Next families; docs/hf-config-fields.md)";
+  const Reader top(config, "");
+  if (!top.has("model_type")) top.fail("model_type", "missing", known);
+  const Json& type = config["model_type"];
+  const bool listed = type.is_string() && std::find(hf_model_types().begin(), hf_model_types().end(),
+                                                    type.get<std::string>()) != hf_model_types().end();
+  if (!listed) top.fail("model_type", type.is_string() ? "'" + type.get<std::string>() + "'" : type.dump(), known);
+  if (!nested) return;
+  const Reader text(config["text_config"], "text_config.");
+  const Json& inner = config["text_config"].value("model_type", Json());
+  if (!inner.is_null() && inner != "qwen3_5_moe_text")
+    text.fail("model_type", inner.is_string() ? "'" + inner.get<std::string>() + "'" : inner.dump(),
+              "'qwen3_5_moe_text' (the text model of qwen3_5_moe; docs/hf-config-fields.md)");
+}
+
 /// A config whose model sits under text_config: beside it only the fields that do not change the model.
-void check_beside_text_config(const Json& config, const std::string& file) {
-  const Reader top(config, file, "");
+void check_beside_text_config(const Json& config) {
+  const Reader top(config, "");
   for (const auto& [key, value] : config.items())
     if (!irrelevant_fields().count(key) && key != "architectures" && key != "model_type" &&
         key != "tie_word_embeddings")
@@ -139,14 +183,52 @@ void check_beside_text_config(const Json& config, const std::string& file) {
   check_refused(top);
 }
 
-/// rope_theta (or rope_parameters.rope_theta) and the rotary dims from partial_rotary_factor (m.head_dim set).
-void read_rope(const Reader& r, const Json& text, const std::string& file, const std::string& prefix, ModelConfig& m) {
-  double theta = r.number("rope_theta", 0, false);
-  if (theta == 0 && text.contains("rope_parameters") && text["rope_parameters"].is_object())
-    theta = Reader(text["rope_parameters"], file, prefix + "rope_parameters.").number("rope_theta", 0, true);
-  if (theta <= 0) r.fail("rope_theta", "missing", "a positive number (or rope_parameters.rope_theta)");
+/// One RoPE field that may sit at the model's level or under rope_parameters (transformers writes either): the one
+/// value, `fallback` when neither holds it. Both present and different is refused at rope_parameters.<key>.
+double rope_field(const Reader& r, const std::string& key, double fallback) {
+  const Json& text = r.obj();
+  const bool in_params = text.contains("rope_parameters") && text["rope_parameters"].is_object();
+  const Reader params(in_params ? text["rope_parameters"] : text, r.prefix() + "rope_parameters.");
+  const bool top = r.has(key), nested = in_params && params.has(key);
+  const double at_top = r.number(key, fallback, false);
+  if (!nested) return at_top;
+  const double under = params.number(key, fallback, false);
+  if (top && under != at_top)
+    params.fail(key, text["rope_parameters"][key].dump(),
+                text[key].dump() + ", the value of " + r.prefix() + key +
+                    " (the field is read at both places; they must agree)");
+  return under;
+}
+
+/// rope_parameters' own fields: rope_type "default" (check_refused), rope_theta and partial_rotary_factor (read),
+/// mrope_section and mrope_interleaved (irrelevant: text-only positions); any other is refused.
+void check_rope_parameters(const Reader& r) {
+  if (!r.has("rope_parameters")) return;
+  const Json& p = r.obj()["rope_parameters"];
+  if (!p.is_object()) r.fail("rope_parameters", p.dump().substr(0, 60), "an object");
+  static const std::set<std::string> known = {"rope_type", "rope_theta", "partial_rotary_factor", "mrope_section",
+                                              "mrope_interleaved"};
+  const Reader params(p, r.prefix() + "rope_parameters.");
+  for (const auto& [key, value] : p.items())
+    if (!known.count(key))
+      params.fail(key, value.dump().substr(0, 60),
+                  "no such field: rope_parameters holds rope_type, rope_theta, partial_rotary_factor, mrope_section "
+                  "and mrope_interleaved (docs/hf-config-fields.md)");
+}
+
+/// rope_theta and the rotary dims from partial_rotary_factor, each at the model's level or under rope_parameters
+/// (m.head_dim set).
+void read_rope(const Reader& r, ModelConfig& m) {
+  check_rope_parameters(r);
+  const double theta = rope_field(r, "rope_theta", 0);
+  if (theta <= 0) {
+    const bool given =
+        r.has("rope_theta") || (r.has("rope_parameters") && Reader(r.obj()["rope_parameters"], "").has("rope_theta"));
+    r.fail("rope_theta", given ? std::to_string(theta) : "missing",
+           "a positive number (here or as rope_parameters.rope_theta)");
+  }
   m.rope_theta = theta;
-  const double partial = r.number("partial_rotary_factor", 1.0, false);
+  const double partial = rope_field(r, "partial_rotary_factor", 1.0);
   m.rope_dims = static_cast<int64_t>(partial * static_cast<double>(m.head_dim) + 0.5);
   if (m.rope_dims < 2 || m.rope_dims % 2 != 0 || m.rope_dims > m.head_dim)
     r.fail("partial_rotary_factor", std::to_string(partial),
@@ -172,9 +254,10 @@ void read_linear_and_moe(const Reader& r, ModelConfig& m) {
            "a multiple of linear_num_key_heads (" + std::to_string(m.linear_num_key_heads) + ")");
 }
 
-/// The attention pattern: layer_types (full attention every N-th layer, checked layer by layer) or
-/// full_attention_interval (m.num_layers set).
-void read_attention_pattern(const Reader& r, const Json& text, ModelConfig& m) {
+/// The attention pattern: layer_types (full attention every N-th layer, checked layer by layer; full_attention_interval
+/// beside it must agree) or full_attention_interval (m.num_layers set).
+void read_attention_pattern(const Reader& r, ModelConfig& m) {
+  const Json& text = r.obj();
   if (!text.contains("layer_types")) {
     m.full_attention_interval = r.integer("full_attention_interval");
     return;
@@ -194,18 +277,18 @@ void read_attention_pattern(const Reader& r, const Json& text, ModelConfig& m) {
       r.fail("layer_types[" + std::to_string(i) + "]", types[i].dump(),
              "'" + want + "' (full attention every " + std::to_string(interval) + "th layer)");
   }
+  if (r.has("full_attention_interval") && r.integer("full_attention_interval") != interval)
+    r.fail("full_attention_interval", text["full_attention_interval"].dump(),
+           std::to_string(interval) + ", the interval layer_types gives (both are read; they must agree)");
 }
 
-}  // namespace
-
-ModelConfig model_config_from_hf(const Json& config, const std::string& file, const std::string& name) {
-  if (!config.is_object())
-    throw std::invalid_argument(file + ": a " + std::string(config.type_name()) + ", expected a JSON object");
+/// The model of a config, every fault thrown as a FieldFault.
+ModelConfig read_model(const Json& config, const std::string& name) {
   const bool nested = config.contains("text_config") && config["text_config"].is_object();
+  check_model_type(config, nested);
   const Json& text = nested ? config["text_config"] : config;
-  const std::string prefix = nested ? "text_config." : "";
-  const Reader r(text, file, prefix);
-  if (nested) check_beside_text_config(config, file);
+  const Reader r(text, nested ? "text_config." : "");
+  if (nested) check_beside_text_config(config);
   check_known(r);
   check_refused(r);
   ModelConfig m;
@@ -217,11 +300,149 @@ ModelConfig model_config_from_hf(const Json& config, const std::string& file, co
   m.num_kv_heads = r.integer("num_key_value_heads");
   m.head_dim = r.integer("head_dim");
   m.rms_norm_eps = r.number("rms_norm_eps", 1e-6, false);
-  read_rope(r, text, file, prefix, m);
+  if (!(m.rms_norm_eps > 0)) r.fail("rms_norm_eps", text["rms_norm_eps"].dump(), "a positive number");
+  read_rope(r, m);
   read_linear_and_moe(r, m);
-  m.mtp_layers = text.value("mtp_num_hidden_layers", int64_t{0});
-  read_attention_pattern(r, text, m);
+  m.mtp_layers = r.integer_or("mtp_num_hidden_layers", 0, 0);
+  read_attention_pattern(r, m);
   return m;
+}
+
+/// The text of one path component: a key, or "[i]".
+struct PathStep {
+  std::string key;
+  long index = -1;
+};
+
+std::vector<PathStep> split_path(const std::string& path) {
+  std::vector<PathStep> steps;
+  std::string key;
+  for (size_t i = 0; i < path.size(); ++i) {
+    if (path[i] == '.' || path[i] == '[') {
+      if (!key.empty()) steps.push_back({key, -1});
+      key.clear();
+      if (path[i] == '[') {
+        const size_t close = path.find(']', i);
+        if (close == std::string::npos) break;
+        steps.push_back({"", std::stol(path.substr(i + 1, close - i - 1))});
+        i = close;
+      }
+    } else {
+      key += path[i];
+    }
+  }
+  if (!key.empty()) steps.push_back({key, -1});
+  return steps;
+}
+
+/// Where the value at a dotted path (`text_config.layer_types[5]`) starts in a valid JSON text, as a byte offset: the
+/// deepest node of the path that exists (the enclosing object of a missing field).
+class JsonLocator {
+ public:
+  explicit JsonLocator(const std::string& s) : s_(s) {}
+
+  size_t find(const std::string& path) {
+    i_ = 0;
+    space();
+    size_t at = i_;
+    for (const PathStep& step : split_path(path)) {
+      if (!enter(step)) break;
+      at = i_;
+    }
+    return at;
+  }
+
+ private:
+  void space() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\r' || s_[i_] == '\t')) ++i_;
+  }
+  std::string string() {  // at '"': the string's raw text (escapes kept), past its closing quote
+    std::string out;
+    for (++i_; i_ < s_.size() && s_[i_] != '"'; ++i_) {
+      if (s_[i_] == '\\' && i_ + 1 < s_.size()) out += s_[i_++];
+      out += s_[i_];
+    }
+    ++i_;
+    return out;
+  }
+  void skip() {  // past one value
+    if (i_ >= s_.size()) return;
+    if (s_[i_] == '"') {
+      string();
+    } else if (s_[i_] == '{' || s_[i_] == '[') {
+      int depth = 0;
+      for (; i_ < s_.size(); ++i_) {
+        if (s_[i_] == '"') {
+          string();
+          --i_;
+        } else if (s_[i_] == '{' || s_[i_] == '[') {
+          ++depth;
+        } else if ((s_[i_] == '}' || s_[i_] == ']') && --depth == 0) {
+          ++i_;
+          return;
+        }
+      }
+    } else {
+      while (i_ < s_.size() && s_[i_] != ',' && s_[i_] != '}' && s_[i_] != ']' && s_[i_] != ' ' && s_[i_] != '\n' &&
+             s_[i_] != '\r' && s_[i_] != '\t')
+        ++i_;
+    }
+  }
+  /// From the value at i_, moves to the start of its member or element `step`; false (i_ kept) when there is none.
+  bool enter(const PathStep& step) {
+    const size_t from = i_;
+    const char open = step.index < 0 ? '{' : '[';
+    if (i_ >= s_.size() || s_[i_] != open) return false;
+    ++i_;
+    for (long n = 0;; ++n) {
+      space();
+      if (i_ >= s_.size() || s_[i_] == '}' || s_[i_] == ']') break;
+      if (step.index < 0) {
+        const std::string key = string();
+        space();
+        ++i_;  // ':'
+        space();
+        if (key == step.key) return true;
+      } else if (n == step.index) {
+        return true;
+      }
+      skip();
+      space();
+      if (i_ < s_.size() && s_[i_] == ',') ++i_;
+    }
+    i_ = from;
+    return false;
+  }
+
+  const std::string& s_;
+  size_t i_ = 0;
+};
+
+/// The 1-based line and column of the value at `path` in the JSON `text` (JsonLocator).
+std::pair<int, int> json_line_column(const std::string& text, const std::string& path) {
+  const size_t at = JsonLocator(text).find(path);
+  int line = 1, column = 1;
+  for (size_t i = 0; i < at && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return {line, column};
+}
+
+}  // namespace
+
+ModelConfig model_config_from_hf(const Json& config, const std::string& file, const std::string& name) {
+  if (!config.is_object())
+    throw std::invalid_argument(file + ": a " + std::string(config.type_name()) + ", expected a JSON object");
+  try {
+    return read_model(config, name);
+  } catch (const FieldFault& f) {
+    throw std::invalid_argument(file + ": " + f.path + ": " + f.found + ", expected " + f.expected);
+  }
 }
 
 ModelConfig load_hf_config(const std::string& path) {
@@ -237,7 +458,16 @@ ModelConfig load_hf_config(const std::string& path) {
   } catch (const Json::parse_error& e) {
     throw std::invalid_argument(path + ": invalid JSON (" + std::string(e.what()) + ")");
   }
-  return model_config_from_hf(j, path, model_name_from_hf(j));
+  if (!j.is_object())
+    throw std::invalid_argument(path + ":1:1: error: a " + std::string(j.type_name()) +
+                                ", expected a JSON object (a Hugging Face config.json)");
+  try {
+    return read_model(j, model_name_from_hf(j));
+  } catch (const FieldFault& f) {
+    const auto [line, column] = json_line_column(text, f.path);
+    throw std::invalid_argument(path + ":" + std::to_string(line) + ":" + std::to_string(column) +
+                                ": error: " + f.path + ": " + f.found + ", expected " + f.expected);
+  }
 }
 
 }  // namespace recipebench

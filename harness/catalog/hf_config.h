@@ -1,19 +1,27 @@
-// Model configs from a Hugging Face config.json (Qwen3.5 MoE: model_type qwen3_5_moe or qwen3_5_moe_text).
+// Model configs from a Hugging Face config.json (Qwen3.5 MoE: model_type qwen3_5_moe or qwen3_5_moe_text; Qwen3-Next:
+// qwen3_next). Other families are refused by name.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "catalog/models.h"
 #include "util/json.h"
 
 namespace recipebench {
 
-/// Builds a ModelConfig from a Hugging Face config.json of a Qwen3.5 MoE model. The multimodal form (with a
-/// "text_config" object) and the text-only form are both read. Fields read: vocab_size, hidden_size,
-/// num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, rms_norm_eps, rope_theta (or
-/// rope_parameters.rope_theta), partial_rotary_factor, linear_num_key_heads, linear_num_value_heads,
-/// linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim, num_experts, num_experts_per_tok,
-/// moe_intermediate_size, shared_expert_intermediate_size, and layer_types or full_attention_interval.
+/// The model_type values the reader builds: qwen3_5_moe (the multimodal form, its text model under text_config),
+/// qwen3_5_moe_text and qwen3_next (the text-only form).
+const std::vector<std::string>& hf_model_types();
+
+/// Builds a ModelConfig from a Hugging Face config.json of a Qwen3.5 MoE model. model_type is checked first: a
+/// family not in hf_model_types(), or no model_type, is refused by name before any other field is looked at. The
+/// multimodal form (with a "text_config" object) and the text-only form are both read. Fields read: vocab_size,
+/// hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, rms_norm_eps, rope_theta and
+/// partial_rotary_factor (each beside the widths or under rope_parameters; both places must agree),
+/// linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim,
+/// num_experts, num_experts_per_tok, moe_intermediate_size, shared_expert_intermediate_size, mtp_num_hidden_layers,
+/// and layer_types or full_attention_interval (both given: they must agree).
 /// Fields that change the model are read, or refused unless they hold the value recipebench builds
 /// (mlp_only_layers [], decoder_sparse_step 1, attention_bias false, ...); fields that do not change it are
 /// listed as irrelevant; any other field is refused (docs/hf-config-fields.md has the table).
@@ -26,8 +34,10 @@ ModelConfig model_config_from_hf(const Json& config, const std::string& file, co
 /// file's folder.
 std::string model_name_from_hf(const Json& config);
 
-/// Reads `path` (a regular file of at most 16 MiB) and calls model_config_from_hf, named by model_name_from_hf.
-/// Throws std::invalid_argument as above, also for an unreadable file or invalid JSON (with line and column).
+/// Reads `path` (a regular file of at most 16 MiB) and builds its model as model_config_from_hf does, named by
+/// model_name_from_hf. Throws std::invalid_argument for an unreadable file or invalid JSON (with line and column),
+/// and for a wrong or missing field located in the file: `config.json:15:17: error: model_type: 'qwen3_moe',
+/// expected qwen3_5_moe, ...` (a missing field at the object that should hold it).
 ModelConfig load_hf_config(const std::string& path);
 
 }  // namespace recipebench
