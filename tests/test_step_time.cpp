@@ -144,6 +144,13 @@ TEST_CASE("step time: a fitted profile predicts its own shape, and scales with t
     CHECK(rec[kR][c] == Approx(decoder ? fwd[kF][c] : 0.0));
   }
   CHECK(u.optimizer_seconds_per_param == Approx(0.5e-6));
+  // Achieved FLOP/s: the inverse of seconds per FLOP, matrix components only.
+  const auto flops = achieved_flops(u);
+  for (int c = 0; c < kProfileComponents; ++c) {
+    const bool matrix = work_kind(comp(c)) == WorkKind::kMatrix;
+    CHECK(flops[0][c] == Approx(matrix ? 1e12 / (c + 1) : 0.0));
+    CHECK(flops[1][c] == Approx(matrix ? 1e12 / (2 * (c + 1)) : 0.0));
+  }
 }
 
 TEST_CASE("step time: a component the profile never measured is refused by name", "[step-time]") {

@@ -58,11 +58,12 @@ int run_predict(const PredictArgs& args) {
       j["gpu"] = fmt::format("{} x {}", recipe.gpu.count, recipe.gpu.type);
       j["profiles"] = setup.costs.sources;
       j["stack_factor"] = args.stack_factor;
+      j["profile_achieved_flops"] = achieved_flops_json(setup.costs);
       std::cout << j.dump(2) << "\n";
     } else {
       std::cout << fmt::format("recipebench predict: {} ({}, {}, {} x {})\n", args.recipe, model->model.name,
                                recipe.layout.label, recipe.gpu.count, recipe.gpu.type)
-                << prediction_text(p);
+                << prediction_text(p) << "  " << achieved_flops_text(setup.costs) << "\n";
     }
   } catch (const std::invalid_argument& e) {
     std::cerr << "recipebench predict: error: " << e.what() << "\n";

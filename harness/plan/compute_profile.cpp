@@ -128,6 +128,17 @@ UnitCosts fit_unit_costs(const std::vector<ProfiledRank>& ranks) {
   return u;
 }
 
+std::array<ComponentCells, 2> achieved_flops(const UnitCosts& costs) {
+  std::array<ComponentCells, 2> out{};
+  for (int c = 0; c < kProfileComponents; ++c) {
+    if (work_kind(component_at(c)) != WorkKind::kMatrix) continue;
+    const double f = costs.forward_pass[kForward][c], b = costs.backward_pass[kBackward][c];
+    out[0][c] = f > 0 ? 1 / f : 0;
+    out[1][c] = b > 0 ? 1 / b : 0;
+  }
+  return out;
+}
+
 PhaseCells pass_cells(const UnitCosts& costs, const ModelConfig& m, const ChunkShape& s, bool backward,
                       const PassCostOptions& o) {
   PhaseCells out{};

@@ -100,6 +100,11 @@ struct UnitCosts {
 /// models or devices, or a rank without chunks.
 UnitCosts fit_unit_costs(const std::vector<ProfiledRank>& ranks);
 
+/// The profile's achieved throughput of each matrix component in its forward and backward passes' own phases:
+/// its work (FLOP, component_work) over its measured seconds, FLOP/s, indexed [0 forward, 1 backward][component];
+/// 0 for memory-bound components and those not measured.
+std::array<ComponentCells, 2> achieved_flops(const UnitCosts& costs);
+
 /// What a target pass of a chunk costs beside its shape.
 struct PassCostOptions {
   /// Fraction of the chunk's decoder layers recomputed in its backward pass (full recompute: 1; block: the

@@ -52,6 +52,26 @@ Json prediction_to_json(const StepPrediction& p) {
   return j;
 }
 
+Json achieved_flops_json(const UnitCosts& costs) {
+  const auto a = achieved_flops(costs);
+  Json j = Json::object();
+  for (int c = 0; c < kProfileComponents; ++c)
+    if (a[0][c] > 0 || a[1][c] > 0)
+      j[to_string(static_cast<ProfileComponent>(c))] = Json{{"forward", a[0][c]}, {"backward", a[1][c]}};
+  return j;
+}
+
+std::string achieved_flops_text(const UnitCosts& costs) {
+  const auto a = achieved_flops(costs);
+  std::string parts;
+  for (int c = 0; c < kProfileComponents; ++c)
+    if (a[0][c] > 0 || a[1][c] > 0)
+      parts += fmt::format("{}{} {:.0f} / {:.0f}", parts.empty() ? "" : ", ", to_string(static_cast<ProfileComponent>(c)),
+                           a[0][c] / 1e12, a[1][c] / 1e12);
+  return fmt::format("profile's achieved TFLOP/s on {} (forward / backward, by docs/step-time.md's work): {}", costs.gpu,
+                     parts);
+}
+
 std::string breakdown_line(const RankStepTime& r) {
   std::string parts;
   for (int c = 0; c < kProfileComponents; ++c) {

@@ -19,6 +19,12 @@ Json prediction_to_json(const StepPrediction& p);
 /// assumptions, each line indented by two spaces.
 std::string prediction_text(const StepPrediction& p);
 
+/// The profile's achieved FLOP/s of each matrix component ({component: {"forward": FLOP/s, "backward": FLOP/s}}),
+/// on the profile's own GPU (achieved_flops).
+Json achieved_flops_json(const UnitCosts& costs);
+/// The same as one line: "profile's achieved TFLOP/s on H200 (forward / backward): gdn 210 / 180, ...".
+std::string achieved_flops_text(const UnitCosts& costs);
+
 /// One line of the breakdown of `r` ("compute 6.12 s (gdn 1.2, experts 2.0, ...), TP 0.31, EP 0.52, ...").
 std::string breakdown_line(const RankStepTime& r);
 
