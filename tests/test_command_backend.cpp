@@ -294,3 +294,75 @@ TEST_CASE("import-missing-loss-shown-as-zero (2026-12-02): a log without a loss 
   REQUIRE(board.groups.size() == 1);
   CHECK(board.groups[0].entries.at(0).measured == "2026-10-18");
 }
+
+TEST_CASE("import-log-vs-recipe-mismatch (2026-12-02): a log of another run is refused, located, no record",
+          "[command][cases]") {
+  register_command_backend();
+  const std::string dir = test::source_path("tests/data/cases/import-log-vs-recipe-mismatch/");
+  const auto import = [&](const std::string& log, const std::string& recipe) {
+    RunRequest q;
+    q.recipe_path = dir + recipe;
+    q.out_dir = (fs::temp_directory_path() / "recipebench-import-mismatch").string();
+    q.build = BuildInfo{"test", "test", "Debug"};
+    fs::remove_all(q.out_dir);
+    q.overrides.backend = "command";
+    q.import_log = dir + log;
+    return q;
+  };
+  const std::string summary =
+      "recipebench import: the log is of another run than the recipe describes (above); no record was written";
+  // (1) Megatron-LM ran global batch 256 (its step lines say so); the recipe says 128 (line 33).
+  const RunRequest gb = import("megatron-gb256.log", "attune-48gpu-tp2-pp6-ep8.yaml");
+  const Refused one = refused_run(gb);  // exit 1, no record
+  REQUIRE(one.lines.size() == 2);
+  CHECK(one.lines[0] == dir +
+                            "megatron-gb256.log:4:1: error: global batch size: 256 (step 0's line), expected 128 "
+                            "(the recipe's workload.global_batch at " +
+                            dir + "attune-48gpu-tp2-pp6-ep8.yaml:33:17)");
+  CHECK(one.lines[1] == summary);
+  CHECK_FALSE(fs::exists(gb.out_dir));
+  // (2) A 48-GPU TP2 PP6 run (its first line) against the 64-GPU TP2 PP8 recipe: world size and PP, each located.
+  const RunRequest world = import("megatron-48gpu.log", "attune-tp2-pp8-ep8-vpp2-mt16k.yaml");
+  const Refused two = refused_run(world);
+  REQUIRE(two.lines.size() == 3);
+  CHECK(two.lines[0] == dir +
+                            "megatron-48gpu.log:1:19: error: world size: 48, expected 64 (the recipe's gpu.count at " +
+                            dir + "attune-tp2-pp8-ep8-vpp2-mt16k.yaml:7:10)");
+  CHECK(two.lines[1] == dir +
+                            "megatron-48gpu.log:1:133: error: pipeline-model-parallel size: 6, expected 8 (the "
+                            "recipe's layout.pp at " +
+                            dir + "attune-tp2-pp8-ep8-vpp2-mt16k.yaml:62:7)");
+  CHECK(two.lines[2] == summary);
+  CHECK_FALSE(fs::exists(world.out_dir));
+  // The same log with its own recipe is imported (world size 48, TP 2, PP 6, DP 4, global batch 128 agree).
+  const RunRequest own = import("megatron-48gpu.log", "attune-48gpu-tp2-pp6-ep8.yaml");
+  const RunOutcome out = run_recipe(own, {});
+  CHECK(out.exit_code == kOk);
+  REQUIRE(out.record);
+  CHECK(out.record->metrics->window.tokens == 15 * 128 * 8192);
+}
+
+TEST_CASE("command backend: a command whose log states another global batch than the recipe fails, located",
+          "[command]") {
+  // hf-ok.yaml (global batch 2) with a command that also prints the Hugging Face Trainer's total train batch size 8.
+  std::string text = test::read_file(test::source_path("tests/data/command/hf-ok.yaml"));
+  const std::string loop = "    for i in $(seq 0 21); do\n";
+  REQUIRE(text.find(loop) != std::string::npos);
+  text.replace(text.find(loop), 0,
+               "    echo \"  Total train batch size (w. parallel, distributed & accumulation) = 8\"\n");
+  const fs::path dir = fs::temp_directory_path() / "recipebench-command-other-batch";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string recipe = (dir / "hf-other-batch.yaml").string();
+  std::ofstream(recipe) << text;
+  RunRequest q = command_request("hf-ok.yaml", "recipebench-command-other-batch/runs");
+  q.recipe_path = recipe;
+  const RunOutcome out = run_recipe(q, {});
+  CHECK(out.exit_code == kFailed);
+  REQUIRE(out.record);
+  CHECK(out.record->status == RunStatus::kFailed);
+  const std::string log = out.record_path.substr(0, out.record_path.size() - 5) + ".log";
+  CHECK(out.record->error->message ==
+        "the command's log says it ran another run than the recipe describes:\n  " + log +
+            ":1:70: error: Total train batch size: 8, expected 2 (the recipe's workload.global_batch)");
+}

@@ -7,7 +7,9 @@
 
 #include "logparse/line_parser.h"
 #include "logparse/line_text.h"
+#include "logparse/log_facts.h"
 #include "logparse/log_reader.h"
+#include "recipe/validate.h"
 #include "test_util.h"
 
 using namespace recipebench;
@@ -207,4 +209,147 @@ TEST_CASE("log reader: a gap in the steps is refused, a log without steps is emp
   none.feed("hello");
   CHECK_FALSE(none.result().format);
   CHECK(none.result().steps.empty());
+}
+
+namespace {
+
+/// The recipe the fact tests import against: tests/data/command/megatron-h100-dp8.yaml (8 H100s, TP1 PP1 VPP1 CP1
+/// EP1 DP8, 64 rows x 4,096 tokens).
+const ValidatedRecipe& dp8_recipe() {
+  static const ValidatedRecipe v = validate_recipe_file(source_path("tests/data/command/megatron-h100-dp8.yaml"));
+  return v;
+}
+
+/// "the recipe's <path> at <recipe>:<line>:<col>" as the diagnostics say it.
+std::string at_recipe(const std::string& path, int line, int column) {
+  return "the recipe's " + path + " at " + dp8_recipe().file + ":" + std::to_string(line) + ":" +
+         std::to_string(column);
+}
+
+/// The log of `lines` (format detected) checked against dp8_recipe(): one diagnostic line each.
+std::vector<std::string> contradictions(const std::vector<std::string>& lines) {
+  REQUIRE(dp8_recipe().ok());
+  LogReader reader(std::nullopt, context("x.log", 4096, 64, 8));
+  for (const std::string& l : lines) reader.feed(l);
+  std::vector<std::string> out;
+  for (const Diagnostic& d :
+       check_log_against_recipe(reader.result(), "x.log", *dp8_recipe().recipe, dp8_recipe().source.get()))
+    out.push_back(d.to_string());
+  return out;
+}
+
+/// A Megatron-LM step line of iteration `k` (1-based) printing `global_batch`.
+std::string megatron_step(int k, int global_batch) {
+  return " [2026-11-30 10:00:00] iteration " + std::to_string(k) +
+         "/      20 | elapsed time per iteration (ms): 2000.0 | global batch size: " + std::to_string(global_batch) +
+         " | lm loss: 9.0E+00 |";
+}
+
+/// 1-based column of `value` in `line`.
+std::string col(const std::string& line, const std::string& value) { return std::to_string(line.find(value) + 1); }
+
+}  // namespace
+
+TEST_CASE("log facts: a log that agrees with its recipe, Megatron-LM's sizes line read", "[logparse][facts]") {
+  const std::string path = source_path("tests/data/logs/megatron-dp8.log");
+  const ParsedLog log = read_fixture("megatron-dp8.log", std::nullopt);
+  // "using world size: 8, data-parallel size: 8, tensor-model-parallel size: 1, pipeline-model-parallel size: 1"
+  REQUIRE(log.facts.world_size);
+  CHECK(log.facts.world_size->value == 8);
+  CHECK(log.facts.world_size->line == 1);
+  CHECK(log.facts.world_size->column == 19);
+  CHECK(log.facts.dp->value == 8);
+  CHECK(log.facts.tp->value == 1);
+  CHECK(log.facts.pp->value == 1);
+  CHECK_FALSE(log.facts.cp);  // this version prints no context-parallel size
+  CHECK_FALSE(log.facts.global_batch);
+  REQUIRE(dp8_recipe().ok());
+  CHECK(check_log_against_recipe(log, path, *dp8_recipe().recipe, dp8_recipe().source.get()).empty());
+}
+
+TEST_CASE("log facts: Megatron-LM's arguments block against the recipe, each contradiction located",
+          "[logparse][facts]") {
+  const std::vector<std::string> lines = {"------------------------ arguments ------------------------",
+                                          "  context_parallel_size ........................... 1",
+                                          "  data_parallel_size .............................. 4",
+                                          "  encoder_tensor_model_parallel_size .............. 0",
+                                          "  global_batch_size ............................... 128",
+                                          "  num_layers_per_virtual_pipeline_stage ........... None",
+                                          "  pipeline_model_parallel_size .................... 2",
+                                          "  seq_length ...................................... 4096",
+                                          "  tensor_model_parallel_size ...................... 1",
+                                          "  virtual_pipeline_model_parallel_size ............ None",
+                                          "  world_size ...................................... 8",
+                                          "-------------------- end of arguments ---------------------",
+                                          megatron_step(1, 128)};
+  const auto d = contradictions(lines);
+  REQUIRE(d.size() == 4);
+  CHECK(d[0] == "x.log:5:" + col(lines[4], "128") + ": error: global_batch_size: 128, expected 64 (" +
+                    at_recipe("workload.global_batch", 17, 17) + ")");
+  CHECK(d[1] == "x.log:7:" + col(lines[6], "2") + ": error: pipeline_model_parallel_size: 2, expected 1 (" +
+                    at_recipe("layout.pp", 24, 7) + ")");
+  CHECK(d[2] == "x.log:3:" + col(lines[2], "4") + ": error: data_parallel_size: 4, expected 8 (" +
+                    at_recipe("layout.dp", 29, 7) + ")");
+  // The step line's own global batch, at its line.
+  CHECK(d[3] == "x.log:13:1: error: global batch size: 128 (step 0's line), expected 64 (" +
+                    at_recipe("workload.global_batch", 17, 17) + ")");
+}
+
+TEST_CASE("log facts: Megatron-LM's sizes line with CP and an encoder, and a batch-size rampup", "[logparse][facts]") {
+  const std::string sizes =
+      "using world size: 16, data-parallel size: 8, context-parallel size: 2, hierarchical context-parallel sizes: "
+      "Nonetensor-model-parallel size: 1, encoder-tensor-model-parallel size: 4, pipeline-model-parallel size: 1";
+  const std::string rampup =
+      "will use batch size rampup starting from global batch size 16 to global batch size 64 with batch size "
+      "increments 16 over 1000 samples.";
+  const auto d = contradictions({sizes, rampup, megatron_step(1, 64)});
+  REQUIRE(d.size() == 2);  // TP 1 (not the encoder's 4); the rampup's final global batch 64 agrees
+  CHECK(d[0] ==
+        "x.log:1:" + col(sizes, "16") + ": error: world size: 16, expected 8 (" + at_recipe("gpu.count", 8, 10) + ")");
+  CHECK(d[1] == "x.log:1:" + col(sizes, "2,") + ": error: context-parallel size: 2, expected 1 (" +
+                    at_recipe("layout.cp", 26, 7) + ")");
+}
+
+TEST_CASE("log facts: TorchTitan's device mesh, batch line and config", "[logparse][facts]") {
+  const std::string mesh =
+      "[titan] 2026-11-30 10:00:00,000 - root - INFO - Building 2-D device mesh with "
+      "['dp_shard', 'tp'], [4, 2]";
+  const std::string batch =
+      "[titan] 2026-11-30 10:00:01,000 - root - INFO - Trainer is initialized with local "
+      "batch size 2, global batch size 8, gradient accumulation steps 1, sequence length "
+      "8192, total steps 20 (warmup 2)";
+  const std::string step = "[titan] 2026-11-30 10:00:02,000 - root - INFO - step:  1  loss: 10.4  tps: 1,000";
+  const auto d = contradictions({mesh, batch, step});
+  REQUIRE(d.size() == 4);  // world size 4 x 2 = 8 agrees
+  CHECK(d[0] == "x.log:2:" + col(batch, "8,") + ": error: global batch size: 8, expected 64 (" +
+                    at_recipe("workload.global_batch", 17, 17) + ")");
+  CHECK(d[1] == "x.log:2:" + col(batch, "8192") + ": error: sequence length: 8192, expected 4096 (" +
+                    at_recipe("workload.row_tokens", 15, 15) + ")");
+  CHECK(d[2] == "x.log:1:" + col(mesh, "2]") + ": error: device mesh tp: 2, expected 1 (" +
+                    at_recipe("layout.tp", 23, 7) + ")");
+  CHECK(d[3] == "x.log:1:" + col(mesh, "[4") + ": error: device mesh dp (dp_replicate x dp_shard): 4, expected 8 (" +
+                    at_recipe("layout.dp", 29, 7) + ")");
+  // The job config as printed with --job.print_args: -1 ("the rest") is no statement.
+  const std::string config =
+      "[titan] 2026-11-30 10:00:00,000 - root - INFO - Running with args: {'parallelism': "
+      "{'data_parallel_replicate_degree': 1, 'data_parallel_shard_degree': -1, "
+      "'tensor_parallel_degree': 1, 'pipeline_parallel_degree': 4, 'context_parallel_degree': "
+      "1, 'expert_parallel_degree': 1}, 'training': {'local_batch_size': 8, "
+      "'global_batch_size': -1, 'seq_len': 4096}}";
+  const auto c = contradictions({config, step});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0] == "x.log:1:" + col(config, "4, 'context") + ": error: pipeline_parallel_degree: 4, expected 1 (" +
+                    at_recipe("layout.pp", 24, 7) + ")");
+}
+
+TEST_CASE("log facts: the Hugging Face Trainer's total train batch size, and a step line's global_batch_size",
+          "[logparse][facts]") {
+  const std::string total = "  Total train batch size (w. parallel, distributed & accumulation) = 1,024";
+  const auto d = contradictions(
+      {"***** Running training *****", total, "{'loss': 2.9, 'step': 0, 'step_time': 1.5, 'global_batch_size': 32}"});
+  REQUIRE(d.size() == 2);
+  CHECK(d[0] == "x.log:2:" + col(total, "1,024") + ": error: Total train batch size: 1024, expected 64 (" +
+                    at_recipe("workload.global_batch", 17, 17) + ")");
+  CHECK(d[1] == "x.log:3:1: error: global batch size: 32 (step 0's line), expected 64 (" +
+                    at_recipe("workload.global_batch", 17, 17) + ")");
 }

@@ -69,6 +69,7 @@ class CommandBackend : public Backend {
       for (size_t i = 0; i < log.problems.size() && i < 5; ++i) what += "\n  " + log.problems[i].to_string();
       fail(what);
     }
+    if (o.command.import_log.empty()) refuse_another_run(log, recipe, o);
     const size_t need = static_cast<size_t>(o.settings.window.last) + 1;
     if (log.steps.size() < need)
       fail("the log has " + std::to_string(log.steps.size()) + " step line(s) (" +
@@ -94,6 +95,17 @@ class CommandBackend : public Backend {
     if (!has("memory"))
       report_.notes.push_back(std::string(command) + ": the log prints no memory figure: the record's peak memory is "
                                                      "0, not measured");
+  }
+
+  /// A command whose log says it ran another run than the recipe describes (its world size, degrees, global batch
+  /// or sequence length; logparse/log_facts.h) fails the run, each contradiction located in the log. (`import`
+  /// refuses such a log before anything is written: run/run_driver.cpp.)
+  static void refuse_another_run(const ParsedLog& log, const Recipe& recipe, const RunOptions& o) {
+    const Diagnostics d = check_log_against_recipe(log, o.command.log_path, recipe, nullptr);
+    if (d.empty()) return;
+    std::string what = "the command's log says it ran another run than the recipe describes:";
+    for (const Diagnostic& x : d) what += "\n  " + x.to_string();
+    fail(what);
   }
 
   /// Runs the recipe's command, teeing its output to o.command.log_path and the console. Throws RunError when it does

@@ -98,7 +98,10 @@ void LogReader::read_segment(const std::string& segment) {
       break;
     }
   }
-  if (read.kind == LineKind::kOther) return;
+  if (read.kind == LineKind::kOther) {
+    s_->out.facts.read(ranked.text, s_->out.lines);  // a header line: what the log says about its run
+    return;
+  }
   if (!s_->stream) s_->stream = ranked.stream;  // the first rank that prints a step line is the one read
   if (ranked.stream != *s_->stream) {
     ++s_->out.other_rank_lines;

@@ -12,6 +12,7 @@
 
 #include "backend/backend.h"
 #include "logparse/line_parser.h"
+#include "logparse/log_facts.h"
 #include "recipe/diagnostic.h"
 #include "util/json.h"
 
@@ -41,6 +42,7 @@ struct ParsedLog {
   std::string stream;                   ///< the rank whose step lines were read ("" when lines carry no rank)
   std::vector<std::string> fields;      ///< what the step lines printed: loss, grad_norm, tokens, ...
   std::vector<StepLine> printed;        ///< each kept step's line as read (the stack's own figures)
+  LogRunFacts facts;                    ///< what the log's other lines say about its run (logparse/log_facts.h)
   /// {"parser", "detected", "lines", "steps_parsed", "restarts", "first_step_printed", "other_rank_lines",
   ///  "duplicate_lines", "rank", "fields", "printed", "printed_at"} (schema/run-record.schema.json's log block);
   ///  "printed_at" is printed_at(); "printed"

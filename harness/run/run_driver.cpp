@@ -17,6 +17,7 @@
 #include "layout/rank_map.h"
 #include "logparse/line_parser.h"
 #include "logparse/log_format.h"
+#include "logparse/log_reader.h"
 #include "plan/memory_plan.h"
 #include "recipe/run_model.h"
 #include "recipe/validate.h"
@@ -496,6 +497,33 @@ void refuse_emulation(const RunRequest& q, const RunOptions& o, const Recipe& re
   }
 }
 
+/// `recipebench import`: refuses (exit 1, no record) a log whose own lines say it is of another run than the
+/// recipe: its world size, parallel degrees, global batch or sequence length (logparse/log_facts.h), one located
+/// diagnostic each, at the log line and naming the recipe's field and where it is. A log that cannot be read is
+/// left to the backend (a failed record saying why).
+void refuse_log_of_another_run(const ValidatedRecipe& v, const RunOptions& o, const Reporters& report) {
+  if (o.command.import_log.empty()) return;
+  std::optional<LogFormatSpec> format;
+  if (o.command.log_format) format = parse_log_format(*o.command.log_format);
+  LogContext context;
+  context.file = o.command.import_log;
+  context.row_tokens = v.recipe->workload.row_tokens;
+  if (v.recipe->workload.global_batch > 0) context.global_batch = v.recipe->workload.global_batch;
+  context.gpus = std::max(1, v.recipe->gpu.count);
+  ParsedLog log;
+  try {
+    log = read_log_file(o.command.import_log, format, context);
+  } catch (const std::exception&) {
+    return;
+  }
+  const Diagnostics contradictions = check_log_against_recipe(log, o.command.import_log, *v.recipe, v.source.get());
+  if (contradictions.empty()) return;
+  for (const auto& d : contradictions) report.message(d.to_string());
+  throw Refusal{kFailed,
+                "recipebench import: the log is of another run than the recipe describes (above); no "
+                "record was written"};
+}
+
 /// Refuses (Refusal, exit status 2, after the located diagnostic) the switch combinations no run can honour
 /// (settings/switches.h, switch_conflicts).
 void refuse_conflicting_switches(const RunRequest& q, const ValidatedRecipe& v, const SwitchContext& ctx,
@@ -560,6 +588,7 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
   const BackendCapabilities* caps = check_backend_capabilities(q, v, o, ctx, report);
   refuse_conflicting_switches(q, v, ctx, report);
   refuse_emulation(q, o, recipe, map, caps, report);
+  refuse_log_of_another_run(v, o, report);
   o.effects = layout_effects(ctx);
   RunOutcome out;
   if (q.dry_run) {  // the plan is per GPU: a recipe that names no device is planned on CUDA
