@@ -227,10 +227,12 @@ TEST_CASE("a proxy never shares a table with the full model: groups split by the
     CHECK(g.entries[0].layers == g.layers);
     CHECK(g.layers_full == 40);
   }
-  CHECK(board.groups[0].layers == 4);
-  CHECK(board.groups[0].id == "qwen3-5-35b-a3b-4l-h200-8192-gb2-bf16");
-  CHECK(board.groups[2].layers == 40);
-  CHECK(board.groups[2].id == "qwen3-5-35b-a3b-h200-8192-gb2-bf16");
-  CHECK_THAT(board.groups[0].entries[0].layout_highlights, Catch::StartsWith("proxy: 4 of 40 layers"));
-  CHECK(leaderboard_to_json(board)["groups"][1]["layers"] == 8);
+  CHECK(board.groups[0].layers == 40);  // the full size first, then the proxies
+  CHECK(board.groups[0].id == "qwen3-5-35b-a3b-h200-8192-gb2-bf16-synthetic-rows-67-6-supervised");
+  CHECK(board.groups[0].title == "Training Qwen3.5-35B-A3B on H200");
+  CHECK(board.groups[1].layers == 4);
+  CHECK(board.groups[1].id == "qwen3-5-35b-a3b-4l-h200-8192-gb2-bf16-synthetic-rows-67-6-supervised");
+  CHECK(board.groups[1].title == "Training Qwen3.5-35B-A3B (proxy: 4 of 40 layers) on H200");
+  CHECK_THAT(board.groups[1].entries[0].layout_highlights, Catch::StartsWith("proxy: 4 of 40 layers"));
+  CHECK(leaderboard_to_json(board)["groups"][2]["layers"] == 8);
 }

@@ -79,6 +79,7 @@ std::vector<EntryField> entry_fields(const LeaderboardEntry& e) {
   out.push_back({"workload", "row tokens", std::to_string(e.row_tokens)});
   out.push_back({"workload", "global batch", std::to_string(e.global_batch)});
   out.push_back({"workload", "precision", e.precision});
+  if (!e.rows_label.empty()) out.push_back({"workload", "rows", e.rows_label});
   stack_fields(e, out);
   if (e.details.contains("env") && e.details["env"].is_object())
     for (const auto& [k, v] : e.details["env"].items()) out.push_back({"env", k, as_text(v)});

@@ -18,7 +18,8 @@ struct EntryField {
 };
 
 /// The fields of `e` in display order. Layout: label, TP, PP, VPP, CP, EP, ETP, DP, sequence parallel, max tokens
-/// per GPU, rows per microbatch, recompute, offload, dispatcher, layer split; then hardware, workload, stack
+/// per GPU, rows per microbatch, recompute, offload, dispatcher, layer split; then hardware, workload (its rows'
+/// kind among them), stack
 /// versions (the recipe's stack, or for run records the measured environment's versions), env variables, source.
 std::vector<EntryField> entry_fields(const LeaderboardEntry& e);
 

@@ -1,8 +1,11 @@
 #include "report/leaderboard.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <tuple>
 
@@ -12,6 +15,8 @@
 #include "metrics/metrics.h"
 #include "recipe/result_check.h"
 #include "recipe/run_model.h"
+#include "settings/run_options.h"
+#include "util/format.h"
 
 namespace recipebench {
 
@@ -42,6 +47,63 @@ Json details_of(const Recipe& r) {
     if (res.contains("active_params")) d["active_params"] = res["active_params"];
   }
   return d;
+}
+
+/// The kind of rows of an entry (LeaderboardEntry::rows_kind, rows_label, rows_text).
+struct Rows {
+  std::string kind, label, text;
+};
+
+Rows synthetic_rows(double supervised) {
+  char pct[32];
+  std::snprintf(pct, sizeof pct, "%.1f%%", 100 * supervised);
+  return {"synthetic", std::string("synthetic rows, ") + pct + " supervised",
+          std::string("synthetic learnable rows (seeded), ") + pct + " of tokens supervised"};
+}
+
+Rows uniform_random_rows() {
+  return {"uniform_random", "uniform random rows", "uniform random token ids, every token a loss target"};
+}
+
+/// Real rows; `detail` (the recipe's workload.rows, a rows file) in brackets after them.
+Rows real_rows(const std::string& detail) {
+  return {"real", "real rows", "real rows" + (detail.empty() ? std::string() : " (" + detail + ")")};
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+/// The rows of figures measured by the recipe's own stack (a recipe's result, a command or import record): a
+/// workload.dataset or bench.data.source file is real rows; workload.rows saying "uniform random" or "random token"
+/// uniform random ids (the peer's); saying "synthetic", or bench.data.source synthetic, recipebench's synthetic rows
+/// at bench.data.supervised_token_ratio (its default when absent); anything else real rows ("SFT conversations").
+Rows recipe_rows(const Recipe& r) {
+  const Json& w = r.doc.contains("workload") ? r.doc["workload"] : Json::object();
+  if ((w.is_object() && w.contains("dataset") && !w["dataset"].is_null()) || r.bench.data.source == DataSource::kFile)
+    return real_rows(r.workload.rows);
+  const std::string said = lower(r.workload.rows);
+  if (said.find("uniform random") != std::string::npos || said.find("random token") != std::string::npos)
+    return uniform_random_rows();
+  if (said.find("synthetic") != std::string::npos || r.bench.data.source == DataSource::kSynthetic)
+    return synthetic_rows(r.bench.data.supervised_token_ratio.value_or(RunData{}.supervised_token_ratio));
+  return real_rows(r.workload.rows);
+}
+
+/// The rows a run record's figures were measured on: recipebench's own backend trained settings.data (synthetic
+/// rows at their supervised fraction, or a rows file); a command's or an imported log's stack its own (the recipe's).
+Rows run_rows(const RunRecord& rec, const Recipe& r) {
+  if (!rec.log.is_null()) return recipe_rows(r);
+  const RunData& d = rec.options.settings.data;
+  if (d.source == DataSource::kFile) return real_rows("rows file " + std::filesystem::path(d.path).filename().string());
+  return synthetic_rows(d.supervised_token_ratio);
+}
+
+void set_rows(LeaderboardEntry& e, const Rows& rows) {
+  e.rows_kind = rows.kind;
+  e.rows_label = rows.label;
+  e.rows_text = rows.text;
 }
 
 /// Fields an entry takes from its recipe (for run records: the recipe the run executed).
@@ -169,6 +231,7 @@ LeaderboardEntry entry_from_run(const RunRecordInput& in, const ReportOptions& o
     if (rec.options.settings.kernels == Kernels::kOps) e.backend += " · libtorch ops";  // bench.kernels: ops (slower)
   }
   e.status = "measured";
+  set_rows(e, run_rows(rec, r));
   e.layers = rec.model_layers;
   e.layers_full = rec.model_layers_full;
   e.tokens_per_s_per_gpu = m.window.tokens_per_s_per_gpu;
@@ -235,6 +298,7 @@ LeaderboardEntry entry_of_recipe(const Recipe& r, const ReportOptions& options) 
   e.id = slug(std::filesystem::path(r.file).stem().string());
   e.kind = "recipe";
   e.file = r.file;
+  set_rows(e, recipe_rows(r));
   set_recipe_layers(e, r);
   e.tokens_per_s_per_gpu = res.tokens_per_s_per_gpu;
   const std::optional<RunModel> ran = run_model(r);
@@ -245,26 +309,85 @@ LeaderboardEntry entry_of_recipe(const Recipe& r, const ReportOptions& options) 
   return e;
 }
 
-/// The entries grouped by model and layers, GPU, row tokens, global batch and precision, each group ranked by
-/// tokens/s/GPU (ties by file).
+/// What makes two entries' figures comparable: model, layers that ran, GPU type, row tokens, global batch,
+/// precision and rows (kind and supervised fraction).
+using GroupKey = std::tuple<std::string, int64_t, std::string, int64_t, int64_t, std::string, std::string>;
+
+GroupKey group_key(const LeaderboardEntry& e) {
+  return std::make_tuple(e.model, e.layers, e.gpu_type, e.row_tokens, e.global_batch, e.precision, e.rows_label);
+}
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool is_proxy(const LeaderboardGroup& g) { return g.layers > 0 && g.layers != g.layers_full; }
+
+/// A new group of `e`'s key: its shared facts and id.
+LeaderboardGroup new_group(const LeaderboardEntry& e) {
+  LeaderboardGroup g;
+  g.model = e.model;
+  g.layers = e.layers;
+  g.layers_full = e.layers_full;
+  g.gpu_type = e.gpu_type;
+  g.row_tokens = e.row_tokens;
+  g.global_batch = e.global_batch;
+  g.precision = e.precision;
+  g.rows_kind = e.rows_kind;
+  g.rows = e.rows_text;
+  const std::string depth = is_proxy(g) ? "-" + std::to_string(g.layers) + "l" : "";
+  g.id = slug(e.model + depth + "-" + e.gpu_type + "-" + std::to_string(g.row_tokens) + "-gb" +
+              std::to_string(g.global_batch) + "-" + g.precision + "-" + e.rows_label);
+  return g;
+}
+
+/// Real rows: what every entry says of them (the recipes' workload.rows, a rows file), or that they differ.
+void describe_real_rows(LeaderboardGroup& g) {
+  if (g.rows_kind != "real") return;
+  std::set<std::string> said;
+  for (const LeaderboardEntry& e : g.entries) said.insert(e.rows_text);
+  if (said.size() > 1) g.rows = "real rows (" + std::to_string(said.size()) + " kinds: each entry names its own)";
+}
+
+/// Each group's title: model, layers and GPU, then each fact in which the groups of that model, layers and GPU
+/// differ (row tokens, global batch, precision, rows), so no two groups share a title.
+void set_titles(std::vector<LeaderboardGroup>& groups) {
+  const auto base = [](const LeaderboardGroup& g) {
+    const std::string depth =
+        is_proxy(g) ? " (proxy: " + std::to_string(g.layers) + " of " + std::to_string(g.layers_full) + " layers)" : "";
+    return "Training " + g.model + depth + " on " + g.gpu_type;
+  };
+  const auto parts = [](const LeaderboardGroup& g) {
+    return std::vector<std::string>{with_commas(g.row_tokens) + "-token rows",
+                                    "global batch " + with_commas(g.global_batch), upper(g.precision),
+                                    g.entries.front().rows_label};
+  };
+  std::map<std::string, std::vector<std::set<std::string>>> seen;  // base -> each part's values
+  for (const LeaderboardGroup& g : groups) {
+    auto& values = seen[base(g)];
+    const auto p = parts(g);
+    values.resize(p.size());
+    for (size_t i = 0; i < p.size(); ++i) values[i].insert(p[i]);
+  }
+  for (LeaderboardGroup& g : groups) {
+    g.title = base(g);
+    const auto& values = seen[g.title];
+    const auto p = parts(g);
+    std::string extra;
+    for (size_t i = 0; i < p.size(); ++i)
+      if (values[i].size() > 1) extra += (extra.empty() ? "" : ", ") + p[i];
+    if (!extra.empty()) g.title += " \xC2\xB7 " + extra;
+  }
+}
+
+/// The entries grouped by group_key, each group ranked by tokens/s/GPU (ties by file); full-size groups first, then
+/// proxies, each in key order, so the report does not depend on the order of its inputs.
 std::vector<LeaderboardGroup> group_and_rank(std::vector<LeaderboardEntry> entries) {
-  std::map<std::tuple<std::string, int64_t, std::string, int64_t, int64_t, std::string>, LeaderboardGroup> groups;
+  std::map<GroupKey, LeaderboardGroup> groups;
   for (LeaderboardEntry& e : entries) {
-    LeaderboardGroup& g =
-        groups[std::make_tuple(e.model, e.layers, e.gpu_type, e.row_tokens, e.global_batch, e.precision)];
-    if (g.entries.empty()) {
-      g.model = e.model;
-      g.layers = e.layers;
-      g.layers_full = e.layers_full;
-      g.gpu_type = e.gpu_type;
-      g.row_tokens = e.row_tokens;
-      g.global_batch = e.global_batch;
-      g.precision = e.precision;
-      g.rows = e.rows;
-      const std::string depth = g.layers > 0 && g.layers != g.layers_full ? "-" + std::to_string(g.layers) + "l" : "";
-      g.id = slug(e.model + depth + "-" + e.gpu_type + "-" + std::to_string(g.row_tokens) + "-gb" +
-                  std::to_string(g.global_batch) + "-" + g.precision);
-    }
+    LeaderboardGroup& g = groups[group_key(e)];
+    if (g.entries.empty()) g = new_group(e);
     g.entries.push_back(std::move(e));
   }
   std::vector<LeaderboardGroup> out;
@@ -274,8 +397,12 @@ std::vector<LeaderboardGroup> group_and_rank(std::vector<LeaderboardEntry> entri
       return a.file < b.file;
     });
     for (size_t i = 0; i < g.entries.size(); ++i) g.entries[i].rank = static_cast<int>(i + 1);
+    describe_real_rows(g);
     out.push_back(std::move(g));
   }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const LeaderboardGroup& a, const LeaderboardGroup& b) { return !is_proxy(a) && is_proxy(b); });
+  set_titles(out);
   return out;
 }
 
@@ -373,6 +500,7 @@ Json entry_json(const LeaderboardEntry& e) {
 /// One group of the leaderboard's JSON, its ranked entries in `entries`.
 Json group_json(const LeaderboardGroup& g, Json entries) {
   return Json{{"id", g.id},
+              {"title", g.title},
               {"model", g.model},
               {"layers", g.layers > 0 ? Json(g.layers) : Json(nullptr)},
               {"layers_full", g.layers_full > 0 ? Json(g.layers_full) : Json(nullptr)},
@@ -380,7 +508,8 @@ Json group_json(const LeaderboardGroup& g, Json entries) {
               {"workload", Json{{"row_tokens", g.row_tokens},
                                 {"global_batch", g.global_batch},
                                 {"precision", g.precision},
-                                {"rows", g.rows}}},
+                                {"rows", g.rows},
+                                {"rows_kind", g.rows_kind}}},
               {"ranked_by", "tokens_per_s_per_gpu"},
               {"entries", std::move(entries)}};
 }

@@ -34,7 +34,14 @@ struct LeaderboardEntry {
   int gpus = 0, gpus_per_node = 0;
   double gpu_memory_gb = 0;
   int64_t row_tokens = 0, global_batch = 0;
-  std::string precision, rows;
+  std::string precision, rows;  ///< rows: the recipe's workload.rows, as written
+  /// The kind of rows the figures were measured on (docs/reports.md, "Groups"): "synthetic" (recipebench's
+  /// seeded rows with a learnable structure), "uniform_random" (uniform random token ids) or "real" (a dataset or a
+  /// rows file). From settings.data for recipebench's own backend, else from the recipe (workload.dataset,
+  /// bench.data, workload.rows).
+  std::string rows_kind;
+  std::string rows_label;  ///< short, one per kind and supervised fraction: "synthetic rows, 67.6% supervised"
+  std::string rows_text;   ///< in words: "synthetic learnable rows (seeded), 67.6% of tokens supervised"
   std::string layout_label, layout_highlights, layout_summary;
   int rank = 0;                                  ///< 1-based within its group
   double tokens_per_s_per_gpu = 0;               ///< measured (by the recipe's run or the run record)
@@ -54,9 +61,16 @@ struct LeaderboardEntry {
 };
 
 /// One table: same model at the same number of layers (a proxy never shares a table with the full model), GPU
-/// type, row tokens, global batch and precision.
+/// type, row tokens, global batch, precision and kind of rows (and supervised fraction of synthetic rows).
 struct LeaderboardGroup {
-  std::string id, model, gpu_type, precision, rows;
+  std::string id, model, gpu_type, precision;
+  std::string rows_kind;  ///< every entry's LeaderboardEntry::rows_kind
+  /// What the entries' rows share, in words: the kind ("synthetic learnable rows (seeded), 67.6% of tokens
+  /// supervised"); real rows add the recipes' workload.rows when every entry says the same.
+  std::string rows;
+  /// The heading: "Training <model> [(proxy: 4 of 40 layers)] on <GPU>", then what separates the group from the
+  /// others of that model, layers and GPU (row tokens, global batch, precision, rows), so no two groups share one.
+  std::string title;
   int64_t layers = 0, layers_full = 0;  ///< layers that ran / of the full model (0 = unknown)
   int64_t row_tokens = 0, global_batch = 0;
   std::vector<LeaderboardEntry> entries;  ///< ranked, best first
@@ -88,7 +102,8 @@ std::string unranked_reason(const RunRecord& record);
 
 /// Builds the ranked leaderboard from validated recipes and checked run records. Recipes without a result and
 /// run records with an unranked_reason() go to `unranked`. Entries are grouped by model, layers that ran, GPU
-/// type and workload. Entries that cannot be priced (CPU runs, no catalog
+/// type, row tokens, global batch, precision and kind of rows; full-size groups come before proxies, and the
+/// report is the same whatever the order of the inputs. Entries that cannot be priced (CPU runs, no catalog
 /// instance and no price given) show no $ figure.
 Leaderboard build_leaderboard(const std::vector<Recipe>& recipes, const ReportOptions& options,
                               const std::vector<RunRecordInput>& runs = {});

@@ -115,14 +115,18 @@ mu::data facts_of(const LeaderboardEntry& e) {
   if (e.step_time_cv_percent) facts << fact("Step-time CV", fixed(*e.step_time_cv_percent, 2) + "%");
   facts << fact("Measured", e.measured);
   if (e.gpu_hours) facts << fact("GPU-hours", fixed(*e.gpu_hours, 2));
+  // The entry's own rows: their kind (what its group is split by), the recipe's words, the dataset.
+  std::string rows = e.rows_text;
   if (d.contains("dataset") && d["dataset"].is_object()) {
     const Json& ds = d["dataset"];
     std::string s = text(ds.value("name", Json()));
     if (ds.contains("build") && ds["build"].is_object() && ds["build"].contains("name"))
       s = text(ds["build"]["name"]) + " from " + s;
     if (ds.contains("rows_sha256")) s += " (rows_sha256 " + text(ds["rows_sha256"]) + ")";
-    facts << fact("Rows", s);
+    rows += ": " + s;
   }
+  const bool said = e.rows.empty() || rows.find(e.rows) != std::string::npos;
+  facts << fact("Rows", rows, said ? "" : "the recipe's workload.rows: " + e.rows);
   facts << fact(e.kind == "run" ? "Run record" : "Recipe file", e.file, "", "", true);
   return facts;
 }
@@ -278,9 +282,8 @@ mu::data group_data(const LeaderboardGroup& g) {
   mu::data gd;
   gd.set("id", g.id);
   gd.set("model", g.model);
-  gd.set("depth", g.layers > 0 && g.layers != g.layers_full
-                      ? " (proxy: " + std::to_string(g.layers) + " of " + std::to_string(g.layers_full) + " layers)"
-                      : std::string());
+  gd.set("title", g.title);
+  gd.set("entry_count", std::to_string(g.entries.size()) + (g.entries.size() == 1 ? " entry" : " entries"));
   gd.set("gpu_type", g.gpu_type);
   gd.set("rows_text", with_commas(g.row_tokens) + "-token rows" + (g.rows.empty() ? "" : " (" + g.rows + ")"));
   gd.set("global_batch", std::to_string(g.global_batch));
@@ -362,6 +365,7 @@ std::string leaderboard_to_html(const Leaderboard& board) {
     groups << group_data(g);
   }
   page.set("groups", groups);
+  if (board.groups.size() > 1) page.set("has_index", mu::data::type::bool_true);
   page.set("statuses", string_list(statuses));
   page.set("gpu_types", string_list(gpu_types));
   page.set("backends", string_list(backends));

@@ -192,10 +192,11 @@ const char* const kLeaderboardTemplate = R"TPL(<!DOCTYPE html>
 <span id="f-count" class="muted"></span>
 </form>
 <section id="compare" class="controls js-only"><h2>Compare two entries</h2><div id="cmp-out"></div></section>
+{{#has_index}}<nav id="groups-index" class="controls" aria-label="Groups"><h2>Groups</h2><ol>{{#groups}}<li><a href="#{{id}}">{{title}}</a> <span class="muted">· {{entry_count}}</span></li>{{/groups}}</ol></nav>{{/has_index}}
 {{^groups}}<p>No recipe or run with a result to rank.</p>{{/groups}}
 {{#groups}}
 <section class="group" id="{{id}}">
-<h2>Training {{model}}{{depth}} on {{gpu_type}}</h2>
+<h2>{{title}}</h2>
 <p class="muted">Ranked by tokens/s per GPU · {{rows_text}} · global batch {{global_batch}} · {{precision}}</p>
 <div class="charts">{{{bar_svg}}}{{{scatter_svg}}}</div>
 <table class="board">
