@@ -91,7 +91,8 @@ inline long calls_naming(const Recorder& rec, const std::string& setting) {
                        [&](const std::string& c) { return c.find(setting) != std::string::npos; });
 }
 
-/// The tiny CPU example recipe on the fake backend: 6 steps, window 1..4, records under a fresh folder.
+/// The tiny CPU example recipe on the fake backend: 6 steps, window 1..4, records under a fresh folder, on a host
+/// with CUDA devices (RunRequest::host: the host checks of run/run_driver.cpp pass whatever this machine has).
 inline RunRequest fake_request(const std::string& folder) {
   RunRequest q;
   q.recipe_path = source_path("recipes/examples/qwen3.5-tiny-cpu.yaml");
@@ -99,6 +100,7 @@ inline RunRequest fake_request(const std::string& folder) {
   q.overrides.steps = 6;
   q.overrides.window = StepWindow{1, 4};
   q.out_dir = (std::filesystem::temp_directory_path() / folder).string();
+  q.host = HostDevices{8, 0};  // 8 CUDA devices, memory not checked: the fake backend builds nothing on either
   std::filesystem::remove_all(q.out_dir);
   return q;
 }

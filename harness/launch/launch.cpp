@@ -22,6 +22,8 @@
 #include <utility>
 #include <vector>
 
+#include "util/host.h"
+
 namespace recipebench {
 
 namespace {
@@ -121,15 +123,7 @@ int free_loopback_port() {
 HostCapacity host_capacity() {
   HostCapacity h;
   h.cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  uint64_t kib = 0;
-  std::string unit;
-  while (in >> key >> kib >> unit)
-    if (key == "MemAvailable:") {
-      h.available_bytes = kib * 1024;
-      break;
-    }
+  h.available_bytes = host_available_bytes();
   return h;
 }
 

@@ -163,4 +163,9 @@ Recipe recipe_from_json(const Json& doc, const std::string& file) {
   return r;
 }
 
+Device recipe_device(const Recipe& recipe) {
+  if (recipe.bench.device) return *recipe.bench.device;
+  return recipe.gpu.type == "CPU" ? Device::kCpu : Device::kCuda;
+}
+
 }  // namespace recipebench

@@ -139,6 +139,10 @@ struct Recipe {
   Json doc;
 };
 
+/// The device a recipe trains on when no --device is given: bench.device, else the CPU for gpu.type CPU and CUDA for a
+/// GPU (B200, H200, H100). `run`, `run --dry-run` and validate's memory plan all follow it.
+Device recipe_device(const Recipe& recipe);
+
 /// Builds the typed recipe from a document that passed the recipe schema. Fields the schema makes
 /// optional take their documented defaults. Throws FieldError for a closed-set value outside its enum, and
 /// nlohmann::json::exception only if the document was not schema-valid (a programming error).

@@ -3,6 +3,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -21,8 +22,8 @@
 #include "plan/memory_plan.h"
 #include "recipe/run_model.h"
 #include "recipe/validate.h"
-#include "run/emulation.h"
 #include "record/run_metrics.h"
+#include "run/emulation.h"
 #include "settings/switches.h"
 #include "util/exit_code.h"
 #include "util/format.h"
@@ -105,6 +106,7 @@ void apply_bench_fields(const RecipeBench& b, RunOptions& o) {
 /// (apply_environment_hooks). Throws Refusal when the window does not fit or a hook variable does not parse.
 RunOptions effective_options(const Recipe& recipe, const RunRequest& q) {
   RunOptions o;
+  o.settings.device = recipe_device(recipe);  // bench.device, else gpu.type's: a GPU recipe runs on CUDA
   apply_bench_fields(recipe.bench, o);
   apply_bench_fields(q.overrides, o);
   merge_switches(recipe.bench, q.overrides, o.settings);
@@ -164,14 +166,30 @@ PlanOptions plan_options(const RunSettings& s, Device device) {
   return p;
 }
 
-/// The rank map and the per-rank memory plan (docs/memory-plan.md); the plan is per GPU, so a recipe that names
-/// no device (bench.device, --device) is planned on CUDA.
-std::string dry_run_text(const std::string& path, const Recipe& recipe, const ModelConfig& model, Device plan_device,
-                         const RunOptions& o) {
+/// This host's devices and memory: the request's (tests), else this machine's.
+HostDevices host_of(const RunRequest& q) { return q.host ? *q.host : host_devices(); }
+
+/// The run's per-rank memory plan as text, on its device: held against the recipe's GPU on CUDA, against the memory
+/// this host has available on the CPU (`run` and `run --dry-run` print this same text). Throws
+/// std::invalid_argument for a layout the rank map refuses.
+std::string run_plan_text(const Recipe& recipe, const ModelConfig& model, const RunOptions& o,
+                          const HostDevices& host) {
+  MemoryPlan plan =
+      plan_memory(recipe, model, build_rank_map(recipe, model), plan_options(o.settings, o.settings.device));
+  if (o.settings.device == Device::kCpu && host.available_bytes > 0) {
+    plan.gpu = "the CPU: this host's available";
+    plan.gpu_memory = static_cast<double>(host.available_bytes);
+  }
+  return format_memory_plan(plan);
+}
+
+/// The rank map and the per-rank memory plan (docs/memory-plan.md) on the run's device (`run` prints the same plan).
+std::string dry_run_text(const std::string& path, const Recipe& recipe, const ModelConfig& model, const RunOptions& o,
+                         const HostDevices& host) {
   try {
     return "recipebench run --dry-run: " + path + "\n  model " + model.name + " (" + std::to_string(model.num_layers) +
            " layers), " + recipe.layout.label + "\n" + format_rank_map(build_rank_map(recipe, model)) +
-           memory_plan_text(recipe, model, plan_options(o.settings, plan_device));
+           run_plan_text(recipe, model, o, host);
   } catch (const std::invalid_argument& e) {
     throw Refusal{kFailed, std::string("recipebench run --dry-run: ") + e.what()};
   }
@@ -443,10 +461,11 @@ void merge_backend_report(const Backend& backend, RunRecord& rec, const Reporter
 
 /// The run's per-rank memory plan (docs/memory-plan.md: its model, device and bench.kernels), before step 0. A layout
 /// the rank map refuses has no plan: nothing is said (the backend refuses the layout next, with the reason).
-void report_memory_plan(const Recipe& recipe, const ModelConfig& model, const RunOptions& o, const Reporters& report) {
+void report_memory_plan(const Recipe& recipe, const ModelConfig& model, const RunOptions& o, const HostDevices& host,
+                        const Reporters& report) {
   std::string plan;
   try {
-    plan = memory_plan_text(recipe, model, plan_options(o.settings, o.settings.device));
+    plan = run_plan_text(recipe, model, o, host);
   } catch (const std::invalid_argument&) {
     return;
   }
@@ -516,12 +535,130 @@ void refuse_log_of_another_run(const ValidatedRecipe& v, const RunOptions& o, co
   } catch (const std::exception&) {
     return;
   }
-  const Diagnostics contradictions = check_log_against_recipe(log, o.command.import_log, *v.recipe, v.source.get());
+  const Diagnostics contradictions =
+      check_log_against_recipe(log, o.command.import_log, *v.recipe, v.source.get(), o.settings.window);
   if (contradictions.empty()) return;
   for (const auto& d : contradictions) report.message(d.to_string());
   throw Refusal{kFailed,
                 "recipebench import: the log is of another run than the recipe describes (above); no "
                 "record was written"};
+}
+
+/// Bytes in GB (1e9), one decimal: the memory plan's unit.
+std::string gb_text(double bytes) { return fixed(bytes / 1e9, 1); }
+
+/// How the run came to its device, for messages: "--device cpu", "bench.device cpu" or "gpu.type B200".
+std::string device_source(const RunRequest& q, const Recipe& recipe, Device device) {
+  if (q.overrides.device) return "--device " + to_string(device);
+  if (recipe.bench.device) return "bench.device " + to_string(device);
+  return "gpu.type " + recipe.gpu.type;
+}
+
+/// The CPU memory the ranks of `model` that this host runs need by the plan (bytes; every rank of a pipeline stage
+/// holds the stage's peak), nullopt when the layout has no plan.
+std::optional<double> cpu_plan_bytes(const Recipe& recipe, const ModelConfig& model, const RunOptions& o,
+                                     int64_t ranks_here) {
+  try {
+    const MemoryPlan plan =
+        plan_memory(recipe, model, build_rank_map(recipe, model), plan_options(o.settings, Device::kCpu));
+    if (ranks_here == 1) return plan.worst().peak;
+    double total = 0;
+    for (const RankMemory& r : plan.ranks)
+      total += r.peak * static_cast<double>(recipe.layout.world() / recipe.layout.pp);
+    return total;
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;
+  }
+}
+
+/// "" when `ranks` CPU ranks of the run's model fit this host (cores, and the plan's memory within `available`;
+/// unknown memory is not checked), else why not, with the figures.
+std::string cpu_fit_problem(const Recipe& recipe, const ModelConfig& model, const RunOptions& o, int64_t ranks,
+                            uint64_t available) {
+  if (ranks > 1) {
+    HostCapacity cap = host_capacity();
+    cap.available_bytes = available;
+    if (std::string p = ranks_fit_problem(static_cast<int>(ranks), cap); !p.empty()) return p;
+  }
+  const std::optional<double> need = cpu_plan_bytes(recipe, model, o, ranks);
+  if (!need || available == 0 || *need <= static_cast<double>(available)) return "";
+  return "the memory plan needs " + gb_text(*need) + " GB" +
+         (ranks > 1 ? " for its " + std::to_string(ranks) + " ranks on this host" : "") + ", more than the " +
+         gb_text(static_cast<double>(available)) + " GB this host has available";
+}
+
+/// Advice that works here for a CPU run too large for this host: the most layers (--layers K) whose plan fits, or
+/// "" when none does.
+std::string fewer_layers_advice(const Recipe& recipe, const RunModel& m, const RunOptions& o, int64_t ranks,
+                                uint64_t available) {
+  for (int64_t k = m.model.num_layers - 1; k >= 1; --k) {
+    const ModelConfig model = m.full.with_layers(k);
+    const std::optional<double> need = cpu_plan_bytes(recipe, model, o, ranks);
+    if (need && *need <= static_cast<double>(available))
+      return "; --layers " + std::to_string(k) + " fits (its plan needs " + gb_text(*need) + " GB)";
+  }
+  return "";
+}
+
+/// Refuses (exit 1) before the backend is made, any rank starts or a record is written, a run this host cannot
+/// start or hold, with a backend that starts its own ranks (Launch::kPerRank): on CUDA fewer CUDA devices than the
+/// ranks this process runs or starts (suggesting --device cpu only when the CPU run fits this host); on the CPU,
+/// for a backend the memory plan models, a plan that needs more memory than the host has available (the plan's
+/// figure; --layers K suggested only when K's plan fits). `q.host` stands in for this machine in tests.
+void refuse_what_the_host_cannot_run(const RunRequest& q, const Recipe& recipe, const RunModel& m, const RunOptions& o,
+                                     const BackendCapabilities* caps) {
+  if (!caps || caps->launch != Launch::kPerRank || o.settings.emulate_rank) return;
+  RankEnv env;
+  try {
+    env = rank_env();
+  } catch (const std::invalid_argument&) {
+    return;  // place_ranks refuses the variables
+  }
+  const HostDevices host = host_of(q);
+  const int64_t world = recipe.layout.world();
+  const bool launched = env.world > 1 || launched_by_recipebench();  // one rank of a launch: itself only
+  const Device device = o.settings.device;
+  const int64_t here = launched ? 1 : q.nproc ? *q.nproc : device == Device::kCuda ? world : 1;
+  const std::string source = device_source(q, recipe, device);
+  if (device == Device::kCuda) {
+    if (host.cuda_devices >= here) return;
+    const std::string gpus = std::to_string(here) + " " + (recipe.gpu.type == "CPU" ? "" : recipe.gpu.type + " ") +
+                             (here == 1 ? "GPU" : "GPUs");
+    std::string advice = "recipebench run --dry-run shows its rank map and memory plan";
+    if (!launched && cpu_fit_problem(recipe, m.model, o, world, host.available_bytes).empty() &&
+        std::count(caps->devices.begin(), caps->devices.end(), Device::kCpu))
+      advice += "; --device cpu" + (world > 1 ? " --nproc " + std::to_string(world) : std::string()) +
+                " runs it on this host's CPU";
+    throw Refusal{kFailed, "recipebench run: the run needs " + gpus + " (CUDA, from " + source + "); this host has " +
+                               (host.cuda_devices == 0 ? std::string("no CUDA device")
+                                                       : std::to_string(host.cuda_devices) + " CUDA device" +
+                                                             (host.cuda_devices == 1 ? "" : "s")) +
+                               " (" + advice + "); nothing was run"};
+  }
+  if (!caps->memory_plan) return;
+  if (!launched && !q.nproc && world > 1) {  // advice that works here: --nproc only when the ranks fit this host
+    const std::string problem = cpu_fit_problem(recipe, m.model, o, world, host.available_bytes);
+    const std::string n = std::to_string(world);
+    throw Refusal{kFailed, "recipebench run: the layout " + recipe.layout.label + " needs " + n +
+                               " ranks (on the CPU, " + source + "): " +
+                               (problem.empty() ? "--nproc " + n + " starts them on this host"
+                                                : "they do not fit this host (" + problem +
+                                                      "); torchrun or srun start them on several hosts") +
+                               "; nothing was run"};
+  }
+  if ((q.nproc && *q.nproc != world) || launched_by_recipebench() || host.available_bytes == 0)
+    return;  // place_ranks refuses the count; a rank of recipebench's launch was held against the host as a whole
+  const int64_t ranks = launched ? 1 : here;
+  const std::optional<double> need = cpu_plan_bytes(recipe, m.model, o, ranks);
+  if (!need || *need <= static_cast<double>(host.available_bytes)) return;
+  const std::optional<double> per_rank = cpu_plan_bytes(recipe, m.model, o, 1);
+  throw Refusal{kFailed,
+                "recipebench run: " + source + ": the memory plan's peak is " + gb_text(*per_rank) + " GB per rank" +
+                    (ranks > 1 ? " (" + std::to_string(ranks) + " ranks on this host: " + gb_text(*need) + " GB)"
+                               : std::string()) +
+                    ", more than the " + gb_text(static_cast<double>(host.available_bytes)) +
+                    " GB this host has available" + fewer_layers_advice(recipe, m, o, ranks, host.available_bytes) +
+                    "; nothing was run"};
 }
 
 /// Refuses (Refusal, exit status 2, after the located diagnostic) the switch combinations no run can honour
@@ -554,9 +691,15 @@ RunOutcome run_placed(Backend& backend, const RunRequest& q, const Recipe& recip
   if (lead) {
     for (const std::string& note : switch_notes(ctx, recipe.bench, q.overrides)) report.message(note);
     for (auto* r : reporters) r->start(rec);
-    if (caps.memory_plan) report_memory_plan(recipe, m.model, o, report);
+    if (caps.memory_plan) report_memory_plan(recipe, m.model, o, host_of(q), report);
   }
   const Execution x = execute(backend, recipe, m.model, rec, reporters, node);
+  if (!x.started && lead) {  // refused before the run started: nothing was measured, so no record is written
+    report.message("recipebench run: " + rec.error->message + "; nothing was run (no run record written)");
+    out.exit_code = kFailed;
+    out.record_path.clear();
+    return out;
+  }
   if (!lead) {
     if (rec.complete()) return out;
     if (!x.failure_shown)
@@ -591,12 +734,12 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
   refuse_log_of_another_run(v, o, report);
   o.effects = layout_effects(ctx);
   RunOutcome out;
-  if (q.dry_run) {  // the plan is per GPU: a recipe that names no device is planned on CUDA
-    const Device plan_device = q.overrides.device || recipe.bench.device ? o.settings.device : Device::kCuda;
-    const std::string text = dry_run_text(q.recipe_path, recipe, m.model, plan_device, o);
+  if (q.dry_run) {  // the run's device (recipe_device: gpu.type when bench.device is absent), as `run` plans it
+    const std::string text = dry_run_text(q.recipe_path, recipe, m.model, o, host_of(q));
     for (auto* r : reporters) r->dry_run(text);
     return out;
   }
+  refuse_what_the_host_cannot_run(q, recipe, m, o, caps);
   auto backend = backend_or_refuse(o.settings.backend);
   check_out_dir(q.out_dir);
   RunRecord rec = new_record(q, recipe, m, o, launch);

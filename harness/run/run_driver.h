@@ -13,6 +13,7 @@
 #include "recipe/enums.h"
 #include "recipe/recipe.h"
 #include "record/run_record.h"
+#include "util/host.h"
 
 namespace recipebench {
 
@@ -37,6 +38,9 @@ struct RunRequest {
   bool dry_run = false;                  ///< report the rank map and stop; runs nothing
   std::string out_dir = "reports/runs";  ///< folder of the run record
   BuildInfo build;
+  /// This host's CUDA devices and available memory, held against the run before anything is built; nullopt: this
+  /// machine's (util/host.h host_devices; tests give their own).
+  std::optional<HostDevices> host;
 };
 
 /// What the driver did. `record` is set on rank 0 once a run started (complete or failed).
