@@ -11,6 +11,7 @@
 
 #include "catalog/hf_config.h"
 #include "metrics/derive.h"
+#include "plan/memory_check.h"
 #include "recipe/source_doc.h"
 #include "recipe/validate.h"
 #include "record/run_record.h"
@@ -268,4 +269,36 @@ TEST_CASE(
                                              ":3:17: error: text_config.num_experts: missing, expected an "
                                              "integer >= 1");
   std::filesystem::remove(tmp);
+}
+
+TEST_CASE(
+    "strict-fails-verified-seed (2026-12-02): a verified seed of another stack stays a warning under --strict, "
+    "located at the field that fixes its largest term",
+    "[cases][strict]") {
+  const std::string dir = case_path("strict-fails-verified-seed/recipes/qwen3.5-397b-a17b/");
+  const std::string b200 = dir + "b200/attune-48gpu-tp2-pp6-ep8.yaml";
+  const ValidatedRecipe seed = validate_recipe_file(b200);
+  REQUIRE(seed.ok());
+  const std::optional<Diagnostic> strict = check_memory_fits(*seed.recipe, b200, true);
+  REQUIRE(strict);
+  CHECK(strict->severity == "warning");
+  CHECK_THAT(strict->to_string(),
+             Catch::StartsWith(b200 + ":61:7: warning: layout.pp: the memory plan of recipebench's torch backend does "
+                                      "not fit: the first stage (pipeline rank 0) needs 180.2 GB") &&
+                 Catch::Contains("layout.pp 10 (80 GPUs): the worst rank needs 112.2 GB") &&
+                 Catch::EndsWith("measured with slime with local patches, not pinned (stack.framework), whose memory "
+                                 "it does not model: a warning, also with --strict"));
+  // The user's 32 x H100 copy: no one-field change fits 80 GB; located at layout.pp, not at max_tokens_per_gpu (69).
+  const std::string h100 = dir + "h100/my-32gpu-tp2-pp4-ep8.yaml";
+  const ValidatedRecipe copy = validate_recipe_file(h100);
+  REQUIRE(copy.ok());
+  const std::optional<Diagnostic> d = check_memory_fits(*copy.recipe, h100, false);
+  REQUIRE(d);
+  CHECK(d->line == 61);
+  CHECK(d->path == "layout.pp");
+  CHECK_THAT(d->found, Catch::Contains("needs 265.2 GB at its peak, more than the H100's 80.0 GB; largest term: "
+                                       "optimizer state (FP32 masters and Adam moments) (152.5 GB)"));
+  CHECK_THAT(d->expected, Catch::StartsWith("a peak within the H100's 80.0 GB, which no change of one field gives "
+                                            "(layout.pp 6 (48 GPUs): the worst rank needs 180.2 GB; layout.dp 8 (64 "
+                                            "GPUs): the worst rank needs 237.5 GB)"));
 }

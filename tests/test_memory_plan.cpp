@@ -358,3 +358,79 @@ TEST_CASE(
   CHECK(plan_memory(*one.recipe, m, build_rank_map(*one.recipe, m), g).ranks[0].optimizer ==
         Approx(plan_memory(*one.recipe, m, build_rank_map(*one.recipe, m)).ranks[0].optimizer));
 }
+
+#include "plan/memory_check.h"
+
+TEST_CASE("memory check: the plan says whose plan it is, and --strict fails only a recipe meant for the torch backend",
+          "[plan][strict]") {
+  const std::string seed = test::seed_recipe("attune-48gpu-tp2-pp6-ep8");
+  const ValidatedRecipe v = validate_recipe_file(seed);
+  REQUIRE(v.ok());
+  Recipe r = *v.recipe;
+  CHECK(plan_not_modelled_reason(r) == "it was measured with slime with local patches, not pinned (stack.framework)");
+  r.doc["stack"].erase("framework");
+  CHECK(plan_not_modelled_reason(r) ==
+        "it was measured with commit 1dcf0daf (megatron-core 0.16.0rc0) (stack.megatron_lm)");
+  r.status = "proposed";
+  CHECK(plan_not_modelled_reason(r) ==
+        "it is written for commit 1dcf0daf (megatron-core 0.16.0rc0) (stack.megatron_lm)");
+  r.doc.erase("stack");
+  CHECK(plan_not_modelled_reason(r).empty());
+  r.doc["stack"] = Json{{"framework", "recipebench 0.1.0, torch backend"}};
+  CHECK(plan_not_modelled_reason(r).empty());
+  r.bench.backend = "command";
+  CHECK(plan_not_modelled_reason(r) == "it runs on the command backend (bench.backend)");
+
+  // The verified seed (measured with slime / Megatron-LM): a warning, also with --strict, at the field whose change
+  // fixes the largest term (optimizer state): PP 10 on 80 GPUs (PP 7 to 9 do not split 60 layers; EP 16 does not fit
+  // the expert grid), not at max_tokens_per_gpu (line 69, already one row).
+  for (const bool strict : {false, true}) {
+    const std::optional<Diagnostic> d = check_memory_fits(*v.recipe, seed, strict);
+    REQUIRE(d);
+    CHECK(d->severity == "warning");
+    CHECK(d->path == "layout.pp");
+    CHECK(d->line == 61);
+    CHECK(d->column == 7);
+    CHECK(d->found ==
+          "the memory plan of recipebench's torch backend does not fit: the first stage (pipeline rank 0) needs 180.2 "
+          "GB at its peak, more than the B200's 180.0 GB; largest term: optimizer state (FP32 masters and Adam "
+          "moments) (102.5 GB)");
+    CHECK(d->expected ==
+          "a layout whose peak fits the B200's 180.0 GB: layout.pp 10 (80 GPUs): the worst rank needs "
+          "112.2 GB; or layout.dp 8 (96 GPUs): the worst rank needs 161.2 GB (recipebench run " +
+              seed +
+              " --dry-run shows the plan); the plan is recipebench's torch backend's and it was "
+              "measured with slime with local patches, not pinned (stack.framework), whose memory it "
+              "does not model: a warning, also with --strict");
+  }
+  // The same overflow proposed for the torch backend: an error with --strict, at layout.recompute (activations).
+  const std::string torch = test::source_path("tests/data/plan/torch-48gpu-no-recompute-64k.yaml");
+  const ValidatedRecipe t = validate_recipe_file(torch);
+  REQUIRE(t.ok());
+  CHECK(plan_not_modelled_reason(*t.recipe).empty());
+  const std::optional<Diagnostic> e = check_memory_fits(*t.recipe, torch, true);
+  REQUIRE(e);
+  CHECK(e->severity == "error");
+  CHECK(e->to_string().rfind(torch + ":37:14: error: layout.recompute: the memory plan of recipebench's torch "
+                                     "backend does not fit: the first stage (pipeline rank 0) needs 1051.3 GB",
+                             0) == 0);
+  CHECK_THAT(e->expected, Catch::StartsWith("a peak within the B200's 180.0 GB, which no change of one field gives "
+                                            "(layout.recompute full (uniform, 1 layer) (48 GPUs): the worst rank "
+                                            "needs 193.8 GB; layout.max_tokens_per_gpu 8192 (48 GPUs): the worst rank "
+                                            "needs 327.2 GB; layout.pp 12 (96 GPUs): the worst rank needs 529.2 GB)"));
+  CHECK(check_memory_fits(*t.recipe, torch, false)->severity == "warning");
+}
+
+TEST_CASE("memory check: README's validate --strict recipes/ holds on every shipped recipe", "[plan][strict]") {
+  int recipes = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(test::source_path("recipes"))) {
+    if (e.path().extension() != ".yaml") continue;
+    const ValidatedRecipe v = validate_recipe_file(e.path().string());
+    INFO(e.path().string());
+    REQUIRE(v.ok());
+    ++recipes;
+    const std::optional<Diagnostic> d = check_memory_fits(*v.recipe, e.path().string(), true);
+    if (d) CHECK(d->severity == "warning");
+  }
+  CHECK(recipes >= 16);
+}

@@ -18,16 +18,15 @@ struct ValidateArgs {
   bool strict = false;
 };
 
-/// One recipe's errors and warnings (the memory check: an error with --strict), printed as text or added to `report`.
-/// Returns the number of errors; `failed` is set when the recipe failed.
+/// One recipe's errors and warnings (the memory check: an error with --strict for a recipe meant for the torch
+/// backend the plan models), printed as text or added to `report`. Returns the number of errors; `failed` is set when
+/// the recipe failed.
 size_t validate_one(const std::string& f, const ValidateArgs& a, Json& report, bool& failed) {
   ValidatedRecipe v = validate_recipe_file(f);
   Diagnostics warnings;
   if (v.ok())
-    if (auto d = check_memory_fits(*v.recipe, f)) {
-      d->severity = a.strict ? "error" : "warning";
-      (a.strict ? v.errors : warnings).push_back(*d);
-    }
+    if (auto d = check_memory_fits(*v.recipe, f, a.strict))
+      (d->severity == "error" ? v.errors : warnings).push_back(*d);
   failed = !v.ok();
   if (a.format == "json") {
     Json errs = Json::array(), warns = Json::array();
@@ -85,8 +84,8 @@ void add_validate_command(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("paths", a->paths, "Recipe files, or folders searched recursively for *.yaml / *.yml")->required();
   cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("--strict", a->strict,
-                "A recipe whose per-rank memory plan does not fit the GPU is an error (default: a warning); "
-                "docs/memory-plan.md");
+                "A recipe meant for the torch backend whose per-rank memory plan does not fit the GPU is an error "
+                "(default: a warning; a recipe of another stack or backend stays a warning); docs/memory-plan.md");
   cmd->callback([&run, a] { run = [a]() -> int { return run_validate(*a); }; });
 }
 
