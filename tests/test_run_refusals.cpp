@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -259,4 +260,40 @@ TEST_CASE("a run refused by its backend before step 0 leaves no run record", "[r
         "written)");
   CHECK((!fs::exists(q.out_dir) || fs::is_empty(q.out_dir)));
   CHECK(script->runs == 0);
+}
+
+namespace {
+
+/// A backend whose model build fails as libtorch's CPU allocator does: its message and a C++ stack trace.
+class AllocFailingBackend : public FakeBackend {
+ public:
+  using FakeBackend::FakeBackend;
+  void run(const Recipe&, const ModelConfig&, const RunOptions&,
+           const std::function<void(const StepSample&)>&) override {
+    throw RunError(
+        "[enforce fail at alloc_cpu.cpp:75] data. DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+        "4294967296 bytes. Error code 12 (Cannot allocate memory)\nException raised from alloc_cpu at "
+        "../c10/core/impl/alloc_cpu.cpp:75 (most recent call first):\nframe #0: c10::ThrowEnforceNotMet(char const*, "
+        "int, char const*, std::string const&, void const*) + 0x48 (0x7f in libc10.so)\nframe #1: "
+        "c10::alloc_cpu(unsigned "
+        "long) + 0x2cc (0x7f in libc10.so)\n");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("an allocation failure is reported in one line, without the library's stack trace", "[run_refusals]") {
+  auto script = std::make_shared<FakeScript>();
+  register_backend("fake-alloc", fake_capabilities(),
+                   [script] { return std::make_unique<AllocFailingBackend>(script); });
+  RunRequest q = fake_request("recipebench-alloc-failure");
+  q.overrides.backend = "fake-alloc";
+  const RunOutcome out = run_recipe(q, {});
+  CHECK(out.exit_code == kFailed);
+  REQUIRE(out.record);  // the run started: a failed record, its message one line
+  REQUIRE(out.record->error);
+  CHECK(out.record->error->message ==
+        "[enforce fail at alloc_cpu.cpp:75] data. DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+        "4294967296 bytes. Error code 12 (Cannot allocate memory)");
+  fs::remove_all(q.out_dir);
 }

@@ -410,6 +410,24 @@ struct Execution {
   bool started = false;        ///< the backend accepted the run (environment() returned)
 };
 
+/// A backend's failure without a library's stack trace (libtorch's "Exception raised from ... (most recent call
+/// first):" and its "frame #N:" lines): the console and the record keep what failed, e.g. "[enforce fail at
+/// alloc_cpu.cpp:75] ... DefaultCPUAllocator: can't allocate memory", in one line.
+std::string without_stack_trace(const std::string& message) {
+  std::string m = message.substr(0, message.find("Exception raised from "));
+  std::string out;
+  size_t start = 0;
+  while (start < m.size()) {
+    size_t end = m.find('\n', start);
+    if (end == std::string::npos) end = m.size();
+    const std::string line = m.substr(start, end - start);
+    if (line.rfind("frame #", 0) != 0 && line.find_first_not_of(" \t\r") != std::string::npos)
+      out += (out.empty() ? "" : " ") + line;
+    start = end + 1;
+  }
+  return out.empty() ? message : out;
+}
+
 /// Runs the backend's steps into `rec`, reporting each step on rank 0. A RunError marks the record failed.
 Execution execute(Backend& backend, const Recipe& recipe, const ModelConfig& model, RunRecord& rec,
                   const std::vector<RunReporter*>& reporters, bool steps_from_log) {
@@ -441,7 +459,8 @@ Execution execute(Backend& backend, const Recipe& recipe, const ModelConfig& mod
     rec.status = o.settings.emulate_rank ? RunStatus::kEmulated : RunStatus::kComplete;
   } catch (const RunError& e) {
     rec.status = RunStatus::kFailed;
-    rec.error = RunFailure{e.step() >= 0 ? std::optional<int>(e.step()) : std::nullopt, e.what(), {}};
+    rec.error =
+        RunFailure{e.step() >= 0 ? std::optional<int>(e.step()) : std::nullopt, without_stack_trace(e.what()), {}};
     // Another rank failed first and shows its message; this rank only stops (rank 0 still writes the record).
     // A refusal before the run (the same check fails on every rank) is shown by rank 0 only.
     x.failure_shown = e.secondary() || (!lead && !x.started);
