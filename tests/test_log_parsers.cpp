@@ -226,14 +226,15 @@ std::string at_recipe(const std::string& path, int line, int column) {
          std::to_string(column);
 }
 
-/// The log of `lines` (format detected) checked against dp8_recipe(): one diagnostic line each.
-std::vector<std::string> contradictions(const std::vector<std::string>& lines) {
+/// The log of `lines` (format detected) checked against dp8_recipe() with the timed window `window`: one diagnostic
+/// line each.
+std::vector<std::string> contradictions(const std::vector<std::string>& lines, StepWindow window = {0, 0}) {
   REQUIRE(dp8_recipe().ok());
   LogReader reader(std::nullopt, context("x.log", 4096, 64, 8));
   for (const std::string& l : lines) reader.feed(l);
   std::vector<std::string> out;
   for (const Diagnostic& d :
-       check_log_against_recipe(reader.result(), "x.log", *dp8_recipe().recipe, dp8_recipe().source.get()))
+       check_log_against_recipe(reader.result(), "x.log", *dp8_recipe().recipe, dp8_recipe().source.get(), window))
     out.push_back(d.to_string());
   return out;
 }
@@ -264,7 +265,7 @@ TEST_CASE("log facts: a log that agrees with its recipe, Megatron-LM's sizes lin
   CHECK_FALSE(log.facts.cp);  // this version prints no context-parallel size
   CHECK_FALSE(log.facts.global_batch);
   REQUIRE(dp8_recipe().ok());
-  CHECK(check_log_against_recipe(log, path, *dp8_recipe().recipe, dp8_recipe().source.get()).empty());
+  CHECK(check_log_against_recipe(log, path, *dp8_recipe().recipe, dp8_recipe().source.get(), StepWindow{}).empty());
 }
 
 TEST_CASE("log facts: Megatron-LM's arguments block against the recipe, each contradiction located",
@@ -351,5 +352,18 @@ TEST_CASE("log facts: the Hugging Face Trainer's total train batch size, and a s
   CHECK(d[0] == "x.log:2:" + col(total, "1,024") + ": error: Total train batch size: 1024, expected 64 (" +
                     at_recipe("workload.global_batch", 17, 17) + ")");
   CHECK(d[1] == "x.log:3:1: error: global batch size: 32 (step 0's line), expected 64 (" +
+                    at_recipe("workload.global_batch", 17, 17) + ")");
+}
+
+TEST_CASE("log facts: a step line's global batch is checked when a step of the window prints another",
+          "[logparse][facts]") {
+  // A batch-size rampup (32 rows at steps 0 and 1) before a window of 64-row steps labels no figure.
+  const std::vector<std::string> rampup = {megatron_step(1, 32), megatron_step(2, 32), megatron_step(3, 64),
+                                           megatron_step(4, 64)};
+  CHECK(contradictions(rampup, StepWindow{2, 3}).empty());
+  // A window that holds a 32-row step: the first step that prints another global batch is named.
+  const auto d = contradictions(rampup, StepWindow{1, 3});
+  REQUIRE(d.size() == 1);
+  CHECK(d[0] == "x.log:1:1: error: global batch size: 32 (step 0's line), expected 64 (" +
                     at_recipe("workload.global_batch", 17, 17) + ")");
 }

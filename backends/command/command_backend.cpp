@@ -101,7 +101,7 @@ class CommandBackend : public Backend {
   /// or sequence length; logparse/log_facts.h) fails the run, each contradiction located in the log. (`import`
   /// refuses such a log before anything is written: run/run_driver.cpp.)
   static void refuse_another_run(const ParsedLog& log, const Recipe& recipe, const RunOptions& o) {
-    const Diagnostics d = check_log_against_recipe(log, o.command.log_path, recipe, nullptr);
+    const Diagnostics d = check_log_against_recipe(log, o.command.log_path, recipe, nullptr, o.settings.window);
     if (d.empty()) return;
     std::string what = "the command's log says it ran another run than the recipe describes:";
     for (const Diagnostic& x : d) what += "\n  " + x.to_string();

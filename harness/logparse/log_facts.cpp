@@ -1,5 +1,6 @@
 #include "logparse/log_facts.h"
 
+#include <algorithm>
 #include <cctype>
 #include <vector>
 
@@ -194,7 +195,7 @@ void LogRunFacts::read(const std::string& text, int64_t line) {
 }
 
 Diagnostics check_log_against_recipe(const ParsedLog& log, const std::string& log_file, const Recipe& recipe,
-                                     const SourceDoc* recipe_source) {
+                                     const SourceDoc* recipe_source, StepWindow window) {
   const LogRunFacts& f = log.facts;
   const RecipeLayout& l = recipe.layout;
   struct Check {
@@ -224,11 +225,19 @@ Diagnostics check_log_against_recipe(const ParsedLog& log, const std::string& lo
         log_file, static_cast<int>(c.fact->line), c.fact->column, c.fact->printed, std::to_string(c.fact->value),
         std::to_string(c.recipe_value) + " (" + recipe_field(c.pointer, field_path(c.pointer), recipe_source) + ")"});
   }
-  for (size_t i = 0; i < log.printed.size() && i < log.step_lines.size(); ++i) {
+  const size_t steps = std::min(log.printed.size(), log.step_lines.size());
+  const auto differs = [&](size_t i) {
     const std::optional<int64_t>& batch = log.printed[i].global_batch;
-    if (!batch || *batch == recipe.workload.global_batch) continue;
+    return batch && *batch != recipe.workload.global_batch;
+  };
+  bool window_differs = false;
+  for (int i = std::max(0, window.first); i <= window.last && static_cast<size_t>(i) < steps; ++i)
+    window_differs = window_differs || differs(static_cast<size_t>(i));
+  for (size_t i = 0; window_differs && i < steps; ++i) {
+    if (!differs(i)) continue;
+    const int64_t batch = *log.printed[i].global_batch;
     out.push_back(Diagnostic{log_file, static_cast<int>(log.step_lines[i]), 1, "global batch size",
-                             std::to_string(*batch) + " (step " + std::to_string(i) + "'s line)",
+                             std::to_string(batch) + " (step " + std::to_string(i) + "'s line)",
                              std::to_string(recipe.workload.global_batch) + " (" +
                                  recipe_field("/workload/global_batch", "workload.global_batch", recipe_source) + ")"});
     break;

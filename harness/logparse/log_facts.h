@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "metrics/metrics.h"
 #include "recipe/diagnostic.h"
 #include "recipe/recipe.h"
 #include "recipe/source_doc.h"
@@ -44,9 +45,10 @@ struct LogRunFacts {
 /// What the log states that contradicts `recipe`, one located diagnostic per fact (`log_file`:line:col, the name the
 /// log gives it, the log's value, expected the recipe's value with its field and, when `recipe_source` is given,
 /// its file:line:col): world size against gpu.count, global batch against workload.global_batch, sequence length
-/// against workload.row_tokens, each degree against layout.tp / pp / vpp / cp / ep / dp; then the first kept step
-/// whose line prints a global batch other than workload.global_batch. Empty when the log agrees or states nothing.
+/// against workload.row_tokens, each degree against layout.tp / pp / vpp / cp / ep / dp; then, when a step of the
+/// timed `window` prints a global batch other than workload.global_batch, the first kept step that does (a batch-size
+/// rampup before the window labels no figure). Empty when the log agrees or states nothing.
 Diagnostics check_log_against_recipe(const ParsedLog& log, const std::string& log_file, const Recipe& recipe,
-                                     const SourceDoc* recipe_source);
+                                     const SourceDoc* recipe_source, StepWindow window);
 
 }  // namespace recipebench
