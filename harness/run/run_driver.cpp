@@ -411,21 +411,14 @@ struct Execution {
 };
 
 /// A backend's failure without a library's stack trace (libtorch's "Exception raised from ... (most recent call
-/// first):" and its "frame #N:" lines): the console and the record keep what failed, e.g. "[enforce fail at
-/// alloc_cpu.cpp:75] ... DefaultCPUAllocator: can't allocate memory", in one line.
+/// first):" and the "frame #N:" lines after it): the console and the record keep what failed, e.g. "[enforce fail
+/// at alloc_cpu.cpp:75] ... DefaultCPUAllocator: can't allocate memory". Other messages are kept as they are.
 std::string without_stack_trace(const std::string& message) {
-  std::string m = message.substr(0, message.find("Exception raised from "));
-  std::string out;
-  size_t start = 0;
-  while (start < m.size()) {
-    size_t end = m.find('\n', start);
-    if (end == std::string::npos) end = m.size();
-    const std::string line = m.substr(start, end - start);
-    if (line.rfind("frame #", 0) != 0 && line.find_first_not_of(" \t\r") != std::string::npos)
-      out += (out.empty() ? "" : " ") + line;
-    start = end + 1;
-  }
-  return out.empty() ? message : out;
+  const size_t at = message.find("Exception raised from ");
+  if (at == std::string::npos) return message;  // no trace: the message as the backend wrote it, lines and all
+  std::string m = message.substr(0, at);
+  while (!m.empty() && (m.back() == '\n' || m.back() == ' ' || m.back() == '\r')) m.pop_back();
+  return m.empty() ? message : m;
 }
 
 /// Runs the backend's steps into `rec`, reporting each step on rank 0. A RunError marks the record failed.
