@@ -703,7 +703,12 @@ RunOutcome run_placed(Backend& backend, const RunRequest& q, const Recipe& recip
   if (lead) {
     for (const std::string& note : switch_notes(ctx, recipe.bench, q.overrides)) report.message(note);
     for (auto* r : reporters) r->start(rec);
-    if (caps.memory_plan) report_memory_plan(recipe, m.model, o, host_of(q), report);
+    if (caps.memory_plan) {  // a backend that builds the model itself: the plan, then what the wait before step 0 is
+      report_memory_plan(recipe, m.model, o, host_of(q), report);
+      report.message("building the model (" + m.model.name + ", " + std::to_string(m.model.num_layers) +
+                     " layers) on " + (o.settings.device == Device::kCuda ? "CUDA" : "the CPU") +
+                     "; the steps follow once it is built");
+    }
   }
   const Execution x = execute(backend, recipe, m.model, rec, reporters, node);
   if (!x.started && lead) {  // refused before the run started: nothing was measured, so no record is written
