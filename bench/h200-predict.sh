@@ -9,7 +9,8 @@
 #    predicted from its ranks (to set against the committed 2-GPU records);
 # 4. "seed": the seed's mt8k and 48-GPU layouts, a first, middle and last rank emulated with --profile at 397B
 #    widths (the mt16k ones are in reports/bench/h200-2026-12-02-emulate-profile).
-# PARTS (default "proxy two") picks the parts after the build. Everything is kept in bench/out/h200-predict/ and
+# 3b. "diag": the proxy profiled at two more shapes, to see which components scale with the tokens.
+# PARTS (default "proxy two") picks the parts after the build; SEED_RECIPES (default both) the seed's recipes. Everything is kept in bench/out/h200-predict/ and
 # packed into $OUT/h200-predict.tar.gz after every run; each run has its own limit (RUN_LIMIT s, default 120).
 set -uo pipefail
 [ -n "${RECIPEBENCH_GIT_COMMIT:-}" ] || echo "note: RECIPEBENCH_GIT_COMMIT is not set: the records name the copy's HEAD"
@@ -75,9 +76,17 @@ if [[ " $parts " == *" two "* ]]; then
   pack
 fi
 
+if [[ " $parts " == *" diag "* ]]; then
+  echo "== 3b. the proxy profiled at two more shapes (one 16,384-token microbatch; four of 4,096): which components"
+  echo "   scale with the tokens and which not (a diagnosis of the model, not used by its predictions)"
+  run profile-rows2-8k bench/predict-shapes/rows2-8k.yaml --profile --steps 10 --window 3:9
+  run profile-len4k-4x bench/predict-shapes/len4k-4x.yaml --profile --steps 10 --window 3:9
+fi
+
 if [[ " $parts " == *" seed "* ]]; then
   echo "== 4. the seed's mt8k and 48-GPU layouts, one rank of each kind emulated with --profile at 397B widths"
   while read -r file rank layers kind; do
+    [[ " ${SEED_RECIPES:-$file} " == *" $file "* ]] || continue
     extra=()
     [ "$layers" != - ] && extra=(--layers "$layers")
     run "seed-$file-$kind" "recipes/qwen3.5-397b-a17b/b200/$file.yaml" --emulate-rank "$rank" "${extra[@]}" --profile \

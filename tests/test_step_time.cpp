@@ -33,8 +33,10 @@ constexpr int kR = static_cast<int>(PassPhase::kRecompute);
 
 ProfileComponent comp(int c) { return static_cast<ProfileComponent>(c); }
 
-/// A profile whose cells are (c + 1) x 1e-12 s per unit of work forward, twice that backward.
-ProfiledRank synthetic_rank(const ModelConfig& m, const ChunkShape& s, const std::string& gpu = "H200") {
+/// A profile whose cells are (c + 1) x 1e-12 s per unit of work forward, twice that backward; no optimizer step
+/// measured (so no weight streaming) unless `optimizer_seconds` is given, for 1e9 parameters.
+ProfiledRank synthetic_rank(const ModelConfig& m, const ChunkShape& s, const std::string& gpu = "H200",
+                            double optimizer_seconds = 0) {
   ProfiledChunk ch;
   ch.shape = s;
   for (int c = 0; c < kProfileComponents; ++c) {
@@ -48,8 +50,9 @@ ProfiledRank synthetic_rank(const ModelConfig& m, const ChunkShape& s, const std
   r.gpu = gpu;
   r.widths = m;
   r.chunks = {ch};
-  r.optimizer_seconds = 0.5;
-  r.optimizer_params = 1e6;
+  r.optimizer_seconds = optimizer_seconds;
+  r.optimizer_params = optimizer_seconds > 0 ? 1e9 : 0;
+  r.microbatches = 1;
   return r;
 }
 
@@ -143,7 +146,8 @@ TEST_CASE("step time: a fitted profile predicts its own shape, and scales with t
     const bool decoder = comp(c) != ProfileComponent::kEmbedding && comp(c) != ProfileComponent::kLmHeadLoss;
     CHECK(rec[kR][c] == Approx(decoder ? fwd[kF][c] : 0.0));
   }
-  CHECK(u.optimizer_seconds_per_param == Approx(0.5e-6));
+  CHECK(u.optimizer_seconds_per_param == 0);
+  CHECK(u.weight_stream_bytes_per_s == 0);
   // Achieved FLOP/s: the inverse of seconds per FLOP, matrix components only.
   const auto flops = achieved_flops(u);
   for (int c = 0; c < kProfileComponents; ++c) {
@@ -151,6 +155,39 @@ TEST_CASE("step time: a fitted profile predicts its own shape, and scales with t
     CHECK(flops[0][c] == Approx(matrix ? 1e12 / (c + 1) : 0.0));
     CHECK(flops[1][c] == Approx(matrix ? 1e12 / (2 * (c + 1)) : 0.0));
   }
+}
+
+TEST_CASE("step time: weights streamed per pass at the optimizer's bandwidth, and the time between passes",
+          "[step-time]") {
+  const ModelConfig proxy = find_model("Qwen3.5-35B-A3B")->with_layers(4);
+  const ChunkShape s = whole_model(proxy, 8192, 8192);
+  // The optimizer moved 34 bytes x 1e9 parameters in 0.034 s: weights stream at 1e12 bytes/s.
+  ProfiledRank r = synthetic_rank(proxy, s, "H200", 0.034);
+  const int experts = static_cast<int>(ProfileComponent::kMoeExperts);
+  const double expert_weights = component_params(ProfileComponent::kMoeExperts, proxy, s);
+  CHECK(expert_weights == Approx(4.0 * 256 * 3 * 2048 * 512));  // 4 layers x 256 experts x 3 h F
+  const double fixed_f = 2 * expert_weights / 1e12, fixed_b = 4 * expert_weights / 1e12;
+  r.chunks[0].forward[kF][experts] += fixed_f;
+  r.chunks[0].backward[kB][experts] += fixed_b;
+  r.between_passes_seconds = 0.01;  // per step, one microbatch
+  const UnitCosts u = fit_unit_costs({r});
+  CHECK(u.weight_stream_bytes_per_s == Approx(1e12));
+  CHECK(u.between_seconds_per_param == Approx(0.01 / chunk_params(proxy, s)));
+  const double w = component_work(ProfileComponent::kMoeExperts, proxy, s);
+  CHECK(u.forward_pass[kF][experts] == Approx((experts + 1) * 1e-12));  // the streaming taken out
+  // Twice the tokens: the work doubles, the weights stream once per pass as before.
+  ChunkShape twice = s;
+  twice.tokens *= 2;
+  CHECK(pass_cells(u, proxy, twice, false)[kF][experts] == Approx(fixed_f + 2 * (experts + 1) * 1e-12 * w));
+  CHECK(pass_cells(u, proxy, twice, true)[kB][experts] == Approx(fixed_b + 2 * 2 * (experts + 1) * 1e-12 * w));
+  // The time between passes rides on each backward pass's `other`, by the chunk's weights.
+  const int other = static_cast<int>(ProfileComponent::kOther);
+  const double other_work = component_work(ProfileComponent::kOther, proxy, s);
+  CHECK(pass_cells(u, proxy, s, true)[kB][other] == Approx(2 * (other + 1) * 1e-12 * other_work + 0.01));
+  // EP 8 keeps an eighth of the experts' weights.
+  ChunkShape ep8 = s;
+  ep8.ep = 8;
+  CHECK(component_params(ProfileComponent::kMoeExperts, proxy, ep8) == Approx(expert_weights / 8));
 }
 
 TEST_CASE("step time: a component the profile never measured is refused by name", "[step-time]") {
@@ -189,7 +226,8 @@ TEST_CASE("step time: one rank, no communication: microbatches x passes + optimi
   const StepPrediction p = predict_step(r, m, map, u, fast_network(1e12));
   const double pass = cells_seconds(pass_cells(u, m, shapes[0], false)) + cells_seconds(pass_cells(u, m, shapes[0], true));
   const double shard = optimizer_shards(plan_memory(r, m, map), map, 0).shard_params();
-  CHECK(p.step_seconds == Approx(map.microbatches * pass + 0.5e-6 * shard));
+  CHECK(shard > 0);
+  CHECK(p.step_seconds == Approx(map.microbatches * pass));
   CHECK(p.tokens_per_s_per_gpu == Approx(r.workload.global_batch * r.workload.row_tokens / p.step_seconds));
   CHECK(parts(p.ranks[0]) == Approx(p.step_seconds));
 }

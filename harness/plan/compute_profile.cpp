@@ -83,6 +83,43 @@ void calibrate(ProfiledRank& r, double factor) {
       for (auto& phase : *cells)
         for (double& v : phase) v *= factor;
   r.optimizer_seconds *= factor;
+  r.between_passes_seconds *= factor;
+}
+
+double component_params(ProfileComponent c, const ModelConfig& m, const ChunkShape& s) {
+  const double h = static_cast<double>(m.hidden_size);
+  const double layers = static_cast<double>(s.layers());
+  const ParamCounts p = count_params(m);
+  switch (c) {
+    case ProfileComponent::kGdn:
+      return s.gdn_layers * static_cast<double>(p.gdn_layer) / s.tp;
+    case ProfileComponent::kAttention:
+      return s.attention_layers * static_cast<double>(p.attention_layer) / s.tp;
+    case ProfileComponent::kMoeRouter:
+      return layers * h * m.num_experts;
+    case ProfileComponent::kMoeSharedExpert:
+      return layers * 3 * h * m.shared_expert_ffn / s.tp;
+    case ProfileComponent::kMoeExperts:
+      return layers * static_cast<double>(m.num_experts) / s.ep * 3 * h * m.expert_ffn;
+    case ProfileComponent::kLmHeadLoss:
+      return s.lm_head ? h * m.vocab_size / s.tp : 0.0;
+    case ProfileComponent::kEmbedding:
+      return s.embedding ? h * m.vocab_size / s.tp : 0.0;
+    default:
+      return 0;
+  }
+}
+
+double chunk_params(const ModelConfig& m, const ChunkShape& s) {
+  double sum = 0;
+  for (int c = 0; c < kProfileComponents; ++c) sum += component_params(component_at(c), m, s);
+  return sum;
+}
+
+double weight_bytes_per_pass(ProfileComponent c, const ModelConfig& m, const ChunkShape& s, bool backward) {
+  // The embedding's forward reads only the tokens' rows (its work); its backward writes the table's gradient.
+  if (c == ProfileComponent::kEmbedding) return backward ? 2 * component_params(c, m, s) : 0.0;
+  return (backward ? 4.0 : 2.0) * component_params(c, m, s);
 }
 
 UnitCosts fit_unit_costs(const std::vector<ProfiledRank>& ranks) {
@@ -91,7 +128,15 @@ UnitCosts fit_unit_costs(const std::vector<ProfiledRank>& ranks) {
   u.gpu = ranks.front().gpu;
   u.model = ranks.front().model;
   ComponentCells fwd_s{}, fwd_w{}, bwd_s{}, bwd_w{}, rec_s{}, rec_w{};
-  double opt_s = 0, opt_p = 0;
+  double opt_s = 0, opt_p = 0, between_s = 0, between_p = 0;
+  for (const ProfiledRank& r : ranks) {
+    opt_s += r.optimizer_seconds;
+    opt_p += r.optimizer_params;
+  }
+  // The optimizer step moves 34 bytes per parameter of its shard (docs/optimizer.md, "Memory traffic").
+  u.weight_stream_bytes_per_s = opt_s > 0 ? 34.0 * opt_p / opt_s : 0;
+  const double stream = u.weight_stream_bytes_per_s;
+  auto streamed = [stream](double bytes) { return stream > 0 ? bytes / stream : 0.0; };
   for (const ProfiledRank& r : ranks) {
     if (r.model != u.model)
       throw std::invalid_argument("profiles of two models (" + u.model + ", " + r.model + "): give one model's");
@@ -101,11 +146,12 @@ UnitCosts fit_unit_costs(const std::vector<ProfiledRank>& ranks) {
     u.sources.push_back(r.source);
     for (const ProfiledChunk& ch : r.chunks) {
       for (int c = 0; c < kProfileComponents; ++c) {
-        const double w = component_work(component_at(c), r.widths, ch.shape);
+        const ProfileComponent comp = component_at(c);
+        const double w = component_work(comp, r.widths, ch.shape);
         if (w <= 0) continue;
-        fwd_s[c] += ch.forward[kForward][c];
+        fwd_s[c] += ch.forward[kForward][c] - streamed(weight_bytes_per_pass(comp, r.widths, ch.shape, false));
         fwd_w[c] += w;
-        bwd_s[c] += ch.backward[kBackward][c];
+        bwd_s[c] += ch.backward[kBackward][c] - streamed(weight_bytes_per_pass(comp, r.widths, ch.shape, true));
         bwd_w[c] += w;
         if (ch.backward[kRecompute][c] > 0) {
           rec_s[c] += ch.backward[kRecompute][c];
@@ -113,18 +159,21 @@ UnitCosts fit_unit_costs(const std::vector<ProfiledRank>& ranks) {
         }
       }
     }
-    opt_s += r.optimizer_seconds;
-    opt_p += r.optimizer_params;
+    double params = 0;
+    for (const ProfiledChunk& ch : r.chunks) params += chunk_params(r.widths, ch.shape);
+    between_s += std::max(0.0, r.between_passes_seconds);
+    between_p += params * static_cast<double>(r.microbatches);
   }
   for (int c = 0; c < kProfileComponents; ++c) {
     u.measured_forward[c] = fwd_w[c] > 0;
-    if (fwd_w[c] > 0) u.forward_pass[kForward][c] = fwd_s[c] / fwd_w[c];
+    if (fwd_w[c] > 0) u.forward_pass[kForward][c] = std::max(0.0, fwd_s[c]) / fwd_w[c];
     u.measured_backward[kBackward][c] = bwd_w[c] > 0;
-    if (bwd_w[c] > 0) u.backward_pass[kBackward][c] = bwd_s[c] / bwd_w[c];
+    if (bwd_w[c] > 0) u.backward_pass[kBackward][c] = std::max(0.0, bwd_s[c]) / bwd_w[c];
     u.measured_backward[kRecompute][c] = rec_w[c] > 0;
     if (rec_w[c] > 0) u.backward_pass[kRecompute][c] = rec_s[c] / rec_w[c];
   }
   u.optimizer_seconds_per_param = opt_p > 0 ? opt_s / opt_p : 0;
+  u.between_seconds_per_param = between_p > 0 ? between_s / between_p : 0;
   return u;
 }
 
@@ -149,11 +198,16 @@ PhaseCells pass_cells(const UnitCosts& costs, const ModelConfig& m, const ChunkS
     if (!costs.measured_forward[c])
       throw std::invalid_argument(std::string("the profile never measured ") + to_string(comp) +
                                   ", which this layout's chunk runs: add a profile of a rank that holds it");
+    const double stream = costs.weight_stream_bytes_per_s > 0
+                              ? weight_bytes_per_pass(comp, m, s, backward) / costs.weight_stream_bytes_per_s
+                              : 0.0;
     if (!backward) {
-      out[kForward][c] = costs.forward_pass[kForward][c] * w * o.scale[c];
+      out[kForward][c] = (stream + costs.forward_pass[kForward][c] * w) * o.scale[c];
       continue;
     }
-    out[kBackward][c] = costs.backward_pass[kBackward][c] * w * o.scale[c];
+    out[kBackward][c] = (stream + costs.backward_pass[kBackward][c] * w) * o.scale[c];
+    if (comp == ProfileComponent::kOther)
+      out[kBackward][c] += costs.between_seconds_per_param * chunk_params(m, s) * o.scale[c];
     if (o.recompute_fraction > 0 && recomputed(comp)) {
       const double per_unit = costs.measured_backward[kRecompute][c] ? costs.backward_pass[kRecompute][c]
                                                                      : costs.forward_pass[kForward][c];
@@ -201,6 +255,7 @@ std::vector<ChunkShape> chunk_shapes(const RankMap& map, const ModelConfig& m, i
     s.tokens = map.rows_per_microbatch * row_tokens / map.cp;
     s.row_tokens = row_tokens;
     s.tp = map.tp;
+    s.ep = map.ep;
     out.push_back(s);
   }
   return out;

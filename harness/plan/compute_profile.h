@@ -38,6 +38,7 @@ struct ChunkShape {
   int64_t tokens = 0;            ///< tokens of the microbatch (rows x row tokens / CP), padding included
   int64_t row_tokens = 0;        ///< tokens of one row: the causal attention's sequence length
   int tp = 1;                    ///< TP; with sequence parallel the MoE block, norms and sends see tokens / TP
+  int ep = 1;                    ///< EP: the chunk holds experts / EP of each MoE layer (ETP 1)
 
   int64_t layers() const { return gdn_layers + attention_layers; }
 };
@@ -56,6 +57,19 @@ struct ChunkShape {
 /// vocabulary. Formulas: docs/step-time.md ("Work"). 0 where the chunk has no such component.
 double component_work(ProfileComponent c, const ModelConfig& m, const ChunkShape& s);
 
+/// The weights of component `c` in the chunk on one rank (elements): a mixer's projections / TP, the router, the
+/// shared expert / TP, the chunk's experts / EP, the output layer and the embedding / TP (vocab-parallel); 0 for
+/// the memory-bound parts without weights.
+double component_params(ProfileComponent c, const ModelConfig& m, const ChunkShape& s);
+
+/// Every weight of the chunk on one rank (elements): component_params summed.
+double chunk_params(const ModelConfig& m, const ChunkShape& s);
+
+/// Bytes of its weights a pass streams through HBM whatever its tokens (docs/step-time.md, "Per-pass costs"): the
+/// forward reads each BF16 weight once (2 bytes), the backward reads it for the input gradient and writes its
+/// gradient (2 + 2 bytes).
+double weight_bytes_per_pass(ProfileComponent c, const ModelConfig& m, const ChunkShape& s, bool backward);
+
 /// Seconds of one forward pass and one backward pass of one chunk, by phase and component (backend/profile.h).
 using PhaseCells = std::array<ComponentCells, kPassPhases>;
 
@@ -73,11 +87,16 @@ struct ProfiledRank {
   std::string layout;     ///< the layout it stood for, e.g. "TP2 PP8 VPP2 EP8 DP4 (rank 20)"
   ModelConfig widths;     ///< the model that ran (its layer count is the proxy's when cut)
   std::vector<ProfiledChunk> chunks;
+  /// Per step, the seconds outside the passes and the optimizer (the gradients' accumulation after each backward,
+  /// zeroing, the step's bookkeeping): the window's mean of step seconds - passes - optimizer.
+  double between_passes_seconds = 0;
+  int64_t microbatches = 0;        ///< per step
   double optimizer_seconds = 0;    ///< the optimizer's step, seconds
   double optimizer_params = 0;     ///< parameters whose state that step updated (the rank's shards), elements
 };
 
-/// Multiplies every measured second of `r` (its chunks' cells and its optimizer step) by `factor`: a profile
+/// Multiplies every measured second of `r` (its chunks' cells, the seconds between passes, its optimizer step) by
+/// `factor`: a profile
 /// calibrated by a plain run of the same recipe (docs/step-time.md, "Calibration"). Throws std::invalid_argument
 /// for a factor that is not positive and finite.
 void calibrate(ProfiledRank& r, double factor);
@@ -89,14 +108,22 @@ struct UnitCosts {
   std::array<std::array<bool, kProfileComponents>, kPassPhases> measured_backward{};  ///< backward_pass known
   std::array<bool, kProfileComponents> measured_forward{};  ///< forward_pass[forward] known
   double optimizer_seconds_per_param = 0;
+  /// The bandwidth the rank's weights stream at: the optimizer step's bytes (34 per parameter of its shard,
+  /// docs/optimizer.md) over its seconds, bytes/s; 0 when no optimizer step was measured (then no per-pass cost).
+  double weight_stream_bytes_per_s = 0;
+  /// Seconds outside the passes per microbatch and per weight of the rank (between_passes_seconds over
+  /// microbatches x chunk_params of every chunk): added to each backward pass by its chunk's weights.
+  double between_seconds_per_param = 0;
   std::string gpu;     ///< where it was measured (ProfiledRank::gpu)
   std::string model;   ///< whose widths
   std::vector<std::string> sources;
 };
 
-/// Pools the ranks' measurements: for each pass kind, phase and component, the sum of the measured seconds over
-/// every chunk of every rank divided by the sum of their work (component_work at each chunk's shape); the
-/// optimizer's seconds over its parameters likewise. Throws std::invalid_argument for no ranks, ranks of different
+/// Pools the ranks' measurements: the weights' streaming bandwidth from the optimizer steps; then for each pass
+/// kind, phase and component, the sum of the measured seconds less the weights' streaming time
+/// (weight_bytes_per_pass / that bandwidth) over every chunk of every rank, divided by the sum of their work
+/// (component_work at each chunk's shape), at least 0; the optimizer's seconds over its parameters and the
+/// seconds between passes over the weights likewise. Throws std::invalid_argument for no ranks, ranks of different
 /// models or devices, or a rank without chunks.
 UnitCosts fit_unit_costs(const std::vector<ProfiledRank>& ranks);
 
@@ -114,8 +141,10 @@ struct PassCostOptions {
   ComponentCells scale{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 };
 
-/// The seconds of one forward (`backward` false) or backward pass of a chunk of shape `s`, by phase and component.
-/// A backward pass's recompute phase is the decoder components' recompute cost (the profile's recompute seconds per
+/// The seconds of one forward (`backward` false) or backward pass of a chunk of shape `s`, by phase and component:
+/// each component's weight streaming (weight_bytes_per_pass at costs.weight_stream_bytes_per_s) plus its work at
+/// the fitted seconds per unit; a backward pass's `other` also carries the seconds between passes for the
+/// chunk's weights. A backward pass's recompute phase is the decoder components' recompute cost (the profile's recompute seconds per
 /// unit where it measured them, else its forward's: the chunk's forward run again) x recompute_fraction. Throws
 /// std::invalid_argument when the shape has work in a cell the profile never measured (e.g. an LM head from a
 /// profile of middle stages only), naming the component.

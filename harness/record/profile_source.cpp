@@ -68,12 +68,17 @@ ProfiledRank profiled_rank(const RunRecord& rec, const std::string& file) {
   // The window's passes, averaged per (kind, chunk) over its steps and microbatches.
   std::vector<ProfiledChunk> chunks(shapes.size());
   std::vector<double> forwards(shapes.size(), 0), backwards(shapes.size(), 0);
-  double optimizer = 0;
+  double optimizer = 0, between = 0;
+  int64_t microbatches = 0;
   int steps = 0;
   for (const StepSample& step : rec.steps) {
     if (step.step < s.window.first || step.step > s.window.last) continue;
     ++steps;
     optimizer += step.optimizer_seconds;
+    microbatches += step.microbatches;
+    double passes = 0;
+    for (const PassSample& p : step.passes) passes += p.seconds;
+    between += step.seconds - passes - step.optimizer_seconds;
     for (const PassSample& p : step.passes) {
       if (p.virtual_stage < 0 || static_cast<size_t>(p.virtual_stage) >= chunks.size())
         refuse(file, fmt::format("steps[{}].phases.passes", step.step), fmt::format("virtual stage {}", p.virtual_stage),
@@ -107,6 +112,8 @@ ProfiledRank profiled_rank(const RunRecord& rec, const std::string& file) {
   out.layout += fmt::format(" (rank {})", rank);
   out.chunks = std::move(chunks);
   out.optimizer_seconds = steps > 0 ? optimizer / steps : 0;
+  out.between_passes_seconds = steps > 0 ? between / steps : 0;
+  out.microbatches = steps > 0 ? microbatches / steps : 0;
   PlanOptions po;
   po.device = s.device;
   const MemoryPlan plan = plan_memory(recipe, model->model, map, po);
