@@ -190,6 +190,37 @@ TEST_CASE("step time: weights streamed per pass at the optimizer's bandwidth, an
   CHECK(component_params(ProfileComponent::kMoeExperts, proxy, ep8) == Approx(expert_weights / 8));
 }
 
+TEST_CASE("step time: profiles of two microbatch sizes fit each component's fixed part and unit cost", "[step-time]") {
+  const ModelConfig proxy = find_model("Qwen3.5-35B-A3B")->with_layers(4);
+  // Seconds = a x streamed bytes + k x work, a = 1e-12 s per byte (1 TB/s), k = (c + 1) x 1e-12 s per unit.
+  auto rank_at = [&](int64_t tokens) {
+    const ChunkShape s = whole_model(proxy, tokens, 8192);
+    ProfiledRank r = synthetic_rank(proxy, s, "H200");
+    for (int c = 0; c < kProfileComponents; ++c) {
+      if (component_params(comp(c), proxy, s) <= 0) continue;
+      r.chunks[0].forward[kF][c] += 1e-12 * weight_bytes_per_pass(comp(c), proxy, s, false);
+      r.chunks[0].backward[kB][c] += 1e-12 * weight_bytes_per_pass(comp(c), proxy, s, true);
+    }
+    return r;
+  };
+  const UnitCosts u = fit_unit_costs({rank_at(8192), rank_at(16384)});
+  CHECK(u.fixed_fitted);
+  for (int c = 0; c < kProfileComponents; ++c) {
+    INFO(to_string(comp(c)));
+    CHECK(u.forward_pass[kF][c] == Approx((c + 1) * 1e-12));
+    CHECK(u.backward_pass[kB][c] == Approx(2 * (c + 1) * 1e-12));
+    const bool streams = weight_bytes_per_pass(comp(c), proxy, whole_model(proxy, 8192, 8192), true) > 0;
+    CHECK(u.fixed_seconds_per_unit[1][c] == Approx(streams ? 1e-12 : 0.0).margin(1e-15));
+  }
+  // A third size is predicted exactly.
+  const ChunkShape s4 = whole_model(proxy, 4096, 8192);
+  const PhaseCells f4 = pass_cells(u, proxy, s4, false);
+  const ProfiledRank r4 = rank_at(4096);
+  for (int c = 0; c < kProfileComponents; ++c) CHECK(f4[kF][c] == Approx(r4.chunks[0].forward[kF][c]));
+  // One size alone keeps the streaming at the optimizer's bandwidth (none measured here: no fixed part).
+  CHECK_FALSE(fit_unit_costs({rank_at(8192)}).fixed_fitted);
+}
+
 TEST_CASE("step time: a component the profile never measured is refused by name", "[step-time]") {
   const ModelConfig proxy = find_model("Qwen3.5-35B-A3B")->with_layers(4);
   ChunkShape middle = whole_model(proxy, 8192, 8192);

@@ -13,13 +13,25 @@
 #include "predict_inputs.h"
 #include "recipe/run_model.h"
 #include "recipe/validate.h"
+#include "settings/switches.h"
 
 namespace recipebench::cli {
 
 namespace {
 
+/// The switches the step-time model reads (what may hide behind what), as `run` spells them (settings/switches.h).
+constexpr const char* kModelledSwitches[] = {"overlap_grad_reduce", "overlap_param_gather", "overlap_p2p_comm",
+                                             "overlap_tp_comm"};
+
+struct SwitchFlag {
+  const RunSwitch* row = nullptr;
+  CLI::Option* option = nullptr;
+  bool value = false;
+};
+
 struct PredictArgs {
   std::string recipe;
+  std::vector<SwitchFlag> switches;
   std::vector<std::string> profiles;
   double stack_factor = 1;
   std::string format = "text";
@@ -29,7 +41,10 @@ int run_predict(const PredictArgs& args) {
   ValidatedRecipe v = validate_recipe_file(args.recipe);
   for (const auto& d : v.errors) std::cerr << d.to_string() << "\n";
   if (!v.ok()) return kFailed;
-  const Recipe& recipe = *v.recipe;
+  Recipe recipe = *v.recipe;
+  // The command line's switches over the recipe's bench block, as `run` merges them.
+  for (const SwitchFlag& f : args.switches)
+    if (f.option->count() > 0) set_switch_text(*f.row, f.value ? "true" : "false", recipe.bench);
   const std::optional<RunModel> model = run_model(recipe);
   if (!model) {
     std::cerr << args.recipe << ": error: model: " << recipe.model
@@ -87,6 +102,12 @@ void add_predict_command(CLI::App& app, std::function<int()>& run) {
                   "Multiply every compute second by this (a stack's speed against the profiled one's)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--format", args->format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  args->switches.reserve(std::size(kModelledSwitches));
+  for (const char* field : kModelledSwitches) {
+    SwitchFlag& f = args->switches.emplace_back();
+    f.row = &run_switch(field);
+    f.option = cmd->add_flag(f.row->option, f.value, std::string("[=true|false] as run's: ") + f.row->help);
+  }
   cmd->callback([&run, args] { run = [args] { return run_predict(*args); }; });
 }
 

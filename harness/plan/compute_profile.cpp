@@ -122,12 +122,59 @@ double weight_bytes_per_pass(ProfileComponent c, const ModelConfig& m, const Chu
   return (backward ? 4.0 : 2.0) * component_params(c, m, s);
 }
 
+namespace {
+
+/// What a pass's fixed cost of component `c` scales with: the weights it streams (bytes), or for a component
+/// without weights the chunk's layers (a per-layer latency).
+double fixed_regressor(ProfileComponent c, const ModelConfig& m, const ChunkShape& s, bool backward) {
+  if (component_params(c, m, s) > 0) return weight_bytes_per_pass(c, m, s, backward);
+  return static_cast<double>(s.layers());
+}
+
+/// One measured cell: its fixed regressor, its work and its seconds.
+struct CellPoint {
+  double fixed = 0, work = 0, seconds = 0;
+  int64_t tokens = 0;
+  bool weights = false;  ///< `fixed` is streamed weight bytes (else layers)
+};
+
+/// Seconds per fixed unit and per unit of work of one (component, pass kind) from its points: least squares of
+/// seconds = a fixed + k work when the points span two or more microbatch sizes and both come out >= 0; else a =
+/// `default_a` and k from the rest (at least 0).
+std::pair<double, double> fit_cell(const std::vector<CellPoint>& points, double default_a, bool& two_point) {
+  double ff = 0, fw = 0, ww = 0, fy = 0, wy = 0, sum_w = 0, rest = 0;
+  int64_t first_tokens = points.empty() ? 0 : points.front().tokens;
+  bool spans = false;
+  for (const CellPoint& p : points) {
+    ff += p.fixed * p.fixed;
+    fw += p.fixed * p.work;
+    ww += p.work * p.work;
+    fy += p.fixed * p.seconds;
+    wy += p.work * p.seconds;
+    sum_w += p.work;
+    rest += p.seconds - default_a * p.fixed;
+    spans = spans || p.tokens != first_tokens;
+  }
+  const double det = ff * ww - fw * fw;
+  if (spans && det > 1e-12 * ff * ww) {
+    const double a = (fy * ww - wy * fw) / det, k = (wy * ff - fy * fw) / det;
+    if (a >= 0 && k >= 0) {
+      two_point = true;
+      return {a, k};
+    }
+  }
+  return {default_a, sum_w > 0 ? std::max(0.0, rest) / sum_w : 0.0};
+}
+
+}  // namespace
+
 UnitCosts fit_unit_costs(const std::vector<ProfiledRank>& ranks) {
   if (ranks.empty()) throw std::invalid_argument("no profiled rank to fit the compute profile from");
   UnitCosts u;
   u.gpu = ranks.front().gpu;
   u.model = ranks.front().model;
-  ComponentCells fwd_s{}, fwd_w{}, bwd_s{}, bwd_w{}, rec_s{}, rec_w{};
+  ComponentCells rec_s{}, rec_w{};
+  std::array<std::array<std::vector<CellPoint>, kProfileComponents>, 2> points;  // [forward, backward][component]
   double opt_s = 0, opt_p = 0, between_s = 0, between_p = 0;
   for (const ProfiledRank& r : ranks) {
     opt_s += r.optimizer_seconds;
@@ -135,8 +182,6 @@ UnitCosts fit_unit_costs(const std::vector<ProfiledRank>& ranks) {
   }
   // The optimizer step moves 34 bytes per parameter of its shard (docs/optimizer.md, "Memory traffic").
   u.weight_stream_bytes_per_s = opt_s > 0 ? 34.0 * opt_p / opt_s : 0;
-  const double stream = u.weight_stream_bytes_per_s;
-  auto streamed = [stream](double bytes) { return stream > 0 ? bytes / stream : 0.0; };
   for (const ProfiledRank& r : ranks) {
     if (r.model != u.model)
       throw std::invalid_argument("profiles of two models (" + u.model + ", " + r.model + "): give one model's");
@@ -149,10 +194,12 @@ UnitCosts fit_unit_costs(const std::vector<ProfiledRank>& ranks) {
         const ProfileComponent comp = component_at(c);
         const double w = component_work(comp, r.widths, ch.shape);
         if (w <= 0) continue;
-        fwd_s[c] += ch.forward[kForward][c] - streamed(weight_bytes_per_pass(comp, r.widths, ch.shape, false));
-        fwd_w[c] += w;
-        bwd_s[c] += ch.backward[kBackward][c] - streamed(weight_bytes_per_pass(comp, r.widths, ch.shape, true));
-        bwd_w[c] += w;
+        for (int kind = 0; kind < 2; ++kind) {
+          const bool backward = kind == 1;
+          const double y = backward ? ch.backward[kBackward][c] : ch.forward[kForward][c];
+          points[kind][c].push_back({fixed_regressor(comp, r.widths, ch.shape, backward), w, y, ch.shape.tokens,
+                                     component_params(comp, r.widths, ch.shape) > 0});
+        }
         if (ch.backward[kRecompute][c] > 0) {
           rec_s[c] += ch.backward[kRecompute][c];
           rec_w[c] += w;
@@ -164,11 +211,19 @@ UnitCosts fit_unit_costs(const std::vector<ProfiledRank>& ranks) {
     between_s += std::max(0.0, r.between_passes_seconds);
     between_p += params * static_cast<double>(r.microbatches);
   }
+  const double per_byte = u.weight_stream_bytes_per_s > 0 ? 1 / u.weight_stream_bytes_per_s : 0;
   for (int c = 0; c < kProfileComponents; ++c) {
-    u.measured_forward[c] = fwd_w[c] > 0;
-    if (fwd_w[c] > 0) u.forward_pass[kForward][c] = std::max(0.0, fwd_s[c]) / fwd_w[c];
-    u.measured_backward[kBackward][c] = bwd_w[c] > 0;
-    if (bwd_w[c] > 0) u.backward_pass[kBackward][c] = std::max(0.0, bwd_s[c]) / bwd_w[c];
+    u.measured_forward[c] = !points[0][c].empty();
+    u.measured_backward[kBackward][c] = !points[1][c].empty();
+    for (int kind = 0; kind < 2; ++kind) {
+      if (points[kind][c].empty()) continue;
+      bool two = false;
+      // One microbatch size: the fixed part is the weights' streaming (none for a component without weights).
+      const auto [a, k] = fit_cell(points[kind][c], points[kind][c].front().weights ? per_byte : 0.0, two);
+      u.fixed_seconds_per_unit[kind][c] = a;
+      (kind == 0 ? u.forward_pass[kForward] : u.backward_pass[kBackward])[c] = k;
+      u.fixed_fitted = u.fixed_fitted || two;
+    }
     u.measured_backward[kRecompute][c] = rec_w[c] > 0;
     if (rec_w[c] > 0) u.backward_pass[kRecompute][c] = rec_s[c] / rec_w[c];
   }
@@ -198,9 +253,7 @@ PhaseCells pass_cells(const UnitCosts& costs, const ModelConfig& m, const ChunkS
     if (!costs.measured_forward[c])
       throw std::invalid_argument(std::string("the profile never measured ") + to_string(comp) +
                                   ", which this layout's chunk runs: add a profile of a rank that holds it");
-    const double stream = costs.weight_stream_bytes_per_s > 0
-                              ? weight_bytes_per_pass(comp, m, s, backward) / costs.weight_stream_bytes_per_s
-                              : 0.0;
+    const double stream = costs.fixed_seconds_per_unit[backward ? 1 : 0][c] * fixed_regressor(comp, m, s, backward);
     if (!backward) {
       out[kForward][c] = (stream + costs.forward_pass[kForward][c] * w) * o.scale[c];
       continue;

@@ -111,6 +111,12 @@ struct UnitCosts {
   /// The bandwidth the rank's weights stream at: the optimizer step's bytes (34 per parameter of its shard,
   /// docs/optimizer.md) over its seconds, bytes/s; 0 when no optimizer step was measured (then no per-pass cost).
   double weight_stream_bytes_per_s = 0;
+  /// Each pass's fixed cost, [0 forward, 1 backward][component]: seconds per byte of the weights it streams
+  /// (weight_bytes_per_pass), or for a component without weights seconds per layer of the chunk. With profiles of
+  /// one microbatch size: 1 / weight_stream_bytes_per_s for the matrix components and the embedding, 0 for the
+  /// rest; with two or more sizes: fitted with the work by least squares (fixed_fitted).
+  std::array<ComponentCells, 2> fixed_seconds_per_unit{};
+  bool fixed_fitted = false;  ///< some fixed cost came from a fit over several microbatch sizes
   /// Seconds outside the passes per microbatch and per weight of the rank (between_passes_seconds over
   /// microbatches x chunk_params of every chunk): added to each backward pass by its chunk's weights.
   double between_seconds_per_param = 0;
@@ -120,9 +126,10 @@ struct UnitCosts {
 };
 
 /// Pools the ranks' measurements: the weights' streaming bandwidth from the optimizer steps; then for each pass
-/// kind, phase and component, the sum of the measured seconds less the weights' streaming time
-/// (weight_bytes_per_pass / that bandwidth) over every chunk of every rank, divided by the sum of their work
-/// (component_work at each chunk's shape), at least 0; the optimizer's seconds over its parameters and the
+/// kind and component, its seconds as a fixed part (UnitCosts::fixed_seconds_per_unit) plus seconds per unit of
+/// work over every chunk of every rank: with one microbatch size the fixed part is the weights' streaming and the
+/// rest over the work gives the unit cost (at least 0); with several sizes both by least squares (docs/step-time.md,
+/// "Per-pass costs"). The recompute phase per unit of work, the optimizer's seconds over its parameters and the
 /// seconds between passes over the weights likewise. Throws std::invalid_argument for no ranks, ranks of different
 /// models or devices, or a rank without chunks.
 UnitCosts fit_unit_costs(const std::vector<ProfiledRank>& ranks);
@@ -142,7 +149,7 @@ struct PassCostOptions {
 };
 
 /// The seconds of one forward (`backward` false) or backward pass of a chunk of shape `s`, by phase and component:
-/// each component's weight streaming (weight_bytes_per_pass at costs.weight_stream_bytes_per_s) plus its work at
+/// each component's fixed part (costs.fixed_seconds_per_unit of its streamed weights or layers) plus its work at
 /// the fitted seconds per unit; a backward pass's `other` also carries the seconds between passes for the
 /// chunk's weights. A backward pass's recompute phase is the decoder components' recompute cost (the profile's recompute seconds per
 /// unit where it measured them, else its forward's: the chunk's forward run again) x recompute_fraction. Throws
