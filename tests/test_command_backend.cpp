@@ -363,6 +363,6 @@ TEST_CASE("command backend: a command whose log states another global batch than
   CHECK(out.record->status == RunStatus::kFailed);
   const std::string log = out.record_path.substr(0, out.record_path.size() - 5) + ".log";
   CHECK(out.record->error->message ==
-        "the command's log says it ran another run than the recipe describes:\n  " + log +
+        "the command's log says it ran another run than the recipe describes: " + log +
             ":1:70: error: Total train batch size: 8, expected 2 (the recipe's workload.global_batch)");
 }

@@ -103,9 +103,9 @@ class CommandBackend : public Backend {
   static void refuse_another_run(const ParsedLog& log, const Recipe& recipe, const RunOptions& o) {
     const Diagnostics d = check_log_against_recipe(log, o.command.log_path, recipe, nullptr, o.settings.window);
     if (d.empty()) return;
-    std::string what = "the command's log says it ran another run than the recipe describes:";
-    for (const Diagnostic& x : d) what += "\n  " + x.to_string();
-    fail(what);
+    std::string what = "the command's log says it ran another run than the recipe describes: ";
+    for (size_t i = 0; i < d.size(); ++i) what += (i ? "; " : "") + d[i].to_string();
+    fail(what);  // one line: a failure message is shown and recorded in one line
   }
 
   /// Runs the recipe's command, teeing its output to o.command.log_path and the console. Throws RunError when it does
