@@ -238,7 +238,7 @@ std::array<ComponentCells, 2> achieved_flops(const UnitCosts& costs) {
     if (work_kind(component_at(c)) != WorkKind::kMatrix) continue;
     const double f = costs.forward_pass[kForward][c], b = costs.backward_pass[kBackward][c];
     out[0][c] = f > 0 ? 1 / f : 0;
-    out[1][c] = b > 0 ? 1 / b : 0;
+    out[1][c] = b > 0 ? 2 / b : 0;  // a backward does twice its forward's FLOP (input and weight gradients)
   }
   return out;
 }

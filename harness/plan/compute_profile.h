@@ -135,7 +135,8 @@ struct UnitCosts {
 UnitCosts fit_unit_costs(const std::vector<ProfiledRank>& ranks);
 
 /// The profile's achieved throughput of each matrix component in its forward and backward passes' own phases:
-/// its work (FLOP, component_work) over its measured seconds, FLOP/s, indexed [0 forward, 1 backward][component];
+/// its work (FLOP, component_work; twice that for a backward: the input's and the weights' gradients) over its
+/// measured seconds less its fixed part, FLOP/s, indexed [0 forward, 1 backward][component];
 /// 0 for memory-bound components and those not measured.
 std::array<ComponentCells, 2> achieved_flops(const UnitCosts& costs);
 
