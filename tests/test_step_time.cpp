@@ -19,6 +19,7 @@
 #include "record/profile_source.h"
 #include "test_util.h"
 #include "record/run_record_check.h"
+#include "report/leaderboard.h"
 
 #include <filesystem>
 
@@ -396,4 +397,33 @@ TEST_CASE("step time: the seed's emulated ranks read back as profiles, and predi
   CHECK(p.ranks[0].tp_exposed > 0);  // TP2 gathers
   CHECK(p.mfu.has_value());
   CHECK(p.usd_per_million_tokens.has_value());
+}
+
+TEST_CASE("step time: the leaderboard lists predictions apart, with the error where the recipe was measured",
+          "[step-time][report]") {
+  Recipe planned = load("reports/bench/h200-2026-12-03-predict/plan/plan-tp2-pp8-vpp2-ep8-dp4-split6-mt16k-recompute.yaml");
+  Recipe seed = load("recipes/qwen3.5-397b-a17b/b200/attune-tp2-pp8-ep8-vpp2-mt16k.yaml");
+  REQUIRE(seed.result);
+  seed.doc["prediction"] = Json{{"tokens_per_s_per_gpu", 1300.0},
+                                {"step_seconds", 12.6},
+                                {"predicted", "2026-12-03"},
+                                {"profiles", Json::array({"a.json"})}};
+  const Leaderboard board = build_leaderboard({planned, seed}, ReportOptions{});
+  REQUIRE(board.predictions.size() == 2);
+  // Fastest predicted first; the measured seed row is ranked as before, the planned one never.
+  CHECK(board.predictions[0].file == seed.file);
+  CHECK(*board.predictions[0].error() == Approx(1300.0 / seed.result->tokens_per_s_per_gpu - 1));
+  CHECK_FALSE(board.predictions[1].error().has_value());
+  CHECK(board.predictions[1].tokens_per_s_per_gpu == Approx(planned.doc["prediction"]["tokens_per_s_per_gpu"].get<double>()));
+  REQUIRE(board.groups.size() == 1);
+  CHECK(board.groups[0].entries.size() == 1);
+  CHECK(board.groups[0].entries[0].tokens_per_s_per_gpu == Approx(seed.result->tokens_per_s_per_gpu));
+  REQUIRE(board.unranked.size() == 1);
+  CHECK(board.unranked[0].find("predicted, not measured") != std::string::npos);
+  const Json j = leaderboard_to_json(board);
+  CHECK(j["predictions"].size() == 2);
+  CHECK(j["predictions"][1]["error"].is_null());
+  const std::string html = leaderboard_to_html(board);
+  CHECK(html.find("Predicted, not measured") != std::string::npos);
+  CHECK(html.find("+5.5%") != std::string::npos);  // 1,300 / 1,232.53 - 1
 }

@@ -447,9 +447,12 @@ Leaderboard build_leaderboard(const std::vector<Recipe>& recipes, const ReportOp
     inputs.push_back(r.file);
     if (r.result)
       entries.push_back(entry_of_recipe(r, options));
+    else if (r.doc.contains("prediction"))
+      board.unranked.push_back(r.file + ": predicted, not measured (status " + r.status + "; under Predicted)");
     else
       board.unranked.push_back(r.file + ": no result (status " + r.status + ")");
   }
+  board.predictions = predicted_entries(recipes);
   for (const RunRecordInput& in : runs) {
     inputs.push_back(in.file);
     if (const std::string why = unranked_reason(in.record); !why.empty())
@@ -514,6 +517,12 @@ Json group_json(const LeaderboardGroup& g, Json entries) {
               {"entries", std::move(entries)}};
 }
 
+Json predictions_json(const std::vector<PredictedEntry>& predictions) {
+  Json out = Json::array();
+  for (const PredictedEntry& p : predictions) out.push_back(to_json(p));
+  return out;
+}
+
 }  // namespace
 
 Json leaderboard_to_json(const Leaderboard& board) {
@@ -538,6 +547,7 @@ Json leaderboard_to_json(const Leaderboard& board) {
             {"reference", "docs/metrics.md"}}},
       {"groups", groups},
       {"unranked", board.unranked},
+      {"predictions", predictions_json(board.predictions)},
   };
 }
 

@@ -8,6 +8,7 @@
 
 #include "recipe/recipe.h"
 #include "record/run_record.h"
+#include "report/predictions.h"
 #include "util/json.h"
 
 namespace recipebench {
@@ -79,6 +80,8 @@ struct LeaderboardGroup {
 struct Leaderboard {
   std::vector<LeaderboardGroup> groups;
   std::vector<std::string> unranked;  ///< inputs with no result to rank (e.g. status proposed), with the reason
+  /// Recipes with a `prediction` block (report/predictions.h): listed apart, never ranked with measured results.
+  std::vector<PredictedEntry> predictions;
   Json context;                       ///< generated_at, recipebench version, host, inputs
 };
 

@@ -2,6 +2,7 @@
 // script are in leaderboard_template.cpp). Every input string goes through mustache's HTML escaping; only
 // http(s) URLs become links (page_text.h); SVG and JSON blocks are built by report code that escapes them.
 #include <kainjow/mustache.hpp>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -374,6 +375,27 @@ std::string leaderboard_to_html(const Leaderboard& board) {
     mu::data unranked{mu::data::type::list};
     for (const auto& u : board.unranked) unranked << mu::data(u);
     page.set("unranked", unranked);
+  }
+  if (!board.predictions.empty()) {
+    page.set("has_predictions", mu::data::type::bool_true);
+    mu::data rows{mu::data::type::list};
+    for (const PredictedEntry& p : board.predictions) {
+      mu::data row;
+      row.set("file", p.file);
+      row.set("model", p.model);
+      row.set("cluster", fmt::format("{} x {}", p.gpus, p.gpu_type));
+      row.set("layout", p.layout_label);
+      row.set("tokens", fixed(p.tokens_per_s_per_gpu, 1));
+      row.set("step", fmt::format("{:.2f}", p.step_seconds));
+      row.set("mfu", p.mfu ? fmt::format("{:.1f}%", *p.mfu * 100) : "-");
+      row.set("usd", p.usd_per_million_tokens ? fmt::format("{:.2f}", *p.usd_per_million_tokens) : "-");
+      row.set("measured", p.measured_tokens_per_s_per_gpu ? fixed(*p.measured_tokens_per_s_per_gpu, 1) : "-");
+      row.set("error", p.error() ? fmt::format("{:+.1f}%", *p.error() * 100) : "-");
+      row.set("predicted", p.predicted);
+      row.set("profiles", std::to_string(p.profiles.size()));
+      rows << row;
+    }
+    page.set("predictions", rows);
   }
   page.set("compare_json", compare_json(board));
   mu::mustache tmpl{kLeaderboardTemplate};

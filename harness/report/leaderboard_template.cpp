@@ -232,6 +232,11 @@ const char* const kLeaderboardTemplate = R"TPL(<!DOCTYPE html>
 {{/notes}}</article>
 {{/articles}}</section>
 {{/groups}}
+{{#has_predictions}}<section class="group unranked predictions" id="predicted"><h2>Predicted, not measured</h2>
+<p class="muted">The step-time model's figures (recipebench plan / predict, docs/step-time.md) from measured profiles: never ranked with the measured entries above. Error: predicted / measured tokens/s/GPU - 1 where the recipe was also measured.</p>
+<table class="predicted"><thead><tr><th>Recipe</th><th>Model</th><th>GPUs</th><th>Layout</th><th>Predicted tokens/s/GPU</th><th>Step (s)</th><th>MFU</th><th>$ / 1M tokens</th><th>Measured tokens/s/GPU</th><th>Error</th><th>Profiles</th><th>Predicted on</th></tr></thead><tbody>
+{{#predictions}}<tr><td>{{file}}</td><td>{{model}}</td><td>{{cluster}}</td><td>{{layout}}</td><td class="num">{{tokens}}</td><td class="num">{{step}}</td><td class="num">{{mfu}}</td><td class="num">{{usd}}</td><td class="num">{{measured}}</td><td class="num">{{error}}</td><td class="num">{{profiles}}</td><td>{{predicted}}</td></tr>
+{{/predictions}}</tbody></table></section>{{/has_predictions}}
 {{#has_unranked}}<section class="group unranked"><h2>Not ranked</h2><ul>{{#unranked}}<li>{{.}}</li>{{/unranked}}</ul></section>{{/has_unranked}}
 <footer class="muted"><p>Tokens/s per GPU: window tokens / window seconds / GPUs (measured, steps 5..19). $ / 1M tokens: price per GPU-hour / (tokens/s/GPU x 3600) x 1e6 (computed). MFU: 6 x N_active x tokens/s/GPU / peak dense BF16 FLOP/s (computed). Step-time CV: 100 x sample standard deviation / mean of window step times (measured). Definitions: docs/metrics.md. Also in this folder: leaderboard.json, leaderboard.csv.</p></footer>
 </main>
