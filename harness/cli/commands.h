@@ -21,6 +21,7 @@ void add_report_command(CLI::App& app, std::function<int()>& run);
 void add_models_command(CLI::App& app, std::function<int()>& run);
 void add_run_command(CLI::App& app, std::function<int()>& run);
 void add_compare_command(CLI::App& app, std::function<int()>& run);
+void add_converge_command(CLI::App& app, std::function<int()>& run);
 void add_import_command(CLI::App& app, std::function<int()>& run);
 void add_predict_command(CLI::App& app, std::function<int()>& run);
 void add_plan_command(CLI::App& app, std::function<int()>& run);

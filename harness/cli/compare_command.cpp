@@ -1,12 +1,15 @@
 // `recipebench compare A B [--usd-per-gpu-hour X]`: two recipes or run records side by side (docs/report.md).
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "commands.h"
+#include "metrics/convergence.h"
 #include "recipe/validate.h"
+#include "record/run_record_check.h"
 #include "report/compare.h"
 #include "report/leaderboard.h"
 
@@ -33,7 +36,36 @@ std::optional<LeaderboardEntry> load_entry(const std::string& file, const Report
               << ": error: no result to compare\n";
     return std::nullopt;
   }
-  return board.groups.front().entries.front();
+  LeaderboardEntry e = board.groups.front().entries.front();
+  if (!runs.empty()) use_settings_as_written(e, read_json_file(file));  // read and checked just above
+  return e;
+}
+
+/// A run record's loss curve (steps 0..N-1); empty for a recipe or a record without any loss.
+LossCurve loss_curve(const LeaderboardEntry& e) {
+  LossCurve c;
+  bool any = false;
+  for (size_t i = 0; i < e.steps.loss.size(); ++i) {
+    c.emplace_back(static_cast<int64_t>(i), e.steps.loss[i]);
+    any = any || !std::isnan(e.steps.loss[i]);
+  }
+  return any ? c : LossCurve{};
+}
+
+/// The settings block of a run record's entry; null for a recipe.
+Json settings_of(const LeaderboardEntry& e) {
+  const Json& m = e.details.contains("measurement") ? e.details["measurement"] : Json();
+  return m.is_object() && m.contains("settings") ? m["settings"] : Json();
+}
+
+/// Two run records with losses: the warnings on their settings and the convergence check of B against A
+/// (docs/correctness.md, as `recipebench converge A B` prints it).
+std::string convergence_text(const LeaderboardEntry& a, const LeaderboardEntry& b) {
+  const LossCurve ca = loss_curve(a), cb = loss_curve(b);
+  if (ca.empty() || cb.empty()) return "";
+  std::string out = "\nconvergence of B against A (recipebench converge A B):\n";
+  for (const auto& w : settings_warnings(settings_of(a), settings_of(b))) out += "warning: " + w + "\n";
+  return out + convergence_to_text(check_convergence(ca, cb));
 }
 
 }  // namespace
@@ -58,7 +90,7 @@ void add_compare_command(CLI::App& app, std::function<int()>& run) {
       const auto a = load_entry(args->a, options);
       const auto b = load_entry(args->b, options);
       if (!a || !b) return kFailed;
-      std::cout << comparison_to_text(compare_entries(*a, *b));
+      std::cout << comparison_to_text(compare_entries(*a, *b)) << convergence_text(*a, *b);
       return kOk;
     };
   });

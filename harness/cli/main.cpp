@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   add_models_command(app, run);
   add_run_command(app, run);
   add_compare_command(app, run);
+  add_converge_command(app, run);
   add_import_command(app, run);
   add_predict_command(app, run);
   add_plan_command(app, run);

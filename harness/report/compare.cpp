@@ -65,6 +65,19 @@ void stack_fields(const LeaderboardEntry& e, std::vector<EntryField>& out) {
       if (dev.contains(k)) out.push_back({"stack", k, as_text(dev[k])});
 }
 
+/// A run record's settings block, one field per member; an object's members as "name.member".
+void settings_fields(const Json& settings, const std::string& prefix, std::vector<EntryField>& out) {
+  for (const auto& [k, v] : settings.items()) {
+    if (v.is_object()) {
+      settings_fields(v, prefix + k + ".", out);
+    } else if (k == "window" && v.is_array() && v.size() == 2) {
+      out.push_back({"settings", prefix + k, as_text(v[0]) + ":" + as_text(v[1])});
+    } else {
+      out.push_back({"settings", prefix + k, as_text(v)});
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<EntryField> entry_fields(const LeaderboardEntry& e) {
@@ -80,6 +93,10 @@ std::vector<EntryField> entry_fields(const LeaderboardEntry& e) {
   out.push_back({"workload", "global batch", std::to_string(e.global_batch)});
   out.push_back({"workload", "precision", e.precision});
   if (!e.rows_label.empty()) out.push_back({"workload", "rows", e.rows_label});
+  if (e.details.contains("measurement") && e.details["measurement"].is_object()) {
+    const Json& m = e.details["measurement"];
+    if (m.contains("settings") && m["settings"].is_object()) settings_fields(m["settings"], "", out);
+  }
   stack_fields(e, out);
   if (e.details.contains("env") && e.details["env"].is_object())
     for (const auto& [k, v] : e.details["env"].items()) out.push_back({"env", k, as_text(v)});
@@ -128,6 +145,29 @@ Comparison compare_entries(const LeaderboardEntry& a, const LeaderboardEntry& b)
     c.figures.push_back(g);
   }
   return c;
+}
+
+void use_settings_as_written(LeaderboardEntry& e, const Json& record_doc) {
+  if (!record_doc.is_object() || !record_doc.contains("settings") || !record_doc["settings"].is_object()) return;
+  if (!e.details.contains("measurement") || !e.details["measurement"].is_object()) return;
+  e.details["measurement"]["settings"] = record_doc["settings"];
+}
+
+std::vector<std::string> settings_warnings(const Json& a, const Json& b) {
+  std::vector<std::string> out;
+  if (!a.is_object() || !b.is_object()) return out;
+  const Json none(nullptr);
+  const Json& sa = a.contains("seed") ? a["seed"] : none;
+  const Json& sb = b.contains("seed") ? b["seed"] : none;
+  if (sa != sb)
+    out.push_back("the runs' seeds differ (" + as_text(sa) + ", " + as_text(sb) +
+                  "): their initial weights and rows differ, so their losses agree in trend, not step by step");
+  const Json& da = a.contains("data") ? a["data"] : none;
+  const Json& db = b.contains("data") ? b["data"] : none;
+  if (da != db)
+    out.push_back("the runs' rows differ (" + (da.is_null() ? "none" : da.dump()) + ", " +
+                  (db.is_null() ? "none" : db.dump()) + "): their losses are of different data");
+  return out;
 }
 
 std::string format_figure(const std::string& key, const std::optional<double>& v) {

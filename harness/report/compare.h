@@ -19,7 +19,8 @@ struct EntryField {
 
 /// The fields of `e` in display order. Layout: label, TP, PP, VPP, CP, EP, ETP, DP, sequence parallel, max tokens
 /// per GPU, rows per microbatch, recompute, offload, dispatcher, layer split; then hardware, workload (its rows'
-/// kind among them), stack
+/// kind among them), a run record's settings (each member of its `settings` block: seed, the switches, device,
+/// window; objects flattened as "data.source"), stack
 /// versions (the recipe's stack, or for run records the measured environment's versions), env variables, source.
 std::vector<EntryField> entry_fields(const LeaderboardEntry& e);
 
@@ -54,6 +55,15 @@ Comparison compare_entries(const LeaderboardEntry& a, const LeaderboardEntry& b)
 
 /// The comparison as terminal text: figures with B/A ratios, then every field (a "*" marks a difference).
 std::string comparison_to_text(const Comparison& c);
+
+/// Sets a run record's entry's settings (details.measurement.settings) to the block as the record's file wrote it,
+/// `record_doc["settings"]`, instead of as read back with the defaults filled in: a setting an older record lacks
+/// then shows as "—" and differs from a record that states it. No change when the document has no settings object.
+void use_settings_as_written(LeaderboardEntry& e, const Json& record_doc);
+
+/// What makes two runs' loss curves not comparable step by step, from their records' `settings` blocks: "the runs'
+/// seeds differ (1234, 7): ..." and "the runs' rows differ (...)"; empty when neither differs or a block is absent.
+std::vector<std::string> settings_warnings(const Json& a_settings, const Json& b_settings);
 
 /// A figure as the page and the terminal show it: tokens/s/GPU "1,232.5", $ "$3.21", MFU "5.4%", CV "2.72%",
 /// GPU-hours "22.49"; "—" when unknown.
