@@ -267,7 +267,7 @@ TEST_CASE(
   std::ofstream(tmp) << mm.dump(1);
   CHECK_THROWS_WITH(load_hf_config(tmp), tmp +
                                              ":3:17: error: text_config.num_experts: missing, expected an "
-                                             "integer >= 1");
+                                             "integer from 1 to 1048576");
   std::filesystem::remove(tmp);
 }
 

@@ -7,10 +7,14 @@
 #include <vector>
 
 #include "util/input_file.h"
+#include "util/json_text.h"
 
 namespace recipebench {
 
 namespace {
+
+/// The largest integer a config.json field may hold (Reader::integer).
+constexpr int64_t kMaxConfigInteger = int64_t{1} << 20;
 
 /// A field of the config that is wrong or missing: its dotted path (`text_config.layer_types[5]`), what was found
 /// and what was expected. Thrown while reading; model_config_from_hf and load_hf_config word it (the latter located).
@@ -26,12 +30,17 @@ class Reader {
     throw FieldFault{prefix_ + key, found, expected};
   }
 
+  /// `key` as an integer in [min, kMaxConfigInteger]: no width, head, expert or layer count of a real model comes
+  /// near 2^20, and the bound keeps every parameter count and loop over layers within 64 bits and milliseconds.
   int64_t integer(const std::string& key, int64_t min = 1) const {
-    if (!obj_.contains(key)) fail(key, "missing", "an integer >= " + std::to_string(min));
+    const std::string range = "an integer from " + std::to_string(min) + " to " + std::to_string(kMaxConfigInteger);
+    if (!obj_.contains(key)) fail(key, "missing", range);
     const Json& v = obj_[key];
-    if (!v.is_number_integer()) fail(key, v.dump(), "an integer >= " + std::to_string(min));
+    if (!v.is_number_integer()) fail(key, v.dump(), range);
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(kMaxConfigInteger))
+      fail(key, v.dump(), range);
     const int64_t x = v.get<int64_t>();
-    if (x < min) fail(key, std::to_string(x), "an integer >= " + std::to_string(min));
+    if (x < min || x > kMaxConfigInteger) fail(key, std::to_string(x), range);
     return x;
   }
 
@@ -305,6 +314,12 @@ ModelConfig read_model(const Json& config, const std::string& name) {
   read_linear_and_moe(r, m);
   m.mtp_layers = r.integer_or("mtp_num_hidden_layers", 0, 0);
   read_attention_pattern(r, m);
+  try {
+    (void)count_params(m);
+  } catch (const std::overflow_error&) {
+    r.fail("hidden_size", std::to_string(m.hidden_size) + " with the other widths (a parameter count beyond 2^63)",
+           "widths whose parameter count fits 64 bits");
+  }
   return m;
 }
 
@@ -454,9 +469,10 @@ ModelConfig load_hf_config(const std::string& path) {
   }
   Json j;
   try {
-    j = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    throw std::invalid_argument(path + ": invalid JSON (" + std::string(e.what()) + ")");
+    j = parse_json_text(text);
+  } catch (const JsonTextError& e) {
+    throw std::invalid_argument(path + ":" + std::to_string(e.line) + ":" + std::to_string(e.column) +
+                                ": error: " + e.what());
   }
   if (!j.is_object())
     throw std::invalid_argument(path + ":1:1: error: a " + std::string(j.type_name()) +

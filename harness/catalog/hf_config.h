@@ -35,7 +35,8 @@ ModelConfig model_config_from_hf(const Json& config, const std::string& file, co
 std::string model_name_from_hf(const Json& config);
 
 /// Reads `path` (a regular file of at most 16 MiB) and builds its model as model_config_from_hf does, named by
-/// model_name_from_hf. Throws std::invalid_argument for an unreadable file or invalid JSON (with line and column),
+/// model_name_from_hf. Throws std::invalid_argument for an unreadable file or invalid JSON (with line and column;
+/// a duplicate key or a number beyond a double is invalid too, parse_json_text),
 /// and for a wrong or missing field located in the file: `config.json:15:17: error: model_type: 'qwen3_moe',
 /// expected qwen3_5_moe, ...` (a missing field at the object that should hold it).
 ModelConfig load_hf_config(const std::string& path);

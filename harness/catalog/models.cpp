@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <stdexcept>
 
 namespace recipebench {
 
 int64_t ModelConfig::num_full_attention_layers() const {
-  int64_t n = 0;
-  for (int64_t i = 0; i < num_layers; ++i) n += is_full_attention(i) ? 1 : 0;
-  return n;
+  // Layers i < num_layers with (i + 1) % interval == 0: one per whole interval (no loop over the layers).
+  return full_attention_interval > 0 && num_layers > 0 ? num_layers / full_attention_interval : 0;
 }
 
 ModelConfig ModelConfig::with_layers(int64_t layers) const {
@@ -17,37 +17,66 @@ ModelConfig ModelConfig::with_layers(int64_t layers) const {
   return m;
 }
 
+namespace {
+
+/// An int64 that refuses to wrap: every sum and product of the parameter count is checked, so widths too large for
+/// 64 bits throw std::overflow_error instead of giving a negative or wrapped count (signed overflow is UB).
+struct Checked {
+  int64_t v;
+  friend Checked operator+(Checked a, Checked b) {
+    int64_t r;
+    if (__builtin_add_overflow(a.v, b.v, &r)) throw std::overflow_error("a parameter count beyond 2^63");
+    return {r};
+  }
+  friend Checked operator*(Checked a, Checked b) {
+    int64_t r;
+    if (__builtin_mul_overflow(a.v, b.v, &r)) throw std::overflow_error("a parameter count beyond 2^63");
+    return {r};
+  }
+};
+
+Checked c64(int64_t v) { return {v}; }
+
+}  // namespace
+
 ParamCounts count_params(const ModelConfig& m) {
-  const int64_t h = m.hidden_size;
+  const Checked h = c64(m.hidden_size), vocab = c64(m.vocab_size), two = c64(2), three = c64(3);
   ParamCounts c;
-  c.embedding = m.vocab_size * h;
-  c.output_layer = h * m.vocab_size;  // untied
+  c.embedding = (vocab * h).v;
+  c.output_layer = (h * vocab).v;  // untied
 
   // Gated attention: q_proj yields query and gate (2 x heads x head_dim), k/v_proj, o_proj.
-  const int64_t q_out = 2 * m.num_attention_heads * m.head_dim;
-  const int64_t kv_out = m.num_kv_heads * m.head_dim;
-  c.attention_layer = h * q_out + 2 * h * kv_out + m.num_attention_heads * m.head_dim * h;
-  const int64_t attention_norms = 2 * m.head_dim;  // q_norm, k_norm
+  const Checked heads = c64(m.num_attention_heads), head_dim = c64(m.head_dim);
+  const Checked q_out = two * heads * head_dim;
+  const Checked kv_out = c64(m.num_kv_heads) * head_dim;
+  c.attention_layer = (h * q_out + two * h * kv_out + heads * head_dim * h).v;
+  const Checked attention_norms = two * head_dim;  // q_norm, k_norm
 
   // Gated DeltaNet: in_proj_qkv, in_proj_z, in_proj_b, in_proj_a, depthwise conv1d (no bias), out_proj.
-  const int64_t kd = m.linear_key_dim(), vd = m.linear_value_dim(), vh = m.linear_num_value_heads;
-  const int64_t conv_channels = 2 * kd + vd;
-  c.gdn_layer = h * conv_channels + h * vd + 2 * h * vh + conv_channels * m.linear_conv_kernel + vd * h;
-  const int64_t gdn_scalars = 2 * vh + m.linear_value_head_dim;  // A_log, dt_bias, gated RMSNorm weight
+  const Checked kd = c64(m.linear_num_key_heads) * c64(m.linear_key_head_dim);
+  const Checked vh = c64(m.linear_num_value_heads);
+  const Checked vd = vh * c64(m.linear_value_head_dim);
+  const Checked conv_channels = two * kd + vd;
+  c.gdn_layer = (h * conv_channels + h * vd + two * h * vh + conv_channels * c64(m.linear_conv_kernel) + vd * h).v;
+  const Checked gdn_scalars = two * vh + c64(m.linear_value_head_dim);  // A_log, dt_bias, gated RMSNorm weight
 
   // MoE: router, routed SwiGLU experts (gate, up, down), shared SwiGLU expert and its sigmoid gate.
-  const int64_t expert = 3 * h * m.expert_ffn;
-  const int64_t shared = 3 * h * m.shared_expert_ffn + h;
-  const int64_t router = h * m.num_experts;
-  c.moe_layer_active = m.top_k * expert + shared + router;
-  c.moe_layer_total = m.num_experts * expert + shared + router;
+  const Checked expert = three * h * c64(m.expert_ffn);
+  const Checked shared = three * h * c64(m.shared_expert_ffn) + h;
+  const Checked router = h * c64(m.num_experts);
+  c.moe_layer_active = (c64(m.top_k) * expert + shared + router).v;
+  c.moe_layer_total = (c64(m.num_experts) * expert + shared + router).v;
 
-  const int64_t n_attn = m.num_full_attention_layers();
-  const int64_t n_gdn = m.num_linear_attention_layers();
-  c.active = c.output_layer + m.num_layers * c.moe_layer_active + n_attn * c.attention_layer + n_gdn * c.gdn_layer;
-  const int64_t layer_norms = 2 * h;  // input and post-attention RMSNorm
-  c.total = c.embedding + c.output_layer + h /* final norm */ + m.num_layers * (c.moe_layer_total + layer_norms) +
-            n_attn * (c.attention_layer + attention_norms) + n_gdn * (c.gdn_layer + gdn_scalars);
+  const Checked n_attn = c64(m.num_full_attention_layers()), n_gdn = c64(m.num_linear_attention_layers());
+  const Checked layers = c64(m.num_layers);
+  c.active = (c64(c.output_layer) + layers * c64(c.moe_layer_active) + n_attn * c64(c.attention_layer) +
+              n_gdn * c64(c.gdn_layer))
+                 .v;
+  const Checked layer_norms = two * h;  // input and post-attention RMSNorm
+  c.total =
+      (c64(c.embedding) + c64(c.output_layer) + h /* final norm */ + layers * (c64(c.moe_layer_total) + layer_norms) +
+       n_attn * (c64(c.attention_layer) + attention_norms) + n_gdn * (c64(c.gdn_layer) + gdn_scalars))
+          .v;
   return c;
 }
 

@@ -64,7 +64,8 @@ struct ParamCounts {
   int64_t moe_layer_total = 0;   ///< all weights of one MoE block (all experts)
 };
 
-/// Counts parameters of `m` (see ParamCounts). For Qwen3.5-397B-A17B, active == 16,331,407,360.
+/// Counts parameters of `m` (see ParamCounts). For Qwen3.5-397B-A17B, active == 16,331,407,360. Throws
+/// std::overflow_error when a sum or product would pass 2^63 - 1 (never a negative or wrapped count).
 ParamCounts count_params(const ModelConfig& m);
 
 /// The registry: Qwen3.5-397B-A17B, -122B-A10B, -35B-A3B and the tiny CPU test member.

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "option_checks.h"
 #include "metrics/convergence.h"
 #include "recipe/validate.h"
 #include "record/run_record_check.h"
@@ -82,7 +83,7 @@ void add_compare_command(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("A", args->a, "A recipe (*.yaml) or run record (*.json)")->required()->check(CLI::ExistingFile);
   cmd->add_option("B", args->b, "A recipe (*.yaml) or run record (*.json)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--usd-per-gpu-hour", args->price, "Price both at this $/GPU-hour instead of the catalog's")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   cmd->callback([&run, args] {
     run = [args]() -> int {
       ReportOptions options;

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "console/console_reporter.h"
+#include "option_checks.h"
 #include "run/run_driver.h"
 
 namespace recipebench::cli {
@@ -37,7 +38,7 @@ void add_import_command(CLI::App& app, std::function<int()>& run) {
                   "bench.log_format, else detected)");
   cmd->add_option("--out", a->request.out_dir, "Folder for the run record (default reports/runs)");
   cmd->add_option("--steps", overrides.steps, "Steps the record keeps (default: the recipe's bench.steps, else 20)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, 2'147'483'647));
   cmd->add_option("--window", a->window, "Timed window FIRST:LAST, both included (default 5:19)");
   cmd->callback([&run, a] {
     RunRequest q = a->request;

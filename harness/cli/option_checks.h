@@ -10,9 +10,10 @@
 
 namespace recipebench::cli {
 
-/// A CLI11 validator for a number that must be finite and > 0 (a price, a rate). Refuses "nan", "inf", "0",
-/// "-1", "1e999" and text that is not wholly a number, with "<value> must be a finite number > 0" (no range bound
-/// printed).
+/// A CLI11 validator for a number that must be finite and > 0 (a price, a rate, a timeout): one rule and one exit
+/// code (2, a usage error) in every command. Refuses "nan", "inf", "0", "-1", "1e999" and text that is not wholly a
+/// number, e.g. "nan, expected a finite number > 0"; a value too small for a normal double ("1e-320": subnormal,
+/// or below it) says so rather than "not finite".
 inline CLI::Validator finite_positive() {
   return CLI::Validator(
       [](std::string& s) -> std::string {
@@ -20,12 +21,34 @@ inline CLI::Validator finite_positive() {
         char* end = nullptr;
         errno = 0;
         const double v = std::strtod(begin, &end);
-        if (end == begin || *end != '\0') return "'" + s + "' is not a number; it must be a finite number > 0";
-        if (errno == ERANGE || !std::isfinite(v)) return "'" + s + "' is not finite; it must be a finite number > 0";
-        if (v <= 0) return s + " must be > 0";
+        const std::string expected = ", expected a finite number > 0";
+        if (end == begin || *end != '\0') return "'" + s + "' is not a number" + expected;
+        if (std::isnan(v)) return s + " (not a number)" + expected;
+        if (std::isinf(v)) return s + " (infinite)" + expected;
+        if (v <= 0) return s + expected;
+        if (errno == ERANGE || !std::isnormal(v))
+          return s + " (finite, but below the smallest normal double), expected a finite number >= 2.2e-308";
         return "";
       },
       "NUMBER > 0");
+}
+
+/// A CLI11 validator for a whole number from `min` to `max` (a count: steps, layers, ranks): refuses text that is
+/// not wholly an integer ("1.5", "nan", "0x10") and values outside the range, e.g. "0, expected an integer from 1 to
+/// 2147483647".
+inline CLI::Validator integer_in(long long min, long long max) {
+  return CLI::Validator(
+      [min, max](std::string& s) -> std::string {
+        const std::string expected = ", expected an integer from " + std::to_string(min) + " to " + std::to_string(max);
+        const char* begin = s.c_str();
+        char* end = nullptr;
+        errno = 0;
+        const long long v = std::strtoll(begin, &end, 10);
+        if (end == begin || *end != '\0') return "'" + s + "' is not an integer" + expected;
+        if (errno == ERANGE || v < min || v > max) return s + expected;
+        return "";
+      },
+      "INTEGER in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
 }
 
 }  // namespace recipebench::cli

@@ -12,6 +12,7 @@
 
 #include "catalog/hardware.h"
 #include "commands.h"
+#include "option_checks.h"
 #include "plan/layout_search.h"
 #include "plan/prediction_text.h"
 #include "predict_inputs.h"
@@ -242,7 +243,7 @@ void add_plan_command(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--profile", args->profiles, "Profiles of the model (run records of `run --profile`)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--stack-factor", args->stack_factor, "Multiply every compute second by this")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   cmd->callback([&run, args] { run = [args] { return run_plan(*args); }; });
 }
 

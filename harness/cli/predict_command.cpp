@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "option_checks.h"
 #include "plan/memory_plan.h"
 #include "plan/prediction_text.h"
 #include "plan/step_time.h"
@@ -100,7 +101,7 @@ void add_predict_command(CLI::App& app, std::function<int()>& run) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--stack-factor", args->stack_factor,
                   "Multiply every compute second by this (a stack's speed against the profiled one's)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   cmd->add_option("--format", args->format, "text or json")->check(CLI::IsMember({"text", "json"}));
   args->switches.reserve(std::size(kModelledSwitches));
   for (const char* field : kModelledSwitches) {

@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "console/console_reporter.h"
 #include "default_recipe.h"
+#include "option_checks.h"
 #include "run/run_driver.h"
 #include "settings/switches.h"
 
@@ -69,7 +70,7 @@ void add_switch_options(CLI::App& cmd, Args& a) {
           if constexpr (std::is_same_v<T, bool>) {
             arg.option = cmd.add_flag(row.option, arg.flag, std::string("[=true|false] ") + row.help);
           } else if constexpr (std::is_integral_v<T>) {
-            arg.option = cmd.add_option(row.option, arg.text, row.help)->check(CLI::Range(row.min, row.max));
+            arg.option = cmd.add_option(row.option, arg.text, row.help)->check(integer_in(row.min, row.max));
           } else {
             arg.option = cmd.add_option(row.option, arg.text, row.help)->check(CLI::IsMember(names_of<T>()));
           }
@@ -88,11 +89,11 @@ void add_options(CLI::App& cmd, Args& a) {
   cmd.add_option("--layers", b.layers,
                  "Decoder layers of a proxy run (default: the model's); with --emulate-rank, the layers of the "
                  "emulated rank's pipeline stage that run (default: all of them)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, 65536));  // bench.layers' bound (schema layerCount): a dry run stays milliseconds
   cmd.add_option("--emulate-rank", q.emulate_rank,
                  "Run rank R of the recipe's layout alone, at the model's real widths, every collective stood in "
                  "(a record of status emulated, never ranked; docs/emulation.md)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_in(0, 2'147'483'647));
   cmd.add_option("--device", a.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd.add_option("--seed", b.seed, "Data and initialisation seed");
   add_switch_options(cmd, a);
@@ -103,14 +104,14 @@ void add_options(CLI::App& cmd, Args& a) {
   cmd.add_option("--nproc", q.nproc,
                  "Ranks to start on this host (one process each; CPU: Gloo). Without it the rank comes from "
                  "torchrun-style (RANK, WORLD_SIZE...) or Slurm variables (docs/distributed.md)")
-      ->check(CLI::Range(1, 1024));
+      ->check(integer_in(1, 1024));
   cmd.add_option("--log-format", b.log_format,
                  "Command backend: how to read its step lines, megatron, torchtitan, hf or regex:<pattern> "
                  "(default: the recipe's bench.log_format, else detected; refused by a backend that reads no log)");
   cmd.add_option("--timeout", b.timeout_seconds,
                  "Command backend: stop the command's process group after this many seconds (default: the "
                  "recipe's bench.timeout_seconds, else none; refused by a backend that runs no command)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   cmd.add_option("--data", b.data.path, "Pre-tokenized rows file (docs/data-format.md) instead of synthetic rows");
   cmd.add_flag("--dry-run", q.dry_run,
                "Print the rank map (each rank's TP, CP, DP, PP, ETP, EP, EDP coordinates, layers per virtual stage, "

@@ -49,7 +49,7 @@ std::string type_name(const Json& v) {
 /// Short rendering of a value as the user wrote it.
 std::string show(const Json& v, const SourceNode* n) {
   if (v.is_object()) return "a mapping";
-  if (v.is_array()) return "a list of " + std::to_string(v.size()) + " items";
+  if (v.is_array()) return "a list of " + std::to_string(v.size()) + (v.size() == 1 ? " item" : " items");
   if (n && !n->text.empty()) return v.is_string() ? "'" + n->text + "'" : n->text;
   if (v.is_string()) return "'" + v.get<std::string>() + "'";
   return v.dump();
@@ -78,7 +78,7 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 std::string stringify(const rapidjson::GenericPointer<rapidjson::Value>& p) {
   rapidjson::StringBuffer sb;
   p.Stringify(sb);
-  return sb.GetString();
+  return std::string(sb.GetString(), sb.GetSize());  // a token may hold a NUL (a key written "t\0p")
 }
 
 /// A schema description as the tail of a message: first letter lower-case, no final period.
@@ -145,7 +145,7 @@ std::string describe_violation(const std::string& keyword, const Json& failed, J
       for (const auto& t : failed["type"]) types.push_back(json_type_word(t.get<std::string>()));
     else
       types.push_back(json_type_word(failed["type"].get<std::string>()));
-    found = type_name(node_value) + " " + found;
+    if (!node_value.is_null() && !node_value.is_structured()) found = type_name(node_value) + " " + found;
     expected = join(types, " or ");
     const bool wants_string = std::find(types.begin(), types.end(), "string") != types.end();
     if (wants_string && node && node->plain && (node_value.is_number() || node_value.is_boolean()))
@@ -179,7 +179,7 @@ std::string describe_violation(const std::string& keyword, const Json& failed, J
                           ? (a["type"].is_string() ? json_type_word(a["type"].get<std::string>()) : a["type"].dump())
                           : a.value("description", "a schema"));
     }
-    found = type_name(node_value) + " " + found;
+    if (!node_value.is_null() && !node_value.is_structured()) found = type_name(node_value) + " " + found;
     expected = "one of these forms: " + join(forms, "; ");
   } else {
     expected = "a value satisfying '" + keyword + "' of the schema at " + schema_ptr;
@@ -220,7 +220,8 @@ struct Violation {
 /// Validates `st.value` against `schema_doc`; the first violation, or nothing when the value is valid.
 std::optional<Violation> first_violation(const rapidjson::SchemaDocument& schema_doc, const CheckState& st) {
   rapidjson::Document d;
-  d.Parse(st.value.dump().c_str());
+  const std::string text = st.value.dump();
+  d.Parse(text.data(), text.size());
   rapidjson::SchemaValidator validator(schema_doc);
   if (d.Accept(validator)) return std::nullopt;
   Violation v;
@@ -311,6 +312,22 @@ bool report_unknown(CheckState& st, Json& here, const Violation& v) {
 /// so the next round finds the next problem. True when a node was dropped (never the document's root).
 bool report_invalid(CheckState& st, Json& here, const Violation& v) {
   std::string keyword = v.keyword;
+  // A list whose bad items were reported and dropped is not also "a list of N items" (it holds more than that):
+  // dropped silently, the item errors say what is wrong.
+  if ((keyword == "minItems" || keyword == "maxItems") && !v.doc_ptr.empty()) {
+    const auto it = st.removed.lower_bound(v.doc_ptr + "/");
+    if (it != st.removed.end() && it->rfind(v.doc_ptr + "/", 0) == 0) {
+      const auto slash = v.doc_ptr.rfind('/');
+      Json& parent = st.value.at(Json::json_pointer(v.doc_ptr.substr(0, slash)));
+      const std::string token = pointer_unescape(v.doc_ptr.substr(slash + 1));
+      if (parent.is_object())
+        parent.erase(token);
+      else
+        parent.erase(std::stoul(token));
+      st.removed.insert(v.doc_ptr);
+      return true;
+    }
+  }
   std::string found = show(v.node_value, v.node);
   Json* failed = &here;
   if (keyword == "patternProperties") {  // a member matched a pattern and failed its schema: describe that

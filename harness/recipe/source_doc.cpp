@@ -1,5 +1,7 @@
 #include "recipe/source_doc.h"
 
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -65,17 +68,22 @@ constexpr size_t kMaxValues = 10000;
 
 class Converter {
  public:
-  explicit Converter(SourceDoc& doc) : doc_(doc) {}
+  /// `aliases`: whether the document uses aliases (they, not the text, can make it expand past the value limit).
+  Converter(SourceDoc& doc, bool aliases) : doc_(doc), aliases_(aliases) {}
 
   Json convert(const YAML::Node& n, const std::string& pointer, const std::string& path, SourceMark key) {
     SourceNode info;
     info.path = path;
     info.value = to_mark(n.Mark());
     info.key = key.line ? key : info.value;
-    if (++values_ > kMaxValues)
-      fail(info.value, path,
-           "a document that expands to more than " + std::to_string(kMaxValues) + " values (aliases of aliases)",
-           "a recipe without nested alias expansion");
+    if (++values_ > kMaxValues) {
+      if (aliases_)
+        fail(info.value, path,
+             "a document that expands to more than " + std::to_string(kMaxValues) + " values (aliases of aliases)",
+             "a recipe without nested alias expansion");
+      fail(info.value, path, "a document of more than " + std::to_string(kMaxValues) + " values",
+           "at most " + std::to_string(kMaxValues) + " values in a recipe");
+    }
     if (static_cast<int>(ancestors_.size()) >= kMaxDepth)
       fail(info.value, path, "values nested more than " + std::to_string(kMaxDepth) + " levels deep",
            "at most " + std::to_string(kMaxDepth) + " levels");
@@ -95,6 +103,7 @@ class Converter {
         out = scalar(n, info);
         break;
       case YAML::NodeType::Sequence: {
+        check_collection_tag(n, info, "tag:yaml.org,2002:seq");
         ancestors_.push_back(n);
         out = Json::array();
         size_t i = 0;
@@ -107,6 +116,7 @@ class Converter {
         break;
       }
       case YAML::NodeType::Map:
+        check_collection_tag(n, info, "tag:yaml.org,2002:map");
         ancestors_.push_back(n);
         out = mapping(n, pointer, path);
         ancestors_.pop_back();
@@ -119,6 +129,31 @@ class Converter {
  private:
   [[noreturn]] void fail(SourceMark m, const std::string& path, const std::string& found, const std::string& expected) {
     throw InputError(Diagnostic{doc_.file, m.line, m.column, path, found, expected});
+  }
+
+  /// Refuses a key holding a control character (a NUL written as "\0" or "\x00" in a quoted key): no field name
+  /// has one, and it would be cut short by whatever reads the name as C text.
+  void check_key(const YAML::Node& k, const std::string& path) {
+    for (char c : k.Scalar()) {
+      const auto u = static_cast<unsigned char>(c);
+      if (u < 0x20 || u == 0x7F) {
+        char code[8];
+        std::snprintf(code, sizeof code, "0x%02X", u);
+        fail(to_mark(k.Mark()), path.empty() ? k.Scalar() : path + "." + k.Scalar(),
+             std::string("a key holding the control character ") + code + (u == 0 ? " (NUL)" : ""),
+             "a plain field name");
+      }
+    }
+  }
+
+  /// A list or mapping may be untagged ('?', or '!' for the non-specific tag) or carry the core tag of its own
+  /// kind (!!seq, !!map); any other tag (!!set, !!omap, !!python/object, !!str, a custom one) is refused as on
+  /// scalars, never ignored.
+  void check_collection_tag(const YAML::Node& n, const SourceNode& info, const std::string& own) {
+    const std::string& tag = n.Tag();
+    if (tag == "?" || tag == "!" || tag.empty() || tag == own) return;
+    fail(info.value, info.path, std::string("unsupported tag '") + tag + "' on a " + (n.IsMap() ? "mapping" : "list"),
+         "an untagged value");
   }
 
   static bool is_merge_key(const YAML::Node& k) { return k.IsScalar() && k.Scalar() == "<<" && k.Tag() == "?"; }
@@ -153,6 +188,7 @@ class Converter {
         continue;
       }
       const std::string name = k.Scalar();
+      check_key(k, path);
       const std::string child = pointer_append(pointer, name);
       const std::string child_path = path.empty() ? name : path + "." + name;
       if (out.contains(name)) {
@@ -186,9 +222,16 @@ class Converter {
     const std::string& tag = n.Tag();
     if (tag == "!" || tag == "tag:yaml.org,2002:str") return s;  // quoted or block scalar, or !!str
     if (tag != "?") {
-      if (tag == "tag:yaml.org,2002:int" || tag == "tag:yaml.org,2002:float" || tag == "tag:yaml.org,2002:bool" ||
-          tag == "tag:yaml.org,2002:null")
-        return resolve_plain(s, info);
+      // A core tag must fit the value it tags: !!null 1 or !!bool 1 is refused, never read as the integer 1.
+      const Json v = resolve_plain(s, info);
+      if (tag == "tag:yaml.org,2002:int" && v.is_number_integer()) return v;
+      if (tag == "tag:yaml.org,2002:float" && v.is_number()) return v.get<double>();
+      if (tag == "tag:yaml.org,2002:bool" && v.is_boolean()) return v;
+      if (tag == "tag:yaml.org,2002:null" && v.is_null()) return v;
+      const std::string core = "tag:yaml.org,2002:";
+      if (tag == core + "int" || tag == core + "float" || tag == core + "bool" || tag == core + "null")
+        fail(info.value, info.path, "'" + s + "' tagged '!!" + tag.substr(core.size()) + "', which it is not",
+             "a value of the tagged type, or an untagged value");
       fail(info.value, info.path, "unsupported tag '" + tag + "'", "an untagged value");
     }
     return resolve_plain(s, info);
@@ -235,6 +278,7 @@ class Converter {
   }
 
   SourceDoc& doc_;
+  bool aliases_;
   std::vector<YAML::Node> ancestors_;
   size_t values_ = 0;
 };
@@ -335,34 +379,146 @@ void check_characters(const std::string& text, const std::string& file) {
                               "YAML allows; write others as \\x escapes in double quotes)"});
 }
 
+/// What a first pass over the parser's events tells before any node is built: where each document starts and
+/// whether aliases are used. It also stops yaml-cpp 0.7's endless loop of empty documents on a ',' ']' or '}'
+/// where no value can start (jbeder/yaml-cpp#1040, fixed upstream by PR #1319): a document that starts where the
+/// previous one did, or an empty one at such a character, is a located error instead of another document.
+class DocumentScan : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark&) override { started_ = false; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { root(m, true); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override {
+    root(m, false);
+    aliases = true;
+  }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string&) override {
+    root(m, false);
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    root(m, false);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    root(m, false);
+  }
+  void OnMapEnd() override {}
+
+  std::vector<YAML::Mark> starts;  ///< where each document's root starts
+  std::vector<bool> empty;         ///< whether each document's root is an empty (null) node
+  bool aliases = false;
+
+ private:
+  void root(const YAML::Mark& m, bool null) {
+    if (started_) return;
+    started_ = true;
+    starts.push_back(m);
+    empty.push_back(null);
+  }
+  bool started_ = false;
+};
+
+/// Lone CR line ends (old Mac) as LF: YAML 1.2 takes CR as a line break (section 5.4) but yaml-cpp does not, and
+/// would read the whole file as its first line. CRLF is left as it is.
+std::string normalize_lone_cr(const std::string& text) {
+  if (text.find('\r') == std::string::npos) return text;
+  std::string out = text;
+  for (size_t i = 0; i < out.size(); ++i)
+    if (out[i] == '\r' && (i + 1 == out.size() || out[i + 1] != '\n')) out[i] = '\n';
+  return out;
+}
+
+/// Refuses flow collections ('[' and '{') nested more than kMaxDepth deep before yaml-cpp sees them: it queues a
+/// token for every '[' (about 250 bytes each) before its own depth guard, so 16 MiB of '[' would cost 4 GB. Skips
+/// quoted scalars and comments; a '[' inside a plain scalar may be counted, so only a 65th unclosed one can fail.
+void check_flow_depth(const std::string& text, const std::string& file) {
+  int depth = 0;
+  auto token_start = [&](size_t i) {
+    if (i == 0) return true;
+    const char p = text[i - 1];
+    return p == ' ' || p == '\t' || p == '\n' || p == '\r' || p == '[' || p == '{' || p == ',' || p == ':' || p == '-';
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '#' && token_start(i) && (i == 0 || text[i - 1] != '-')) {
+      while (i < text.size() && text[i] != '\n' && text[i] != '\r') ++i;
+    } else if ((c == '"' || c == '\'') && token_start(i)) {
+      for (++i; i < text.size(); ++i) {
+        if (c == '"' && text[i] == '\\') {
+          ++i;
+        } else if (text[i] == c) {
+          if (c == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+            ++i;  // '' inside single quotes
+            continue;
+          }
+          break;
+        }
+      }
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxDepth) {
+        const SourceMark m = mark_of_offset(text, i);
+        throw InputError(Diagnostic{file, m.line, m.column, "",
+                                    "values nested more than " + std::to_string(kMaxDepth) + " levels deep",
+                                    "at most " + std::to_string(kMaxDepth) + " levels"});
+      }
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+}
+
 }  // namespace
 
-SourceDoc parse_yaml(const std::string& text, const std::string& file) {
+SourceDoc parse_yaml(const std::string& raw, const std::string& file) {
   SourceDoc doc;
   doc.file = file;
-  check_characters(text, file);
-  std::vector<YAML::Node> docs;
+  check_characters(raw, file);
+  const std::string text = normalize_lone_cr(raw);
+  check_flow_depth(text, file);
+  YAML::Node root;
+  DocumentScan scan;
   try {
-    docs = YAML::LoadAll(text);
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    while (parser.HandleNextDocument(scan)) {
+      const size_t n = scan.starts.size();
+      if (n == 0) continue;
+      const YAML::Mark& m = scan.starts.back();
+      const bool stuck = n >= 2 && m.pos == scan.starts[n - 2].pos;
+      const char at = m.pos >= 0 && static_cast<size_t>(m.pos) < text.size() ? text[m.pos] : '\0';
+      if ((stuck || scan.empty.back()) && at && std::strchr(",]}", at)) {
+        const SourceMark sm = to_mark(m);
+        throw InputError(Diagnostic{file, sm.line, sm.column, "",
+                                    std::string("malformed YAML: '") + at + "' where no value can start",
+                                    "well-formed YAML"});
+      }
+      if (stuck) break;  // no progress: never loop
+    }
+    if (scan.starts.size() == 1) root = YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    const SourceMark m = to_mark(e.mark);
+    throw InputError(Diagnostic{file, m.line, m.column, "",
+                                "values nested more than " + std::to_string(kMaxDepth) + " levels deep",
+                                "at most " + std::to_string(kMaxDepth) + " levels"});
   } catch (const YAML::Exception& e) {
     const SourceMark m = to_mark(e.mark);
     throw InputError(
         Diagnostic{file, m.line, m.column, "", "malformed YAML: " + explain_parser_error(e.msg), "well-formed YAML"});
   }
-  if (docs.empty() || (docs.size() == 1 && docs[0].IsNull()))
+  if (scan.starts.empty() || (scan.starts.size() == 1 && root.IsNull()))
     throw InputError(Diagnostic{file, 1, 1, "", "an empty file", "a YAML mapping of recipe fields"});
-  if (docs.size() > 1) {
-    const SourceMark m = to_mark(docs[1].Mark());
-    throw InputError(Diagnostic{file, m.line, m.column, "", std::to_string(docs.size()) + " YAML documents",
+  if (scan.starts.size() > 1) {
+    const SourceMark m = to_mark(scan.starts[1]);
+    throw InputError(Diagnostic{file, m.line, m.column, "", std::to_string(scan.starts.size()) + " YAML documents",
                                 "exactly one document per file"});
   }
-  if (!docs[0].IsMap()) {
-    const SourceMark m = to_mark(docs[0].Mark());
+  if (!root.IsMap()) {
+    const SourceMark m = to_mark(root.Mark());
     throw InputError(Diagnostic{file, m.line ? m.line : 1, m.column ? m.column : 1, "",
                                 "a top level that is not a mapping", "a YAML mapping of recipe fields"});
   }
-  Converter conv(doc);
-  doc.value = conv.convert(docs[0], "", "", {});
+  Converter conv(doc, scan.aliases);
+  doc.value = conv.convert(root, "", "", {});
   return doc;
 }
 
@@ -371,7 +527,9 @@ SourceDoc load_yaml_file(const std::string& file) {
   try {
     text = read_input_file(file);
   } catch (const InputFileError& e) {
-    throw InputError(Diagnostic{file, 0, 0, "", e.what(), "a readable YAML file"});
+    std::error_code ec;
+    const bool folder = std::filesystem::is_directory(file, ec);  // an unreadable folder of a folder walk
+    throw InputError(Diagnostic{file, 0, 0, "", e.what(), folder ? "a readable folder" : "a readable YAML file"});
   }
   return parse_yaml(text, file);
 }

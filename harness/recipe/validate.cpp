@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "catalog/models.h"
+#include "metrics/metrics.h"
 #include "recipe/correctness_check.h"
 #include "recipe/layout_check.h"
 #include "recipe/result_check.h"
@@ -21,6 +22,21 @@ namespace recipebench {
 namespace {
 
 ValidatedRecipe check_document(ValidatedRecipe out, std::shared_ptr<const SourceDoc> source);
+
+/// bench.window against bench.steps by the one window rule `run` applies (metrics.h window_problem), with run's
+/// defaults for what the recipe leaves out (RunSettings: 20 steps, window 5..19). Located at bench.window when the
+/// window is given (at bench.steps when only the step count makes it not fit).
+void check_bench_window(const Recipe& r, const SourceDoc& src, Diagnostics& out) {
+  const int steps = r.bench.steps.value_or(20);
+  const StepWindow w = r.bench.window.value_or(StepWindow{5, 19});
+  const std::string problem = window_problem(w, steps);
+  if (problem.empty()) return;
+  const size_t comma = problem.find(", expected ");
+  const bool window_itself = w.first < 0 || w.first > w.last || w.steps() < kMinWindowSteps;
+  const bool at_window = r.bench.window && (window_itself || !r.bench.steps);
+  out.push_back(
+      src.at(at_window ? "/bench/window" : "/bench/steps", problem.substr(0, comma), problem.substr(comma + 11)));
+}
 
 }  // namespace
 
@@ -67,6 +83,7 @@ ValidatedRecipe check_document(ValidatedRecipe out, std::shared_ptr<const Source
   for (auto& d : check_result(*out.recipe, model, src)) out.errors.push_back(std::move(d));
   for (auto& d : check_correctness(*out.recipe, src)) out.errors.push_back(std::move(d));
   for (auto& d : check_layout(*out.recipe, model, src)) out.errors.push_back(std::move(d));
+  check_bench_window(*out.recipe, src, out.errors);
   std::stable_sort(out.errors.begin(), out.errors.end(), [](const Diagnostic& a, const Diagnostic& b) {
     return a.line != b.line ? a.line < b.line : a.column < b.column;
   });
@@ -85,20 +102,31 @@ std::vector<std::string> collect_files(const std::vector<std::string>& paths,
     std::error_code ec;
     const fs::file_status st = fs::status(p, ec);
     if (fs::is_directory(st)) {
-      // A folder walk goes on past entries it cannot enter or read (permissions, symlink loops): such an entry
-      // is listed anyway when its name matches, so loading it reports why; only regular files otherwise.
+      // A folder walk lists every entry it cannot read rather than skipping it without a word: a folder it cannot
+      // open (permissions) is listed itself, so loading it reports why; a matching entry whose type cannot be read
+      // (or a FIFO, a device) is listed, and refused on load; symlinked folders are not followed (no loops).
       std::vector<std::string> found;
-      fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec), end;
-      for (; !ec && it != end; it.increment(ec)) {
-        std::error_code entry_ec;
-        const bool regular = it->is_regular_file(entry_ec);
-        if (!wanted(it->path())) continue;
-        if (regular || entry_ec)
-          found.push_back(it->path().string());
-        else if (!it->is_directory(entry_ec))
-          found.push_back(it->path().string());  // a FIFO, device...: refused on load
+      std::vector<fs::path> folders{fs::path(p)};
+      while (!folders.empty()) {
+        const fs::path dir = folders.back();
+        folders.pop_back();
+        std::error_code dir_ec;
+        fs::directory_iterator it(dir, dir_ec), end;
+        if (dir_ec) {
+          found.push_back(dir.string());
+          continue;
+        }
+        for (; !dir_ec && it != end; it.increment(dir_ec)) {
+          std::error_code entry_ec;
+          const bool link = it->is_symlink(entry_ec);
+          if (it->is_directory(entry_ec)) {
+            if (!link) folders.push_back(it->path());
+            continue;
+          }
+          if (wanted(it->path())) found.push_back(it->path().string());
+        }
+        if (dir_ec) found.push_back(dir.string());  // stopped part way: loading the folder says why
       }
-      if (ec) out.push_back(p);  // the folder itself could not be read: loading it says why
       std::sort(found.begin(), found.end());
       out.insert(out.end(), found.begin(), found.end());
     } else if (fs::is_regular_file(st)) {

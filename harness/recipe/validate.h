@@ -29,8 +29,10 @@ ValidatedRecipe validate_recipe_file(const std::string& file);
 ValidatedRecipe validate_recipe_text(const std::string& text, const std::string& name);
 
 /// Expands PATHs: regular files are kept as given; folders are searched recursively for files with one of
-/// `extensions` (sorted). The walk goes on past entries it cannot read (a symlink loop, no permission): they are
-/// listed, and loading them reports the reason. Throws std::invalid_argument naming the first path that does not
+/// `extensions` (sorted). The walk goes on past entries it cannot read, never skipping them without a word: a
+/// folder it cannot open (no permission) is listed itself, and so is a matching entry whose type cannot be read;
+/// loading them reports the reason ("cannot be read: Permission denied, expected a readable folder"). Symlinked
+/// folders are not followed. Throws std::invalid_argument naming the first path that does not
 /// exist or is not a regular file or folder (a FIFO, a device: "not a regular file").
 std::vector<std::string> collect_files(const std::vector<std::string>& paths,
                                        const std::vector<std::string>& extensions);

@@ -13,6 +13,7 @@
 #include "metrics/metrics.h"
 #include "recipe/schema_check.h"
 #include "recipe/source_doc.h"
+#include "util/json_text.h"
 
 namespace recipebench {
 
@@ -113,13 +114,11 @@ Json read_json_file(const std::string& file, const JsonLimits& limits) {
   const std::string text = read_regular_file(file, limits.max_bytes);
   check_depth(text, file, limits.max_depth);
   try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    const auto [line, col] = line_col(text, e.byte > 0 ? e.byte - 1 : 0);
-    std::string why = e.what();
-    const auto colon = why.find(": ", why.find("column"));
-    if (colon != std::string::npos) why = why.substr(colon + 2);
-    fail_at(file, line, col, "malformed JSON (" + why + ")", "a run record written by recipebench run");
+    return parse_json_text(text, limits.max_depth);
+  } catch (const JsonTextError& e) {
+    const bool syntax = e.found.rfind("malformed JSON", 0) == 0;
+    throw InputError(Diagnostic{file, e.line, e.column, e.path, e.found,
+                                syntax ? "a run record written by recipebench run" : e.expected});
   }
 }
 

@@ -22,7 +22,10 @@ struct JsonLimits {
 /// read), at most max_bytes, nested at most max_depth deep (checked before parsing, so no parser recursion
 /// meets a deeper document). Throws InputError: `file: error: not a regular file (a FIFO)`,
 /// `file: error: a file of N bytes, expected at most 67108864`, `file:L:C: error: nesting 65 deep, expected
-/// at most 64`, `file:L:C: error: malformed JSON (...)`.
+/// at most 64`, `file:L:C: error: malformed JSON (...)`; a key twice in one object or a number beyond a double is
+/// refused at its token with its field path (parse_json_text): `file:L:C: error: status: duplicate key 'status'
+/// (first at line 1, column 2), expected each key once per object`, `file:L:C: error: metrics.x: number 1e400 out
+/// of range, expected a number within +-1.8e308`. Objects are built in linear time in their keys.
 Json read_json_file(const std::string& file, const JsonLimits& limits = {});
 
 /// The schema of run records, schema/run-record.schema.json, embedded at build time and parsed once.

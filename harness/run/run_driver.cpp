@@ -781,7 +781,9 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
 }  // namespace
 
 RunOutcome run_recipe(const RunRequest& request, const std::vector<RunReporter*>& reporters) {
-  watch_interrupts();  // SIGINT / SIGTERM are noted, then end the run with a failed record
+  // SIGINT / SIGTERM are noted, then end the run with a failed record; a dry run writes no record and keeps the
+  // signals' default action, so it stops at once whatever it is computing.
+  if (!request.dry_run) watch_interrupts();
   const auto launch = Clock::now();
   const auto launch_steady = std::chrono::steady_clock::now();
   const Reporters report{reporters};
