@@ -7,8 +7,8 @@
 #include <iostream>
 
 #include "commands.h"
-#include "option_checks.h"
 #include "metrics/convergence.h"
+#include "option_checks.h"
 #include "recipe/validate.h"
 #include "record/run_record_check.h"
 #include "report/compare.h"
