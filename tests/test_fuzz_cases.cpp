@@ -14,6 +14,7 @@
 
 #include "catalog/hf_config.h"
 #include "catalog/models.h"
+#include "logparse/log_reader.h"
 #include "recipe/source_doc.h"
 #include "recipe/validate.h"
 #include "record/run_record_check.h"
@@ -265,4 +266,33 @@ TEST_CASE("unreadable-subfolder-skipped: a folder that cannot be opened is liste
   }
   ::chmod((dir / "locked").c_str(), 0755);
   std::filesystem::remove_all(dir);
+}
+
+// ---- kind 3 / 4 in logs: import-unlocated-errors, import-huge-ms-invalid-record ----
+
+TEST_CASE("import-unlocated-errors: a 20-digit iteration and a step time of 0, -5 or 1e308 ms are located line errors",
+          "[cases][fuzz][logparse]") {
+  LogContext c;
+  c.file = "x.log";
+  c.row_tokens = 4096;
+  c.global_batch = 64;
+  c.gpus = 8;
+  const std::string line =
+      " iteration        6/     100 | consumed samples:         3072 | elapsed time per iteration (ms): ";
+  for (const auto& [ms, seconds] :
+       std::vector<std::pair<std::string, std::string>>{{"0.0", "0"}, {"-5.0", "-0.005"}, {"1e308", "1e+305"}}) {
+    LogReader reader(LogFormatSpec{LogFormat::kMegatron, ""}, c);
+    reader.feed(line + ms + " | global batch size:    64 |");
+    const ParsedLog log = reader.result();
+    REQUIRE(log.problems.size() == 1);
+    CHECK(log.problems[0].to_string() == "x.log:1:1: error: megatron step line: a step time of " + seconds +
+                                             " s, expected a finite time > 0 s and at most 1e6 s");
+    CHECK(log.steps.empty());
+  }
+  LogReader big(LogFormatSpec{LogFormat::kMegatron, ""}, c);
+  big.feed(" iteration 99999999999999999999/ 22 | elapsed time per iteration (ms): 10.0 |");
+  REQUIRE(big.result().problems.size() == 1);
+  CHECK(big.result().problems[0].to_string() ==
+        "x.log:1:12: error: megatron step line: iteration 99999999999999999999 out of range, expected at most 15 "
+        "digits");
 }

@@ -142,7 +142,8 @@ std::string write_lead_died_record(RunRecord base, const std::string& dir, const
       {}};
   base.finished_at = utc_timestamp(std::chrono::system_clock::now());
   base.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_steady).count();
-  return write_new_record(dir, stem, started, base.to_json().dump(2) + "\n");
+  return write_new_record(dir, stem, started,
+                          base.to_json().dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
 }
 
 std::string signal_name(int sig) {

@@ -1,9 +1,10 @@
 #include "logparse/log_reader.h"
 
+#include <cstdio>
 #include <fstream>
-#include <regex>
 #include <limits>
 #include <map>
+#include <regex>
 #include <set>
 
 #include "logparse/line_text.h"
@@ -129,6 +130,9 @@ Diagnostic line_problem(const LogContext& ctx, int64_t line, int column, const s
 
 /// Tokens of the step: printed, else printed global batch x row tokens, else the recipe's global batch x row
 /// tokens. Nullopt when none is known.
+/// The longest step time a log may print: 10^6 s (11.6 days); anything longer is a misprint or a unit error.
+constexpr double kMaxStepSeconds = 1e6;
+
 std::optional<int64_t> step_tokens(const StepLine& l, const LogContext& ctx) {
   if (l.tokens) return *l.tokens;
   if (l.global_batch && ctx.row_tokens > 0) return *l.global_batch * ctx.row_tokens;
@@ -148,6 +152,17 @@ void LogReader::take(const LineRead& read) {
     return;
   }
   StepLine l = read.step;
+  // Every format's step time by one rule: a finite time > 0 s and at most kMaxStepSeconds (0 ms, -5 ms or 1e308 ms
+  // is a located line problem, never a record whose figures are 0 tokens/s or an infinite CV).
+  if (l.seconds && !(*l.seconds > 0 && *l.seconds <= kMaxStepSeconds)) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%g", *l.seconds);
+    s.out.problems.push_back(
+        line_problem(s.ctx, s.out.lines, read.column, what,
+                     "a step time of " + std::string(text) + " s, expected a finite time > 0 s and at most 1e6 s"));
+    if (l.step && (!s.last_printed || *l.step > *s.last_printed)) s.last_printed = *l.step;
+    return;
+  }
   if (!l.step) l.step = s.last_printed ? *s.last_printed + 1 : 0;  // a format without step numbers: in order
   const auto tokens = step_tokens(l, s.ctx);
   if (!tokens || *tokens < 1) {

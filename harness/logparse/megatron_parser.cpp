@@ -23,6 +23,8 @@ std::optional<std::pair<int64_t, size_t>> iteration_of(const std::string& s) {
     if (d > i && slash < s.size() && s[slash] == '/') {
       const size_t bar = s.find('|', slash);
       if (bar == std::string::npos) return std::nullopt;
+      // More than 15 digits (beyond 2^53 steps) is out of range: -1, which read() reports at the number.
+      if (d - i > 15) return std::make_pair(int64_t{-1} - static_cast<int64_t>(i), bar);
       return std::make_pair(std::stoll(s.substr(i, d - i)), bar);
     }
   }
@@ -37,6 +39,15 @@ class MegatronParser : public LineParser {
     LineRead r;
     const auto it = iteration_of(line);
     if (!it) return r;
+    if (it->first < 0) {
+      const size_t at = static_cast<size_t>(-(it->first + 1));
+      size_t end = at;
+      while (end < line.size() && std::isdigit(static_cast<unsigned char>(line[end]))) ++end;
+      r.kind = LineKind::kUnreadable;
+      r.problem = "iteration " + line.substr(at, end - at) + " out of range, expected at most 15 digits";
+      r.column = static_cast<int>(at + 1);
+      return r;
+    }
     r.kind = LineKind::kStep;
     r.step.step = it->first - 1;
     bool timed = false;

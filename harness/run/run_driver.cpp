@@ -729,7 +729,9 @@ RunOutcome run_placed(Backend& backend, const RunRequest& q, const Recipe& recip
   merge_backend_report(backend, rec, report);
   if (rec.complete()) rec.metrics = compute_metrics(rec, recipe, m.model, x.devices);
   summarise_emulation(rec);
-  out.record_path = write_new_record(out.record_path, rec.to_json().dump(2) + "\n");  // the name it took
+  // Bytes of a log that are not UTF-8 are written as U+FFFD; the name is the one the record took.
+  out.record_path =
+      write_new_record(out.record_path, rec.to_json().dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
   for (auto* r : reporters) r->finish(rec, out.record_path, x.failure_shown);
   out.exit_code = rec.complete() || rec.status == RunStatus::kEmulated ? kOk : kFailed;
   out.record = std::move(rec);
