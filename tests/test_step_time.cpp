@@ -17,9 +17,9 @@
 #include "recipe/run_model.h"
 #include "recipe/validate.h"
 #include "record/profile_source.h"
-#include "test_util.h"
 #include "record/run_record_check.h"
 #include "report/leaderboard.h"
+#include "test_util.h"
 
 #include <filesystem>
 
@@ -256,7 +256,8 @@ TEST_CASE("step time: one rank, no communication: microbatches x passes + optimi
   ProfiledRank pr = synthetic_rank(m, shapes[0], "CPU");
   const UnitCosts u = fit_unit_costs({pr});
   const StepPrediction p = predict_step(r, m, map, u, fast_network(1e12));
-  const double pass = cells_seconds(pass_cells(u, m, shapes[0], false)) + cells_seconds(pass_cells(u, m, shapes[0], true));
+  const double pass =
+      cells_seconds(pass_cells(u, m, shapes[0], false)) + cells_seconds(pass_cells(u, m, shapes[0], true));
   const double shard = optimizer_shards(plan_memory(r, m, map), map, 0).shard_params();
   CHECK(shard > 0);
   CHECK(p.step_seconds == Approx(map.microbatches * pass));
@@ -305,8 +306,9 @@ TEST_CASE("step time: DP's reduce-scatter and all-gather, hidden by the overlap 
 }
 
 TEST_CASE("step time: a pipeline's parts add up on every rank, and VPP shortens the bubble", "[step-time]") {
-  for (const char* file : {"tests/data/dist/tiny-pp2.yaml", "tests/data/dist/tiny-pp2-vpp2.yaml",
-                           "tests/data/dist/tiny-tp2-pp2-ep2-dp2.yaml", "tests/data/dist/tiny-pp2-vpp2-recompute.yaml"}) {
+  for (const char* file :
+       {"tests/data/dist/tiny-pp2.yaml", "tests/data/dist/tiny-pp2-vpp2.yaml",
+        "tests/data/dist/tiny-tp2-pp2-ep2-dp2.yaml", "tests/data/dist/tiny-pp2-vpp2-recompute.yaml"}) {
     INFO(file);
     const Recipe r = load(file);
     const ModelConfig& m = *find_model(r.model);
@@ -401,7 +403,8 @@ TEST_CASE("step time: the seed's emulated ranks read back as profiles, and predi
 
 TEST_CASE("step time: the leaderboard lists predictions apart, with the error where the recipe was measured",
           "[step-time][report]") {
-  Recipe planned = load("reports/bench/h200-2026-12-03-predict/plan/plan-tp2-pp8-vpp2-ep8-dp4-split6-mt16k-recompute.yaml");
+  Recipe planned =
+      load("reports/bench/h200-2026-12-03-predict/plan/plan-tp2-pp8-vpp2-ep8-dp4-split6-mt16k-recompute.yaml");
   Recipe seed = load("recipes/qwen3.5-397b-a17b/b200/attune-tp2-pp8-ep8-vpp2-mt16k.yaml");
   REQUIRE(seed.result);
   seed.doc["prediction"] = Json{{"tokens_per_s_per_gpu", 1300.0},
@@ -414,7 +417,8 @@ TEST_CASE("step time: the leaderboard lists predictions apart, with the error wh
   CHECK(board.predictions[0].file == seed.file);
   CHECK(*board.predictions[0].error() == Approx(1300.0 / seed.result->tokens_per_s_per_gpu - 1));
   CHECK_FALSE(board.predictions[1].error().has_value());
-  CHECK(board.predictions[1].tokens_per_s_per_gpu == Approx(planned.doc["prediction"]["tokens_per_s_per_gpu"].get<double>()));
+  CHECK(board.predictions[1].tokens_per_s_per_gpu ==
+        Approx(planned.doc["prediction"]["tokens_per_s_per_gpu"].get<double>()));
   REQUIRE(board.groups.size() == 1);
   CHECK(board.groups[0].entries.size() == 1);
   CHECK(board.groups[0].entries[0].tokens_per_s_per_gpu == Approx(seed.result->tokens_per_s_per_gpu));

@@ -67,14 +67,14 @@ Json planned_doc(const PlannedLayout& p, const std::vector<std::string>& profile
               {"etp", l.effective_etp()},
               {"dp", l.dp},
               {"sequence_parallel", l.sequence_parallel}};
-  if (l.first_stage_layers) layout["layer_split"] = Json{{"first", *l.first_stage_layers}, {"last", *l.last_stage_layers}};
+  if (l.first_stage_layers)
+    layout["layer_split"] = Json{{"first", *l.first_stage_layers}, {"last", *l.last_stage_layers}};
   layout["max_tokens_per_gpu"] = l.max_tokens_per_gpu;
   layout["rows_per_microbatch"] = *l.rows_per_microbatch;
-  layout["recompute"] = l.recompute.granularity == "none"
-                            ? Json{{"granularity", "none"}}
-                            : Json{{"granularity", l.recompute.granularity},
-                                   {"method", l.recompute.method},
-                                   {"num_layers", l.recompute.num_layers}};
+  layout["recompute"] = l.recompute.granularity == "none" ? Json{{"granularity", "none"}}
+                                                          : Json{{"granularity", l.recompute.granularity},
+                                                                 {"method", l.recompute.method},
+                                                                 {"num_layers", l.recompute.num_layers}};
   layout["dispatcher"] = "alltoall";
   Json bench{{"backend", "torch"},
              {"overlap_grad_reduce", r.bench.overlap_grad_reduce.value_or(false)},
@@ -116,12 +116,12 @@ std::string file_name(const Recipe& r) {
 
 std::string row_text(size_t i, const PlannedLayout& p) {
   const RecipeLayout& l = p.recipe.layout;
-  return fmt::format("  {:>2}  {:<32} {:>6} {:>9}  {:>6.1f}  {:>7.3f}  {:>10}  {:>5}  {:>6}", i + 1, l.label,
-                     fmt::format("{}k", l.max_tokens_per_gpu / 1024), l.recompute.granularity, p.peak_bytes / 1e9,
-                     p.prediction.step_seconds, fixed(p.prediction.tokens_per_s_per_gpu, 1),
-                     p.prediction.mfu ? fmt::format("{:.1f}%", *p.prediction.mfu * 100) : "-",
-                     p.prediction.usd_per_million_tokens ? fmt::format("{:.2f}", *p.prediction.usd_per_million_tokens)
-                                                         : "-");
+  return fmt::format(
+      "  {:>2}  {:<32} {:>6} {:>9}  {:>6.1f}  {:>7.3f}  {:>10}  {:>5}  {:>6}", i + 1, l.label,
+      fmt::format("{}k", l.max_tokens_per_gpu / 1024), l.recompute.granularity, p.peak_bytes / 1e9,
+      p.prediction.step_seconds, fixed(p.prediction.tokens_per_s_per_gpu, 1),
+      p.prediction.mfu ? fmt::format("{:.1f}%", *p.prediction.mfu * 100) : "-",
+      p.prediction.usd_per_million_tokens ? fmt::format("{:.2f}", *p.prediction.usd_per_million_tokens) : "-");
 }
 
 int run_plan(const PlanArgs& args) {
@@ -194,7 +194,8 @@ int run_plan(const PlanArgs& args) {
     return kFailed;
   }
   const size_t top = std::min(search.ranked.size(), static_cast<size_t>(std::max(1, args.top)));
-  std::cout << "   #  layout                           max tok recompute  peak GB   step s  tokens/s/GPU    MFU  $/1M\n";
+  std::cout
+      << "   #  layout                           max tok recompute  peak GB   step s  tokens/s/GPU    MFU  $/1M\n";
   for (size_t i = 0; i < top; ++i) std::cout << row_text(i, search.ranked[i]) << "\n";
   std::cout << "  where each step goes (the rank that ends last, seconds per step):\n";
   for (size_t i = 0; i < top; ++i) {
@@ -210,9 +211,10 @@ int run_plan(const PlanArgs& args) {
     std::vector<std::pair<std::string, std::string>> files;
     for (size_t i = 0; i < top; ++i) {
       const std::string path = (std::filesystem::path(args.out) / file_name(search.ranked[i].recipe)).string();
-      files.push_back({path, "# Proposed by recipebench plan: a predicted layout, not a measurement "
-                             "(docs/step-time.md).\n" +
-                                 yaml_text(planned_doc(search.ranked[i], profile_files, args.stack_factor))});
+      files.push_back({path,
+                       "# Proposed by recipebench plan: a predicted layout, not a measurement "
+                       "(docs/step-time.md).\n" +
+                           yaml_text(planned_doc(search.ranked[i], profile_files, args.stack_factor))});
     }
     write_files_atomically(files);
     for (const auto& f : files) std::cout << "  wrote " << f.first << "\n";

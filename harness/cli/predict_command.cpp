@@ -56,8 +56,8 @@ int run_predict(const PredictArgs& args) {
   std::optional<LoadedProfiles> loaded = load_profiles(args.profiles, model->full.name);
   if (!loaded) return kFailed;
   if (loaded->ranks.empty()) {
-    std::cerr << "recipebench predict: no profile of " << model->full.name << " among the "
-              << args.profiles.size() << " given" << (args.profiles.empty() ? " (--profile RECORD)" : "")
+    std::cerr << "recipebench predict: no profile of " << model->full.name << " among the " << args.profiles.size()
+              << " given" << (args.profiles.empty() ? " (--profile RECORD)" : "")
               << "; measure one rank of each kind of this layout with --profile, e.g. on one GPU:\n"
               << emulation_commands(args.recipe, recipe, model->model, map);
     return kUsage;

@@ -63,9 +63,10 @@ std::optional<LoadedProfiles> load_profiles(const std::vector<std::string>& file
         if (!same_run(p.record, in.record)) continue;
         const double factor = window_mean_seconds(p.record) / window_mean_seconds(in.record);
         calibrate(r, factor);
-        r.source += fmt::format(" (calibrated x {:.4f} by the plain run {}: its window's mean step over the "
-                                "profile's, the synchronisations of --profile taken out)",
-                                factor, p.file);
+        r.source += fmt::format(
+            " (calibrated x {:.4f} by the plain run {}: its window's mean step over the "
+            "profile's, the synchronisations of --profile taken out)",
+            factor, p.file);
         break;
       }
       if (r.model == model)
@@ -106,10 +107,11 @@ PredictSetup predict_setup(const Recipe& recipe, const LoadedProfiles& profiles,
     if (from == nullptr || to == nullptr)
       throw std::invalid_argument("GPU " + (from ? recipe.gpu.type : s.costs.gpu) + " is not in the catalog");
     s.options.scale = gpu_scale(*from, *to);
-    s.costs.sources.push_back(fmt::format("scaled {} -> {}: matrix work x {:.3f} (dense BF16 peaks), memory-bound "
-                                          "work x {:.3f} (HBM bandwidths)",
-                                          from->name, to->name, from->peak_bf16_flops / to->peak_bf16_flops,
-                                          from->memory_bandwidth / to->memory_bandwidth));
+    s.costs.sources.push_back(
+        fmt::format("scaled {} -> {}: matrix work x {:.3f} (dense BF16 peaks), memory-bound "
+                    "work x {:.3f} (HBM bandwidths)",
+                    from->name, to->name, from->peak_bf16_flops / to->peak_bf16_flops,
+                    from->memory_bandwidth / to->memory_bandwidth));
   }
   if (cpu_recipe) {
     // CPU ranks on one host: a stand-in link (shared memory through Gloo), never a catalog figure.
@@ -148,9 +150,10 @@ std::string emulation_commands(const std::string& file, const Recipe& recipe, co
       fit = std::max<int64_t>(map.vpp, fit / map.vpp * map.vpp);
       layers = fmt::format(" --layers {}", fit);
     }
-    out += fmt::format("  recipebench run {} --emulate-rank {} --profile --device cuda --steps 3 --window 1:2{}   # {}, "
-                       "pipeline rank {}, plan {:.1f} GB\n",
-                       file, rank, layers, rm.kind, rm.pp_rank, rm.peak / 1e9);
+    out += fmt::format(
+        "  recipebench run {} --emulate-rank {} --profile --device cuda --steps 3 --window 1:2{}   # {}, "
+        "pipeline rank {}, plan {:.1f} GB\n",
+        file, rank, layers, rm.kind, rm.pp_rank, rm.peak / 1e9);
   }
   return out;
 }

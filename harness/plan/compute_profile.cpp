@@ -47,8 +47,8 @@ double component_work(ProfileComponent c, const ModelConfig& m, const ChunkShape
   const double layers = static_cast<double>(s.layers());
   switch (c) {
     case ProfileComponent::kGdn: {
-      const double state = static_cast<double>(m.linear_num_value_heads) * 4.0 * m.linear_key_head_dim *
-                           m.linear_value_head_dim;
+      const double state =
+          static_cast<double>(m.linear_num_value_heads) * 4.0 * m.linear_key_head_dim * m.linear_value_head_dim;
       return s.gdn_layers * (2.0 * p.gdn_layer + state) * per_rank_tokens;
     }
     case ProfileComponent::kAttention: {
@@ -262,8 +262,8 @@ PhaseCells pass_cells(const UnitCosts& costs, const ModelConfig& m, const ChunkS
     if (comp == ProfileComponent::kOther)
       out[kBackward][c] += costs.between_seconds_per_param * chunk_params(m, s) * o.scale[c];
     if (o.recompute_fraction > 0 && recomputed(comp)) {
-      const double per_unit = costs.measured_backward[kRecompute][c] ? costs.backward_pass[kRecompute][c]
-                                                                     : costs.forward_pass[kForward][c];
+      const double per_unit =
+          costs.measured_backward[kRecompute][c] ? costs.backward_pass[kRecompute][c] : costs.forward_pass[kForward][c];
       out[kRecompute][c] = per_unit * w * o.scale[c] * o.recompute_fraction;
     }
   }

@@ -81,18 +81,18 @@ struct ProfiledChunk {
 
 /// A measured rank: where it ran and what it measured (one record of `run --profile`, or of an emulated rank).
 struct ProfiledRank {
-  std::string source;     ///< the record's file
-  std::string model;      ///< registry name of the model whose widths ran
-  std::string gpu;        ///< catalog name of the device it ran on ("H200"), or "CPU"
-  std::string layout;     ///< the layout it stood for, e.g. "TP2 PP8 VPP2 EP8 DP4 (rank 20)"
-  ModelConfig widths;     ///< the model that ran (its layer count is the proxy's when cut)
+  std::string source;  ///< the record's file
+  std::string model;   ///< registry name of the model whose widths ran
+  std::string gpu;     ///< catalog name of the device it ran on ("H200"), or "CPU"
+  std::string layout;  ///< the layout it stood for, e.g. "TP2 PP8 VPP2 EP8 DP4 (rank 20)"
+  ModelConfig widths;  ///< the model that ran (its layer count is the proxy's when cut)
   std::vector<ProfiledChunk> chunks;
   /// Per step, the seconds outside the passes and the optimizer (the gradients' accumulation after each backward,
   /// zeroing, the step's bookkeeping): the window's mean of step seconds - passes - optimizer.
   double between_passes_seconds = 0;
-  int64_t microbatches = 0;        ///< per step
-  double optimizer_seconds = 0;    ///< the optimizer's step, seconds
-  double optimizer_params = 0;     ///< parameters whose state that step updated (the rank's shards), elements
+  int64_t microbatches = 0;      ///< per step
+  double optimizer_seconds = 0;  ///< the optimizer's step, seconds
+  double optimizer_params = 0;   ///< parameters whose state that step updated (the rank's shards), elements
 };
 
 /// Multiplies every measured second of `r` (its chunks' cells, the seconds between passes, its optimizer step) by
@@ -106,7 +106,7 @@ struct UnitCosts {
   std::array<ComponentCells, kPassPhases> forward_pass{};   ///< seconds per unit in a forward pass
   std::array<ComponentCells, kPassPhases> backward_pass{};  ///< seconds per unit in a backward pass
   std::array<std::array<bool, kProfileComponents>, kPassPhases> measured_backward{};  ///< backward_pass known
-  std::array<bool, kProfileComponents> measured_forward{};  ///< forward_pass[forward] known
+  std::array<bool, kProfileComponents> measured_forward{};                            ///< forward_pass[forward] known
   double optimizer_seconds_per_param = 0;
   /// The bandwidth the rank's weights stream at: the optimizer step's bytes (34 per parameter of its shard,
   /// docs/optimizer.md) over its seconds, bytes/s; 0 when no optimizer step was measured (then no per-pass cost).
@@ -120,8 +120,8 @@ struct UnitCosts {
   /// Seconds outside the passes per microbatch and per weight of the rank (between_passes_seconds over
   /// microbatches x chunk_params of every chunk): added to each backward pass by its chunk's weights.
   double between_seconds_per_param = 0;
-  std::string gpu;     ///< where it was measured (ProfiledRank::gpu)
-  std::string model;   ///< whose widths
+  std::string gpu;    ///< where it was measured (ProfiledRank::gpu)
+  std::string model;  ///< whose widths
   std::vector<std::string> sources;
 };
 
@@ -152,10 +152,10 @@ struct PassCostOptions {
 /// The seconds of one forward (`backward` false) or backward pass of a chunk of shape `s`, by phase and component:
 /// each component's fixed part (costs.fixed_seconds_per_unit of its streamed weights or layers) plus its work at
 /// the fitted seconds per unit; a backward pass's `other` also carries the seconds between passes for the
-/// chunk's weights. A backward pass's recompute phase is the decoder components' recompute cost (the profile's recompute seconds per
-/// unit where it measured them, else its forward's: the chunk's forward run again) x recompute_fraction. Throws
-/// std::invalid_argument when the shape has work in a cell the profile never measured (e.g. an LM head from a
-/// profile of middle stages only), naming the component.
+/// chunk's weights. A backward pass's recompute phase is the decoder components' recompute cost (the profile's
+/// recompute seconds per unit where it measured them, else its forward's: the chunk's forward run again) x
+/// recompute_fraction. Throws std::invalid_argument when the shape has work in a cell the profile never measured (e.g.
+/// an LM head from a profile of middle stages only), naming the component.
 PhaseCells pass_cells(const UnitCosts& costs, const ModelConfig& m, const ChunkShape& s, bool backward,
                       const PassCostOptions& o = {});
 

@@ -64,7 +64,8 @@ Recipe base_recipe(const LayoutRequest& r) {
   base.gpu.count = r.count;
   base.gpu.per_node = std::min(r.per_node, r.count);
   const InstanceSpec* inst = r.instance.empty() ? default_instance_for_gpu(gpu->name) : find_instance(r.instance);
-  if (!r.instance.empty() && inst == nullptr) throw std::invalid_argument("instance " + r.instance + " is not in the catalog");
+  if (!r.instance.empty() && inst == nullptr)
+    throw std::invalid_argument("instance " + r.instance + " is not in the catalog");
   if (inst != nullptr) base.gpu.instance = inst->label();
   base.status = "proposed";
   base.author = "recipebench plan";

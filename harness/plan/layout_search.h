@@ -17,13 +17,13 @@ namespace recipebench {
 
 /// What the user asks for.
 struct LayoutRequest {
-  ModelConfig model;          ///< the model (every layer)
-  std::string gpu;            ///< catalog GPU name ("B200")
-  int count = 0;              ///< GPUs
-  int per_node = 8;           ///< GPUs per node
-  int64_t global_batch = 0;   ///< rows per optimizer step
-  int64_t row_tokens = 0;     ///< tokens per row
-  std::string instance;       ///< catalog instance ("AWS p6-b200.48xlarge"); empty: the GPU's default
+  ModelConfig model;         ///< the model (every layer)
+  std::string gpu;           ///< catalog GPU name ("B200")
+  int count = 0;             ///< GPUs
+  int per_node = 8;          ///< GPUs per node
+  int64_t global_batch = 0;  ///< rows per optimizer step
+  int64_t row_tokens = 0;    ///< tokens per row
+  std::string instance;      ///< catalog instance ("AWS p6-b200.48xlarge"); empty: the GPU's default
 };
 
 /// The space searched: TP (1, 2, 4, 8 up to a node, sequence parallel when > 1), PP (every divisor of

@@ -66,10 +66,10 @@ std::string achieved_flops_text(const UnitCosts& costs) {
   std::string parts;
   for (int c = 0; c < kProfileComponents; ++c)
     if (a[0][c] > 0 || a[1][c] > 0)
-      parts += fmt::format("{}{} {:.0f} / {:.0f}", parts.empty() ? "" : ", ", to_string(static_cast<ProfileComponent>(c)),
-                           a[0][c] / 1e12, a[1][c] / 1e12);
-  return fmt::format("profile's achieved TFLOP/s on {} (forward / backward, by docs/step-time.md's work): {}", costs.gpu,
-                     parts);
+      parts += fmt::format("{}{} {:.0f} / {:.0f}", parts.empty() ? "" : ", ",
+                           to_string(static_cast<ProfileComponent>(c)), a[0][c] / 1e12, a[1][c] / 1e12);
+  return fmt::format("profile's achieved TFLOP/s on {} (forward / backward, by docs/step-time.md's work): {}",
+                     costs.gpu, parts);
 }
 
 std::string breakdown_line(const RankStepTime& r) {
@@ -88,13 +88,14 @@ std::string breakdown_line(const RankStepTime& r) {
 
 std::string prediction_text(const StepPrediction& p) {
   std::string out;
-  out += fmt::format("  step time          {:.3f} s (predicted by the step-time model, not measured)\n", p.step_seconds);
+  out +=
+      fmt::format("  step time          {:.3f} s (predicted by the step-time model, not measured)\n", p.step_seconds);
   out += fmt::format("  tokens/s/GPU       {}\n", fixed(p.tokens_per_s_per_gpu, 1));
   out += fmt::format("  MFU                {}\n", p.mfu ? fmt::format("{:.1f}%", *p.mfu * 100) : "-");
   out += fmt::format("  $ per 1M tokens    {}\n",
                      p.usd_per_million_tokens ? fmt::format("{:.2f}", *p.usd_per_million_tokens) : "-");
-  out += fmt::format("  GPU-hours          {:.2f} ({} steps, startup not modelled)\n", p.gpu_hours,
-                     p.steps_for_gpu_hours);
+  out +=
+      fmt::format("  GPU-hours          {:.2f} ({} steps, startup not modelled)\n", p.gpu_hours, p.steps_for_gpu_hours);
   out += fmt::format("  the step ends on pipeline rank {}: {}\n", p.critical_pp_rank,
                      breakdown_line(p.ranks.at(static_cast<size_t>(p.critical_pp_rank))));
   if (p.ranks.size() > 1) {

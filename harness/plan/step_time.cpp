@@ -21,15 +21,29 @@ constexpr int kRecompute = static_cast<int>(PassPhase::kRecompute);
 constexpr double kActivationBytes = 2;  // BF16 activations and parameters on GPUs
 constexpr double kGradBytes = 4;        // FP32 gradient buffers (docs/distributed.md, "Distributed optimizer")
 
-/// The ranks of `map` sharing `q`'s coordinates but the one `free` names ("tp", "dp", "ep", "edp").
-std::vector<int> group_of(const RankMap& map, const RankPlacement& q, const std::string& free) {
+/// The groups of a rank the model times collectives on (a closed set).
+enum class GroupAxis { kTp, kDp, kEp, kEdp };
+
+/// The ranks of `map` in `q`'s group along `axis`: every coordinate of q's but that axis's (the attention grid's
+/// tp / dp, the expert grid's ep / edp), in the same pipeline stage.
+std::vector<int> group_of(const RankMap& map, const RankPlacement& q, GroupAxis axis) {
   std::vector<int> out;
   for (const RankPlacement& r : map.ranks) {
     bool same = r.pp == q.pp;
-    if (free == "tp") same = same && r.cp == q.cp && r.dp == q.dp;
-    if (free == "dp") same = same && r.tp == q.tp && r.cp == q.cp;
-    if (free == "ep") same = same && r.etp == q.etp && r.edp == q.edp;
-    if (free == "edp") same = same && r.etp == q.etp && r.ep == q.ep;
+    switch (axis) {
+      case GroupAxis::kTp:
+        same = same && r.cp == q.cp && r.dp == q.dp;
+        break;
+      case GroupAxis::kDp:
+        same = same && r.tp == q.tp && r.cp == q.cp;
+        break;
+      case GroupAxis::kEp:
+        same = same && r.etp == q.etp && r.edp == q.edp;
+        break;
+      case GroupAxis::kEdp:
+        same = same && r.etp == q.etp && r.ep == q.ep;
+        break;
+    }
     if (same) out.push_back(r.rank);
   }
   return out;
@@ -118,8 +132,8 @@ NetworkModel recipe_network(const Recipe& recipe) {
   const InstanceSpec* inst = recipe.gpu.instance.empty() ? nullptr : find_instance(recipe.gpu.instance);
   if (inst == nullptr) inst = default_instance_for_gpu(recipe.gpu.type);
   n.gpus_per_node = recipe.gpu.per_node > 0 ? recipe.gpu.per_node : inst ? inst->gpus : 8;
-  n.source = fmt::format("NVLink {:.0f} GB/s per GPU one direction ({}), step latency {:.1f} us", n.nvlink.bandwidth_bytes_per_s / 1e9,
-                         gpu->source, n.nvlink.latency_s * 1e6);
+  n.source = fmt::format("NVLink {:.0f} GB/s per GPU one direction ({}), step latency {:.1f} us",
+                         n.nvlink.bandwidth_bytes_per_s / 1e9, gpu->source, n.nvlink.latency_s * 1e6);
   std::string stated;
   if (recipe.doc.contains("stack") && recipe.doc["stack"].is_object() && recipe.doc["stack"].contains("network") &&
       recipe.doc["stack"]["network"].is_string())
@@ -162,106 +176,106 @@ double recompute_fraction(const RecipeRecompute& r, int64_t chunk_layers) {
   return 1;
 }
 
-StepPrediction predict_step(const Recipe& recipe, const ModelConfig& model, const RankMap& map, const UnitCosts& costs,
-                            const NetworkModel& network, const StepTimeOptions& options) {
-  StepPrediction out;
-  const int pp = map.pp, vpp = map.vpp;
-  PassDurations durations;
-  durations.forward.assign(pp, std::vector<double>(vpp, 0));
-  durations.backward.assign(pp, std::vector<double>(vpp, 0));
-  std::vector<RankStepTime> ranks(pp);
-  std::vector<double> link_p2p(pp, 0);
-  PassCostOptions cost_options;
-  for (int c = 0; c < kProfileComponents; ++c) cost_options.scale[c] = options.scale[c] * options.stack_factor;
+namespace {
+
+/// What predict_step shares between its parts.
+struct StepInputs {
+  const Recipe& recipe;
+  const ModelConfig& model;
+  const RankMap& map;
+  const UnitCosts& costs;
+  const NetworkModel& network;
+  const StepTimeOptions& options;
+
+  Link link_of(const std::vector<int>& members) const {
+    return group_link(map, members, network.gpus_per_node, network.nvlink, network.node_network);
+  }
+};
+
+/// Pipeline rank `p`'s passes: each chunk's forward and backward durations (compute + exposed TP and EP), and the
+/// rank's compute by component, recompute, exposed TP and EP per step and mean passes into `rt`.
+void time_stage_passes(const StepInputs& in, int p, PassDurations& durations, RankStepTime& rt) {
+  const RankMap& map = in.map;
+  const RankPlacement& q = first_rank_of_stage(map, p);
+  const Link tp_link = in.link_of(group_of(map, q, GroupAxis::kTp));
+  const Link ep_link = map.ep > 1 ? in.link_of(group_of(map, q, GroupAxis::kEp)) : in.network.nvlink;
+  PassCostOptions o;
+  for (int c = 0; c < kProfileComponents; ++c) o.scale[c] = in.options.scale[c] * in.options.stack_factor;
   const double mb = static_cast<double>(map.microbatches);
-
-  const MemoryPlan memory = plan_memory(recipe, model, map);
-  for (int p = 0; p < pp; ++p) {
-    const RankPlacement& q = first_rank_of_stage(map, p);
-    const Link tp_link = group_link(map, group_of(map, q, "tp"), network.gpus_per_node, network.nvlink,
-                                    network.node_network);
-    const Link ep_link = map.ep > 1 ? group_link(map, group_of(map, q, "ep"), network.gpus_per_node, network.nvlink,
-                                                 network.node_network)
-                                    : network.nvlink;
-    RankStepTime& rt = ranks[p];
-    rt.pp_rank = p;
-    const std::vector<ChunkShape> shapes = chunk_shapes(map, model, p, recipe.workload.row_tokens);
-    for (int v = 0; v < vpp; ++v) {
-      const ChunkShape& s = shapes[static_cast<size_t>(v)];
-      cost_options.recompute_fraction = recompute_fraction(recipe.layout.recompute, s.layers());
-      const PhaseCells fwd = pass_cells(costs, model, s, false, cost_options);
-      const PhaseCells bwd = pass_cells(costs, model, s, true, cost_options);
-      const PassComm fc = pass_comm(model, s, fwd, false, 0, tp_link, map.tp, ep_link, map.ep, false);
-      const PassComm bc = pass_comm(model, s, bwd, true, cost_options.recompute_fraction, tp_link, map.tp, ep_link,
-                                    map.ep, options.overlap_tp_comm);
-      durations.forward[p][v] = cells_seconds(fwd) + fc.tp + fc.ep;
-      durations.backward[p][v] = cells_seconds(bwd) + bc.tp + bc.ep;
-      for (int c = 0; c < kProfileComponents; ++c)
-        for (int ph = 0; ph < kPassPhases; ++ph) rt.compute[c] += mb * (fwd[ph][c] + bwd[ph][c]);
-      for (int c = 0; c < kProfileComponents; ++c) rt.recompute += mb * bwd[kRecompute][c];
-      rt.tp_exposed += mb * (fc.tp + bc.tp);
-      rt.ep_exposed += mb * (fc.ep + bc.ep);
-      rt.forward_pass += durations.forward[p][v] / vpp;
-      rt.backward_pass += durations.backward[p][v] / vpp;
+  const std::vector<ChunkShape> shapes = chunk_shapes(map, in.model, p, in.recipe.workload.row_tokens);
+  rt.pp_rank = p;
+  for (int v = 0; v < map.vpp; ++v) {
+    const ChunkShape& s = shapes[static_cast<size_t>(v)];
+    o.recompute_fraction = recompute_fraction(in.recipe.layout.recompute, s.layers());
+    const PhaseCells fwd = pass_cells(in.costs, in.model, s, false, o);
+    const PhaseCells bwd = pass_cells(in.costs, in.model, s, true, o);
+    const PassComm fc = pass_comm(in.model, s, fwd, false, 0, tp_link, map.tp, ep_link, map.ep, false);
+    const PassComm bc = pass_comm(in.model, s, bwd, true, o.recompute_fraction, tp_link, map.tp, ep_link, map.ep,
+                                  in.options.overlap_tp_comm);
+    durations.forward[p][v] = cells_seconds(fwd) + fc.tp + fc.ep;
+    durations.backward[p][v] = cells_seconds(bwd) + bc.tp + bc.ep;
+    for (int c = 0; c < kProfileComponents; ++c) {
+      for (int ph = 0; ph < kPassPhases; ++ph) rt.compute[c] += mb * (fwd[ph][c] + bwd[ph][c]);
+      rt.recompute += mb * bwd[kRecompute][c];
     }
-    if (pp > 1) {
-      const double bytes = static_cast<double>(shapes.front().tokens) / map.tp * model.hidden_size * kActivationBytes;
-      const Link link = group_link(map, {q.rank, next_in_pipeline(map, q)}, network.gpus_per_node, network.nvlink,
-                                   network.node_network);
-      link_p2p[p] = collective_seconds(CollectiveKind::SendRecv, bytes, 2, link);
-    }
-    // The distributed optimizer: gradients reduce-scattered (FP32), parameters all-gathered (BF16), over DP for the
-    // dense parameters (and the experts when they are not apart), over EDP for the experts apart.
-    const OptimizerShards shards = optimizer_shards(memory, map, p);
-    const double dense = shards.dense, experts = shards.experts;
-    double rs = 0, ag = 0;
-    if (map.dp > 1) {
-      const Link dp_link = group_link(map, group_of(map, q, "dp"), network.gpus_per_node, network.nvlink,
-                                      network.node_network);
-      rs += collective_seconds(CollectiveKind::ReduceScatter, dense * kGradBytes, map.dp, dp_link);
-      ag += collective_seconds(CollectiveKind::AllGather, dense * kActivationBytes, map.dp, dp_link);
-    }
-    const int edp = shards.expert_groups;
-    if (experts > 0 && edp > 1) {
-      const Link edp_link = group_link(map, group_of(map, q, "edp"), network.gpus_per_node, network.nvlink,
-                                       network.node_network);
-      rs += collective_seconds(CollectiveKind::ReduceScatter, experts * kGradBytes, edp, edp_link);
-      ag += collective_seconds(CollectiveKind::AllGather, experts * kActivationBytes, edp, edp_link);
-    }
-    double last_backward = 0, first_forward = 0;
-    for (int v = 0; v < vpp; ++v) {
-      last_backward += durations.backward[p][v];
-      first_forward += durations.forward[p][v];
-    }
-    rt.dp_exposed = (options.overlap_grad_reduce ? std::max(0.0, rs - last_backward) : rs) +
-                    (options.overlap_param_gather ? std::max(0.0, ag - first_forward) : ag);
-    const double shard = shards.shard_params();
-    const int opt = static_cast<int>(ProfileComponent::kOther);  // the optimizer is memory-bound: HBM scale
-    rt.optimizer = costs.optimizer_seconds_per_param * shard * options.scale[opt] * options.stack_factor;
+    rt.tp_exposed += mb * (fc.tp + bc.tp);
+    rt.ep_exposed += mb * (fc.ep + bc.ep);
+    rt.forward_pass += durations.forward[p][v] / map.vpp;
+    rt.backward_pass += durations.backward[p][v] / map.vpp;
   }
+}
 
-  PipelineTimingOptions po;
-  po.link_p2p_seconds = link_p2p;
-  po.overlap_p2p = options.overlap_p2p_comm;
-  po.keep_actions = true;
-  const PipelineTiming timing = time_pipeline(pp, vpp, map.microbatches, durations, po);
-  std::vector<double> end(pp, 0);
-  for (const TimedPipelineAction& a : timing.actions) end[a.rank] = std::max(end[a.rank], a.end);
-  for (int p = 0; p < pp; ++p) {
-    RankStepTime& rt = ranks[p];
-    rt.pipeline_idle = end[p] - timing.busy_seconds[p];
-    rt.p2p_wait = timing.p2p_wait_seconds[p];
-    rt.step = end[p] + rt.dp_exposed + rt.optimizer;
-    if (rt.step > ranks[out.critical_pp_rank].step) out.critical_pp_rank = p;
+/// Seconds of one transfer between pipeline rank `p` and the next: the chunk's sequence-parallel shard of hidden
+/// states, T / TP x h BF16 values, on the link between the two ranks.
+double p2p_seconds(const StepInputs& in, int p) {
+  const RankPlacement& q = first_rank_of_stage(in.map, p);
+  const double tokens = static_cast<double>(in.map.rows_per_microbatch * in.recipe.workload.row_tokens / in.map.cp);
+  const double bytes = tokens / in.map.tp * in.model.hidden_size * kActivationBytes;
+  return collective_seconds(CollectiveKind::SendRecv, bytes, 2, in.link_of({q.rank, next_in_pipeline(in.map, q)}));
+}
+
+/// Pipeline rank `p`'s distributed optimizer: gradients reduce-scattered (FP32) and parameters all-gathered (BF16),
+/// over DP for the dense parameters (with the experts when they are not apart) and over EDP for the experts apart;
+/// the exposed seconds as the overlap switches leave them (hidden behind the rank's last microbatch's backward passes
+/// and its first microbatch's forward passes, up to their length), and the optimizer step on the rank's shard.
+void time_stage_optimizer(const StepInputs& in, const MemoryPlan& memory, int p, const PassDurations& durations,
+                          RankStepTime& rt) {
+  const RankMap& map = in.map;
+  const RankPlacement& q = first_rank_of_stage(map, p);
+  const OptimizerShards shards = optimizer_shards(memory, map, p);
+  double rs = 0, ag = 0;
+  if (map.dp > 1) {
+    const Link link = in.link_of(group_of(map, q, GroupAxis::kDp));
+    rs += collective_seconds(CollectiveKind::ReduceScatter, shards.dense * kGradBytes, map.dp, link);
+    ag += collective_seconds(CollectiveKind::AllGather, shards.dense * kActivationBytes, map.dp, link);
   }
-  out.ranks = ranks;
-  out.step_seconds = ranks[out.critical_pp_rank].step;
+  if (shards.experts > 0 && shards.expert_groups > 1) {
+    const Link link = in.link_of(group_of(map, q, GroupAxis::kEdp));
+    rs += collective_seconds(CollectiveKind::ReduceScatter, shards.experts * kGradBytes, shards.expert_groups, link);
+    ag += collective_seconds(CollectiveKind::AllGather, shards.experts * kActivationBytes, shards.expert_groups, link);
+  }
+  double last_backward = 0, first_forward = 0;
+  for (int v = 0; v < map.vpp; ++v) {
+    last_backward += durations.backward[p][v];
+    first_forward += durations.forward[p][v];
+  }
+  rt.dp_exposed = (in.options.overlap_grad_reduce ? std::max(0.0, rs - last_backward) : rs) +
+                  (in.options.overlap_param_gather ? std::max(0.0, ag - first_forward) : ag);
+  const int memory_bound = static_cast<int>(ProfileComponent::kOther);  // the optimizer is memory-bound: HBM scale
+  rt.optimizer = in.costs.optimizer_seconds_per_param * shards.shard_params() * in.options.scale[memory_bound] *
+                 in.options.stack_factor;
+}
+
+/// tokens/s/GPU, MFU, $ per 1M tokens and GPU-hours of `out.step_seconds` (docs/metrics.md's formulas).
+void add_figures(const StepInputs& in, StepPrediction& out) {
+  const Recipe& recipe = in.recipe;
   out.tokens_per_step = static_cast<double>(recipe.workload.global_batch) * recipe.workload.row_tokens;
-  const int world = static_cast<int>(map.world);
+  const int world = static_cast<int>(in.map.world);
   out.tokens_per_s_per_gpu = tokens_per_s_per_gpu(out.tokens_per_step, out.step_seconds, world);
   const GpuSpec* gpu = find_gpu(recipe.gpu.type);
   if (gpu != nullptr && gpu->peak_bf16_flops > 0)
-    out.mfu = mfu_6n(static_cast<double>(count_params(model).active), out.tokens_per_s_per_gpu, gpu->peak_bf16_flops);
+    out.mfu =
+        mfu_6n(static_cast<double>(count_params(in.model).active), out.tokens_per_s_per_gpu, gpu->peak_bf16_flops);
   std::optional<double> price = recipe.gpu.usd_per_gpu_hour;
   if (!price) {
     const InstanceSpec* inst = recipe.gpu.instance.empty() ? nullptr : find_instance(recipe.gpu.instance);
@@ -271,22 +285,68 @@ StepPrediction predict_step(const Recipe& recipe, const ModelConfig& model, cons
   if (price) out.usd_per_million_tokens = usd_per_million_tokens(*price, out.tokens_per_s_per_gpu);
   out.steps_for_gpu_hours = recipe.result ? recipe.result->steps_per_run : 20;
   out.gpu_hours = gpu_hours(world, out.steps_for_gpu_hours * out.step_seconds);
+}
 
-  auto& a = out.assumptions;
-  a.push_back("compute: seconds per unit of work from " + std::to_string(costs.sources.size()) + " profile(s) on " +
-              costs.gpu + " (" + costs.model + "); work by docs/step-time.md's formulas, so shapes scale linearly in "
-              "it (GEMM efficiency assumed the same at every shape)");
-  if (options.stack_factor != 1) a.push_back(fmt::format("stack factor {:.3f} on every compute second", options.stack_factor));
+std::vector<std::string> assumptions(const StepInputs& in) {
+  const StepTimeOptions& o = in.options;
+  std::vector<std::string> a;
+  a.push_back(
+      fmt::format("compute: {} profile(s) on {} ({}); each component a fixed part per pass ({}) plus its work by "
+                  "docs/step-time.md's formulas at the measured seconds per unit",
+                  in.costs.sources.size(), in.costs.gpu, in.costs.model,
+                  in.costs.fixed_fitted ? "fitted over the profiles' microbatch sizes"
+                                        : "the weights streamed at the profile's optimizer bandwidth"));
+  if (o.stack_factor != 1) a.push_back(fmt::format("stack factor {:.3f} on every compute second", o.stack_factor));
   a.push_back("routing balanced: each rank's experts get its own tokens' top-k slots over the EP group");
-  if (recipe.layout.recompute.granularity == "selective")
+  if (in.recipe.layout.recompute.granularity == "selective")
     a.push_back("selective recompute not modelled apart: no recompute cost counted");
-  a.push_back("network: " + network.source + "; collectives ring / alpha-beta with nccl-tests' bus factors "
-              "(plan/collective_time.h), a group on its slowest link");
+  a.push_back("network: " + in.network.source +
+              "; collectives ring / alpha-beta with nccl-tests' bus factors (plan/collective_time.h), a group on its "
+              "slowest link");
   a.push_back(fmt::format("overlap: grad reduce {}, param gather {}, p2p {}, TP comm {}; EP all-to-alls always exposed",
-                          options.overlap_grad_reduce, options.overlap_param_gather, options.overlap_p2p_comm,
-                          options.overlap_tp_comm));
-  a.push_back("not modelled: the gradient norm's all-reduces, TP all-reduce of sequence-parallel replicated weights' "
-              "gradients, data loading, kernel launch gaps between passes");
+                          o.overlap_grad_reduce, o.overlap_param_gather, o.overlap_p2p_comm, o.overlap_tp_comm));
+  a.push_back(
+      "not modelled: the gradient norm's all-reduces, TP all-reduce of sequence-parallel replicated weights' "
+      "gradients, data loading");
+  return a;
+}
+
+}  // namespace
+
+StepPrediction predict_step(const Recipe& recipe, const ModelConfig& model, const RankMap& map, const UnitCosts& costs,
+                            const NetworkModel& network, const StepTimeOptions& options) {
+  const StepInputs in{recipe, model, map, costs, network, options};
+  const int pp = map.pp;
+  PassDurations durations;
+  durations.forward.assign(pp, std::vector<double>(map.vpp, 0));
+  durations.backward.assign(pp, std::vector<double>(map.vpp, 0));
+  std::vector<RankStepTime> ranks(pp);
+  PipelineTimingOptions po;
+  po.link_p2p_seconds.assign(pp, 0);
+  po.overlap_p2p = options.overlap_p2p_comm;
+  po.keep_actions = true;
+  const MemoryPlan memory = plan_memory(recipe, model, map);
+  for (int p = 0; p < pp; ++p) {
+    time_stage_passes(in, p, durations, ranks[p]);
+    if (pp > 1) po.link_p2p_seconds[p] = p2p_seconds(in, p);
+    time_stage_optimizer(in, memory, p, durations, ranks[p]);
+  }
+
+  const PipelineTiming timing = time_pipeline(pp, map.vpp, map.microbatches, durations, po);
+  std::vector<double> end(pp, 0);
+  for (const TimedPipelineAction& a : timing.actions) end[a.rank] = std::max(end[a.rank], a.end);
+  StepPrediction out;
+  for (int p = 0; p < pp; ++p) {
+    RankStepTime& rt = ranks[p];
+    rt.pipeline_idle = end[p] - timing.busy_seconds[p];
+    rt.p2p_wait = timing.p2p_wait_seconds[p];
+    rt.step = end[p] + rt.dp_exposed + rt.optimizer;
+    if (rt.step > ranks[out.critical_pp_rank].step) out.critical_pp_rank = p;
+  }
+  out.ranks = ranks;
+  out.step_seconds = ranks[out.critical_pp_rank].step;
+  add_figures(in, out);
+  out.assumptions = assumptions(in);
   return out;
 }
 

@@ -21,10 +21,10 @@ namespace recipebench {
 
 /// The links collectives run on.
 struct NetworkModel {
-  Link nvlink;          ///< within a node
-  Link node_network;    ///< across nodes, the whole node's bandwidth (group_link shares it per GPU)
+  Link nvlink;        ///< within a node
+  Link node_network;  ///< across nodes, the whole node's bandwidth (group_link shares it per GPU)
   int gpus_per_node = 8;
-  std::string source;   ///< where the figures come from, for the assumptions
+  std::string source;  ///< where the figures come from, for the assumptions
 };
 
 /// The network of a recipe's cluster: NVLink of gpu.type from the catalog; across nodes the recipe's
@@ -47,15 +47,15 @@ struct StepTimeOptions {
 /// Where one pipeline rank's step goes, seconds per step (the parts add up to the rank's step).
 struct RankStepTime {
   int pp_rank = 0;
-  ComponentCells compute{};    ///< every pass's compute by component (all phases)
-  double recompute = 0;        ///< of compute, the recompute phase's
-  double tp_exposed = 0;       ///< TP all-gathers / reduce-scatters on the passes' critical path
-  double ep_exposed = 0;       ///< EP all-to-alls (dispatch and combine)
-  double pipeline_idle = 0;    ///< waiting for a neighbour: bubble and exposed transfers
-  double p2p_wait = 0;         ///< of pipeline_idle, waits for transfers after the input was sent
-  double dp_exposed = 0;       ///< gradient reduce-scatters and parameter all-gathers not hidden (DP and EDP)
-  double optimizer = 0;        ///< the optimizer's step on the rank's shard
-  double step = 0;             ///< the sum of the above
+  ComponentCells compute{};  ///< every pass's compute by component (all phases)
+  double recompute = 0;      ///< of compute, the recompute phase's
+  double tp_exposed = 0;     ///< TP all-gathers / reduce-scatters on the passes' critical path
+  double ep_exposed = 0;     ///< EP all-to-alls (dispatch and combine)
+  double pipeline_idle = 0;  ///< waiting for a neighbour: bubble and exposed transfers
+  double p2p_wait = 0;       ///< of pipeline_idle, waits for transfers after the input was sent
+  double dp_exposed = 0;     ///< gradient reduce-scatters and parameter all-gathers not hidden (DP and EDP)
+  double optimizer = 0;      ///< the optimizer's step on the rank's shard
+  double step = 0;           ///< the sum of the above
   double forward_pass = 0, backward_pass = 0;  ///< mean pass seconds over the rank's chunks (compute + exposed)
 };
 
@@ -66,11 +66,11 @@ struct StepPrediction {
   double tokens_per_s_per_gpu = 0;
   std::optional<double> mfu;                     ///< 6N rule at the recipe GPU's dense BF16 peak
   std::optional<double> usd_per_million_tokens;  ///< at the recipe's (else the catalog's) GPU-hour price
-  double gpu_hours = 0;   ///< of steps_per_run steps (the recipe's result.steps_per_run, else 20): steps only
+  double gpu_hours = 0;  ///< of steps_per_run steps (the recipe's result.steps_per_run, else 20): steps only
   int steps_for_gpu_hours = 20;
-  int critical_pp_rank = 0;             ///< the pipeline rank that ends last
-  std::vector<RankStepTime> ranks;      ///< per pipeline rank
-  std::vector<std::string> assumptions; ///< each figure and rule the prediction rests on
+  int critical_pp_rank = 0;              ///< the pipeline rank that ends last
+  std::vector<RankStepTime> ranks;       ///< per pipeline rank
+  std::vector<std::string> assumptions;  ///< each figure and rule the prediction rests on
 };
 
 /// Predicts one step of `recipe` (validated) on `map` (its rank map for `model`, the model that runs) from
@@ -88,7 +88,7 @@ StepPrediction predict_step(const Recipe& recipe, const ModelConfig& model, cons
 /// the experts apart sharded over EDP (plan.expert_state_shards). Elements. Throws std::out_of_range for pp outside
 /// the plan.
 struct OptimizerShards {
-  double dense = 0, experts = 0;  ///< parameters on the rank (its TP shard, its experts)
+  double dense = 0, experts = 0;            ///< parameters on the rank (its TP shard, its experts)
   int dense_groups = 1, expert_groups = 1;  ///< DP, EDP: the shards they are cut into
   /// The parameters whose state the rank updates: dense / DP + experts / EDP.
   double shard_params() const { return dense / dense_groups + experts / expert_groups; }

@@ -53,11 +53,12 @@ ProfiledRank profiled_rank(const RunRecord& rec, const std::string& file) {
   if (!model) refuse(file, "recipe.model", recipe.model, "a model of the registry (recipebench models)");
   const std::string gpu = record_gpu(rec);
   if (gpu.empty())
-    refuse(file, "environment.device", rec.device_name(), "a GPU of the catalog (" + [] {
-      std::string names;
-      for (const GpuSpec& g : gpu_catalog()) names += (names.empty() ? "" : ", ") + g.name;
-      return names;
-    }() + ") or the CPU");
+    refuse(
+        file, "environment.device", rec.device_name(), "a GPU of the catalog (" + [] {
+          std::string names;
+          for (const GpuSpec& g : gpu_catalog()) names += (names.empty() ? "" : ", ") + g.name;
+          return names;
+        }() + ") or the CPU");
 
   RankMap map = build_rank_map(recipe, model->model);
   const int rank = s.emulate_rank.value_or(0);
@@ -81,7 +82,8 @@ ProfiledRank profiled_rank(const RunRecord& rec, const std::string& file) {
     between += step.seconds - passes - step.optimizer_seconds;
     for (const PassSample& p : step.passes) {
       if (p.virtual_stage < 0 || static_cast<size_t>(p.virtual_stage) >= chunks.size())
-        refuse(file, fmt::format("steps[{}].phases.passes", step.step), fmt::format("virtual stage {}", p.virtual_stage),
+        refuse(file, fmt::format("steps[{}].phases.passes", step.step),
+               fmt::format("virtual stage {}", p.virtual_stage),
                fmt::format("a virtual stage of the rank's {}", chunks.size()));
       ProfiledChunk& ch = chunks[static_cast<size_t>(p.virtual_stage)];
       PhaseCells& to = p.backward ? ch.backward : ch.forward;
