@@ -74,7 +74,7 @@ TEST_CASE("comma-unbounded-memory: ',' where no value can start is a located err
   CHECK(seconds_since(start) < 1.0);
 }
 
-TEST_CASE("yaml-flow-open-memory: '[' or '{' nested past 64 is refused before the parser queues them",
+TEST_CASE("yaml-flow-open-memory: flow lists or mappings nested past 64 are refused before the parser queues them",
           "[cases][fuzz][yaml]") {
   const auto start = std::chrono::steady_clock::now();
   CHECK(text_errors("x: " + std::string(size_t{4} << 20, '[') + "\n", "open.yaml") ==
@@ -295,4 +295,24 @@ TEST_CASE("import-unlocated-errors: a 20-digit iteration and a step time of 0, -
   CHECK(big.result().problems[0].to_string() ==
         "x.log:1:12: error: megatron step line: iteration 99999999999999999999 out of range, expected at most 15 "
         "digits");
+}
+
+TEST_CASE("import-step-count-false: restarts and repeats are counted, the first restart located",
+          "[cases][fuzz][logparse]") {
+  LogContext c;
+  c.file = "backwards.log";
+  c.row_tokens = 4096;
+  c.global_batch = 64;
+  c.gpus = 8;
+  LogReader reader(LogFormatSpec{LogFormat::kMegatron, ""}, c);
+  for (int k = 22; k >= 1; --k)  // the case's 22 step lines, counting down
+    reader.feed(" iteration " + std::to_string(k) + "/ 22 | elapsed time per iteration (ms): 10.0 |");
+  const ParsedLog log = reader.result();
+  CHECK(log.steps.size() == 1);
+  CHECK(log.restarts == 21);
+  CHECK(log.restart_dropped_lines == 21);
+  CHECK(log.first_restart == "line 2: step 20 after step 21");
+  LogReader same(LogFormatSpec{LogFormat::kMegatron, ""}, c);
+  for (int i = 0; i < 22; ++i) same.feed(" iteration 5/ 22 | elapsed time per iteration (ms): 10.0 |");
+  CHECK(same.result().duplicate_lines == 21);
 }

@@ -71,11 +71,25 @@ class CommandBackend : public Backend {
     }
     if (o.command.import_log.empty()) refuse_another_run(log, recipe, o);
     const size_t need = static_cast<size_t>(o.settings.window.last) + 1;
-    if (log.steps.size() < need)
-      fail("the log has " + std::to_string(log.steps.size()) + " step line(s) (" +
-           (log.format ? log.format->to_string() : std::string("no known format found")) + "); the window " +
-           std::to_string(o.settings.window.first) + ".." + std::to_string(o.settings.window.last) +
+    if (log.steps.size() < need) {
+      // Every step line counted, and what dropped some: restarts of the step counter (the lines before each are
+      // another run's) and repeats of a step.
+      const int64_t read = static_cast<int64_t>(log.steps.size()) + log.restart_dropped_lines + log.duplicate_lines;
+      std::string kept;
+      if (log.restarts || log.duplicate_lines)
+        kept =
+            ", " + std::to_string(log.steps.size()) + " kept" +
+            (log.restarts ? "; " + std::to_string(log.restarts) + " restart(s) of the step counter (first at " +
+                                o.command.import_log + (o.command.import_log.empty() ? "" : " ") + log.first_restart +
+                                ") dropped the " + std::to_string(log.restart_dropped_lines) + " line(s) before them"
+                          : std::string()) +
+            (log.duplicate_lines ? "; " + std::to_string(log.duplicate_lines) + " repeat(s) of a step skipped"
+                                 : std::string());
+      fail("the log has " + std::to_string(read) + " step line(s) (" +
+           (log.format ? log.format->to_string() : std::string("no known format found")) + ")" + kept +
+           "; the window " + std::to_string(o.settings.window.first) + ".." + std::to_string(o.settings.window.last) +
            " needs steps 0.." + std::to_string(o.settings.window.last));
+    }
     note_missing_fields(log, o);
     for (size_t i = 0; i < log.steps.size() && i < static_cast<size_t>(o.settings.steps); ++i) on_step(log.steps[i]);
   }
@@ -87,14 +101,17 @@ class CommandBackend : public Backend {
   /// measured), never 0: the user is told once which, and where Megatron-LM prints the loss.
   void note_missing_fields(const ParsedLog& log, const RunOptions& o) {
     const char* command = o.command.import_log.empty() ? "recipebench run" : "recipebench import";
-    const auto has = [&log](const char* f) { return std::find(log.fields.begin(), log.fields.end(), f) != log.fields.end(); };
+    const auto has = [&log](const char* f) {
+      return std::find(log.fields.begin(), log.fields.end(), f) != log.fields.end();
+    };
     if (!has("loss"))
       report_.notes.push_back(std::string(command) +
                               ": the log prints no loss: the record's loss is null (Megatron-LM prints it on the last "
                               "pipeline stage only: import that rank's log)");
     if (!has("memory"))
-      report_.notes.push_back(std::string(command) + ": the log prints no memory figure: the record's peak memory is "
-                                                     "0, not measured");
+      report_.notes.push_back(std::string(command) +
+                              ": the log prints no memory figure: the record's peak memory is "
+                              "0, not measured");
   }
 
   /// A command whose log says it ran another run than the recipe describes (its world size, degrees, global batch

@@ -177,6 +177,10 @@ void LogReader::take(const LineRead& read) {
   }
   if (s.last_printed && *l.step < *s.last_printed) {  // a restarted run: keep the steps after the restart
     ++s.out.restarts;
+    s.out.restart_dropped_lines += static_cast<int64_t>(s.out.steps.size());
+    if (s.out.first_restart.empty())
+      s.out.first_restart = "line " + std::to_string(s.out.lines) + ": step " + std::to_string(*l.step) +
+                            " after step " + std::to_string(*s.last_printed);
     s.out.steps.clear();
     s.out.step_lines.clear();
     s.out.step_times.clear();

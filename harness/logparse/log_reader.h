@@ -36,6 +36,8 @@ struct ParsedLog {
   Diagnostics problems;                 ///< lines that could not be read, gaps; non-empty: the log is refused
   int64_t lines = 0;                    ///< lines read
   int restarts = 0;                     ///< times the step counter went back (the steps before were dropped)
+  int64_t restart_dropped_lines = 0;    ///< step lines dropped by those restarts (kept before a restart)
+  std::string first_restart;            ///< "line 2: step 20 after step 21", "" when none
   int64_t first_step_printed = 0;       ///< the kept run's first step as printed (0-based): step 0 of the record
   int64_t other_rank_lines = 0;         ///< step lines of ranks other than `stream`, skipped
   int64_t duplicate_lines = 0;          ///< repeats of the previous step, skipped
