@@ -7,7 +7,6 @@ namespace recipebench {
 
 namespace {
 
-constexpr double kActivationBytes = 2;  // BF16 activations (docs/step-time.md, "Work")
 
 constexpr int kForward = static_cast<int>(PassPhase::kForward);
 constexpr int kBackward = static_cast<int>(PassPhase::kBackward);
@@ -118,8 +117,8 @@ double chunk_params(const ModelConfig& m, const ChunkShape& s) {
 
 double weight_bytes_per_pass(ProfileComponent c, const ModelConfig& m, const ChunkShape& s, bool backward) {
   // The embedding's forward reads only the tokens' rows (its work); its backward writes the table's gradient.
-  if (c == ProfileComponent::kEmbedding) return backward ? 2 * component_params(c, m, s) : 0.0;
-  return (backward ? 4.0 : 2.0) * component_params(c, m, s);
+  if (c == ProfileComponent::kEmbedding) return backward ? kActivationBytes * component_params(c, m, s) : 0.0;
+  return (backward ? 2 * kActivationBytes : kActivationBytes) * component_params(c, m, s);
 }
 
 namespace {

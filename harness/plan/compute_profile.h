@@ -18,6 +18,10 @@
 
 namespace recipebench {
 
+/// Bytes of one activation or weight element as the step-time model counts them: BF16 on GPUs (docs/step-time.md,
+/// "Work"); the one place of that figure for the work formulas, the collectives and the weights' streaming.
+constexpr double kActivationBytes = 2;
+
 /// How a component's time follows its work and the GPU (docs/step-time.md, "Scaling to another GPU"): matrix work
 /// by the ratio of dense BF16 peaks, memory-bound work by the ratio of HBM bandwidths.
 enum class WorkKind { kMatrix, kMemory };

@@ -18,7 +18,6 @@ namespace {
 constexpr int kForward = static_cast<int>(PassPhase::kForward);
 constexpr int kBackward = static_cast<int>(PassPhase::kBackward);
 constexpr int kRecompute = static_cast<int>(PassPhase::kRecompute);
-constexpr double kActivationBytes = 2;  // BF16 activations and parameters on GPUs
 constexpr double kGradBytes = 4;        // FP32 gradient buffers (docs/distributed.md, "Distributed optimizer")
 
 /// The groups of a rank the model times collectives on (a closed set).
