@@ -316,3 +316,20 @@ TEST_CASE("import-step-count-false: restarts and repeats are counted, the first 
   for (int i = 0; i < 22; ++i) same.feed(" iteration 5/ 22 | elapsed time per iteration (ms): 10.0 |");
   CHECK(same.result().duplicate_lines == 21);
 }
+
+TEST_CASE("a .nan, .inf or 401-digit integer where a number belongs is said as what it is, not 'string'",
+          "[cases][fuzz][schema]") {
+  const std::string tiny = test::read_file(fuzz_case("yaml-deep-nesting-bad-file/tiny.yaml"));
+  const size_t at = tiny.find("  tp: 1\n");
+  REQUIRE(at != std::string::npos);
+  const auto with_tp = [&](const std::string& v) {
+    std::string t = tiny;
+    t.replace(at, 8, "  tp: " + v + "\n");
+    const auto errors = text_errors(t, "n.yaml");
+    return errors.empty() ? std::string() : errors[0];
+  };
+  CHECK_THAT(with_tp(".nan"), Catch::Contains("layout.tp: '.nan' (NaN: not a number), expected integer"));
+  CHECK_THAT(with_tp("-.inf"), Catch::Contains("layout.tp: '-.inf' (an infinity), expected integer"));
+  CHECK_THAT(with_tp(std::string(401, '7')),
+             Catch::Contains("layout.tp: an integer of 401 characters (beyond 64 bits), expected integer"));
+}

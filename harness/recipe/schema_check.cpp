@@ -146,6 +146,20 @@ std::string describe_violation(const std::string& keyword, const Json& failed, J
     else
       types.push_back(json_type_word(failed["type"].get<std::string>()));
     if (!node_value.is_null() && !node_value.is_structured()) found = type_name(node_value) + " " + found;
+    // A plain scalar YAML reads as a number that JSON cannot hold stays text: say what it is, not "string".
+    if (node && node->plain && node_value.is_string()) {
+      const std::string& t = node->text;
+      const bool digits =
+          t.size() > 1 && t.find_first_not_of("0123456789", t[0] == '-' || t[0] == '+') == std::string::npos;
+      std::string lower;
+      for (char ch : t) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (lower == ".nan")
+        found = "'" + t + "' (NaN: not a number)";
+      else if (lower == ".inf" || lower == "+.inf" || lower == "-.inf")
+        found = "'" + t + "' (an infinity)";
+      else if (digits)
+        found = "an integer of " + std::to_string(t.size()) + " characters (beyond 64 bits)";
+    }
     expected = join(types, " or ");
     const bool wants_string = std::find(types.begin(), types.end(), "string") != types.end();
     if (wants_string && node && node->plain && (node_value.is_number() || node_value.is_boolean()))
