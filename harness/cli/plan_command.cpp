@@ -124,6 +124,53 @@ std::string row_text(size_t i, const PlannedLayout& p) {
       p.prediction.usd_per_million_tokens ? fmt::format("{:.2f}", *p.prediction.usd_per_million_tokens) : "-");
 }
 
+/// Why no layout serves the request: the layout check's most frequent refusals, or the closest layouts over memory.
+void print_no_layout(const LayoutSearch& search) {
+  std::cout << "  no layout serves this request:";
+  if (search.layout_ok == 0) {
+    std::cout << " no layout passes the layout check; its refusals, most frequent first:\n";
+    for (size_t i = 0; i < search.refusals.size() && i < 5; ++i)
+      std::cout << fmt::format("    {} ({} layouts)\n", search.refusals[i].first, search.refusals[i].second);
+    return;
+  }
+  std::cout << " none fits the GPU's memory; the closest:\n";
+  for (const MemoryMiss& m : search.closest)
+    std::cout << fmt::format("    {} {}k {}: peak {:.1f} GB of {:.0f} (largest term: {})\n", m.recipe.layout.label,
+                             m.recipe.layout.max_tokens_per_gpu / 1024, m.recipe.layout.recompute.granularity,
+                             m.peak_bytes / 1e9, search.gpu_memory_bytes / 1e9, m.largest_term);
+}
+
+/// The top `top` layouts, each one's breakdown, and the assumptions of the first.
+void print_ranked(const LayoutSearch& search, size_t top) {
+  std::cout
+      << "   #  layout                           max tok recompute  peak GB   step s  tokens/s/GPU    MFU  $/1M\n";
+  for (size_t i = 0; i < top; ++i) std::cout << row_text(i, search.ranked[i]) << "\n";
+  std::cout << "  where each step goes (the rank that ends last, seconds per step):\n";
+  for (size_t i = 0; i < top; ++i) {
+    const StepPrediction& p = search.ranked[i].prediction;
+    std::cout << fmt::format("  {:>2}  pp {}: {}\n", i + 1, p.critical_pp_rank,
+                             breakdown_line(p.ranks.at(static_cast<size_t>(p.critical_pp_rank))));
+  }
+  std::cout << "  assumptions:\n";
+  for (const std::string& a : search.ranked.front().prediction.assumptions) std::cout << "    - " << a << "\n";
+}
+
+/// The top `top` layouts written into args.out as proposed recipes (atomically), each file named.
+void write_planned(const LayoutSearch& search, size_t top, const LoadedProfiles& loaded, const PlanArgs& args) {
+  std::vector<std::string> profile_files;
+  for (const ProfiledRank& r : loaded.ranks) profile_files.push_back(r.source);
+  std::vector<std::pair<std::string, std::string>> files;
+  for (size_t i = 0; i < top; ++i) {
+    const std::string path = (std::filesystem::path(args.out) / file_name(search.ranked[i].recipe)).string();
+    files.push_back({path,
+                     "# Proposed by recipebench plan: a predicted layout, not a measurement "
+                     "(docs/step-time.md).\n" +
+                         yaml_text(planned_doc(search.ranked[i], profile_files, args.stack_factor))});
+  }
+  write_files_atomically(files);
+  for (const auto& f : files) std::cout << "  wrote " << f.first << "\n";
+}
+
 int run_plan(const PlanArgs& args) {
   const ModelConfig* model = find_model(args.model);
   if (model == nullptr) {
@@ -179,46 +226,12 @@ int run_plan(const PlanArgs& args) {
       model->name, args.count, gpu->name, base.gpu.per_node, args.global_batch, args.row_tokens, search.considered,
       search.layout_ok, search.fit, search.gpu_memory_bytes / 1e9, seconds);
   if (search.ranked.empty()) {
-    std::cout << "  no layout serves this request:";
-    if (search.layout_ok == 0) {
-      std::cout << " no layout passes the layout check; its refusals, most frequent first:\n";
-      for (size_t i = 0; i < search.refusals.size() && i < 5; ++i)
-        std::cout << fmt::format("    {} ({} layouts)\n", search.refusals[i].first, search.refusals[i].second);
-    } else {
-      std::cout << " none fits the GPU's memory; the closest:\n";
-      for (const MemoryMiss& m : search.closest)
-        std::cout << fmt::format("    {} {}k {}: peak {:.1f} GB of {:.0f} (largest term: {})\n", m.recipe.layout.label,
-                                 m.recipe.layout.max_tokens_per_gpu / 1024, m.recipe.layout.recompute.granularity,
-                                 m.peak_bytes / 1e9, search.gpu_memory_bytes / 1e9, m.largest_term);
-    }
+    print_no_layout(search);
     return kFailed;
   }
   const size_t top = std::min(search.ranked.size(), static_cast<size_t>(std::max(1, args.top)));
-  std::cout
-      << "   #  layout                           max tok recompute  peak GB   step s  tokens/s/GPU    MFU  $/1M\n";
-  for (size_t i = 0; i < top; ++i) std::cout << row_text(i, search.ranked[i]) << "\n";
-  std::cout << "  where each step goes (the rank that ends last, seconds per step):\n";
-  for (size_t i = 0; i < top; ++i) {
-    const StepPrediction& p = search.ranked[i].prediction;
-    std::cout << fmt::format("  {:>2}  pp {}: {}\n", i + 1, p.critical_pp_rank,
-                             breakdown_line(p.ranks.at(static_cast<size_t>(p.critical_pp_rank))));
-  }
-  std::cout << "  assumptions:\n";
-  for (const std::string& a : search.ranked.front().prediction.assumptions) std::cout << "    - " << a << "\n";
-  if (!args.out.empty()) {
-    std::vector<std::string> profile_files;
-    for (const ProfiledRank& r : loaded->ranks) profile_files.push_back(r.source);
-    std::vector<std::pair<std::string, std::string>> files;
-    for (size_t i = 0; i < top; ++i) {
-      const std::string path = (std::filesystem::path(args.out) / file_name(search.ranked[i].recipe)).string();
-      files.push_back({path,
-                       "# Proposed by recipebench plan: a predicted layout, not a measurement "
-                       "(docs/step-time.md).\n" +
-                           yaml_text(planned_doc(search.ranked[i], profile_files, args.stack_factor))});
-    }
-    write_files_atomically(files);
-    for (const auto& f : files) std::cout << "  wrote " << f.first << "\n";
-  }
+  print_ranked(search, top);
+  if (!args.out.empty()) write_planned(search, top, *loaded, args);
   return kOk;
 }
 

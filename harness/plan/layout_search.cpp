@@ -77,77 +77,103 @@ Recipe base_recipe(const LayoutRequest& r) {
   return base;
 }
 
+namespace {
+
+/// One point of the space: the degrees and choices a candidate layout is made of.
+struct Candidate {
+  int tp = 1, pp = 1, vpp = 1, dp = 1, ep = 1, rows = 1;
+  std::pair<std::optional<int>, std::optional<int>> split;
+  bool recompute = false;
+};
+
+/// The proposed recipe of candidate `c`: `base` with its layout (ETP 1, sequence parallel with TP) and every overlap
+/// switch that applies on.
+Recipe candidate_recipe(const Recipe& base, const Candidate& c) {
+  Recipe rec = base;
+  RecipeLayout& l = rec.layout;
+  l.tp = c.tp;
+  l.pp = c.pp;
+  l.vpp = c.vpp;
+  l.dp = c.dp;
+  l.ep = c.ep;
+  l.etp = 1;
+  l.sequence_parallel = c.tp > 1;
+  l.first_stage_layers = c.split.first;
+  l.last_stage_layers = c.split.second;
+  l.rows_per_microbatch = c.rows;
+  l.max_tokens_per_gpu = c.rows * base.workload.row_tokens;
+  if (c.recompute) l.recompute = RecipeRecompute{"full", "uniform", 1};
+  l.label = layout_label(l);
+  rec.bench.overlap_grad_reduce = c.dp > 1;
+  rec.bench.overlap_param_gather = c.dp > 1;
+  rec.bench.overlap_p2p_comm = c.pp > 1;
+  rec.bench.overlap_tp_comm = c.tp > 1;
+  return rec;
+}
+
+/// Checks, plans and predicts one candidate into `out` (counts, ranked, closest) and `refusals`.
+void consider(const Recipe& rec, const LayoutRequest& r, const UnitCosts& costs, const NetworkModel& network,
+              const StepTimeOptions& options, LayoutSearch& out, std::map<std::string, int64_t>& refusals) {
+  ++out.considered;
+  try {
+    require_layout(rec, &r.model);
+  } catch (const std::invalid_argument& e) {
+    ++refusals[refusal_field(e.what())];
+    return;
+  }
+  ++out.layout_ok;
+  const RankMap map = build_rank_map(rec, r.model);
+  const MemoryPlan memory = plan_memory(rec, r.model, map);
+  if (!memory.fits()) {
+    out.closest.push_back({rec, memory.worst().peak, memory.largest_term()});
+    return;
+  }
+  StepTimeOptions o = options;
+  o.overlap_grad_reduce = *rec.bench.overlap_grad_reduce;
+  o.overlap_param_gather = *rec.bench.overlap_param_gather;
+  o.overlap_p2p_comm = *rec.bench.overlap_p2p_comm;
+  o.overlap_tp_comm = *rec.bench.overlap_tp_comm;
+  try {
+    out.ranked.push_back({rec, predict_step(rec, r.model, map, costs, network, o), memory.worst().peak});
+    ++out.fit;
+  } catch (const std::invalid_argument& e) {
+    ++refusals[std::string("schedule: ") + e.what()];
+  }
+}
+
+/// Every candidate of `space` for `r`, in the order TP, PP, layer split, VPP, EP, rows, recompute.
+std::vector<Candidate> candidates(const LayoutRequest& r, const LayoutSpace& space, int per_node) {
+  std::vector<Candidate> out;
+  for (int tp : space.tp) {
+    if (tp > per_node || r.count % tp != 0) continue;
+    for (int pp : divisors(r.count / tp)) {
+      if (pp > r.model.num_layers) continue;
+      for (const auto& split : layer_splits(r.model.num_layers, pp))
+        for (int vpp : space.vpp) {
+          if (vpp > 1 && pp < 2) continue;
+          for (int ep : divisors(static_cast<int64_t>(r.count) / pp)) {
+            if (r.model.num_experts % ep != 0) continue;
+            for (int rows : space.rows_per_microbatch)
+              for (bool recompute : {false, true})
+                if (!recompute || space.try_recompute)
+                  out.push_back({tp, pp, vpp, r.count / tp / pp, ep, rows, split, recompute});
+          }
+        }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 LayoutSearch search_layouts(const LayoutRequest& r, const UnitCosts& costs, const NetworkModel& network,
                             const StepTimeOptions& options, const LayoutSpace& space) {
   const Recipe base = base_recipe(r);
   LayoutSearch out;
   out.gpu_memory_bytes = base.gpu.memory_gb * 1e9;
   std::map<std::string, int64_t> refusals;
-  for (int tp : space.tp) {
-    if (tp > base.gpu.per_node || r.count % tp != 0) continue;
-    for (int pp : divisors(r.count / tp)) {
-      if (pp > r.model.num_layers) continue;
-      const int dp = r.count / tp / pp;
-      for (const auto& split : layer_splits(r.model.num_layers, pp)) {
-        for (int vpp : space.vpp) {
-          if (vpp > 1 && pp < 2) continue;
-          for (int ep : divisors(static_cast<int64_t>(r.count) / pp)) {
-            if (r.model.num_experts % ep != 0) continue;
-            for (int rows : space.rows_per_microbatch) {
-              for (bool recompute : {false, true}) {
-                if (recompute && !space.try_recompute) continue;
-                ++out.considered;
-                Recipe rec = base;
-                RecipeLayout& l = rec.layout;
-                l.tp = tp;
-                l.pp = pp;
-                l.vpp = vpp;
-                l.dp = dp;
-                l.ep = ep;
-                l.etp = 1;
-                l.sequence_parallel = tp > 1;
-                l.first_stage_layers = split.first;
-                l.last_stage_layers = split.second;
-                l.rows_per_microbatch = rows;
-                l.max_tokens_per_gpu = rows * r.row_tokens;
-                if (recompute) l.recompute = RecipeRecompute{"full", "uniform", 1};
-                l.label = layout_label(l);
-                try {
-                  require_layout(rec, &r.model);
-                } catch (const std::invalid_argument& e) {
-                  ++refusals[refusal_field(e.what())];
-                  continue;
-                }
-                ++out.layout_ok;
-                rec.bench.overlap_grad_reduce = dp > 1;
-                rec.bench.overlap_param_gather = dp > 1;
-                rec.bench.overlap_p2p_comm = pp > 1;
-                rec.bench.overlap_tp_comm = tp > 1;
-                const RankMap map = build_rank_map(rec, r.model);
-                const MemoryPlan memory = plan_memory(rec, r.model, map);
-                if (!memory.fits()) {
-                  out.closest.push_back({rec, memory.worst().peak, memory.largest_term()});
-                  continue;
-                }
-                ++out.fit;
-                StepTimeOptions o = options;
-                o.overlap_grad_reduce = *rec.bench.overlap_grad_reduce;
-                o.overlap_param_gather = *rec.bench.overlap_param_gather;
-                o.overlap_p2p_comm = *rec.bench.overlap_p2p_comm;
-                o.overlap_tp_comm = *rec.bench.overlap_tp_comm;
-                try {
-                  out.ranked.push_back({rec, predict_step(rec, r.model, map, costs, network, o), memory.worst().peak});
-                } catch (const std::invalid_argument& e) {
-                  ++refusals[std::string("schedule: ") + e.what()];
-                  --out.fit;
-                }
-              }
-            }
-          }
-        }
-      }
-    }
-  }
+  for (const Candidate& c : candidates(r, space, base.gpu.per_node))
+    consider(candidate_recipe(base, c), r, costs, network, options, out, refusals);
   std::stable_sort(out.ranked.begin(), out.ranked.end(), [](const PlannedLayout& a, const PlannedLayout& b) {
     return a.prediction.tokens_per_s_per_gpu > b.prediction.tokens_per_s_per_gpu;
   });
@@ -156,7 +182,7 @@ LayoutSearch search_layouts(const LayoutRequest& r, const UnitCosts& costs, cons
   if (out.closest.size() > 5) out.closest.resize(5);
   for (const auto& [field, n] : refusals) out.refusals.push_back({field, n});
   std::stable_sort(out.refusals.begin(), out.refusals.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
+                   [](const auto& x, const auto& y) { return x.second > y.second; });
   return out;
 }
 
