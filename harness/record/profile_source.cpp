@@ -30,6 +30,64 @@ void add_cells(ComponentCells& to, const ComponentCells& from, double weight) {
   for (int c = 0; c < kProfileComponents; ++c) to[c] += from[c] * weight;
 }
 
+/// What a record's timed window measured: each chunk's mean forward and backward pass, and the step's means.
+struct WindowPasses {
+  std::vector<ProfiledChunk> chunks;
+  double optimizer_seconds = 0, between_passes_seconds = 0;
+  int64_t microbatches = 0;
+};
+
+/// The window's passes averaged per (kind, chunk) over its steps and microbatches, each chunk with its shape from
+/// `shapes`; the optimizer's seconds, the seconds outside the passes and the microbatches per step. Refuses (located
+/// at `file`) a pass of a chunk the rank does not have and a chunk without passes (a record made without --profile).
+WindowPasses window_passes(const RunRecord& rec, const std::string& file, const std::vector<ChunkShape>& shapes) {
+  const StepWindow& w = rec.options.settings.window;
+  WindowPasses out;
+  out.chunks.resize(shapes.size());
+  std::vector<double> forwards(shapes.size(), 0), backwards(shapes.size(), 0);
+  double optimizer = 0, between = 0;
+  int64_t microbatches = 0;
+  int steps = 0;
+  for (const StepSample& step : rec.steps) {
+    if (step.step < w.first || step.step > w.last) continue;
+    ++steps;
+    optimizer += step.optimizer_seconds;
+    microbatches += step.microbatches;
+    double passes = 0;
+    for (const PassSample& p : step.passes) passes += p.seconds;
+    between += step.seconds - passes - step.optimizer_seconds;
+    for (const PassSample& p : step.passes) {
+      if (p.virtual_stage < 0 || static_cast<size_t>(p.virtual_stage) >= out.chunks.size())
+        refuse(file, fmt::format("steps[{}].phases.passes", step.step),
+               fmt::format("virtual stage {}", p.virtual_stage),
+               fmt::format("a virtual stage of the rank's {}", out.chunks.size()));
+      ProfiledChunk& ch = out.chunks[static_cast<size_t>(p.virtual_stage)];
+      PhaseCells& to = p.backward ? ch.backward : ch.forward;
+      for (int ph = 0; ph < kPassPhases; ++ph) add_cells(to[ph], p.phases[ph], 1);
+      (p.backward ? backwards : forwards)[static_cast<size_t>(p.virtual_stage)] += 1;
+    }
+  }
+  for (size_t v = 0; v < out.chunks.size(); ++v) {
+    if (forwards[v] == 0 || backwards[v] == 0)
+      refuse(file, "steps[].phases.passes", "no pass of virtual stage " + std::to_string(v) + " in the window",
+             "a record of `run --profile` (every pass of the window timed by phase and component)");
+    ProfiledChunk& ch = out.chunks[v];
+    ch.shape = shapes[v];
+    for (int ph = 0; ph < kPassPhases; ++ph) {
+      for (int c = 0; c < kProfileComponents; ++c) {
+        ch.forward[ph][c] /= forwards[v];
+        ch.backward[ph][c] /= backwards[v];
+      }
+    }
+  }
+  if (steps > 0) {
+    out.optimizer_seconds = optimizer / steps;
+    out.between_passes_seconds = between / steps;
+    out.microbatches = microbatches / steps;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string record_gpu(const RunRecord& rec) {
@@ -66,44 +124,7 @@ ProfiledRank profiled_rank(const RunRecord& rec, const std::string& file) {
   if (s.emulate_rank && s.emulated_stage_layers) keep_stage_layers(map, place.pp, *s.emulated_stage_layers);
   const std::vector<ChunkShape> shapes = chunk_shapes(map, model->model, place.pp, recipe.workload.row_tokens);
 
-  // The window's passes, averaged per (kind, chunk) over its steps and microbatches.
-  std::vector<ProfiledChunk> chunks(shapes.size());
-  std::vector<double> forwards(shapes.size(), 0), backwards(shapes.size(), 0);
-  double optimizer = 0, between = 0;
-  int64_t microbatches = 0;
-  int steps = 0;
-  for (const StepSample& step : rec.steps) {
-    if (step.step < s.window.first || step.step > s.window.last) continue;
-    ++steps;
-    optimizer += step.optimizer_seconds;
-    microbatches += step.microbatches;
-    double passes = 0;
-    for (const PassSample& p : step.passes) passes += p.seconds;
-    between += step.seconds - passes - step.optimizer_seconds;
-    for (const PassSample& p : step.passes) {
-      if (p.virtual_stage < 0 || static_cast<size_t>(p.virtual_stage) >= chunks.size())
-        refuse(file, fmt::format("steps[{}].phases.passes", step.step),
-               fmt::format("virtual stage {}", p.virtual_stage),
-               fmt::format("a virtual stage of the rank's {}", chunks.size()));
-      ProfiledChunk& ch = chunks[static_cast<size_t>(p.virtual_stage)];
-      PhaseCells& to = p.backward ? ch.backward : ch.forward;
-      for (int ph = 0; ph < kPassPhases; ++ph) add_cells(to[ph], p.phases[ph], 1);
-      (p.backward ? backwards : forwards)[static_cast<size_t>(p.virtual_stage)] += 1;
-    }
-  }
-  for (size_t v = 0; v < chunks.size(); ++v) {
-    if (forwards[v] == 0 || backwards[v] == 0)
-      refuse(file, "steps[].phases.passes", "no pass of virtual stage " + std::to_string(v) + " in the window",
-             "a record of `run --profile` (every pass of the window timed by phase and component)");
-    chunks[v].shape = shapes[v];
-    for (int ph = 0; ph < kPassPhases; ++ph) {
-      for (int c = 0; c < kProfileComponents; ++c) {
-        chunks[v].forward[ph][c] /= forwards[v];
-        chunks[v].backward[ph][c] /= backwards[v];
-      }
-    }
-  }
-
+  const WindowPasses window = window_passes(rec, file, shapes);
   ProfiledRank out;
   out.source = file;
   out.model = model->full.name;
@@ -112,10 +133,10 @@ ProfiledRank profiled_rank(const RunRecord& rec, const std::string& file) {
   out.layout = recipe.layout.label.empty() ? fmt::format("TP{} PP{} EP{} DP{}", map.tp, map.pp, map.ep, map.dp)
                                            : recipe.layout.label;
   out.layout += fmt::format(" (rank {})", rank);
-  out.chunks = std::move(chunks);
-  out.optimizer_seconds = steps > 0 ? optimizer / steps : 0;
-  out.between_passes_seconds = steps > 0 ? between / steps : 0;
-  out.microbatches = steps > 0 ? microbatches / steps : 0;
+  out.chunks = window.chunks;
+  out.optimizer_seconds = window.optimizer_seconds;
+  out.between_passes_seconds = window.between_passes_seconds;
+  out.microbatches = window.microbatches;
   PlanOptions po;
   po.device = s.device;
   const MemoryPlan plan = plan_memory(recipe, model->model, map, po);
