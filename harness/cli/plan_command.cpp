@@ -171,20 +171,22 @@ void write_planned(const LayoutSearch& search, size_t top, const LoadedProfiles&
   for (const auto& f : files) std::cout << "  wrote " << f.first << "\n";
 }
 
-int run_plan(const PlanArgs& args) {
+/// The request of `args` with its model and GPU from the catalogs; nullopt (a located usage error printed) when
+/// either is unknown.
+std::optional<LayoutRequest> plan_request(const PlanArgs& args) {
   const ModelConfig* model = find_model(args.model);
   if (model == nullptr) {
     std::string names;
     for (const ModelConfig& m : model_registry()) names += (names.empty() ? "" : ", ") + m.name;
     usage_error("--model", args.model, "a model of the registry (" + names + ")");
-    return kUsage;
+    return std::nullopt;
   }
   const GpuSpec* gpu = find_gpu(args.gpu);
   if (gpu == nullptr) {
     std::string names;
     for (const GpuSpec& g : gpu_catalog()) names += (names.empty() ? "" : ", ") + g.name;
     usage_error("--gpu", args.gpu, "a GPU of the catalog (" + names + ")");
-    return kUsage;
+    return std::nullopt;
   }
   LayoutRequest req;
   req.model = *model;
@@ -194,6 +196,15 @@ int run_plan(const PlanArgs& args) {
   req.global_batch = args.global_batch;
   req.row_tokens = args.row_tokens;
   req.instance = args.instance;
+  return req;
+}
+
+int run_plan(const PlanArgs& args) {
+  const std::optional<LayoutRequest> request = plan_request(args);
+  if (!request) return kUsage;
+  const LayoutRequest& req = *request;
+  const ModelConfig* model = &req.model;
+  const GpuSpec* gpu = find_gpu(req.gpu);
   Recipe base;
   try {
     base = base_recipe(req);

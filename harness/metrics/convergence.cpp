@@ -54,14 +54,13 @@ std::optional<double> pearson(const std::vector<double>& x, const std::vector<do
 
 }  // namespace
 
-ConvergenceResult check_convergence(const LossCurve& reference, const LossCurve& candidate,
-                                    const ConvergenceThresholds& thresholds) {
-  ConvergenceResult r;
-  r.thresholds = thresholds;
-  r.reference_steps = reference.size();
-  r.candidate_steps = candidate.size();
+namespace {
+
+/// The steps both curves have with a loss, in step order: reference losses `x`, candidate losses `y`, their steps in
+/// r.compared_steps; the steps only one has, and those without a loss, counted or listed in `r`.
+void pair_steps(const LossCurve& reference, const LossCurve& candidate, ConvergenceResult& r, std::vector<double>& x,
+                std::vector<double>& y) {
   std::map<int64_t, double> ref(reference.begin(), reference.end()), cand(candidate.begin(), candidate.end());
-  std::vector<double> x, y;  // reference, candidate losses of the compared steps
   for (const auto& [step, loss] : ref) {
     auto it = cand.find(step);
     if (it == cand.end()) {
@@ -80,16 +79,47 @@ ConvergenceResult check_convergence(const LossCurve& reference, const LossCurve&
     y.push_back(it->second);
   }
   for (const auto& [step, loss] : cand) r.only_candidate += !ref.count(step);
-  // validate_convergence's skip_first_percent_loss: int(n x fraction) steps left out at the start.
-  r.skipped_first = std::min(
-      x.size(), static_cast<size_t>(std::max(0.0, static_cast<double>(x.size()) * thresholds.skip_first_fraction)));
-  x.erase(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(r.skipped_first));
-  y.erase(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(r.skipped_first));
-  r.compared_steps.erase(r.compared_steps.begin(),
-                         r.compared_steps.begin() + static_cast<std::ptrdiff_t>(r.skipped_first));
+}
+
+/// validate_convergence's skip_first_percent_loss: int(n x fraction) compared steps left out at the start.
+void skip_first(const ConvergenceThresholds& t, ConvergenceResult& r, std::vector<double>& x, std::vector<double>& y) {
+  r.skipped_first =
+      std::min(x.size(), static_cast<size_t>(std::max(0.0, static_cast<double>(x.size()) * t.skip_first_fraction)));
+  const auto k = static_cast<std::ptrdiff_t>(r.skipped_first);
+  x.erase(x.begin(), x.begin() + k);
+  y.erase(y.begin(), y.begin() + k);
+  r.compared_steps.erase(r.compared_steps.begin(), r.compared_steps.begin() + k);
+}
+
+/// Residuals (candidate - reference) farther than outlier_sigma population standard deviations from their mean.
+void find_outliers(const std::vector<double>& x, const std::vector<double>& y, const ConvergenceThresholds& t,
+                   ConvergenceResult& r) {
+  const size_t n = x.size();
+  const double steps = static_cast<double>(n);
+  double mean = 0;
+  for (size_t i = 0; i < n; ++i) mean += y[i] - x[i];
+  mean /= steps;
+  double var = 0;
+  for (size_t i = 0; i < n; ++i) var += (y[i] - x[i] - mean) * (y[i] - x[i] - mean);
+  const double sd = std::sqrt(var / steps);
+  for (size_t i = 0; i < n; ++i)
+    if (sd > 0 && std::fabs(y[i] - x[i] - mean) > t.outlier_sigma * sd) r.outliers.push_back(r.compared_steps[i]);
+  r.outliers_ok = static_cast<double>(r.outliers.size()) / steps <= t.max_outlier_ratio;
+}
+
+}  // namespace
+
+ConvergenceResult check_convergence(const LossCurve& reference, const LossCurve& candidate,
+                                    const ConvergenceThresholds& thresholds) {
+  ConvergenceResult r;
+  r.thresholds = thresholds;
+  r.reference_steps = reference.size();
+  r.candidate_steps = candidate.size();
+  std::vector<double> x, y;  // reference, candidate losses of the compared steps
+  pair_steps(reference, candidate, r, x, y);
+  skip_first(thresholds, r, x, y);
   const size_t n = x.size();
   if (n == 0) return r;  // nothing compared: every check fails
-  const double steps = static_cast<double>(n);
 
   r.correlation = pearson(x, y);
   r.correlation_ok = r.correlation && *r.correlation >= thresholds.min_correlation;
@@ -99,25 +129,14 @@ ConvergenceResult check_convergence(const LossCurve& reference, const LossCurve&
     const double d = relative_difference(x[i], y[i]);
     if (d > tol) r.failures.push_back({r.compared_steps[i], x[i], y[i], d, tol});
   }
-  r.pointwise_ok = static_cast<double>(r.failures.size()) / steps <= thresholds.max_outlier_ratio;
+  r.pointwise_ok = static_cast<double>(r.failures.size()) / static_cast<double>(n) <= thresholds.max_outlier_ratio;
 
   r.final_reference = x.back();
   r.final_candidate = y.back();
   r.final_loss_difference = std::fabs(y.back() - x.back());
   r.final_relative_difference = relative_difference(x.back(), y.back());
   r.final_ok = r.final_relative_difference <= thresholds.final_loss_tolerance;
-
-  // Residuals (candidate - reference) farther than outlier_sigma population standard deviations from their mean.
-  double mean = 0;
-  for (size_t i = 0; i < n; ++i) mean += y[i] - x[i];
-  mean /= steps;
-  double var = 0;
-  for (size_t i = 0; i < n; ++i) var += (y[i] - x[i] - mean) * (y[i] - x[i] - mean);
-  const double sd = std::sqrt(var / steps);
-  for (size_t i = 0; i < n; ++i)
-    if (sd > 0 && std::fabs(y[i] - x[i] - mean) > thresholds.outlier_sigma * sd)
-      r.outliers.push_back(r.compared_steps[i]);
-  r.outliers_ok = static_cast<double>(r.outliers.size()) / steps <= thresholds.max_outlier_ratio;
+  find_outliers(x, y, thresholds, r);
   return r;
 }
 

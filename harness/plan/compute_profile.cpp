@@ -7,7 +7,6 @@ namespace recipebench {
 
 namespace {
 
-
 constexpr int kForward = static_cast<int>(PassPhase::kForward);
 constexpr int kBackward = static_cast<int>(PassPhase::kBackward);
 constexpr int kRecompute = static_cast<int>(PassPhase::kRecompute);
@@ -165,6 +164,38 @@ std::pair<double, double> fit_cell(const std::vector<CellPoint>& points, double 
   return {default_a, sum_w > 0 ? std::max(0.0, rest) / sum_w : 0.0};
 }
 
+using CellPoints = std::array<std::array<std::vector<CellPoint>, kProfileComponents>, 2>;  // [fwd, bwd][component]
+
+/// Refuses a rank of another model or device than the first's, or one without passes.
+void check_same_profile(const UnitCosts& u, const ProfiledRank& r) {
+  if (r.model != u.model)
+    throw std::invalid_argument("profiles of two models (" + u.model + ", " + r.model + "): give one model's");
+  if (r.gpu != u.gpu)
+    throw std::invalid_argument("profiles measured on two devices (" + u.gpu + ", " + r.gpu + "): give one device's");
+  if (r.chunks.empty()) throw std::invalid_argument(r.source + ": the profile holds no pass");
+}
+
+/// One measured chunk's cells as points of each (pass kind, component) with work, and its recompute seconds and
+/// work summed per component.
+void add_chunk_points(const ModelConfig& widths, const ProfiledChunk& ch, CellPoints& points, ComponentCells& rec_s,
+                      ComponentCells& rec_w) {
+  for (int c = 0; c < kProfileComponents; ++c) {
+    const ProfileComponent comp = component_at(c);
+    const double w = component_work(comp, widths, ch.shape);
+    if (w <= 0) continue;
+    for (int kind = 0; kind < 2; ++kind) {
+      const bool backward = kind == 1;
+      const double y = backward ? ch.backward[kBackward][c] : ch.forward[kForward][c];
+      points[kind][c].push_back({fixed_regressor(comp, widths, ch.shape, backward), w, y, ch.shape.tokens,
+                                 component_params(comp, widths, ch.shape) > 0});
+    }
+    if (ch.backward[kRecompute][c] > 0) {
+      rec_s[c] += ch.backward[kRecompute][c];
+      rec_w[c] += w;
+    }
+  }
+}
+
 }  // namespace
 
 UnitCosts fit_unit_costs(const std::vector<ProfiledRank>& ranks) {
@@ -173,7 +204,7 @@ UnitCosts fit_unit_costs(const std::vector<ProfiledRank>& ranks) {
   u.gpu = ranks.front().gpu;
   u.model = ranks.front().model;
   ComponentCells rec_s{}, rec_w{};
-  std::array<std::array<std::vector<CellPoint>, kProfileComponents>, 2> points;  // [forward, backward][component]
+  CellPoints points;
   double opt_s = 0, opt_p = 0, between_s = 0, between_p = 0;
   for (const ProfiledRank& r : ranks) {
     opt_s += r.optimizer_seconds;
@@ -182,29 +213,9 @@ UnitCosts fit_unit_costs(const std::vector<ProfiledRank>& ranks) {
   // The optimizer step moves 34 bytes per parameter of its shard (docs/optimizer.md, "Memory traffic").
   u.weight_stream_bytes_per_s = opt_s > 0 ? 34.0 * opt_p / opt_s : 0;
   for (const ProfiledRank& r : ranks) {
-    if (r.model != u.model)
-      throw std::invalid_argument("profiles of two models (" + u.model + ", " + r.model + "): give one model's");
-    if (r.gpu != u.gpu)
-      throw std::invalid_argument("profiles measured on two devices (" + u.gpu + ", " + r.gpu + "): give one device's");
-    if (r.chunks.empty()) throw std::invalid_argument(r.source + ": the profile holds no pass");
+    check_same_profile(u, r);
     u.sources.push_back(r.source);
-    for (const ProfiledChunk& ch : r.chunks) {
-      for (int c = 0; c < kProfileComponents; ++c) {
-        const ProfileComponent comp = component_at(c);
-        const double w = component_work(comp, r.widths, ch.shape);
-        if (w <= 0) continue;
-        for (int kind = 0; kind < 2; ++kind) {
-          const bool backward = kind == 1;
-          const double y = backward ? ch.backward[kBackward][c] : ch.forward[kForward][c];
-          points[kind][c].push_back({fixed_regressor(comp, r.widths, ch.shape, backward), w, y, ch.shape.tokens,
-                                     component_params(comp, r.widths, ch.shape) > 0});
-        }
-        if (ch.backward[kRecompute][c] > 0) {
-          rec_s[c] += ch.backward[kRecompute][c];
-          rec_w[c] += w;
-        }
-      }
-    }
+    for (const ProfiledChunk& ch : r.chunks) add_chunk_points(r.widths, ch, points, rec_s, rec_w);
     double params = 0;
     for (const ProfiledChunk& ch : r.chunks) params += chunk_params(r.widths, ch.shape);
     between_s += std::max(0.0, r.between_passes_seconds);

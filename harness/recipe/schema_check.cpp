@@ -135,35 +135,45 @@ Json* schema_for(Json& root, const Json& doc, const std::string& pointer) {
 
 /// The expected text of a violation of `keyword` by `node_value` (`failed`: the schema that failed; `alternatives`:
 /// the schema holding a oneOf/anyOf list), in words; prefixes `found` with the value's type where that helps.
+/// A plain YAML scalar that JSON cannot hold as a number stays text: what it is, instead of "string" (.nan, .inf,
+/// an integer beyond 64 bits); `found` unchanged otherwise.
+void describe_plain_text(const SourceNode& node, std::string& found) {
+  const std::string& t = node.text;
+  const bool digits =
+      t.size() > 1 && t.find_first_not_of("0123456789", t[0] == '-' || t[0] == '+') == std::string::npos;
+  std::string lower;
+  for (char ch : t) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (lower == ".nan")
+    found = "'" + t + "' (NaN: not a number)";
+  else if (lower == ".inf" || lower == "+.inf" || lower == "-.inf")
+    found = "'" + t + "' (an infinity)";
+  else if (digits)
+    found = "an integer of " + std::to_string(t.size()) + " characters (beyond 64 bits)";
+}
+
+/// The expected side of a `type` violation (and `found` with its type), with the quoting advice for a plain scalar
+/// YAML read as another type where a string is wanted.
+std::string describe_type_violation(const Json& failed, const Json& node_value, const SourceNode* node,
+                                    std::string& found) {
+  std::vector<std::string> types;
+  if (failed["type"].is_array())
+    for (const auto& t : failed["type"]) types.push_back(json_type_word(t.get<std::string>()));
+  else
+    types.push_back(json_type_word(failed["type"].get<std::string>()));
+  if (!node_value.is_null() && !node_value.is_structured()) found = type_name(node_value) + " " + found;
+  if (node && node->plain && node_value.is_string()) describe_plain_text(*node, found);
+  const bool wants_string = std::find(types.begin(), types.end(), "string") != types.end();
+  if (wants_string && node && node->plain && (node_value.is_number() || node_value.is_boolean()))
+    return "a string: quote it ('" + node->text + "') so YAML does not read it as a " + type_name(node_value);
+  return join(types, " or ");
+}
+
 std::string describe_violation(const std::string& keyword, const Json& failed, Json& alternatives, Json& schema,
                                const std::string& schema_ptr, const Json& node_value, const SourceNode* node,
                                std::string& found) {
   std::string expected;
   if (keyword == "type") {
-    std::vector<std::string> types;
-    if (failed["type"].is_array())
-      for (const auto& t : failed["type"]) types.push_back(json_type_word(t.get<std::string>()));
-    else
-      types.push_back(json_type_word(failed["type"].get<std::string>()));
-    if (!node_value.is_null() && !node_value.is_structured()) found = type_name(node_value) + " " + found;
-    // A plain scalar YAML reads as a number that JSON cannot hold stays text: say what it is, not "string".
-    if (node && node->plain && node_value.is_string()) {
-      const std::string& t = node->text;
-      const bool digits =
-          t.size() > 1 && t.find_first_not_of("0123456789", t[0] == '-' || t[0] == '+') == std::string::npos;
-      std::string lower;
-      for (char ch : t) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-      if (lower == ".nan")
-        found = "'" + t + "' (NaN: not a number)";
-      else if (lower == ".inf" || lower == "+.inf" || lower == "-.inf")
-        found = "'" + t + "' (an infinity)";
-      else if (digits)
-        found = "an integer of " + std::to_string(t.size()) + " characters (beyond 64 bits)";
-    }
-    expected = join(types, " or ");
-    const bool wants_string = std::find(types.begin(), types.end(), "string") != types.end();
-    if (wants_string && node && node->plain && (node_value.is_number() || node_value.is_boolean()))
-      expected = "a string: quote it ('" + node->text + "') so YAML does not read it as a " + type_name(node_value);
+    expected = describe_type_violation(failed, node_value, node, found);
   } else if (keyword == "enum") {
     std::vector<std::string> options;
     for (const auto& e : failed["enum"]) options.push_back(e.is_string() ? e.get<std::string>() : e.dump());
