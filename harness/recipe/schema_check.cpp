@@ -332,6 +332,20 @@ bool report_unknown(CheckState& st, Json& here, const Violation& v) {
   return !unknown.empty();
 }
 
+/// Drops the node at `doc_ptr` (not the document itself) from the private copy of the value and remembers it as
+/// removed, so the next round does not report it again. Always true (the check goes on).
+bool remove_node(CheckState& st, const std::string& doc_ptr) {
+  const auto slash = doc_ptr.rfind('/');
+  Json& parent = st.value.at(Json::json_pointer(doc_ptr.substr(0, slash)));
+  const std::string token = pointer_unescape(doc_ptr.substr(slash + 1));
+  if (parent.is_object())
+    parent.erase(token);
+  else
+    parent.erase(std::stoul(token));
+  st.removed.insert(doc_ptr);
+  return true;
+}
+
 /// Any other violation: reports it (found and expected in words), then drops the offending node from `st.value`
 /// so the next round finds the next problem. True when a node was dropped (never the document's root).
 bool report_invalid(CheckState& st, Json& here, const Violation& v) {
@@ -341,15 +355,7 @@ bool report_invalid(CheckState& st, Json& here, const Violation& v) {
   if ((keyword == "minItems" || keyword == "maxItems") && !v.doc_ptr.empty()) {
     const auto it = st.removed.lower_bound(v.doc_ptr + "/");
     if (it != st.removed.end() && it->rfind(v.doc_ptr + "/", 0) == 0) {
-      const auto slash = v.doc_ptr.rfind('/');
-      Json& parent = st.value.at(Json::json_pointer(v.doc_ptr.substr(0, slash)));
-      const std::string token = pointer_unescape(v.doc_ptr.substr(slash + 1));
-      if (parent.is_object())
-        parent.erase(token);
-      else
-        parent.erase(std::stoul(token));
-      st.removed.insert(v.doc_ptr);
-      return true;
+      return remove_node(st, v.doc_ptr);
     }
   }
   std::string found = show(v.node_value, v.node);
@@ -364,15 +370,7 @@ bool report_invalid(CheckState& st, Json& here, const Violation& v) {
       describe_violation(keyword, *failed, *failed, st.schema, v.schema_ptr, v.node_value, v.node, found);
   st.report(st.doc.at(v.doc_ptr, found, expected));
   if (v.doc_ptr.empty()) return false;
-  const auto slash = v.doc_ptr.rfind('/');
-  Json& parent = st.value.at(Json::json_pointer(v.doc_ptr.substr(0, slash)));
-  const std::string token = pointer_unescape(v.doc_ptr.substr(slash + 1));
-  if (parent.is_object())
-    parent.erase(token);
-  else
-    parent.erase(std::stoul(token));
-  st.removed.insert(v.doc_ptr);
-  return true;
+  return remove_node(st, v.doc_ptr);
 }
 
 /// Reports violation `v` and repairs the private copies in `st` so the next round can find the next one.
