@@ -52,35 +52,65 @@ StageParams stage_params(const ModelConfig& m, const RankPlacement& q, const Ran
   return s;
 }
 
+/// Bytes per parameter of the optimizer state as optimizer.master_weights / exp_avg_dtype / exp_avg_sq_dtype hold
+/// it for parameters of `p` bytes (docs/memory-plan.md, "States"; optim/master_weights.h in the backend): the FP32
+/// master (none for FP32 parameters: they are their own; 2 for the BF16 + remainder form), each moment (4 or 2), and
+/// the FP32 working copies the step makes of what is not stored in FP32 (master, moments: transient, during the
+/// step only).
+struct StateBytes {
+  double master = 0, moments = 0, step_copies = 0;
+};
+
+StateBytes state_bytes(const RecipeOptimizer& o, double p) {
+  StateBytes b;
+  const bool own_master = p == kF32;
+  const bool remainder = o.master_weights == MasterWeights::kBf16Remainder && !own_master;
+  b.master = own_master ? 0 : remainder ? 2 : kF32;
+  b.moments = (o.exp_avg_dtype == StateDtype::kBf16 ? 2 : kF32) + (o.exp_avg_sq_dtype == StateDtype::kBf16 ? 2 : kF32);
+  b.step_copies = kF32 * ((remainder ? 1 : 0) + (o.exp_avg_dtype == StateDtype::kBf16 ? 1 : 0) +
+                          (o.exp_avg_sq_dtype == StateDtype::kBf16 ? 1 : 0));
+  return b;
+}
+
 /// Gradients and optimizer state of a DistributedAdam (optim/distributed_adam.h) over a group of `shards` ranks
-/// for `n` parameters: the flat FP32 gradient buffer (whole) and its reduce-scattered shard; FP32 masters and Adam
-/// moments of the shard; the all-gather buffer in the parameters' dtype (whole); with bench.overlap_param_gather
-/// (`kept_shard`) the updated shard in the parameters' dtype, kept for the next step's gathers (a view of the FP32
-/// masters for FP32 parameters: nothing more; a group of one rank gathers nothing and keeps nothing).
-void add_distributed(double n, double shards, double p, bool kept_shard, RankMemory& r) {
+/// for `n` parameters: the flat FP32 gradient buffer (whole) and its reduce-scattered shard; the master weights
+/// (state_bytes: an FP32 shard even for FP32 parameters, which the shard does not alias) and Adam moments of the
+/// shard; the all-gather buffer in the parameters' dtype (whole); with bench.overlap_param_gather (`kept_shard`)
+/// the updated shard in the parameters' dtype, kept for the next step's gathers (a view of the FP32 masters for FP32
+/// parameters: nothing more; a group of one rank gathers nothing and keeps nothing). Returns the step's transient
+/// bytes: the FP32 working copies of the shard (state_bytes) and, with remainders, the shard's BF16 half read from
+/// the all-gather buffer.
+double add_distributed(double n, double shards, double p, bool kept_shard, const StateBytes& b, RankMemory& r) {
   r.grads += kF32 * n * (1 + 1 / shards);
-  r.optimizer += 3 * kF32 * n / shards + p * n + (kept_shard && shards > 1 && p != kF32 ? p * n / shards : 0);
+  const double master = p == kF32 ? kF32 : b.master;
+  r.optimizer += (master + b.moments) * n / shards + p * n +
+                 (kept_shard && shards > 1 && p != kF32 ? p * n / shards : 0);
+  return (b.step_copies + (b.master == 2 ? p : 0)) * n / shards;
 }
 
 /// Gradients and optimizer state of a MixedPrecisionAdam (optim/adam.h) for `n` parameters: FP32 gradient
-/// accumulators, FP32 masters (none for FP32 parameters) and Adam moments.
-void add_replicated(double n, double p, RankMemory& r) {
+/// accumulators, master weights and Adam moments (state_bytes). Returns the step's transient bytes: the FP32
+/// working copies of the largest tensor (`largest` parameters) on libtorch's path, none with the fused kernels.
+double add_replicated(double n, double largest, const StateBytes& b, bool fused, RankMemory& r) {
   r.grads += kF32 * n;
-  r.optimizer += ((p == kF32 ? 0 : kF32) + 2 * kF32) * n;
+  r.optimizer += (b.master + b.moments) * n;
+  return fused ? 0 : b.step_copies * largest;
 }
 
 /// Gradients and optimizer state of the backend's optimizers (optim/optimizer_builder.h; docs/memory-plan.md,
 /// "States"): one rank, everything in a MixedPrecisionAdam; several, the dense parameters (and the experts unless
 /// apart) sharded over DP, the experts when apart sharded over EDP when EDP > 1, else replicated.
-/// `kept_shard`: bench.overlap_param_gather (add_distributed).
-void add_states(const StageParams& s, const RankMap& map, double p, bool experts_apart, bool kept_shard,
-                RankMemory& r) {
+/// `kept_shard`: bench.overlap_param_gather (add_distributed); `fused`: the MixedPrecisionAdams run the fused CUDA
+/// kernels. Returns the largest transient of the optimizer step (the optimizers step one after another).
+double add_states(const StageParams& s, const RankMap& map, double p, bool experts_apart, bool kept_shard,
+                  const RecipeOptimizer& o, bool fused, RankMemory& r) {
+  const StateBytes b = state_bytes(o, p);
   r.params = p * (s.dense() + s.experts);
-  if (map.world == 1) return add_replicated(s.dense() + s.experts, p, r);
-  add_distributed(s.dense() + (experts_apart ? 0 : s.experts), map.dp, p, kept_shard, r);
-  if (!experts_apart) return;
-  if (map.edp > 1) return add_distributed(s.experts, map.edp, p, kept_shard, r);
-  add_replicated(s.experts, p, r);
+  if (map.world == 1) return add_replicated(s.dense() + s.experts, s.largest, b, fused, r);
+  double step = add_distributed(s.dense() + (experts_apart ? 0 : s.experts), map.dp, p, kept_shard, b, r);
+  if (!experts_apart) return step;
+  if (map.edp > 1) return std::max(step, add_distributed(s.experts, map.edp, p, kept_shard, b, r));
+  return std::max(step, add_replicated(s.experts, s.largest, b, fused, r));
 }
 
 }  // namespace
@@ -143,8 +173,9 @@ struct Phase {
 
 /// The phases that can hold the peak on a rank (docs/memory-plan.md, "Peak"); returns the largest.
 /// `in_flight`: the saved activations of each chunk pass in flight; `buffers`: pipeline sends kept to the step's end.
+/// `optimizer_step`: the optimizer step's transient (add_states), beside the pipeline sends only.
 Phase peak_phase(const std::vector<double>& in_flight, double buffers, double largest_unit, bool last,
-                 const LossMemory& loss, double step_grads, double accumulate_copy) {
+                 const LossMemory& loss, double step_grads, double accumulate_copy, double optimizer_step) {
   double sum = buffers, smallest = in_flight.empty() ? 0 : in_flight[0];
   for (double a : in_flight) sum += a, smallest = std::min(smallest, a);
   std::vector<Phase> phases;
@@ -158,6 +189,8 @@ Phase peak_phase(const std::vector<double>& in_flight, double buffers, double la
   phases.push_back({sum - smallest, step_grads + accumulate_copy, "end of a microbatch's backward",
                     accumulate_copy > 0 ? "parameter gradients in the parameters' dtype + one FP32 copy"
                                         : "parameter gradients in the parameters' dtype"});
+  if (optimizer_step > 0)
+    phases.push_back({buffers, optimizer_step, "optimizer step", "FP32 working copies of the optimizer state"});
   return *std::max_element(phases.begin(), phases.end(),
                            [](const Phase& a, const Phase& b) { return a.total() < b.total(); });
 }
@@ -177,7 +210,8 @@ RankMemory rank_memory(const Recipe& recipe, const ModelConfig& m, const RankMap
   const StageParams s = stage_params(m, q, map);
   r.dense_params = static_cast<int64_t>(s.dense());
   r.expert_params = static_cast<int64_t>(s.experts);
-  add_states(s, map, shape.param_bytes, experts_apart, kept_shard, r);
+  const bool fused_adam = shape.cuda_kernels();  // MixedPrecisionAdam on the fused kernels (optim/adam.h)
+  const double step = add_states(s, map, shape.param_bytes, experts_apart, kept_shard, recipe.optimizer, fused_adam, r);
 
   std::vector<double> chunk_kept;
   double largest_unit = 0;
@@ -201,13 +235,21 @@ RankMemory rank_memory(const Recipe& recipe, const ModelConfig& m, const RankMap
   }
   const Phase ph = peak_phase(in_flight, buffers, largest_unit, r.output_layer, loss_memory(m, shape),
                               shape.param_bytes * (s.dense() + s.experts),
-                              shape.impl == TorchMemoryImpl::kFullLogits ? kF32 * s.largest : 0);
+                              shape.impl == TorchMemoryImpl::kFullLogits ? kF32 * s.largest : 0, step);
   r.activations_in_flight = ph.activations;
   r.transient = ph.transient;
   r.transient_term = ph.term;
   r.peak_phase = ph.name;
   r.peak = r.params + r.grads + r.optimizer + r.activations_in_flight + r.transient;
   return r;
+}
+
+/// "FP32 masters and Adam moments", or what the recipe's optimizer stores instead.
+std::string optimizer_state_label(const RecipeOptimizer& o) {
+  const bool plain_moments = o.exp_avg_dtype == StateDtype::kFp32 && o.exp_avg_sq_dtype == StateDtype::kFp32;
+  const std::string masters = o.master_weights == MasterWeights::kFp32 ? "FP32 masters" : "BF16 + remainder masters";
+  if (plain_moments) return masters + " and Adam moments";
+  return masters + ", Adam moments in " + to_string(o.exp_avg_dtype) + " / " + to_string(o.exp_avg_sq_dtype);
 }
 
 }  // namespace
@@ -223,7 +265,7 @@ std::string MemoryPlan::largest_term() const {
   const std::vector<std::pair<double, std::string>> terms = {
       {w.params, "parameters"},
       {w.grads, "FP32 gradients"},
-      {w.optimizer, "optimizer state (FP32 masters and Adam moments)"},
+      {w.optimizer, "optimizer state (" + optimizer_state + ")"},
       {w.activations_in_flight, "activations of " + std::to_string(w.microbatches_in_flight) +
                                     (w.microbatches_in_flight == 1 ? " microbatch" : " microbatches") + " in flight"},
       {w.transient, w.transient_term}};
@@ -242,6 +284,7 @@ MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const Ran
   plan.gpu = recipe.gpu.type;
   const GpuSpec* gpu = find_gpu(recipe.gpu.type);
   plan.gpu_memory = gpu ? gpu->memory_bytes : recipe.gpu.memory_gb * 1e9;
+  plan.optimizer_state = optimizer_state_label(recipe.optimizer);
   MicrobatchShape shape;
   shape.rows = map.rows_per_microbatch;
   shape.tokens = map.rows_per_microbatch * recipe.workload.row_tokens;

@@ -25,7 +25,7 @@ struct RankMemory {
   int64_t expert_params = 0;  ///< routed-expert parameters on the rank (its EP share)
   double params = 0;          ///< parameters in their dtype
   double grads = 0;           ///< FP32 gradient accumulators (and the DP / EDP-sharded reduce-scatter targets)
-  double optimizer = 0;       ///< FP32 masters and Adam moments (dense 1 / DP, experts 1 / EDP), + all-gather buffers
+  double optimizer = 0;  ///< master weights and Adam moments (dense 1 / DP, experts 1 / EDP), + all-gather buffers
   double activations_per_microbatch = 0;  ///< saved for backward, one microbatch through all the rank's layers
   int64_t microbatches_in_flight = 0;     ///< forwards whose backward has not run, at most (a VPP chunk counts 1/VPP)
   double activations_in_flight = 0;       ///< the saved activations of the in-flight microbatch-chunks
@@ -42,6 +42,9 @@ struct MemoryPlan {
   bool experts_in_distributed_optimizer = false;  ///< EP 1 and TP 1: experts sharded over DP like dense
   int expert_state_shards = 1;    ///< EDP when the experts are apart and EDP > 1 (their own distributed optimizer)
   int64_t ep_capacity_rows = 0;   ///< fixed_capacity with EP > 1: rows per MoE layer's experts (MicrobatchShape)
+  /// What the optimizer state holds (optimizer.master_weights and the moments' dtypes), e.g. "FP32 masters and Adam
+  /// moments": the largest term's name.
+  std::string optimizer_state = "FP32 masters and Adam moments";
   std::vector<RankMemory> ranks;  ///< one per pipeline rank, in pipeline order
   std::vector<size_t> kinds;      ///< indices of ranks shown: first, the middle rank with the largest peak, last
 

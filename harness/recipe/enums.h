@@ -22,6 +22,14 @@ enum class Kernels { kFused, kOps };
 /// (docs/distributed.md, "Expert parallelism"): host_splits, a variable-size all-to-all whose split sizes are read
 /// on the host (it synchronises), or fixed_capacity, blocks of a fixed number of rows per peer (no synchronisation).
 enum class EpDispatch { kHostSplits, kFixedCapacity };
+/// optimizer.master_weights: how the FP32 master weight of a BF16 parameter is held (docs/optimizer.md, "Precision-
+/// aware state"): an FP32 copy (4 bytes per parameter), or the BF16 parameter itself plus a 16-bit remainder of the
+/// master's low bits (2 bytes; Megatron-LM's --use-precision-aware-optimizer with store_param_remainders), the same
+/// FP32 value bit for bit.
+enum class MasterWeights { kFp32, kBf16Remainder };
+/// optimizer.exp_avg_dtype / exp_avg_sq_dtype: the dtype the Adam moments are stored in (Megatron-LM's
+/// --exp-avg-dtype / --exp-avg-sq-dtype); the update computes in FP32 either way.
+enum class StateDtype { kFp32, kBf16 };
 
 /// The YAML names of an enum's values, in declaration order (specialised below for each enum).
 template <typename E>
@@ -50,6 +58,14 @@ struct EnumNames<Kernels> {
 template <>
 struct EnumNames<EpDispatch> {
   static constexpr std::array<const char*, 2> names{"host_splits", "fixed_capacity"};
+};
+template <>
+struct EnumNames<MasterWeights> {
+  static constexpr std::array<const char*, 2> names{"fp32", "bf16_remainder"};
+};
+template <>
+struct EnumNames<StateDtype> {
+  static constexpr std::array<const char*, 2> names{"fp32", "bf16"};
 };
 
 /// The YAML name of `value`, e.g. to_string(Dispatcher::kDeepep) == "deepep".

@@ -123,6 +123,9 @@ RecipeOptimizer optimizer_from_json(const Json& doc) {
   O.adam_beta2 = o.value("adam_beta2", O.adam_beta2);
   O.adam_eps = o.value("adam_eps", O.adam_eps);
   O.clip_grad = o.value("clip_grad", O.clip_grad);
+  if (o.contains("master_weights")) O.master_weights = enum_at<MasterWeights>(doc, "/optimizer/master_weights");
+  if (o.contains("exp_avg_dtype")) O.exp_avg_dtype = enum_at<StateDtype>(doc, "/optimizer/exp_avg_dtype");
+  if (o.contains("exp_avg_sq_dtype")) O.exp_avg_sq_dtype = enum_at<StateDtype>(doc, "/optimizer/exp_avg_sq_dtype");
   return O;
 }
 

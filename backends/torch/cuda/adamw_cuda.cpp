@@ -18,9 +18,34 @@ namespace {
 
 bool aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
-bool fp32_like(const at::Tensor& t, const at::Tensor& master) {
-  return t.defined() && t.is_cuda() && t.device() == master.device() && t.scalar_type() == at::kFloat &&
-         t.is_contiguous() && t.sizes() == master.sizes();
+/// `t` defined, contiguous, of `dtype` and `like`'s shape on its device.
+bool array_like(const at::Tensor& t, const at::Tensor& like, at::ScalarType dtype) {
+  return t.defined() && t.is_cuda() && t.device() == like.device() && t.scalar_type() == dtype &&
+         t.is_contiguous() && t.sizes() == like.sizes();
+}
+
+bool moment_like(const at::Tensor& t, const at::Tensor& like) {
+  return array_like(t, like, at::kFloat) || array_like(t, like, at::kBFloat16);
+}
+
+/// The arrays' shape and device: the master's, else the parameter's (held with a remainder).
+const at::Tensor& shape_of(const AdamwArrays& a) { return a.master.defined() ? a.master : a.param; }
+
+bool arrays_supported(const AdamwArrays& a, const at::Device& device) {
+  const at::Tensor& like = shape_of(a);
+  if (!like.defined() || !like.is_cuda() || like.device() != device) return false;
+  const bool master_ok = a.remainder.defined()
+                             ? !a.master.defined() && array_like(a.param, like, at::kBFloat16) &&
+                                   array_like(a.remainder, like, at::kShort)
+                             : array_like(a.master, like, at::kFloat) &&
+                                   (!a.param.defined() || array_like(a.param, like, at::kBFloat16));
+  return master_ok && array_like(a.grad, like, at::kFloat) && moment_like(a.exp_avg, like) &&
+         moment_like(a.exp_avg_sq, like);
+}
+
+/// 16 bytes for an FP32 array, 8 for a 16-bit one: the alignment of a 4-element load.
+bool aligned_for_four(const void* p, bool sixteen_bit) {
+  return !p || aligned(p, sixteen_bit ? 8 : 16);
 }
 
 /// `bytes` of host data as a device tensor of uint8 (one blocking copy, at construction only).
@@ -40,35 +65,43 @@ struct CudaAdamw::Table {
 };
 
 bool cuda_adamw_supports(const std::vector<AdamwArrays>& arrays) {
-  if (arrays.empty()) return false;
-  const auto device = arrays[0].master.device();
-  for (const auto& a : arrays) {
-    if (!fp32_like(a.master, a.master) || a.master.device() != device || !fp32_like(a.grad, a.master) ||
-        !fp32_like(a.exp_avg, a.master) || !fp32_like(a.exp_avg_sq, a.master))
-      return false;
-    if (a.param.defined() && (a.param.device() != device || a.param.scalar_type() != at::kBFloat16 ||
-                              !a.param.is_contiguous() || a.param.sizes() != a.master.sizes()))
-      return false;
-  }
+  if (arrays.empty() || !shape_of(arrays[0]).defined()) return false;
+  const auto device = shape_of(arrays[0]).device();
+  for (const auto& a : arrays)
+    if (!arrays_supported(a, device)) return false;
   return true;
 }
 
+namespace {
+
+/// The kernel's view of one parameter's arrays.
+adamw::TensorSlot slot_of(AdamwArrays& a) {
+  adamw::TensorSlot s;
+  s.master = a.master.defined() ? a.master.data_ptr<float>() : nullptr;
+  s.grad = a.grad.data_ptr<float>();
+  s.exp_avg = a.exp_avg.data_ptr();
+  s.exp_avg_sq = a.exp_avg_sq.data_ptr();
+  s.exp_avg_bf16 = a.exp_avg.scalar_type() == at::kBFloat16;
+  s.exp_avg_sq_bf16 = a.exp_avg_sq.scalar_type() == at::kBFloat16;
+  s.param = a.param.defined() ? bf16_mut(a.param) : nullptr;
+  s.remainder = a.remainder.defined() ? a.remainder.data_ptr<int16_t>() : nullptr;
+  s.n = shape_of(a).numel();
+  s.decay = a.decay ? 1 : 0;
+  s.vectorized = aligned_for_four(s.master, false) && aligned_for_four(s.grad, false) &&
+                 aligned_for_four(s.exp_avg, s.exp_avg_bf16) && aligned_for_four(s.exp_avg_sq, s.exp_avg_sq_bf16) &&
+                 aligned_for_four(s.param, true) && aligned_for_four(s.remainder, true);
+  return s;
+}
+
+}  // namespace
+
 CudaAdamw::CudaAdamw(std::vector<AdamwArrays> arrays) : table_(std::make_unique<Table>()) {
-  TORCH_CHECK(cuda_adamw_supports(arrays), "CUDA AdamW: FP32 contiguous master, grad, moments (and a BF16 ",
-              "contiguous parameter of the same shape, or none) on one CUDA device expected");
+  TORCH_CHECK(cuda_adamw_supports(arrays), "CUDA AdamW: contiguous arrays of one shape on one CUDA device expected: ",
+              "FP32 master (or BF16 parameter + int16 remainder), FP32 grad, FP32 or BF16 moments");
   std::vector<adamw::TensorSlot> slots;
   std::vector<adamw::Chunk> chunks;
   for (auto& a : arrays) {
-    adamw::TensorSlot s;
-    s.master = a.master.data_ptr<float>();
-    s.grad = a.grad.data_ptr<float>();
-    s.exp_avg = a.exp_avg.data_ptr<float>();
-    s.exp_avg_sq = a.exp_avg_sq.data_ptr<float>();
-    s.param = a.param.defined() ? bf16_mut(a.param) : nullptr;
-    s.n = a.master.numel();
-    s.decay = a.decay ? 1 : 0;
-    s.vectorized = aligned(s.master, 16) && aligned(s.grad, 16) && aligned(s.exp_avg, 16) &&
-                   aligned(s.exp_avg_sq, 16) && (!s.param || aligned(s.param, 8));
+    const adamw::TensorSlot s = slot_of(a);
     for (int64_t begin = 0; begin < s.n; begin += adamw::kChunkElements) {
       adamw::Chunk c;
       c.begin = begin;
@@ -78,7 +111,7 @@ CudaAdamw::CudaAdamw(std::vector<AdamwArrays> arrays) : table_(std::make_unique<
     }
     slots.push_back(s);
   }
-  const auto device = arrays[0].master.device();
+  const auto device = shape_of(arrays[0]).device();
   Table& t = *table_;
   t.arrays = std::move(arrays);
   t.num_chunks = static_cast<int64_t>(chunks.size());

@@ -9,12 +9,14 @@
 
 namespace recipebench::torch_model {
 
-/// The arrays of one parameter that the step reads and writes: FP32 contiguous `master`, `grad`, `exp_avg`,
-/// `exp_avg_sq` of one shape on one CUDA device; `param` BF16 of that shape (written from the master weight) or
-/// undefined when the parameter is the FP32 master itself.
+/// The arrays of one parameter that the step reads and writes, contiguous, of one shape on one CUDA device: FP32
+/// `master` (undefined when `remainder` holds it with `param`), FP32 `grad`, `exp_avg` and `exp_avg_sq` FP32 or
+/// BF16; `param` BF16 (written from the master weight) or undefined when the parameter is the FP32 master itself;
+/// `remainder` int16, the master's low half beside `param` (optim/master_weights.h), or undefined.
 struct AdamwArrays {
   at::Tensor master, grad, exp_avg, exp_avg_sq, param;
   bool decay = false;  ///< weight decay applies (matrices)
+  at::Tensor remainder;
 };
 
 /// True when CudaAdamw takes these arrays: every tensor as AdamwArrays says, on one CUDA device.

@@ -16,14 +16,21 @@ constexpr int64_t kChunkElements = 32768;
 
 /// One parameter's arrays, all of `n` elements, contiguous, on one device.
 struct TensorSlot {
-  float* master = nullptr;           ///< FP32 master weight w (updated)
+  float* master = nullptr;           ///< FP32 master weight w (updated); null when held as param + remainder
   const float* grad = nullptr;       ///< FP32 accumulated gradient g (read)
-  float* exp_avg = nullptr;          ///< FP32 first moment m (updated)
-  float* exp_avg_sq = nullptr;       ///< FP32 second moment v (updated)
-  __nv_bfloat16* param = nullptr;    ///< the BF16 parameter written from w; null when the parameter is w itself
+  void* exp_avg = nullptr;           ///< first moment m (updated): float, or __nv_bfloat16 when exp_avg_bf16
+  void* exp_avg_sq = nullptr;        ///< second moment v (updated): float, or __nv_bfloat16 when exp_avg_sq_bf16
+  /// The BF16 parameter: written from w (round to nearest even); with `remainder` also w's high half (read and
+  /// written). Null when the parameter is w itself.
+  __nv_bfloat16* param = nullptr;
+  /// The master's low 16 bits (docs/optimizer.md, "Precision-aware state"): w = bits ((param - (remainder < 0)) << 16
+  /// | remainder); param = w rounded half away from zero. Null: w is `master`.
+  int16_t* remainder = nullptr;
   int64_t n = 0;                     ///< elements
   int32_t decay = 0;                 ///< 1: weight decay applies (matrices), 0: not (norms, biases, scalars)
-  int32_t vectorized = 0;            ///< 1: every pointer 16-byte aligned (and param 8-byte): float4 loads
+  int32_t vectorized = 0;            ///< 1: FP32 arrays 16-byte aligned, 16-bit arrays 8-byte: 4-element loads
+  int32_t exp_avg_bf16 = 0;          ///< 1: exp_avg is BF16 (rounded to nearest even after the update)
+  int32_t exp_avg_sq_bf16 = 0;       ///< 1: exp_avg_sq is BF16
 };
 
 /// One block's work: elements [begin, begin + count) of slot `slot`. At most 2^31 - 1 chunks (a 1-D grid): 70
@@ -57,7 +64,8 @@ inline int64_t chunks_of(int64_t n) { return (n + kChunkElements - 1) / kChunkEl
 cudaError_t sum_of_squares(const TensorSlot* slots, const Chunk* chunks, int64_t num_chunks, double* partial,
                            double* total, cudaStream_t stream);
 
-/// One AdamW step (Hyper) over every chunk: w, m, v updated in place, param = bf16(w) (round to nearest even).
+/// One AdamW step (Hyper) over every chunk: w, m, v updated in place (computed in FP32 whatever their storage),
+/// param = bf16(w) (round to nearest even), or with a remainder param and remainder = w split (TensorSlot).
 /// Elementwise: no reduction, bitwise repeatable. Returns the launch error.
 cudaError_t adamw_step(const TensorSlot* slots, const Chunk* chunks, int64_t num_chunks, const Hyper& h,
                        cudaStream_t stream);

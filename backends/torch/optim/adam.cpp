@@ -11,6 +11,7 @@
 #include "dist/comm_clock.h"
 #include "dist/process_group.h"
 #include "model/compat.h"
+#include "optim/master_weights.h"
 #ifdef RECIPEBENCH_GDN_CUDA
 #include "cuda/adamw_cuda.h"
 #include "cuda/grad_accumulate_cuda.h"
@@ -41,6 +42,7 @@ namespace {
 /// so on stderr (the setting is never dropped silently).
 std::shared_ptr<torch_model::CudaAdamw> make_cuda_adamw(const std::vector<torch::Tensor>& params,
                                                         const std::vector<torch::Tensor>& master,
+                                                        const std::vector<torch::Tensor>& remainders,
                                                         const std::vector<torch::Tensor>& grads,
                                                         const std::vector<torch::Tensor>& m,
                                                         const std::vector<torch::Tensor>& v,
@@ -50,13 +52,14 @@ std::shared_ptr<torch_model::CudaAdamw> make_cuda_adamw(const std::vector<torch:
   std::vector<torch_model::AdamwArrays> arrays;
   for (size_t i = 0; i < params.size(); ++i) {
     const bool own_master = params[i].scalar_type() != torch::kFloat32;
-    arrays.push_back({master[i], grads[i], m[i], v[i], own_master ? params[i].detach() : torch::Tensor(), decay[i]});
+    arrays.push_back({master[i], grads[i], m[i], v[i], own_master ? params[i].detach() : torch::Tensor(), decay[i],
+                      remainders[i]});
   }
   if (torch_model::cuda_adamw_supports(arrays)) return std::make_shared<torch_model::CudaAdamw>(std::move(arrays));
   std::cerr << "recipebench: warning: bench.kernels fused: the AdamW kernels take contiguous BF16 or FP32 parameters "
                "on one GPU; this optimizer's are not: libtorch's AdamW runs\n";
 #else
-  (void)master, (void)grads, (void)m, (void)v, (void)decay;
+  (void)master, (void)remainders, (void)grads, (void)m, (void)v, (void)decay;
   std::cerr << "recipebench: warning: bench.kernels fused: this build has no CUDA kernels (no nvcc found): "
                "libtorch's AdamW runs\n";
 #endif
@@ -69,15 +72,37 @@ MixedPrecisionAdam::MixedPrecisionAdam(std::vector<torch::Tensor> params, const 
                                        GradientGroups groups, AdamKernels kernels)
     : params_(std::move(params)), o_(options), groups_(groups) {
   torch::NoGradGuard no_grad;
+  const auto m_dtype = state_scalar_type(o_.exp_avg_dtype), v_dtype = state_scalar_type(o_.exp_avg_sq_dtype);
   for (const auto& p : params_) {
-    master_.push_back(p.scalar_type() == torch::kFloat32 ? p.detach() : p.detach().to(torch::kFloat32));
-    grads_.push_back(torch::zeros_like(master_.back()));
-    exp_avg_.push_back(torch::zeros_like(master_.back()));
-    exp_avg_sq_.push_back(torch::zeros_like(master_.back()));
+    const bool remainder = p.scalar_type() == torch::kBFloat16 && o_.master_weights == MasterWeights::kBf16Remainder;
+    const auto f32 = p.options().dtype(torch::kFloat32);
+    // The master: the parameter itself (FP32), an FP32 copy, or the BF16 parameter + a remainder of zeros (a BF16
+    // value's FP32 bits end in 16 zeros).
+    master_.push_back(p.scalar_type() == torch::kFloat32 ? p.detach()
+                      : remainder                         ? torch::Tensor()
+                                                          : p.detach().to(torch::kFloat32));
+    remainders_.push_back(remainder ? torch::zeros(p.sizes(), p.options().dtype(torch::kInt16)) : torch::Tensor());
+    grads_.push_back(torch::zeros(p.sizes(), f32));
+    exp_avg_.push_back(torch::zeros(p.sizes(), f32.dtype(m_dtype)));
+    exp_avg_sq_.push_back(torch::zeros(p.sizes(), f32.dtype(v_dtype)));
     decay_.push_back(p.dim() >= 2);
   }
   written_.assign(params_.size(), true);  // the accumulators start at zero
-  cuda_ = make_cuda_adamw(params_, master_, grads_, exp_avg_, exp_avg_sq_, decay_, kernels);
+  cuda_ = make_cuda_adamw(params_, master_, remainders_, grads_, exp_avg_, exp_avg_sq_, decay_, kernels);
+}
+
+std::vector<torch::Tensor> MixedPrecisionAdam::master() const {
+  std::vector<torch::Tensor> out;
+  for (size_t i = 0; i < params_.size(); ++i)
+    out.push_back(remainders_[i].defined() ? reconstruct_master(params_[i].detach(), remainders_[i]) : master_[i]);
+  return out;
+}
+
+bool MixedPrecisionAdam::plain_state() const {
+  if (o_.exp_avg_dtype != StateDtype::kFp32 || o_.exp_avg_sq_dtype != StateDtype::kFp32) return false;
+  for (const auto& r : remainders_)
+    if (r.defined()) return false;
+  return true;
 }
 
 void MixedPrecisionAdam::accumulate_grads() {
@@ -177,30 +202,45 @@ void MixedPrecisionAdam::step(double lr) {
     return;
   }
 #endif
-  if (!master_.empty() && torch_model::compat::fused_adamw_usable(master_[0])) {
-    if (steps_.empty())
-      for (const auto& w : master_) steps_.push_back(torch::zeros({}, w.options()));
-    std::vector<torch::Tensor> w[2], g[2], m[2], v[2], s[2];  // [0]: no weight decay, [1]: weight decay
-    for (size_t i = 0; i < master_.size(); ++i) {
-      const int d = decay_[i] ? 1 : 0;
-      w[d].push_back(master_[i]);
-      g[d].push_back(grads_[i]);
-      m[d].push_back(exp_avg_[i]);
-      v[d].push_back(exp_avg_sq_[i]);
-      s[d].push_back(steps_[i]);
-    }
-    at::_foreach_add_(steps_, 1);
-    for (int d = 0; d < 2; ++d)
-      if (!w[d].empty())
-        torch_model::compat::fused_adamw(w[d], g[d], m[d], v[d], s[d], lr, o_.adam_beta1, o_.adam_beta2,
-                                         d ? o_.weight_decay : 0.0, o_.adam_eps);
-    for (size_t i = 0; i < params_.size(); ++i)
-      if (params_[i].scalar_type() != torch::kFloat32) params_[i].copy_(master_[i]);
-    return;
+  if (plain_state() && !master_.empty() && torch_model::compat::fused_adamw_usable(master_[0])) return fused_ops_step(lr);
+  for (size_t i = 0; i < params_.size(); ++i) tensor_step(i, lr);
+}
+
+void MixedPrecisionAdam::fused_ops_step(double lr) {
+  if (steps_.empty())
+    for (const auto& w : master_) steps_.push_back(torch::zeros({}, w.options()));
+  std::vector<torch::Tensor> w[2], g[2], m[2], v[2], s[2];  // [0]: no weight decay, [1]: weight decay
+  for (size_t i = 0; i < master_.size(); ++i) {
+    const int d = decay_[i] ? 1 : 0;
+    w[d].push_back(master_[i]);
+    g[d].push_back(grads_[i]);
+    m[d].push_back(exp_avg_[i]);
+    v[d].push_back(exp_avg_sq_[i]);
+    s[d].push_back(steps_[i]);
   }
-  for (size_t i = 0; i < params_.size(); ++i) {
-    adamw_update_(master_[i], grads_[i], exp_avg_[i], exp_avg_sq_[i], lr, t_, o_, decay_[i]);
+  at::_foreach_add_(steps_, 1);
+  for (int d = 0; d < 2; ++d)
+    if (!w[d].empty())
+      torch_model::compat::fused_adamw(w[d], g[d], m[d], v[d], s[d], lr, o_.adam_beta1, o_.adam_beta2,
+                                       d ? o_.weight_decay : 0.0, o_.adam_eps);
+  for (size_t i = 0; i < params_.size(); ++i)
     if (params_[i].scalar_type() != torch::kFloat32) params_[i].copy_(master_[i]);
+}
+
+void MixedPrecisionAdam::tensor_step(size_t i, double lr) {
+  const bool remainder = remainders_[i].defined();
+  auto w = remainder ? reconstruct_master(params_[i].detach(), remainders_[i]) : master_[i];
+  const bool m_fp32 = exp_avg_[i].scalar_type() == torch::kFloat32, v_fp32 = exp_avg_sq_[i].scalar_type() == torch::kFloat32;
+  auto m = m_fp32 ? exp_avg_[i] : exp_avg_[i].to(torch::kFloat32);
+  auto v = v_fp32 ? exp_avg_sq_[i] : exp_avg_sq_[i].to(torch::kFloat32);
+  adamw_update_(w, grads_[i], m, v, lr, t_, o_, decay_[i]);
+  if (!m_fp32) exp_avg_[i].copy_(m);  // rounded to nearest even
+  if (!v_fp32) exp_avg_sq_[i].copy_(v);
+  if (remainder) {
+    auto p = params_[i].detach();
+    split_master(w, p, remainders_[i]);
+  } else if (params_[i].scalar_type() != torch::kFloat32) {
+    params_[i].copy_(master_[i]);
   }
 }
 

@@ -34,6 +34,9 @@ double clip_scale(double norm, const RecipeOptimizer& o);
 
 class MixedPrecisionAdam : public Optimizer {
  public:
+  /// The state as options.master_weights / exp_avg_dtype / exp_avg_sq_dtype say (docs/optimizer.md, "Precision-aware
+  /// state"): a BF16 parameter's master as an FP32 copy or the parameter + an int16 remainder (optim/master_weights.h);
+  /// FP32 parameters are their own masters; the moments in FP32 or BF16. The update computes in FP32 either way.
   /// `groups`: the partial-sum group (the experts' EDP group: the FP32 gradients are all-reduced there before the
   /// norm) and the shard group (the experts' EP group) of the parameters; both null on one rank.
   /// `kernels`: bench.kernels (docs/optimizer.md); either computes the same formula.
@@ -54,15 +57,18 @@ class MixedPrecisionAdam : public Optimizer {
   /// read them; by libtorch in place here); a later squared_grad_norm() is the scaled gradients'. Once per step:
   /// on the fused path a second call replaces the scale. Returns the scale (<= 1).
   double clip(double norm) override;
-  /// One Adam step at learning rate `lr`; then each parameter is the master weight cast to its dtype.
-  /// On CUDA: AdamKernels::kFused one multi-tensor kernel that also writes the BF16 parameters; kOps PyTorch's
-  /// fused multi-tensor AdamW (libtorch 2.x, compat.h) and a copy per parameter; on the CPU per-tensor ops.
+  /// One Adam step at learning rate `lr`; then each parameter is the master weight cast to its dtype (with
+  /// remainders: the master's BF16 half, optim/master_weights.h split_master).
+  /// On CUDA: AdamKernels::kFused one multi-tensor kernel that also writes the BF16 parameters (and remainders);
+  /// kOps PyTorch's fused multi-tensor AdamW (libtorch 2.x, compat.h) and a copy per parameter when the state is
+  /// plain FP32, else per-tensor ops; on the CPU per-tensor ops.
   void step(double lr) override;
 
   /// True when step() and the norm run the fused CUDA kernels (cuda/adamw_cuda.h); false: libtorch.
   bool uses_cuda_kernels() const { return cuda_ != nullptr; }
-  /// FP32 master weights, in parameter order (tests compare them against references).
-  const std::vector<torch::Tensor>& master() const { return master_; }
+  /// FP32 master weights, in parameter order (tests compare them against references): the state itself, or a new
+  /// tensor reconstructed from a BF16 parameter and its remainder.
+  std::vector<torch::Tensor> master() const;
   /// FP32 gradient accumulators, in parameter order; one that no accumulate_grads() wrote since zero_grad() holds a
   /// stale value until the norm (tests compare them against references).
   const std::vector<torch::Tensor>& grad_accumulators() const { return grads_; }
@@ -70,8 +76,16 @@ class MixedPrecisionAdam : public Optimizer {
  private:
   /// Zeros the accumulators that no accumulate_grads() wrote since zero_grad() (once per step).
   void settle_grads();
+  /// True when every master is FP32 (no remainders) and the moments are FP32: PyTorch's fused AdamW applies.
+  bool plain_state() const;
+  /// step() by PyTorch's fused multi-tensor AdamW over the FP32 state (plain_state, libtorch 2.x on CUDA).
+  void fused_ops_step(double lr);
+  /// step() of parameter i by adamw_update_ on FP32 working copies of what is stored otherwise.
+  void tensor_step(size_t i, double lr);
 
-  std::vector<torch::Tensor> params_, master_, grads_, exp_avg_, exp_avg_sq_;
+  /// Per parameter: master_ the FP32 master (undefined with a remainder), remainders_ the int16 remainder
+  /// (undefined without), grads_ FP32, exp_avg_ / exp_avg_sq_ in the recipe's moment dtypes.
+  std::vector<torch::Tensor> params_, master_, remainders_, grads_, exp_avg_, exp_avg_sq_;
   std::vector<bool> decay_;
   std::vector<bool> written_;  ///< accumulator i holds this step's gradient (set by accumulate_grads)
   bool settled_ = true;        ///< settle_grads() ran since the last zero_grad()

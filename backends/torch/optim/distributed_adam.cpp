@@ -15,6 +15,7 @@
 
 #include "model/compat.h"
 #include "optim/adam.h"
+#include "optim/master_weights.h"
 
 namespace recipebench::train {
 
@@ -77,23 +78,28 @@ void DistributedAdam::init_shard() {
   const auto f32 = torch::TensorOptions().dtype(torch::kFloat32).device(device);
   grad_flat_ = torch::zeros({layout_.flat_numel}, f32);
   param_flat_ = torch::zeros({layout_.flat_numel}, f32.dtype(gather_dtype));
-  master_ = torch::zeros({layout_.shard_numel}, f32);
+  // The master weights of the shard: FP32, or with optimizer.master_weights bf16_remainder and BF16 parameters the
+  // shard's BF16 half is its part of param_flat_ (what it sent in the last all-gather) + an int16 remainder.
+  const bool remainder = gather_dtype == torch::kBFloat16 && o_.master_weights == MasterWeights::kBf16Remainder;
+  if (remainder) remainder_ = torch::zeros({layout_.shard_numel}, f32.dtype(torch::kInt16));
+  else master_ = torch::zeros({layout_.shard_numel}, f32);
   std::vector<int64_t> numels;
   for (size_t i = 0; i < params_.size(); ++i) {
     const auto& p = params_[i];
     numels.push_back(p.numel());
     grad_views_.push_back(grad_flat_.narrow(0, layout_.param_offset[i], p.numel()).view(p.sizes()));
+    if (remainder) param_flat_.narrow(0, layout_.param_offset[i], p.numel()).copy_(p.detach().reshape({-1}));
   }
-  // The parts of the parameters inside this rank's shard: their FP32 master weights.
   for (const ShardSegment& s : shard_segments(layout_, numels, group_.rank(), world)) {
     const auto& p = params_[s.param];
     segments_.push_back(Segment{s.shard_offset, s.n, p.dim() >= 2});
-    master_.narrow(0, s.shard_offset, s.n)
-        .copy_(p.detach().reshape({-1}).narrow(0, s.param_offset, s.n).to(torch::kFloat32));
+    if (!remainder)
+      master_.narrow(0, s.shard_offset, s.n)
+          .copy_(p.detach().reshape({-1}).narrow(0, s.param_offset, s.n).to(torch::kFloat32));
   }
   grad_shard_ = torch::zeros({layout_.shard_numel}, f32);
-  exp_avg_ = torch::zeros({layout_.shard_numel}, f32);
-  exp_avg_sq_ = torch::zeros({layout_.shard_numel}, f32);
+  exp_avg_ = torch::zeros({layout_.shard_numel}, f32.dtype(state_scalar_type(o_.exp_avg_dtype)));
+  exp_avg_sq_ = torch::zeros({layout_.shard_numel}, f32.dtype(state_scalar_type(o_.exp_avg_sq_dtype)));
 }
 
 void DistributedAdam::install_hooks() {
@@ -225,6 +231,27 @@ void DistributedAdam::step(double lr) {
   // the forward passes waited for every bucket, as they do).
   if (gather_deferred()) gather_.order->finish(this);
   ++t_;
+  const auto shard = plain_state() ? plain_update(lr) : precision_aware_update(lr);
+  if (gather_deferred()) {  // the next step's forward passes gather (docs/distributed.md, "Overlap")
+    gather_shard_ = shard;
+    gather_.order->defer(this);
+    return;
+  }
+  const dist::CommWait wait(dist::CommKind::kDataParallel);
+  for (const GradBucket& b : layout_.buckets) {  // one bucket without overlap: the whole buffer at once
+    auto full = param_flat_.narrow(0, b.offset, b.numel);
+    group_.all_gather(shard.narrow(0, b.shard_offset, b.numel / group_.size()), full);
+  }
+  for (size_t i = 0; i < params_.size(); ++i)
+    params_[i].copy_(param_flat_.narrow(0, layout_.param_offset[i], params_[i].numel()).view(params_[i].sizes()));
+}
+
+bool DistributedAdam::plain_state() const {
+  return !remainder_.defined() && exp_avg_.scalar_type() == torch::kFloat32 &&
+         exp_avg_sq_.scalar_type() == torch::kFloat32;
+}
+
+torch::Tensor DistributedAdam::plain_update(double lr) {
   // The update is element-wise, so one pass over the shard computes what MixedPrecisionAdam computes per tensor;
   // weight decay (only on the segments of matrices) goes first, as in adamw_update_.
   if (torch_model::compat::fused_adamw_usable(master_)) {
@@ -245,24 +272,41 @@ void DistributedAdam::step(double lr) {
         torch_model::compat::fused_adamw(w[d], g[d], m[d], v[d], steps[d], lr, o_.adam_beta1, o_.adam_beta2,
                                          d ? o_.weight_decay : 0.0, o_.adam_eps);
   } else {
-    if (o_.weight_decay > 0)
-      for (const auto& s : segments_)
-        if (s.decay) master_.narrow(0, s.shard_offset, s.n).mul_(1.0 - lr * o_.weight_decay);
-    adamw_update_(master_, grad_shard_, exp_avg_, exp_avg_sq_, lr, t_, o_, /*decay=*/false);
+    decay_and_update(master_, exp_avg_, exp_avg_sq_, lr);
   }
-  const auto shard = master_.to(param_flat_.scalar_type());
-  if (gather_deferred()) {  // the next step's forward passes gather (docs/distributed.md, "Overlap")
-    gather_shard_ = shard;
-    gather_.order->defer(this);
-    return;
+  return master_.to(param_flat_.scalar_type());
+}
+
+torch::Tensor DistributedAdam::precision_aware_update(double lr) {
+  // FP32 working copies of what is stored otherwise (the memory plan's "optimizer step" transient).
+  auto w = remainder_.defined() ? reconstruct_master(own_param_shard(), remainder_) : master_;
+  const bool m_fp32 = exp_avg_.scalar_type() == torch::kFloat32, v_fp32 = exp_avg_sq_.scalar_type() == torch::kFloat32;
+  auto m = m_fp32 ? exp_avg_ : exp_avg_.to(torch::kFloat32);
+  auto v = v_fp32 ? exp_avg_sq_ : exp_avg_sq_.to(torch::kFloat32);
+  decay_and_update(w, m, v, lr);
+  if (!m_fp32) exp_avg_.copy_(m);  // rounded to nearest even
+  if (!v_fp32) exp_avg_sq_.copy_(v);
+  if (!remainder_.defined()) return master_.to(param_flat_.scalar_type());
+  auto shard = torch::empty_like(w, w.options().dtype(torch::kBFloat16));
+  split_master(w, shard, remainder_);
+  return shard;
+}
+
+void DistributedAdam::decay_and_update(torch::Tensor& w, torch::Tensor& m, torch::Tensor& v, double lr) {
+  if (o_.weight_decay > 0)
+    for (const auto& s : segments_)
+      if (s.decay) w.narrow(0, s.shard_offset, s.n).mul_(1.0 - lr * o_.weight_decay);
+  adamw_update_(w, grad_shard_, m, v, lr, t_, o_, /*decay=*/false);
+}
+
+torch::Tensor DistributedAdam::own_param_shard() const {
+  auto shard = torch::empty({layout_.shard_numel}, param_flat_.options());
+  const int64_t rank = group_.rank(), world = group_.size();
+  for (const GradBucket& b : layout_.buckets) {
+    const int64_t per_rank = b.numel / world;
+    shard.narrow(0, b.shard_offset, per_rank).copy_(param_flat_.narrow(0, b.offset + rank * per_rank, per_rank));
   }
-  const dist::CommWait wait(dist::CommKind::kDataParallel);
-  for (const GradBucket& b : layout_.buckets) {  // one bucket without overlap: the whole buffer at once
-    auto full = param_flat_.narrow(0, b.offset, b.numel);
-    group_.all_gather(shard.narrow(0, b.shard_offset, b.numel / group_.size()), full);
-  }
-  for (size_t i = 0; i < params_.size(); ++i)
-    params_[i].copy_(param_flat_.narrow(0, layout_.param_offset[i], params_[i].numel()).view(params_[i].sizes()));
+  return shard;
 }
 
 void DistributedAdam::start_param_gather() {

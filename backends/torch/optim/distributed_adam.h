@@ -123,10 +123,24 @@ class DistributedAdam : public Optimizer, public BucketLauncher, public GatherLa
   /// Parameter i's gradient is final: counts it in its bucket, which goes to the launch order once complete.
   void mark_ready(size_t i);
   double shard_squared_norm();
+  /// True when the shard's masters and moments are FP32 (no remainder, optimizer.exp_avg(_sq)_dtype fp32).
+  bool plain_state() const;
+  /// The update of the FP32 state in place (PyTorch's fused AdamW on CUDA with libtorch 2.x, else
+  /// adamw_update_); returns the updated shard in the parameters' dtype.
+  torch::Tensor plain_update(double lr);
+  /// The update on FP32 working copies of the remainder-held masters and BF16 moments (docs/optimizer.md,
+  /// "Precision-aware state"), written back; returns the updated shard in the parameters' dtype.
+  torch::Tensor precision_aware_update(double lr);
+  /// Weight decay on the decayed segments of FP32 `w`, then adamw_update_ with FP32 `m`, `v`.
+  void decay_and_update(torch::Tensor& w, torch::Tensor& m, torch::Tensor& v, double lr);
+  /// This rank's shard of param_flat_ (its part of each bucket, in shard order): the BF16 half of its masters.
+  torch::Tensor own_param_shard() const;
 
   std::vector<torch::Tensor> params_, grad_views_;
   GradBucketLayout layout_;
-  torch::Tensor grad_flat_, param_flat_, grad_shard_, master_, exp_avg_, exp_avg_sq_;
+  /// master_: the shard's FP32 masters (undefined with remainders); remainder_: their int16 low halves (undefined
+  /// without); the moments in optimizer.exp_avg_dtype / exp_avg_sq_dtype.
+  torch::Tensor grad_flat_, param_flat_, grad_shard_, master_, remainder_, exp_avg_, exp_avg_sq_;
   std::vector<Segment> segments_;
   dist::ProcessGroup& group_;
   GradientGroups groups_;
