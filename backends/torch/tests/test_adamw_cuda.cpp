@@ -278,7 +278,7 @@ TEST_CASE("CUDA AdamW, the seed's component test at its shape: one Qwen3.5-397B-
     const auto masters_plain = a.master(), masters_aware = b.master();
     for (size_t i = 0; i < ref.size(); ++i) CHECK(torch::equal(bits(masters_plain[i]), bits(masters_aware[i])));
     const double err = worst_update_error(masters_aware, ref, w0);
-    INFO("step " << s + 1 << ": worst tensor's update relative L2 error " << err);
+    WARN("seed component test, step " << s + 1 << ": worst tensor's update relative L2 error " << err);
     CHECK(err < 1e-3);
     // Negative control: the BF16 parameters alone (no remainder) lose the updates.
     std::vector<torch::Tensor> bf16_only;
