@@ -77,12 +77,12 @@ struct RecipeOptimizer {
   double weight_decay = 0.1;
   double adam_beta1 = 0.9, adam_beta2 = 0.98, adam_eps = 1e-8;
   double clip_grad = 1.0;  ///< 0 disables clipping
-};
   /// The precision-aware state (docs/optimizer.md): how BF16 parameters' FP32 masters are held and the moments'
   /// dtypes. The defaults are the plain mixed-precision optimizer (16 bytes of state per BF16 parameter besides the
   /// parameter, with the FP32 gradient).
   MasterWeights master_weights = MasterWeights::kFp32;
   StateDtype exp_avg_dtype = StateDtype::kFp32, exp_avg_sq_dtype = StateDtype::kFp32;
+};
 
 /// bench.data: where a benchmark run's rows come from (unset fields take RunOptions' defaults).
 struct RecipeBenchData {
