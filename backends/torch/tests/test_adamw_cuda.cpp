@@ -262,8 +262,8 @@ TEST_CASE("CUDA AdamW, the seed's component test at its shape: one Qwen3.5-397B-
   aware.master_weights = MasterWeights::kBf16Remainder;
   train::MixedPrecisionAdam a(params_plain, plain), b(params_aware, aware);
   REQUIRE(b.uses_cuda_kernels());
-  std::vector<torch::Tensor> ref = w0, m, v;
-  for (const auto& w : w0) m.push_back(torch::zeros_like(w)), v.push_back(torch::zeros_like(w));
+  std::vector<torch::Tensor> ref, m, v;  // FP64 reference state (ref: its own copy of w0, updated in place)
+  for (const auto& w : w0) ref.push_back(w.clone()), m.push_back(torch::zeros_like(w)), v.push_back(torch::zeros_like(w));
   for (int s = 0; s < 3; ++s) {
     for (auto* opt : {&a, &b}) {
       auto& ps = opt == &a ? params_plain : params_aware;
