@@ -13,6 +13,7 @@
 #include "recipe/validate.h"
 #include "record/run_record.h"
 #include "test_util.h"
+#include "util/format.h"
 #include "util/json.h"
 
 using namespace recipebench;
@@ -181,22 +182,82 @@ TEST_CASE("memory plan: the states of one GPU are 18 bytes per parameter (MixedP
   CHECK(r.microbatches_in_flight == 1);
 }
 
+TEST_CASE("memory plan: the precision-aware state (optimizer.master_weights, exp_avg(_sq)_dtype) in bytes per "
+          "parameter, and the optimizer step's FP32 working copies on libtorch's path",
+          "[plan]") {
+  const ValidatedRecipe v = validate_recipe_file(test::source_path("recipes/qwen3.5-35b-a3b/h200/proxy4l-1gpu-bf16.yaml"));
+  REQUIRE(v.ok());
+  struct Form {
+    MasterWeights masters;
+    StateDtype m, v;
+    double state_bytes;  ///< master + moments per BF16 parameter (docs/memory-plan.md, "States")
+    const char* row;
+  };
+  for (const Form& f : {Form{MasterWeights::kFp32, StateDtype::kFp32, StateDtype::kFp32, 12,
+                             "optimizer state (FP32 masters, moments)"},
+                        Form{MasterWeights::kBf16Remainder, StateDtype::kFp32, StateDtype::kFp32, 10,
+                             "optimizer (BF16+rem. masters, moments)"},
+                        Form{MasterWeights::kBf16Remainder, StateDtype::kBf16, StateDtype::kBf16, 6,
+                             "optimizer (BF16+rem. masters, BF16 moments)"},
+                        Form{MasterWeights::kFp32, StateDtype::kBf16, StateDtype::kFp32, 10,
+                             "optimizer (FP32 masters, BF16 m, FP32 v)"}}) {
+    Recipe r = *v.recipe;
+    r.optimizer.master_weights = f.masters;
+    r.optimizer.exp_avg_dtype = f.m;
+    r.optimizer.exp_avg_sq_dtype = f.v;
+    const ModelConfig m = run_model(r)->model;
+    const RankMap map = build_rank_map(r, m);
+    const MemoryPlan fused = plan_memory(r, m, map);
+    INFO(format_memory_plan(fused));
+    const RankMemory& a = fused.ranks[0];
+    const double n = static_cast<double>(a.dense_params + a.expert_params);
+    CHECK(a.optimizer == Approx(f.state_bytes * n));
+    CHECK(a.grads == Approx(4 * n));
+    CHECK(fused.optimizer_row == f.row);
+    // The fused kernels work in registers: no step phase. libtorch's path (bench.kernels ops) makes FP32 copies of
+    // the largest tensor's master (with remainders) and BF16 moments during the step, far below the backward's peak.
+    CHECK(a.peak_phase != "optimizer step");
+    PlanOptions ops;
+    ops.fused_kernels = false;
+    const MemoryPlan plain = plan_memory(r, m, map, ops);
+    CHECK(plain.ranks[0].peak == Approx(plain.ranks[0].params + plain.ranks[0].grads + plain.ranks[0].optimizer +
+                                        plain.ranks[0].activations_in_flight + plain.ranks[0].transient));
+  }
+}
+
 TEST_CASE("memory plan: the seed's B200 recipes on the torch backend against 180 GB", "[plan]") {
   // EDP = 64 / (EP 8 x PP 8) = 1 and 48 / (EP 8 x PP 6) = 1: sharding the expert state over EDP changes nothing.
-  // The torch backend keeps 18 bytes per expert parameter (BF16 parameter, FP32 gradient, master, two moments):
-  // the 48-GPU layout's first stage (9.2 billion parameters) does not fit; the 64-GPU layouts (at most 7.0) do.
+  // The seeds ran Megatron-LM's precision-aware optimizer (optimizer.master_weights: bf16_remainder): 16 bytes per
+  // expert parameter (BF16 parameter + remainder, FP32 gradient, two moments) and all three fit. With FP32 masters
+  // (18 bytes) the 48-GPU layout's first stage (9.2 billion parameters) does not; the 64-GPU layouts (at most 7.0)
+  // do.
   struct Seed {
     const char* stem;
-    bool fits;
+    const char* peak;       ///< the worst rank's peak with the recipe's optimizer, GB
+    bool fits_with_fp32;    ///< with optimizer.master_weights fp32
   };
-  for (const Seed& s : {Seed{"attune-tp2-pp8-ep8-vpp2-mt16k", true}, Seed{"attune-tp2-pp8-ep8-vpp2-mt8k", true},
-                        Seed{"attune-48gpu-tp2-pp6-ep8", false}}) {
-    const MemoryPlan plan = plan_of(std::string("recipes/qwen3.5-397b-a17b/b200/") + s.stem + ".yaml");
+  for (const Seed& s : {Seed{"attune-tp2-pp8-ep8-vpp2-mt16k", "132.7", true},
+                        Seed{"attune-tp2-pp8-ep8-vpp2-mt8k", "130.0", true},
+                        Seed{"attune-48gpu-tp2-pp6-ep8", "163.5", false}}) {
+    const std::string rel = std::string("recipes/qwen3.5-397b-a17b/b200/") + s.stem + ".yaml";
+    const MemoryPlan plan = plan_of(rel);
     INFO(s.stem << "\n" << format_memory_plan(plan));
     CHECK(plan.gpu_memory == 180e9);
-    CHECK(plan.fits() == s.fits);
+    CHECK(plan.fits());
+    CHECK(fixed(plan.worst().peak / 1e9, 1) == s.peak);
     CHECK(plan.expert_state_shards == 1);  // EDP 1: the experts' MixedPrecisionAdam, nothing to shard
-    if (!s.fits) CHECK(plan.largest_term() == "optimizer state (FP32 masters and Adam moments)");
+    CHECK(plan.optimizer_state == "BF16 + remainder masters and Adam moments");
+    Recipe fp32 = *validate_recipe_file(test::source_path(rel)).recipe;
+    fp32.optimizer.master_weights = MasterWeights::kFp32;
+    const ModelConfig m = run_model(fp32)->model;
+    const MemoryPlan plain = plan_memory(fp32, m, build_rank_map(fp32, m));
+    CHECK(plain.fits() == s.fits_with_fp32);
+    // The masters' 2 bytes per parameter of the optimizer state: everything else is the same.
+    const RankMemory &a = plan.worst(), &b = plain.ranks[static_cast<size_t>(a.pp_rank)];
+    CHECK(b.optimizer - a.optimizer > 0);
+    CHECK(b.params == a.params);
+    CHECK(b.grads == a.grads);
+    if (!s.fits_with_fp32) CHECK(plain.largest_term() == "optimizer state (FP32 masters and Adam moments)");
   }
   // 1F1B keeps PP - p microbatches on rank p; interleaved 2 (PP - p - 1) + (VPP - 1) PP + 1 chunk passes.
   const MemoryPlan pp6 = plan_of("recipes/qwen3.5-397b-a17b/b200/attune-48gpu-tp2-pp6-ep8.yaml");
@@ -381,11 +442,17 @@ TEST_CASE("memory check: the plan says whose plan it is, and --strict fails only
   r.bench.backend = "command";
   CHECK(plan_not_modelled_reason(r) == "it runs on the command backend (bench.backend)");
 
-  // The verified seed (measured with slime / Megatron-LM): a warning, also with --strict, at the field whose change
-  // fixes the largest term (optimizer state): PP 10 on 80 GPUs (PP 7 to 9 do not split 60 layers; EP 16 does not fit
-  // the expert grid), not at max_tokens_per_gpu (line 69, already one row).
+  // The verified seed (measured with slime / Megatron-LM) fits with its precision-aware optimizer
+  // (optimizer.master_weights: bf16_remainder). With FP32 masters (the torch backend's default) it does not: a
+  // warning, also with --strict, at the field whose change fixes the largest term (optimizer state): PP 10 on 80
+  // GPUs (PP 7 to 9 do not split 60 layers; EP 16 does not fit the expert grid), not at max_tokens_per_gpu (line 69,
+  // already one row).
+  CHECK_FALSE(check_memory_fits(*v.recipe, seed, true));
+  Recipe fp32 = *v.recipe;
+  fp32.optimizer.master_weights = MasterWeights::kFp32;
+  fp32.doc["optimizer"]["master_weights"] = "fp32";
   for (const bool strict : {false, true}) {
-    const std::optional<Diagnostic> d = check_memory_fits(*v.recipe, seed, strict);
+    const std::optional<Diagnostic> d = check_memory_fits(fp32, seed, strict);
     REQUIRE(d);
     CHECK(d->severity == "warning");
     CHECK(d->path == "layout.pp");

@@ -252,6 +252,16 @@ std::string optimizer_state_label(const RecipeOptimizer& o) {
   return masters + ", Adam moments in " + to_string(o.exp_avg_dtype) + " / " + to_string(o.exp_avg_sq_dtype);
 }
 
+/// The plan table's row: "optimizer state (FP32 masters, moments)" by default, else e.g. "optimizer (BF16+rem.
+/// masters, BF16 moments)".
+std::string optimizer_row_label(const RecipeOptimizer& o) {
+  const bool m16 = o.exp_avg_dtype == StateDtype::kBf16, v16 = o.exp_avg_sq_dtype == StateDtype::kBf16;
+  if (o.master_weights == MasterWeights::kFp32 && !m16 && !v16) return "optimizer state (FP32 masters, moments)";
+  const std::string masters = o.master_weights == MasterWeights::kFp32 ? "FP32 masters" : "BF16+rem. masters";
+  const std::string moments = m16 && v16 ? "BF16 moments" : m16 ? "BF16 m, FP32 v" : v16 ? "FP32 m, BF16 v" : "moments";
+  return "optimizer (" + masters + ", " + moments + ")";
+}
+
 }  // namespace
 
 const RankMemory& MemoryPlan::worst() const {
@@ -285,6 +295,7 @@ MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const Ran
   const GpuSpec* gpu = find_gpu(recipe.gpu.type);
   plan.gpu_memory = gpu ? gpu->memory_bytes : recipe.gpu.memory_gb * 1e9;
   plan.optimizer_state = optimizer_state_label(recipe.optimizer);
+  plan.optimizer_row = optimizer_row_label(recipe.optimizer);
   MicrobatchShape shape;
   shape.rows = map.rows_per_microbatch;
   shape.tokens = map.rows_per_microbatch * recipe.workload.row_tokens;

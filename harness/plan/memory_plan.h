@@ -45,6 +45,8 @@ struct MemoryPlan {
   /// What the optimizer state holds (optimizer.master_weights and the moments' dtypes), e.g. "FP32 masters and Adam
   /// moments": the largest term's name.
   std::string optimizer_state = "FP32 masters and Adam moments";
+  /// The plan table's row label of the optimizer state (at most about 44 characters).
+  std::string optimizer_row = "optimizer state (FP32 masters, moments)";
   std::vector<RankMemory> ranks;  ///< one per pipeline rank, in pipeline order
   std::vector<size_t> kinds;      ///< indices of ranks shown: first, the middle rank with the largest peak, last
 

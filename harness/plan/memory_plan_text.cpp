@@ -47,7 +47,7 @@ std::string format_memory_plan(const MemoryPlan& plan) {
              }));
   out += row("parameters", cells([](const RankMemory& r) { return gb(r.params); }));
   out += row("gradients (FP32)", cells([](const RankMemory& r) { return gb(r.grads); }));
-  out += row("optimizer state (FP32 masters, moments)", cells([](const RankMemory& r) { return gb(r.optimizer); }));
+  out += row(plan.optimizer_row, cells([](const RankMemory& r) { return gb(r.optimizer); }));
   out += row("activations per microbatch", cells([](const RankMemory& r) { return gb(r.activations_per_microbatch); }));
   out += row("microbatches (VPP: chunk passes) in flight",
              cells([](const RankMemory& r) { return std::to_string(r.microbatches_in_flight); }));
