@@ -6,6 +6,7 @@
 #include "backend/backend.h"
 #include "backends/command/command_backend.h"
 #include "backends/torch/torch_backend_registration.h"
+#include "catalog_option.h"
 #include "commands.h"
 #include "subcommand_hint.h"
 
@@ -31,6 +32,8 @@ int main(int argc, char** argv) {
   add_import_command(app, run);
   add_predict_command(app, run);
   add_plan_command(app, run);
+  std::string catalog_file;  // --catalog FILE of the commands that read the hardware catalog (docs/catalog.md)
+  add_catalog_option(app, catalog_file);
   std::vector<std::string> names;
   for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) names.push_back(sub->get_name());
   if (argc > 1)
@@ -49,6 +52,7 @@ int main(int argc, char** argv) {
     return kUsage;
   }
   try {
+    if (const int rc = apply_catalog_option(app, catalog_file); rc != kOk) return rc;
     return run();
   } catch (const std::exception& e) {
     std::cerr << "recipebench: error: " << e.what() << "\n";

@@ -9,6 +9,7 @@
 
 #include "metrics/metrics.h"
 #include "plan/memory_plan.h"
+#include "recipe/result_check.h"
 #include "schedule/pipeline_timing.h"
 
 namespace recipebench {
@@ -275,13 +276,8 @@ void add_figures(const StepInputs& in, StepPrediction& out) {
   if (gpu != nullptr && gpu->peak_bf16_flops > 0)
     out.mfu =
         mfu_6n(static_cast<double>(count_params(in.model).active), out.tokens_per_s_per_gpu, gpu->peak_bf16_flops);
-  std::optional<double> price = recipe.gpu.usd_per_gpu_hour;
-  if (!price) {
-    const InstanceSpec* inst = recipe.gpu.instance.empty() ? nullptr : find_instance(recipe.gpu.instance);
-    if (inst == nullptr) inst = default_instance_for_gpu(recipe.gpu.type);
-    if (inst != nullptr) price = inst->usd_per_gpu_hour();
-  }
-  if (price) out.usd_per_million_tokens = usd_per_million_tokens(*price, out.tokens_per_s_per_gpu);
+  if (const std::optional<Price> price = recipe_price(recipe))  // the recipe's, its instance's or its GPU's default
+    out.usd_per_million_tokens = usd_per_million_tokens(price->usd_per_gpu_hour, out.tokens_per_s_per_gpu);
   out.steps_for_gpu_hours = recipe.result ? recipe.result->steps_per_run : 20;
   out.gpu_hours = gpu_hours(world, out.steps_for_gpu_hours * out.step_seconds);
 }

@@ -18,7 +18,7 @@ std::optional<Price> recipe_price(const Recipe& r) {
   const GpuSpec* gpu = find_gpu(r.gpu.type);
   if (inst && gpu && inst->gpu != gpu->name) inst = nullptr;  // reported by check_result; price by GPU type
   if (!inst) inst = default_instance_for_gpu(r.gpu.type);
-  if (!inst) return std::nullopt;
+  if (!inst || !inst->priced()) return std::nullopt;  // a catalog instance without a published price
   return Price{inst->usd_per_gpu_hour(), "catalog: " + inst->label() + " on-demand $" + shortest(inst->usd_per_hour) +
                                              "/h / " + std::to_string(inst->gpus) + " GPUs"};
 }
@@ -56,6 +56,25 @@ void check_catalog_names(const Recipe& r, const ModelConfig* model, const GpuSpe
     out.push_back(src.at("/gpu/instance", "'" + r.gpu.instance + "' (" + inst->gpu + " GPUs)",
                          "an instance with " + gpu->name + " GPUs (gpu.type)"));
   }
+}
+
+/// gpu.type is CPU or a GPU of the hardware catalog (docs/catalog.md), by name or alias.
+void check_gpu_type(const Recipe& r, const GpuSpec* gpu, const SourceDoc& src, Diagnostics& out) {
+  if (gpu || r.gpu.type == "CPU") return;
+  out.push_back(src.at("/gpu/type", "unknown GPU '" + r.gpu.type + "'",
+                       "a GPU of the hardware catalog (" + hardware_catalog().gpu_names() +
+                           ") or CPU; a GPU of your own is added with --catalog FILE (docs/catalog.md)"));
+}
+
+/// result.usd_per_million_tokens is only stated where a price is known to check it by.
+void check_price_known(const Recipe& r, const RecipeResult& res, const SourceDoc& src, Diagnostics& out) {
+  if (!res.usd_per_million_tokens || recipe_price(r)) return;
+  const InstanceSpec* inst = r.gpu.instance.empty() ? nullptr : find_instance(r.gpu.instance);
+  if (!inst) inst = default_instance_for_gpu(r.gpu.type);
+  const std::string why = inst ? "the catalog has no on-demand price for " + inst->label() + " (" + inst->source + ")"
+                               : "the catalog has no instance of " + r.gpu.type;
+  out.push_back(src.at("/result/usd_per_million_tokens", "a $ figure with no price to check it by (" + why + ")",
+                       "gpu.usd_per_gpu_hour, or a gpu.instance with a catalog price (docs/catalog.md)"));
 }
 
 /// result.window lies inside the run, is long enough for a CV, and result.window_tokens is its token count.
@@ -179,11 +198,13 @@ void check_model_figures(const RecipeResult& res, const ModelConfig& model, cons
 Diagnostics check_result(const Recipe& r, const ModelConfig* model, const SourceDoc& src) {
   Diagnostics out;
   const GpuSpec* gpu = find_gpu(r.gpu.type);
+  check_gpu_type(r, gpu, src, out);
   check_catalog_names(r, model, gpu, src, out);
   if (!r.result) return out;
   const RecipeResult& res = *r.result;
   check_window(r, res, src, out);
   check_claims(r, res, src, out);
+  check_price_known(r, res, src, out);
 
   const ResultInputs ri = result_inputs(r, model, gpu, src);
   DerivedFigures f;
