@@ -97,6 +97,10 @@ TEST_CASE("the embedded instances: prices, networks and the default instance of 
   CHECK(p5->gpu == "H100");
   CHECK(p5->usd_per_hour == 55.04);
   CHECK(p5->network_bytes_per_s == 400e9);  // 3,200 Gbps / 8
+  CHECK(p5->source == "AWS EC2 on-demand price, 8 x H100");
+  CHECK(c.instance("p6-b200.48xlarge")->network_source ==
+        "AWS EC2 P6 instance types (https://aws.amazon.com/ec2/instance-types/p6/): p6-b200.48xlarge, "
+        "3,200 Gbps EFAv4 (8 x 400 Gbps)");
   CHECK(c.instance("p5en.48xlarge")->usd_per_gpu_hour() == Approx(63.296 / 8));
   CHECK(c.instance("p6-b200.48xlarge")->usd_per_hour == 113.9328);
   CHECK(c.default_instance("H100")->name == "p5.48xlarge");
@@ -147,6 +151,20 @@ TEST_CASE("a user's catalog file replaces one entry and adds another", "[catalog
   set_hardware_catalog(loaded.catalog);
   CHECK(find_gpu("L40S") != nullptr);
   CHECK(find_instance("AWS p5en.48xlarge")->usd_per_hour == 40);
+}
+
+TEST_CASE("a GPU replaced under one of its aliases keeps answering to the name it replaced", "[catalog]") {
+  const LoadedCatalog loaded = load_catalog_file(catalog_data("override-by-alias.yaml"));
+  for (const auto& d : loaded.errors) INFO(d.to_string());
+  REQUIRE(loaded.ok());
+  const HardwareCatalog& c = loaded.catalog;
+  CHECK(c.gpus.size() == embedded_catalog().gpus.size());
+  const GpuSpec* h100 = c.gpu("H100");
+  REQUIRE(h100 != nullptr);
+  CHECK(h100->name == "H100 SXM");
+  CHECK(h100->peak_bf16_flops == 900e12);
+  CHECK(c.instance("p5.48xlarge")->gpu == "H100 SXM");
+  CHECK(c.default_instance("H100")->name == "p5.48xlarge");
 }
 
 namespace {

@@ -235,7 +235,18 @@ HardwareCatalog read_catalog(const std::string& text, const std::string& file) {
 HardwareCatalog overlay(HardwareCatalog base, const HardwareCatalog& over) {
   check_unique_names(over.gpus, "GPU");
   check_unique_names(over.instances, "instance");
-  lay_over(base.gpus, over.gpus, [](const GpuSpec& b, const GpuSpec& s) { return b.answers_to(s.name); });
+  for (const GpuSpec& s : over.gpus) {
+    auto it = std::find_if(base.gpus.begin(), base.gpus.end(), [&](const GpuSpec& b) { return b.answers_to(s.name); });
+    if (it == base.gpus.end()) {
+      base.gpus.push_back(s);
+      continue;
+    }
+    // Replaced by one of its aliases ("H100 SXM" for H100): the entry still answers to the name it replaces, so the
+    // recipes and instances that spell it so keep finding it.
+    const std::string replaced = it->name;
+    *it = s;
+    if (!it->answers_to(replaced)) it->aliases.push_back(replaced);
+  }
   lay_over(base.instances, over.instances,
            [](const InstanceSpec& b, const InstanceSpec& s) { return lower(b.name) == lower(s.name); });
   return base;

@@ -101,7 +101,8 @@ struct HardwareCatalog {
 HardwareCatalog read_catalog(const std::string& text, const std::string& file);
 
 /// `base` with `over`'s entries laid over it: an entry of `over` replaces the entry of `base` that answers to its
-/// name (a GPU by name or alias, an instance by name), in place; any other entry of `over` is appended. Throws
+/// name (a GPU by name or alias, an instance by name), in place, whole (a GPU replaced under one of its aliases keeps
+/// answering to the name it replaced); any other entry of `over` is appended. Throws
 /// CatalogError (at the entry of `over`) when two entries of `over` share a name.
 HardwareCatalog overlay(HardwareCatalog base, const HardwareCatalog& over);
 
