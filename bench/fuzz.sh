@@ -2,10 +2,14 @@
 # The fuzz bench (docs/fuzzing.md): runs the in-process fuzz harness (build-harness/tests/recipebench_fuzz) over
 # mutants of every recipe, the tiny distributed fixtures and the field cases, for INPUTS inputs (default 10^6)
 # spread over JOBS processes with different seeds (default: the machine's cores), every VIA-th input also through
-# the recipebench binary (exit status and located error lines). With RECORDS=1 run records (*.json seeds) are
-# fuzzed through the report's reading too. Findings land in OUT (default bench/out-fuzz)/seed-<n>/.
+# the recipebench binary (exit status and located error lines). Run records (*.json seeds) are fuzzed too (RECORDS=0:
+# recipes only) through the report's reading. Findings land in OUT (default bench/out-fuzz)/seed-<n>/.
 # SECONDS_LIMIT (when set) ends each process after that many seconds even short of INPUTS.
-# Prints per process and in total: inputs run, inputs/s, accepted as valid, findings. Exit 1 on any finding.
+# The totals come from each process's OUT/seed-<n>/summary.json, which the harness writes as it goes and at every
+# end (inputs, seconds, a signal, a crash, a hang), so they are true however a process ended; SIGTERM / SIGINT to
+# this script stop the processes and the totals are still written. Prints per process and in total: inputs run,
+# accepted as valid, findings, crashes, hangs, and writes them to OUT/summary.json (atomically).
+# Exit 1 on any finding, crash or hang (or a process without a summary).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build-harness}
@@ -17,21 +21,30 @@ fuzz="$build/tests/recipebench_fuzz"
 [ -x "$fuzz" ] || { echo "no $fuzz: cmake --preset harness && cmake --build --preset harness --target recipebench_fuzz"; exit 2; }
 seeds=(recipes tests/data/dist tests/data/cases)
 extra=()
-[ "${RECORDS:-0}" = 1 ] && extra+=(--records)
+[ "${RECORDS:-1}" = 1 ] && extra+=(--records)
 rm -rf "$out" && mkdir -p "$out"
 per=$(( (inputs + jobs - 1) / jobs ))
 start=$(date +%s)
 pids=()
+stopped=0
+# A stop: each process finishes (or, at a second signal, abandons) its input and writes its counts.
+trap 'stopped=1; for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done' TERM INT
 for j in $(seq 1 "$jobs"); do
   "$fuzz" --inputs "$per" ${SECONDS_LIMIT:+--seconds "$SECONDS_LIMIT"} --seed "$((20261130 + j))" --out "$out/seed-$j" --binary "$build/recipebench" \
     --via-binary "$via" "${extra[@]}" "${seeds[@]}" > "$out/seed-$j.log" 2>&1 &
   pids+=($!)
 done
-status=0
-for p in "${pids[@]}"; do wait "$p" || status=1; done
+# `wait` returns early when a trapped signal arrives: wait again until every process has ended.
+for p in "${pids[@]}"; do while kill -0 "$p" 2>/dev/null; do wait "$p"; done; done
 cat "$out"/seed-*.log
-total=$(grep -ho '^recipebench_fuzz: [0-9]* inputs' "$out"/seed-*.log | awk '{s += $2} END {print s + 0}')
-found=$(grep -ho ', [0-9]* finding' "$out"/seed-*.log | awk '{s += $2} END {print s + 0}')
-crashes=$(ls "$out"/seed-*/crash.input "$out"/seed-*/hang.input 2>/dev/null | wc -l)
-echo "fuzz bench: $total inputs in $(( $(date +%s) - start )) s over $jobs processes; $found findings; $crashes crashes/hangs"
-exit $status
+# One figure summed over the processes' summary.json files.
+total() { cat "$out"/seed-*/summary.json 2>/dev/null | grep -o "\"$1\": [0-9]*" | awk '{s += $2} END {print s + 0}'; }
+summaries=$(ls "$out"/seed-*/summary.json 2>/dev/null | wc -l)
+inputs_run=$(total inputs); found=$(total findings); crashes=$(total crashes); hangs=$(total hangs)
+accepted=$(total accepted); via_binary=$(total through_binary); secs=$(( $(date +%s) - start ))
+ended=$(cat "$out"/seed-*/summary.json 2>/dev/null | grep -o '"ended": "[a-z-]*"' | cut -d'"' -f4 | sort | uniq -c | awk '{printf "%s%s x%s", (NR > 1 ? ", " : ""), $2, $1}')
+printf '{"inputs": %s, "through_binary": %s, "accepted": %s, "findings": %s, "crashes": %s, "hangs": %s, "seconds": %s, "processes": %s, "summaries": %s, "stopped": %s, "ended": "%s"}\n' \
+  "$inputs_run" "$via_binary" "$accepted" "$found" "$crashes" "$hangs" "$secs" "$jobs" "$summaries" \
+  "$([ $stopped = 1 ] && echo true || echo false)" "$ended" > "$out/.summary.json.tmp" && mv "$out/.summary.json.tmp" "$out/summary.json"
+echo "fuzz bench: $inputs_run inputs in $secs s over $jobs processes ($ended); $found findings; $crashes crashes; $hangs hangs"
+[ "$found" = 0 ] && [ "$crashes" = 0 ] && [ "$hangs" = 0 ] && [ "$summaries" = "$jobs" ]

@@ -467,6 +467,22 @@ void check_flow_depth(const std::string& text, const std::string& file) {
   }
 }
 
+/// True when `text` holds nothing but blank lines, comments, document markers (---, ...) and BOMs: "an empty
+/// file"; a document with a value that is null (`~`, a lone tag or anchor) is said otherwise (issue 33 kind 3).
+bool blank_document(const std::string& text) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    for (size_t bom; (bom = line.find("\xEF\xBB\xBF")) != std::string::npos;) line.erase(bom, 3);
+    const size_t a = line.find_first_not_of(" \t\r");
+    if (a == std::string::npos || line[a] == '#') continue;
+    const bool marker = line.compare(a, 3, "---") == 0 || line.compare(a, 3, "...") == 0;
+    const size_t after = line.find_first_not_of(" \t\r", a + 3);
+    if (marker && (after == std::string::npos || line[after] == '#')) continue;
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 SourceDoc parse_yaml(const std::string& raw, const std::string& file) {
@@ -506,7 +522,9 @@ SourceDoc parse_yaml(const std::string& raw, const std::string& file) {
         Diagnostic{file, m.line, m.column, "", "malformed YAML: " + explain_parser_error(e.msg), "well-formed YAML"});
   }
   if (scan.starts.empty() || (scan.starts.size() == 1 && root.IsNull()))
-    throw InputError(Diagnostic{file, 1, 1, "", "an empty file", "a YAML mapping of recipe fields"});
+    throw InputError(Diagnostic{file, 1, 1, "",
+                                blank_document(text) ? "an empty file" : "a document whose value is null",
+                                "a YAML mapping of recipe fields"});
   if (scan.starts.size() > 1) {
     const SourceMark m = to_mark(scan.starts[1]);
     throw InputError(Diagnostic{file, m.line, m.column, "", std::to_string(scan.starts.size()) + " YAML documents",

@@ -6,10 +6,19 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
+#include <vector>
+
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/exceptions.h>
+#include <yaml-cpp/mark.h>
+#include <yaml-cpp/parser.h>
 
 #include "layout/rank_map.h"
 #include "recipe/result_check.h"
@@ -17,6 +26,7 @@
 #include "recipe/validate.h"
 #include "record/run_record_check.h"
 #include "report/leaderboard.h"
+#include "util/json_text.h"
 
 namespace recipebench::fuzz {
 
@@ -26,22 +36,165 @@ constexpr const char* kRecipeName = "fuzz.yaml";
 
 Verdict finding(std::string reason) { return Verdict{false, false, std::move(reason)}; }
 
-/// Every diagnostic names the input and a line and column, and stays on one line.
-Verdict check_diagnostics(const Diagnostics& errors, const std::string& file) {
+/// User + system CPU seconds of process `pid` so far (/proc/PID/stat fields 14 and 15, in clock ticks); 0 when it
+/// cannot be read.
+double process_cpu_seconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = stat.rfind(')');  // the command name may hold spaces
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(close + 2));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  for (int k = 3; k <= 15 && fields >> field; ++k) {
+    if (k == 14) utime = std::strtoull(field.c_str(), nullptr, 10);
+    if (k == 15) stime = std::strtoull(field.c_str(), nullptr, 10);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+/// Every diagnostic names the input and a line and column, stays on one line and is true of the input.
+Verdict check_diagnostics(const Diagnostics& errors, const std::string& file, const std::string& text) {
   for (const auto& d : errors) {
     const std::string s = d.to_string();
     if (d.file != file || d.line < 1 || d.column < 1) return finding("an error without file:line:col: " + s);
     if (s.find('\n') != std::string::npos || s.find('\r') != std::string::npos)
       return finding("a diagnostic that spans lines: " + s);
+    if (const std::string why = untrue_message(s, text); !why.empty()) return finding(why + ": " + s);
   }
   return {};
 }
 
+/// The text's lines split at LF, CR LF or a lone CR, without BOMs, comments and surrounding spaces, empty ones and
+/// document markers left out.
+std::vector<std::string> content_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::string line;
+  auto flush = [&] {
+    for (size_t bom; (bom = line.find("\xEF\xBB\xBF")) != std::string::npos;) line.erase(bom, 3);
+    const size_t hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    const size_t a = line.find_first_not_of(" \t"), b = line.find_last_not_of(" \t");
+    if (a != std::string::npos) {
+      const std::string t = line.substr(a, b - a + 1);
+      if (t != "---" && t != "...") out.push_back(t);
+    }
+    line.clear();
+  };
+  for (char c : text) (c == '\n' || c == '\r') ? flush() : line.push_back(c);
+  flush();
+  return out;
+}
+
+/// Core YAML 1.2 scalar tags and the plain texts they fit (the core schema's forms, section 10.3.2).
+bool scalar_tag_fits(const std::string& tag, const std::string& value) {
+  static const std::string core = "tag:yaml.org,2002:";
+  if (tag == "?" || tag == "!" || tag.empty()) return true;
+  if (tag.rfind(core, 0) != 0) return false;  // not a core tag: !custom, !!python/...
+  const std::string t = tag.substr(core.size());
+  static const std::regex null_form("|~|null|Null|NULL");
+  static const std::regex bool_form("true|True|TRUE|false|False|FALSE");
+  static const std::regex int_form("[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+");
+  static const std::regex float_form(
+      "[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\\.(inf|Inf|INF)|\\.(nan|NaN|NAN)");
+  if (t == "str" || t == "binary" || t == "timestamp") return true;
+  if (t == "null") return std::regex_match(value, null_form);
+  if (t == "bool") return std::regex_match(value, bool_form);
+  if (t == "int") return std::regex_match(value, int_form);
+  if (t == "float") return std::regex_match(value, float_form);
+  return false;  // !!map, !!seq, !!set ... on a scalar
+}
+
+/// yaml-cpp's events of one document: the keys of each mapping and the tags, for yaml_accepted_faults.
+class StructureScan : public YAML::EventHandler {
+ public:
+  std::string fault;
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override { item(nullptr); }
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override { item(nullptr); }
+  void OnScalar(const YAML::Mark& m, const std::string& tag, YAML::anchor_t, const std::string& value) override {
+    if (!scalar_tag_fits(tag, value)) note(m, "the tag " + tag + " on the scalar '" + value + "'");
+    item(&value, m);
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string& tag, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    open(m, tag, "tag:yaml.org,2002:seq", false);
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapStart(const YAML::Mark& m, const std::string& tag, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    open(m, tag, "tag:yaml.org,2002:map", true);
+  }
+  void OnMapEnd() override { close(); }
+
+ private:
+  struct Frame {
+    bool map = false;
+    bool at_key = true;
+    std::set<std::string> keys;
+  };
+  std::vector<Frame> stack_;
+
+  void note(const YAML::Mark& m, const std::string& what) {
+    if (fault.empty()) fault = what + " at line " + std::to_string(m.line + 1);
+  }
+  /// A scalar (key text) or other node in the current collection; a mapping's key is checked against its others.
+  void item(const std::string* key, const YAML::Mark& m = YAML::Mark()) {
+    if (stack_.empty() || !stack_.back().map) return;
+    Frame& f = stack_.back();
+    if (f.at_key && key && *key != "<<" && !f.keys.insert(*key).second) note(m, "the key '" + *key + "' twice");
+    f.at_key = !f.at_key;
+  }
+  void open(const YAML::Mark& m, const std::string& tag, const std::string& own, bool map) {
+    if (tag != "?" && tag != "!" && !tag.empty() && tag != own)
+      note(m, "the tag " + tag + " on a " + (map ? "mapping" : "list"));
+    stack_.push_back(Frame{map, true, {}});
+  }
+  void close() {
+    stack_.pop_back();
+    item(nullptr);
+  }
+};
+
+/// nlohmann's SAX events of a JSON text: each object's keys, for json_duplicate_key.
+struct DuplicateKeySax : nlohmann::json_sax<nlohmann::json> {
+  std::vector<std::set<std::string>> objects;  // an empty set for an array too (its frames are never looked up)
+  std::string duplicate;
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return push(true); }
+  bool end_object() override { return pop(); }
+  bool start_array(std::size_t) override { return push(false); }
+  bool end_array() override { return pop(); }
+  bool key(string_t& k) override {
+    if (!objects.back().insert(k).second && duplicate.empty()) duplicate = k;
+    return duplicate.empty();
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  bool push(bool) {
+    objects.emplace_back();
+    return true;
+  }
+  bool pop() {
+    objects.pop_back();
+    return true;
+  }
+};
+
 Verdict check_recipe(const std::string& text) {
   const ValidatedRecipe v = validate_recipe_text(text, kRecipeName);
-  Verdict out = check_diagnostics(v.errors, kRecipeName);
+  Verdict out = check_diagnostics(v.errors, kRecipeName, text);
   if (!out.ok || !v.ok()) return out;
   out.accepted = true;
+  if (const std::string fault = yaml_accepted_faults(text); !fault.empty())
+    return finding("a recipe validate accepts holds " + fault);
   // A valid recipe must give its dry-run rank map and a leaderboard without an error.
   const Recipe& r = *v.recipe;
   if (const auto model = run_model(r); model && r.layout.world() <= 65536) {
@@ -58,10 +211,22 @@ Verdict check_recipe(const std::string& text) {
 }
 
 Verdict check_record(const std::string& text) {
-  const Json record = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (record.is_discarded() || !record.is_object()) return {};
+  // Read as the report reads a record file (util/json_text.h: duplicate keys, overflowing numbers and deep nesting
+  // refused where they are, objects built in linear time); a refusal must be located and true.
+  Json record;
+  try {
+    record = parse_json_text(text);
+  } catch (const JsonTextError& e) {
+    if (e.line < 1 || e.column < 1) return finding(std::string("a JSON error without line:col: ") + e.what());
+    if (const std::string why = untrue_message(e.what(), text); !why.empty()) return finding(why + ": " + e.what());
+    return {};
+  }
+  if (!record.is_object()) return {};
   // The report's own checks (record/run_record_check.h): a refused record must carry its file and field.
   const CheckedRunRecord checked = check_run_record(record, "fuzz.json");
+  if (checked.ok())
+    if (const std::string dup = json_duplicate_key(text); !dup.empty())
+      return finding("a run record accepted with " + dup);
   if (!checked.ok()) {
     for (const auto& d : checked.errors)
       if (d.file != "fuzz.json" || (d.path.empty() && d.line == 0))
@@ -77,6 +242,57 @@ Verdict check_record(const std::string& text) {
 }
 
 }  // namespace
+
+std::string resource_overrun(const ResourceUse& use, double slow_seconds) {
+  const uint64_t bound = (uint64_t{512} << 20) + 64 * use.input_bytes;
+  if (use.cpu_seconds > slow_seconds)
+    return "the check took " + std::to_string(use.cpu_seconds) + " s of CPU (over " + std::to_string(slow_seconds) +
+           " s) for an input of " + std::to_string(use.input_bytes) + " bytes";
+  if (use.peak_after > use.peak_before && use.peak_after > bound)
+    return "the peak memory rose to " + std::to_string(use.peak_after >> 20) + " MiB for an input of " +
+           std::to_string(use.input_bytes) + " bytes (bound: 512 MiB + 64 bytes per input byte)";
+  return {};
+}
+
+std::string untrue_message(const std::string& message, const std::string& text) {
+  static const std::regex library(
+      R"(bad file|bad conversion|bad_alloc|json\.exception|\bsto(i|l|ll|ul|ull|f|d|ld)\b|std::|basic_string|what\(\)|)"
+      R"(yaml-cpp|invalid node|key not found|map::at|vector::_M)");
+  static const std::regex one_plural(R"(\b1 (items|values|keys|lines|levels|steps)\b)");
+  static const std::regex doubled(R"(\b(null|mapping|list|string|number|integer|boolean) (a |an )?\1\b)");
+  static const std::regex number_as_string(R"(\bstring '([-+]?(\.(nan|inf)|[0-9]{21,}))')", std::regex::icase);
+  if (std::regex_search(message, library)) return "a library's message";
+  if (message.find("empty file") != std::string::npos && !content_lines(text).empty())
+    return "'empty file' said of a document with content";
+  if ((message.find("aliases of aliases") != std::string::npos || message.find("recursive alias") != std::string::npos) &&
+      text.find('*') == std::string::npos)
+    return "aliases blamed in an input without any";
+  if (std::regex_search(message, one_plural)) return "a count of 1 said in the plural";
+  if (std::regex_search(message, doubled)) return "a type word said twice";
+  if (std::smatch m; std::regex_search(message, m, number_as_string) && text.find("'" + m[1].str()) == std::string::npos &&
+                     text.find("\"" + m[1].str()) == std::string::npos)
+    return "a plain number said to be a string";
+  return {};
+}
+
+std::string yaml_accepted_faults(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  StructureScan scan;
+  try {
+    while (parser.HandleNextDocument(scan) && scan.fault.empty()) {
+    }
+  } catch (const YAML::Exception&) {
+    return {};  // recipebench accepted it; the parse is its reader's business
+  }
+  return scan.fault;
+}
+
+std::string json_duplicate_key(const std::string& text) {
+  DuplicateKeySax sax;
+  (void)nlohmann::json::sax_parse(text, &sax, nlohmann::json::input_format_t::json, /*strict=*/false);
+  return sax.duplicate.empty() ? std::string() : "the key '" + sax.duplicate + "' twice in one object";
+}
 
 Verdict check_in_process(const std::string& text, InputKind kind) {
   try {
@@ -104,11 +320,14 @@ Verdict check_through_binary(const std::string& text, InputKind kind, const std:
   }
   int status = 0;
   const auto start = std::chrono::steady_clock::now();
-  while (waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(10)) {
+  for (int polls = 0; waitpid(pid, &status, WNOHANG) == 0; ++polls) {
+    // A hang: 10 s of the child's CPU, or 300 s of wall time (a run under nice on a busy machine may get a small
+    // share of a core, so wall time alone would call a slow start a hang).
+    const bool over_cpu = polls % 100 == 0 && process_cpu_seconds(pid) > 10;
+    if (over_cpu || std::chrono::steady_clock::now() - start > std::chrono::seconds(300)) {
       kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
-      return finding("the binary hung (over 10 s)");
+      return finding(over_cpu ? "the binary hung (over 10 s of CPU)" : "the binary hung (over 300 s)");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }

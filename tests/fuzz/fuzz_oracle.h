@@ -4,6 +4,7 @@
 // signal, or an error line without a location. Crashes and hangs end the harness itself (fuzz_main.cpp).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace recipebench::fuzz {
@@ -22,8 +23,41 @@ struct Verdict {
 Verdict check_in_process(const std::string& text, InputKind kind);
 
 /// Writes `text` to a file under `dir` and runs `binary validate FILE` (recipes) or `binary report FILE --out DIR`
-/// (run records) with a 10 s limit; checks the exit status and that every error line is located.
+/// (run records) with a limit of 10 s of its CPU (300 s of wall time); checks the exit status and that every error
+/// line is located.
 Verdict check_through_binary(const std::string& text, InputKind kind, const std::string& binary,
                              const std::string& dir);
+
+/// What one input's check used: CPU seconds of the checking thread, the process's peak resident bytes before and
+/// after, the input's bytes.
+struct ResourceUse {
+  double cpu_seconds = 0;
+  uint64_t peak_before = 0;
+  uint64_t peak_after = 0;
+  uint64_t input_bytes = 0;
+};
+
+/// Why `use` is beyond kind 1's bounds (issue 33: memory and time bounded by the input's size), or "": more than
+/// `slow_seconds` of CPU, or a peak memory raised above 512 MiB + 64 bytes per input byte (the 2026-12-02 cases
+/// took 250 bytes per byte of '[', and 2.5 s for a record object of 40,000 keys).
+std::string resource_overrun(const ResourceUse& use, double slow_seconds);
+
+/// Why a diagnostic's message is not true of `text` (the input it is about), or "" when nothing is seen:
+/// a library's message (yaml-cpp's "bad file", nlohmann's "json.exception", "stoll", "std::", "bad_alloc"), "an empty
+/// file" said of a document with content (lone CR line ends), aliases blamed ("aliases of aliases", "recursive
+/// alias") where the input has none, "1 items",
+/// a type word said twice ("null null", "mapping a mapping"), a plain .nan / .inf / integer of 21+ digits said to
+/// be a "string". Kind 3 of issue 33 (docs/fuzzing.md).
+std::string untrue_message(const std::string& message, const std::string& text);
+
+/// What a recipe validate accepted must not hold, by a reading of `text` apart from recipebench's
+/// (yaml-cpp's event parser): a key twice in one mapping, a tag on a mapping or list other than its own core tag,
+/// a tag that is not a core one on a scalar, or a core scalar tag its text does not fit (`!!null 1`). "" when none.
+/// Kinds 2 and 5 of issue 33. Call it only on text recipebench parsed (it does not guard yaml-cpp's faults).
+std::string yaml_accepted_faults(const std::string& text);
+
+/// The first key written twice in one object of the JSON `text` ("key 'status' twice in one object"), or "".
+/// Kind 2 of issue 33: a run record accepted with one is a finding.
+std::string json_duplicate_key(const std::string& text);
 
 }  // namespace recipebench::fuzz

@@ -1,6 +1,7 @@
 #include "mutator.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace recipebench::fuzz {
 
@@ -149,6 +150,75 @@ const char* const kUnicode[] = {"\"caf\xc3\xa9\"",
                                 "\"\\r\\n\"",
                                 "\"\\t\\e\\a\""};
 
+
+/// A run record or config.json (JSON) rather than a recipe (YAML): the first character that is not a space is '{'.
+bool is_json(const std::string& text) {
+  const size_t at = text.find_first_not_of(" \t\r\n");
+  return at != std::string::npos && text[at] == '{';
+}
+
+/// "0<sep>1<sep>...<sep>n-1".
+std::string numbers(size_t n, const char* sep) {
+  std::string out;
+  for (size_t k = 0; k < n; ++k) out += (k ? sep : "") + std::to_string(k);
+  return out;
+}
+
+/// `member` ("\"k\": v") inserted as the first member of the JSON text's first object, with the comma the next
+/// member needs (none before a closing '}').
+std::string json_insert(const std::string& text, const std::string& member) {
+  const size_t brace = text.find('{');
+  if (brace == std::string::npos) return text;
+  const size_t next = text.find_first_not_of(" \t\r\n", brace + 1);
+  const bool empty = next == std::string::npos || text[next] == '}';
+  return text.substr(0, brace + 1) + member + (empty ? "" : ",") + text.substr(brace + 1);
+}
+
+/// N members "k0": 0, "k1": 1, ... of one JSON object, comma-separated.
+std::string many_keys_json(size_t n) {
+  std::string out;
+  for (size_t k = 0; k < n; ++k) out += (k ? ", \"k" : "\"k") + std::to_string(k) + "\": " + std::to_string(k);
+  return out;
+}
+
+/// Where a line's key starts and ends (YAML `key: v`, `- key: v`, `key:`; JSON `"key": v`), or {npos, npos}.
+std::pair<size_t, size_t> key_span(const std::string& line) {
+  size_t at = line.find_first_not_of(' ');
+  if (at == std::string::npos || line[at] == '#') return {std::string::npos, std::string::npos};
+  if (line.compare(at, 2, "- ") == 0) at += 2;
+  if (line[at] == '"') {
+    const size_t close = line.find('"', at + 1);
+    if (close != std::string::npos && close + 1 < line.size() && line[close + 1] == ':') return {at, close + 1};
+    return {std::string::npos, std::string::npos};
+  }
+  const size_t colon = line.find(':', at);
+  if (colon == std::string::npos || colon == at || (colon + 1 < line.size() && line[colon + 1] != ' '))
+    return {std::string::npos, std::string::npos};
+  return {at, colon};
+}
+
+/// Indices of the lines that hold a key.
+std::vector<size_t> key_lines(const std::vector<std::string>& lines) {
+  std::vector<size_t> out;
+  for (size_t k = 0; k < lines.size(); ++k)
+    if (key_span(lines[k]).first != std::string::npos) out.push_back(k);
+  return out;
+}
+
+const char* const kHuge[] = {".nan", ".NaN", ".NAN", ".inf", ".Inf", "+.inf", "-.INF", "NaN", "nan", "Infinity",
+                             "-Infinity", "inf", "1e400", "-1e400", "1E400", "1e-400", "1e+99999", "-0e0"};
+
+const char* const kCollectionTags[] = {"!!set", "!!omap", "!!pairs", "!!python/object:os.system", "!!str",
+                                       "!!seq", "!!map", "!!int", "!custom", "!<tag:example.com,2026:x>"};
+
+const char* const kTaggedValues[] = {"!!null 1",        "!!int x",          "!!bool 5",          "!!float abc",
+                                     "!!set {a: 1}",    "!!omap [a: 1]",    "!!python/tuple [1, 2]",
+                                     "!!str [1]",       "!!seq {a: 1}",     "!!map [1]",         "!!null [1]"};
+
+const char* const kTiny[] = {",",  ",\n", "]",   "}",    ",\n,", "- a\n,\n", "[,]", "{,}", "? ,", "- ,", ":",
+                             "!",  "&",   "*",   "|",    ">",    "%",        "@",   "`",   "\"",  "'",   "#",
+                             "\r", "-",   "---", "...", "[",    "{",    "a: ,",     ", a", "]\n", "}\n"};
+
 }  // namespace
 
 const char* mutation_name(Mutation m) {
@@ -156,7 +226,10 @@ const char* mutation_name(Mutation m) {
       "delete-line",   "duplicate-line", "move-line", "retype-value",      "extreme-number",
       "unicode-value", "deep-nesting",   "alias",     "billion-laughs",    "merge-key",
       "bom",           "crlf",           "nul",       "control-character", "byte-flip",
-      "truncate",      "indent",         "splice"};
+      "truncate",      "indent",         "splice",    "lone-cr",           "flow-open",
+      "huge-number",   "duplicate-key",  "collection-tag", "nul-key",       "many-keys",
+      "long-list",     "tiny-document"};
+  static_assert(std::size(names) == static_cast<size_t>(Mutation::kCount), "a name per mutation");
   return names[static_cast<int>(m)];
 }
 
@@ -164,12 +237,162 @@ std::string Mutator::extreme_number() { return kExtremes[pick(std::size(kExtreme
 
 std::string Mutator::odd_value() { return kOdd[pick(std::size(kOdd))]; }
 
+std::string Mutator::huge_number(bool json) {
+  switch (pick(4)) {
+    case 0:
+      return std::string(1, '1') + std::string(pick(2) ? 308 : 399, '0');  // 309 / 400 digits
+    case 1: {
+      std::string digits = pick(2) ? "-" : "";
+      const size_t n = pick_count({20, 309, 400, 401, 1000});
+      for (size_t k = 0; k < n; ++k) digits += static_cast<char>('1' + pick(9));
+      return digits;
+    }
+    default: {
+      const std::string v = kHuge[pick(std::size(kHuge))];
+      return json && v[0] == '.' ? v.substr(1) : v;  // JSON has no '.nan': 'nan', 'inf' there
+    }
+  }
+}
+
+std::string Mutator::flow_open() {
+  const size_t n = pick_count({65, 300, 500, 10000, 100000, size_t{1} << 20, size_t{4} << 20, size_t{15} << 20});
+  switch (pick(3)) {
+    case 0:
+      return std::string(n, '[');
+    case 1:
+      return std::string(n, '{');
+    default: {
+      std::string v;
+      v.reserve(n);
+      while (v.size() < n) v += pick(2) ? "[" : "{a: ";
+      return v;
+    }
+  }
+}
+
+std::string Mutator::lone_cr(const std::string& text) {
+  std::string out = text;
+  if (pick(2)) {
+    std::replace(out.begin(), out.end(), '\n', '\r');  // every line end a lone CR
+    return out;
+  }
+  std::vector<size_t> ends;
+  for (size_t k = 0; k < out.size(); ++k)
+    if (out[k] == '\n') ends.push_back(k);
+  if (!ends.empty()) out[ends[pick(ends.size())]] = '\r';  // one lone CR among LF line ends
+  return out;
+}
+
+void Mutator::duplicate_key(std::vector<std::string>& lines, bool json) {
+  const std::vector<size_t> keyed = key_lines(lines);
+  if (keyed.empty()) {
+    lines.insert(lines.begin(), json ? "\"x-dup\": 1, \"x-dup\": 2," : "x-dup: 1\nx-dup: 2");
+    return;
+  }
+  const size_t i = keyed[pick(keyed.size())];
+  const auto [from, to] = key_span(lines[i]);
+  const std::string pad(from, ' ');
+  const std::string key = lines[i].substr(from, to - from);
+  const std::string rest = lines[i].substr(to);
+  if (json) {
+    // The copy before the line, always followed by a comma, so the object stays well-formed.
+    std::string copy = pad + key + (pick(2) ? rest : ": " + extreme_number());
+    if (copy.back() != ',') copy += ',';
+    lines.insert(lines.begin() + static_cast<long>(i), copy);
+    return;
+  }
+  // YAML: the same key in the same mapping, the second time quoted or not: before the line (so a key that opens a
+  // block keeps its block), after a list item's first line (so it stays in the item).
+  const bool quoted = pick(2) && key[0] != '"';
+  const std::string again = (quoted ? "\"" + key + "\"" : key) + (pick(2) ? rest : ": " + extreme_number());
+  const bool item = lines[i].compare(lines[i].find_first_not_of(' '), 2, "- ") == 0;
+  lines.insert(lines.begin() + static_cast<long>(item ? i + 1 : i), pad + again);
+}
+
+void Mutator::collection_tag(std::vector<std::string>& lines) {
+  std::vector<size_t> parents;  // lines that open a block mapping or list ("key:")
+  for (size_t k = 0; k < lines.size(); ++k)
+    if (!lines[k].empty() && lines[k].back() == ':' && lines[k].find('#') == std::string::npos) parents.push_back(k);
+  if (!parents.empty() && pick(2)) {
+    lines[parents[pick(parents.size())]] += std::string(" ") + kCollectionTags[pick(std::size(kCollectionTags))];
+    return;
+  }
+  const size_t i = pick(lines.size());
+  lines[i] = with_value(lines[i], kTaggedValues[pick(std::size(kTaggedValues))]);
+}
+
+void Mutator::nul_key(std::vector<std::string>& lines, bool json) {
+  const std::vector<size_t> keyed = key_lines(lines);
+  if (keyed.empty() || !pick(4)) {  // a top-level key of one NUL, as the case's top-nul.yaml
+    lines.insert(lines.begin() + static_cast<long>(json ? pick_count({0, 1}) : 0),
+                 json ? "\"\\u0000\": 1," : (pick(2) ? "\"\\x00\": 1" : std::string("\0: 1", 4)));
+    return;
+  }
+  std::string& line = lines[keyed[pick(keyed.size())]];
+  const auto [from, to] = key_span(line);
+  const bool quoted = line[from] == '"';
+  const size_t mid = from + (quoted ? 1 : 0) + pick(to - from - (quoted ? 2 : 0) + 1);
+  switch (json ? 0 : pick(3)) {
+    case 0:  // JSON's escape, or YAML's inside a double-quoted key
+      if (quoted)
+        line.insert(mid, json ? "\\u0000" : "\\0");
+      else
+        line = line.substr(0, from) + "\"" + line.substr(from, mid - from) + "\\0" + line.substr(mid, to - mid) +
+               "\"" + line.substr(to);
+      break;
+    default:  // a raw NUL byte
+      line.insert(mid, 1, '\0');
+  }
+}
+
+void Mutator::many_keys_yaml(std::vector<std::string>& lines) {
+  const size_t n = pick_count({1000, 5000, 10001, 20000});  // past the 10,000 values of a recipe (200,000: JSON)
+  if (pick(2)) {
+    lines.push_back("x-many:");
+    for (size_t k = 0; k < n; ++k) lines.push_back("  k" + std::to_string(k) + ": " + std::to_string(k));
+  } else {
+    std::string flow = "x-many: {";
+    for (size_t k = 0; k < n; ++k) flow += (k ? ", k" : "k") + std::to_string(k) + ": " + std::to_string(k);
+    lines.push_back(flow + "}");
+  }
+}
+
+void Mutator::long_list_yaml(std::vector<std::string>& lines) {
+  const size_t n = pick_count({9999, 10000, 10001, 20000});
+  if (pick(2)) {
+    lines.push_back("x-list:");
+    for (size_t k = 0; k < n; ++k) lines.push_back("- " + std::to_string(k));
+  } else {
+    lines.push_back("x-list: [" + numbers(n, ", ") + "]");
+  }
+}
+
+std::string Mutator::tiny_document() {
+  if (pick(2)) return kTiny[pick(std::size(kTiny))];
+  static const char alphabet[] = ",[]{}:-?|>!&*#%@`'\"\r\n\t a0";
+  std::string out;
+  const size_t n = 1 + pick(4);
+  for (size_t k = 0; k < n; ++k) out += pick(16) ? alphabet[pick(sizeof alphabet - 1)] : '\0';
+  return out;
+}
+
+Mutation Mutator::draw() {
+  // The big ones (megabytes of '[', 200,000 keys, 20,000 items) cost 0.05 to 1 s each: one step in 300, so a
+  // 10^6-input run still makes each several thousand times while the mean input stays a few milliseconds.
+  static const Mutation big[] = {Mutation::kFlowOpen, Mutation::kManyKeys, Mutation::kLongList};
+  if (pick(300) == 0) return big[pick(std::size(big))];
+  for (;;) {
+    const auto m = static_cast<Mutation>(pick(static_cast<size_t>(Mutation::kCount)));
+    if (std::find(std::begin(big), std::end(big), m) == std::end(big)) return m;
+  }
+}
+
 std::string Mutator::mutate(const std::string& seed, const std::vector<std::string>& donors,
                             std::vector<Mutation>* applied) {
   std::string text = seed;
   const size_t steps = 1 + pick(4);
   for (size_t i = 0; i < steps; ++i) {
-    const auto m = static_cast<Mutation>(pick(static_cast<size_t>(Mutation::kCount)));
+    const auto m = draw();
     if (applied) applied->push_back(m);
     text = apply(m, text, donors);
   }
@@ -204,7 +427,7 @@ std::string Mutator::apply(Mutation m, const std::string& text, const std::vecto
                          : lines[i] + kUnicode[pick(std::size(kUnicode))];
       break;
     case Mutation::kDeepNesting: {
-      static const size_t depths[] = {8, 63, 64, 65, 200, 1000, 5000, 20000};
+      static const size_t depths[] = {8, 63, 64, 65, 200, 300, 500, 1000, 5000, 10000, 20000};
       const size_t d = depths[pick(std::size(depths))];
       std::string v;
       if (pick(2))
@@ -296,6 +519,33 @@ std::string Mutator::apply(Mutation m, const std::string& text, const std::vecto
       lines.insert(lines.begin() + static_cast<long>(i), donor[pick(donor.size())]);
       break;
     }
+    case Mutation::kLoneCr:
+      return lone_cr(text);
+    case Mutation::kFlowOpen:
+      lines[i] = with_value(lines[i], flow_open());
+      break;
+    case Mutation::kHugeNumber:
+      lines[i] = with_value(lines[i], huge_number(is_json(text)));
+      break;
+    case Mutation::kDuplicateKey:
+      duplicate_key(lines, is_json(text));
+      break;
+    case Mutation::kCollectionTag:
+      collection_tag(lines);
+      break;
+    case Mutation::kNulKey:
+      nul_key(lines, is_json(text));
+      break;
+    case Mutation::kManyKeys:
+      if (is_json(text)) return json_insert(text, many_keys_json(pick_count({1000, 5000, 20000, 200000})));
+      many_keys_yaml(lines);
+      break;
+    case Mutation::kLongList:
+      if (is_json(text)) return json_insert(text, "\"x-list\": [" + numbers(pick_count({9999, 10000, 10001, 20000}), ", ") + "]");
+      long_list_yaml(lines);
+      break;
+    case Mutation::kTinyDocument:
+      return tiny_document();
     case Mutation::kCount:
       break;
   }
