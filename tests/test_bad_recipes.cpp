@@ -67,6 +67,20 @@ const BadRecipe kBadRecipes[] = {
      "pass, expected fail: correlation 0.2 of the loss curves, below 0.95 (docs/correctness.md)"},
     {"verified-convergence-fail", 116, 13, "correctness.convergence.result",
      "fail, expected pass: a recipe of status verified carries a passed convergence check"},
+    {"convergence-pass-correlation-minus-one", 116, 13, "correctness.convergence.result",
+     "pass, expected fail: correlation -1 of the loss curves, below 0.95 (docs/correctness.md)"},
+    // Sizes and figures with physical bounds (issue 33 kind 4; recipe/bounds_check.h).
+    {"gpu-memory-above-the-gpu", 6, 14, "gpu.memory_gb",
+     "2147483648 GB on a B200, expected at most 180 GB, the memory of one B200 (the hardware catalog"},
+    {"step-time-cv-beyond-window", 80, 25, "result.step_time_cv_percent",
+     "2147483648%, expected at most 387.3% = 100 x sqrt(15 window steps)"},
+    {"full-recompute-zero-layers", 74, 17, "layout.recompute.num_layers",
+     "0 layers with full recompute, expected at least 1"},
+    {"full-recompute-more-layers-than-chunk", 74, 17, "layout.recompute.num_layers",
+     "11 layers, expected at most 10, the layers of the largest model chunk (a stage's layers / VPP 1 of 60 layers "
+     "over PP 6)"},
+    {"recompute-layers-without-full", 73, 5, "layout.recompute.num_layers",
+     "num_layers with granularity selective, expected no num_layers (only full recompute chooses layers)"},
     {"unknown-model", 4, 8, "model", "unknown model 'Qwen3-397B-A17B'"},
     {"unknown-instance", 10, 13, "gpu.instance", "unknown instance 'AWS p6-b200.24xlarge'"},
     // Schema.

@@ -8,6 +8,7 @@
 
 #include "catalog/models.h"
 #include "metrics/metrics.h"
+#include "recipe/bounds_check.h"
 #include "recipe/correctness_check.h"
 #include "recipe/layout_check.h"
 #include "recipe/result_check.h"
@@ -84,6 +85,7 @@ ValidatedRecipe check_document(ValidatedRecipe out, std::shared_ptr<const Source
   for (auto& d : check_correctness(*out.recipe, src)) out.errors.push_back(std::move(d));
   for (auto& d : check_layout(*out.recipe, model, src)) out.errors.push_back(std::move(d));
   check_bench_window(*out.recipe, src, out.errors);
+  for (auto& d : check_bounds(*out.recipe, model, src)) out.errors.push_back(std::move(d));
   std::stable_sort(out.errors.begin(), out.errors.end(), [](const Diagnostic& a, const Diagnostic& b) {
     return a.line != b.line ? a.line < b.line : a.column < b.column;
   });
