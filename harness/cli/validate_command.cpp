@@ -1,7 +1,10 @@
 // `recipebench validate PATH... [--format text|json]`
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <iostream>
+#include <string>
+#include <system_error>
 
 #include "commands.h"
 #include "plan/memory_check.h"
@@ -40,6 +43,24 @@ size_t validate_one(const std::string& f, const ValidateArgs& a, Json& report, b
   return v.errors.size();
 }
 
+/// What validate found: recipes checked, failed and their errors, and folders it could not read (listed by
+/// collect_files in place of their contents; each one's error is printed, and it is counted as a folder, never as
+/// a recipe).
+struct ValidateCounts {
+  size_t recipes = 0, failed = 0, errors = 0, unreadable_folders = 0;
+};
+
+/// "2 recipes: 1 passed, 1 failed (3 errors)", then "; 1 folder unreadable" when there are any.
+std::string summary_text(const ValidateCounts& c) {
+  std::string s = std::to_string(c.recipes) + " recipe" + (c.recipes == 1 ? "" : "s") + ": " +
+                  std::to_string(c.recipes - c.failed) + " passed, " + std::to_string(c.failed) + " failed (" +
+                  std::to_string(c.errors) + " error" + (c.errors == 1 ? "" : "s") + ")";
+  if (c.unreadable_folders)
+    s += "; " + std::to_string(c.unreadable_folders) + " folder" + (c.unreadable_folders == 1 ? "" : "s") +
+         " unreadable";
+  return s;
+}
+
 int run_validate(const ValidateArgs& a) {
   std::vector<std::string> files;
   try {
@@ -52,28 +73,35 @@ int run_validate(const ValidateArgs& a) {
     std::cerr << "recipebench validate: no *.yaml or *.yml files under the given paths\n";
     return kUsage;
   }
-  size_t failed = 0, errors = 0;
+  ValidateCounts c;
   Json report = Json::array();
   for (const auto& f : files) {
     bool one_failed = false;
-    errors += validate_one(f, a, report, one_failed);
-    failed += one_failed ? 1 : 0;
+    std::error_code ec;
+    const bool folder = std::filesystem::is_directory(f, ec);  // a folder collect_files could not read
+    const size_t errors = validate_one(f, a, report, one_failed);
+    if (folder) {
+      ++c.unreadable_folders;
+      continue;
+    }
+    ++c.recipes;
+    c.errors += errors;
+    c.failed += one_failed ? 1 : 0;
   }
-  const std::string summary = std::to_string(files.size()) + " recipe" + (files.size() == 1 ? "" : "s") + ": " +
-                              std::to_string(files.size() - failed) + " passed, " + std::to_string(failed) +
-                              " failed (" + std::to_string(errors) + " error" + (errors == 1 ? "" : "s") + ")";
+  const std::string summary = summary_text(c);
   if (a.format == "json")
     std::cout << Json{{"files", report},
-                      {"summary", Json{{"recipes", files.size()},
-                                       {"passed", files.size() - failed},
-                                       {"failed", failed},
-                                       {"errors", errors},
+                      {"summary", Json{{"recipes", c.recipes},
+                                       {"passed", c.recipes - c.failed},
+                                       {"failed", c.failed},
+                                       {"errors", c.errors},
+                                       {"unreadable_folders", c.unreadable_folders},
                                        {"text", summary}}}}
                      .dump(2)
               << "\n";
   else
     std::cout << summary << "\n";
-  return failed ? kFailed : kOk;
+  return c.failed || c.unreadable_folders ? kFailed : kOk;
 }
 
 }  // namespace
