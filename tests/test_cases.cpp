@@ -187,8 +187,10 @@ TEST_CASE("numbers beyond their type and control characters give located errors"
   const ValidatedRecipe v = validate_recipe_text(recipe, "f.yaml");
   REQUIRE(v.errors.size() == 1);
   CHECK(v.errors[0].to_string() ==
-        "f.yaml:4:8: error: model: unknown model 'x\\nforged.yaml:1:1: error: forged', expected one of the "
-        "registry's models: Qwen3.5-397B-A17B, Qwen3.5-122B-A10B, Qwen3.5-35B-A3B, Qwen3.5-tiny");
+        "f.yaml:4:8: error: model: unknown model 'x\\nforged.yaml:1:1: error: forged', expected a registry model "
+        "(Qwen3.5-397B-A17B, Qwen3.5-122B-A10B, Qwen3.5-35B-A3B, Qwen3.5-tiny), or the model's parameter counts: "
+        "model_params.config (a Hugging Face config.json), or stated counts with their source (model_params.active "
+        "and source, or result.active_params count and source; docs/metrics.md)");
   CHECK(escape_controls("a\nb\x01\xff") == "a\\nb\\x01\\xff");
   CHECK(escape_controls("caf\xc3\xa9") == "caf\xc3\xa9");
 }

@@ -289,13 +289,20 @@ TEST_CASE("rope_theta and partial_rotary_factor are read under rope_parameters a
 
 TEST_CASE("a config.json of a family the reader does not know is refused by its model_type first", "[models][hf]") {
   const std::string known =
-      "expected qwen3_5_moe, qwen3_5_moe_text or qwen3_next (recipebench builds and counts only these Qwen3.5 MoE / "
-      "Qwen3-Next families; docs/hf-config-fields.md)";
-  for (const char* family : {"qwen3_moe", "llama", "mixtral", "deepseek_v3", "qwen2_moe"}) {
-    Json c = tiny_text_config();  // Qwen3.5's fields, another family's name: never counted as Qwen3.5
+      "expected qwen3_5_moe, qwen3_5_moe_text or qwen3_next (built and counted) or llama, mistral, mixtral, qwen2, "
+      "qwen3, qwen3_moe, deepseek_v3 or gpt_oss (counted by formula; docs/hf-config-fields.md)";
+  for (const char* family : {"qwen2_moe", "qwen3_vl_moe", "deepseek_v2"}) {
+    Json c = tiny_text_config();  // Qwen3.5's fields, an unknown family's name: never counted as Qwen3.5
     c["model_type"] = family;
     CHECK_THROWS_WITH(model_config_from_hf(c, "c.json", "m"),
                       std::string("c.json: model_type: '") + family + "', " + known);
+  }
+  // Qwen3.5's fields under a counted family's name: read as that family, whose fields they are not.
+  for (const char* family : {"qwen3_moe", "llama", "mixtral", "deepseek_v3"}) {
+    Json c = tiny_text_config();
+    c["model_type"] = family;
+    CHECK_THROWS_WITH(model_config_from_hf(c, "c.json", "m"),
+                      Catch::Contains(std::string("expected no such field of a ") + family + " config"));
   }
   Json c = tiny_text_config();
   c.erase("model_type");

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "catalog/models.h"
 #include "recipe/diagnostic.h"
 #include "recipe/enums.h"
 #include "recipe/recipe.h"
@@ -44,6 +45,9 @@ struct BackendCapabilities {
   OptimizerSharding dense_optimizer_sharding = OptimizerSharding::kNone;
   /// Where the optimizer state of the routed experts is sharded on several ranks (when EDP > 1).
   OptimizerSharding expert_optimizer_sharding = OptimizerSharding::kNone;
+  /// The model families a per-rank backend builds (catalog/models.h); a model of another family is refused by name
+  /// before any rank starts (run/run_driver.cpp). Empty: any model (a per-node backend's command decides).
+  std::vector<ModelFamily> model_families;
   /// The per-rank memory plan (harness/plan, docs/memory-plan.md) models this backend: `run` prints it before step 0.
   bool memory_plan = false;
   /// The backend can run one rank of the layout alone, its collectives stood in (`run --emulate-rank`,

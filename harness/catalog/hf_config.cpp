@@ -6,69 +6,17 @@
 #include <utility>
 #include <vector>
 
+#include "catalog/hf_families.h"
+#include "catalog/hf_reader.h"
 #include "util/input_file.h"
 #include "util/json_text.h"
 
 namespace recipebench {
 
+using hf::FieldFault;
+using hf::Reader;
+
 namespace {
-
-/// The largest integer a config.json field may hold (Reader::integer).
-constexpr int64_t kMaxConfigInteger = int64_t{1} << 20;
-
-/// A field of the config that is wrong or missing: its dotted path (`text_config.layer_types[5]`), what was found
-/// and what was expected. Thrown while reading; model_config_from_hf and load_hf_config word it (the latter located).
-struct FieldFault {
-  std::string path, found, expected;
-};
-
-class Reader {
- public:
-  Reader(const Json& obj, std::string prefix) : obj_(obj), prefix_(std::move(prefix)) {}
-
-  [[noreturn]] void fail(const std::string& key, const std::string& found, const std::string& expected) const {
-    throw FieldFault{prefix_ + key, found, expected};
-  }
-
-  /// `key` as an integer in [min, kMaxConfigInteger]: no width, head, expert or layer count of a real model comes
-  /// near 2^20, and the bound keeps every parameter count and loop over layers within 64 bits and milliseconds.
-  int64_t integer(const std::string& key, int64_t min = 1) const {
-    const std::string range = "an integer from " + std::to_string(min) + " to " + std::to_string(kMaxConfigInteger);
-    if (!obj_.contains(key)) fail(key, "missing", range);
-    const Json& v = obj_[key];
-    if (!v.is_number_integer()) fail(key, v.dump(), range);
-    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(kMaxConfigInteger))
-      fail(key, v.dump(), range);
-    const int64_t x = v.get<int64_t>();
-    if (x < min || x > kMaxConfigInteger) fail(key, std::to_string(x), range);
-    return x;
-  }
-
-  /// `key` as an integer >= min, `fallback` when it is absent or null.
-  int64_t integer_or(const std::string& key, int64_t fallback, int64_t min) const {
-    if (!obj_.contains(key) || obj_[key].is_null()) return fallback;
-    return integer(key, min);
-  }
-
-  double number(const std::string& key, double fallback, bool required) const {
-    if (!obj_.contains(key) || obj_[key].is_null()) {
-      if (required) fail(key, "missing", "a number");
-      return fallback;
-    }
-    if (!obj_[key].is_number()) fail(key, obj_[key].dump(), "a number");
-    return obj_[key].get<double>();
-  }
-
-  /// True when the object holds `key` with a non-null value.
-  bool has(const std::string& key) const { return obj_.contains(key) && !obj_[key].is_null(); }
-
-  const Json& obj() const { return obj_; }
-  const std::string& prefix() const { return prefix_; }
-
- private:
-  const Json& obj_;
-  std::string prefix_;
-};
 
 /// How recipebench treats each field of a Qwen3.5 MoE / Qwen3-Next config.json (docs/hf-config-fields.md).
 /// kRead: read into ModelConfig. kIrrelevant: does not change the trained model's shape or maths (inference,
@@ -159,21 +107,38 @@ const std::vector<std::string>& hf_model_types() {
   return types;
 }
 
+const std::vector<std::string>& hf_counted_model_types() { return hf::transformer_model_types(); }
+
 namespace {
+
+/// "qwen3_5_moe, qwen3_5_moe_text or qwen3_next (...); llama, ... or gpt_oss (...)": the model_types the reader
+/// knows, for the model_type error.
+std::string known_model_types() {
+  auto join = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (size_t i = 0; i < v.size(); ++i) out += (i == 0 ? "" : i + 1 == v.size() ? " or " : ", ") + v[i];
+    return out;
+  };
+  return join(hf_model_types()) + " (built and counted) or " + join(hf_counted_model_types()) +
+         " (counted by formula; docs/hf-config-fields.md)";
+}
+
+bool counted_only(const Json& type) {
+  const auto& t = hf_counted_model_types();
+  return type.is_string() && std::find(t.begin(), t.end(), type.get<std::string>()) != t.end();
+}
 
 /// The model_type check, before any other field: a family the reader does not know (or a config without
 /// model_type) is refused by name, never read as Qwen3.5. The multimodal form's text_config, when it names its own
 /// model_type, must name the text model (qwen3_5_moe_text).
 void check_model_type(const Json& config, bool nested) {
-  const std::string known =
-      "qwen3_5_moe, qwen3_5_moe_text or qwen3_next (recipebench builds and counts only these "
-      "Qwen3.5 MoE / Qwen3-Next families; docs/hf-config-fields.md)";
   const Reader top(config, "");
-  if (!top.has("model_type")) top.fail("model_type", "missing", known);
+  if (!top.has("model_type")) top.fail("model_type", "missing", known_model_types());
   const Json& type = config["model_type"];
   const bool listed = type.is_string() && std::find(hf_model_types().begin(), hf_model_types().end(),
                                                     type.get<std::string>()) != hf_model_types().end();
-  if (!listed) top.fail("model_type", type.is_string() ? "'" + type.get<std::string>() + "'" : type.dump(), known);
+  if (!listed && !counted_only(type))
+    top.fail("model_type", type.is_string() ? "'" + type.get<std::string>() + "'" : type.dump(), known_model_types());
   if (!nested) return;
   const Reader text(config["text_config"], "text_config.");
   const Json& inner = config["text_config"].value("model_type", Json());
@@ -295,6 +260,7 @@ void read_attention_pattern(const Reader& r, ModelConfig& m) {
 ModelConfig read_model(const Json& config, const std::string& name) {
   const bool nested = config.contains("text_config") && config["text_config"].is_object();
   check_model_type(config, nested);
+  if (counted_only(config["model_type"])) return hf::read_transformer_model(config, name);
   const Json& text = nested ? config["text_config"] : config;
   const Reader r(text, nested ? "text_config." : "");
   if (nested) check_beside_text_config(config);

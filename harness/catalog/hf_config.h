@@ -1,5 +1,6 @@
-// Model configs from a Hugging Face config.json (Qwen3.5 MoE: model_type qwen3_5_moe or qwen3_5_moe_text; Qwen3-Next:
-// qwen3_next). Other families are refused by name.
+// Model configs from a Hugging Face config.json: built and counted (Qwen3.5 MoE: model_type qwen3_5_moe or
+// qwen3_5_moe_text; Qwen3-Next: qwen3_next), or counted by formula (llama, mistral, mixtral, qwen2, qwen3, qwen3_moe,
+// deepseek_v3, gpt_oss: ModelFamily::kTransformer). Other families are refused by name.
 #pragma once
 
 #include <string>
@@ -14,8 +15,14 @@ namespace recipebench {
 /// qwen3_5_moe_text and qwen3_next (the text-only form).
 const std::vector<std::string>& hf_model_types();
 
-/// Builds a ModelConfig from a Hugging Face config.json of a Qwen3.5 MoE model. model_type is checked first: a
-/// family not in hf_model_types(), or no model_type, is refused by name before any other field is looked at. The
+/// The model_type values read as ModelFamily::kTransformer, counted by formula but not built: llama, mistral,
+/// mixtral, qwen2, qwen3, qwen3_moe, deepseek_v3, gpt_oss (docs/hf-config-fields.md, "Other families").
+const std::vector<std::string>& hf_counted_model_types();
+
+/// Builds a ModelConfig from a Hugging Face config.json. model_type is checked first: a family in neither
+/// hf_model_types() nor hf_counted_model_types(), or no model_type, is refused by name (listing both) before any other
+/// field is looked at; a counted family is read as its family's fields say (catalog/hf_families.h). For a Qwen3.5 MoE
+/// model: the
 /// multimodal form (with a "text_config" object) and the text-only form are both read. Fields read: vocab_size,
 /// hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, rms_norm_eps, rope_theta and
 /// partial_rotary_factor (each beside the widths or under rope_parameters; both places must agree),

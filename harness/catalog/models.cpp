@@ -4,6 +4,8 @@
 #include <cctype>
 #include <stdexcept>
 
+#include "catalog/checked_int.h"
+
 namespace recipebench {
 
 int64_t ModelConfig::num_full_attention_layers() const {
@@ -14,32 +16,34 @@ int64_t ModelConfig::num_full_attention_layers() const {
 ModelConfig ModelConfig::with_layers(int64_t layers) const {
   ModelConfig m = *this;
   m.num_layers = layers;
+  m.dense_layers = num_experts == 0 ? layers : std::min(dense_layers, layers);
   return m;
 }
 
-namespace {
-
-/// An int64 that refuses to wrap: every sum and product of the parameter count is checked, so widths too large for
-/// 64 bits throw std::overflow_error instead of giving a negative or wrapped count (signed overflow is UB).
-struct Checked {
-  int64_t v;
-  friend Checked operator+(Checked a, Checked b) {
-    int64_t r;
-    if (__builtin_add_overflow(a.v, b.v, &r)) throw std::overflow_error("a parameter count beyond 2^63");
-    return {r};
+std::string family_label(const ModelConfig& m) {
+  switch (m.family) {
+    case ModelFamily::kQwen35:
+      return "Qwen3.5 MoE / Qwen3-Next";
+    case ModelFamily::kTransformer:
+      return m.model_type.empty() ? "transformer" : m.model_type;
+    case ModelFamily::kStated:
+      return "stated counts";
   }
-  friend Checked operator*(Checked a, Checked b) {
-    int64_t r;
-    if (__builtin_mul_overflow(a.v, b.v, &r)) throw std::overflow_error("a parameter count beyond 2^63");
-    return {r};
-  }
-};
+  return "?";
+}
 
-Checked c64(int64_t v) { return {v}; }
-
-}  // namespace
+std::string family_clause(const ModelConfig& m) {
+  return m.family == ModelFamily::kStated ? "is known by its stated counts only" : "is a " + family_label(m) + " model";
+}
 
 ParamCounts count_params(const ModelConfig& m) {
+  if (m.family == ModelFamily::kTransformer) return count_transformer_params(m);
+  if (m.family == ModelFamily::kStated) {
+    ParamCounts c;
+    c.active = m.stated_active;
+    c.total = m.stated_total;
+    return c;
+  }
   const Checked h = c64(m.hidden_size), vocab = c64(m.vocab_size), two = c64(2), three = c64(3);
   ParamCounts c;
   c.embedding = (vocab * h).v;

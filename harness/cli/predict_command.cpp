@@ -47,9 +47,11 @@ int run_predict(const PredictArgs& args) {
   for (const SwitchFlag& f : args.switches)
     if (f.option->count() > 0) set_switch_text(*f.row, f.value ? "true" : "false", recipe.bench);
   const std::optional<RunModel> model = run_model(recipe);
-  if (!model) {
+  if (!model || model->model.family != ModelFamily::kQwen35) {  // the profiles are the torch backend's passes
     std::cerr << args.recipe << ": error: model: " << recipe.model
-              << ", expected a model of the registry (recipebench models)\n";
+              << (model ? " " + family_clause(model->model) : std::string())
+              << ", expected a model of the Qwen3.5 MoE / Qwen3-Next family (the step-time model times the torch "
+                 "backend's passes; docs/step-time.md)\n";
     return kFailed;
   }
   const RankMap map = build_rank_map(recipe, model->model);

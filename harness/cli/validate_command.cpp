@@ -26,7 +26,7 @@ struct ValidateArgs {
 /// the recipe failed.
 size_t validate_one(const std::string& f, const ValidateArgs& a, Json& report, bool& failed) {
   ValidatedRecipe v = validate_recipe_file(f);
-  Diagnostics warnings;
+  Diagnostics warnings = v.warnings;
   if (v.ok())
     if (auto d = check_memory_fits(*v.recipe, f, a.strict))
       (d->severity == "error" ? v.errors : warnings).push_back(*d);

@@ -26,7 +26,8 @@ class ConsoleReporter : public RunReporter {
   bool header_shown_ = false;  ///< the step table's header, printed before its first row (after the memory plan)
 };
 
-/// "4 of 40 layers" for a proxy with fewer layers than the model; "6 layers; the model has 4" for more.
+/// "4 of 40 layers" for a proxy with fewer layers than the model; "6 layers; the model has 4" for more; "layers not
+/// known: stated counts" when the model is known by its stated counts only (full_layers 0).
 std::string depth_label(int64_t run_layers, int64_t full_layers);
 
 }  // namespace recipebench

@@ -75,10 +75,13 @@ void check_expert_grid(const Recipe& r, const SourceDoc& src, Diagnostics& out) 
   }
 }
 
-/// Experts divisible by EP, heads by TP.
+/// Experts divisible by EP (EP 1 on a dense model), heads by TP.
 void check_model_divisors(const Recipe& r, const ModelConfig& m, const SourceDoc& src, Diagnostics& out) {
   const RecipeLayout& L = r.layout;
-  if (m.num_experts % L.ep != 0) {
+  if (m.num_experts == 0 && L.ep > 1) {
+    out.push_back(src.at("/layout/ep", "EP " + std::to_string(L.ep) + " on " + m.name + ", a dense model (no experts)",
+                         "EP 1 (expert parallelism splits experts)"));
+  } else if (m.num_experts % L.ep != 0) {
     out.push_back(src.at("/layout/ep", "EP " + std::to_string(L.ep),
                          "a divisor of the " + std::to_string(m.num_experts) + " experts of " + m.name + " (" +
                              std::to_string(m.num_experts) + " / " + std::to_string(L.ep) + " = " +
@@ -96,19 +99,22 @@ void check_model_divisors(const Recipe& r, const ModelConfig& m, const SourceDoc
   for (const auto& h : heads)
     if (h.n % L.tp != 0) failing += (failing.empty() ? "" : ", ") + std::to_string(h.n) + " " + h.what;
   if (!failing.empty()) {
+    const bool gdn = m.family == ModelFamily::kQwen35;  // other families have no gated-delta-net heads
     out.push_back(src.at(
         "/layout/tp", "TP " + std::to_string(L.tp) + ", which does not divide the " + failing + " of " + m.name,
-        "a divisor of the attention heads (" + std::to_string(m.num_attention_heads) + "), KV heads (" +
-            std::to_string(m.num_kv_heads) + ") and gated-delta-net key (" + std::to_string(m.linear_num_key_heads) +
-            ") and value heads (" + std::to_string(m.linear_num_value_heads) +
-            "): heads not divisible by TP cannot be split over the TP ranks"));
+        "a divisor of the attention heads (" + std::to_string(m.num_attention_heads) + ")" + (gdn ? ", " : " and ") +
+            "KV heads (" + std::to_string(m.num_kv_heads) + ")" +
+            (gdn ? " and gated-delta-net key (" + std::to_string(m.linear_num_key_heads) + ") and value heads (" +
+                       std::to_string(m.linear_num_value_heads) + ")"
+                 : std::string()) +
+            ": heads not divisible by TP cannot be split over the TP ranks"));
   }
 }
 
 /// Sequence parallel: required for MoE with TP > 1, meaningless with TP 1; it splits every row over TP.
 void check_sequence_parallel(const Recipe& r, const ModelConfig* model, const SourceDoc& src, Diagnostics& out) {
   const RecipeLayout& L = r.layout;
-  const bool moe = !model || model->num_experts > 0;
+  const bool moe = model && model->num_experts > 0;  // architecture unknown: not checked (validate's warning)
   if (moe && L.tp > 1 && !L.sequence_parallel) {
     out.push_back(src.at("/layout/sequence_parallel", "false with TP " + std::to_string(L.tp) + " on a MoE model",
                          "true (MoE with TP > 1 requires sequence parallel)"));

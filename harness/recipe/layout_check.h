@@ -21,7 +21,8 @@ int64_t rows_per_microbatch(int64_t max_tokens_per_gpu, int64_t row_tokens);
 /// Every layout check of docs/layout-arithmetic.md that needs no result: world size, GPUs per node, expert grid
 /// (EDP whole, experts divisible by EP), heads divisible by TP, sequence parallel rules, layer split and
 /// VPP (VPP > 1 needs PP >= 2), rows divisible by CP x TP under sequence parallel,
-/// microbatches per DP rank. `model` may be null (unknown model: model-dependent checks are skipped).
+/// microbatches per DP rank. `model` may be null (architecture unknown: the checks on its heads, experts
+/// and layers are not made; validate warns of it, recipe/model_check.h).
 /// Locations come from `src`, the document the recipe was built from.
 Diagnostics check_layout(const Recipe& recipe, const ModelConfig* model, const SourceDoc& src);
 

@@ -135,8 +135,10 @@ RecipeResult result_from_json(const Json& res) {
   out.usd_per_million_tokens = opt<double>(res, "usd_per_million_tokens");
   out.step_time_cv_percent = opt<double>(res, "step_time_cv_percent");
   out.mfu = opt<double>(res, "mfu");
-  if (res.contains("active_params") && res["active_params"].is_object())
+  if (res.contains("active_params") && res["active_params"].is_object()) {
     out.active_params = opt<int64_t>(res["active_params"], "count");
+    out.active_params_source = str(res["active_params"], "source");
+  }
   out.measured = res.at("measured").get<std::string>();
   out.steps_per_run = res.at("steps_per_run").get<int>();
   out.window = StepWindow{res.at("window").at(0).get<int>(), res.at("window").at(1).get<int>()};
@@ -153,6 +155,15 @@ Recipe recipe_from_json(const Json& doc, const std::string& file) {
   r.doc = doc;
   r.schema_version = doc.at("schema_version").get<int>();
   r.model = doc.at("model").get<std::string>();
+  if (doc.contains("model_params") && doc["model_params"].is_object()) {
+    const Json& p = doc["model_params"];
+    RecipeModelParams mp;
+    mp.config = opt<std::string>(p, "config");
+    mp.active = opt<int64_t>(p, "active");
+    mp.total = opt<int64_t>(p, "total");
+    mp.source = str(p, "source");
+    r.model_params = mp;
+  }
   r.status = doc.at("status").get<std::string>();
   r.gpu = gpu_from_json(doc.at("gpu"));
   const Json& a = doc.at("author");

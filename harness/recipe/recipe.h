@@ -62,6 +62,7 @@ struct RecipeResult {
   std::optional<double> step_time_cv_percent;
   std::optional<double> mfu;  ///< fraction (0.0537 = 5.37%)
   std::optional<int64_t> active_params;
+  std::string active_params_source;  ///< result.active_params.source, empty when not given
   std::string measured;  ///< YYYY-MM-DD
   int steps_per_run = 20;
   StepWindow window;
@@ -128,11 +129,21 @@ class FieldError : public std::runtime_error {
   std::string pointer, found, expected;
 };
 
+/// The recipe's model_params block (docs/recipe-format.md; docs/metrics.md, "Models outside the registry"): a
+/// Hugging Face config.json the model's counts are computed from, or its counts stated with their source.
+struct RecipeModelParams {
+  std::optional<std::string> config;  ///< as written: a path relative to the recipe's folder
+  std::optional<int64_t> active;      ///< N_active per token (for 6N)
+  std::optional<int64_t> total;       ///< every parameter
+  std::string source;                 ///< where the stated counts come from; empty when not given
+};
+
 /// A recipe file, typed. `doc` keeps the full document for the report's detail sections.
 struct Recipe {
   std::string file;
   int schema_version = 1;
   std::string model;
+  std::optional<RecipeModelParams> model_params;
   RecipeGpu gpu;
   std::string author, author_url;
   std::string status;

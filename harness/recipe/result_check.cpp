@@ -37,14 +37,9 @@ std::string text_of(const SourceDoc& src, const std::string& pointer, double fal
   return n && !n->text.empty() ? n->text : shortest(fallback);
 }
 
-/// The recipe's model and gpu.instance are known to the catalog, and the instance carries the recipe's GPU type.
-void check_catalog_names(const Recipe& r, const ModelConfig* model, const GpuSpec* gpu, const SourceDoc& src,
-                         Diagnostics& out) {
-  if (!model) {
-    std::string names;
-    for (const auto& m : model_registry()) names += (names.empty() ? "" : ", ") + m.name;
-    out.push_back(src.at("/model", "unknown model '" + r.model + "'", "one of the registry's models: " + names));
-  }
+/// The recipe's gpu.instance is known to the catalog and carries the recipe's GPU type (the model: check_model,
+/// recipe/model_check.h).
+void check_catalog_names(const Recipe& r, const GpuSpec* gpu, const SourceDoc& src, Diagnostics& out) {
   if (r.gpu.instance.empty()) return;
   const InstanceSpec* inst = find_instance(r.gpu.instance);
   if (!inst && !r.gpu.usd_per_gpu_hour) {
@@ -177,7 +172,9 @@ void check_price(const RecipeResult& res, const ResultInputs& ri, const DerivedF
 /// result.active_params is the count of the model that ran, and result.mfu the derived MFU to its printed precision.
 void check_model_figures(const RecipeResult& res, const ModelConfig& model, const GpuSpec* gpu, const ResultInputs& ri,
                          const DerivedFigures& f, const SourceDoc& src, Diagnostics& out) {
-  const std::string which = std::to_string(model.num_layers) + "-layer " + model.name;
+  const std::string which = model.architecture_known()
+                                ? std::to_string(model.num_layers) + "-layer " + model.name
+                                : model.name + " (stated counts)";
   if (res.active_params && *res.active_params != ri.n_active) {
     out.push_back(src.at("/result/active_params/count", with_commas(*res.active_params),
                          with_commas(ri.n_active) + " active parameters of the " + which +
@@ -199,7 +196,7 @@ Diagnostics check_result(const Recipe& r, const ModelConfig* model, const Source
   Diagnostics out;
   const GpuSpec* gpu = find_gpu(r.gpu.type);
   check_gpu_type(r, gpu, src, out);
-  check_catalog_names(r, model, gpu, src, out);
+  check_catalog_names(r, gpu, src, out);
   if (!r.result) return out;
   const RecipeResult& res = *r.result;
   check_window(r, res, src, out);

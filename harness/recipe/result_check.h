@@ -22,11 +22,11 @@ struct Price {
 /// default instance of its GPU type. nullopt when none applies.
 std::optional<Price> recipe_price(const Recipe& r);
 
-/// Checks the catalog references (model, instance, GPU) and, when the recipe has a result: the window lies
+/// Checks the catalog references (instance, GPU; the model is check_model's, recipe/model_check.h) and, when the recipe has a result: the window lies
 /// inside the steps; window_tokens = window steps x global batch x row tokens; $/1M tokens and MFU
 /// recomputed from tokens/s/GPU with the catalog agree to the printed precision of the recipe's figure;
 /// active_params.count equals N_active of `model`. `model` is the model that ran (run_model(r), recipe/run_model.h: a
-/// proxy's bench.layers counted), nullptr when the recipe's model is unknown. Locations come from `src`.
+/// proxy's bench.layers counted; a ModelFamily::kStated model's stated N), nullptr when the recipe's model is unknown. Locations come from `src`.
 Diagnostics check_result(const Recipe& r, const ModelConfig* model, const SourceDoc& src);
 
 }  // namespace recipebench

@@ -11,6 +11,7 @@
 #include "recipe/bounds_check.h"
 #include "recipe/correctness_check.h"
 #include "recipe/layout_check.h"
+#include "recipe/model_check.h"
 #include "recipe/result_check.h"
 #include "recipe/run_model.h"
 #include "recipe/schema_check.h"
@@ -79,11 +80,14 @@ ValidatedRecipe check_document(ValidatedRecipe out, std::shared_ptr<const Source
     return out;
   }
   // Figures and layer arithmetic follow the model that ran: bench.layers (a proxy run's layer count) when given.
-  const std::optional<RunModel> ran = run_model(*out.recipe);
-  const ModelConfig* model = ran ? &ran->model : nullptr;
+  ModelCheck mc = check_model(*out.recipe, src);
+  out.errors = std::move(mc.errors);
+  out.warnings = std::move(mc.warnings);
+  const ModelConfig* model = mc.ran ? &mc.ran->model : nullptr;
+  const ModelConfig* architecture = model && model->architecture_known() ? model : nullptr;
   for (auto& d : check_result(*out.recipe, model, src)) out.errors.push_back(std::move(d));
   for (auto& d : check_correctness(*out.recipe, src)) out.errors.push_back(std::move(d));
-  for (auto& d : check_layout(*out.recipe, model, src)) out.errors.push_back(std::move(d));
+  for (auto& d : check_layout(*out.recipe, architecture, src)) out.errors.push_back(std::move(d));
   check_bench_window(*out.recipe, src, out.errors);
   for (auto& d : check_bounds(*out.recipe, model, src)) out.errors.push_back(std::move(d));
   std::stable_sort(out.errors.begin(), out.errors.end(), [](const Diagnostic& a, const Diagnostic& b) {

@@ -1,6 +1,7 @@
 #include "record/profile_source.h"
 
 #include <map>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -93,9 +94,8 @@ WindowPasses window_passes(const RunRecord& rec, const std::string& file, const 
 std::string record_gpu(const RunRecord& rec) {
   const std::string name = rec.device_name();
   if (name.rfind("CPU", 0) == 0) return "CPU";
-  for (const GpuSpec& g : gpu_catalog())
-    if (name.find(g.name) != std::string::npos) return g.name;
-  return "";
+  const GpuSpec* gpu = hardware_catalog().gpu_in_device_name(name);  // the longest spelling: H200, not H20
+  return gpu ? gpu->name : "";
 }
 
 ProfiledRank profiled_rank(const RunRecord& rec, const std::string& file) {
@@ -107,8 +107,14 @@ ProfiledRank profiled_rank(const RunRecord& rec, const std::string& file) {
   const Recipe recipe = recipe_from_json(rec.recipe, rec.recipe_path);
   std::optional<int64_t> layers;
   if (rec.model_layers > 0 && rec.model_layers != rec.model_layers_full) layers = rec.model_layers;
-  const std::optional<RunModel> model = run_model(recipe, layers);
-  if (!model) refuse(file, "recipe.model", recipe.model, "a model of the registry (recipebench models)");
+  std::optional<RunModel> model;
+  try {
+    model = run_model(recipe, layers);
+  } catch (const std::invalid_argument& e) {  // the recipe's model_params.config
+    refuse(file, "recipe.model_params.config", e.what(), "a config.json of the Qwen3.5 MoE / Qwen3-Next family");
+  }
+  if (!model || model->model.family != ModelFamily::kQwen35)
+    refuse(file, "recipe.model", recipe.model, "a model of the registry (recipebench models)");
   const std::string gpu = record_gpu(rec);
   if (gpu.empty())
     refuse(

@@ -297,8 +297,8 @@ RunRecord RunRecord::from_json(const Json& j, const std::string& file) {
     f.fail("backend", "'" + backend + "'", "the settings' backend '" + r.options.settings.backend + "'");
   const Json& model = f.object(f.get(j, "", "model"), "model");
   r.model_name = f.string(f.get(model, "model", "name"), "model.name");
-  r.model_layers = f.integer(f.get(model, "model", "layers"), "model.layers", 1);
-  r.model_layers_full = f.integer(f.get(model, "model", "layers_full"), "model.layers_full", 1);
+  r.model_layers = f.integer(f.get(model, "model", "layers"), "model.layers", 0);  // 0: not known (stated counts)
+  r.model_layers_full = f.integer(f.get(model, "model", "layers_full"), "model.layers_full", 0);
   f.boolean(f.get(model, "model", "proxy"), "model.proxy");
   r.model_config = model.value("config", Json());
   r.started_at = f.string(f.get(j, "", "started_at"), "started_at");

@@ -142,8 +142,28 @@ RunModel resolve_model(const RunRequest& q, const Recipe& recipe) {
     }
   }
   const std::optional<int64_t> layers = q.emulate_rank ? std::nullopt : q.overrides.layers;
-  if (auto m = run_model(recipe, layers, widths ? &*widths : nullptr)) return *m;
+  try {
+    if (auto m = run_model(recipe, layers, widths ? &*widths : nullptr)) return *m;
+  } catch (const std::invalid_argument& e) {  // model_params.config (validate reports it first)
+    throw Refusal{kFailed, std::string("recipebench run: ") + e.what()};
+  }
   throw Refusal{kFailed, "recipebench run: unknown model '" + recipe.model + "' (give --model-config)"};
+}
+
+/// Refuses (exit 2), before any rank starts, a model outside the families a per-rank backend builds (its capability
+/// table's model_families): the torch backend trains the Qwen3.5 / Qwen3-Next family only; the command backend runs
+/// any model.
+void refuse_model_family(const RunOptions& o, const Recipe& recipe, const RunModel& m) {
+  const BackendCapabilities* caps = backend_capabilities(o.settings.backend);
+  if (!caps || caps->model_families.empty()) return;
+  const auto& f = caps->model_families;
+  if (std::find(f.begin(), f.end(), m.model.family) != f.end()) return;
+  throw Refusal{kUsage, "recipebench run: the " + o.settings.backend +
+                            " backend trains the Qwen3.5 MoE / Qwen3-Next family only (qwen3_5_moe, "
+                            "qwen3_5_moe_text, qwen3_next); " + recipe.model + " " + family_clause(m.model) +
+                            " (" + m.counts_note +
+                            "): run it with its own stack (bench.backend: command, docs/command-backend.md) or "
+                            "import its log; nothing was run"};
 }
 
 /// The rank map of the model that runs, nullopt when the layout does not hold for it (the backend refuses it).
@@ -187,6 +207,14 @@ std::string run_plan_text(const Recipe& recipe, const ModelConfig& model, const 
 std::string dry_run_text(const std::string& path, const Recipe& recipe, const ModelConfig& model, const RunOptions& o,
                          const HostDevices& host) {
   try {
+    if (model.family != ModelFamily::kQwen35) {  // the plan models the torch backend's family only
+      const std::string head = "recipebench run --dry-run: " + path + "\n  model " + model.name + " (" +
+                               family_label(model) + "), " + recipe.layout.label + "\n";
+      return head +
+             (model.architecture_known() ? format_rank_map(build_rank_map(recipe, model))
+                                         : "  rank map: not built (the model's layers are not known, only its counts)\n") +
+             "  memory plan: not made (it models recipebench's torch backend, Qwen3.5 MoE / Qwen3-Next only)\n";
+    }
     return "recipebench run --dry-run: " + path + "\n  model " + model.name + " (" + std::to_string(model.num_layers) +
            " layers), " + recipe.layout.label + "\n" + format_rank_map(build_rank_map(recipe, model)) +
            run_plan_text(recipe, model, o, host);
@@ -745,6 +773,7 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
   const Recipe& recipe = *v.recipe;
   RunOptions o = effective_options(recipe, q);
   const RunModel m = resolve_model(q, recipe);
+  refuse_model_family(o, recipe, m);
   const std::optional<RankMap> map = rank_map_or_none(recipe, m.model);
   const SwitchContext ctx{recipe, o.settings, map};
   const BackendCapabilities* caps = check_backend_capabilities(q, v, o, ctx, report);
