@@ -90,6 +90,25 @@ TEST_CASE("the embedded catalog holds the issue's GPUs, each with a source and d
   }
 }
 
+TEST_CASE("a run record's device name is the GPU of its longest spelling", "[catalog]") {
+  const HardwareCatalog c = embedded_catalog();
+  auto named = [&](const char* device) {
+    const GpuSpec* g = c.gpu_in_device_name(device);
+    return g ? g->name : std::string("(none)");
+  };
+  CHECK(named("NVIDIA H200") == "H200");  // not H20, which "H200" also holds
+  CHECK(named("NVIDIA H20") == "H20");
+  CHECK(named("NVIDIA H100 80GB HBM3") == "H100");
+  CHECK(named("NVIDIA H100 PCIe") == "H100 PCIe");
+  CHECK(named("NVIDIA H100 NVL") == "H100 NVL");
+  CHECK(named("NVIDIA A100-SXM4-80GB") == "A100 80GB");
+  CHECK(named("NVIDIA A100-SXM4-40GB") == "A100 40GB");
+  CHECK(named("NVIDIA B200") == "B200");
+  CHECK(named("NVIDIA GB200") == "GB200");  // not B200
+  CHECK(named("AMD Instinct MI300X") == "MI300X");
+  CHECK(named("Tesla T4") == "(none)");
+}
+
 TEST_CASE("the embedded instances: prices, networks and the default instance of each priced GPU", "[catalog]") {
   const HardwareCatalog c = embedded_catalog();
   const InstanceSpec* p5 = c.instance("AWS p5.48xlarge");

@@ -119,9 +119,14 @@ TEST_CASE("collectives: the catalog's links (NVLink one direction, 3,200 Gbps EF
   CHECK(nv.bandwidth_bytes_per_s == Approx(450e9));  // 900 GB/s both directions
   CHECK(nv.latency_s == kNvlinkStepLatencySeconds);
   CHECK(nvlink_link(*find_gpu("B200")).bandwidth_bytes_per_s == Approx(900e9));
-  for (const auto& i : instance_catalog()) {
+  for (const char* name : {"p5.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge"}) {  // the seed's instances
+    const InstanceSpec& i = *find_instance(name);
     CHECK(i.network_bytes_per_s == Approx(400e9));  // 3,200 Gbps / 8 bits
     CHECK_THAT(i.network_source, Catch::Contains("3,200 Gbps") && Catch::Contains(i.name));
+  }
+  for (const auto& i : instance_catalog()) {
+    INFO(i.label());
+    CHECK(i.network_bytes_per_s >= 12.5e9);  // every catalog instance states its network: 100 Gbps or more
     CHECK(node_network_link(i).latency_s == kNetworkStepLatencySeconds);
   }
   InstanceSpec none;

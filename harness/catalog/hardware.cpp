@@ -216,6 +216,22 @@ const InstanceSpec* HardwareCatalog::default_instance(const std::string& gpu_nam
   return nullptr;
 }
 
+const GpuSpec* HardwareCatalog::gpu_in_device_name(const std::string& device_name) const {
+  const std::string device = lower(device_name);
+  const GpuSpec* best = nullptr;
+  size_t best_length = 0;
+  for (const auto& g : gpus) {
+    std::vector<std::string> spellings = g.aliases;
+    spellings.push_back(g.name);
+    for (const auto& s : spellings)
+      if (s.size() > best_length && device.find(lower(s)) != std::string::npos) {
+        best = &g;
+        best_length = s.size();
+      }
+  }
+  return best;
+}
+
 std::string HardwareCatalog::gpu_names() const {
   std::string names;
   for (const auto& g : gpus) names += (names.empty() ? "" : ", ") + g.name;

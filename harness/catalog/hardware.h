@@ -90,6 +90,9 @@ struct HardwareCatalog {
   const InstanceSpec* instance(const std::string& name) const;
   /// The GPU's default_instance, else its first instance in file order; nullptr when it has none.
   const InstanceSpec* default_instance(const std::string& gpu_name) const;
+  /// The GPU whose longest spelling (name or alias) a device name holds, case-insensitively: "NVIDIA H200" is H200,
+  /// not H20; "NVIDIA H100 PCIe" is H100 PCIe, not H100; "NVIDIA A100-SXM4-80GB" is A100 80GB. nullptr when none.
+  const GpuSpec* gpu_in_device_name(const std::string& device_name) const;
   /// "A100 40GB, A100 80GB, H100, ..." in file order.
   std::string gpu_names() const;
 };
