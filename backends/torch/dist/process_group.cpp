@@ -53,6 +53,10 @@ struct DoneRequest : ProcessGroup::Request {
 #if RECIPEBENCH_HAVE_C10D
 
 namespace {
+/// Gloo's all-gather refuses BF16 tensors (libtorch 1.13's "Invalid scalar type"); it only moves bytes, so a BF16
+/// tensor travels as an FP16 view of the same bits (bitwise the same result).
+at::Tensor gloo_gather_view(const at::Tensor& t) { return t.scalar_type() == at::kBFloat16 ? t.view(at::kHalf) : t; }
+
 constexpr const char* kFailureCount = "recipebench/failures";
 constexpr const char* kFirstFailure = "recipebench/first_failure";
 constexpr const char* kFinished = "recipebench/finished";
@@ -285,8 +289,8 @@ void ProcessGroup::all_gather(const at::Tensor& shard, at::Tensor& full) {
   }
   std::vector<std::vector<at::Tensor>> out(1);
   const int64_t n = shard.numel();
-  for (int r = 0; r < world_; ++r) out[0].push_back(full.narrow(0, r * n, n));
-  std::vector<at::Tensor> in{shard};
+  for (int r = 0; r < world_; ++r) out[0].push_back(gloo_gather_view(full.narrow(0, r * n, n)));
+  std::vector<at::Tensor> in{gloo_gather_view(shard)};
   impl_->group->allgather(out, in)->wait();
 }
 
@@ -414,8 +418,8 @@ std::unique_ptr<ProcessGroup::Request> ProcessGroup::iall_gather(const at::Tenso
   }
   std::vector<std::vector<at::Tensor>> out(1);
   const int64_t n = shard.numel();
-  for (int r = 0; r < world_; ++r) out[0].push_back(full.narrow(0, r * n, n));
-  std::vector<at::Tensor> in{shard};
+  for (int r = 0; r < world_; ++r) out[0].push_back(gloo_gather_view(full.narrow(0, r * n, n)));
+  std::vector<at::Tensor> in{gloo_gather_view(shard)};
   auto work = impl_->group->allgather(out, in);
   std::vector<at::Tensor> held{full, shard};
   return std::make_unique<WorkRequest>(std::move(work), std::move(held));
