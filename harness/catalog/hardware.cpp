@@ -180,9 +180,9 @@ void check_gpu_spellings(const std::vector<GpuSpec>& gpus) {
                                  " " + gpus[a].pointer + ")",
                              "a spelling no other GPU answers to");
       if (b > a && gpus[a].answers_to(gpus[b].name))
-        throw CatalogError(gpus[b].origin, gpus[b].pointer + "/name", "'" + gpus[b].name + "' a second time",
-                           "one GPU per name (" + gpus[a].name + " is at " + gpus[a].origin + " " + gpus[a].pointer +
-                               ")");
+        throw CatalogError(
+            gpus[b].origin, gpus[b].pointer + "/name", "'" + gpus[b].name + "' a second time",
+            "one GPU per name (" + gpus[a].name + " is at " + gpus[a].origin + " " + gpus[a].pointer + ")");
     }
 }
 

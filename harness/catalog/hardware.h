@@ -22,14 +22,14 @@ struct GpuSpec {
   double memory_bandwidth = 0;       ///< HBM bandwidth, bytes/s
   /// Scale-up bandwidth per GPU (NVLink / NVSwitch, or AMD Infinity Fabric), both directions together, bytes/s.
   double nvlink_bandwidth = 0;
-  std::string scale_up;         ///< the fabric: "NVLink 4 (18 links)", "Infinity Fabric (7 links x 128 GB/s)"
-  std::string default_instance; ///< the instance that prices the GPU when a recipe names none; "" for none
-  std::string source;           ///< the document the figures come from
-  std::string url;              ///< where it is published; "" when not given
-  std::string date;             ///< the document's date, YYYY-MM or YYYY-MM-DD
-  std::string note;             ///< how a figure is derived, or a caveat; "" when none
-  std::string origin;           ///< the catalog file that defined the entry ("catalog/gpus.yaml" when embedded)
-  std::string pointer;          ///< its JSON pointer in that file: "/gpus/3"
+  std::string scale_up;          ///< the fabric: "NVLink 4 (18 links)", "Infinity Fabric (7 links x 128 GB/s)"
+  std::string default_instance;  ///< the instance that prices the GPU when a recipe names none; "" for none
+  std::string source;            ///< the document the figures come from
+  std::string url;               ///< where it is published; "" when not given
+  std::string date;              ///< the document's date, YYYY-MM or YYYY-MM-DD
+  std::string note;              ///< how a figure is derived, or a caveat; "" when none
+  std::string origin;            ///< the catalog file that defined the entry ("catalog/gpus.yaml" when embedded)
+  std::string pointer;           ///< its JSON pointer in that file: "/gpus/3"
 
   /// True when `spelling` is the name or an alias, compared case-insensitively.
   bool answers_to(const std::string& spelling) const;

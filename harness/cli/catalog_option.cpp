@@ -38,8 +38,8 @@ int apply_catalog_option(const CLI::App& app, const std::string& file) {
   if (!loaded.ok()) {
     for (const auto& d : loaded.errors) std::cerr << d.to_string() << "\n";
     const std::string named_by = file.empty() ? std::string(" (from $") + kCatalogEnvironmentVariable + ")" : "";
-    std::cerr << "recipebench: the catalog file " << path << named_by << " has " << loaded.errors.size()
-              << " problem" << (loaded.errors.size() == 1 ? "" : "s") << "; nothing was done\n";
+    std::cerr << "recipebench: the catalog file " << path << named_by << " has " << loaded.errors.size() << " problem"
+              << (loaded.errors.size() == 1 ? "" : "s") << "; nothing was done\n";
     return kUsage;
   }
   set_hardware_catalog(std::move(loaded.catalog));
