@@ -230,27 +230,20 @@ TEST_CASE("convergence-pass-contradicts-figures (2026-12-02): a pass beside fail
 }
 
 TEST_CASE(
-    "hf-config-unsupported-family (2026-12-02): another family's config.json is refused by its model_type, located",
+    "hf-config-unsupported-family (2026-12-02): each family's config.json counted by its model_type, a Qwen3.5-shaped "
+    "qwen3_moe refused at its first Qwen3.5 field",
     "[cases][hf]") {
-  const std::string tail =
-      ", expected qwen3_5_moe, qwen3_5_moe_text or qwen3_next (recipebench builds and counts only these Qwen3.5 MoE / "
-      "Qwen3-Next families; docs/hf-config-fields.md)";
-  struct Case {
-    const char* file;
-    const char* located;  ///< line:col of the model_type value and its text
-  };
-  const Case cases[] = {
-      {"qwen3-30b-a3b.json", ":16:17: error: model_type: 'qwen3_moe'"},
-      {"mixtral-8x7b.json", ":11:17: error: model_type: 'mixtral'"},
-      {"llama-3.1-8b.json", ":13:17: error: model_type: 'llama'"},
-      // Qwen3.5's fields under another family's name: refused, never counted as Qwen3.5.
-      {"tiny-wrong-model-type.json", ":5:16: error: model_type: 'qwen3_moe'"},
-  };
-  for (const Case& c : cases) {
-    const std::string f = case_path(std::string("hf-config-unsupported-family/") + c.file);
-    INFO(c.file);
-    CHECK_THROWS_WITH(load_hf_config(f), f + c.located + tail);
-  }
+  // Counted by their family's formula (docs/metrics.md, "Parameter counts by family"; tests/test_model_families.cpp).
+  CHECK(count_params(load_hf_config(case_path("hf-config-unsupported-family/qwen3-30b-a3b.json"))).total ==
+        30532122624);
+  CHECK(count_params(load_hf_config(case_path("hf-config-unsupported-family/mixtral-8x7b.json"))).total ==
+        46702792704);
+  CHECK(count_params(load_hf_config(case_path("hf-config-unsupported-family/llama-3.1-8b.json"))).total == 8030261248);
+  // Qwen3.5's fields under qwen3_moe: read as qwen3_moe, whose fields they are not; never counted as Qwen3.5.
+  const std::string f = case_path("hf-config-unsupported-family/tiny-wrong-model-type.json");
+  CHECK_THROWS_WITH(load_hf_config(f), f + ":15:29: error: full_attention_interval: 4, expected no such field of a "
+                                           "qwen3_moe config: recipebench counts the fields of docs/hf-config-fields.md "
+                                           "(a field that may change the count is never ignored)");
   // The same tiny config named as Qwen3.5's text model is read: 177,408 active parameters.
   Json j = Json::parse(test::read_file(case_path("hf-config-unsupported-family/tiny-wrong-model-type.json")));
   j["model_type"] = "qwen3_5_moe_text";
