@@ -6,10 +6,11 @@
 
 namespace recipebench {
 
-/// What the torch backend runs (docs/backends.md): the Qwen3.5 MoE / Qwen3-Next family, no context parallelism (CP 1), experts with ETP 1 (TP folded into
-/// EP), the alltoall dispatcher, no offload, full activation recompute (uniform or block) or none, on CPU (Gloo
-/// between ranks) or CUDA (NCCL), with synthetic or file rows; BF16 compute on CUDA (FP32 on CPU), FP32, or FP64 (the
-/// parity tests' reference runs: no float32 rounding to flip a router's choice; rank/run_context.h compute_dtype).
+/// What the torch backend runs (docs/backends.md): the Qwen3.5 MoE / Qwen3-Next family, no context parallelism (CP 1),
+/// experts with ETP 1 (TP folded into EP), the alltoall dispatcher, no offload, full activation recompute (uniform or
+/// block) or none, on CPU (Gloo between ranks) or CUDA (NCCL), with synthetic or file rows; BF16 compute on CUDA (FP32
+/// on CPU), FP32, or FP64 (the parity tests' reference runs: no float32 rounding to flip a router's choice;
+/// rank/run_context.h compute_dtype).
 inline BackendCapabilities torch_backend_capabilities() {
   BackendCapabilities c;
   c.cp = {1};
@@ -24,8 +25,8 @@ inline BackendCapabilities torch_backend_capabilities() {
   c.dense_optimizer_sharding = OptimizerSharding::kDp;
   c.expert_optimizer_sharding = OptimizerSharding::kEdp;
   c.model_families = {ModelFamily::kQwen35};  // backends/torch/model: Qwen3.5 MoE / Qwen3-Next only
-  c.memory_plan = true;  // harness/plan models this backend's memory
-  c.emulate_rank = true;  // dist/stand_in.h: one rank alone (docs/emulation.md)
+  c.memory_plan = true;                       // harness/plan models this backend's memory
+  c.emulate_rank = true;                      // dist/stand_in.h: one rank alone (docs/emulation.md)
   return c;
 }
 

@@ -13,7 +13,8 @@
 namespace recipebench {
 
 std::string depth_label(int64_t run_layers, int64_t full_layers) {
-  if (full_layers == 0) return "layers not known: stated counts";  // docs/metrics.md, "Models outside the registry"
+  // docs/metrics.md, "Models outside the registry": a model known by its stated counts only.
+  if (full_layers == 0) return "layers not known: stated counts";
   if (run_layers <= full_layers) return fmt::format("{} of {} layers", run_layers, full_layers);
   return fmt::format("{} layers; the model has {}", run_layers, full_layers);
 }

@@ -160,10 +160,11 @@ Diagnostic not_planned(const Recipe& recipe, const RunModel& ran, const std::str
     d.file = file;
   }
   d.path = "model";
-  d.found = "the memory plan is not checked: " + recipe.model + " " + family_clause(ran.model) + " (" +
-            ran.counts_note + ")";
-  d.expected = "a model of the Qwen3.5 / Qwen3-Next family for the plan, which models recipebench's torch backend "
-               "(docs/memory-plan.md); check the memory with the recipe's own stack";
+  d.found =
+      "the memory plan is not checked: " + recipe.model + " " + family_clause(ran.model) + " (" + ran.counts_note + ")";
+  d.expected =
+      "a model of the Qwen3.5 / Qwen3-Next family for the plan, which models recipebench's torch backend "
+      "(docs/memory-plan.md); check the memory with the recipe's own stack";
   d.severity = "warning";
   return d;
 }

@@ -42,9 +42,9 @@ std::vector<LayoutFix> layout_fixes(const Recipe& recipe, const ModelConfig& mod
 /// the largest term and the layout changes that would make it fit (layout_fixes), located at the first fix's field
 /// (else at layout); nullopt when it fits or when the model is not in the registry or the layout has no rank map
 /// (validate reports those itself). A model outside the Qwen3.5 / Qwen3-Next family (a config.json of another family,
-/// stated counts) is not planned: a warning at model saying so. Its severity is "error" only when `strict` and the recipe is meant for the torch
-/// backend the plan models (plan_not_modelled_reason empty); otherwise "warning", saying whose plan it is. Reads
-/// `file` again for the location.
+/// stated counts) is not planned: a warning at model saying so. Its severity is "error" only when `strict` and the
+/// recipe is meant for the torch backend the plan models (plan_not_modelled_reason empty); otherwise "warning", saying
+/// whose plan it is. Reads `file` again for the location.
 std::optional<Diagnostic> check_memory_fits(const Recipe& recipe, const std::string& file, bool strict = false);
 
 }  // namespace recipebench

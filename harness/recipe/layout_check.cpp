@@ -100,14 +100,14 @@ void check_model_divisors(const Recipe& r, const ModelConfig& m, const SourceDoc
     if (h.n % L.tp != 0) failing += (failing.empty() ? "" : ", ") + std::to_string(h.n) + " " + h.what;
   if (!failing.empty()) {
     const bool gdn = m.family == ModelFamily::kQwen35;  // other families have no gated-delta-net heads
-    out.push_back(src.at(
-        "/layout/tp", "TP " + std::to_string(L.tp) + ", which does not divide the " + failing + " of " + m.name,
-        "a divisor of the attention heads (" + std::to_string(m.num_attention_heads) + ")" + (gdn ? ", " : " and ") +
-            "KV heads (" + std::to_string(m.num_kv_heads) + ")" +
-            (gdn ? " and gated-delta-net key (" + std::to_string(m.linear_num_key_heads) + ") and value heads (" +
-                       std::to_string(m.linear_num_value_heads) + ")"
-                 : std::string()) +
-            ": heads not divisible by TP cannot be split over the TP ranks"));
+    out.push_back(src.at("/layout/tp",
+                         "TP " + std::to_string(L.tp) + ", which does not divide the " + failing + " of " + m.name,
+                         "a divisor of the attention heads (" + std::to_string(m.num_attention_heads) + ")" +
+                             (gdn ? ", " : " and ") + "KV heads (" + std::to_string(m.num_kv_heads) + ")" +
+                             (gdn ? " and gated-delta-net key (" + std::to_string(m.linear_num_key_heads) +
+                                        ") and value heads (" + std::to_string(m.linear_num_value_heads) + ")"
+                                  : std::string()) +
+                             ": heads not divisible by TP cannot be split over the TP ranks"));
   }
 }
 

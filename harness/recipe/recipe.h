@@ -63,7 +63,7 @@ struct RecipeResult {
   std::optional<double> mfu;  ///< fraction (0.0537 = 5.37%)
   std::optional<int64_t> active_params;
   std::string active_params_source;  ///< result.active_params.source, empty when not given
-  std::string measured;  ///< YYYY-MM-DD
+  std::string measured;              ///< YYYY-MM-DD
   int steps_per_run = 20;
   StepWindow window;
   int64_t window_tokens = 0;

@@ -172,9 +172,8 @@ void check_price(const RecipeResult& res, const ResultInputs& ri, const DerivedF
 /// result.active_params is the count of the model that ran, and result.mfu the derived MFU to its printed precision.
 void check_model_figures(const RecipeResult& res, const ModelConfig& model, const GpuSpec* gpu, const ResultInputs& ri,
                          const DerivedFigures& f, const SourceDoc& src, Diagnostics& out) {
-  const std::string which = model.architecture_known()
-                                ? std::to_string(model.num_layers) + "-layer " + model.name
-                                : model.name + " (stated counts)";
+  const std::string which = model.architecture_known() ? std::to_string(model.num_layers) + "-layer " + model.name
+                                                       : model.name + " (stated counts)";
   if (res.active_params && *res.active_params != ri.n_active) {
     out.push_back(src.at("/result/active_params/count", with_commas(*res.active_params),
                          with_commas(ri.n_active) + " active parameters of the " + which +

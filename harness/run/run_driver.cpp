@@ -160,8 +160,8 @@ void refuse_model_family(const RunOptions& o, const Recipe& recipe, const RunMod
   if (std::find(f.begin(), f.end(), m.model.family) != f.end()) return;
   throw Refusal{kUsage, "recipebench run: the " + o.settings.backend +
                             " backend trains the Qwen3.5 MoE / Qwen3-Next family only (qwen3_5_moe, "
-                            "qwen3_5_moe_text, qwen3_next); " + recipe.model + " " + family_clause(m.model) +
-                            " (" + m.counts_note +
+                            "qwen3_5_moe_text, qwen3_next); " +
+                            recipe.model + " " + family_clause(m.model) + " (" + m.counts_note +
                             "): run it with its own stack (bench.backend: command, docs/command-backend.md) or "
                             "import its log; nothing was run"};
 }
@@ -211,8 +211,9 @@ std::string dry_run_text(const std::string& path, const Recipe& recipe, const Mo
       const std::string head = "recipebench run --dry-run: " + path + "\n  model " + model.name + " (" +
                                family_label(model) + "), " + recipe.layout.label + "\n";
       return head +
-             (model.architecture_known() ? format_rank_map(build_rank_map(recipe, model))
-                                         : "  rank map: not built (the model's layers are not known, only its counts)\n") +
+             (model.architecture_known()
+                  ? format_rank_map(build_rank_map(recipe, model))
+                  : "  rank map: not built (the model's layers are not known, only its counts)\n") +
              "  memory plan: not made (it models recipebench's torch backend, Qwen3.5 MoE / Qwen3-Next only)\n";
     }
     return "recipebench run --dry-run: " + path + "\n  model " + model.name + " (" + std::to_string(model.num_layers) +
