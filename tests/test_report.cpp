@@ -247,3 +247,52 @@ TEST_CASE("report-duplicate-entry-ids (case of 2026-12-02): two recipes of one f
     CHECK(html.find("id=\"row-team-b-tp2-ep8\"") != std::string::npos);
   }
 }
+
+TEST_CASE("leaderboard.json writes a block many entries share once: later entries say same_as", "[report][schema]") {
+  const std::vector<Recipe> seed = seed_recipes();
+  std::vector<Recipe> copies;
+  for (int i = 0; i < 200; ++i) {
+    Recipe r = seed[i % 3];
+    r.file = "team-" + std::to_string(i) + "/" + std::filesystem::path(r.file).filename().string();
+    copies.push_back(r);
+  }
+  const Leaderboard board = build_leaderboard(copies, {});
+  REQUIRE(board.groups.size() == 1);
+  REQUIRE(board.groups[0].entries.size() == 200);
+  const Json json = leaderboard_to_json(board);
+  const Json& entries = json["groups"][0]["entries"];
+  // The first entry of each recipe gives its command; every other entry refers to the first that gave the same.
+  std::map<std::string, std::string> first_of_run;
+  size_t given = 0, referred = 0;
+  for (const Json& e : entries) {
+    const Json& run = e["details"]["run"];
+    if (run.is_string()) {
+      ++given;
+      first_of_run[run.get<std::string>()] = e["id"].get<std::string>();
+    } else {
+      ++referred;
+      REQUIRE(run.contains("same_as"));
+      bool found = false;
+      for (const auto& [text, id] : first_of_run) found = found || id == run["same_as"];
+      CHECK(found);  // an earlier entry
+    }
+  }
+  CHECK(given == 3);  // the seed's three commands
+  CHECK(referred == 197);
+  const std::string text = json.dump(2);
+  size_t commands = 0;
+  for (size_t at = text.find("--tensor-model-parallel-size"); at != std::string::npos;
+       at = text.find("--tensor-model-parallel-size", at + 1))
+    ++commands;
+  CHECK(commands == 3);
+  // Lean: under 4 KB an entry, indented (each copy of the seed wrote about 8.7 KB before).
+  CHECK(text.size() < 200 * 4000);
+  // Still valid against the schema.
+  rapidjson::Document sd;
+  sd.Parse(test::read_file(test::source_path("schema/leaderboard.schema.json")).c_str());
+  rapidjson::SchemaDocument schema(sd);
+  rapidjson::Document d;
+  d.Parse(json.dump().c_str());
+  rapidjson::SchemaValidator validator(schema);
+  CHECK(d.Accept(validator));
+}

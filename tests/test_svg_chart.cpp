@@ -26,7 +26,7 @@ TEST_CASE("ticks are round steps of 1, 2 or 5 covering the range", "[report][svg
 
 TEST_CASE("bars are as long as tokens/s/GPU on an axis from 0, best first", "[report][svg]") {
   const std::vector<Bar> bars = {
-      {"a", "TP2 PP8", 1, 1232.53}, {"b", "TP2 PP8 8k", 2, 1130.66}, {"c", "TP2 PP6", 3, 1075.5}};
+      {"a", "TP2 PP8", 1, 1232.53, ""}, {"b", "TP2 PP8 8k", 2, 1130.66, ""}, {"c", "TP2 PP6", 3, 1075.5, ""}};
   const BarLayout L = layout_bars(bars, 760);
   // Plot x from 230 to 690 px for 0..1500 tokens/s/GPU; rows of 24 px from y = 8, bars 16 px high.
   CHECK(L.frame.height == 8 + 3 * 24 + 44);
@@ -45,7 +45,7 @@ TEST_CASE("bars are as long as tokens/s/GPU on an axis from 0, best first", "[re
 
 TEST_CASE("more bars than fit show the top ones and say how many there are", "[report][svg]") {
   std::vector<Bar> bars;
-  for (int i = 0; i < 40; ++i) bars.push_back({"e" + std::to_string(i), "L", i + 1, 1000.0 - i});
+  for (int i = 0; i < 40; ++i) bars.push_back({"e" + std::to_string(i), "L", i + 1, 1000.0 - i, ""});
   const BarLayout L = layout_bars(bars, 760, 25);
   CHECK(L.shown == 25);
   CHECK(L.total == 40);
@@ -106,8 +106,93 @@ TEST_CASE("step times are drawn per step with the timed window shaded", "[report
 }
 
 TEST_CASE("chart text is escaped", "[report][svg]") {
-  const std::string svg = bar_chart_svg({{"x\"y", "<script>alert(1)</script>", 1, 10}}, "b", "<t>");
+  const std::string svg = bar_chart_svg({{"x\"y", "<script>alert(1)</script>", 1, 10, ""}}, "b", "<t>");
   CHECK(svg.find("<script") == std::string::npos);
   CHECK(svg.find("&lt;script&gt;") != std::string::npos);
   CHECK(svg.find("data-id=\"x&quot;y\"") != std::string::npos);
+}
+
+namespace {
+
+/// The boxes of a scatter's drawn rank labels, read back from its SVG text (x, baseline y and "#k"), as
+/// place_labels sized them: text_width at 11 px plus 2, 1.25 x 11 px high, the text 1 px in and 11 px down.
+std::vector<Rect> label_boxes(const std::string& svg) {
+  std::vector<Rect> out;
+  for (size_t at = svg.find("<text class=\"point-label\""); at != std::string::npos;
+       at = svg.find("<text class=\"point-label\"", at + 1)) {
+    const size_t x = svg.find(" x=\"", at) + 4, y = svg.find(" y=\"", at) + 4;
+    const size_t t = svg.find('>', at) + 1;
+    const std::string text = svg.substr(t, svg.find('<', t) - t);
+    out.push_back(Rect{std::stod(svg.substr(x)) - 1, std::stod(svg.substr(y)) - 11, text_width(text, 11) + 2, 13.75});
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("scatter labels are placed where they overlap no other label and no marker", "[report][svg]") {
+  // 12 points in two tight clusters and a run of identical points: the naive "right and above" spot overlaps.
+  std::vector<ScatterPoint> pts;
+  for (int i = 0; i < 6; ++i) pts.push_back({"a" + std::to_string(i), "L", i + 1, 1000 + i * 3.0, 3.0 + i * 0.01, i % 2 == 1});
+  for (int i = 0; i < 6; ++i) pts.push_back({"b" + std::to_string(i), "L", i + 7, 600.0, 1.5, false});
+  const ScatterLayout L = layout_scatter(pts, 520, 320);
+  const LabelPlacement P = place_labels(pts, L, 11);
+  REQUIRE(P.labels.size() == pts.size());
+  const Rect area{L.frame.x0(), L.frame.y0(), L.frame.x1() - L.frame.x0(), L.frame.y1() - L.frame.y0()};
+  size_t drawn = 0;
+  for (size_t i = 0; i < pts.size(); ++i) {
+    if (P.labels[i].width <= 0) continue;
+    ++drawn;
+    const Rect& a = P.labels[i];
+    CHECK(a.x >= area.x);
+    CHECK(a.x + a.width <= area.x + area.width);
+    for (size_t j = i + 1; j < pts.size(); ++j) CHECK_FALSE(intersects(a, P.labels[j]));
+    for (const Point& p : L.points) CHECK_FALSE(intersects(a, Rect{p.x - 6, p.y - 6, 12, 12}));
+  }
+  CHECK(drawn == pts.size());  // room for all twelve
+  // The same input gives the same places (deterministic), and the first label sits right of its point.
+  const LabelPlacement again = place_labels(pts, L, 11);
+  for (size_t i = 0; i < pts.size(); ++i) CHECK(again.labels[i].x == P.labels[i].x);
+  // The SVG draws the labels where the placement put them: read back, no two boxes intersect.
+  const std::vector<Rect> boxes = label_boxes(scatter_svg(pts, "c", "t"));
+  REQUIRE(boxes.size() == pts.size());
+  for (size_t i = 0; i < boxes.size(); ++i)
+    for (size_t j = i + 1; j < boxes.size(); ++j) CHECK_FALSE(intersects(boxes[i], boxes[j]));
+  // Touching edges do not intersect; sharing area does.
+  CHECK_FALSE(intersects(Rect{0, 0, 10, 10}, Rect{10, 0, 10, 10}));
+  CHECK(intersects(Rect{0, 0, 10, 10}, Rect{9.5, 9.5, 10, 10}));
+  CHECK(text_width("#12", 11) == Approx(3 * 0.62 * 11));
+}
+
+TEST_CASE("a scatter of many points labels the best ranks only, never overlapping", "[report][svg]") {
+  std::vector<ScatterPoint> pts;
+  for (int i = 0; i < 500; ++i) pts.push_back({"p" + std::to_string(i), "L", i + 1, 1000.0 - i, 3.0 + (i % 7) * 0.1, false});
+  const ScatterLayout L = layout_scatter(pts, 520, 320);
+  const LabelPlacement P = place_labels(pts, L, 11, 40);
+  std::vector<Rect> drawn;
+  for (size_t i = 0; i < pts.size(); ++i)
+    if (P.labels[i].width > 0) {
+      CHECK(pts[i].rank <= 40);
+      drawn.push_back(P.labels[i]);
+    }
+  CHECK(drawn.size() <= 40);
+  for (size_t i = 0; i < drawn.size(); ++i)
+    for (size_t j = i + 1; j < drawn.size(); ++j) CHECK_FALSE(intersects(drawn[i], drawn[j]));
+}
+
+TEST_CASE("a bar with a detail line gets a second, smaller line and taller rows", "[report][svg]") {
+  const std::vector<Bar> bars = {{"a", "TP2 PP8 VPP2 EP8 DP4", 1, 1232.53, "max tokens per GPU 16384"},
+                                 {"b", "TP2 PP8 VPP2 EP8 DP4", 2, 1130.66, "max tokens per GPU 8192"},
+                                 {"c", "TP2 PP6 EP8 DP4", 3, 1075.5, ""}};
+  const BarLayout L = layout_bars(bars, 760);
+  CHECK(L.frame.height == 8 + 3 * 36 + 44);
+  CHECK(L.rows[1].y == 8 + 36 + 10);
+  const std::string svg = bar_chart_svg(bars, "bars-g", "t");
+  CHECK(svg.find(">max tokens per GPU 16384</text>") != std::string::npos);
+  CHECK(svg.find(">max tokens per GPU 8192</text>") != std::string::npos);
+  CHECK(svg.find("<title>#1 TP2 PP8 VPP2 EP8 DP4 (max tokens per GPU 16384): 1,232.5 tokens/s/GPU</title>") !=
+        std::string::npos);
+  // A label too long for the 218 px column is cut with an ellipsis, its full text in the tooltip.
+  const std::string longer = bar_chart_svg({{"x", std::string(60, 'W'), 1, 10, ""}}, "b2", "t");
+  CHECK(longer.find("…</text>") != std::string::npos);
 }

@@ -16,6 +16,7 @@
 #include "util/atomic_file.h"
 #include "util/dir_lock.h"
 #include "util/host.h"
+#include "util/output_folder.h"
 
 namespace recipebench::cli {
 
@@ -59,14 +60,15 @@ struct ReportArgs {
   std::optional<double> price;
 };
 
-/// Reads and checks every input: recipes into `recipes`, run records into `runs`; prints each problem. The number
-/// of inputs refused.
-size_t read_inputs(const std::vector<std::string>& files, std::vector<Recipe>& recipes,
-                   std::vector<RunRecordInput>& runs) {
+/// Reads and checks every input, one at a time, adding each to `board` and freeing it (a run record once its
+/// entry is made); prints each problem. The number of inputs refused.
+size_t read_inputs(const std::vector<std::string>& files, LeaderboardBuilder& board) {
   size_t failed = 0;
   for (const auto& f : files) {
     if (std::filesystem::path(f).extension() == ".json") {
-      if (!add_run_record(f, runs)) ++failed;
+      std::vector<RunRecordInput> run;
+      if (!add_run_record(f, run)) ++failed;
+      for (const RunRecordInput& in : run) board.add(in);
       continue;
     }
     ValidatedRecipe v = validate_recipe_file(f);
@@ -74,15 +76,25 @@ size_t read_inputs(const std::vector<std::string>& files, std::vector<Recipe>& r
     if (!v.ok())
       ++failed;
     else
-      recipes.push_back(std::move(*v.recipe));
+      board.add(*v.recipe);
   }
   return failed;
 }
 
+/// The three files' text, made one after another so that each one's intermediate form (the JSON tree, the page's
+/// template data) is freed before the next is made: the peak memory is the board and the texts, not their sum.
+std::vector<std::pair<std::string, std::string>> leaderboard_files(const Leaderboard& board, const std::string& out) {
+  std::vector<std::pair<std::string, std::string>> files;
+  files.emplace_back((std::filesystem::path(out) / "leaderboard.json").string(), leaderboard_to_json(board).dump(2));
+  files.back().second += "\n";
+  files.emplace_back((std::filesystem::path(out) / "leaderboard.html").string(), leaderboard_to_html(board));
+  files.emplace_back((std::filesystem::path(out) / "leaderboard.csv").string(), leaderboard_to_csv(board));
+  return files;
+}
+
 /// Writes leaderboard.json, .html and .csv into `out` together, under the folder's lock; false (after printing
 /// why) when they could not be written.
-bool write_leaderboard(const Leaderboard& board, const std::string& out, const std::string& json_path,
-                       const std::string& html_path) {
+bool write_leaderboard(const Leaderboard& board, const std::string& out) {
   try {
     // One report writes this folder at a time; under the lock, hidden temporaries of our files are leftovers of
     // a killed report (util/dir_lock.h). Both files change together: a failure leaves the previous pair
@@ -91,10 +103,7 @@ bool write_leaderboard(const Leaderboard& board, const std::string& out, const s
     if (const int n = remove_leftover_temp_files(out, {"leaderboard.json", "leaderboard.html", "leaderboard.csv"}))
       std::cerr << "recipebench report: removed " << n << " temporary file" << (n == 1 ? "" : "s") << " left in " << out
                 << " by an interrupted report\n";
-    const std::string csv_path = (std::filesystem::path(out) / "leaderboard.csv").string();
-    write_files_atomically({{json_path, leaderboard_to_json(board).dump(2) + "\n"},
-                            {html_path, leaderboard_to_html(board)},
-                            {csv_path, leaderboard_to_csv(board)}});
+    write_files_atomically(leaderboard_files(board, out));
   } catch (const std::runtime_error& e) {
     std::cerr << "recipebench report: " << e.what() << "\n";
     return false;
@@ -104,9 +113,10 @@ bool write_leaderboard(const Leaderboard& board, const std::string& out, const s
 
 /// The `report` command: reads the inputs, ranks them and writes the leaderboard. An exit code (commands.h).
 int run_report(const ReportArgs& a) {
-  std::error_code ec;
-  if (std::filesystem::exists(a.out, ec) && !std::filesystem::is_directory(a.out, ec)) {
-    std::cerr << "recipebench report: --out " << a.out << " is not a folder\n";
+  // Never into a device, kernel or system folder, nor over a file (util/output_folder.h): checked before anything
+  // is read or created.
+  if (const auto problem = output_folder_problem(a.out)) {
+    std::cerr << Diagnostic{"<command line>", 0, 0, "--out", problem->found, problem->expected}.to_string() << "\n";
     return kUsage;
   }
   std::vector<std::string> files;
@@ -120,23 +130,23 @@ int run_report(const ReportArgs& a) {
     std::cerr << "recipebench report: no *.yaml, *.yml or *.json files under the given paths; nothing written\n";
     return kUsage;
   }
-  std::vector<Recipe> recipes;
-  std::vector<RunRecordInput> runs;
-  if (const size_t failed = read_inputs(files, recipes, runs)) {
+  ReportOptions options;
+  options.usd_per_gpu_hour = a.price;
+  options.fold_repeated_runs = true;
+  LeaderboardBuilder builder(options);  // each input freed once added: the board holds what the files show
+  if (const size_t failed = read_inputs(files, builder)) {
     std::cerr << "recipebench report: " << failed << " input" << (failed == 1 ? "" : "s")
               << " failed validation; nothing written\n";
     return kFailed;
   }
-  ReportOptions options;
-  options.usd_per_gpu_hour = a.price;
-  Leaderboard board = build_leaderboard(recipes, options, runs);
+  Leaderboard board = builder.finish();
   board.context["generated_at"] = utc_timestamp();
   board.context["recipebench_version"] = RECIPEBENCH_VERSION;
   board.context["host"] = host_name();
   const std::string json_path = (std::filesystem::path(a.out) / "leaderboard.json").string();
   const std::string html_path = (std::filesystem::path(a.out) / "leaderboard.html").string();
   const std::string csv_path = (std::filesystem::path(a.out) / "leaderboard.csv").string();
-  if (!write_leaderboard(board, a.out, json_path, html_path)) return kFailed;
+  if (!write_leaderboard(board, a.out)) return kFailed;
   size_t entries = 0;
   for (const auto& g : board.groups) entries += g.entries.size();
   std::cout << "ranked " << entries << " entr" << (entries == 1 ? "y" : "ies") << " in " << board.groups.size()

@@ -147,6 +147,73 @@ Comparison compare_entries(const LeaderboardEntry& a, const LeaderboardEntry& b)
   return c;
 }
 
+namespace {
+
+/// A field as a short label part: "max tokens per GPU 16384", "seed 7"; a source kind as it is ("run record
+/// (import · regex)").
+std::string label_part(const EntryField& f) {
+  if (f.section == "source" && f.name == "kind") return f.value;
+  return f.name + " " + f.value;
+}
+
+bool shown_in_label(const EntryField& f) {
+  if (f.section == "layout" && f.name == "label") return false;
+  return !(f.section == "source" && (f.name == "file" || f.name == "measured"));
+}
+
+/// The label parts of entry `i` against the `others` that share its layout label: for each other entry, the first
+/// field (in entry_fields() order) where the two differ ("—" where one lacks it); those fields in that order.
+std::string differing_parts(const std::vector<std::vector<EntryField>>& fields, size_t i,
+                            const std::vector<size_t>& others, size_t max_parts, const std::string& id) {
+  const auto value_in = [&fields](size_t k, const EntryField& f) {
+    for (const EntryField& g : fields[k])
+      if (g.section == f.section && g.name == f.name) return g.value;
+    return std::string("—");
+  };
+  // The order fields are tried in: the layout's, then the source's kind (recipe, or run record by which backend),
+  // then the rest in entry_fields() order.
+  std::vector<size_t> order;
+  const auto rank = [&fields, i](size_t n) {
+    const EntryField& f = fields[i][n];
+    return f.section == "layout" ? 0 : f.section == "source" && f.name == "kind" ? 1 : 2;
+  };
+  for (int r = 0; r < 3; ++r)
+    for (size_t n = 0; n < fields[i].size(); ++n)
+      if (rank(n) == r) order.push_back(n);
+  std::vector<bool> needed(fields[i].size(), false);
+  for (size_t k : others) {
+    if (k == i) continue;
+    for (size_t n : order)
+      if (shown_in_label(fields[i][n]) && value_in(k, fields[i][n]) != fields[i][n].value) {
+        needed[n] = true;
+        break;
+      }
+  }
+  std::string out;
+  size_t parts = 0;
+  for (size_t n : order)
+    if (needed[n] && parts < max_parts) {
+      out += (out.empty() ? "" : ", ") + label_part(fields[i][n]);
+      ++parts;
+    }
+  return out.empty() ? id : out;
+}
+
+}  // namespace
+
+std::vector<std::string> distinguishing_text(const std::vector<LeaderboardEntry>& entries, size_t max_parts) {
+  std::map<std::string, std::vector<size_t>> by_label;
+  for (size_t i = 0; i < entries.size(); ++i) by_label[entries[i].layout_label].push_back(i);
+  std::vector<std::string> out(entries.size());
+  std::vector<std::vector<EntryField>> fields(entries.size());
+  for (const auto& [label, members] : by_label) {
+    if (members.size() < 2) continue;
+    for (size_t i : members) fields[i] = entry_fields(entries[i]);
+    for (size_t i : members) out[i] = differing_parts(fields, i, members, max_parts, entries[i].id);
+  }
+  return out;
+}
+
 void use_settings_as_written(LeaderboardEntry& e, const Json& record_doc) {
   if (!record_doc.is_object() || !record_doc.contains("settings") || !record_doc["settings"].is_object()) return;
   if (!e.details.contains("measurement") || !e.details["measurement"].is_object()) return;

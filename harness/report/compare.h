@@ -53,6 +53,14 @@ struct Comparison {
 
 Comparison compare_entries(const LeaderboardEntry& a, const LeaderboardEntry& b);
 
+/// What tells each of `entries` (one group's) apart from the others that share its layout label, for its bar's
+/// label (docs/report.md): for each other entry of its label, the first field in which the two differ, tried in
+/// this order: the layout's fields, the source's kind (recipe, or run record and its backend), then hardware,
+/// workload, settings, stack, env and author (never the file or date); those fields as "name value" joined by ", ",
+/// at most `max_parts`; the entry's id when they differ in nothing else.
+/// Empty for an entry whose layout label no other entry has. One string per entry, in the entries' order.
+std::vector<std::string> distinguishing_text(const std::vector<LeaderboardEntry>& entries, size_t max_parts = 2);
+
 /// The comparison as terminal text: figures with B/A ratios, then every field (a "*" marks a difference).
 std::string comparison_to_text(const Comparison& c);
 

@@ -1,6 +1,7 @@
 #include "report/leaderboard.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include <set>
 #include <stdexcept>
 #include <tuple>
+#include <unordered_map>
 
 #include "catalog/hardware.h"
 #include "catalog/models.h"
@@ -214,6 +216,19 @@ std::string measured_date(const RunRecord& rec) {
   return finished;
 }
 
+/// The members of a run's settings (RunOptions::to_json) that say what was measured: the backend, steps, window,
+/// layers, device, ranks, rows, --profile, an emulated rank and test hooks. The others (seed, the switches, the
+/// distributed timeout, a command's log format and timeout) say how this version of recipebench ran it: runs that
+/// differ only in them are repeats of one measurement (docs/reports.md, "Repeated runs"); the kernels and
+/// determinism, which change the speed, are in the backend label.
+Json what_is_measured(const Json& settings) {
+  Json out = Json::object();
+  for (const char* key : {"backend", "steps", "window", "layers", "device", "ranks", "data", "profile", "emulate_rank",
+                          "emulated_stage_layers", "hooks"})
+    if (settings.contains(key)) out[key] = settings[key];
+  return out;
+}
+
 /// A checked, complete run record as an entry: its recipe's facts, the record's measured figures (re-derived
 /// from its steps by check_run_record), priced and MFU'd for GPU runs only.
 LeaderboardEntry entry_from_run(const RunRecordInput& in, const ReportOptions& options) {
@@ -258,10 +273,25 @@ LeaderboardEntry entry_from_run(const RunRecordInput& in, const ReportOptions& o
   if (!rec.log.is_null()) e.details["measurement"]["log"] = rec.log;
   e.details.erase("correctness");
   e.steps = step_series(rec);
+  e.commit = rec.environment.recipebench_commit;
+  e.started_at = rec.started_at;
+  e.repeat_key = rec.recipe_path + '\n' + e.backend + '\n' + what_is_measured(e.details["measurement"]["settings"]).dump();
   return e;
 }
 
 }  // namespace
+
+std::vector<double> run_trend(const LeaderboardEntry& e) {
+  std::vector<double> t;
+  for (auto it = e.earlier_runs.rbegin(); it != e.earlier_runs.rend(); ++it) t.push_back(it->tokens_per_s_per_gpu);
+  t.push_back(e.tokens_per_s_per_gpu);
+  return t;
+}
+
+std::string short_commit(const std::string& commit) {
+  const bool hex = commit.size() >= 7 && commit.find_first_not_of("0123456789abcdef") == std::string::npos;
+  return hex ? commit.substr(0, 7) : commit;
+}
 
 bool optimised_build(const std::string& build_type) {
   return build_type == "Release" || build_type == "RelWithDebInfo";
@@ -406,6 +436,46 @@ std::vector<LeaderboardGroup> group_and_rank(std::vector<LeaderboardEntry> entri
   return out;
 }
 
+/// A run's settings as its entry's details hold them (RunOptions::to_json).
+const Json& settings_of(const LeaderboardEntry& e) {
+  static const Json none = Json::object();
+  const Json& m = e.details.contains("measurement") ? e.details["measurement"] : none;
+  return m.is_object() && m.contains("settings") && m["settings"].is_object() ? m["settings"] : none;
+}
+
+/// An entry as an earlier run of `latest` (its figures, commit and dates, and its settings that differ).
+EarlierRun earlier_run(const LeaderboardEntry& e, const LeaderboardEntry& latest) {
+  EarlierRun r{e.id, e.file, e.commit, e.started_at, e.measured, e.tokens_per_s_per_gpu,
+               e.usd_per_million_tokens, e.mfu, e.step_time_cv_percent, Json::object()};
+  const Json& mine = settings_of(e);
+  const Json& theirs = settings_of(latest);
+  for (const auto& [key, value] : mine.items())
+    if (!theirs.contains(key) || theirs[key] != value) r.settings_differ[key] = value;
+  return r;
+}
+
+/// Repeated runs folded: the run records of one group key and one repeat_key (one recipe file, backend label and
+/// what_is_measured) become the latest of them (by
+/// started_at, then file), holding the others, newest first, in earlier_runs. Recipes pass through. The result
+/// does not depend on the order of `entries`. O(n log n).
+std::vector<LeaderboardEntry> fold_repeated_runs(std::vector<LeaderboardEntry> entries) {
+  std::map<std::pair<GroupKey, std::string>, std::vector<size_t>> repeats;
+  std::vector<LeaderboardEntry> out;
+  for (size_t i = 0; i < entries.size(); ++i)
+    if (entries[i].kind == "run") repeats[{group_key(entries[i]), entries[i].repeat_key}].push_back(i);
+  for (LeaderboardEntry& e : entries)
+    if (e.kind != "run") out.push_back(std::move(e));
+  for (auto& [key, runs] : repeats) {
+    std::sort(runs.begin(), runs.end(), [&entries](size_t a, size_t b) {  // newest first
+      return std::tie(entries[a].started_at, entries[a].file) > std::tie(entries[b].started_at, entries[b].file);
+    });
+    LeaderboardEntry latest = std::move(entries[runs.front()]);
+    for (size_t k = 1; k < runs.size(); ++k) latest.earlier_runs.push_back(earlier_run(entries[runs[k]], latest));
+    out.push_back(std::move(latest));
+  }
+  return out;
+}
+
 /// `file`'s stem with its `depth` nearest folders before it, as one slug: ("a/team-b/tp2-ep8.yaml", 1) ->
 /// "team-b-tp2-ep8".
 std::string path_slug(const std::string& file, int depth) {
@@ -438,37 +508,81 @@ void make_ids_unique(std::vector<LeaderboardEntry>& entries) {
 
 }  // namespace
 
-Leaderboard build_leaderboard(const std::vector<Recipe>& recipes, const ReportOptions& options,
-                              const std::vector<RunRecordInput>& runs) {
+void LeaderboardBuilder::add(const Recipe& r) {
+  recipe_files_.push_back(r.file);
+  if (r.result)
+    entries_.push_back(entry_of_recipe(r, options_));
+  else if (r.doc.contains("prediction"))
+    recipe_unranked_.push_back(r.file + ": predicted, not measured (status " + r.status + "; under Predicted)");
+  else
+    recipe_unranked_.push_back(r.file + ": no result (status " + r.status + ")");
+  if (r.doc.contains("prediction")) predicted_.push_back(r);
+}
+
+void LeaderboardBuilder::add(const RunRecordInput& in) {
+  run_files_.push_back(in.file);
+  if (const std::string why = unranked_reason(in.record); !why.empty())
+    run_unranked_.push_back(in.file + ": " + why);
+  else
+    entries_.push_back(entry_from_run(in, options_));
+}
+
+Leaderboard LeaderboardBuilder::finish() {
   Leaderboard board;
-  Json inputs = Json::array();
-  std::vector<LeaderboardEntry> entries;
-  for (const Recipe& r : recipes) {
-    inputs.push_back(r.file);
-    if (r.result)
-      entries.push_back(entry_of_recipe(r, options));
-    else if (r.doc.contains("prediction"))
-      board.unranked.push_back(r.file + ": predicted, not measured (status " + r.status + "; under Predicted)");
-    else
-      board.unranked.push_back(r.file + ": no result (status " + r.status + ")");
-  }
-  board.predictions = predicted_entries(recipes);
-  for (const RunRecordInput& in : runs) {
-    inputs.push_back(in.file);
-    if (const std::string why = unranked_reason(in.record); !why.empty())
-      board.unranked.push_back(in.file + ": " + why);
-    else
-      entries.push_back(entry_from_run(in, options));
-  }
+  board.unranked = std::move(recipe_unranked_);
+  board.unranked.insert(board.unranked.end(), run_unranked_.begin(), run_unranked_.end());
+  board.predictions = predicted_entries(predicted_);
+  std::vector<LeaderboardEntry> entries =
+      options_.fold_repeated_runs ? fold_repeated_runs(std::move(entries_)) : std::move(entries_);
   make_ids_unique(entries);  // ids are link targets and compare slots in the page
   board.groups = group_and_rank(std::move(entries));
+  Json inputs = Json::array();
+  for (const auto* files : {&recipe_files_, &run_files_})
+    for (const std::string& f : *files) inputs.push_back(f);
   board.context = Json{{"inputs", inputs}};
   return board;
+}
+
+Leaderboard build_leaderboard(const std::vector<Recipe>& recipes, const ReportOptions& options,
+                              const std::vector<RunRecordInput>& runs) {
+  LeaderboardBuilder builder(options);
+  for (const Recipe& r : recipes) builder.add(r);
+  for (const RunRecordInput& in : runs) builder.add(in);
+  return builder.finish();
 }
 
 namespace {
 
 Json opt_json(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
+
+/// An entry's earlier runs, newest first (schema/leaderboard.schema.json, entries[].earlier_runs).
+Json earlier_runs_json(const LeaderboardEntry& e) {
+  Json out = Json::array();
+  for (const EarlierRun& r : e.earlier_runs)
+    out.push_back(Json{{"id", r.id},
+                       {"file", r.file},
+                       {"commit", r.commit},
+                       {"started_at", r.started_at},
+                       {"measured", r.measured},
+                       {"tokens_per_s_per_gpu", r.tokens_per_s_per_gpu},
+                       {"usd_per_million_tokens", opt_json(r.usd_per_million_tokens)},
+                       {"mfu", opt_json(r.mfu)},
+                       {"step_time_cv_percent", opt_json(r.step_time_cv_percent)},
+                       {"settings_differ", r.settings_differ}});
+  return out;
+}
+
+/// The trend of tokens/s/GPU over an entry's runs (oldest first, the ranked latest last) and its changes as
+/// fractions (latest / previous - 1, latest / first - 1); null without earlier runs.
+Json trend_json(const LeaderboardEntry& e) {
+  if (e.earlier_runs.empty()) return nullptr;
+  const std::vector<double> t = run_trend(e);
+  const auto change = [&t](double from) { return from > 0 ? Json(t.back() / from - 1) : Json(nullptr); };
+  return Json{{"runs", t.size()},
+              {"tokens_per_s_per_gpu", t},
+              {"change_from_previous", change(t[t.size() - 2])},
+              {"change_from_first", change(t.front())}};
+}
 
 /// One entry of the leaderboard's JSON (schema/leaderboard.schema.json).
 Json entry_json(const LeaderboardEntry& e) {
@@ -495,6 +609,10 @@ Json entry_json(const LeaderboardEntry& e) {
                    {"instance", e.instance}}},
       {"layout", Json{{"label", e.layout_label}, {"highlights", e.layout_highlights}, {"summary", e.layout_summary}}},
       {"measured", e.measured},
+      {"commit", e.commit.empty() ? Json(nullptr) : Json(e.commit)},
+      {"started_at", e.started_at.empty() ? Json(nullptr) : Json(e.started_at)},
+      {"earlier_runs", earlier_runs_json(e)},
+      {"trend", trend_json(e)},
       {"author", Json{{"name", e.author}, {"url", e.author_url}}},
       {"details", e.details},
   };
@@ -525,12 +643,35 @@ Json predictions_json(const std::vector<PredictedEntry>& predictions) {
 
 }  // namespace
 
+namespace {
+
+/// The recipe's blocks of an entry's details that entries of one group often share word for word (copies of one
+/// recipe, one team's stack): written once per group, later entries say {"same_as": id} (as the page says "Same as
+/// #k"), so 10,000 copies of one recipe do not write its command 10,000 times.
+constexpr std::array<const char*, 7> kSharedBlocks = {"stack", "env", "patches", "run", "correctness", "notes",
+                                                      "dataset"};
+
+/// `entry`'s details with each shared block an earlier entry of the group wrote replaced by {"same_as": its id}.
+/// `first` maps a block's name and text to the id of the first entry that wrote it.
+void share_blocks(Json& entry, std::unordered_map<std::string, std::string>& first) {
+  Json& d = entry["details"];
+  for (const char* name : kSharedBlocks) {
+    if (!d.contains(name)) continue;
+    auto [it, inserted] = first.emplace(std::string(name) + '\0' + d[name].dump(), entry["id"].get<std::string>());
+    if (!inserted) d[name] = Json{{"same_as", it->second}};
+  }
+}
+
+}  // namespace
+
 Json leaderboard_to_json(const Leaderboard& board) {
   Json groups = Json::array();
   for (const auto& g : board.groups) {
     Json entries = Json::array();
+    std::unordered_map<std::string, std::string> first;
     for (const auto& e : g.entries) {
       entries.push_back(entry_json(e));
+      share_blocks(entries.back(), first);
     }
     groups.push_back(group_json(g, std::move(entries)));
   }

@@ -20,6 +20,20 @@ struct StepSeries {
   int window_first = 0, window_last = -1;  ///< the timed window, inclusive step indices; last < first: none
 };
 
+/// An earlier run of a ranked run's recipe and settings, folded under the latest (docs/reports.md, "Repeated runs"):
+/// what the page's fold and leaderboard.json's `earlier_runs` list of it.
+struct EarlierRun {
+  std::string id, file;
+  std::string commit;      ///< environment.recipebench_commit as recorded ("unknown" when the record says so)
+  std::string started_at;  ///< UTC ISO 8601, the order of the runs
+  std::string measured;    ///< the day its figures were measured (as LeaderboardEntry::measured)
+  double tokens_per_s_per_gpu = 0;
+  std::optional<double> usd_per_million_tokens, mfu, step_time_cv_percent;
+  /// Its settings (the record's `settings` as read back) whose value differs from the latest run's: name -> its
+  /// value, e.g. {"seed": 1234, "overlap_grad_reduce": false}; empty when it ran as the latest did.
+  Json settings_differ;
+};
+
 /// One ranked row and the facts its detail section shows.
 struct LeaderboardEntry {
   std::string id;    ///< HTML anchor and stable key: the file's stem
@@ -59,7 +73,20 @@ struct LeaderboardEntry {
   Json details;          ///< stack, env, patches, run, correctness, dataset, notes (as in the recipe)
   Json layout;           ///< the recipe's layout block (degrees, recompute, dispatcher, ...), for comparisons
   StepSeries steps;      ///< run records: steps 0..N-1; recipes: empty
+  std::string commit;      ///< run records: environment.recipebench_commit; recipes: empty (no recipebench ran them)
+  std::string started_at;  ///< run records: started_at (UTC ISO 8601); recipes: empty
+  /// Run records: what makes two runs repeats of one another, besides the group: the recipe file, the backend label
+  /// and the settings that say what was measured (steps, window, layers, device, ranks, rows, profile; not the
+  /// seed or the switches: docs/reports.md, "Repeated runs"); recipes: empty (never folded).
+  std::string repeat_key;
+  std::vector<EarlierRun> earlier_runs;  ///< the same recipe and settings run before, newest first
 };
+
+/// Tokens/s/GPU of an entry's runs, oldest first, the entry's own (the latest) last: its trend.
+std::vector<double> run_trend(const LeaderboardEntry& e);
+
+/// The first 7 characters of a commit hash ("25cb23d"); other text (e.g. "unknown") as it is.
+std::string short_commit(const std::string& commit);
 
 /// One table: same model at the same number of layers (a proxy never shares a table with the full model), GPU
 /// type, row tokens, global batch, precision and kind of rows (and supervised fraction of synthetic rows).
@@ -87,6 +114,9 @@ struct Leaderboard {
 
 struct ReportOptions {
   std::optional<double> usd_per_gpu_hour;  ///< price override for every entry ($/GPU-hour)
+  /// Repeated runs as one entry, the latest, the earlier folded under it (`report`; docs/reports.md, "Repeated
+  /// runs"); off, every run record is an entry of its own (`compare` of two runs of one recipe).
+  bool fold_repeated_runs = false;
 };
 
 /// A run record read from `file` and checked (check_run_record in record/run_record_check.h).
@@ -104,12 +134,34 @@ bool optimised_build(const std::string& build_type);
 std::string unranked_reason(const RunRecord& record);
 
 /// Builds the ranked leaderboard from validated recipes and checked run records. Recipes without a result and
-/// run records with an unranked_reason() go to `unranked`. Entries are grouped by model, layers that ran, GPU
+/// run records with an unranked_reason() go to `unranked`. With options.fold_repeated_runs, repeated runs (one
+/// recipe file, backend and measured settings, in one group) are one entry: the latest by started_at, ranked, the earlier ones in its earlier_runs. Entries
+/// are grouped by model, layers that ran, GPU
 /// type, row tokens, global batch, precision and kind of rows; full-size groups come before proxies, and the
 /// report is the same whatever the order of the inputs. Entries that cannot be priced (CPU runs, no catalog
 /// instance and no price given) show no $ figure.
 Leaderboard build_leaderboard(const std::vector<Recipe>& recipes, const ReportOptions& options,
                               const std::vector<RunRecordInput>& runs = {});
+
+/// The leaderboard built one input at a time, so that a caller may free each input once added (a report of 10,000
+/// recipes never holds every recipe document beside every entry: docs/reports.md, "Writing"). Adding every recipe,
+/// then every run record, then finish() gives build_leaderboard's board, whatever the order of the adds.
+class LeaderboardBuilder {
+ public:
+  explicit LeaderboardBuilder(ReportOptions options) : options_(std::move(options)) {}
+  /// A validated recipe: its entry when it has a result, else a line of `unranked`; kept when it has a prediction.
+  void add(const Recipe& recipe);
+  /// A checked run record: its entry, or a line of `unranked` with its unranked_reason().
+  void add(const RunRecordInput& run);
+  /// The board: repeated runs folded, ids made unique, groups ranked. Call once.
+  Leaderboard finish();
+
+ private:
+  ReportOptions options_;
+  std::vector<LeaderboardEntry> entries_;
+  std::vector<std::string> recipe_unranked_, run_unranked_, recipe_files_, run_files_;
+  std::vector<Recipe> predicted_;  ///< recipes with a prediction block (report/predictions.h)
+};
 
 /// The JSON form, described by schema/leaderboard.schema.json.
 Json leaderboard_to_json(const Leaderboard& board);

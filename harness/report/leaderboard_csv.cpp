@@ -58,7 +58,9 @@ std::vector<std::string> row(const LeaderboardGroup& g, const LeaderboardEntry& 
           opt(e.step_time_cv_percent),
           opt(e.gpu_hours),
           e.measured,
-          e.author};
+          e.author,
+          e.commit,
+          std::to_string(e.earlier_runs.size())};
 }
 
 }  // namespace
@@ -94,7 +96,9 @@ const std::vector<std::string>& leaderboard_csv_columns() {
                                                 "step_time_cv_percent",
                                                 "gpu_hours",
                                                 "measured",
-                                                "author"};
+                                                "author",
+                                                "commit",
+                                                "earlier_runs"};
   return cols;
 }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <stdexcept>
 
 #include "report/compare.h"
@@ -219,6 +220,63 @@ mu::data article_data(const LeaderboardEntry& e, SeenBlocks& seen) {
   return a;
 }
 
+/// A tiny line of tokens/s/GPU over an entry's runs (oldest left), for the fold's summary: inline SVG, 64 x 16 px,
+/// the latest run a dot.
+std::string sparkline_svg(const std::vector<double>& t) {
+  const double lo = *std::min_element(t.begin(), t.end()), hi = *std::max_element(t.begin(), t.end());
+  const auto x = [&t](size_t i) { return 2 + 60.0 * static_cast<double>(i) / static_cast<double>(t.size() - 1); };
+  const auto y = [lo, hi](double v) { return hi > lo ? 14 - 12 * (v - lo) / (hi - lo) : 8.0; };
+  std::string pts;
+  for (size_t i = 0; i < t.size(); ++i) pts += fmt::format("{}{:.1f},{:.1f}", i ? " " : "", x(i), y(t[i]));
+  return fmt::format(
+      "<svg class=\"spark\" width=\"64\" height=\"16\" viewBox=\"0 0 64 16\" aria-hidden=\"true\"><polyline "
+      "points=\"{}\" fill=\"none\" stroke=\"#1f3b73\" stroke-width=\"1.5\"/><circle cx=\"{:.1f}\" cy=\"{:.1f}\" "
+      "r=\"2.5\" fill=\"#1f3b73\"/></svg>",
+      pts, x(t.size() - 1), y(t.back()));
+}
+
+/// The first `n` bytes of `s`, cut back to a UTF-8 character boundary.
+std::string svg_cut(const std::string& s, size_t n) {
+  if (s.size() <= n) return s;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n);
+}
+
+/// "+12.3%" / "-4.0%": a change as a signed percentage.
+std::string signed_pct(double fraction) { return fmt::format("{:+.1f}%", 100 * fraction); }
+
+/// The fold of an entry's earlier runs: a summary (how many, the sparkline, the change from the previous run) and
+/// one line per earlier run, newest first (date, commit, tokens/s/GPU, change from it to the latest).
+void earlier_runs_data(const LeaderboardEntry& e, mu::data& r) {
+  if (e.earlier_runs.empty()) return;
+  const std::vector<double> t = run_trend(e);
+  mu::data fold;
+  const size_t n = e.earlier_runs.size();
+  fold.set("summary", std::to_string(n) + " earlier run" + (n == 1 ? "" : "s"));
+  fold.set("spark_svg", sparkline_svg(t));
+  fold.set("change", signed_pct(t.back() / t[t.size() - 2] - 1) + " vs previous, " +
+                         signed_pct(t.back() / t.front() - 1) + " vs first");
+  mu::data runs{mu::data::type::list};
+  for (const EarlierRun& x : e.earlier_runs) {
+    mu::data line;
+    line.set("measured", x.started_at.empty() ? x.measured : x.started_at.substr(0, 16) + "Z");
+    line.set("commit", short_commit(x.commit));
+    line.set("commit_full", x.commit);
+    line.set("tps", fixed(x.tokens_per_s_per_gpu, 1));
+    line.set("file", x.file);
+    std::string differ;
+    for (const auto& [key, value] : x.settings_differ.items())
+      differ += (differ.empty() ? "" : ", ") + key + " " + (value.is_string() ? value.get<std::string>() : value.dump());
+    if (!differ.empty()) {
+      line.set("differ_full", "settings that differ from the latest run: " + differ);
+      line.set("differ", differ.size() > 48 ? svg_cut(differ, 47) + "…" : differ);
+    }
+    runs << line;
+  }
+  fold.set("runs", runs);
+  r.set("fold", fold);
+}
+
 mu::data row_data(const LeaderboardEntry& e) {
   mu::data r;
   r.set("id", e.id);
@@ -235,11 +293,14 @@ mu::data row_data(const LeaderboardEntry& e) {
   r.set("cv", e.step_time_cv_percent ? fixed(*e.step_time_cv_percent, 2) + "%" : "—");
   r.set("cv_raw", raw(e.step_time_cv_percent));
   r.set("measured", e.measured);
+  r.set("commit", e.commit.empty() ? "—" : short_commit(e.commit));
+  if (!e.commit.empty()) r.set("commit_full", e.commit);
   r.set("author", e.author);
   r.set("status", e.status);
   r.set("gpu_type", e.gpu_type);
   r.set("backend", e.backend.empty() ? "recipe" : e.backend);
   r.set("link_word", e.kind == "run" ? "Run" : "Recipe");
+  earlier_runs_data(e, r);
   return r;
 }
 
@@ -273,18 +334,52 @@ mu::data comparison_data(const Comparison& c) {
   return d;
 }
 
+/// The group's bars: the layout label, and under it what tells entries of one label apart (distinguishing_text).
+/// Only the bars drawn (svg::layout_bars' 25) are described.
 std::vector<svg::Bar> bars_of(const LeaderboardGroup& g) {
+  const size_t drawn = std::min<size_t>(g.entries.size(), 25);
+  const std::vector<LeaderboardEntry> top(g.entries.begin(), g.entries.begin() + static_cast<std::ptrdiff_t>(drawn));
+  const std::vector<std::string> detail = distinguishing_text(top);
   std::vector<svg::Bar> bars;
-  for (const auto& e : g.entries) bars.push_back({e.id, e.layout_label, e.rank, e.tokens_per_s_per_gpu});
+  for (size_t i = 0; i < g.entries.size(); ++i) {
+    const LeaderboardEntry& e = g.entries[i];
+    bars.push_back({e.id, e.layout_label, e.rank, e.tokens_per_s_per_gpu, i < drawn ? detail[i] : ""});
+  }
   return bars;
 }
+
+/// The article template, parsed once.
+mu::mustache& article_template() {
+  static mu::mustache tmpl{kArticleTemplate};
+  if (!tmpl.is_valid()) throw std::logic_error("leaderboard article template: " + tmpl.error_message());
+  return tmpl;
+}
+
+/// The group template, parsed once.
+mu::mustache& group_template() {
+  static mu::mustache tmpl{kGroupTemplate};
+  if (!tmpl.is_valid()) throw std::logic_error("leaderboard group template: " + tmpl.error_message());
+  return tmpl;
+}
+
+/// `tmpl` rendered with `data`, appended to `out` piece by piece (no second copy of a big section).
+void render_into(mu::mustache& tmpl, const mu::data& data, std::string& out) {
+  tmpl.render(data, [&out](const std::string& piece) { out += piece; });
+}
+
+/// Where the groups' sections go in the rendered page: a comment no input can produce (every input is escaped).
+constexpr const char* kGroupsMark = "<!--recipebench:groups-->";
 
 mu::data group_data(const LeaderboardGroup& g) {
   mu::data gd;
   gd.set("id", g.id);
   gd.set("model", g.model);
   gd.set("title", g.title);
-  gd.set("entry_count", std::to_string(g.entries.size()) + (g.entries.size() == 1 ? " entry" : " entries"));
+  size_t runs = 0;
+  for (const auto& e : g.entries) runs += e.earlier_runs.size();
+  gd.set("entry_count", std::to_string(g.entries.size()) + (g.entries.size() == 1 ? " entry" : " entries") +
+                            (runs ? " (and " + std::to_string(runs) + " earlier run" + (runs == 1 ? ")" : "s)") : ""));
+  gd.set("best", fixed(g.entries.front().tokens_per_s_per_gpu, 1));
   gd.set("gpu_type", g.gpu_type);
   gd.set("rows_text", with_commas(g.row_tokens) + "-token rows" + (g.rows.empty() ? "" : " (" + g.rows + ")"));
   gd.set("global_batch", std::to_string(g.global_batch));
@@ -299,26 +394,33 @@ mu::data group_data(const LeaderboardGroup& g) {
     gd.set("scatter_svg",
            svg::scatter_svg(pts, "cost-" + g.id,
                             "$ per 1M tokens against tokens/s per GPU: " + g.model + " on " + g.gpu_type));
-  mu::data rows{mu::data::type::list}, articles{mu::data::type::list};
+  mu::data rows{mu::data::type::list};
+  std::string articles;
   SeenBlocks seen;
   for (const auto& e : g.entries) {
     rows << row_data(e);
-    articles << article_data(e, seen);
+    render_into(article_template(), article_data(e, seen), articles);  // one entry's data at a time
   }
   gd.set("rows", rows);
-  gd.set("articles", articles);
+  gd.set("articles_html", articles);
   gd.set("entries_word", g.entries.size() == 1 ? "Entry" : "Entries");
   if (g.entries.size() >= 2) gd.set("default_compare", comparison_data(compare_entries(g.entries[0], g.entries[1])));
   return gd;
 }
 
+/// Compact JSON text of `v` (invalid UTF-8 replaced).
+std::string dump(const Json& v) { return v.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
 /// The fields and figures of every entry for the page's comparison script, with keys and values stored once:
 /// {"keys": [[section, name, markable]], "values": [text], "figures": [label],
 ///  "entries": {id: {"fields": [[key index, value index]], "shown": [text], "raw": [number|null]}}}.
+/// Written by parts (the entries' object as text): one lookup per entry would be linear in the entries already
+/// there (Json's objects keep insertion order in a vector), quadratic in all.
 std::string compare_json(const Leaderboard& board) {
-  Json keys = Json::array(), values = Json::array(), entries = Json::object(), figures = Json::array();
+  Json keys = Json::array(), values = Json::array(), figures = Json::array();
   std::map<std::pair<std::string, std::string>, size_t> key_index;
-  std::map<std::string, size_t> value_index;
+  std::unordered_map<std::string, size_t> value_index;
+  std::string entries = "{";
   for (const auto& g : board.groups)
     for (const auto& e : g.entries) {
       Json fields = Json::array(), shown = Json::array(), rawv = Json::array();
@@ -330,14 +432,18 @@ std::string compare_json(const Leaderboard& board) {
         if (v.second) values.push_back(f.value);
         fields.push_back(Json::array({k.first->second, v.first->second}));
       }
-      for (const EntryFigure& f : entry_figures(e)) {
-        if (figures.size() < entry_figures(e).size()) figures.push_back(f.label);
+      const std::vector<EntryFigure> figs = entry_figures(e);
+      for (const EntryFigure& f : figs) {
+        if (figures.size() < figs.size()) figures.push_back(f.label);
         shown.push_back(format_figure(f.key, f.value));
         rawv.push_back(f.value ? Json(*f.value) : Json(nullptr));
       }
-      entries[e.id] = Json{{"fields", fields}, {"shown", shown}, {"raw", rawv}};
+      if (entries.size() > 1) entries += ',';
+      entries += dump(Json(e.id)) + ':' + dump(Json{{"fields", fields}, {"shown", shown}, {"raw", rawv}});
     }
-  return script_json(Json{{"keys", keys}, {"values", values}, {"figures", figures}, {"entries", entries}});
+  entries += '}';
+  return script_text("{\"keys\":" + dump(keys) + ",\"values\":" + dump(values) + ",\"figures\":" + dump(figures) +
+                     ",\"entries\":" + entries + "}");
 }
 
 mu::data string_list(const std::set<std::string>& items) {
@@ -356,16 +462,23 @@ std::string leaderboard_to_html(const Leaderboard& board) {
                       csp_hash_source(kLeaderboardScript) + "; img-src data:; base-uri 'none'; form-action 'none'");
   if (board.context.contains("generated_at")) page.set("generated_at", text(board.context["generated_at"]));
   std::set<std::string> statuses, gpu_types, backends;
-  mu::data groups{mu::data::type::list};
+  mu::data index{mu::data::type::list};
+  std::string groups;  // each group rendered on its own: its template data is freed before the next is made
   for (const auto& g : board.groups) {
     for (const auto& e : g.entries) {
       statuses.insert(e.status);
       gpu_types.insert(e.gpu_type);
       backends.insert(e.backend.empty() ? "recipe" : e.backend);
     }
-    groups << group_data(g);
+    const mu::data gd = group_data(g);
+    mu::data line;
+    for (const char* key : {"id", "title", "entry_count", "best"}) line.set(key, *gd.get(key));
+    index << line;
+    render_into(group_template(), gd, groups);
   }
-  page.set("groups", groups);
+  page.set("index", index);
+  page.set("groups_html", kGroupsMark);  // spliced in after rendering: the page's data never copies the groups
+  if (!board.groups.empty()) page.set("has_groups", mu::data::type::bool_true);
   if (board.groups.size() > 1) page.set("has_index", mu::data::type::bool_true);
   page.set("statuses", string_list(statuses));
   page.set("gpu_types", string_list(gpu_types));
@@ -400,7 +513,13 @@ std::string leaderboard_to_html(const Leaderboard& board) {
   page.set("compare_json", compare_json(board));
   mu::mustache tmpl{kLeaderboardTemplate};
   if (!tmpl.is_valid()) throw std::logic_error("leaderboard page template: " + tmpl.error_message());
-  return tmpl.render(page);
+  const std::string frame = tmpl.render(page);
+  const size_t at = frame.find(kGroupsMark);
+  if (at == std::string::npos) throw std::logic_error("leaderboard page template: no place for the groups");
+  std::string out;
+  out.reserve(frame.size() + groups.size());
+  out.append(frame, 0, at).append(groups).append(frame, at + std::string(kGroupsMark).size(), std::string::npos);
+  return out;
 }
 
 }  // namespace recipebench

@@ -6,20 +6,24 @@ const char* const kLeaderboardCss = R"CSS(
 :root { --fg:#1d2330; --muted:#5b6474; --line:#dde2ea; --bg:#ffffff; --band:#f5f7fa; --accent:#1f5fbf; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
-main { max-width: 1180px; margin: 0 auto; padding: 24px 28px 64px; }
-header.page h1 { font-size: 26px; margin: 0 0 4px; }
+main { max-width: 1340px; margin: 0 auto; padding: 20px 20px 64px; }
+header.page h1 { font-size: 24px; margin: 0 0 2px; }
+header.page p { margin: 0; }
 .muted { color: var(--muted); }
 .no-js .js-only { display: none; }
 [hidden] { display: none !important; }
 .controls { border: 1px solid var(--line); border-radius: 8px; padding: 10px 14px; margin-top: 14px; background: var(--band); }
 .controls label { margin-right: 16px; font-size: 14px; }
 .controls h2 { font-size: 17px; margin: 0 0 4px; }
-section.group { margin-top: 28px; }
+section.group { margin-top: 24px; }
+section.group > p.muted { margin: 2px 0 0; }
 section.group h2 { font-size: 21px; margin: 0 0 2px; }
-.charts { display: flex; flex-wrap: wrap; gap: 12px 24px; align-items: flex-start; margin-top: 12px; }
+.charts { display: flex; flex-wrap: wrap; gap: 12px; align-items: flex-start; margin-top: 12px; }
 svg.chart { max-width: 100%; height: auto; font-family: system-ui, sans-serif; }
-table.board { width: 100%; border-collapse: collapse; margin-top: 12px; font-variant-numeric: tabular-nums; }
-table.board th, table.board td { padding: 9px 10px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
+table.board { width: 100%; border-collapse: collapse; margin-top: 10px; font-size: 14px; font-variant-numeric: tabular-nums; }
+table.board th, table.board td { padding: 6px 7px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
+table.board td.date, table.board td.link { white-space: nowrap; }
+table.board td.fold { width: 210px; max-width: 210px; }
 table.board th { font-size: 13px; color: var(--muted); font-weight: 600; background: var(--band); }
 .js table.board th[data-key] { cursor: pointer; user-select: none; }
 table.board th[aria-sort="ascending"]::after { content: " ▲"; }
@@ -46,6 +50,15 @@ table.cmp.fields td:nth-child(2), table.cmp.fields td:nth-child(3), table.cmp.fi
 table.cmp tr.diff td { font-weight: 700; background: #fff4d6; }
 table.cmp tr.diff td.mark::before { content: "≠"; }
 details.compare-default { margin-top: 10px; }
+#groups-index ol { margin: 4px 0 0; padding-left: 22px; }
+#groups-index li { margin: 1px 0; font-size: 14px; }
+#groups-index h2 { margin: 0; }
+#compare { position: sticky; bottom: 0; z-index: 2; max-height: 45vh; overflow: auto; box-shadow: 0 -2px 10px rgba(0,0,0,.12); }
+td.commit code, ol.runs code { font-size: 12px; }
+details.runs summary { cursor: pointer; font-size: 13px; }
+details.runs summary svg.spark { vertical-align: middle; }
+details.runs .trend { display: block; color: var(--muted); font-size: 12px; padding-left: 16px; }
+ol.runs { margin: 4px 0 0; padding-left: 18px; font-size: 12px; color: var(--muted); }
 footer { margin-top: 40px; font-size: 13px; }
 @media print { .js-only, .controls { display: none !important; } article.entry { break-inside: avoid; } }
 )CSS";
@@ -142,6 +155,7 @@ const char* const kLeaderboardScript = R"JS(
   function renderCompare() {
     var out = document.getElementById('cmp-out');
     out.textContent = '';
+    document.getElementById('compare').hidden = picks.length === 0;
     if (picks.length < 2) {
       out.appendChild(el('p', picks.length ? 'Tick one more entry.' : 'Tick two entries in the tables.', 'muted'));
       return;
@@ -185,32 +199,52 @@ const char* const kLeaderboardTemplate = R"TPL(<!DOCTYPE html>
 <body>
 <main>
 <header class="page"><h1>recipebench leaderboard</h1><p class="muted">Training recipes ranked by tokens/s per GPU{{#generated_at}} · generated {{generated_at}}{{/generated_at}}</p></header>
+{{#has_index}}<nav id="groups-index" class="controls" aria-label="Groups"><h2>Groups</h2><ol>{{#index}}<li><a href="#{{id}}">{{title}}</a> <span class="muted">· {{entry_count}} · best {{best}} tokens/s/GPU</span></li>{{/index}}</ol></nav>{{/has_index}}
 <form id="filters" class="controls js-only" aria-label="Filter entries">
 <label>Status <select id="f-status"><option value="">all</option>{{#statuses}}<option>{{.}}</option>{{/statuses}}</select></label>
 <label>GPU type <select id="f-gpu"><option value="">all</option>{{#gpu_types}}<option>{{.}}</option>{{/gpu_types}}</select></label>
 <label>Backend <select id="f-backend"><option value="">all</option>{{#backends}}<option>{{.}}</option>{{/backends}}</select></label>
 <span id="f-count" class="muted"></span>
 </form>
-<section id="compare" class="controls js-only"><h2>Compare two entries</h2><div id="cmp-out"></div></section>
-{{#has_index}}<nav id="groups-index" class="controls" aria-label="Groups"><h2>Groups</h2><ol>{{#groups}}<li><a href="#{{id}}">{{title}}</a> <span class="muted">· {{entry_count}}</span></li>{{/groups}}</ol></nav>{{/has_index}}
-{{^groups}}<p>No recipe or run with a result to rank.</p>{{/groups}}
-{{#groups}}
-<section class="group" id="{{id}}">
+{{^has_groups}}<p>No recipe or run with a result to rank.</p>{{/has_groups}}
+{{{groups_html}}}{{#has_predictions}}<section class="group unranked predictions" id="predicted"><h2>Predicted, not measured</h2>
+<p class="muted">The step-time model's figures (recipebench plan / predict, docs/step-time.md) from measured profiles: never ranked with the measured entries above. Error: predicted / measured tokens/s/GPU - 1 where the recipe was also measured.</p>
+<table class="predicted"><thead><tr><th>Recipe</th><th>Model</th><th>GPUs</th><th>Layout</th><th>Predicted tokens/s/GPU</th><th>Step (s)</th><th>MFU</th><th>$ / 1M tokens</th><th>Measured tokens/s/GPU</th><th>Error</th><th>Profiles</th><th>Predicted on</th></tr></thead><tbody>
+{{#predictions}}<tr><td>{{file}}</td><td>{{model}}</td><td>{{cluster}}</td><td>{{layout}}</td><td class="num">{{tokens}}</td><td class="num">{{step}}</td><td class="num">{{mfu}}</td><td class="num">{{usd}}</td><td class="num">{{measured}}</td><td class="num">{{error}}</td><td class="num">{{profiles}}</td><td>{{predicted}}</td></tr>
+{{/predictions}}</tbody></table></section>{{/has_predictions}}
+{{#has_unranked}}<section class="group unranked"><h2>Not ranked</h2><ul>{{#unranked}}<li>{{.}}</li>{{/unranked}}</ul></section>{{/has_unranked}}
+<section id="compare" class="controls js-only" hidden><h2>Compare two entries</h2><div id="cmp-out"></div></section>
+<footer class="muted"><p>Tokens/s per GPU: window tokens / window seconds / GPUs (measured, steps 5..19). $ / 1M tokens: price per GPU-hour / (tokens/s/GPU x 3600) x 1e6 (computed). MFU: 6 x N_active x tokens/s/GPU / peak dense BF16 FLOP/s (computed). Step-time CV: 100 x sample standard deviation / mean of window step times (measured). Definitions: docs/metrics.md. Also in this folder: leaderboard.json, leaderboard.csv.</p></footer>
+</main>
+<script type="application/json" id="compare-data">{{{compare_json}}}</script>
+<script>{{{script}}}</script>
+</body>
+</html>
+)TPL";
+
+// One group's section (its table, charts, #1 against #2 and its entries' sections), rendered group by group into the
+// page's {{{groups_html}}} (leaderboard_html.cpp, group_data).
+const char* const kGroupTemplate = R"TPL(<section class="group" id="{{id}}">
 <h2>{{title}}</h2>
 <p class="muted">Ranked by tokens/s per GPU · {{rows_text}} · global batch {{global_batch}} · {{precision}}</p>
-<div class="charts">{{{bar_svg}}}{{{scatter_svg}}}</div>
 <table class="board">
-<thead><tr><th class="js-only">Compare</th><th data-key="rank" data-dir="asc">#</th><th class="num" data-key="tps" data-dir="desc">Tokens/s per GPU</th><th class="num" data-key="usd" data-dir="asc">$ / 1M tokens</th><th class="num" data-key="gpus" data-dir="asc">GPUs</th><th data-key="layout" data-type="text" data-dir="asc">Layout</th><th class="num" data-key="mfu" data-dir="desc">MFU</th><th class="num" data-key="cv" data-dir="asc">Step-time CV</th><th data-key="measured" data-type="text" data-dir="desc">Measured</th><th data-key="author" data-type="text" data-dir="asc">Author</th><th></th></tr></thead>
+<thead><tr><th class="js-only">Compare</th><th data-key="rank" data-dir="asc">#</th><th class="num" data-key="tps" data-dir="desc">Tokens/s per GPU</th><th class="num" data-key="usd" data-dir="asc">$ / 1M tokens</th><th class="num" data-key="gpus" data-dir="asc">GPUs</th><th data-key="layout" data-type="text" data-dir="asc">Layout</th><th class="num" data-key="mfu" data-dir="desc">MFU</th><th class="num" data-key="cv" data-dir="asc">Step-time CV</th><th data-key="measured" data-type="text" data-dir="desc">Measured</th><th>Commit</th><th>Earlier runs</th><th data-key="author" data-type="text" data-dir="asc">Author</th><th></th></tr></thead>
 <tbody>
-{{#rows}}<tr id="row-{{id}}" data-id="{{id}}" data-rank="{{rank}}" data-tps="{{tps_raw}}" data-usd="{{usd_raw}}" data-gpus="{{gpus}}" data-layout="{{layout_label}}" data-mfu="{{mfu_raw}}" data-cv="{{cv_raw}}" data-measured="{{measured}}" data-author="{{author}}" data-status="{{status}}" data-gpu="{{gpu_type}}" data-backend="{{backend}}"><td class="js-only"><input type="checkbox" class="pick" value="{{id}}" aria-label="compare {{id}}"></td><td class="rank">#{{rank}}</td><td class="num">{{tps}}</td><td class="num">{{usd}}</td><td class="num">{{gpus}}</td><td><span class="layout-label">{{layout_label}}</span>{{#layout_hl}}<span class="layout-hl">{{layout_hl}}</span>{{/layout_hl}}</td><td class="num">{{mfu}}</td><td class="num">{{cv}}</td><td>{{measured}}</td><td>{{author}}</td><td><a href="#{{id}}">{{link_word}} ›</a></td></tr>
+{{#rows}}<tr id="row-{{id}}" data-id="{{id}}" data-rank="{{rank}}" data-tps="{{tps_raw}}" data-usd="{{usd_raw}}" data-gpus="{{gpus}}" data-layout="{{layout_label}}" data-mfu="{{mfu_raw}}" data-cv="{{cv_raw}}" data-measured="{{measured}}" data-author="{{author}}" data-status="{{status}}" data-gpu="{{gpu_type}}" data-backend="{{backend}}"><td class="js-only"><input type="checkbox" class="pick" value="{{id}}" aria-label="compare {{id}}"></td><td class="rank">#{{rank}}</td><td class="num">{{tps}}</td><td class="num">{{usd}}</td><td class="num">{{gpus}}</td><td><span class="layout-label">{{layout_label}}</span>{{#layout_hl}}<span class="layout-hl">{{layout_hl}}</span>{{/layout_hl}}</td><td class="num">{{mfu}}</td><td class="num">{{cv}}</td><td class="date">{{measured}}</td><td class="commit">{{#commit_full}}<code title="{{commit_full}}">{{commit}}</code>{{/commit_full}}{{^commit_full}}{{commit}}{{/commit_full}}</td><td class="fold">{{#fold}}<details class="runs"><summary>{{{spark_svg}}} {{summary}}<span class="trend">{{change}}</span></summary><ol class="runs">{{#runs}}<li title="{{file}}">{{measured}} · <code title="{{commit_full}}">{{commit}}</code> · {{tps}}{{#differ}} <span class="differ" title="{{differ_full}}">({{differ}})</span>{{/differ}}</li>{{/runs}}</ol></details>{{/fold}}{{^fold}}<span class="muted">—</span>{{/fold}}</td><td>{{author}}</td><td class="link"><a href="#{{id}}">{{link_word}} ›</a></td></tr>
 {{/rows}}</tbody>
 </table>
+<div class="charts">{{{bar_svg}}}{{{scatter_svg}}}</div>
 {{#default_compare}}<details class="compare-default"><summary>#1 and #2 side by side ({{differences}} of {{field_count}} fields differ)</summary>
 <table class="cmp figures"><thead><tr><th>figure</th><th>A: {{a_id}}</th><th>B: {{b_id}}</th><th>B / A</th></tr></thead><tbody>{{#figures}}<tr><td>{{label}}</td><td>{{a}}</td><td>{{b}}</td><td>{{ratio}}</td></tr>{{/figures}}</tbody></table>
 <table class="cmp fields"><thead><tr><th></th><th>section</th><th>field</th><th>A: {{a_id}}</th><th>B: {{b_id}}</th></tr></thead><tbody>{{#fields}}<tr{{#differs}} class="diff"{{/differs}}><td class="mark"></td><td>{{section}}</td><td>{{name}}</td><td>{{a}}</td><td>{{b}}</td></tr>{{/fields}}</tbody></table>
 </details>{{/default_compare}}
 <h3>{{entries_word}}</h3>
-{{#articles}}<article class="entry" id="{{id}}" data-id="{{id}}" data-status="{{status}}" data-gpu="{{gpu_type}}" data-backend="{{backend}}">
+{{{articles_html}}}</section>
+)TPL";
+
+// One entry's detail section, rendered entry by entry into the page's {{{articles_html}}} (leaderboard_html.cpp,
+// article_data), so a big board never holds every entry's template data at once.
+const char* const kArticleTemplate = R"TPL(<article class="entry" id="{{id}}" data-id="{{id}}" data-status="{{status}}" data-gpu="{{gpu_type}}" data-backend="{{backend}}">
 <h3>#{{rank}} {{id}} <span class="tag">{{tag}}</span></h3>
 <p><strong>{{tps}} tokens/s/GPU</strong> · {{layout_label}}{{#layout_hl}} · {{layout_hl}}{{/layout_hl}}</p>
 {{#has_charts}}<div class="charts">{{{step_svg}}}{{{loss_svg}}}</div>{{/has_charts}}
@@ -230,20 +264,6 @@ const char* const kLeaderboardTemplate = R"TPL(<!DOCTYPE html>
 {{/run}}{{#notes}}<h4>Notes</h4>
 {{#notes_same}}<p class="muted same">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>.</p>{{/notes_same}}{{^notes_same}}<p>{{notes}}</p>{{/notes_same}}
 {{/notes}}</article>
-{{/articles}}</section>
-{{/groups}}
-{{#has_predictions}}<section class="group unranked predictions" id="predicted"><h2>Predicted, not measured</h2>
-<p class="muted">The step-time model's figures (recipebench plan / predict, docs/step-time.md) from measured profiles: never ranked with the measured entries above. Error: predicted / measured tokens/s/GPU - 1 where the recipe was also measured.</p>
-<table class="predicted"><thead><tr><th>Recipe</th><th>Model</th><th>GPUs</th><th>Layout</th><th>Predicted tokens/s/GPU</th><th>Step (s)</th><th>MFU</th><th>$ / 1M tokens</th><th>Measured tokens/s/GPU</th><th>Error</th><th>Profiles</th><th>Predicted on</th></tr></thead><tbody>
-{{#predictions}}<tr><td>{{file}}</td><td>{{model}}</td><td>{{cluster}}</td><td>{{layout}}</td><td class="num">{{tokens}}</td><td class="num">{{step}}</td><td class="num">{{mfu}}</td><td class="num">{{usd}}</td><td class="num">{{measured}}</td><td class="num">{{error}}</td><td class="num">{{profiles}}</td><td>{{predicted}}</td></tr>
-{{/predictions}}</tbody></table></section>{{/has_predictions}}
-{{#has_unranked}}<section class="group unranked"><h2>Not ranked</h2><ul>{{#unranked}}<li>{{.}}</li>{{/unranked}}</ul></section>{{/has_unranked}}
-<footer class="muted"><p>Tokens/s per GPU: window tokens / window seconds / GPUs (measured, steps 5..19). $ / 1M tokens: price per GPU-hour / (tokens/s/GPU x 3600) x 1e6 (computed). MFU: 6 x N_active x tokens/s/GPU / peak dense BF16 FLOP/s (computed). Step-time CV: 100 x sample standard deviation / mean of window step times (measured). Definitions: docs/metrics.md. Also in this folder: leaderboard.json, leaderboard.csv.</p></footer>
-</main>
-<script type="application/json" id="compare-data">{{{compare_json}}}</script>
-<script>{{{script}}}</script>
-</body>
-</html>
 )TPL";
 
 }  // namespace recipebench

@@ -5,6 +5,10 @@ namespace recipebench {
 
 /// The page's kainjow mustache template; leaderboard_html.cpp documents the data it takes.
 extern const char* const kLeaderboardTemplate;
+/// One group's section, rendered per group into the page template's {{{groups_html}}}.
+extern const char* const kGroupTemplate;
+/// One entry's detail section (an `<article>`), rendered per entry into the page template's {{{articles_html}}}.
+extern const char* const kArticleTemplate;
 /// Inline CSS (grey-scale safe; print rules).
 extern const char* const kLeaderboardCss;
 /// The inline script: header-click sorting, filters (status, GPU type, backend), the two-entry comparison.

@@ -24,8 +24,9 @@ bool is_http_url(const std::string& url) {
   return true;
 }
 
-std::string script_json(const Json& v) {
-  const std::string s = v.dump(-1, ' ', false, Json::error_handler_t::replace);
+std::string script_json(const Json& v) { return script_text(v.dump(-1, ' ', false, Json::error_handler_t::replace)); }
+
+std::string script_text(const std::string& s) {
   std::string out;
   out.reserve(s.size());
   for (char c : s) {

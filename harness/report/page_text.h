@@ -17,6 +17,9 @@ bool is_http_url(const std::string& url);
 /// <script type="application/json"> element holding it or open a comment in it.
 std::string script_json(const Json& v);
 
+/// JSON text already written (e.g. by parts, with Json::dump) made safe the same way as script_json.
+std::string script_text(const std::string& json_text);
+
 /// The Content-Security-Policy source of an inline element's text: "'sha256-<base64 of its SHA-256>'"
 /// (CSP Level 2, hash-source), so that only the report's own script and style run.
 std::string csp_hash_source(const std::string& text);

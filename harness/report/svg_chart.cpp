@@ -16,6 +16,7 @@ constexpr const char* kInk = "#1d2330";   // axes and text: black in grey-scale
 constexpr const char* kDark = "#1f3b73";  // the best bar, recipe points, lines: dark grey in grey-scale
 constexpr const char* kMid = "#7d97c2";   // the other bars: mid grey
 constexpr const char* kGrid = "#d5dae3";
+constexpr double kLabelFont = 11;  // px, the scatter's rank labels
 
 /// A coordinate with at most one decimal ("12.5", "40").
 std::string num(double v) {
@@ -79,6 +80,18 @@ std::string y_axis(const Frame& f, const Scale& y, const std::vector<double>& ti
   o << "<text x=\"12\" y=\"" << num(cy) << "\" text-anchor=\"middle\" class=\"axis-title\" font-size=\"12\" "
     << "transform=\"rotate(-90 12 " << num(cy) << ")\">" << escape_xml(title) << "</text></g>";
   return o.str();
+}
+
+/// `s` cut (on a UTF-8 character boundary, with "…") to fit `room` px at `font_px` (svg::text_width).
+std::string fit_text(const std::string& s, double font_px, double room) {
+  if (text_width(s, font_px) <= room) return s;
+  std::string cut = s;
+  while (!cut.empty() && text_width(cut + "…", font_px) > room) {
+    // One code point off the end: its continuation bytes, then its lead (or ASCII) byte.
+    while (!cut.empty() && (static_cast<unsigned char>(cut.back()) & 0xC0) == 0x80) cut.pop_back();
+    if (!cut.empty()) cut.pop_back();
+  }
+  return cut + "…";
 }
 
 double max_of(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
@@ -149,7 +162,9 @@ BarLayout layout_bars(const std::vector<Bar>& bars, double width, size_t max_bar
   BarLayout L;
   L.total = bars.size();
   L.shown = std::min(bars.size(), max_bars);
-  constexpr double kRow = 24, kBar = 16;
+  const bool details = std::any_of(bars.begin(), bars.begin() + static_cast<std::ptrdiff_t>(L.shown),
+                                   [](const Bar& b) { return !b.detail.empty(); });
+  const double kRow = details ? 36 : 24, kBar = 16;
   L.frame = Frame{width, 0, 230, 70, 8, 44};
   L.frame.height = L.frame.top + kRow * static_cast<double>(L.shown) + L.frame.bottom;
   double top_value = 0;
@@ -168,18 +183,22 @@ std::string bar_chart_svg(const std::vector<Bar>& bars, const std::string& chart
   o << open_svg(chart_id, title, L.frame.width, L.frame.height);
   o << x_axis(L.frame, L.x, L.ticks, "tokens/s per GPU (measured)");
   o << "<g class=\"bars\" font-size=\"12\" fill=\"" << kInk << "\">";
+  const double room = L.frame.x0() - 12;  // label column width, px
   for (size_t i = 0; i < L.shown; ++i) {
     const Rect& r = L.rows[i];
     const Bar& b = bars[i];
-    std::string label = "#" + std::to_string(b.rank) + "  " + b.label;
-    if (label.size() > 34) {  // cut on a UTF-8 character boundary
-      size_t cut = 33;
-      while (cut > 0 && (static_cast<unsigned char>(label[cut]) & 0xC0) == 0x80) --cut;
-      label = label.substr(0, cut) + "…";
-    }
+    const std::string label = fit_text("#" + std::to_string(b.rank) + "  " + b.label, 12, room);
+    const std::string full = "#" + std::to_string(b.rank) + " " + b.label + (b.detail.empty() ? "" : " (" + b.detail + ")");
     o << "<g class=\"bar\" data-id=\"" << escape_xml(b.id) << "\"><title>"
-      << escape_xml("#" + std::to_string(b.rank) + " " + b.label + ": " + fixed(b.value, 1) + " tokens/s/GPU")
-      << "</title>" << text(L.frame.x0() - 8, r.y + 12, label, "end") << "<rect x=\"" << num(r.x) << "\" y=\""
+      << escape_xml(full + ": " + fixed(b.value, 1) + " tokens/s/GPU") << "</title>";
+    if (b.detail.empty()) {
+      o << text(L.frame.x0() - 8, r.y + 12, label, "end");
+    } else {
+      o << text(L.frame.x0() - 8, r.y + 5, label, "end", " class=\"bar-label\"")
+        << text(L.frame.x0() - 8, r.y + 18, fit_text(b.detail, 10.5, room), "end",
+                " class=\"bar-detail\" font-size=\"10.5\" fill=\"#4a5262\"");
+    }
+    o << "<rect x=\"" << num(r.x) << "\" y=\""
       << num(r.y) << "\" width=\"" << num(r.width) << "\" height=\"" << num(r.height) << "\" fill=\""
       << (i == 0 ? kDark : kMid) << "\" stroke=\"" << kDark << "\"/>"
       << text(r.x + r.width + 5, r.y + 12, fixed(b.value, 1), "start") << "</g>";
@@ -220,7 +239,8 @@ std::string scatter_svg(const std::vector<ScatterPoint>& pts, const std::string&
   o << y_axis(L.frame, L.y, L.y_ticks, "$ per 1M tokens (computed)");
   o << text(L.frame.x1() - 4, L.frame.y1() - 6, "cheaper and faster than the medians", "end",
             " class=\"corner-label\" font-size=\"11\" font-weight=\"600\"");
-  o << "<g class=\"points\" font-size=\"11\" fill=\"" << kInk << "\">";
+  const LabelPlacement placed = place_labels(pts, L, kLabelFont);
+  o << "<g class=\"points\" fill=\"" << kInk << "\">";
   for (size_t i = 0; i < pts.size(); ++i) {
     const Point& p = L.points[i];
     const ScatterPoint& s = pts[i];
@@ -233,10 +253,96 @@ std::string scatter_svg(const std::vector<ScatterPoint>& pts, const std::string&
         << "stroke=\"" << kDark << "\" stroke-width=\"2\"/>";
     else  // a filled circle: recipes
       o << "<circle cx=\"" << num(p.x) << "\" cy=\"" << num(p.y) << "\" r=\"5\" fill=\"" << kDark << "\"/>";
-    o << text(p.x + 8, p.y - 6, "#" + std::to_string(s.rank), "start") << "</g>";
+    o << "</g>";
+  }
+  o << "</g><g class=\"labels\" font-size=\"" << num(kLabelFont) << "\" fill=\"" << kInk << "\">";
+  for (size_t i = 0; i < pts.size(); ++i) {
+    const Rect& b = placed.labels[i];
+    if (b.width <= 0) continue;
+    const Point& p = L.points[i];
+    if (placed.leader[i]) {  // from the marker's edge to the nearest point of the label's box
+      const double tx = std::clamp(p.x, b.x, b.x + b.width), ty = std::clamp(p.y, b.y, b.y + b.height);
+      o << "<line class=\"leader\" x1=\"" << num(p.x) << "\" y1=\"" << num(p.y) << "\" x2=\"" << num(tx)
+        << "\" y2=\"" << num(ty) << "\" stroke=\"#8a93a3\"/>";
+    }
+    o << "<text class=\"point-label\" data-id=\"" << escape_xml(pts[i].id) << "\" x=\"" << num(b.x + 1)
+      << "\" y=\"" << num(b.y + kLabelFont) << "\">" << escape_xml("#" + std::to_string(pts[i].rank)) << "</text>";
   }
   o << "</g></svg>";
   return o.str();
+}
+
+double text_width(const std::string& s, double font_px) {
+  double em = 0;
+  for (unsigned char c : s)
+    if ((c & 0xC0) != 0x80) em += c == ' ' ? 0.35 : 0.62;
+  return em * font_px;
+}
+
+bool intersects(const Rect& a, const Rect& b) {
+  return a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+}
+
+namespace {
+
+bool inside(const Rect& box, const Rect& area) {
+  return box.x >= area.x && box.y >= area.y && box.x + box.width <= area.x + area.width &&
+         box.y + box.height <= area.y + area.height;
+}
+
+/// The candidate box of a w x h label at distance `d` from point `p` in direction `dir` (0 right, 1 left, 2 above,
+/// 3 below, 4-7 the diagonals: up-right, up-left, down-right, down-left).
+Rect candidate(const Point& p, int dir, double d, double w, double h) {
+  const double k = d * 0.7071;
+  switch (dir) {
+    case 0: return {p.x + d, p.y - h / 2, w, h};
+    case 1: return {p.x - d - w, p.y - h / 2, w, h};
+    case 2: return {p.x - w / 2, p.y - d - h, w, h};
+    case 3: return {p.x - w / 2, p.y + d, w, h};
+    case 4: return {p.x + k, p.y - k - h, w, h};
+    case 5: return {p.x - k - w, p.y - k - h, w, h};
+    case 6: return {p.x + k, p.y + k, w, h};
+    default: return {p.x - k - w, p.y + k, w, h};
+  }
+}
+
+}  // namespace
+
+LabelPlacement place_labels(const std::vector<ScatterPoint>& pts, const ScatterLayout& L, double font_px,
+                            size_t max_labels, double max_distance) {
+  LabelPlacement out;
+  out.labels.assign(pts.size(), Rect{});
+  out.leader.assign(pts.size(), false);
+  std::vector<size_t> order(pts.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&pts](size_t a, size_t b) { return pts[a].rank < pts[b].rank; });
+  if (order.size() > max_labels) order.resize(max_labels);
+  std::vector<Rect> markers;
+  for (const Point& p : L.points) markers.push_back(Rect{p.x - 6, p.y - 6, 12, 12});
+  const Rect area{L.frame.x0(), L.frame.y0(), L.frame.x1() - L.frame.x0(), L.frame.y1() - L.frame.y0()};
+  std::vector<Rect> placed;
+  const auto is_free = [&](const Rect& box) {
+    if (!inside(box, area)) return false;
+    for (const Rect& r : placed)
+      if (intersects(box, r)) return false;
+    for (const Rect& m : markers)
+      if (intersects(box, m)) return false;
+    return true;
+  };
+  for (size_t i : order) {
+    const double w = text_width("#" + std::to_string(pts[i].rank), font_px) + 2, h = font_px * 1.25;
+    bool found = false;
+    for (double d = 7; d <= max_distance && !found; d += 5)
+      for (int dir = 0; dir < 8 && !found; ++dir) {
+        const Rect box = candidate(L.points[i], dir, d, w, h);
+        if (!is_free(box)) continue;
+        out.labels[i] = box;
+        out.leader[i] = d > 12;
+        placed.push_back(box);
+        found = true;
+      }
+  }
+  return out;
 }
 
 StepLayout layout_steps(const std::vector<double>& values, int window_first, int window_last, bool from_zero,

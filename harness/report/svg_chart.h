@@ -42,11 +42,13 @@ struct Point {
 struct Bar {
   std::string id, label;  ///< label: e.g. the layout ("TP2 PP8 VPP2 EP8 DP4")
   int rank = 0;
-  double value = 0;  ///< tokens/s/GPU
+  double value = 0;    ///< tokens/s/GPU
+  std::string detail;  ///< a second, smaller line under the label: what tells the bar apart (empty: none)
 };
 
 /// Horizontal bars, one row per entry (at most `max_bars`, best first), on an x axis from 0 to past the
-/// largest value. rows[i] is bar i's rectangle; ticks are the x axis's values.
+/// largest value. rows[i] is bar i's rectangle; ticks are the x axis's values. Rows are 24 px apart, 36 px when
+/// any shown bar has a detail line.
 struct BarLayout {
   Frame frame;
   Scale x;
@@ -82,6 +84,26 @@ struct ScatterLayout : PlotLayout {
   double median_x = 0, median_y = 0;
 };
 ScatterLayout layout_scatter(const std::vector<ScatterPoint>& pts, double width, double height);
+
+/// Text width in pixels of `s` at `font_px`, as drawn by a sans-serif UI font: an upper bound per character
+/// (0.62 em per character, 0.35 em for a space), so a box of this width holds the text.
+double text_width(const std::string& s, double font_px);
+
+/// Where the rank labels of a scatter's points go: label i is `labels[i]` (its box; width 0 when not drawn)
+/// beside point i. Deterministic: points in rank order (then by index), each label at the first free place of a
+/// fixed list of candidates around its point at growing distances (right, left, above, below, the diagonals),
+/// inside the frame's plot area, intersecting no earlier label's box and no point's marker (a 12 x 12 px square).
+/// A label with no free place within `max_distance` px is not drawn (its point keeps its tooltip); at most
+/// `max_labels` labels (the best ranks) are drawn. So no two drawn label boxes intersect.
+struct LabelPlacement {
+  std::vector<Rect> labels;
+  std::vector<bool> leader;  ///< label i is far from its point: a line joins them
+};
+LabelPlacement place_labels(const std::vector<ScatterPoint>& pts, const ScatterLayout& layout, double font_px,
+                            size_t max_labels = 40, double max_distance = 90);
+
+/// True when the two boxes share interior area (touching edges do not intersect).
+bool intersects(const Rect& a, const Rect& b);
 std::string scatter_svg(const std::vector<ScatterPoint>& pts, const std::string& chart_id, const std::string& title);
 
 /// Median of `v` (mean of the middle two for an even count); 0 for an empty vector.
