@@ -10,8 +10,8 @@ namespace recipebench {
 std::string window_problem(const StepWindow& w, int total_steps) {
   const std::string range = std::to_string(w.first) + ".." + std::to_string(w.last);
   if (!w.inside(total_steps))
-    return "window " + range + " with " + std::to_string(total_steps) +
-           " steps, expected 0 <= first <= last <= " + std::to_string(total_steps - 1) + " (steps numbered from 0)";
+    return "window " + range + " with " + std::to_string(total_steps) + (total_steps == 1 ? " step" : " steps") +
+           ", expected 0 <= first <= last <= " + std::to_string(total_steps - 1) + " (steps numbered from 0)";
   if (w.steps() < kMinWindowSteps)
     return "window " + range + " holds " + std::to_string(w.steps()) + " step, expected at least " +
            std::to_string(kMinWindowSteps) + " (the step-time CV is a sample standard deviation: n - 1 >= 1)";

@@ -12,7 +12,8 @@ constexpr const char* kBlock = "/correctness/convergence";
 /// "15 pointwise failures over 20 steps" ("over 20 steps" only when steps is given).
 std::string failures_text(int64_t failures, const Json& c) {
   std::string s = std::to_string(failures) + " pointwise failure" + (failures == 1 ? "" : "s");
-  if (c.contains("steps") && c["steps"].is_number_integer()) s += " over " + c["steps"].dump() + " steps";
+  if (c.contains("steps") && c["steps"].is_number_integer())
+    s += " over " + c["steps"].dump() + (c["steps"].get<int64_t>() == 1 ? " step" : " steps");
   return s;
 }
 }  // namespace

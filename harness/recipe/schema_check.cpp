@@ -303,7 +303,9 @@ bool report_missing(CheckState& st, Json& here, const Violation& v) {
 /// With `additionalProperties: false` the error points at the object; with the `{$ref: noField}` form (see the
 /// schema's header) it points at the unknown member itself. True when a member was removed.
 bool report_unknown(CheckState& st, Json& here, const Violation& v) {
-  const bool at_member = v.keyword == "not";
+  // The validator may point an additionalProperties violation at the member rather than at its object (a number
+  // under optimizer_sharding: found by the fuzzer, issue 33): a node that is not an object is the member.
+  const bool at_member = v.keyword == "not" || !v.node_value.is_object();
   const std::string object_ptr = at_member ? v.doc_ptr.substr(0, v.doc_ptr.rfind('/')) : v.doc_ptr;
   const Json* object_schema = at_member ? schema_for(st.schema, st.value, object_ptr) : &here;
   std::vector<std::string> known;

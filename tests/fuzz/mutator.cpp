@@ -261,10 +261,9 @@ std::string Mutator::flow_open() {
       return std::string(n, '[');
     case 1:
       return std::string(n, '{');
-    default: {
+    default: {  // n openers, '[' and '{a: ' mixed (at most 4 Mi of them, so the input stays inside the cap)
       std::string v;
-      v.reserve(n);
-      while (v.size() < n) v += pick(2) ? "[" : "{a: ";
+      for (size_t k = 0; k < std::min(n, size_t{4} << 20); ++k) v += pick(2) ? "[" : "{a: ";
       return v;
     }
   }
@@ -295,8 +294,12 @@ void Mutator::duplicate_key(std::vector<std::string>& lines, bool json) {
   const std::string key = lines[i].substr(from, to - from);
   const std::string rest = lines[i].substr(to);
   if (json) {
-    // The copy before the line, always followed by a comma, so the object stays well-formed.
-    std::string copy = pad + key + (pick(2) ? rest : ": " + extreme_number());
+    // The copy before the line, always followed by a comma, so the object stays well-formed: the same member, or
+    // the key with another JSON value; a member that opens an object or list is copied as the key with a value.
+    static const char* const values[] = {"0", "-1", "1e308", "9223372036854775808", "\"x\"", "null", "true", "{}"};
+    const size_t last = rest.find_last_not_of(" ,");
+    const bool opens = last != std::string::npos && (rest[last] == '{' || rest[last] == '[');
+    std::string copy = pad + key + (pick(2) && !opens ? rest : std::string(": ") + values[pick(std::size(values))]);
     if (copy.back() != ',') copy += ',';
     lines.insert(lines.begin() + static_cast<long>(i), copy);
     return;
