@@ -452,6 +452,42 @@ mu::data string_list(const std::set<std::string>& items) {
   return l;
 }
 
+/// The page's "not ranked" list (has_unranked, unranked), when there is one.
+void set_unranked(const Leaderboard& board, mu::data& page) {
+  if (board.unranked.empty()) return;
+  page.set("has_unranked", mu::data::type::bool_true);
+  mu::data unranked{mu::data::type::list};
+  for (const auto& u : board.unranked) unranked << mu::data(u);
+  page.set("unranked", unranked);
+}
+
+/// One row of the "Predicted, not measured" table.
+mu::data prediction_row(const PredictedEntry& p) {
+  mu::data row;
+  row.set("file", p.file);
+  row.set("model", p.model);
+  row.set("cluster", fmt::format("{} x {}", p.gpus, p.gpu_type));
+  row.set("layout", p.layout_label);
+  row.set("tokens", fixed(p.tokens_per_s_per_gpu, 1));
+  row.set("step", fmt::format("{:.2f}", p.step_seconds));
+  row.set("mfu", p.mfu ? fmt::format("{:.1f}%", *p.mfu * 100) : "-");
+  row.set("usd", p.usd_per_million_tokens ? fmt::format("{:.2f}", *p.usd_per_million_tokens) : "-");
+  row.set("measured", p.measured_tokens_per_s_per_gpu ? fixed(*p.measured_tokens_per_s_per_gpu, 1) : "-");
+  row.set("error", p.error() ? fmt::format("{:+.1f}%", *p.error() * 100) : "-");
+  row.set("predicted", p.predicted);
+  row.set("profiles", std::to_string(p.profiles.size()));
+  return row;
+}
+
+/// The page's "Predicted, not measured" table (has_predictions, predictions), when there are predictions.
+void set_predictions(const Leaderboard& board, mu::data& page) {
+  if (board.predictions.empty()) return;
+  page.set("has_predictions", mu::data::type::bool_true);
+  mu::data rows{mu::data::type::list};
+  for (const PredictedEntry& p : board.predictions) rows << prediction_row(p);
+  page.set("predictions", rows);
+}
+
 }  // namespace
 
 std::string leaderboard_to_html(const Leaderboard& board) {
@@ -483,33 +519,8 @@ std::string leaderboard_to_html(const Leaderboard& board) {
   page.set("statuses", string_list(statuses));
   page.set("gpu_types", string_list(gpu_types));
   page.set("backends", string_list(backends));
-  if (!board.unranked.empty()) {
-    page.set("has_unranked", mu::data::type::bool_true);
-    mu::data unranked{mu::data::type::list};
-    for (const auto& u : board.unranked) unranked << mu::data(u);
-    page.set("unranked", unranked);
-  }
-  if (!board.predictions.empty()) {
-    page.set("has_predictions", mu::data::type::bool_true);
-    mu::data rows{mu::data::type::list};
-    for (const PredictedEntry& p : board.predictions) {
-      mu::data row;
-      row.set("file", p.file);
-      row.set("model", p.model);
-      row.set("cluster", fmt::format("{} x {}", p.gpus, p.gpu_type));
-      row.set("layout", p.layout_label);
-      row.set("tokens", fixed(p.tokens_per_s_per_gpu, 1));
-      row.set("step", fmt::format("{:.2f}", p.step_seconds));
-      row.set("mfu", p.mfu ? fmt::format("{:.1f}%", *p.mfu * 100) : "-");
-      row.set("usd", p.usd_per_million_tokens ? fmt::format("{:.2f}", *p.usd_per_million_tokens) : "-");
-      row.set("measured", p.measured_tokens_per_s_per_gpu ? fixed(*p.measured_tokens_per_s_per_gpu, 1) : "-");
-      row.set("error", p.error() ? fmt::format("{:+.1f}%", *p.error() * 100) : "-");
-      row.set("predicted", p.predicted);
-      row.set("profiles", std::to_string(p.profiles.size()));
-      rows << row;
-    }
-    page.set("predictions", rows);
-  }
+  set_unranked(board, page);
+  set_predictions(board, page);
   page.set("compare_json", compare_json(board));
   mu::mustache tmpl{kLeaderboardTemplate};
   if (!tmpl.is_valid()) throw std::logic_error("leaderboard page template: " + tmpl.error_message());
