@@ -77,7 +77,7 @@ TEST_CASE("fuzz mutator lone-cr: every line end a lone CR, or one of them (yaml-
   CHECK(one);
 }
 
-TEST_CASE("fuzz mutator flow-open: runs of 65 to 15 MiB unclosed '[' or '{' (yaml-flow-open-memory)",
+TEST_CASE("fuzz mutator flow-open: runs of 65 to 15 MiB of unclosed flow brackets or braces (yaml-flow-open-memory)",
           "[fuzz][mutator]") {
   size_t longest = 0;
   bool square = false, curly = false;
@@ -153,7 +153,7 @@ TEST_CASE("fuzz mutator collection-tag: tags on mappings and lists, core scalar 
             .find("python/object") != std::string::npos);
 }
 
-TEST_CASE("fuzz mutator nul-key: a NUL in a key, raw, escaped or as JSON's \\u0000 (nul-key-exception)",
+TEST_CASE("fuzz mutator nul-key: a NUL in a key, raw, escaped or as JSON's escape u0000 (nul-key-exception)",
           "[fuzz][mutator]") {
   bool raw = false, escaped = false, top = false;
   for (const auto& t : mutants(Mutation::kNulKey, recipe_seed(), 40)) {

@@ -243,7 +243,7 @@ TEST_CASE("leaderboard-repeated-runs-mixed-commits (2026-12-02): the latest run 
   CHECK(leaderboard_to_json(board_of(shuffled))["groups"] == json["groups"]);
 }
 
-TEST_CASE("runs that measured otherwise are not folded; a seed of its own is, and said", "[report][groups]") {
+TEST_CASE("runs that measured otherwise are not folded, a seed of its own is and says so", "[report][groups]") {
   const std::string file = case_path("leaderboard-repeated-runs-mixed-commits/proxy4l-2gpu-dp2-bf16-20261130T210302Z.json");
   CheckedRunRecord checked = check_run_record(read_json_file(file), file);
   REQUIRE(checked.ok());
