@@ -280,12 +280,7 @@ ModelConfig read_model(const Json& config, const std::string& name) {
   read_linear_and_moe(r, m);
   m.mtp_layers = r.integer_or("mtp_num_hidden_layers", 0, 0);
   read_attention_pattern(r, m);
-  try {
-    (void)count_params(m);
-  } catch (const std::overflow_error&) {
-    r.fail("hidden_size", std::to_string(m.hidden_size) + " with the other widths (a parameter count beyond 2^63)",
-           "widths whose parameter count fits 64 bits");
-  }
+  require_countable(r, m);
   return m;
 }
 
@@ -449,6 +444,15 @@ ModelConfig load_hf_config(const std::string& path) {
     const auto [line, column] = json_line_column(text, f.path);
     throw std::invalid_argument(path + ":" + std::to_string(line) + ":" + std::to_string(column) +
                                 ": error: " + f.path + ": " + f.found + ", expected " + f.expected);
+  }
+}
+
+void hf::require_countable(const hf::Reader& r, const ModelConfig& m) {
+  try {
+    (void)count_params(m);
+  } catch (const std::overflow_error&) {
+    r.fail("hidden_size", std::to_string(m.hidden_size) + " with the other widths (a parameter count beyond 2^63)",
+           "widths whose parameter count fits 64 bits");
   }
 }
 

@@ -280,12 +280,7 @@ ModelConfig read_transformer_model(const Json& config, const std::string& name) 
   m.full_attention_interval = 1;  // every layer's mixer is attention
   read_common(r, m, default_head_dim(spec.family));
   read_family(r, spec.family, m);
-  try {
-    (void)count_params(m);
-  } catch (const std::overflow_error&) {
-    r.fail("hidden_size", std::to_string(m.hidden_size) + " with the other widths (a parameter count beyond 2^63)",
-           "widths whose parameter count fits 64 bits");
-  }
+  require_countable(r, m);
   return m;
 }
 

@@ -8,6 +8,10 @@
 
 #include "util/json.h"
 
+namespace recipebench {
+struct ModelConfig;
+}
+
 namespace recipebench::hf {
 
 /// The largest integer a config.json field may hold (Reader::integer).
@@ -70,5 +74,8 @@ class Reader {
   const Json& obj_;
   std::string prefix_;
 };
+
+/// Fails at hidden_size (Reader::fail) when `m`'s parameter count (count_params) overflows 64 bits.
+void require_countable(const Reader& r, const ModelConfig& m);
 
 }  // namespace recipebench::hf
