@@ -184,15 +184,17 @@ TEST_CASE("distributed optimizer, two ranks: BF16 + remainder masters and BF16 m
   for (const bool bf16_moments : {false, true}) {
     RecipeOptimizer o = remainder_options();
     if (bf16_moments) o.exp_avg_dtype = o.exp_avg_sq_dtype = StateDtype::kBf16;
+    // Drawn once, before the ranks start: the two rank threads share libtorch's global generator, so draws
+    // made inside them interleave and each rank would see different parameters and gradients.
+    torch::manual_seed(21);
+    const auto w0 = (torch::randn({37, 23}) * 0.02).to(torch::kBFloat16);
+    const auto b0 = (torch::randn({23}) * 0.02).to(torch::kBFloat16);
+    std::vector<std::vector<torch::Tensor>> g(3);  // g[s] = {w grad rank 0, b grad rank 0, rank 1's}
+    for (int s = 0; s < 3; ++s)
+      for (int k = 0; k < 4; ++k) g[s].push_back(torch::randn(k % 2 ? std::vector<int64_t>{23} : std::vector<int64_t>{37, 23}) * 1e-2);
     std::vector<char> same(2, 0);
     const auto errors = rbt_test::on_two_ranks(
         [&](int r, dist::ProcessGroup& pg) {
-          torch::manual_seed(21);  // the same parameters and both ranks' gradients on every rank
-          const auto w0 = (torch::randn({37, 23}) * 0.02).to(torch::kBFloat16);
-          const auto b0 = (torch::randn({23}) * 0.02).to(torch::kBFloat16);
-          std::vector<std::vector<torch::Tensor>> g(3);  // g[s] = {w grad rank 0, b grad rank 0, rank 1's}
-          for (int s = 0; s < 3; ++s)
-            for (int k = 0; k < 4; ++k) g[s].push_back(torch::randn(k % 2 ? std::vector<int64_t>{23} : std::vector<int64_t>{37, 23}) * 1e-2);
           auto dw = w0.clone().set_requires_grad(true), db = b0.clone().set_requires_grad(true);
           auto rw = w0.clone().set_requires_grad(true), rb = b0.clone().set_requires_grad(true);
           train::DistributedAdam dist_adam({dw, db}, o, pg);
