@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "layout/rank_map.h"
+#include "recipe/run_model.h"
 #include "recipe/validate.h"
 #include "test_util.h"
 
@@ -65,4 +66,22 @@ TEST_CASE("TP2 PP6 EP8 DP4 on 48 GPUs: 10 layers per stage, 1F1B", "[rankmap]") 
   const std::string text = format_rank_map(m);
   CHECK_THAT(text, Catch::Contains("world 48 = TP 2 x CP 1 x DP 4 x PP 6; experts: ETP 1 x EP 8 x EDP 1 x PP 6"));
   CHECK_THAT(text, Catch::Contains("layers per pipeline stage: 10, 10, 10, 10, 10, 10"));
+}
+
+TEST_CASE("a model known by its stated counts only: no rank map, and the refusal says why instead of 0 layers",
+          "[rankmap]") {
+  // The seed's 64-GPU recipe (layer_split first 6 + last 6) with a model name outside the registry: validate accepts
+  // it on its stated active count and warns that the layout arithmetic is not checked (found by the fuzz bench).
+  std::string text = test::read_file(test::seed_recipe("attune-tp2-pp8-ep8-vpp2-mt16k"));
+  const std::string from = "model: Qwen3.5-397B-A17B\n";
+  REQUIRE(text.find(from) != std::string::npos);
+  text.replace(text.find(from), from.size(), "model: Unlisted-MoE-397B\n");
+  const ValidatedRecipe v = validate_recipe_text(text, "unlisted.yaml");
+  REQUIRE(v.ok());
+  const auto model = run_model(*v.recipe);
+  REQUIRE(model);
+  CHECK_FALSE(model->model.architecture_known());
+  CHECK_THROWS_WITH(build_rank_map(*v.recipe, model->model),
+                    Catch::Contains("Unlisted-MoE-397B is known by its stated counts only") &&
+                        Catch::Contains("no rank map is built") && !Catch::Contains("of 0 layers"));
 }

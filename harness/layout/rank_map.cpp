@@ -27,6 +27,10 @@ std::string layer_split_problem(int64_t layers, const RecipeLayout& L) {
 }  // namespace
 
 RankMap build_rank_map(const Recipe& r, const ModelConfig& model) {
+  if (!model.architecture_known())
+    throw std::invalid_argument("model " + model.name +
+                                " is known by its stated counts only: its layers are not known, so no rank map is "
+                                "built (name its config.json in model_params.config)");
   const RecipeLayout& L = r.layout;
   RankMap m;
   m.world = static_cast<int>(L.world());

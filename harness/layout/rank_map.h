@@ -41,7 +41,8 @@ struct RankMap {
 /// Builds the rank map of a validated recipe's layout for `model`. Layers of virtual stage v on pipeline rank p
 /// follow Megatron-Core's get_transformer_layer_offset: each stage's layers split evenly over its VPP chunks and
 /// chunk v of every stage taken in pipeline order before chunk v + 1. Throws std::invalid_argument when the
-/// layout's arithmetic does not hold (validate reports the same problems with locations).
+/// layout's arithmetic does not hold (validate reports the same problems with locations), or when `model` is known
+/// by its stated counts only (ModelFamily::kStated: no layer count to split).
 RankMap build_rank_map(const Recipe& recipe, const ModelConfig& model);
 
 /// Keeps `layers` decoder layers on every rank of pipeline stage `pp` (an emulated rank's `--layers`,

@@ -195,9 +195,10 @@ Verdict check_recipe(const std::string& text) {
   out.accepted = true;
   if (const std::string fault = yaml_accepted_faults(text); !fault.empty())
     return finding("a recipe validate accepts holds " + fault);
-  // A valid recipe must give its dry-run rank map and a leaderboard without an error.
+  // A valid recipe must give its dry-run rank map (when its model's layers are known: run --dry-run says "not
+  // built" otherwise) and a leaderboard without an error.
   const Recipe& r = *v.recipe;
-  if (const auto model = run_model(r); model && r.layout.world() <= 65536) {
+  if (const auto model = run_model(r); model && model->model.architecture_known() && r.layout.world() <= 65536) {
     try {
       (void)format_rank_map(build_rank_map(r, model->model));
     } catch (const std::invalid_argument& e) {
