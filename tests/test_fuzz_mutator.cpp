@@ -305,3 +305,26 @@ TEST_CASE("found by the fuzz bench of 2026-12-03: a number where a closed object
         errors.end());
   CHECK(check_in_process(read_file(file), InputKind::kRunRecord).reason == "");
 }
+
+TEST_CASE("found by the clean fuzz bench of 2026-12-03: a count of 1 in the singular, and no rank map for a model "
+          "of unknown layers",
+          "[fuzz][findings]") {
+  // result.steps_per_run: 1 with the window 5..19: the message said "1 steps per run".
+  const std::string one = read_file(source_path("tests/data/cases/fuzz/findings/window-one-step.yaml"));
+  const ValidatedRecipe v = validate_recipe_text(one, "window-one-step.yaml");
+  REQUIRE(v.errors.size() == 1);
+  CHECK(v.errors[0].path == "result.window[1]");
+  CHECK(v.errors[0].found == "window 5..19 with 1 step per run");
+  CHECK(v.errors[0].expected == "0 <= first <= last <= 0 (steps numbered from 0)");
+  CHECK(check_in_process(one, InputKind::kRecipe).reason == "");
+  // A model name outside the registry (a line moved into it) known by the stated active count only: validate warns
+  // that the layer split is not checked, and the oracle, like `run --dry-run`, builds no rank map for it.
+  const std::string unknown = read_file(source_path("tests/data/cases/fuzz/findings/unknown-model-layer-split.yaml"));
+  const ValidatedRecipe u = validate_recipe_text(unknown, "unknown-model-layer-split.yaml");
+  CHECK(u.ok());
+  REQUIRE_FALSE(u.warnings.empty());
+  CHECK_THAT(u.warnings[0].found, Catch::Contains("is outside the registry, known by its stated counts only"));
+  const Verdict verdict = check_in_process(unknown, InputKind::kRecipe);
+  CHECK(verdict.accepted);
+  CHECK(verdict.reason == "");
+}

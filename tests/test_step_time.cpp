@@ -12,6 +12,7 @@
 #include "plan/compute_profile.h"
 #include "plan/layout_search.h"
 #include "plan/memory_plan.h"
+#include "plan/optimizer_traffic.h"
 #include "plan/step_time.h"
 #include "recipe/layout_check.h"
 #include "recipe/run_model.h"
@@ -147,7 +148,6 @@ TEST_CASE("step time: a fitted profile predicts its own shape, and scales with t
     const bool decoder = comp(c) != ProfileComponent::kEmbedding && comp(c) != ProfileComponent::kLmHeadLoss;
     CHECK(rec[kR][c] == Approx(decoder ? fwd[kF][c] : 0.0));
   }
-  CHECK(u.optimizer_seconds_per_param == 0);
   CHECK(u.weight_stream_bytes_per_s == 0);
   // Achieved FLOP/s: the inverse of seconds per FLOP, matrix components only.
   const auto flops = achieved_flops(u);
@@ -399,6 +399,50 @@ TEST_CASE("step time: the seed's emulated ranks read back as profiles, and predi
   CHECK(p.ranks[0].tp_exposed > 0);  // TP2 gathers
   CHECK(p.mfu.has_value());
   CHECK(p.usd_per_million_tokens.has_value());
+
+  // The committed profiles ran the plain FP32 state (34 bytes per parameter); the seed's recipe keeps BF16 +
+  // remainder masters (32): its optimizer step is priced at 32 / 34 of the same recipe with FP32 masters.
+  for (const ProfiledRank& r : ranks) CHECK(r.optimizer_bytes_per_param == 34);
+  REQUIRE(seed.optimizer.master_weights == MasterWeights::kBf16Remainder);
+  Recipe fp32 = seed;
+  fp32.optimizer.master_weights = MasterWeights::kFp32;
+  const StepPrediction q = predict_step(fp32, m, map, fit_unit_costs(ranks), recipe_network(fp32), o);
+  REQUIRE(q.ranks.size() == p.ranks.size());
+  for (size_t i = 0; i < p.ranks.size(); ++i) {
+    CHECK(q.ranks[i].optimizer > 0);
+    CHECK(p.ranks[i].optimizer == Approx(q.ranks[i].optimizer * 32 / 34));
+  }
+}
+
+TEST_CASE("optimizer traffic: bytes per parameter of each state form, by docs/optimizer.md's count",
+          "[step-time][optimizer]") {
+  RecipeOptimizer o;
+  CHECK(optimizer_step_bytes_per_param(o, Kernels::kFused) == 34);  // 4 norm + 4 g + 10 master + 8 m + 8 v
+  CHECK(optimizer_step_bytes_per_param(o, Kernels::kOps) == 54);
+  o.master_weights = MasterWeights::kBf16Remainder;
+  CHECK(optimizer_step_bytes_per_param(o, Kernels::kFused) == 32);  // Megatron-LM's precision-aware defaults
+  o.exp_avg_dtype = StateDtype::kBf16;
+  CHECK(optimizer_step_bytes_per_param(o, Kernels::kFused) == 28);
+  o.exp_avg_sq_dtype = StateDtype::kBf16;
+  CHECK(optimizer_step_bytes_per_param(o, Kernels::kFused) == 24);
+  CHECK(optimizer_state_label(o) == "BF16 + remainder masters, Adam moments in bf16 / bf16");
+  CHECK_THROWS_WITH(optimizer_step_bytes_per_param(o, Kernels::kOps), Catch::Contains("not modelled"));
+  RecipeOptimizer moments_only;
+  moments_only.exp_avg_sq_dtype = StateDtype::kBf16;
+  CHECK(optimizer_step_bytes_per_param(moments_only, Kernels::kFused) == 30);
+  CHECK_THROWS_WITH(optimizer_step_bytes_per_param(moments_only, Kernels::kOps), Catch::Contains("exp_avg"));
+}
+
+TEST_CASE("step time: the optimizer step from a profile of BF16 + remainder masters streams at its own 32 bytes",
+          "[step-time][optimizer]") {
+  const ModelConfig proxy = find_model("Qwen3.5-35B-A3B")->with_layers(4);
+  const ChunkShape s = whole_model(proxy, 8192, 8192);
+  ProfiledRank r = synthetic_rank(proxy, s, "H200", 0.032);  // 1e9 parameters, 32 bytes each in 0.032 s
+  r.optimizer_bytes_per_param = 32;
+  CHECK(fit_unit_costs({r}).weight_stream_bytes_per_s == Approx(1e12));
+  ProfiledRank ops = r;
+  ops.kernels = Kernels::kOps;
+  CHECK_THROWS_WITH(fit_unit_costs({r, ops}), Catch::Contains("two kernel sets"));
 }
 
 TEST_CASE("step time: the leaderboard lists predictions apart, with the error where the recipe was measured",

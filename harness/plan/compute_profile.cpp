@@ -172,6 +172,9 @@ void check_same_profile(const UnitCosts& u, const ProfiledRank& r) {
     throw std::invalid_argument("profiles of two models (" + u.model + ", " + r.model + "): give one model's");
   if (r.gpu != u.gpu)
     throw std::invalid_argument("profiles measured on two devices (" + u.gpu + ", " + r.gpu + "): give one device's");
+  if (r.kernels != u.kernels)
+    throw std::invalid_argument("profiles of two kernel sets (bench.kernels " + to_string(u.kernels) + ", " +
+                                to_string(r.kernels) + "): give one set's");
   if (r.chunks.empty()) throw std::invalid_argument(r.source + ": the profile holds no pass");
 }
 
@@ -203,15 +206,15 @@ UnitCosts fit_unit_costs(const std::vector<ProfiledRank>& ranks) {
   UnitCosts u;
   u.gpu = ranks.front().gpu;
   u.model = ranks.front().model;
+  u.kernels = ranks.front().kernels;
   ComponentCells rec_s{}, rec_w{};
   CellPoints points;
-  double opt_s = 0, opt_p = 0, between_s = 0, between_p = 0;
+  double opt_s = 0, opt_bytes = 0, between_s = 0, between_p = 0;
   for (const ProfiledRank& r : ranks) {
     opt_s += r.optimizer_seconds;
-    opt_p += r.optimizer_params;
+    opt_bytes += r.optimizer_bytes_per_param * r.optimizer_params;  // docs/optimizer.md, "Memory traffic"
   }
-  // The optimizer step moves 34 bytes per parameter of its shard (docs/optimizer.md, "Memory traffic").
-  u.weight_stream_bytes_per_s = opt_s > 0 ? 34.0 * opt_p / opt_s : 0;
+  u.weight_stream_bytes_per_s = opt_s > 0 ? opt_bytes / opt_s : 0;
   for (const ProfiledRank& r : ranks) {
     check_same_profile(u, r);
     u.sources.push_back(r.source);
@@ -237,7 +240,6 @@ UnitCosts fit_unit_costs(const std::vector<ProfiledRank>& ranks) {
     u.measured_backward[kRecompute][c] = rec_w[c] > 0;
     if (rec_w[c] > 0) u.backward_pass[kRecompute][c] = rec_s[c] / rec_w[c];
   }
-  u.optimizer_seconds_per_param = opt_p > 0 ? opt_s / opt_p : 0;
   u.between_seconds_per_param = between_p > 0 ? between_s / between_p : 0;
   return u;
 }

@@ -97,6 +97,10 @@ struct ProfiledRank {
   int64_t microbatches = 0;      ///< per step
   double optimizer_seconds = 0;  ///< the optimizer's step, seconds
   double optimizer_params = 0;   ///< parameters whose state that step updated (the rank's shards), elements
+  /// The bytes that step moved per parameter: optimizer_step_bytes_per_param of the record's optimizer state form
+  /// and kernels (plan/optimizer_traffic.h); 34 for the plain FP32 state with the fused kernels.
+  double optimizer_bytes_per_param = 34;
+  Kernels kernels = Kernels::kFused;  ///< the kernels the profile ran (bench.kernels)
 };
 
 /// Multiplies every measured second of `r` (its chunks' cells, the seconds between passes, its optimizer step) by
@@ -111,10 +115,12 @@ struct UnitCosts {
   std::array<ComponentCells, kPassPhases> backward_pass{};  ///< seconds per unit in a backward pass
   std::array<std::array<bool, kProfileComponents>, kPassPhases> measured_backward{};  ///< backward_pass known
   std::array<bool, kProfileComponents> measured_forward{};                            ///< forward_pass[forward] known
-  double optimizer_seconds_per_param = 0;
-  /// The bandwidth the rank's weights stream at: the optimizer step's bytes (34 per parameter of its shard,
-  /// docs/optimizer.md) over its seconds, bytes/s; 0 when no optimizer step was measured (then no per-pass cost).
+  /// The bandwidth the rank's weights stream at: the optimizer steps' bytes (ProfiledRank::optimizer_bytes_per_param
+  /// times their parameters, docs/optimizer.md) over their seconds, bytes/s; 0 when no optimizer step was measured
+  /// (then no per-pass cost and no optimizer step predicted). A target's optimizer step moves its own state form's
+  /// bytes at this bandwidth.
   double weight_stream_bytes_per_s = 0;
+  Kernels kernels = Kernels::kFused;  ///< the profiles' kernels: the target's optimizer traffic is counted for them
   /// Each pass's fixed cost, [0 forward, 1 backward][component]: seconds per byte of the weights it streams
   /// (weight_bytes_per_pass), or for a component without weights seconds per layer of the chunk. With profiles of
   /// one microbatch size: 1 / weight_stream_bytes_per_s for the matrix components and the embedding, 0 for the
@@ -133,9 +139,9 @@ struct UnitCosts {
 /// kind and component, its seconds as a fixed part (UnitCosts::fixed_seconds_per_unit) plus seconds per unit of
 /// work over every chunk of every rank: with one microbatch size the fixed part is the weights' streaming and the
 /// rest over the work gives the unit cost (at least 0); with several sizes both by least squares (docs/step-time.md,
-/// "Per-pass costs"). The recompute phase per unit of work, the optimizer's seconds over its parameters and the
-/// seconds between passes over the weights likewise. Throws std::invalid_argument for no ranks, ranks of different
-/// models or devices, or a rank without chunks.
+/// "Per-pass costs"). The recompute phase per unit of work and the seconds between passes over the weights likewise.
+/// Throws std::invalid_argument for no ranks, ranks of different models, devices or kernels, or a rank without
+/// chunks.
 UnitCosts fit_unit_costs(const std::vector<ProfiledRank>& ranks);
 
 /// The profile's achieved throughput of each matrix component in its forward and backward passes' own phases:

@@ -6,6 +6,7 @@
 
 #include "catalog/hardware.h"
 #include "plan/activation_memory.h"
+#include "plan/optimizer_traffic.h"
 
 namespace recipebench {
 
@@ -242,14 +243,6 @@ RankMemory rank_memory(const Recipe& recipe, const ModelConfig& m, const RankMap
   r.peak_phase = ph.name;
   r.peak = r.params + r.grads + r.optimizer + r.activations_in_flight + r.transient;
   return r;
-}
-
-/// "FP32 masters and Adam moments", or what the recipe's optimizer stores instead.
-std::string optimizer_state_label(const RecipeOptimizer& o) {
-  const bool plain_moments = o.exp_avg_dtype == StateDtype::kFp32 && o.exp_avg_sq_dtype == StateDtype::kFp32;
-  const std::string masters = o.master_weights == MasterWeights::kFp32 ? "FP32 masters" : "BF16 + remainder masters";
-  if (plain_moments) return masters + " and Adam moments";
-  return masters + ", Adam moments in " + to_string(o.exp_avg_dtype) + " / " + to_string(o.exp_avg_sq_dtype);
 }
 
 /// The plan table's row: "optimizer state (FP32 masters, moments)" by default, else e.g. "optimizer (BF16+rem.

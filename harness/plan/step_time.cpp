@@ -9,6 +9,7 @@
 
 #include "metrics/metrics.h"
 #include "plan/memory_plan.h"
+#include "plan/optimizer_traffic.h"
 #include "recipe/result_check.h"
 #include "schedule/pipeline_timing.h"
 
@@ -262,8 +263,9 @@ void time_stage_optimizer(const StepInputs& in, const MemoryPlan& memory, int p,
   rt.dp_exposed = (in.options.overlap_grad_reduce ? std::max(0.0, rs - last_backward) : rs) +
                   (in.options.overlap_param_gather ? std::max(0.0, ag - first_forward) : ag);
   const int memory_bound = static_cast<int>(ProfileComponent::kOther);  // the optimizer is memory-bound: HBM scale
-  rt.optimizer = in.costs.optimizer_seconds_per_param * shards.shard_params() * in.options.scale[memory_bound] *
-                 in.options.stack_factor;
+  const double bytes = optimizer_step_bytes_per_param(in.recipe.optimizer, in.costs.kernels) * shards.shard_params();
+  const double bandwidth = in.costs.weight_stream_bytes_per_s;
+  rt.optimizer = bandwidth > 0 ? bytes / bandwidth * in.options.scale[memory_bound] * in.options.stack_factor : 0;
 }
 
 /// tokens/s/GPU, MFU, $ per 1M tokens and GPU-hours of `out.step_seconds` (docs/metrics.md's formulas).
@@ -291,6 +293,10 @@ std::vector<std::string> assumptions(const StepInputs& in) {
                   in.costs.sources.size(), in.costs.gpu, in.costs.model,
                   in.costs.fixed_fitted ? "fitted over the profiles' microbatch sizes"
                                         : "the weights streamed at the profile's optimizer bandwidth"));
+  a.push_back(fmt::format("optimizer step: {:g} bytes per parameter of the shard ({}, docs/optimizer.md) at the "
+                          "profile's optimizer bandwidth",
+                          optimizer_step_bytes_per_param(in.recipe.optimizer, in.costs.kernels),
+                          optimizer_state_label(in.recipe.optimizer)));
   if (o.stack_factor != 1) a.push_back(fmt::format("stack factor {:.3f} on every compute second", o.stack_factor));
   a.push_back("routing balanced: each rank's experts get its own tokens' top-k slots over the EP group");
   if (in.recipe.layout.recompute.granularity == "selective")

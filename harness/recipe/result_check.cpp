@@ -79,7 +79,7 @@ void check_window(const Recipe& r, const RecipeResult& res, const SourceDoc& src
     out.push_back(
         src.at(first_bad ? "/result/window/0" : "/result/window/1",
                "window " + std::to_string(res.window.first) + ".." + std::to_string(res.window.last) + " with " +
-                   std::to_string(res.steps_per_run) + " steps per run",
+                   counted(res.steps_per_run, "step") + " per run",
                "0 <= first <= last <= " + std::to_string(res.steps_per_run - 1) + " (steps numbered from 0)"));
   } else if (res.window.steps() < kMinWindowSteps) {
     // The rule `run` applies to --window (metrics.h window_problem): a one-step window has no sample CV.

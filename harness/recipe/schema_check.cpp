@@ -1,5 +1,6 @@
 #include "recipe/schema_check.h"
 #include "recipe/schema_ref.h"
+#include "util/format.h"
 
 #include <rapidjson/document.h>
 #include <rapidjson/schema.h>
@@ -190,9 +191,9 @@ std::string describe_violation(const std::string& keyword, const Json& failed, J
   } else if (keyword == "minLength") {
     expected = "at least " + failed["minLength"].dump() + " characters";
   } else if (keyword == "minItems") {
-    expected = "at least " + failed["minItems"].dump() + " items";
+    expected = "at least " + counted(failed["minItems"].get<int64_t>(), "item");
   } else if (keyword == "maxItems") {
-    expected = "at most " + failed["maxItems"].dump() + " items";
+    expected = "at most " + counted(failed["maxItems"].get<int64_t>(), "item");
   } else if (keyword == "multipleOf") {
     expected = "a multiple of " + failed["multipleOf"].dump();
   } else if (keyword == "oneOf" || keyword == "anyOf") {

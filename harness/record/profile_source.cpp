@@ -8,6 +8,7 @@
 #include "catalog/hardware.h"
 #include "layout/rank_map.h"
 #include "plan/memory_plan.h"
+#include "plan/optimizer_traffic.h"
 #include "plan/step_time.h"
 #include "recipe/diagnostic.h"
 #include "recipe/recipe.h"
@@ -147,6 +148,14 @@ ProfiledRank profiled_rank(const RunRecord& rec, const std::string& file) {
   po.device = s.device;
   const MemoryPlan plan = plan_memory(recipe, model->model, map, po);
   out.optimizer_params = optimizer_shards(plan, map, place.pp).shard_params();
+  out.kernels = s.kernels;
+  try {
+    out.optimizer_bytes_per_param = optimizer_step_bytes_per_param(recipe.optimizer, s.kernels);
+  } catch (const std::invalid_argument&) {
+    refuse(file, "recipe.optimizer", optimizer_state_label(recipe.optimizer) + " with bench.kernels ops",
+           "a profile of the fused kernels (the ops path's optimizer traffic with this state is not modelled, "
+           "docs/optimizer.md)");
+  }
   return out;
 }
 

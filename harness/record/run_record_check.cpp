@@ -14,6 +14,7 @@
 #include "recipe/schema_check.h"
 #include "recipe/source_doc.h"
 #include "util/json_text.h"
+#include "util/format.h"
 
 namespace recipebench {
 
@@ -147,7 +148,7 @@ Diagnostics completeness_problems(const RunRecord& r, const std::string& file) {
   const int n = static_cast<int>(r.steps.size());
   if (!r.metrics) add("metrics", "null", "an object (a complete record carries its metrics)");
   if (n != r.options.settings.steps)
-    add("steps", std::to_string(n) + " steps",
+    add("steps", counted(n, "step"),
         std::to_string(r.options.settings.steps) + " (settings.steps: a complete run holds every step)");
   for (int i = 0; i < n; ++i)
     if (r.steps[i].step != i) {

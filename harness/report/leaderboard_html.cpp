@@ -30,6 +30,11 @@ std::string text(const Json& v) {
   return v.dump();
 }
 
+/// A count from a record and its noun ("1 step", "20 steps"); a value that is not a whole number as text() gives it.
+std::string counted_text(const Json& v, const std::string& noun) {
+  return v.is_number_integer() ? counted(v.get<int64_t>(), noun) : text(v) + " " + noun + "s";
+}
+
 std::string pct(double fraction, int decimals) { return fixed(100.0 * fraction, decimals) + "%"; }
 
 std::string upper(std::string s) {
@@ -82,8 +87,8 @@ void correctness_facts(const Json& c, mu::data& facts) {
     facts << fact("Convergence check", "correlation " + text(cv.value("correlation", Json())) +
                                            ", final loss difference " +
                                            text(cv.value("final_loss_difference", Json())) + ", " +
-                                           text(cv.value("pointwise_failures", Json())) + " pointwise failures over " +
-                                           text(cv.value("steps", Json())) + " steps");
+                                           counted_text(cv.value("pointwise_failures", Json()), "pointwise failure") +
+                                           " over " + counted_text(cv.value("steps", Json()), "step"));
   }
   if (c.contains("component_tests") && c["component_tests"].is_array())
     for (const auto& t : c["component_tests"])

@@ -32,6 +32,10 @@ std::string fixed(double v, int decimals, bool commas) {
   return sign + with_commas(std::stoll(int_part)) + frac;
 }
 
+std::string counted(int64_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 std::string shortest(double v) {
   char buf[64];
   if (std::fabs(v) < 1e9 && v == std::floor(v)) {

@@ -11,6 +11,9 @@ namespace recipebench {
 std::string with_commas(int64_t v);
 /// Fixed decimals with thousands separators: (1232.53, 1) -> "1,232.5"
 std::string fixed(double v, int decimals, bool commas = true);
+/// A count and its noun, the noun plural unless the count is 1: (1, "step") -> "1 step", (2, "item") -> "2 items".
+/// Every message that counts something the input gives says it through this.
+std::string counted(int64_t n, const std::string& noun);
 /// Shortest round-trip text of a double: 180 -> "180", 0.0537 -> "0.0537", 2.25e15 -> "2.25e+15"
 std::string shortest(double v);
 /// A ratio for messages: at most 2 decimals, trailing zeros dropped: 170.666 -> "170.67", 0.5 -> "0.5", 8 -> "8"
