@@ -27,6 +27,10 @@ struct ValidateArgs {
 size_t validate_one(const std::string& f, const ValidateArgs& a, Json& report, bool& failed) {
   ValidatedRecipe v = validate_recipe_file(f);
   Diagnostics warnings = v.warnings;
+  for (Diagnostic d : v.launch) {  // the run command against the fields: a warning, an error with --strict
+    d.severity = a.strict ? "error" : "warning";
+    (a.strict ? v.errors : warnings).push_back(std::move(d));
+  }
   if (v.ok())
     if (auto d = check_memory_fits(*v.recipe, f, a.strict))
       (d->severity == "error" ? v.errors : warnings).push_back(*d);
@@ -113,7 +117,8 @@ void add_validate_command(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("--strict", a->strict,
                 "A recipe meant for the torch backend whose per-rank memory plan does not fit the GPU is an error "
-                "(default: a warning; a recipe of another stack or backend stays a warning); docs/memory-plan.md");
+                "(default: a warning; a recipe of another stack or backend stays a warning; docs/memory-plan.md), "
+                "and so is a run command flag that disagrees with the recipe's fields (docs/launch-check.md)");
   cmd->callback([&run, a] { run = [a]() -> int { return run_validate(*a); }; });
 }
 

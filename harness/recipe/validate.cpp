@@ -10,6 +10,7 @@
 #include "metrics/metrics.h"
 #include "recipe/bounds_check.h"
 #include "recipe/correctness_check.h"
+#include "recipe/launch_check.h"
 #include "recipe/layout_check.h"
 #include "recipe/model_check.h"
 #include "recipe/result_check.h"
@@ -88,6 +89,9 @@ ValidatedRecipe check_document(ValidatedRecipe out, std::shared_ptr<const Source
   for (auto& d : check_result(*out.recipe, model, src)) out.errors.push_back(std::move(d));
   for (auto& d : check_correctness(*out.recipe, src)) out.errors.push_back(std::move(d));
   for (auto& d : check_layout(*out.recipe, architecture, src)) out.errors.push_back(std::move(d));
+  LaunchCheck launch = check_launch_command(*out.recipe, src);
+  out.launch = std::move(launch.stated);
+  for (auto& d : launch.unstated) out.warnings.push_back(std::move(d));
   check_bench_window(*out.recipe, src, out.errors);
   for (auto& d : check_bounds(*out.recipe, model, src)) out.errors.push_back(std::move(d));
   std::stable_sort(out.errors.begin(), out.errors.end(), [](const Diagnostic& a, const Diagnostic& b) {

@@ -17,6 +17,10 @@ struct ValidatedRecipe {
   std::string file;
   Diagnostics errors;            ///< empty when the recipe passed every check
   Diagnostics warnings;          ///< what was not checked and why (a model known by its stated counts only)
+  /// The run command's flags that disagree with fields the recipe writes (recipe/launch_check.h), severity
+  /// "warning": `validate` prints them, and `validate --strict` fails the recipe on them. Disagreements with fields
+  /// the recipe leaves to their defaults are in `warnings`.
+  Diagnostics launch;
   std::optional<Recipe> recipe;  ///< set when the file loaded and passed the schema (even if layout checks failed)
   std::shared_ptr<const SourceDoc> source;  ///< the loaded document with its marks (for later located checks)
   bool ok() const { return errors.empty(); }
@@ -24,7 +28,7 @@ struct ValidatedRecipe {
 
 /// Validates one recipe file: YAML loading (syntax, duplicate keys, core-schema typing), the recipe schema,
 /// then check_model (recipe/model_check.h), check_result, check_correctness and check_layout (its checks on heads,
-/// experts and layers only when the model's architecture is known). Never throws for bad input: problems are returned as diagnostics.
+/// experts and layers only when the model's architecture is known), and check_launch_command (into `launch`). Never throws for bad input: problems are returned as diagnostics.
 ValidatedRecipe validate_recipe_file(const std::string& file);
 
 /// The same for recipe text already in memory (e.g. the embedded default recipe); `name` labels diagnostics.

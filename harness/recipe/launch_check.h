@@ -1,0 +1,47 @@
+// The recipe's `run` command against its own fields (docs/launch-check.md): the launch command is what the measured
+// run ran, so a Megatron-LM / slime / torchrun flag in it that disagrees with the recipe's layout, workload,
+// optimizer or GPU fields means one of the two is not what was measured: validate warns, and fails with --strict.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "recipe/diagnostic.h"
+#include "recipe/recipe.h"
+#include "recipe/source_doc.h"
+
+namespace recipebench {
+
+/// One flag of a launch command with a literal value: "--tensor-model-parallel-size 2" or "--lr=1e-5", or a switch
+/// ("--sequence-parallel", value empty).
+struct LaunchFlag {
+  std::string name;     ///< with its dashes, e.g. "--tensor-model-parallel-size"
+  std::string value;    ///< the next word (or what follows '='); empty for a switch
+  bool literal = true;  ///< false when the value is quoted or holds a shell expansion ('$', '`'): not compared
+  int line = 1;         ///< line of the command (1-based) where the flag is written
+};
+
+/// The flags of a shell command: words split on blanks (a backslash before the line end continues the command), a
+/// word starting with '#' cutting the rest of its line; a word starting with "--" is a flag, and the word after it
+/// its value unless that word is itself a flag (then the flag is a switch).
+std::vector<LaunchFlag> launch_flags(const std::string& command);
+
+/// The run command's disagreements with the recipe, each a diagnostic of severity "warning".
+struct LaunchCheck {
+  Diagnostics stated;    ///< with a field the recipe writes: the recipe contradicts itself (validate --strict fails)
+  Diagnostics unstated;  ///< with a field the recipe leaves to its default or out (e.g. written before the field
+                         ///< existed): a warning, also with --strict
+};
+
+/// Compares every flag of `r`'s `run` command (src.value["run"]) that names a recipe field with the value the
+/// recipe gives (or its default): the parallel sizes (TP, PP, VPP, CP, EP, ETP), the layer split, sequence parallel,
+/// recompute, max tokens per GPU, global batch, microbatch rows, row length, the MoE dispatcher, the optimizer's
+/// schedule and Adam settings, the precision-aware state (--use-precision-aware-optimizer, --exp-avg-dtype,
+/// --exp-avg-sq-dtype, --no-store-param-remainders) and the GPUs (slime's --actor-num-nodes x
+/// --actor-num-gpus-per-node, torchrun's --nnodes x --nproc-per-node). Each disagreement is located at the recipe's
+/// field (at its nearest written ancestor when the field is absent), naming the flag, its value and its line in the
+/// file, in LaunchCheck::stated or ::unstated. A flag the table does not know, or one without a literal value, is not compared. No `run`:
+/// no diagnostics.
+LaunchCheck check_launch_command(const Recipe& r, const SourceDoc& src);
+
+}  // namespace recipebench
