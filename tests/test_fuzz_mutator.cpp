@@ -14,6 +14,7 @@
 #include "fuzz/mutator.h"
 #include "recipe/validate.h"
 #include "record/run_record_check.h"
+#include "util/input_file.h"
 #include "util/json_text.h"
 #include "test_util.h"
 #include "util/json.h"
@@ -327,4 +328,31 @@ TEST_CASE("found by the clean fuzz bench of 2026-12-03: a count of 1 in the sing
   const Verdict verdict = check_in_process(unknown, InputKind::kRecipe);
   CHECK(verdict.accepted);
   CHECK(verdict.reason == "");
+}
+
+TEST_CASE("found by the clean fuzz bench of 2026-12-03: YAML's \\_ and \\N escapes read as UTF-8 (yaml-cpp writes "
+          "them as lone bytes), in keys, values and the page",
+          "[fuzz][findings]") {
+  // The two-line input '"\_00": 1' made validate print json.exception.type_error.316 (invalid UTF-8 byte 0xA0): the
+  // unknown key held yaml-cpp's lone 0xA0 for U+00A0.
+  const std::string text = read_file(source_path("tests/data/cases/fuzz/findings/yaml-nbsp-escape-key.yaml"));
+  const ValidatedRecipe v = validate_recipe_text(text, "nbsp.yaml");
+  REQUIRE_FALSE(v.ok());
+  for (const Diagnostic& d : v.errors) CHECK(first_invalid_utf8(d.to_string()) == std::string::npos);
+  CHECK(v.errors[0].to_string().find("\xC2\xA0" "00") != std::string::npos);
+  CHECK(check_in_process(text, InputKind::kRecipe).reason == "");
+  // Variants: \N (U+0085) and \_ in a value of a recipe that validates, ranks and writes its page.
+  std::string seed = recipe_seed();
+  const std::string label = "  label: ";
+  const size_t at = seed.find(label);
+  REQUIRE(at != std::string::npos);
+  seed.insert(at + label.size(), "\"a\\_b\\Nc \\xff\" # ");
+  const ValidatedRecipe w = validate_recipe_text(seed, "label.yaml");
+  REQUIRE(w.ok());
+  CHECK(w.recipe->layout.label == "a\xC2\xA0" "b\xC2\x85" "c \xC3\xBF");
+  CHECK(check_in_process(seed, InputKind::kRecipe).reason == "");
+  // The helper: lone bytes as their Latin-1 code points, valid UTF-8 untouched.
+  CHECK(utf8_from_latin1_bytes("\xA0") == "\xC2\xA0");
+  CHECK(utf8_from_latin1_bytes("caf\xC3\xA9\x85") == "caf\xC3\xA9\xC2\x85");
+  CHECK(utf8_from_latin1_bytes("\xE2\x82\xAC") == "\xE2\x82\xAC");
 }

@@ -1,4 +1,5 @@
 #include "catalog/hardware.h"
+#include "util/input_file.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -31,7 +32,7 @@ class EntryReader {
   bool has(const char* key) const { return static_cast<bool>(node_[key]); }
 
   /// A required string field.
-  std::string text(const char* key) const { return scalar(key).Scalar(); }
+  std::string text(const char* key) const { return utf8_from_latin1_bytes(scalar(key).Scalar()); }
   /// An optional string field; "" when absent.
   std::string text_or_empty(const char* key) const { return has(key) ? text(key) : std::string(); }
 
@@ -64,7 +65,7 @@ class EntryReader {
     if (!n.IsSequence()) fail(key, describe(n), "a list of names");
     for (const auto& item : n) {
       if (!item.IsScalar()) fail(key, describe(item), "a name");
-      out.push_back(item.Scalar());
+      out.push_back(utf8_from_latin1_bytes(item.Scalar()));
     }
     return out;
   }
@@ -81,7 +82,7 @@ class EntryReader {
     return n;
   }
   static std::string describe(const YAML::Node& n) {
-    return n.IsSequence() ? "a list" : n.IsMap() ? "a mapping" : n.IsNull() ? "null" : n.Scalar();
+    return n.IsSequence() ? "a list" : n.IsMap() ? "a mapping" : n.IsNull() ? "null" : utf8_from_latin1_bytes(n.Scalar());
   }
 
   YAML::Node node_;

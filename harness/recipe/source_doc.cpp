@@ -98,7 +98,7 @@ class Converter {
         info.plain = true;
         break;
       case YAML::NodeType::Scalar:
-        info.text = n.Scalar();
+        info.text = utf8_from_latin1_bytes(n.Scalar());
         info.plain = n.Tag() == "?";
         out = scalar(n, info);
         break;
@@ -134,12 +134,13 @@ class Converter {
   /// Refuses a key holding a control character (a NUL written as "\0" or "\x00" in a quoted key): no field name
   /// has one, and it would be cut short by whatever reads the name as C text.
   void check_key(const YAML::Node& k, const std::string& path) {
-    for (char c : k.Scalar()) {
+    const std::string key = utf8_from_latin1_bytes(k.Scalar());
+    for (char c : key) {
       const auto u = static_cast<unsigned char>(c);
       if (u < 0x20 || u == 0x7F) {
         char code[8];
         std::snprintf(code, sizeof code, "0x%02X", u);
-        fail(to_mark(k.Mark()), path.empty() ? k.Scalar() : path + "." + k.Scalar(),
+        fail(to_mark(k.Mark()), path.empty() ? key : path + "." + key,
              std::string("a key holding the control character ") + code + (u == 0 ? " (NUL)" : ""),
              "a plain field name");
       }
@@ -187,7 +188,7 @@ class Converter {
                "an alias of a mapping");
         continue;
       }
-      const std::string name = k.Scalar();
+      const std::string name = utf8_from_latin1_bytes(k.Scalar());
       check_key(k, path);
       const std::string child = pointer_append(pointer, name);
       const std::string child_path = path.empty() ? name : path + "." + name;
@@ -207,7 +208,7 @@ class Converter {
         if (!k.IsScalar() || is_merge_key(k))
           fail(to_mark(k.Mark()), path, "a merged mapping with a merge key or a non-scalar key",
                "a merged mapping of plain fields");
-        const std::string name = k.Scalar();
+        const std::string name = utf8_from_latin1_bytes(k.Scalar());
         if (out.contains(name)) continue;
         out[name] = convert(it->second, pointer_append(pointer, name), path.empty() ? name : path + "." + name,
                             to_mark(k.Mark()));

@@ -95,6 +95,25 @@ size_t first_invalid_utf8(const std::string& text) {
   return std::string::npos;
 }
 
+std::string utf8_from_latin1_bytes(const std::string& text) {
+  if (first_invalid_utf8(text) == std::string::npos) return text;
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  std::string out;
+  out.reserve(text.size() + 8);
+  for (size_t i = 0; i < text.size();) {
+    const size_t len = utf8_length(s, text.size(), i);
+    if (len > 0) {
+      out.append(text, i, len);
+      i += len;
+    } else {  // U+0080..U+00FF in two bytes
+      out += static_cast<char>(0xC0 | (s[i] >> 6));
+      out += static_cast<char>(0x80 | (s[i] & 0x3F));
+      ++i;
+    }
+  }
+  return out;
+}
+
 std::string escape_controls(const std::string& text) {
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   std::string out;

@@ -30,6 +30,12 @@ std::string read_input_file(const std::string& path, size_t max_bytes = kMaxInpu
 /// beyond U+10FFFF are invalid too), or std::string::npos when all of it is.
 size_t first_invalid_utf8(const std::string& text);
 
+/// `text` with every byte that does not start valid UTF-8 read as the Latin-1 code point of its value and written
+/// as UTF-8 (0xA0 -> C2 A0). A YAML scalar's text as yaml-cpp decodes it: yaml-cpp writes the escapes "\_" (U+00A0)
+/// and "\N" (U+0085) as the lone bytes 0xA0 and 0x85, its only output that is not UTF-8 from UTF-8 input (the
+/// input itself is checked first), so every YAML reader passes its scalars and keys through this.
+std::string utf8_from_latin1_bytes(const std::string& text);
+
 /// `s` with control characters escaped (\n, \r, \t, \xNN; DEL as \x7f), so a value cannot start a new
 /// line of output or forge a diagnostic; invalid UTF-8 bytes are escaped as \xNN too.
 std::string escape_controls(const std::string& s);
