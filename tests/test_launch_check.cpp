@@ -57,7 +57,8 @@ TEST_CASE("launch flags: continuations, '=' values, switches, comments and shell
 }
 
 TEST_CASE("launch check: every committed recipe's run command agrees with its fields", "[launch]") {
-  for (const std::string& stem : {kSeed, std::string("attune-tp2-pp8-ep8-vpp2-mt8k"), std::string("attune-48gpu-tp2-pp6-ep8")}) {
+  for (const std::string& stem :
+       {kSeed, std::string("attune-tp2-pp8-ep8-vpp2-mt8k"), std::string("attune-48gpu-tp2-pp6-ep8")}) {
     INFO(stem);
     const ValidatedRecipe v = validate_recipe_file(test::seed_recipe(stem));
     CHECK(v.ok());
@@ -68,8 +69,7 @@ TEST_CASE("launch check: every committed recipe's run command agrees with its fi
   }
 }
 
-TEST_CASE("launch check: a parallel size that disagrees is located at the field, naming the flag's line",
-          "[launch]") {
+TEST_CASE("launch check: a parallel size that disagrees is located at the field, naming the flag's line", "[launch]") {
   const Diagnostics e = errors_of(seed_with("--pipeline-model-parallel-size 8 ", "--pipeline-model-parallel-size 4 "));
   REQUIRE(e.size() == 1);
   CHECK(e[0].line == 62);
@@ -94,9 +94,11 @@ TEST_CASE("launch check: the optimizer's numbers, the precision-aware state and 
                                                  "(bf16_remainder masters)"));
   // ... unless the command keeps no remainders.
   const Diagnostics kept = errors_of(seed_with("    --use-precision-aware-optimizer \\\n",
-                                                 "    --use-precision-aware-optimizer --no-store-param-remainders \\\n"));
+                                               "    --use-precision-aware-optimizer --no-store-param-remainders \\\n"));
   REQUIRE(kept.size() == 1);
-  CHECK_THAT(kept[0].found, Catch::StartsWith("bf16_remainder, but the run command passes --use-precision-aware-optimizer (fp32 masters)"));
+  CHECK_THAT(
+      kept[0].found,
+      Catch::StartsWith("bf16_remainder, but the run command passes --use-precision-aware-optimizer (fp32 masters)"));
   // slime's nodes: 4 nodes of 8 GPUs are not the recipe's 64.
   const Diagnostics nodes = errors_of(seed_with("--actor-num-nodes 8 ", "--actor-num-nodes 4 "));
   REQUIRE(nodes.size() == 1);

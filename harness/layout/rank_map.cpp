@@ -24,13 +24,46 @@ std::string layer_split_problem(int64_t layers, const RecipeLayout& L) {
          " middle stage(s) of PP " + pp + ": each stage needs a positive whole number of layers";
 }
 
-}  // namespace
-
-RankMap build_rank_map(const Recipe& r, const ModelConfig& model) {
+/// Decoder layers per pipeline stage of `model` under layout `L`. Throws std::invalid_argument when the model's
+/// layers are unknown (stated counts only), the split does not add up, or a stage's layers do not divide by VPP.
+std::vector<int64_t> stage_layers_of(const RecipeLayout& L, const ModelConfig& model) {
   if (!model.architecture_known())
     throw std::invalid_argument("model " + model.name +
                                 " is known by its stated counts only: its layers are not known, so no rank map is "
                                 "built (name its config.json in model_params.config)");
+  std::vector<int64_t> layers = stage_layer_counts(model.num_layers, L.pp, L.first_stage_layers, L.last_stage_layers);
+  if (layers.empty()) throw std::invalid_argument(layer_split_problem(model.num_layers, L));
+  for (size_t s = 0; s < layers.size(); ++s)
+    if (layers[s] % L.vpp != 0)
+      throw std::invalid_argument("stage " + std::to_string(s) + " has " + std::to_string(layers[s]) +
+                                  " layers, not divisible by VPP " + std::to_string(L.vpp));
+  return layers;
+}
+
+/// Rank `rank`'s coordinates in `m`'s grids (attention: TP fastest, then CP, DP, PP; experts: ETP, EP, EDP, PP),
+/// its node and its microbatches; its layers are the caller's.
+RankPlacement placement(const RankMap& m, int rank) {
+  RankPlacement q;
+  q.rank = rank;
+  q.node = rank / m.per_node;
+  q.local_rank = rank % m.per_node;
+  int rest = rank;
+  q.tp = rest % m.tp, rest /= m.tp;
+  q.cp = rest % m.cp, rest /= m.cp;
+  q.dp = rest % m.dp, rest /= m.dp;
+  q.pp = rest;
+  rest = rank;
+  q.etp = rest % m.etp, rest /= m.etp;
+  q.ep = rest % m.ep, rest /= m.ep;
+  q.edp = rest % m.edp, rest /= m.edp;
+  if (rest != q.pp) throw std::logic_error("attention and expert grids disagree on the pipeline rank");
+  q.microbatches = m.microbatches;
+  return q;
+}
+
+}  // namespace
+
+RankMap build_rank_map(const Recipe& r, const ModelConfig& model) {
   const RecipeLayout& L = r.layout;
   RankMap m;
   m.world = static_cast<int>(L.world());
@@ -46,12 +79,7 @@ RankMap build_rank_map(const Recipe& r, const ModelConfig& model) {
     throw std::invalid_argument("expert grid: world " + std::to_string(m.world) +
                                 " not divisible by ETP x EP x PP = " + std::to_string(m.etp * m.ep * m.pp));
   m.edp = m.world / (m.etp * m.ep * m.pp);
-  m.stage_layers = stage_layer_counts(model.num_layers, L.pp, L.first_stage_layers, L.last_stage_layers);
-  if (m.stage_layers.empty()) throw std::invalid_argument(layer_split_problem(model.num_layers, L));
-  for (size_t s = 0; s < m.stage_layers.size(); ++s)
-    if (m.stage_layers[s] % L.vpp != 0)
-      throw std::invalid_argument("stage " + std::to_string(s) + " has " + std::to_string(m.stage_layers[s]) +
-                                  " layers, not divisible by VPP " + std::to_string(L.vpp));
+  m.stage_layers = stage_layers_of(L, model);
   m.rows_per_microbatch = rows_per_microbatch(L.max_tokens_per_gpu, r.workload.row_tokens);
   if (m.rows_per_microbatch < 1) throw std::invalid_argument("max_tokens_per_gpu holds no row");
   m.microbatches = r.workload.global_batch / L.dp / m.rows_per_microbatch;
@@ -68,22 +96,8 @@ RankMap build_rank_map(const Recipe& r, const ModelConfig& model) {
     }
 
   for (int rank = 0; rank < m.world; ++rank) {
-    RankPlacement q;
-    q.rank = rank;
-    q.node = rank / m.per_node;
-    q.local_rank = rank % m.per_node;
-    int rest = rank;
-    q.tp = rest % m.tp, rest /= m.tp;
-    q.cp = rest % m.cp, rest /= m.cp;
-    q.dp = rest % m.dp, rest /= m.dp;
-    q.pp = rest;
-    rest = rank;
-    q.etp = rest % m.etp, rest /= m.etp;
-    q.ep = rest % m.ep, rest /= m.ep;
-    q.edp = rest % m.edp, rest /= m.edp;
-    if (rest != q.pp) throw std::logic_error("attention and expert grids disagree on the pipeline rank");
+    RankPlacement q = placement(m, rank);
     q.layers = stage_chunks[q.pp];
-    q.microbatches = m.microbatches;
     m.ranks.push_back(q);
   }
   return m;
@@ -99,8 +113,7 @@ void keep_stage_layers(RankMap& map, int pp, int64_t layers) {
   map.stage_layers[static_cast<size_t>(pp)] = layers;
   for (RankPlacement& q : map.ranks) {
     if (q.pp != pp) continue;
-    for (LayerRange& lr : q.layers)
-      lr.count = layers / map.vpp + (lr.virtual_stage < layers % map.vpp ? 1 : 0);
+    for (LayerRange& lr : q.layers) lr.count = layers / map.vpp + (lr.virtual_stage < layers % map.vpp ? 1 : 0);
   }
 }
 

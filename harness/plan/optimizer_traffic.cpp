@@ -5,8 +5,8 @@
 namespace recipebench {
 
 namespace {
-constexpr double kNormRead = 4, kGradRead = 4;  // FP32 gradient: read by the norm, then by the update
-constexpr double kFp32Master = 4 + 4 + 2;       // FP32 master read and written, BF16 parameter written
+constexpr double kNormRead = 4, kGradRead = 4;    // FP32 gradient: read by the norm, then by the update
+constexpr double kFp32Master = 4 + 4 + 2;         // FP32 master read and written, BF16 parameter written
 constexpr double kRemainderMaster = 2 * (2 + 2);  // BF16 parameter and 16-bit remainder, read and written
 constexpr double kOpsExtra = 8 + 8 + 4;  // norm as pow + sum, clip as its own pass, master copied to the parameter
 
@@ -22,7 +22,8 @@ double optimizer_step_bytes_per_param(const RecipeOptimizer& o, Kernels kernels)
         std::string(o.master_weights == MasterWeights::kFp32 ? "exp_avg_dtype / exp_avg_sq_dtype" : "master_weights") +
         ") is not modelled: profile with the fused kernels (docs/optimizer.md, \"Memory traffic\")");
   const double master = o.master_weights == MasterWeights::kFp32 ? kFp32Master : kRemainderMaster;
-  const double fused = kNormRead + kGradRead + master + moment_bytes(o.exp_avg_dtype) + moment_bytes(o.exp_avg_sq_dtype);
+  const double fused =
+      kNormRead + kGradRead + master + moment_bytes(o.exp_avg_dtype) + moment_bytes(o.exp_avg_sq_dtype);
   return kernels == Kernels::kOps ? fused + kOpsExtra : fused;
 }
 

@@ -5,7 +5,6 @@
 #include <functional>
 #include <optional>
 
-#include "recipe/layout_check.h"
 #include "util/format.h"
 
 namespace recipebench {
@@ -69,38 +68,64 @@ std::string opt(const std::optional<T>& v) {
 /// Megatron-LM's, slime's and torchrun's flags that state a recipe field (their names as the tools spell them).
 const std::vector<FieldFlag>& field_flags() {
   static const std::vector<FieldFlag> table = {
-      {"--tensor-model-parallel-size", "/layout/tp", FlagKind::kInt, [](const Recipe& r) { return std::to_string(r.layout.tp); }},
-      {"--pipeline-model-parallel-size", "/layout/pp", FlagKind::kInt, [](const Recipe& r) { return std::to_string(r.layout.pp); }},
-      {"--num-virtual-stages-per-pipeline-rank", "/layout/vpp", FlagKind::kInt, [](const Recipe& r) { return std::to_string(r.layout.vpp); }},
-      {"--virtual-pipeline-model-parallel-size", "/layout/vpp", FlagKind::kInt, [](const Recipe& r) { return std::to_string(r.layout.vpp); }},
-      {"--context-parallel-size", "/layout/cp", FlagKind::kInt, [](const Recipe& r) { return std::to_string(r.layout.cp); }},
-      {"--expert-model-parallel-size", "/layout/ep", FlagKind::kInt, [](const Recipe& r) { return std::to_string(r.layout.ep); }},
-      {"--expert-tensor-parallel-size", "/layout/etp", FlagKind::kInt, [](const Recipe& r) { return std::to_string(r.layout.effective_etp()); }},
-      {"--decoder-first-pipeline-num-layers", "/layout/layer_split/first", FlagKind::kInt, [](const Recipe& r) { return opt(r.layout.first_stage_layers); }},
-      {"--decoder-last-pipeline-num-layers", "/layout/layer_split/last", FlagKind::kInt, [](const Recipe& r) { return opt(r.layout.last_stage_layers); }},
-      {"--sequence-parallel", "/layout/sequence_parallel", FlagKind::kSwitch, [](const Recipe& r) { return std::string(r.layout.sequence_parallel ? "true" : "false"); }},
-      {"--recompute-granularity", "/layout/recompute/granularity", FlagKind::kWord, [](const Recipe& r) { return r.layout.recompute.granularity; }},
-      {"--recompute-method", "/layout/recompute/method", FlagKind::kWord, [](const Recipe& r) { return r.layout.recompute.method; }},
-      {"--recompute-num-layers", "/layout/recompute/num_layers", FlagKind::kInt, [](const Recipe& r) { return std::to_string(r.layout.recompute.num_layers); }},
-      {"--max-tokens-per-gpu", "/layout/max_tokens_per_gpu", FlagKind::kInt, [](const Recipe& r) { return std::to_string(r.layout.max_tokens_per_gpu); }},
-      {"--micro-batch-size", "/layout/rows_per_microbatch", FlagKind::kInt, [](const Recipe& r) { return std::to_string(rows_per_microbatch(r.layout.max_tokens_per_gpu, r.workload.row_tokens)); }},
-      {"--moe-token-dispatcher-type", "/layout/dispatcher", FlagKind::kWord, [](const Recipe& r) { return to_string(r.layout.dispatcher); }},
-      {"--global-batch-size", "/workload/global_batch", FlagKind::kInt, [](const Recipe& r) { return std::to_string(r.workload.global_batch); }},
-      {"--seq-length", "/workload/row_tokens", FlagKind::kInt, [](const Recipe& r) { return std::to_string(r.workload.row_tokens); }},
+      {"--tensor-model-parallel-size", "/layout/tp", FlagKind::kInt,
+       [](const Recipe& r) { return std::to_string(r.layout.tp); }},
+      {"--pipeline-model-parallel-size", "/layout/pp", FlagKind::kInt,
+       [](const Recipe& r) { return std::to_string(r.layout.pp); }},
+      {"--num-virtual-stages-per-pipeline-rank", "/layout/vpp", FlagKind::kInt,
+       [](const Recipe& r) { return std::to_string(r.layout.vpp); }},
+      {"--virtual-pipeline-model-parallel-size", "/layout/vpp", FlagKind::kInt,
+       [](const Recipe& r) { return std::to_string(r.layout.vpp); }},
+      {"--context-parallel-size", "/layout/cp", FlagKind::kInt,
+       [](const Recipe& r) { return std::to_string(r.layout.cp); }},
+      {"--expert-model-parallel-size", "/layout/ep", FlagKind::kInt,
+       [](const Recipe& r) { return std::to_string(r.layout.ep); }},
+      {"--expert-tensor-parallel-size", "/layout/etp", FlagKind::kInt,
+       [](const Recipe& r) { return std::to_string(r.layout.effective_etp()); }},
+      {"--decoder-first-pipeline-num-layers", "/layout/layer_split/first", FlagKind::kInt,
+       [](const Recipe& r) { return opt(r.layout.first_stage_layers); }},
+      {"--decoder-last-pipeline-num-layers", "/layout/layer_split/last", FlagKind::kInt,
+       [](const Recipe& r) { return opt(r.layout.last_stage_layers); }},
+      {"--sequence-parallel", "/layout/sequence_parallel", FlagKind::kSwitch,
+       [](const Recipe& r) { return std::string(r.layout.sequence_parallel ? "true" : "false"); }},
+      {"--recompute-granularity", "/layout/recompute/granularity", FlagKind::kWord,
+       [](const Recipe& r) { return r.layout.recompute.granularity; }},
+      {"--recompute-method", "/layout/recompute/method", FlagKind::kWord,
+       [](const Recipe& r) { return r.layout.recompute.method; }},
+      {"--recompute-num-layers", "/layout/recompute/num_layers", FlagKind::kInt,
+       [](const Recipe& r) { return std::to_string(r.layout.recompute.num_layers); }},
+      {"--max-tokens-per-gpu", "/layout/max_tokens_per_gpu", FlagKind::kInt,
+       [](const Recipe& r) { return std::to_string(r.layout.max_tokens_per_gpu); }},
+      {"--moe-token-dispatcher-type", "/layout/dispatcher", FlagKind::kWord,
+       [](const Recipe& r) { return to_string(r.layout.dispatcher); }},
+      {"--global-batch-size", "/workload/global_batch", FlagKind::kInt,
+       [](const Recipe& r) { return std::to_string(r.workload.global_batch); }},
       {"--lr", "/optimizer/lr", FlagKind::kNumber, [](const Recipe& r) { return num(r.optimizer.lr); }},
       {"--min-lr", "/optimizer/min_lr", FlagKind::kNumber, [](const Recipe& r) { return num(r.optimizer.min_lr); }},
-      {"--lr-decay-style", "/optimizer/lr_decay_style", FlagKind::kWord, [](const Recipe& r) { return to_string(r.optimizer.lr_decay_style); }},
-      {"--lr-warmup-fraction", "/optimizer/lr_warmup_fraction", FlagKind::kNumber, [](const Recipe& r) { return num(r.optimizer.lr_warmup_fraction); }},
-      {"--weight-decay", "/optimizer/weight_decay", FlagKind::kNumber, [](const Recipe& r) { return num(r.optimizer.weight_decay); }},
-      {"--adam-beta1", "/optimizer/adam_beta1", FlagKind::kNumber, [](const Recipe& r) { return num(r.optimizer.adam_beta1); }},
-      {"--adam-beta2", "/optimizer/adam_beta2", FlagKind::kNumber, [](const Recipe& r) { return num(r.optimizer.adam_beta2); }},
-      {"--adam-eps", "/optimizer/adam_eps", FlagKind::kNumber, [](const Recipe& r) { return num(r.optimizer.adam_eps); }},
-      {"--clip-grad", "/optimizer/clip_grad", FlagKind::kNumber, [](const Recipe& r) { return num(r.optimizer.clip_grad); }},
-      {"--exp-avg-dtype", "/optimizer/exp_avg_dtype", FlagKind::kWord, [](const Recipe& r) { return to_string(r.optimizer.exp_avg_dtype); }},
-      {"--exp-avg-sq-dtype", "/optimizer/exp_avg_sq_dtype", FlagKind::kWord, [](const Recipe& r) { return to_string(r.optimizer.exp_avg_sq_dtype); }},
-      {"--actor-num-gpus-per-node", "/gpu/per_node", FlagKind::kInt, [](const Recipe& r) { return std::to_string(r.gpu.per_node); }},
-      {"--nproc-per-node", "/gpu/per_node", FlagKind::kInt, [](const Recipe& r) { return std::to_string(r.gpu.per_node); }},
-      {"--nproc_per_node", "/gpu/per_node", FlagKind::kInt, [](const Recipe& r) { return std::to_string(r.gpu.per_node); }},
+      {"--lr-decay-style", "/optimizer/lr_decay_style", FlagKind::kWord,
+       [](const Recipe& r) { return to_string(r.optimizer.lr_decay_style); }},
+      {"--lr-warmup-fraction", "/optimizer/lr_warmup_fraction", FlagKind::kNumber,
+       [](const Recipe& r) { return num(r.optimizer.lr_warmup_fraction); }},
+      {"--weight-decay", "/optimizer/weight_decay", FlagKind::kNumber,
+       [](const Recipe& r) { return num(r.optimizer.weight_decay); }},
+      {"--adam-beta1", "/optimizer/adam_beta1", FlagKind::kNumber,
+       [](const Recipe& r) { return num(r.optimizer.adam_beta1); }},
+      {"--adam-beta2", "/optimizer/adam_beta2", FlagKind::kNumber,
+       [](const Recipe& r) { return num(r.optimizer.adam_beta2); }},
+      {"--adam-eps", "/optimizer/adam_eps", FlagKind::kNumber,
+       [](const Recipe& r) { return num(r.optimizer.adam_eps); }},
+      {"--clip-grad", "/optimizer/clip_grad", FlagKind::kNumber,
+       [](const Recipe& r) { return num(r.optimizer.clip_grad); }},
+      {"--exp-avg-dtype", "/optimizer/exp_avg_dtype", FlagKind::kWord,
+       [](const Recipe& r) { return to_string(r.optimizer.exp_avg_dtype); }},
+      {"--exp-avg-sq-dtype", "/optimizer/exp_avg_sq_dtype", FlagKind::kWord,
+       [](const Recipe& r) { return to_string(r.optimizer.exp_avg_sq_dtype); }},
+      {"--actor-num-gpus-per-node", "/gpu/per_node", FlagKind::kInt,
+       [](const Recipe& r) { return std::to_string(r.gpu.per_node); }},
+      {"--nproc-per-node", "/gpu/per_node", FlagKind::kInt,
+       [](const Recipe& r) { return std::to_string(r.gpu.per_node); }},
+      {"--nproc_per_node", "/gpu/per_node", FlagKind::kInt,
+       [](const Recipe& r) { return std::to_string(r.gpu.per_node); }},
   };
   return table;
 }
@@ -138,17 +163,17 @@ int file_line(const SourceDoc& src, int line) {
 
 /// Adds the disagreement of the recipe's field at `pointer` (its value `recipe_text`, "" when absent) with flag `f`
 /// (written as `flag_text`): to `out.stated` when the recipe writes the field, else to `out.unstated`.
-void disagreement(const SourceDoc& src, const std::string& pointer, const std::string& recipe_text,
-                  const LaunchFlag& f, const std::string& flag_text, LaunchCheck& out) {
+void disagreement(const SourceDoc& src, const std::string& pointer, const std::string& recipe_text, const LaunchFlag& f,
+                  const std::string& flag_text, LaunchCheck& out) {
   const bool stated = src.node(pointer) != nullptr;
   const std::string value = recipe_text.empty() ? "absent"
-                            : stated             ? recipe_text
-                                                 : recipe_text + " (not stated: the default)";
-  Diagnostic d = src.at(pointer,
-                        value + ", but the run command passes " + flag_text + " (line " +
-                            std::to_string(file_line(src, f.line)) + ")",
-                        src.path(pointer) + (stated ? " as the command ran it, or a run command that matches the recipe"
-                                                    : " stated as the command ran it"));
+                            : stated            ? recipe_text
+                                                : recipe_text + " (not stated: the default)";
+  Diagnostic d = src.at(
+      pointer,
+      value + ", but the run command passes " + flag_text + " (line " + std::to_string(file_line(src, f.line)) + ")",
+      src.path(pointer) + (stated ? " as the command ran it, or a run command that matches the recipe"
+                                  : " stated as the command ran it"));
   d.severity = "warning";
   (stated ? out.stated : out.unstated).push_back(std::move(d));
 }

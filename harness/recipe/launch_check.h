@@ -35,13 +35,14 @@ struct LaunchCheck {
 
 /// Compares every flag of `r`'s `run` command (src.value["run"]) that names a recipe field with the value the
 /// recipe gives (or its default): the parallel sizes (TP, PP, VPP, CP, EP, ETP), the layer split, sequence parallel,
-/// recompute, max tokens per GPU, global batch, microbatch rows, row length, the MoE dispatcher, the optimizer's
+/// recompute, max tokens per GPU, global batch, the MoE dispatcher, the optimizer's
 /// schedule and Adam settings, the precision-aware state (--use-precision-aware-optimizer, --exp-avg-dtype,
 /// --exp-avg-sq-dtype, --no-store-param-remainders) and the GPUs (slime's --actor-num-nodes x
 /// --actor-num-gpus-per-node, torchrun's --nnodes x --nproc-per-node). Each disagreement is located at the recipe's
 /// field (at its nearest written ancestor when the field is absent), naming the flag, its value and its line in the
-/// file, in LaunchCheck::stated or ::unstated. A flag the table does not know, or one without a literal value, is not compared. No `run`:
-/// no diagnostics.
+/// file, in LaunchCheck::stated or ::unstated. A flag the table does not know, or one without a literal value, is not
+/// compared; nor are --seq-length and --micro-batch-size, which under dynamic batching (slime) are not the recipe's
+/// row length and rows per microbatch. No `run`: no diagnostics.
 LaunchCheck check_launch_command(const Recipe& r, const SourceDoc& src);
 
 }  // namespace recipebench
