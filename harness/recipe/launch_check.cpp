@@ -2,7 +2,6 @@
 
 #include <charconv>
 #include <cmath>
-#include <functional>
 #include <optional>
 
 #include "util/format.h"
@@ -55,7 +54,7 @@ struct FieldFlag {
   const char* flag;
   const char* pointer;  ///< the recipe field's JSON pointer
   FlagKind kind;
-  std::function<std::string(const Recipe&)> recipe_value;  ///< "" when the recipe leaves the field absent
+  std::string (*recipe_value)(const Recipe&);  ///< "" when the recipe leaves the field absent
 };
 
 std::string num(double v) { return shortest(v); }
@@ -66,69 +65,65 @@ std::string opt(const std::optional<T>& v) {
 }
 
 /// Megatron-LM's, slime's and torchrun's flags that state a recipe field (their names as the tools spell them).
-const std::vector<FieldFlag>& field_flags() {
-  static const std::vector<FieldFlag> table = {
-      {"--tensor-model-parallel-size", "/layout/tp", FlagKind::kInt,
-       [](const Recipe& r) { return std::to_string(r.layout.tp); }},
-      {"--pipeline-model-parallel-size", "/layout/pp", FlagKind::kInt,
-       [](const Recipe& r) { return std::to_string(r.layout.pp); }},
-      {"--num-virtual-stages-per-pipeline-rank", "/layout/vpp", FlagKind::kInt,
-       [](const Recipe& r) { return std::to_string(r.layout.vpp); }},
-      {"--virtual-pipeline-model-parallel-size", "/layout/vpp", FlagKind::kInt,
-       [](const Recipe& r) { return std::to_string(r.layout.vpp); }},
-      {"--context-parallel-size", "/layout/cp", FlagKind::kInt,
-       [](const Recipe& r) { return std::to_string(r.layout.cp); }},
-      {"--expert-model-parallel-size", "/layout/ep", FlagKind::kInt,
-       [](const Recipe& r) { return std::to_string(r.layout.ep); }},
-      {"--expert-tensor-parallel-size", "/layout/etp", FlagKind::kInt,
-       [](const Recipe& r) { return std::to_string(r.layout.effective_etp()); }},
-      {"--decoder-first-pipeline-num-layers", "/layout/layer_split/first", FlagKind::kInt,
-       [](const Recipe& r) { return opt(r.layout.first_stage_layers); }},
-      {"--decoder-last-pipeline-num-layers", "/layout/layer_split/last", FlagKind::kInt,
-       [](const Recipe& r) { return opt(r.layout.last_stage_layers); }},
-      {"--sequence-parallel", "/layout/sequence_parallel", FlagKind::kSwitch,
-       [](const Recipe& r) { return std::string(r.layout.sequence_parallel ? "true" : "false"); }},
-      {"--recompute-granularity", "/layout/recompute/granularity", FlagKind::kWord,
-       [](const Recipe& r) { return r.layout.recompute.granularity; }},
-      {"--recompute-method", "/layout/recompute/method", FlagKind::kWord,
-       [](const Recipe& r) { return r.layout.recompute.method; }},
-      {"--recompute-num-layers", "/layout/recompute/num_layers", FlagKind::kInt,
-       [](const Recipe& r) { return std::to_string(r.layout.recompute.num_layers); }},
-      {"--max-tokens-per-gpu", "/layout/max_tokens_per_gpu", FlagKind::kInt,
-       [](const Recipe& r) { return std::to_string(r.layout.max_tokens_per_gpu); }},
-      {"--moe-token-dispatcher-type", "/layout/dispatcher", FlagKind::kWord,
-       [](const Recipe& r) { return to_string(r.layout.dispatcher); }},
-      {"--global-batch-size", "/workload/global_batch", FlagKind::kInt,
-       [](const Recipe& r) { return std::to_string(r.workload.global_batch); }},
-      {"--lr", "/optimizer/lr", FlagKind::kNumber, [](const Recipe& r) { return num(r.optimizer.lr); }},
-      {"--min-lr", "/optimizer/min_lr", FlagKind::kNumber, [](const Recipe& r) { return num(r.optimizer.min_lr); }},
-      {"--lr-decay-style", "/optimizer/lr_decay_style", FlagKind::kWord,
-       [](const Recipe& r) { return to_string(r.optimizer.lr_decay_style); }},
-      {"--lr-warmup-fraction", "/optimizer/lr_warmup_fraction", FlagKind::kNumber,
-       [](const Recipe& r) { return num(r.optimizer.lr_warmup_fraction); }},
-      {"--weight-decay", "/optimizer/weight_decay", FlagKind::kNumber,
-       [](const Recipe& r) { return num(r.optimizer.weight_decay); }},
-      {"--adam-beta1", "/optimizer/adam_beta1", FlagKind::kNumber,
-       [](const Recipe& r) { return num(r.optimizer.adam_beta1); }},
-      {"--adam-beta2", "/optimizer/adam_beta2", FlagKind::kNumber,
-       [](const Recipe& r) { return num(r.optimizer.adam_beta2); }},
-      {"--adam-eps", "/optimizer/adam_eps", FlagKind::kNumber,
-       [](const Recipe& r) { return num(r.optimizer.adam_eps); }},
-      {"--clip-grad", "/optimizer/clip_grad", FlagKind::kNumber,
-       [](const Recipe& r) { return num(r.optimizer.clip_grad); }},
-      {"--exp-avg-dtype", "/optimizer/exp_avg_dtype", FlagKind::kWord,
-       [](const Recipe& r) { return to_string(r.optimizer.exp_avg_dtype); }},
-      {"--exp-avg-sq-dtype", "/optimizer/exp_avg_sq_dtype", FlagKind::kWord,
-       [](const Recipe& r) { return to_string(r.optimizer.exp_avg_sq_dtype); }},
-      {"--actor-num-gpus-per-node", "/gpu/per_node", FlagKind::kInt,
-       [](const Recipe& r) { return std::to_string(r.gpu.per_node); }},
-      {"--nproc-per-node", "/gpu/per_node", FlagKind::kInt,
-       [](const Recipe& r) { return std::to_string(r.gpu.per_node); }},
-      {"--nproc_per_node", "/gpu/per_node", FlagKind::kInt,
-       [](const Recipe& r) { return std::to_string(r.gpu.per_node); }},
-  };
-  return table;
-}
+const FieldFlag kFieldFlags[] = {
+    {"--tensor-model-parallel-size", "/layout/tp", FlagKind::kInt,
+     [](const Recipe& r) { return std::to_string(r.layout.tp); }},
+    {"--pipeline-model-parallel-size", "/layout/pp", FlagKind::kInt,
+     [](const Recipe& r) { return std::to_string(r.layout.pp); }},
+    {"--num-virtual-stages-per-pipeline-rank", "/layout/vpp", FlagKind::kInt,
+     [](const Recipe& r) { return std::to_string(r.layout.vpp); }},
+    {"--virtual-pipeline-model-parallel-size", "/layout/vpp", FlagKind::kInt,
+     [](const Recipe& r) { return std::to_string(r.layout.vpp); }},
+    {"--context-parallel-size", "/layout/cp", FlagKind::kInt,
+     [](const Recipe& r) { return std::to_string(r.layout.cp); }},
+    {"--expert-model-parallel-size", "/layout/ep", FlagKind::kInt,
+     [](const Recipe& r) { return std::to_string(r.layout.ep); }},
+    {"--expert-tensor-parallel-size", "/layout/etp", FlagKind::kInt,
+     [](const Recipe& r) { return std::to_string(r.layout.effective_etp()); }},
+    {"--decoder-first-pipeline-num-layers", "/layout/layer_split/first", FlagKind::kInt,
+     [](const Recipe& r) { return opt(r.layout.first_stage_layers); }},
+    {"--decoder-last-pipeline-num-layers", "/layout/layer_split/last", FlagKind::kInt,
+     [](const Recipe& r) { return opt(r.layout.last_stage_layers); }},
+    {"--sequence-parallel", "/layout/sequence_parallel", FlagKind::kSwitch,
+     [](const Recipe& r) { return std::string(r.layout.sequence_parallel ? "true" : "false"); }},
+    {"--recompute-granularity", "/layout/recompute/granularity", FlagKind::kWord,
+     [](const Recipe& r) { return r.layout.recompute.granularity; }},
+    {"--recompute-method", "/layout/recompute/method", FlagKind::kWord,
+     [](const Recipe& r) { return r.layout.recompute.method; }},
+    {"--recompute-num-layers", "/layout/recompute/num_layers", FlagKind::kInt,
+     [](const Recipe& r) { return std::to_string(r.layout.recompute.num_layers); }},
+    {"--max-tokens-per-gpu", "/layout/max_tokens_per_gpu", FlagKind::kInt,
+     [](const Recipe& r) { return std::to_string(r.layout.max_tokens_per_gpu); }},
+    {"--moe-token-dispatcher-type", "/layout/dispatcher", FlagKind::kWord,
+     [](const Recipe& r) { return to_string(r.layout.dispatcher); }},
+    {"--global-batch-size", "/workload/global_batch", FlagKind::kInt,
+     [](const Recipe& r) { return std::to_string(r.workload.global_batch); }},
+    {"--lr", "/optimizer/lr", FlagKind::kNumber, [](const Recipe& r) { return num(r.optimizer.lr); }},
+    {"--min-lr", "/optimizer/min_lr", FlagKind::kNumber, [](const Recipe& r) { return num(r.optimizer.min_lr); }},
+    {"--lr-decay-style", "/optimizer/lr_decay_style", FlagKind::kWord,
+     [](const Recipe& r) { return to_string(r.optimizer.lr_decay_style); }},
+    {"--lr-warmup-fraction", "/optimizer/lr_warmup_fraction", FlagKind::kNumber,
+     [](const Recipe& r) { return num(r.optimizer.lr_warmup_fraction); }},
+    {"--weight-decay", "/optimizer/weight_decay", FlagKind::kNumber,
+     [](const Recipe& r) { return num(r.optimizer.weight_decay); }},
+    {"--adam-beta1", "/optimizer/adam_beta1", FlagKind::kNumber,
+     [](const Recipe& r) { return num(r.optimizer.adam_beta1); }},
+    {"--adam-beta2", "/optimizer/adam_beta2", FlagKind::kNumber,
+     [](const Recipe& r) { return num(r.optimizer.adam_beta2); }},
+    {"--adam-eps", "/optimizer/adam_eps", FlagKind::kNumber, [](const Recipe& r) { return num(r.optimizer.adam_eps); }},
+    {"--clip-grad", "/optimizer/clip_grad", FlagKind::kNumber,
+     [](const Recipe& r) { return num(r.optimizer.clip_grad); }},
+    {"--exp-avg-dtype", "/optimizer/exp_avg_dtype", FlagKind::kWord,
+     [](const Recipe& r) { return to_string(r.optimizer.exp_avg_dtype); }},
+    {"--exp-avg-sq-dtype", "/optimizer/exp_avg_sq_dtype", FlagKind::kWord,
+     [](const Recipe& r) { return to_string(r.optimizer.exp_avg_sq_dtype); }},
+    {"--actor-num-gpus-per-node", "/gpu/per_node", FlagKind::kInt,
+     [](const Recipe& r) { return std::to_string(r.gpu.per_node); }},
+    {"--nproc-per-node", "/gpu/per_node", FlagKind::kInt,
+     [](const Recipe& r) { return std::to_string(r.gpu.per_node); }},
+    {"--nproc_per_node", "/gpu/per_node", FlagKind::kInt,
+     [](const Recipe& r) { return std::to_string(r.gpu.per_node); }},
+};
 
 /// Whether the flag's literal `value` states the recipe's `recipe` value.
 bool same_value(FlagKind kind, const std::string& value, const std::string& recipe) {
@@ -234,7 +229,7 @@ LaunchCheck check_launch_command(const Recipe& r, const SourceDoc& src) {
   const std::vector<LaunchFlag> flags = launch_flags(src.value["run"].get<std::string>());
   for (const LaunchFlag& f : flags) {
     check_nodes(r, src, f, out);
-    for (const FieldFlag& row : field_flags()) {
+    for (const FieldFlag& row : kFieldFlags) {
       if (f.name != row.flag || !f.literal) continue;
       const std::string recipe = row.recipe_value(r);
       if (same_value(row.kind, f.value, recipe)) continue;
