@@ -193,6 +193,16 @@ TEST_CASE("numbers beyond their type and control characters give located errors"
         "and source, or result.active_params count and source; docs/metrics.md)");
   CHECK(escape_controls("a\nb\x01\xff") == "a\\nb\\x01\\xff");
   CHECK(escape_controls("caf\xc3\xa9") == "caf\xc3\xa9");
+  // Invisible, space-like, line-breaking and reordering characters are named (the fuzz bench's key "\_00").
+  CHECK(escape_controls("\xc2\xa0"
+                        "00") == "\\u00a000");
+  CHECK(escape_controls("a\xc2\x85"
+                        "b\xe2\x80\xa8"
+                        "c\xe2\x80\xae"
+                        "d\xef\xbb\xbf"
+                        "e\xe2\x80\x8b") == "a\\u0085b\\u2028c\\u202ed\\ufeffe\\u200b");
+  CHECK(escape_controls("\xe2\x80\x94 \xc2\xb5s \xe2\x80\x99") ==
+        "\xe2\x80\x94 \xc2\xb5s \xe2\x80\x99");  // em dash, micro, quote
 }
 
 TEST_CASE("hf-mlp-only-layers: a config.json field that changes the model is refused, naming it", "[cases][hf]") {

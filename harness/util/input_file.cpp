@@ -114,6 +114,27 @@ std::string utf8_from_latin1_bytes(const std::string& text) {
   return out;
 }
 
+namespace {
+
+/// The code point of the valid UTF-8 sequence of `len` bytes at s[i].
+unsigned code_point(const unsigned char* s, size_t i, size_t len) {
+  if (len == 1) return s[i];
+  unsigned cp = s[i] & (len == 2 ? 0x1Fu : len == 3 ? 0x0Fu : 0x07u);
+  for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (s[i + k] & 0x3Fu);
+  return cp;
+}
+
+/// Characters a terminal shows as nothing, as a space, or as a line break, or that reorder the text around them:
+/// C1 controls (NEL among them), no-break space, soft hyphen, zero-width characters and marks, line and paragraph
+/// separators, bidirectional embeddings, overrides and isolates, word joiners, the byte-order mark.
+bool invisible(unsigned cp) {
+  return (cp >= 0x80 && cp <= 0xA0) || cp == 0xAD || (cp >= 0x200B && cp <= 0x200F) ||
+         (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x2064) || (cp >= 0x2066 && cp <= 0x2069) ||
+         cp == 0xFEFF;
+}
+
+}  // namespace
+
 std::string escape_controls(const std::string& text) {
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   std::string out;
@@ -131,6 +152,12 @@ std::string escape_controls(const std::string& text) {
       char hex[8];
       std::snprintf(hex, sizeof hex, "\\x%02x", c);
       out += hex;
+    } else if (len > 1 && invisible(code_point(s, i, len))) {
+      char hex[12];
+      std::snprintf(hex, sizeof hex, "\\u%04x", code_point(s, i, len));
+      out += hex;
+      i += len;
+      continue;
     } else {
       out.append(text, i, len);
       i += len;

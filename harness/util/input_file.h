@@ -37,7 +37,9 @@ size_t first_invalid_utf8(const std::string& text);
 std::string utf8_from_latin1_bytes(const std::string& text);
 
 /// `s` with control characters escaped (\n, \r, \t, \xNN; DEL as \x7f), so a value cannot start a new
-/// line of output or forge a diagnostic; invalid UTF-8 bytes are escaped as \xNN too.
+/// line of output or forge a diagnostic; invalid UTF-8 bytes are escaped as \xNN too, and characters a terminal
+/// shows as nothing, a space or a line break, or that reorder text (C1 controls, U+00A0, U+00AD, U+200B-U+200F,
+/// U+2028-U+202E, U+2060-U+2064, U+2066-U+2069, U+FEFF) as \uXXXX: a key '\u00a0' is told from ' '.
 std::string escape_controls(const std::string& s);
 
 }  // namespace recipebench
