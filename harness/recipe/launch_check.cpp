@@ -57,7 +57,17 @@ struct FieldFlag {
   std::string (*recipe_value)(const Recipe&);  ///< "" when the recipe leaves the field absent
 };
 
-std::string num(double v) { return shortest(v); }
+/// The recipe's value of layout field `F` (an integer) as text.
+template <auto F>  // a pointer to an integer member of RecipeLayout
+std::string layout_int(const Recipe& r) {
+  return std::to_string(r.layout.*F);
+}
+
+/// The recipe's value of optimizer field `F` (a number) as its shortest round-trip text.
+template <double RecipeOptimizer::*F>
+std::string optimizer_number(const Recipe& r) {
+  return shortest(r.optimizer.*F);
+}
 
 template <typename T>
 std::string opt(const std::optional<T>& v) {
@@ -66,18 +76,12 @@ std::string opt(const std::optional<T>& v) {
 
 /// Megatron-LM's, slime's and torchrun's flags that state a recipe field (their names as the tools spell them).
 const FieldFlag kFieldFlags[] = {
-    {"--tensor-model-parallel-size", "/layout/tp", FlagKind::kInt,
-     [](const Recipe& r) { return std::to_string(r.layout.tp); }},
-    {"--pipeline-model-parallel-size", "/layout/pp", FlagKind::kInt,
-     [](const Recipe& r) { return std::to_string(r.layout.pp); }},
-    {"--num-virtual-stages-per-pipeline-rank", "/layout/vpp", FlagKind::kInt,
-     [](const Recipe& r) { return std::to_string(r.layout.vpp); }},
-    {"--virtual-pipeline-model-parallel-size", "/layout/vpp", FlagKind::kInt,
-     [](const Recipe& r) { return std::to_string(r.layout.vpp); }},
-    {"--context-parallel-size", "/layout/cp", FlagKind::kInt,
-     [](const Recipe& r) { return std::to_string(r.layout.cp); }},
-    {"--expert-model-parallel-size", "/layout/ep", FlagKind::kInt,
-     [](const Recipe& r) { return std::to_string(r.layout.ep); }},
+    {"--tensor-model-parallel-size", "/layout/tp", FlagKind::kInt, layout_int<&RecipeLayout::tp>},
+    {"--pipeline-model-parallel-size", "/layout/pp", FlagKind::kInt, layout_int<&RecipeLayout::pp>},
+    {"--num-virtual-stages-per-pipeline-rank", "/layout/vpp", FlagKind::kInt, layout_int<&RecipeLayout::vpp>},
+    {"--virtual-pipeline-model-parallel-size", "/layout/vpp", FlagKind::kInt, layout_int<&RecipeLayout::vpp>},
+    {"--context-parallel-size", "/layout/cp", FlagKind::kInt, layout_int<&RecipeLayout::cp>},
+    {"--expert-model-parallel-size", "/layout/ep", FlagKind::kInt, layout_int<&RecipeLayout::ep>},
     {"--expert-tensor-parallel-size", "/layout/etp", FlagKind::kInt,
      [](const Recipe& r) { return std::to_string(r.layout.effective_etp()); }},
     {"--decoder-first-pipeline-num-layers", "/layout/layer_split/first", FlagKind::kInt,
@@ -93,26 +97,22 @@ const FieldFlag kFieldFlags[] = {
     {"--recompute-num-layers", "/layout/recompute/num_layers", FlagKind::kInt,
      [](const Recipe& r) { return std::to_string(r.layout.recompute.num_layers); }},
     {"--max-tokens-per-gpu", "/layout/max_tokens_per_gpu", FlagKind::kInt,
-     [](const Recipe& r) { return std::to_string(r.layout.max_tokens_per_gpu); }},
+     layout_int<&RecipeLayout::max_tokens_per_gpu>},
     {"--moe-token-dispatcher-type", "/layout/dispatcher", FlagKind::kWord,
      [](const Recipe& r) { return to_string(r.layout.dispatcher); }},
     {"--global-batch-size", "/workload/global_batch", FlagKind::kInt,
      [](const Recipe& r) { return std::to_string(r.workload.global_batch); }},
-    {"--lr", "/optimizer/lr", FlagKind::kNumber, [](const Recipe& r) { return num(r.optimizer.lr); }},
-    {"--min-lr", "/optimizer/min_lr", FlagKind::kNumber, [](const Recipe& r) { return num(r.optimizer.min_lr); }},
+    {"--lr", "/optimizer/lr", FlagKind::kNumber, optimizer_number<&RecipeOptimizer::lr>},
+    {"--min-lr", "/optimizer/min_lr", FlagKind::kNumber, optimizer_number<&RecipeOptimizer::min_lr>},
     {"--lr-decay-style", "/optimizer/lr_decay_style", FlagKind::kWord,
      [](const Recipe& r) { return to_string(r.optimizer.lr_decay_style); }},
     {"--lr-warmup-fraction", "/optimizer/lr_warmup_fraction", FlagKind::kNumber,
-     [](const Recipe& r) { return num(r.optimizer.lr_warmup_fraction); }},
-    {"--weight-decay", "/optimizer/weight_decay", FlagKind::kNumber,
-     [](const Recipe& r) { return num(r.optimizer.weight_decay); }},
-    {"--adam-beta1", "/optimizer/adam_beta1", FlagKind::kNumber,
-     [](const Recipe& r) { return num(r.optimizer.adam_beta1); }},
-    {"--adam-beta2", "/optimizer/adam_beta2", FlagKind::kNumber,
-     [](const Recipe& r) { return num(r.optimizer.adam_beta2); }},
-    {"--adam-eps", "/optimizer/adam_eps", FlagKind::kNumber, [](const Recipe& r) { return num(r.optimizer.adam_eps); }},
-    {"--clip-grad", "/optimizer/clip_grad", FlagKind::kNumber,
-     [](const Recipe& r) { return num(r.optimizer.clip_grad); }},
+     optimizer_number<&RecipeOptimizer::lr_warmup_fraction>},
+    {"--weight-decay", "/optimizer/weight_decay", FlagKind::kNumber, optimizer_number<&RecipeOptimizer::weight_decay>},
+    {"--adam-beta1", "/optimizer/adam_beta1", FlagKind::kNumber, optimizer_number<&RecipeOptimizer::adam_beta1>},
+    {"--adam-beta2", "/optimizer/adam_beta2", FlagKind::kNumber, optimizer_number<&RecipeOptimizer::adam_beta2>},
+    {"--adam-eps", "/optimizer/adam_eps", FlagKind::kNumber, optimizer_number<&RecipeOptimizer::adam_eps>},
+    {"--clip-grad", "/optimizer/clip_grad", FlagKind::kNumber, optimizer_number<&RecipeOptimizer::clip_grad>},
     {"--exp-avg-dtype", "/optimizer/exp_avg_dtype", FlagKind::kWord,
      [](const Recipe& r) { return to_string(r.optimizer.exp_avg_dtype); }},
     {"--exp-avg-sq-dtype", "/optimizer/exp_avg_sq_dtype", FlagKind::kWord,

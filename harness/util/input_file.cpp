@@ -60,9 +60,12 @@ std::string read_input_file(const std::string& path, size_t max_bytes) {
 namespace {
 
 /// Length of the valid UTF-8 sequence starting at s[i] (1 for ASCII), or 0 when none starts there.
-size_t utf8_length(const unsigned char* s, size_t n, size_t i) {
+size_t utf8_length(const unsigned char* s, size_t n, size_t i, unsigned* code_point = nullptr) {
   const unsigned char c = s[i];
-  if (c < 0x80) return 1;
+  if (c < 0x80) {
+    if (code_point) *code_point = c;
+    return 1;
+  }
   size_t len = 0;
   unsigned cp = 0;
   if (c >= 0xC2 && c <= 0xDF)
@@ -80,6 +83,7 @@ size_t utf8_length(const unsigned char* s, size_t n, size_t i) {
   }
   if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF))
     return 0;
+  if (code_point) *code_point = cp;
   return len;
 }
 
@@ -116,21 +120,12 @@ std::string utf8_from_latin1_bytes(const std::string& text) {
 
 namespace {
 
-/// The code point of the valid UTF-8 sequence of `len` bytes at s[i].
-unsigned code_point(const unsigned char* s, size_t i, size_t len) {
-  if (len == 1) return s[i];
-  unsigned cp = s[i] & (len == 2 ? 0x1Fu : len == 3 ? 0x0Fu : 0x07u);
-  for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (s[i + k] & 0x3Fu);
-  return cp;
-}
-
 /// Characters a terminal shows as nothing, as a space, or as a line break, or that reorder the text around them:
 /// C1 controls (NEL among them), no-break space, soft hyphen, zero-width characters and marks, line and paragraph
 /// separators, bidirectional embeddings, overrides and isolates, word joiners, the byte-order mark.
 bool invisible(unsigned cp) {
-  return (cp >= 0x80 && cp <= 0xA0) || cp == 0xAD || (cp >= 0x200B && cp <= 0x200F) ||
-         (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x2064) || (cp >= 0x2066 && cp <= 0x2069) ||
-         cp == 0xFEFF;
+  return (cp >= 0x80 && cp <= 0xA0) || cp == 0xAD || (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) ||
+         (cp >= 0x2060 && cp <= 0x2064) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0xFEFF;
 }
 
 }  // namespace
@@ -141,7 +136,8 @@ std::string escape_controls(const std::string& text) {
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
     const unsigned char c = s[i];
-    const size_t len = utf8_length(s, text.size(), i);
+    unsigned cp = 0;
+    const size_t len = utf8_length(s, text.size(), i, &cp);
     if (c == '\n')
       out += "\\n";
     else if (c == '\r')
@@ -152,9 +148,9 @@ std::string escape_controls(const std::string& text) {
       char hex[8];
       std::snprintf(hex, sizeof hex, "\\x%02x", c);
       out += hex;
-    } else if (len > 1 && invisible(code_point(s, i, len))) {
+    } else if (len > 1 && invisible(cp)) {
       char hex[12];
-      std::snprintf(hex, sizeof hex, "\\u%04x", code_point(s, i, len));
+      std::snprintf(hex, sizeof hex, "\\u%04x", cp);
       out += hex;
       i += len;
       continue;
