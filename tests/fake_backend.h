@@ -23,22 +23,24 @@ struct FakeScript {
   int fail_at = -1;
   int runs = 0;             ///< how often run() was called
   RunOptions last_options;  ///< what the last run() was given
+  int last_map_world = 0;   ///< the world of the rank map the last run() was handed (0: none)
 };
 
 class FakeBackend : public Backend {
  public:
   explicit FakeBackend(std::shared_ptr<FakeScript> s) : s_(std::move(s)) {}
   std::string name() const override { return "fake"; }
-  BackendEnvironment environment(const Recipe&, const RunOptions&) override {
+  BackendEnvironment environment(const ResolvedRun&) override {
     BackendEnvironment env;
     env.device_name = "fake device";
     env.device_count = s_->devices;
     return env;
   }
-  void run(const Recipe&, const ModelConfig&, const RunOptions& o,
-           const std::function<void(const StepSample&)>& on_step) override {
+  void run(const ResolvedRun& run, const std::function<void(const StepSample&)>& on_step) override {
+    const RunOptions& o = run.options;
     ++s_->runs;
     s_->last_options = o;
+    s_->last_map_world = run.map ? run.map->world : 0;
     for (int i = 0; i < o.settings.steps; ++i) {
       if (i == s_->fail_at) throw RunError("step " + std::to_string(i) + ": loss is NaN", i);
       StepSample s;

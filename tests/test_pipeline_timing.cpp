@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 
+#include "schedule/pipeline_receives.h"
 #include "schedule/pipeline_timing.h"
 #include "util/format.h"
 
@@ -121,6 +122,27 @@ TEST_CASE("pipeline timing: transfers in a 2-stage 1F1B, by hand", "[pipeline][t
   b.link_p2p_seconds = {0.1, 1.0};
   const PassDurations d2 = uniform_pass_durations(2, 2, 0.5, 1);
   CHECK(time_pipeline(2, 2, 4, d2, b).step_seconds > time_pipeline(2, 2, 4, d2, a).step_seconds);
+}
+
+TEST_CASE("pipeline timing: receives posted ahead play the executor's plan, one in flight per link, by hand",
+          "[pipeline][timing][overlap_p2p]") {
+  // PP 2, 2 microbatches, tf = tb = 1, transfer c = 5 (slower than the passes between). Rank 1's F1 input is sent at
+  // 2 but its receive is posted only when rank 1 starts F0 (kPipelineReceivesAhead = 1: after the wait of the link's
+  // previous receive), at 6: it arrives at 11, not 7. Rank 0's B1 gradient likewise is posted at B0's start, 13.
+  REQUIRE(kPipelineReceivesAhead == 1);
+  PipelineTimingOptions o;
+  o.p2p_seconds = 5;
+  o.keep_actions = true;
+  o.overlap_p2p = true;
+  const PassDurations d = uniform_pass_durations(2, 1, 1, 1);
+  const PipelineTiming t = time_pipeline(2, 1, 2, d, o);
+  CHECK(timeline(t, 0) == "F0.0[0,1] F1.0[1,2] B0.0[13,14] B1.0[18,19]");
+  CHECK(timeline(t, 1) == "F0.0[6,7] B0.0[7,8] F1.0[11,12] B1.0[12,13]");
+  CHECK(t.step_seconds == 19);  // an unbounded number in flight would give 16
+  CHECK(t.p2p_wait_seconds == std::vector<double>{9, 8});
+  // Not overlapped: every receive waits whole, 21.
+  o.overlap_p2p = false;
+  CHECK(time_pipeline(2, 1, 2, d, o).step_seconds == 21);
 }
 
 TEST_CASE("pipeline timing: a slower first stage sets the pace", "[pipeline][timing]") {

@@ -14,6 +14,7 @@
 #include "backends/torch/torch_backend_registration.h"
 #include "console/console_reporter.h"
 #include "fake_backend.h"
+#include "layout/rank_map.h"
 #include "recipe/validate.h"
 #include "run/run_driver.h"
 #include "test_util.h"
@@ -69,6 +70,39 @@ TEST_CASE("run driver: a complete run's record, figures and reporter calls", "[r
   CHECK(written["capabilities"] == fake_capabilities().to_json());
   CHECK(written["capabilities"]["dispatcher"] == Json::array({"alltoall"}));
   CHECK(written["capabilities"]["recompute"] == Json::array({"full", "none"}));
+}
+
+TEST_CASE("run driver: the rank map is built once per run, in its resolved run, and the backend is handed it",
+          "[run_driver][resolved]") {
+  auto script = register_fake();
+  for (const char* recipe : {"recipes/examples/qwen3.5-tiny-cpu.yaml", "tests/data/dist/tiny-tp2-pp2-ep2-dp2.yaml"}) {
+    DYNAMIC_SECTION(recipe) {
+      RunRequest q = fake_request("recipebench-driver-resolved");
+      q.recipe_path = source_path(recipe);
+      q.nproc.reset();
+      // What validation itself builds (the layout and memory checks), measured apart: the run adds exactly one.
+      const int64_t before_validate = rank_map_builds();
+      REQUIRE(validate_recipe_file(q.recipe_path).ok());
+      const int64_t validation = rank_map_builds() - before_validate;
+      SECTION("a dry run") {
+        q.dry_run = true;
+        const int64_t before = rank_map_builds();
+        Recorder rec;
+        REQUIRE(run_recipe(q, {&rec}).exit_code == kOk);
+        CHECK(rank_map_builds() - before == validation + 1);
+      }
+      SECTION("an emulated rank of the layout, run") {
+        q.emulate_rank = 0;
+        const int64_t before = rank_map_builds();
+        Recorder rec;
+        const RunOutcome out = run_recipe(q, {&rec});
+        REQUIRE(out.exit_code == kOk);
+        CHECK(rank_map_builds() - before == validation + 1);
+        CHECK(script->last_map_world == script->last_options.place.world);
+        CHECK(script->last_map_world == validate_recipe_file(q.recipe_path).recipe->layout.world());
+      }
+    }
+  }
 }
 
 TEST_CASE("run driver: the console's table and summary", "[run_driver]") {

@@ -237,7 +237,7 @@ namespace {
 class RefusingBackend : public FakeBackend {
  public:
   using FakeBackend::FakeBackend;
-  BackendEnvironment environment(const Recipe&, const RunOptions&) override {
+  BackendEnvironment environment(const ResolvedRun&) override {
     throw RunError("the layout needs something this backend does not have");
   }
 };
@@ -268,8 +268,7 @@ namespace {
 class AllocFailingBackend : public FakeBackend {
  public:
   using FakeBackend::FakeBackend;
-  void run(const Recipe&, const ModelConfig&, const RunOptions&,
-           const std::function<void(const StepSample&)>&) override {
+  void run(const ResolvedRun&, const std::function<void(const StepSample&)>&) override {
     throw RunError(
         "[enforce fail at alloc_cpu.cpp:75] data. DefaultCPUAllocator: can't allocate memory: you tried to allocate "
         "4294967296 bytes. Error code 12 (Cannot allocate memory)\nException raised from alloc_cpu at "

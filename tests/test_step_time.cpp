@@ -13,6 +13,7 @@
 #include "plan/layout_search.h"
 #include "plan/memory_plan.h"
 #include "plan/optimizer_traffic.h"
+#include "plan/prediction_basis.h"
 #include "plan/step_time.h"
 #include "recipe/layout_check.h"
 #include "recipe/run_model.h"
@@ -20,6 +21,7 @@
 #include "record/profile_source.h"
 #include "record/run_record_check.h"
 #include "report/leaderboard.h"
+#include "settings/switches.h"
 #include "test_util.h"
 
 #include <filesystem>
@@ -297,7 +299,7 @@ TEST_CASE("step time: DP's reduce-scatter and all-gather, hidden by the overlap 
   StepTimeOptions o;
   const StepPrediction off = predict_step(r, m, map, u, fast_network(bw), o);
   CHECK(off.ranks[0].dp_exposed == Approx(rs + ag));
-  o.overlap_grad_reduce = o.overlap_param_gather = true;
+  o.settings.overlap_grad_reduce = o.settings.overlap_param_gather = true;
   const StepPrediction on = predict_step(r, m, map, u, fast_network(bw), o);
   const double fwd = cells_seconds(pass_cells(u, m, shapes[0], false));
   const double bwd = cells_seconds(pass_cells(u, m, shapes[0], true));
@@ -357,6 +359,56 @@ TEST_CASE("step time: the layout search keeps only layouts that check and fit, f
   CHECK_FALSE(none.refusals.empty());
 }
 
+TEST_CASE("plan engages each priced switch where run's own no-effect rule applies it: TP2 EP1 DP1 has EDP 2",
+          "[step-time][switches]") {
+  const ModelConfig proxy = find_model("Qwen3.5-35B-A3B")->with_layers(4);
+  LayoutRequest req;
+  req.model = proxy;
+  req.gpu = "H200";
+  req.count = 2;
+  req.global_batch = 8;
+  req.row_tokens = 4096;
+  const UnitCosts u = fit_unit_costs({synthetic_rank(proxy, whole_model(proxy, 8192, 4096))});
+  LayoutSpace space;
+  space.tp = {2};
+  space.vpp = {1};
+  space.rows_per_microbatch = {1};
+  space.try_recompute = false;
+  const LayoutSearch s = search_layouts(req, u, fast_network(1e9), StepTimeOptions{}, space);
+  const PlannedLayout* tp2 = nullptr;
+  for (const PlannedLayout& p : s.ranked) {
+    // Every proposal: each priced switch on exactly where run would say it has an effect.
+    const std::optional<RankMap> map = build_rank_map(p.recipe, proxy);
+    RunSettings settings;
+    merge_switches(p.recipe.bench, RecipeBench{}, settings);
+    const SwitchContext ctx{p.recipe, settings, map};
+    for (const RunSwitch* sw : priced_switches()) {
+      const bool* on = &(settings.*(std::get<SwitchMember<bool>>(sw->member).setting));
+      CHECK(*on == sw->no_effect(ctx).empty());
+    }
+    if (p.recipe.layout.pp == 1 && p.recipe.layout.ep == 1) tp2 = &p;
+  }
+  REQUIRE(tp2 != nullptr);
+  const RankMap map = build_rank_map(tp2->recipe, proxy);
+  REQUIRE(map.dp == 1);
+  REQUIRE(map.edp == 2);  // the experts' optimizer is sharded over the two TP ranks (ETP 1)
+  CHECK(tp2->recipe.bench.overlap_grad_reduce == std::optional<bool>(true));
+  CHECK(tp2->recipe.bench.overlap_param_gather == std::optional<bool>(true));
+  CHECK(tp2->recipe.bench.overlap_tp_comm == std::optional<bool>(true));
+  CHECK(tp2->recipe.bench.overlap_p2p_comm == std::optional<bool>(false));
+  // The proposal's prediction is predict's of the same recipe with the switches it carries.
+  StepTimeOptions o;
+  merge_switches(tp2->recipe.bench, RecipeBench{}, o.settings);
+  const StepPrediction again = predict_step(tp2->recipe, proxy, map, u, fast_network(1e9), o);
+  CHECK(again.step_seconds == Approx(tp2->prediction.step_seconds).epsilon(1e-12));
+  // The proposed recipe writes exactly those switches, as the table names them.
+  const Json bench = bench_switches_json(tp2->recipe.bench);
+  CHECK(bench == Json{{"overlap_grad_reduce", true},
+                      {"overlap_param_gather", true},
+                      {"overlap_p2p_comm", false},
+                      {"overlap_tp_comm", true}});
+}
+
 TEST_CASE("step time: the seed's emulated ranks read back as profiles, and predict the seed's layout", "[step-time]") {
   const std::string dir = "reports/bench/h200-2026-12-02-emulate-profile/";
   const std::vector<std::string> kinds = {"first", "middle", "last"};
@@ -402,6 +454,39 @@ TEST_CASE("step time: the seed's emulated ranks read back as profiles, and predi
 
   // The committed profiles ran the plain FP32 state (34 bytes per parameter); the seed's recipe keeps BF16 +
   // remainder masters (32): its optimizer step is priced at 32 / 34 of the same recipe with FP32 masters.
+  // What the prediction says about itself (plan/prediction_basis.h): profiles of another GPU, the rule with its
+  // figures, the checked band of H200 -> B200, the recipe's measured 1,232.53 beside it, the torch backend's plan.
+  RunSettings settings;
+  merge_switches(seed.bench, RecipeBench{}, settings);
+  const UnitCosts costs = fit_unit_costs(ranks);
+  const PredictionBasis b = prediction_basis(seed, m, map, settings, costs, 1, p);
+  CHECK(b.mode == PredictionMode::kProfiledOtherGpu);
+  CHECK_THAT(b.scaling, Catch::Contains("x 0.440 (dense BF16 peaks 989 / 2250 TFLOP/s)"));
+  CHECK_THAT(b.error_band, Catch::Contains("+81% to +92%"));
+  REQUIRE(b.measured);
+  CHECK(b.measured->tokens_per_s_per_gpu == 1232.53);
+  CHECK(b.measured->error == Approx(p.tokens_per_s_per_gpu / 1232.53 - 1));
+  CHECK(b.measured->error > 0.5);  // the raw rule is far off on this pair: said beside the figure
+  REQUIRE(b.memory);
+  CHECK(b.memory->fits());
+  const std::string text = basis_text(b);
+  CHECK_THAT(text, Catch::Contains("the prediction is +"));
+  CHECK_THAT(text, Catch::Contains(": fits"));
+  CHECK(basis_json(b)["measured"]["tokens_per_s_per_gpu"] == 1232.53);
+  // A layout that does not fit is marked, and the fields the model does not price are named.
+  Recipe off = seed;
+  off.layout.recompute = RecipeRecompute{"none", "", 0};
+  off.layout.cp = 1;
+  off.layout.dispatcher = Dispatcher::kAllgather;
+  const PredictionBasis ob = prediction_basis(off, m, map, settings, costs, 1, p);
+  REQUIRE(ob.memory);
+  CHECK_FALSE(ob.memory->fits());
+  CHECK_THAT(basis_text(ob), Catch::Contains("DOES NOT FIT"));
+  CHECK(ob.not_modelled ==
+        std::vector<std::string>{"layout.dispatcher: allgather (priced as the alltoall dispatcher's all-to-alls of the "
+                                 "routed rows)"});
+  CHECK(basis_json(ob)["memory"]["fits"] == false);
+
   for (const ProfiledRank& r : ranks) CHECK(r.optimizer_bytes_per_param == 34);
   REQUIRE(seed.optimizer.master_weights == MasterWeights::kBf16Remainder);
   Recipe fp32 = seed;

@@ -51,7 +51,9 @@ class CommandBackend : public Backend {
  public:
   std::string name() const override { return "command"; }
 
-  BackendEnvironment environment(const Recipe& recipe, const RunOptions& o) override {
+  BackendEnvironment environment(const ResolvedRun& run) override {
+    const Recipe& recipe = *run.recipe;
+    const RunOptions& o = run.options;
     if (o.command.import_log.empty() && !recipe_command(recipe))
       fail("the recipe has neither bench.command nor a run block: the command backend has nothing to run");
     BackendEnvironment env;
@@ -60,8 +62,9 @@ class CommandBackend : public Backend {
     return env;
   }
 
-  void run(const Recipe& recipe, const ModelConfig&, const RunOptions& o,
-           const std::function<void(const StepSample&)>& on_step) override {
+  void run(const ResolvedRun& run, const std::function<void(const StepSample&)>& on_step) override {
+    const Recipe& recipe = *run.recipe;
+    const RunOptions& o = run.options;
     const ParsedLog log = o.command.import_log.empty() ? launch(recipe, o) : import(recipe, o);
     report_.log.update(log.to_json(o.settings.window));
     if (!log.problems.empty()) {

@@ -82,20 +82,11 @@ void check_run_ranks(const Recipe& recipe, const RunOptions& o) {
                  ", torchrun or srun: docs/distributed.md)");
 }
 
-void check_layout_rules(const Recipe& recipe, const ModelConfig* model) {
-  const std::string layout = layout_name(recipe.layout);
-  if (model) {
-    try {
-      build_rank_map(recipe, *model);
-    } catch (const std::invalid_argument& e) {
-      throw RunError(layout + " with " + std::to_string(model->num_layers) + " layers: " + e.what());
-    }
-  }
-  try {
-    require_layout(recipe, model);
-  } catch (const std::invalid_argument& e) {
-    throw RunError(layout + (model ? " with " + model->name : std::string()) + ": " + e.what());
-  }
+void check_resolved_layout(const ResolvedRun& r) {
+  const std::string layout = layout_name(r.recipe->layout);
+  const ModelConfig& model = r.model.model;
+  if (!r.map) throw RunError(layout + " with " + std::to_string(model.num_layers) + " layers: " + r.map_problem);
+  if (!r.layout_problem.empty()) throw RunError(layout + " with " + model.name + ": " + r.layout_problem);
 }
 
 }  // namespace recipebench::torch_backend

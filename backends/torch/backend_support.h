@@ -26,10 +26,10 @@ torch_model::RecomputeOptions recompute_options(const RecipeLayout& layout);
 /// how to start it).
 void check_run_ranks(const Recipe& recipe, const RunOptions& options);
 
-/// The harness's layout rules for `model` (null: the model-independent ones), as a RunError naming the recipe's
-/// layout: first the rank map (harness/layout/rank_map.h: the layer split over PP and VPP, the expert grid, rows
-/// per microbatch), then every check of recipe/layout_check.h (heads and experts against TP and EP, microbatches
-/// per DP rank, ...).
-void check_layout_rules(const Recipe& recipe, const ModelConfig* model);
+/// The resolved run's layout for the model that runs (settings/resolved_run.h), as a RunError naming the recipe's
+/// layout: no rank map (harness/layout/rank_map.h: the layer split over PP and VPP, the expert grid, rows per
+/// microbatch; `map_problem`), or a layout rule of recipe/layout_check.h broken for that model (`layout_problem`:
+/// heads and experts against TP and EP, microbatches per DP rank, ...). Neither is worked out again here.
+void check_resolved_layout(const ResolvedRun& run);
 
 }  // namespace recipebench::torch_backend

@@ -150,17 +150,17 @@ void run_steps(train::RunContext& ctx, const Recipe& recipe, train::RankModel& m
   }
 }
 
-/// The training run on this rank, after the rendezvous: the configs, the rank's place, the data, the model, the
-/// optimizer, the steps. `step` is the step in progress (for failure messages).
-void train_run(train::RunContext& ctx, const Recipe& recipe, const ModelConfig& cfg, const RunOptions& o,
-               const std::function<void(const StepSample&)>& on_step,
+/// The training run on this rank, after the rendezvous: the configs, the rank's place on the resolved run's rank
+/// map, the data, the model, the optimizer, the steps. `step` is the step in progress (for failure messages).
+void train_run(train::RunContext& ctx, const ResolvedRun& r, const std::function<void(const StepSample&)>& on_step,
                const std::function<void(const ModelBuild&)>& on_built, int& step) {
+  const Recipe& recipe = *r.recipe;
+  const ModelConfig& cfg = r.model.model;
+  const RunOptions& o = r.options;
   const torch_backend::RankConfigs configs = torch_backend::rank_configs(recipe, o.settings);
-  train::place_rank(ctx, recipe, cfg, configs.parallel);
+  if (!r.map) throw RunError(r.map_problem);  // environment() refuses it first, with the layout named
+  train::place_rank(ctx, *r.map, configs.parallel);
   if (!o.hooks.dump_traffic_path.empty()) train::keep_traffic_calls(ctx);
-  // The model that runs (--layers, --model-config) against the same rules as environment()'s.
-  check_backend_support(recipe, &cfg);
-  torch_backend::check_layout_rules(recipe, &cfg);
   train::StepBatcher batcher(recipe, cfg, o, ctx);
   train::RankModel model = build_model(cfg, configs, o, ctx, on_built);
   auto optimizer = train::build_optimizer(model, ctx, recipe.optimizer, configs.optimizer);
@@ -195,27 +195,27 @@ class TorchBackend : public Backend {
  public:
   std::string name() const override { return "torch"; }
 
-  /// Refuses what the backend does not run, a run whose ranks are not the layout's and a layout that breaks the
-  /// harness's rules (before any rank starts: every rank refuses alike), then describes the device.
-  BackendEnvironment environment(const Recipe& recipe, const RunOptions& o) override {
-    // The registry's model at the run's depth (a --model-config model is checked again by run()).
-    const std::optional<RunModel> model = run_model(recipe, o.settings.layers);
-    const ModelConfig* known = model ? &model->model : nullptr;
-    check_backend_support(recipe, known);
-    torch_backend::check_run_ranks(recipe, o);
-    torch_backend::check_layout_rules(recipe, known);
-    BackendEnvironment env = train::describe_device(o);
+  /// Refuses, before any rank starts (every rank refuses alike), what this backend cannot build beyond its capability
+  /// table (TP without sequence parallel, widths it does not shard), a run whose ranks are not the layout's and a
+  /// layout that does not hold for the model that runs (the resolved run's rank map and layout rules); then
+  /// describes the device.
+  BackendEnvironment environment(const ResolvedRun& r) override {
+    const Recipe& recipe = *r.recipe;
+    const ModelConfig& model = r.model.model;
+    check_backend_support(recipe, &model);
+    torch_backend::check_run_ranks(recipe, r.options);
+    torch_backend::check_resolved_layout(r);
+    BackendEnvironment env = train::describe_device(r.options);
     env.libtorch = TORCH_VERSION;
     return env;
   }
 
-  void run(const Recipe& recipe, const ModelConfig& cfg, const RunOptions& o,
-           const std::function<void(const StepSample&)>& on_step) override {
-    torch_model::set_deterministic(o.settings.deterministic);  // bench.deterministic, before the first GPU matmul
-    train::RunContext ctx = train::open_run(recipe, o);
+  void run(const ResolvedRun& r, const std::function<void(const StepSample&)>& on_step) override {
+    torch_model::set_deterministic(r.settings().deterministic);  // bench.deterministic, before the first GPU matmul
+    train::RunContext ctx = train::open_run(*r.recipe, r.options);
     int step = -1;
     try {
-      train_run(ctx, recipe, cfg, o, on_step, on_model_built, step);
+      train_run(ctx, r, on_step, on_model_built, step);
     } catch (const std::exception& e) {
       throw run_failure(e, ctx.group.get(), step);
     }

@@ -15,6 +15,7 @@
 #include "metrics/metrics.h"
 #include "recipe/enums.h"
 #include "recipe/recipe.h"
+#include "settings/resolved_run.h"
 #include "settings/run_options.h"
 #include "util/json.h"
 
@@ -137,10 +138,13 @@ class Backend {
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
   /// What the run will use, before it starts (checks that enough devices are present; throws RunError if not).
-  virtual BackendEnvironment environment(const Recipe& recipe, const RunOptions& options) = 0;
-  /// Runs options.settings.steps steps of `model` with the recipe's layout and workload. Throws RunError on failure.
-  virtual void run(const Recipe& recipe, const ModelConfig& model, const RunOptions& options,
-                   const std::function<void(const StepSample&)>& on_step) = 0;
+  /// `run` is the resolved run (settings/resolved_run.h): its recipe, merged settings, the model that runs and its
+  /// rank map, worked out once by the run driver; a backend does not derive them again. What a backend cannot run
+  /// at all is its capability table's (backend/capabilities.h), checked by the driver before this.
+  virtual BackendEnvironment environment(const ResolvedRun& run) = 0;
+  /// Runs run.settings().steps steps of run.model.model with the recipe's layout and workload, on this process's
+  /// place (run.options.place). Throws RunError on failure.
+  virtual void run(const ResolvedRun& run, const std::function<void(const StepSample&)>& on_step) = 0;
   /// Read after run() returned or threw: what the record carries besides the steps.
   virtual BackendReport report() const { return {}; }
   /// Set by the run driver before run(); a backend that builds a model calls it once on every rank, after the

@@ -19,6 +19,7 @@
 #include "recipe/diagnostic.h"
 #include "recipe/validate.h"
 #include "recipe/yaml_write.h"
+#include "settings/switches.h"
 #include "util/atomic_file.h"
 #include "util/format.h"
 
@@ -76,11 +77,8 @@ Json planned_doc(const PlannedLayout& p, const std::vector<std::string>& profile
                                                                  {"method", l.recompute.method},
                                                                  {"num_layers", l.recompute.num_layers}};
   layout["dispatcher"] = "alltoall";
-  Json bench{{"backend", "torch"},
-             {"overlap_grad_reduce", r.bench.overlap_grad_reduce.value_or(false)},
-             {"overlap_param_gather", r.bench.overlap_param_gather.value_or(false)},
-             {"overlap_p2p_comm", r.bench.overlap_p2p_comm.value_or(false)},
-             {"overlap_tp_comm", r.bench.overlap_tp_comm.value_or(false)}};
+  Json bench{{"backend", "torch"}};
+  bench.update(bench_switches_json(r.bench));  // the switches the prediction priced, as the table writes them
   Json prediction{{"tokens_per_s_per_gpu", p.prediction.tokens_per_s_per_gpu},
                   {"step_seconds", p.prediction.step_seconds}};
   if (p.prediction.mfu) prediction["mfu"] = *p.prediction.mfu;

@@ -9,20 +9,18 @@
 #include "commands.h"
 #include "option_checks.h"
 #include "plan/memory_plan.h"
+#include "plan/prediction_basis.h"
 #include "plan/prediction_text.h"
 #include "plan/step_time.h"
 #include "predict_inputs.h"
 #include "recipe/run_model.h"
 #include "recipe/validate.h"
+#include "settings/resolved_run.h"
 #include "settings/switches.h"
 
 namespace recipebench::cli {
 
 namespace {
-
-/// The switches the step-time model reads (what may hide behind what), as `run` spells them (settings/switches.h).
-constexpr const char* kModelledSwitches[] = {"overlap_grad_reduce", "overlap_param_gather", "overlap_p2p_comm",
-                                             "overlap_tp_comm"};
 
 struct SwitchFlag {
   const RunSwitch* row = nullptr;
@@ -42,10 +40,11 @@ int run_predict(const PredictArgs& args) {
   ValidatedRecipe v = validate_recipe_file(args.recipe);
   for (const auto& d : v.errors) std::cerr << d.to_string() << "\n";
   if (!v.ok()) return kFailed;
-  Recipe recipe = *v.recipe;
-  // The command line's switches over the recipe's bench block, as `run` merges them.
+  const Recipe& recipe = *v.recipe;
+  // The command line's switches: an overlay of the recipe's bench block, merged as `run` merges it.
+  RecipeBench overlay;
   for (const SwitchFlag& f : args.switches)
-    if (f.option->count() > 0) set_switch_text(*f.row, f.value ? "true" : "false", recipe.bench);
+    if (f.option->count() > 0) set_switch_text(*f.row, f.value ? "true" : "false", overlay);
   const std::optional<RunModel> model = run_model(recipe);
   if (!model || model->model.family != ModelFamily::kQwen35) {  // the profiles are the torch backend's passes
     std::cerr << args.recipe << ": error: model: " << recipe.model
@@ -54,7 +53,13 @@ int run_predict(const PredictArgs& args) {
                  "backend's passes; docs/step-time.md)\n";
     return kFailed;
   }
-  const RankMap map = build_rank_map(recipe, model->model);
+  const ResolvedRun run = resolve_run(recipe, merged_options(recipe, overlay), *model);
+  if (!run.map) {
+    std::cerr << args.recipe << ": error: layout: " << recipe.layout.label << " with " << model->model.name << ": "
+              << run.map_problem << "\n";
+    return kFailed;
+  }
+  const RankMap& map = *run.map;
   std::optional<LoadedProfiles> loaded = load_profiles(args.profiles, model->full.name);
   if (!loaded) return kFailed;
   if (loaded->ranks.empty()) {
@@ -65,10 +70,14 @@ int run_predict(const PredictArgs& args) {
     return kUsage;
   }
   try {
-    const PredictSetup setup = predict_setup(recipe, *loaded, args.stack_factor);
+    PredictSetup setup = predict_setup(recipe, *loaded, args.stack_factor);
+    setup.options.settings = run.settings();  // the recipe's switches with the command line's over them
     const StepPrediction p = predict_step(recipe, model->model, map, setup.costs, setup.network, setup.options);
+    const PredictionBasis basis =
+        prediction_basis(recipe, model->model, map, run.settings(), setup.costs, args.stack_factor, p);
     if (args.format == "json") {
       Json j = prediction_to_json(p);
+      j["basis"] = basis_json(basis);
       j["schema"] = "recipebench-prediction/1";
       j["recipe"] = args.recipe;
       j["model"] = model->model.name;
@@ -81,7 +90,7 @@ int run_predict(const PredictArgs& args) {
     } else {
       std::cout << fmt::format("recipebench predict: {} ({}, {}, {} x {})\n", args.recipe, model->model.name,
                                recipe.layout.label, recipe.gpu.count, recipe.gpu.type)
-                << prediction_text(p) << "  " << achieved_flops_text(setup.costs) << "\n";
+                << basis_text(basis) << prediction_text(p) << "  " << achieved_flops_text(setup.costs) << "\n";
     }
   } catch (const std::invalid_argument& e) {
     std::cerr << "recipebench predict: error: " << e.what() << "\n";
@@ -105,10 +114,12 @@ void add_predict_command(CLI::App& app, std::function<int()>& run) {
                   "Multiply every compute second by this (a stack's speed against the profiled one's)")
       ->check(finite_positive());
   cmd->add_option("--format", args->format, "text or json")->check(CLI::IsMember({"text", "json"}));
-  args->switches.reserve(std::size(kModelledSwitches));
-  for (const char* field : kModelledSwitches) {
+  // The switches the step-time model prices, as `run` spells them (settings/switches.h, SwitchPricing).
+  const std::vector<const RunSwitch*> priced = priced_switches();
+  args->switches.reserve(priced.size());
+  for (const RunSwitch* row : priced) {
     SwitchFlag& f = args->switches.emplace_back();
-    f.row = &run_switch(field);
+    f.row = row;
     f.option = cmd->add_flag(f.row->option, f.value, std::string("[=true|false] as run's: ") + f.row->help);
   }
   cmd->callback([&run, args] { run = [args] { return run_predict(*args); }; });

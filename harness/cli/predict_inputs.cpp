@@ -10,6 +10,7 @@
 #include "plan/memory_plan.h"
 #include "recipe/diagnostic.h"
 #include "record/profile_source.h"
+#include "settings/switches.h"
 
 namespace recipebench::cli {
 
@@ -123,11 +124,7 @@ PredictSetup predict_setup(const Recipe& recipe, const LoadedProfiles& profiles,
     s.network = recipe_network(recipe);
   }
   s.options.stack_factor = stack_factor;
-  const RecipeBench& b = recipe.bench;
-  s.options.overlap_grad_reduce = b.overlap_grad_reduce.value_or(false);
-  s.options.overlap_param_gather = b.overlap_param_gather.value_or(false);
-  s.options.overlap_p2p_comm = b.overlap_p2p_comm.value_or(false);
-  s.options.overlap_tp_comm = b.overlap_tp_comm.value_or(false);
+  merge_switches(recipe.bench, RecipeBench{}, s.options.settings);  // as `run` merges them (settings/switches.h)
   return s;
 }
 

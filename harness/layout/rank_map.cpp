@@ -1,5 +1,6 @@
 #include "layout/rank_map.h"
 
+#include <atomic>
 #include <cstdio>
 #include <stdexcept>
 
@@ -63,7 +64,14 @@ RankPlacement placement(const RankMap& m, int rank) {
 
 }  // namespace
 
+namespace {
+std::atomic<int64_t> g_rank_map_builds{0};
+}  // namespace
+
+int64_t rank_map_builds() { return g_rank_map_builds.load(); }
+
 RankMap build_rank_map(const Recipe& r, const ModelConfig& model) {
+  ++g_rank_map_builds;
   const RecipeLayout& L = r.layout;
   RankMap m;
   m.world = static_cast<int>(L.world());

@@ -45,6 +45,10 @@ struct RankMap {
 /// by its stated counts only (ModelFamily::kStated: no layer count to split).
 RankMap build_rank_map(const Recipe& recipe, const ModelConfig& model);
 
+/// How many times this process has called build_rank_map (a debug counter: a run builds its rank map once, in its
+/// resolved run, settings/resolved_run.h; tests hold it to that).
+int64_t rank_map_builds();
+
 /// Keeps `layers` decoder layers on every rank of pipeline stage `pp` (an emulated rank's `--layers`,
 /// docs/emulation.md): virtual stage v keeps the first layers / VPP (+ 1 for v < layers % VPP) of its own, so each
 /// kept layer has its real index (and kind: attention or Gated DeltaNet). stage_layers[pp] becomes `layers`; the

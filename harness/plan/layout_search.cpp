@@ -9,6 +9,7 @@
 #include "catalog/hardware.h"
 #include "layout/rank_map.h"
 #include "recipe/layout_check.h"
+#include "settings/switches.h"
 
 namespace recipebench {
 
@@ -86,8 +87,8 @@ struct Candidate {
   bool recompute = false;
 };
 
-/// The proposed recipe of candidate `c`: `base` with its layout (ETP 1, sequence parallel with TP) and every overlap
-/// switch that applies on.
+/// The proposed recipe of candidate `c`: `base` with its layout (ETP 1, sequence parallel with TP); its switches are
+/// engaged by `consider` once its rank map is known.
 Recipe candidate_recipe(const Recipe& base, const Candidate& c) {
   Recipe rec = base;
   RecipeLayout& l = rec.layout;
@@ -104,15 +105,13 @@ Recipe candidate_recipe(const Recipe& base, const Candidate& c) {
   l.max_tokens_per_gpu = c.rows * base.workload.row_tokens;
   if (c.recompute) l.recompute = RecipeRecompute{"full", "uniform", 1};
   l.label = layout_label(l);
-  rec.bench.overlap_grad_reduce = c.dp > 1;
-  rec.bench.overlap_param_gather = c.dp > 1;
-  rec.bench.overlap_p2p_comm = c.pp > 1;
-  rec.bench.overlap_tp_comm = c.tp > 1;
   return rec;
 }
 
-/// Checks, plans and predicts one candidate into `out` (counts, ranked, closest) and `refusals`.
-void consider(const Recipe& rec, const LayoutRequest& r, const UnitCosts& costs, const NetworkModel& network,
+/// Checks, plans and predicts one candidate into `out` (counts, ranked, closest) and `refusals`. Every priced
+/// switch is engaged where its own no-effect rule says it applies on the candidate's rank map
+/// (settings/switches.h engage_priced_switches), and the prediction reads the settings `run` would merge from them.
+void consider(Recipe rec, const LayoutRequest& r, const UnitCosts& costs, const NetworkModel& network,
               const StepTimeOptions& options, LayoutSearch& out, std::map<std::string, int64_t>& refusals) {
   ++out.considered;
   try {
@@ -122,19 +121,17 @@ void consider(const Recipe& rec, const LayoutRequest& r, const UnitCosts& costs,
     return;
   }
   ++out.layout_ok;
-  const RankMap map = build_rank_map(rec, r.model);
-  const MemoryPlan memory = plan_memory(rec, r.model, map);
+  const std::optional<RankMap> map = build_rank_map(rec, r.model);
+  StepTimeOptions o = options;
+  engage_priced_switches(SwitchContext{rec, o.settings, map}, rec.bench);
+  merge_switches(rec.bench, RecipeBench{}, o.settings);
+  const MemoryPlan memory = plan_memory(rec, r.model, *map);
   if (!memory.fits()) {
     out.closest.push_back({rec, memory.worst().peak, memory.largest_term()});
     return;
   }
-  StepTimeOptions o = options;
-  o.overlap_grad_reduce = *rec.bench.overlap_grad_reduce;
-  o.overlap_param_gather = *rec.bench.overlap_param_gather;
-  o.overlap_p2p_comm = *rec.bench.overlap_p2p_comm;
-  o.overlap_tp_comm = *rec.bench.overlap_tp_comm;
   try {
-    out.ranked.push_back({rec, predict_step(rec, r.model, map, costs, network, o), memory.worst().peak});
+    out.ranked.push_back({rec, predict_step(rec, r.model, *map, costs, network, o), memory.worst().peak});
     ++out.fit;
   } catch (const std::invalid_argument& e) {
     ++refusals[std::string("schedule: ") + e.what()];

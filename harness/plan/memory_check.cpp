@@ -8,6 +8,7 @@
 #include "layout/rank_map.h"
 #include "recipe/layout_check.h"
 #include "recipe/run_model.h"
+#include "settings/resolved_run.h"
 #include "recipe/source_doc.h"
 
 namespace recipebench {
@@ -176,12 +177,13 @@ std::optional<Diagnostic> check_memory_fits(const Recipe& recipe, const std::str
   if (!ran) return std::nullopt;
   if (ran->model.family != ModelFamily::kQwen35) return not_planned(recipe, *ran, file);
   const ModelConfig& model = ran->model;
-  PlanOptions o;  // the recipe's bench block (ep_dispatch and overlap_param_gather: plan_memory reads them)
-  o.device = recipe_device(recipe);
-  o.fused_kernels = recipe.bench.kernels.value_or(Kernels::kFused) == Kernels::kFused;  // bench.kernels
+  // The run `run` would make of the recipe as it stands (no command line): its settings and rank map.
+  const ResolvedRun run = resolve_run(recipe, merged_options(recipe, RecipeBench{}), *ran);
+  if (!run.map) return std::nullopt;
+  const PlanOptions o = plan_options(run.settings(), run.settings().device);
   MemoryPlan plan;
   try {
-    plan = plan_memory(recipe, model, build_rank_map(recipe, model), o);
+    plan = plan_memory(recipe, model, *run.map, o);
   } catch (const std::invalid_argument&) {
     return std::nullopt;
   }

@@ -282,6 +282,15 @@ int torch_compute_bytes(const std::string& precision, bool cuda) {
   return 0;
 }
 
+PlanOptions plan_options(const RunSettings& s, Device device) {
+  PlanOptions p;
+  p.device = device;
+  p.fused_kernels = s.kernels == Kernels::kFused;
+  p.ep_dispatch = s.ep_dispatch;
+  p.overlap_param_gather = s.overlap_param_gather;
+  return p;
+}
+
 MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const RankMap& map, const PlanOptions& o) {
   MemoryPlan plan;
   plan.gpu = recipe.gpu.type;

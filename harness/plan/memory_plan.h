@@ -12,6 +12,7 @@
 #include "layout/rank_map.h"
 #include "plan/activation_memory.h"
 #include "recipe/recipe.h"
+#include "settings/run_options.h"
 
 namespace recipebench {
 
@@ -78,6 +79,10 @@ struct PlanOptions {
   /// updated shard in the parameters' dtype through the next step (a copy unless the parameters are FP32).
   std::optional<bool> overlap_param_gather;
 };
+
+/// The memory plan's options of a run with effective settings `s` (settings/run_options.h) on `device`: bench.kernels,
+/// ep_dispatch and overlap_param_gather as the run applies them. The one place a run's settings become PlanOptions.
+PlanOptions plan_options(const RunSettings& s, Device device);
 
 /// The plan of a validated recipe on its rank map for `model` (the model that runs: bench.layers applied), run as
 /// `o` says. Throws std::invalid_argument for a layout the rank map refuses.

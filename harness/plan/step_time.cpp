@@ -7,11 +7,13 @@
 
 #include <fmt/format.h>
 
+#include "layout/parallel_group.h"
 #include "metrics/metrics.h"
 #include "plan/memory_plan.h"
 #include "plan/optimizer_traffic.h"
 #include "recipe/result_check.h"
 #include "schedule/pipeline_timing.h"
+#include "settings/switches.h"
 
 namespace recipebench {
 
@@ -21,34 +23,6 @@ constexpr int kForward = static_cast<int>(PassPhase::kForward);
 constexpr int kBackward = static_cast<int>(PassPhase::kBackward);
 constexpr int kRecompute = static_cast<int>(PassPhase::kRecompute);
 constexpr double kGradBytes = 4;        // FP32 gradient buffers (docs/distributed.md, "Distributed optimizer")
-
-/// The groups of a rank the model times collectives on (a closed set).
-enum class GroupAxis { kTp, kDp, kEp, kEdp };
-
-/// The ranks of `map` in `q`'s group along `axis`: every coordinate of q's but that axis's (the attention grid's
-/// tp / dp, the expert grid's ep / edp), in the same pipeline stage.
-std::vector<int> group_of(const RankMap& map, const RankPlacement& q, GroupAxis axis) {
-  std::vector<int> out;
-  for (const RankPlacement& r : map.ranks) {
-    bool same = r.pp == q.pp;
-    switch (axis) {
-      case GroupAxis::kTp:
-        same = same && r.cp == q.cp && r.dp == q.dp;
-        break;
-      case GroupAxis::kDp:
-        same = same && r.tp == q.tp && r.cp == q.cp;
-        break;
-      case GroupAxis::kEp:
-        same = same && r.etp == q.etp && r.edp == q.edp;
-        break;
-      case GroupAxis::kEdp:
-        same = same && r.etp == q.etp && r.ep == q.ep;
-        break;
-    }
-    if (same) out.push_back(r.rank);
-  }
-  return out;
-}
 
 const RankPlacement& first_rank_of_stage(const RankMap& map, int pp) {
   for (const RankPlacement& r : map.ranks)
@@ -198,8 +172,8 @@ struct StepInputs {
 void time_stage_passes(const StepInputs& in, int p, PassDurations& durations, RankStepTime& rt) {
   const RankMap& map = in.map;
   const RankPlacement& q = first_rank_of_stage(map, p);
-  const Link tp_link = in.link_of(group_of(map, q, GroupAxis::kTp));
-  const Link ep_link = map.ep > 1 ? in.link_of(group_of(map, q, GroupAxis::kEp)) : in.network.nvlink;
+  const Link tp_link = in.link_of(group_members(map, q.rank, GroupKind::kTp));
+  const Link ep_link = map.ep > 1 ? in.link_of(group_members(map, q.rank, GroupKind::kEp)) : in.network.nvlink;
   PassCostOptions o;
   for (int c = 0; c < kProfileComponents; ++c) o.scale[c] = in.options.scale[c] * in.options.stack_factor;
   const double mb = static_cast<double>(map.microbatches);
@@ -212,7 +186,7 @@ void time_stage_passes(const StepInputs& in, int p, PassDurations& durations, Ra
     const PhaseCells bwd = pass_cells(in.costs, in.model, s, true, o);
     const PassComm fc = pass_comm(in.model, s, fwd, false, 0, tp_link, map.tp, ep_link, map.ep, false);
     const PassComm bc = pass_comm(in.model, s, bwd, true, o.recompute_fraction, tp_link, map.tp, ep_link, map.ep,
-                                  in.options.overlap_tp_comm);
+                                  in.options.settings.overlap_tp_comm);
     durations.forward[p][v] = cells_seconds(fwd) + fc.tp + fc.ep;
     durations.backward[p][v] = cells_seconds(bwd) + bc.tp + bc.ep;
     for (int c = 0; c < kProfileComponents; ++c) {
@@ -246,12 +220,12 @@ void time_stage_optimizer(const StepInputs& in, const MemoryPlan& memory, int p,
   const OptimizerShards shards = optimizer_shards(memory, map, p);
   double rs = 0, ag = 0;
   if (map.dp > 1) {
-    const Link link = in.link_of(group_of(map, q, GroupAxis::kDp));
+    const Link link = in.link_of(group_members(map, q.rank, GroupKind::kDp));
     rs += collective_seconds(CollectiveKind::ReduceScatter, shards.dense * kGradBytes, map.dp, link);
     ag += collective_seconds(CollectiveKind::AllGather, shards.dense * kActivationBytes, map.dp, link);
   }
   if (shards.experts > 0 && shards.expert_groups > 1) {
-    const Link link = in.link_of(group_of(map, q, GroupAxis::kEdp));
+    const Link link = in.link_of(group_members(map, q.rank, GroupKind::kEdp));
     rs += collective_seconds(CollectiveKind::ReduceScatter, shards.experts * kGradBytes, shards.expert_groups, link);
     ag += collective_seconds(CollectiveKind::AllGather, shards.experts * kActivationBytes, shards.expert_groups, link);
   }
@@ -260,8 +234,8 @@ void time_stage_optimizer(const StepInputs& in, const MemoryPlan& memory, int p,
     last_backward += durations.backward[p][v];
     first_forward += durations.forward[p][v];
   }
-  rt.dp_exposed = (in.options.overlap_grad_reduce ? std::max(0.0, rs - last_backward) : rs) +
-                  (in.options.overlap_param_gather ? std::max(0.0, ag - first_forward) : ag);
+  rt.dp_exposed = (in.options.settings.overlap_grad_reduce ? std::max(0.0, rs - last_backward) : rs) +
+                  (in.options.settings.overlap_param_gather ? std::max(0.0, ag - first_forward) : ag);
   const int memory_bound = static_cast<int>(ProfileComponent::kOther);  // the optimizer is memory-bound: HBM scale
   const double bytes = optimizer_step_bytes_per_param(in.recipe.optimizer, in.costs.kernels) * shards.shard_params();
   const double bandwidth = in.costs.weight_stream_bytes_per_s;
@@ -304,8 +278,10 @@ std::vector<std::string> assumptions(const StepInputs& in) {
   a.push_back("network: " + in.network.source +
               "; collectives ring / alpha-beta with nccl-tests' bus factors (plan/collective_time.h), a group on its "
               "slowest link");
-  a.push_back(fmt::format("overlap: grad reduce {}, param gather {}, p2p {}, TP comm {}; EP all-to-alls always exposed",
-                          o.overlap_grad_reduce, o.overlap_param_gather, o.overlap_p2p_comm, o.overlap_tp_comm));
+  std::string priced;
+  for (const RunSwitch* s : priced_switches())
+    priced += fmt::format("{}bench.{} {}", priced.empty() ? "" : ", ", s->field, switch_value_text(*s, o.settings));
+  a.push_back("overlap (the priced switches, settings/switches.h): " + priced + "; EP all-to-alls always exposed");
   a.push_back(
       "not modelled: the gradient norm's all-reduces, TP all-reduce of sequence-parallel replicated weights' "
       "gradients, data loading");
@@ -324,7 +300,7 @@ StepPrediction predict_step(const Recipe& recipe, const ModelConfig& model, cons
   std::vector<RankStepTime> ranks(pp);
   PipelineTimingOptions po;
   po.link_p2p_seconds.assign(pp, 0);
-  po.overlap_p2p = options.overlap_p2p_comm;
+  po.overlap_p2p = options.settings.overlap_p2p_comm;
   po.keep_actions = true;
   const MemoryPlan memory = plan_memory(recipe, model, map);
   for (int p = 0; p < pp; ++p) {

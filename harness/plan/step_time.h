@@ -16,6 +16,7 @@
 #include "plan/compute_profile.h"
 #include "plan/memory_plan.h"
 #include "recipe/recipe.h"
+#include "settings/run_options.h"
 
 namespace recipebench {
 
@@ -40,8 +41,10 @@ struct StepTimeOptions {
   /// when they are the same GPU).
   ComponentCells scale{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
   double stack_factor = 1;  ///< multiplies every compute second (a stack's speed against the profiled one's)
-  /// The overlap switches (bench.* of the recipe, else false): what may hide behind what (docs/step-time.md).
-  bool overlap_grad_reduce = false, overlap_param_gather = false, overlap_p2p_comm = false, overlap_tp_comm = false;
+  /// The run's effective settings (the recipe's bench block and the command line merged by the switch table,
+  /// settings/switches.h): the priced switches (SwitchPricing::kPriced, the overlaps) say what may hide behind what
+  /// (docs/step-time.md).
+  RunSettings settings;
 };
 
 /// Where one pipeline rank's step goes, seconds per step (the parts add up to the rank's step).

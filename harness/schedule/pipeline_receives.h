@@ -10,6 +10,11 @@
 
 namespace recipebench {
 
+/// Receives posted ahead per link with bench.overlap_p2p_comm: one, the next one right after the last one's wait, so
+/// each transfer overlaps the passes run between them. The pipeline executor (backends/torch/pipeline) posts by it,
+/// and the step-time model's pipeline timing (schedule/pipeline_timing.h) plays the same plan.
+constexpr int kPipelineReceivesAhead = 1;
+
 /// One receive of a pipeline rank: the input of one pass of its schedule.
 struct PipelineReceive {
   int64_t action = 0;      ///< index in the rank's schedule of the pass that consumes it (waits for it)

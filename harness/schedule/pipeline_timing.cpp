@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "schedule/pipeline_receives.h"
 #include "util/format.h"
 
 namespace recipebench {
@@ -48,6 +49,11 @@ struct Play {
   std::vector<std::vector<PipelineAction>> orders;
   std::vector<size_t> next;
   std::vector<double> free;  ///< [rank]: when its last pass ended
+  /// With overlap_p2p, [rank][action]: the action after whose receive's wait this action's receive is posted (the
+  /// executor's receive plan, schedule/pipeline_receives.h); -1 when the pass posts its own receive (the first of its
+  /// link) or has none.
+  std::vector<std::vector<int64_t>> post_after;
+  std::vector<std::vector<double>> started;  ///< [rank][action]: when it started (-1 before)
 
   double& at(Kind k, int64_t m, int64_t g) { return end[k == Kind::Forward ? 0 : 1][size_t(m * stages + g)]; }
 };
@@ -91,17 +97,32 @@ bool step_rank(Play& p, int r, const PassDurations& d, const PipelineTimingOptio
   if (!in.ready) return false;
   const double sent = std::max({p.free[r], in.local, in.remote ? in.remote_end : 0.0});
   double start = sent;
-  if (in.remote)
-    start = o.overlap_p2p ? std::max({p.free[r], in.local, in.remote_end + in.p2p})
-                          : std::max(std::max(p.free[r], in.remote_end) + in.p2p, in.local);
+  const int64_t posted_after = o.overlap_p2p ? p.post_after[r][p.next[r]] : -1;
+  if (in.remote && posted_after >= 0) {  // posted ahead: the transfer runs once posted and sent, behind compute
+    const double posted = p.started[r][size_t(posted_after)];
+    start = std::max({p.free[r], in.local, std::max(posted, in.remote_end) + in.p2p});
+  } else if (in.remote) {  // posted by its own pass: the rank waits all of the transfer
+    start = std::max(std::max(p.free[r], in.remote_end) + in.p2p, in.local);
+  }
   const double duration = (a.kind == Kind::Forward ? d.forward : d.backward)[size_t(r)][size_t(a.chunk)];
   p.at(a.kind, a.microbatch, g) = start + duration;
+  if (o.overlap_p2p) p.started[r][p.next[r]] = start;
   p.free[r] = start + duration;
   out.busy_seconds[r] += duration;
   out.p2p_wait_seconds[r] += start - sent;
   if (o.keep_actions) out.actions.push_back({r, int(g), a, start, start + duration});
   ++p.next[r];
   return true;
+}
+
+/// The executor's receive plan of every rank (kPipelineReceivesAhead per link in flight) into p.post_after.
+void plan_receives(Play& p, int64_t microbatches) {
+  for (int r = 0; r < p.pp; ++r) {
+    std::vector<int64_t>& after = p.post_after.emplace_back(p.orders[size_t(r)].size(), -1);
+    p.started.emplace_back(p.orders[size_t(r)].size(), -1.0);
+    for (const PipelineReceive& rc : pipeline_receive_plan(p.pp, p.vpp, r, microbatches, kPipelineReceivesAhead))
+      if (rc.ahead) after[size_t(rc.action)] = rc.post_after;
+  }
 }
 
 }  // namespace
@@ -126,6 +147,7 @@ PipelineTiming time_pipeline(int pp, int vpp, int64_t microbatches, const PassDu
   for (auto& e : p.end) e.assign(size_t(microbatches * p.stages), -1.0);
   p.next.assign(size_t(pp), 0);
   p.free.assign(size_t(pp), 0.0);
+  if (options.overlap_p2p) plan_receives(p, microbatches);
   PipelineTiming out;
   out.busy_seconds.assign(size_t(pp), 0.0);
   out.p2p_wait_seconds.assign(size_t(pp), 0.0);

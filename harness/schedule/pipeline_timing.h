@@ -30,8 +30,11 @@ struct PipelineTimingOptions {
   std::vector<double> link_p2p_seconds;
   /// false (the default, as the executor without receives posted ahead): a receive is posted when the rank reaches
   /// the pass, so the transfer starts no earlier than that and the rank waits all of it: start = max(rank free,
-  /// input's pass end) + p2p. true (receives posted ahead, schedule/pipeline_receives.h): the transfer runs
-  /// behind the rank's compute as soon as the input's pass ended: start = max(rank free, input's pass end + p2p).
+  /// input's pass end) + p2p. true (receives posted ahead): the executor's own receive plan
+  /// (schedule/pipeline_receives.h, kPipelineReceivesAhead in flight per link): a link's first receive is posted by
+  /// its pass as without; receive j is posted when the rank starts the pass of receive j - depth, and its transfer
+  /// runs behind the rank's compute from when it is both posted and sent: start = max(rank free, max(posted,
+  /// input's pass end) + p2p).
   bool overlap_p2p = false;
   bool keep_actions = false;  ///< fill PipelineTiming::actions
 };

@@ -22,6 +22,11 @@ struct RunData {
   int64_t min_row_tokens = 0;             ///< synthetic rows: shortest row (tokens); 0: every row full length
 };
 
+/// Megatron-LM's default gradient bucket size (DistributedDataParallelConfig.bucket_size: 40,000,000 elements), the
+/// default of bench.grad_reduce_bucket_elements; the torch backend's gradient buckets read it from here
+/// (backends/torch/optim/grad_buckets.h).
+constexpr int64_t kDefaultGradBucketElements = 40'000'000;
+
 /// The effective settings of one run, as its record lists them (`settings`, schema/run-record.schema.json): the
 /// recipe's bench block overlaid by the command line. The bench.* switches (deterministic ... ep_dispatch) are the
 /// rows of the switch table (settings/switches.h), which documents, merges, notes, refuses, records and reads them.
@@ -44,7 +49,7 @@ struct RunSettings {
   bool deterministic = true;                         ///< bench.deterministic
   Kernels kernels = Kernels::kFused;                 ///< bench.kernels
   bool overlap_grad_reduce = false;                  ///< bench.overlap_grad_reduce
-  int64_t grad_reduce_bucket_elements = 40'000'000;  ///< bench.grad_reduce_bucket_elements (elements)
+  int64_t grad_reduce_bucket_elements = kDefaultGradBucketElements;  ///< bench.grad_reduce_bucket_elements
   bool overlap_param_gather = false;                 ///< bench.overlap_param_gather
   bool overlap_p2p_comm = false;                     ///< bench.overlap_p2p_comm
   bool overlap_tp_comm = false;                      ///< bench.overlap_tp_comm

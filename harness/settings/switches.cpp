@@ -146,7 +146,8 @@ const std::vector<RunSwitch>& run_switches() {
        SwitchMember<bool>{&RecipeBench::overlap_grad_reduce, &RunSettings::overlap_grad_reduce},
        "Reduce-scatter the gradients in buckets during the last microbatch's backward pass (default: the recipe's "
        "bench.overlap_grad_reduce, else false; no effect with DP 1 and EDP 1)",
-       "gradient reduction is", grad_reduce_no_effect, &LayoutEffects::overlap_grad_reduce_applies},
+       "gradient reduction is", grad_reduce_no_effect, &LayoutEffects::overlap_grad_reduce_applies, 1, 2'147'483'647,
+       false, SwitchPricing::kPriced},
       {"grad_reduce_bucket_elements", "--grad-reduce-bucket-elements", H::kBackend,
        SwitchMember<int64_t>{&RecipeBench::grad_reduce_bucket_elements, &RunSettings::grad_reduce_bucket_elements},
        "Gradient elements per bucket with --overlap-grad-reduce (default: the recipe's "
@@ -157,18 +158,19 @@ const std::vector<RunSwitch>& run_switches() {
        "Defer the distributed optimizer's parameter all-gather into the next step's forward passes, each module "
        "waiting for its own buckets (default: the recipe's bench.overlap_param_gather, else false; no effect with "
        "DP 1 and EDP 1)",
-       "optimizer is", param_gather_no_effect, &LayoutEffects::overlap_param_gather_applies},
+       "optimizer is", param_gather_no_effect, &LayoutEffects::overlap_param_gather_applies, 1, 2'147'483'647, false,
+       SwitchPricing::kPriced},
       {"overlap_p2p_comm", "--overlap-p2p-comm", H::kBackend,
        SwitchMember<bool>{&RecipeBench::overlap_p2p_comm, &RunSettings::overlap_p2p_comm},
        "Post the pipeline's receives ahead, so each transfer overlaps the passes before its own (default: the "
        "recipe's bench.overlap_p2p_comm, else false; no effect with PP 1)",
-       "pipeline is", p2p_no_effect},
+       "pipeline is", p2p_no_effect, nullptr, 1, 2'147'483'647, false, SwitchPricing::kPriced},
       {"overlap_tp_comm", "--overlap-tp-comm", H::kBackend,
        SwitchMember<bool>{&RecipeBench::overlap_tp_comm, &RunSettings::overlap_tp_comm},
        "Each column-parallel region's backward reduce-scatters its input gradient while it computes its weight "
        "gradients, the shared expert's forward one while the routed experts compute (default: the recipe's "
        "bench.overlap_tp_comm, else false; no effect with TP 1)",
-       "tensor parallelism is", tp_no_effect},
+       "tensor parallelism is", tp_no_effect, nullptr, 1, 2'147'483'647, false, SwitchPricing::kPriced},
       {"ep_dispatch", "--ep-dispatch", H::kBackend,
        SwitchMember<EpDispatch>{&RecipeBench::ep_dispatch, &RunSettings::ep_dispatch},
        "Expert-parallel dispatcher of the MoE layers: host_splits (split sizes read on the host) or fixed_capacity "
@@ -260,6 +262,29 @@ std::vector<std::string> switch_notes(const SwitchContext& ctx, const RecipeBenc
       notes.push_back("recipebench run: bench." + std::string(s.field) + ": " + why);
   }
   return notes;
+}
+
+std::vector<const RunSwitch*> priced_switches() {
+  std::vector<const RunSwitch*> out;
+  for (const RunSwitch& s : run_switches())
+    if (s.pricing == SwitchPricing::kPriced && std::holds_alternative<SwitchMember<bool>>(s.member)) out.push_back(&s);
+  return out;
+}
+
+void engage_priced_switches(const SwitchContext& ctx, RecipeBench& bench) {
+  for (const RunSwitch* s : priced_switches())
+    bench.*(std::get<SwitchMember<bool>>(s->member).bench) = s->no_effect == nullptr || s->no_effect(ctx).empty();
+}
+
+Json bench_switches_json(const RecipeBench& bench) {
+  Json out = Json::object();
+  for (const RunSwitch& s : run_switches())
+    std::visit(
+        [&](const auto& m) {
+          if (const auto& v = bench.*(m.bench)) out[s.field] = json_of(*v);
+        },
+        s.member);
+  return out;
 }
 
 Diagnostic setting_diagnostic(const SourceDoc& src, bool on_command_line, const std::string& option,

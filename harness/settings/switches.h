@@ -24,6 +24,10 @@ namespace recipebench {
 /// command refuses every backend switch that is engaged: its command's are its own).
 enum class SwitchOwner { kHarness, kBackend };
 
+/// Whether the step-time model (plan/step_time.h, docs/step-time.md) prices a switch: `predict` takes its option,
+/// `plan` engages it wherever its own no-effect rule says it has an effect, and the prediction names it as priced.
+enum class SwitchPricing { kNotPriced, kPriced };
+
 /// Where a switch of value type T lives: its optional field in the bench block (the recipe's and the command
 /// line's overlay alike) and its member in the effective settings.
 template <typename T>
@@ -61,6 +65,7 @@ struct RunSwitch {
   std::optional<bool> LayoutEffects::*applies = nullptr;
   int64_t min = 1, max = 2'147'483'647;  ///< an integer switch's bounds (command line, record)
   bool required = false;                 ///< a record must list it (settings.<field>)
+  SwitchPricing pricing = SwitchPricing::kNotPriced;  ///< whether the step-time model prices it
 };
 
 /// The table, in the record's and the CLI help's order.
@@ -89,6 +94,17 @@ LayoutEffects layout_effects(const SwitchContext& ctx);
 /// The console's notes, one per engaged switch without effect: "recipebench run: bench.overlap_tp_comm: true has
 /// no effect on TP1 PP1 EP1 DP1 (TP 1: ...)".
 std::vector<std::string> switch_notes(const SwitchContext& ctx, const RecipeBench& recipe, const RecipeBench& overlay);
+
+/// The boolean switches the step-time model prices (pricing kPriced), in the table's order: the ones `predict` takes
+/// on its command line and `plan` engages.
+std::vector<const RunSwitch*> priced_switches();
+/// Sets every priced boolean switch of `bench` to whether it has an effect on `ctx`'s layout (its own no_effect rule,
+/// the one `run` notes): on where it applies, off where it has none. The switches `plan` proposes with a layout
+/// (ctx.map must be set: the layout's rank map).
+void engage_priced_switches(const SwitchContext& ctx, RecipeBench& bench);
+/// Every switch `bench` gives, as a recipe's bench block writes it: {"overlap_tp_comm": true, "ep_dispatch":
+/// "fixed_capacity", ...} (the table's order; absent ones left out). What a proposed recipe carries.
+Json bench_switches_json(const RecipeBench& bench);
 
 /// The located diagnostic of a run setting's value `found` against `expected`: at "<command line>" with field
 /// `option` (e.g. "--format") when the command line gave it, else at the recipe field `pointer` (e.g.

@@ -8,30 +8,21 @@
 #include <vector>
 
 #include "dist/comm_clock.h"
+#include "layout/parallel_group.h"
 #include "dist/pipeline_links.h"
 #include "dist/process_group.h"
 #include "model/moe.h"
 #include "model/tensor_parallel.h"
 
-namespace recipebench {
-struct RankMap;
-}
 
 namespace recipebench::dist {
 
-/// The kinds of group of a layout, by the coordinates their ranks share (harness/layout/rank_map.h).
-enum class GroupKind {
-  kTp,   ///< same (cp, dp, pp): the attention grid's tensor-parallel group
-  kDp,   ///< same (tp, cp, pp): the dense parameters' data-parallel group
-  kEp,   ///< same (etp, edp, pp): the expert-parallel group
-  kEdp,  ///< same (etp, ep, pp): the ranks holding the same experts
-  kPp,   ///< same (tp, cp, dp): one pipeline
-};
-
-/// "tp", "dp", "ep", "edp", "pp" (also the prefix of the subgroups' store names).
-const char* to_string(GroupKind kind);
-/// The GroupKind spelled `s`; throws std::invalid_argument for another spelling (e.g. "cp": no CP groups yet).
-GroupKind parse_group_kind(const std::string& s);
+// The kinds of group and their members: one definition in the harness (layout/parallel_group.h), shared with the
+// step-time model.
+using recipebench::GroupKind;
+using recipebench::group_members;
+using recipebench::parse_group_kind;
+using recipebench::to_string;
 
 /// One rank's groups. A group spanning the whole run is the run's group itself; the others are subgroups over
 /// the run's store (a group of one rank is a one-rank group).
@@ -51,10 +42,6 @@ struct LayoutGroups {
   int dp_rank = 0;      ///< this rank's DP coordinate (which block of the global batch it trains on)
   std::vector<std::unique_ptr<ProcessGroup>> owned;
 };
-
-/// The members (run ranks, ascending) of `rank`'s group of `kind`. Throws std::invalid_argument for a rank outside
-/// the map.
-std::vector<int> group_members(const RankMap& map, int rank, GroupKind kind);
 
 /// Creates this rank's groups of `map` (kinds tp, dp, ep, edp, pp in that order, then the pipeline's
 /// point-to-point groups on NCCL, then, with `grad_groups`, grad_dp and grad_edp; every rank of the run calls it

@@ -6,18 +6,14 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include "plan/activation_memory.h"
 
 namespace recipebench::torch_model {
 
 struct TensorParallel;  // model/tensor_parallel.h
 
-/// Default tokens per chunk of lm_loss_sum(). Per chunk the transient memory is chunk x vocab x (4 B FP32
-/// probabilities + 2 B compute-dtype logits or gradient): 6 GB at 4,096 tokens and vocab 248,320 (against 16 GB of
-/// FP32 logits plus their log-softmax per 8,192-token row on the unchunked path). Each chunk adds one pass over the
-/// FP32 weight-gradient accumulator (vocab x hidden x 4 B read + write, plus the chunk's BF16 product: about 6 GB,
-/// ~1.3 ms on an H200); 4,096 keeps that under 5 ms for 16,384 tokens while the chunk's GEMMs
-/// ([4,096 x hidden] x [hidden x vocab]) stay large enough to run at full tensor-core rate.
-constexpr int64_t kLmLossChunkTokens = 4096;
+// Default tokens per chunk of lm_loss_sum(): kLmLossChunkTokens, defined once in the harness's memory plan
+// (harness/plan/activation_memory.h), which sizes the loss's transients by it.
 
 /// How a chunk's softmax, loss and logit gradient are computed.
 enum class LmLossImpl {

@@ -7,11 +7,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "settings/run_options.h"
+
 namespace recipebench::train {
 
-/// Megatron-LM's default bucket size (DistributedDataParallelConfig.bucket_size: 40,000,000 elements), the default
-/// of bench.grad_reduce_bucket_elements.
-constexpr int64_t kDefaultGradBucketElements = 40'000'000;
+// The default bucket size, kDefaultGradBucketElements, is the harness's (settings/run_options.h: the default of
+// bench.grad_reduce_bucket_elements).
 
 /// Elements of each rank's slice of a bucket are a multiple of this when the buffer has buckets (256 bytes of FP32:
 /// every slice and bucket starts on a 256-byte boundary, as NCCL's vectorised loads like).

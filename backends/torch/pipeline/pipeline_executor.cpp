@@ -35,7 +35,7 @@ class PipelineStepRun {
     loss_sum_ = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(param.device()));
     if (place.overlap_p2p_comm && place.pp > 1)
       for (const auto& r : pipeline_receive_plan(place.pp, place.vpp, place.stage,
-                                                 static_cast<int64_t>(microbatches.size()), kReceivesAhead))
+                                                 static_cast<int64_t>(microbatches.size()), kPipelineReceivesAhead))
         if (r.ahead) due_after_[r.post_after].push_back(r);  // the others: posted by their own pass
   }
 
@@ -121,10 +121,6 @@ class PipelineStepRun {
   }
 
  private:
-  /// Receives posted ahead per link with bench.overlap_p2p_comm (schedule/pipeline_receives.h): one, the next one
-  /// right after the last one's wait, so each transfer overlaps the passes run between them.
-  static constexpr int kReceivesAhead = 1;
-
   /// A receive posted ahead: its buffer and the request to wait for.
   struct Posted {
     torch::Tensor buffer;

@@ -84,13 +84,8 @@ RunContext open_run(const Recipe& recipe, const RunOptions& o) {
   return ctx;
 }
 
-void place_rank(RunContext& ctx, const Recipe& recipe, const ModelConfig& model, const ParallelConfig& config) {
-  try {
-    ctx.map = build_rank_map(recipe, model);
-  } catch (const std::invalid_argument& e) {
-    throw RunError("the recipe's layout " + recipe.layout.label + " with " + std::to_string(model.num_layers) +
-                   " layers: " + e.what());
-  }
+void place_rank(RunContext& ctx, const RankMap& map, const ParallelConfig& config) {
+  ctx.map = map;
   if (config.emulated_stage_layers) {
     try {
       keep_stage_layers(ctx.map, ctx.map.ranks.at(static_cast<size_t>(ctx.rank)).pp, *config.emulated_stage_layers);
@@ -107,7 +102,7 @@ void place_rank(RunContext& ctx, const Recipe& recipe, const ModelConfig& model,
   ctx.place.pp = ctx.map.pp;
   ctx.place.vpp = ctx.map.vpp;
   ctx.place.stage = ctx.me.pp;
-  ctx.place.stage_ranks = dist::group_members(ctx.map, ctx.rank, dist::GroupKind::kPp);
+  ctx.place.stage_ranks = group_members(ctx.map, ctx.rank, GroupKind::kPp);
   ctx.place.group = ctx.group.get();
   ctx.place.links = ctx.groups.links;
   ctx.place.overlap_p2p_comm = config.overlap_p2p_comm;

@@ -73,9 +73,10 @@ struct ParallelConfig {
   std::optional<int64_t> emulated_stage_layers;
 };
 
-/// Fills the rank map of `recipe` for `model` and this rank's groups and pipeline place (a collective: every rank
-/// calls it) as `config` says. Throws RunError when the layout does not hold for the model, std::exception when a
-/// group cannot be formed.
-void place_rank(RunContext& ctx, const Recipe& recipe, const ModelConfig& model, const ParallelConfig& config = {});
+/// Places this rank on `map` (the resolved run's rank map of the model that runs, settings/resolved_run.h; an
+/// emulated rank's stage cut to config.emulated_stage_layers) and forms its groups and pipeline place (a collective:
+/// every rank calls it) as `config` says. Throws RunError when the map is not the run's world or the cut does not
+/// hold, std::exception when a group cannot be formed.
+void place_rank(RunContext& ctx, const RankMap& map, const ParallelConfig& config = {});
 
 }  // namespace recipebench::train

@@ -19,6 +19,7 @@
 #include "model/tensor_parallel.h"
 #include "torch_backend_registration.h"
 #include "two_ranks.h"
+#include "resolved_run_util.h"
 
 using namespace recipebench;
 
@@ -327,29 +328,29 @@ TEST_CASE("the torch backend refuses the TP layouts it cannot run, with the reas
   r.layout.max_tokens_per_gpu = 128;
   RunOptions o;
   o.place.world = 2;
-  CHECK_NOTHROW(backend->environment(r, o));
+  CHECK_NOTHROW(backend->environment(test::resolved(r, o)));
   SECTION("without sequence parallel") {
     r.layout.sequence_parallel = false;
-    CHECK_THROWS_WITH(backend->environment(r, o), Catch::Contains("without sequence parallel"));
+    CHECK_THROWS_WITH(backend->environment(test::resolved(r, o)), Catch::Contains("without sequence parallel"));
   }
   SECTION("a sequence not divisible by TP") {
     r.workload.row_tokens = 63;
-    CHECK_THROWS_WITH(backend->environment(r, o),
+    CHECK_THROWS_WITH(backend->environment(test::resolved(r, o)),
                       Catch::Contains("63-token rows, not divisible by TP 2 under sequence parallel"));
   }
   SECTION("ETP absent (= TP)") {
     r.layout.etp.reset();
-    CHECK_THROWS_WITH(backend->environment(r, o), Catch::Contains("ETP = 2") && Catch::Contains("set layout.etp: 1"));
+    CHECK_THROWS_WITH(backend->environment(test::resolved(r, o)), Catch::Contains("ETP = 2") && Catch::Contains("set layout.etp: 1"));
   }
   SECTION("heads not divisible by TP") {
     r.layout.tp = 8;  // the tiny model has 4 attention heads
     r.gpu.count = 8;
     o.place.world = 8;
-    CHECK_THROWS_WITH(backend->environment(r, o), Catch::Contains("not divisible by TP"));
+    CHECK_THROWS_WITH(backend->environment(test::resolved(r, o)), Catch::Contains("not divisible by TP"));
   }
   SECTION("CP > 1") {
     r.layout.cp = 2;
-    CHECK_THROWS_WITH(backend->environment(r, o), Catch::Contains("CP = 2"));
+    CHECK_THROWS_WITH(backend->environment(test::resolved(r, o)), Catch::Contains("CP = 2"));
   }
 }
 

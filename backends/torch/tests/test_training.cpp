@@ -23,6 +23,7 @@
 #include "temp_dir.h"
 #include "torch_backend_registration.h"
 #include "two_ranks.h"
+#include "resolved_run_util.h"
 
 using namespace recipebench;
 
@@ -280,10 +281,10 @@ TEST_CASE("the torch backend trains the tiny model: 20 steps, the loss falls", "
   RunOptions o;
   o.settings.steps = 20;
   o.settings.seed = 3;
-  const BackendEnvironment env = backend->environment(r, o);
+  const BackendEnvironment env = backend->environment(test::resolved(r, o));
   CHECK(env.device_count == 1);
   std::vector<StepSample> samples;
-  backend->run(r, *find_model("Qwen3.5-tiny"), o, [&](const StepSample& s) { samples.push_back(s); });
+  backend->run(test::resolved(r, o), [&](const StepSample& s) { samples.push_back(s); });
   REQUIRE(samples.size() == 20);
   for (const auto& s : samples) {
     CHECK(s.tokens == 8 * 64);
@@ -294,7 +295,7 @@ TEST_CASE("the torch backend trains the tiny model: 20 steps, the loss falls", "
   CHECK(samples.back().loss < samples[0].loss - 0.5);               // it learns the permutation
   // A layout of more than one rank is refused with the arithmetic.
   r.layout.dp = 2;
-  CHECK_THROWS_WITH(backend->environment(r, o), Catch::Contains("needs 2 ranks"));
+  CHECK_THROWS_WITH(backend->environment(test::resolved(r, o)), Catch::Contains("needs 2 ranks"));
 }
 
 TEST_CASE("a loss that turns NaN stops the run at that step and says so", "[train][backend]") {
@@ -308,7 +309,7 @@ TEST_CASE("a loss that turns NaN stops the run at that step and says so", "[trai
   o.settings.steps = 10;
   int ran = 0;
   try {
-    backend->run(r, *find_model("Qwen3.5-tiny"), o, [&](const StepSample&) { ++ran; });
+    backend->run(test::resolved(r, o), [&](const StepSample&) { ++ran; });
     FAIL("the run did not stop");
   } catch (const RunError& e) {
     CHECK(e.step() >= 1);
@@ -325,9 +326,9 @@ std::pair<std::vector<double>, std::vector<float>> losses_and_params(const Recip
   o.settings.steps = 5;
   o.settings.seed = 17;
   o.hooks.dump_params_path = dump;
-  backend->environment(r, o);
+  backend->environment(test::resolved(r, o));
   std::vector<double> losses;
-  backend->run(r, *find_model("Qwen3.5-tiny"), o, [&](const StepSample& s) { losses.push_back(s.loss); });
+  backend->run(test::resolved(r, o), [&](const StepSample& s) { losses.push_back(s.loss); });
   std::ifstream in(dump, std::ios::binary);
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<float> params(bytes.size() / sizeof(float));
@@ -371,7 +372,7 @@ TEST_CASE("recompute from the recipe: full recompute trains exactly as no recomp
   SECTION("selective is not implemented yet") {
     r.layout.recompute = {"selective", "", 0};
     auto backend = make_backend("torch");
-    CHECK_THROWS_WITH(backend->environment(r, RunOptions{}),
+    CHECK_THROWS_WITH(backend->environment(test::resolved(r)),
                       Catch::Contains("selective recompute") && Catch::Contains("not implemented yet"));
   }
 }

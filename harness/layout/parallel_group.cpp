@@ -1,0 +1,61 @@
+#include "layout/parallel_group.h"
+
+#include <stdexcept>
+
+namespace recipebench {
+
+const char* to_string(GroupKind kind) {
+  switch (kind) {
+    case GroupKind::kTp:
+      return "tp";
+    case GroupKind::kDp:
+      return "dp";
+    case GroupKind::kEp:
+      return "ep";
+    case GroupKind::kEdp:
+      return "edp";
+    case GroupKind::kPp:
+      return "pp";
+  }
+  return "?";
+}
+
+GroupKind parse_group_kind(const std::string& s) {
+  for (const GroupKind k : {GroupKind::kTp, GroupKind::kDp, GroupKind::kEp, GroupKind::kEdp, GroupKind::kPp})
+    if (s == to_string(k)) return k;
+  throw std::invalid_argument("unknown group kind " + s + ", expected tp, dp, ep, edp or pp");
+}
+
+namespace {
+
+/// Whether `q` shares `me`'s coordinates of a group of `kind`.
+bool same_group(const RankPlacement& q, const RankPlacement& me, GroupKind kind) {
+  switch (kind) {
+    case GroupKind::kTp:
+      return q.cp == me.cp && q.dp == me.dp && q.pp == me.pp;
+    case GroupKind::kDp:
+      return q.tp == me.tp && q.cp == me.cp && q.pp == me.pp;
+    case GroupKind::kEp:
+      return q.etp == me.etp && q.edp == me.edp && q.pp == me.pp;
+    case GroupKind::kEdp:
+      return q.etp == me.etp && q.ep == me.ep && q.pp == me.pp;
+    case GroupKind::kPp:
+      return q.tp == me.tp && q.cp == me.cp && q.dp == me.dp;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<int> group_members(const RankMap& map, int rank, GroupKind kind) {
+  if (rank < 0 || rank >= static_cast<int>(map.ranks.size()))
+    throw std::invalid_argument("rank " + std::to_string(rank) + " is not in the layout's " +
+                                std::to_string(map.ranks.size()) + " ranks");
+  const RankPlacement& me = map.ranks[static_cast<size_t>(rank)];
+  std::vector<int> members;
+  for (const auto& q : map.ranks)
+    if (same_group(q, me, kind)) members.push_back(q.rank);
+  return members;
+}
+
+}  // namespace recipebench

@@ -1,0 +1,31 @@
+// The groups of a layout, by the coordinates their ranks share in the rank map (layout/rank_map.h: Megatron-LM order,
+// TP fastest; the expert grid of "MoE parallel folding"). One definition for the step-time model (which link a
+// collective spans, plan/step_time.h) and the torch backend's process groups (backends/torch/dist/parallel_groups.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "layout/rank_map.h"
+
+namespace recipebench {
+
+/// The kinds of group of a layout, by the coordinates their ranks share.
+enum class GroupKind {
+  kTp,   ///< same (cp, dp, pp): the attention grid's tensor-parallel group
+  kDp,   ///< same (tp, cp, pp): the dense parameters' data-parallel group
+  kEp,   ///< same (etp, edp, pp): the expert-parallel group
+  kEdp,  ///< same (etp, ep, pp): the ranks holding the same experts
+  kPp,   ///< same (tp, cp, dp): one pipeline
+};
+
+/// "tp", "dp", "ep", "edp", "pp" (also the prefix of the torch backend's subgroup store names).
+const char* to_string(GroupKind kind);
+/// The GroupKind spelled `s`; throws std::invalid_argument for another spelling (e.g. "cp": no CP groups yet).
+GroupKind parse_group_kind(const std::string& s);
+
+/// The members (run ranks, ascending) of `rank`'s group of `kind` in `map`. Throws std::invalid_argument for a rank
+/// outside the map.
+std::vector<int> group_members(const RankMap& map, int rank, GroupKind kind);
+
+}  // namespace recipebench

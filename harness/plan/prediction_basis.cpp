@@ -1,0 +1,198 @@
+#include "plan/prediction_basis.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "catalog/hardware.h"
+#include "plan/memory_plan.h"
+#include "recipe/enums.h"
+#include "settings/switches.h"
+#include "util/format.h"
+
+namespace recipebench {
+
+std::string to_string(PredictionMode mode) {
+  switch (mode) {
+    case PredictionMode::kProfiledSameGpu:
+      return "profiled, same GPU";
+    case PredictionMode::kProfiledOtherGpu:
+      return "profiled on another GPU, scaled";
+    case PredictionMode::kProfiledCpu:
+      return "profiled on the CPU";
+  }
+  return "?";
+}
+
+namespace {
+
+PredictionMode mode_of(const UnitCosts& costs, const Recipe& recipe) {
+  if (costs.gpu == "CPU") return PredictionMode::kProfiledCpu;
+  return costs.gpu == recipe.gpu.type ? PredictionMode::kProfiledSameGpu : PredictionMode::kProfiledOtherGpu;
+}
+
+/// The scale rule of plan/compute_profile.h gpu_scale with its figures, "" on the same GPU or an unknown one.
+std::string scaling_text(const std::string& from_name, const std::string& to_name) {
+  const GpuSpec* from = find_gpu(from_name);
+  const GpuSpec* to = find_gpu(to_name);
+  if (from == nullptr || to == nullptr || from == to) return "";
+  return fmt::format(
+      "one ratio per kind of work (plan/compute_profile.h gpu_scale): matrix components x {:.3f} (dense BF16 peaks "
+      "{:.0f} / {:.0f} TFLOP/s), every other component and the optimizer x {:.3f} (HBM {:.2f} / {:.2f} TB/s); "
+      "per-operation efficiency, launch overhead and kernel maturity on {} are not known to the rule",
+      from->peak_bf16_flops / to->peak_bf16_flops, from->peak_bf16_flops / 1e12, to->peak_bf16_flops / 1e12,
+      from->memory_bandwidth / to->memory_bandwidth, from->memory_bandwidth / 1e12, to->memory_bandwidth / 1e12,
+      to->name);
+}
+
+/// The checks of docs/step-time.md ("Checked"), by mode.
+std::string error_band(PredictionMode mode, double stack_factor, const std::string& from, const std::string& to) {
+  const std::string where = " (reports/bench/h200-2026-12-03-predict; docs/step-time.md, Checked)";
+  switch (mode) {
+    case PredictionMode::kProfiledSameGpu:
+      return "checked on one H200: 3.1% mean absolute error, 7.4% at most, over 11 proxy shapes of the profile's "
+             "widths, calibrated by a plain run (13.0% / 19.7% from a --profile record alone); layouts and widths "
+             "far from the profiles' are not checked" +
+             where;
+    case PredictionMode::kProfiledOtherGpu: {
+      const std::string pair = from == "H200" && to == "B200"
+                                   ? std::string("this pair")
+                                   : "only H200 -> B200 (" + from + " -> " + to + " itself never)";
+      if (stack_factor != 1)
+        return "with a stack factor fitted on one measured row of the target: +4.4% and +4.5% on the seed's other "
+               "two B200 rows; checked " +
+               pair + where;
+      return "checked " + pair +
+             ": +81% to +92% on the seed's three B200 rows (the rule is optimistic for these kernels); fit "
+             "--stack-factor on a measured row of the target GPU (then +4.4% / +4.5%)" +
+             where;
+    }
+    case PredictionMode::kProfiledCpu:
+      return "not checked against measurements (CPU development runs)";
+  }
+  return "";
+}
+
+/// The switches the step-time model does not price that the run sets away from their defaults.
+void unpriced_switches(const RunSettings& s, std::vector<std::string>& out) {
+  static const RunSettings defaults;
+  for (const RunSwitch& row : run_switches()) {
+    if (row.pricing == SwitchPricing::kPriced || row.owner != SwitchOwner::kBackend) continue;
+    const std::string value = switch_value_text(row, s);
+    if (value == switch_value_text(row, defaults)) continue;
+    out.push_back(fmt::format("bench.{}: {} (not priced: the profiles' runs timed their own setting)", row.field,
+                              value));
+  }
+}
+
+/// Every field of the recipe the step-time model does not price, with what it does instead.
+std::vector<std::string> not_modelled(const Recipe& recipe, const RunSettings& s) {
+  const RecipeLayout& l = recipe.layout;
+  std::vector<std::string> out;
+  if (l.cp > 1)
+    out.push_back(fmt::format("layout.cp: {} (context parallelism's exchange of keys and values is not priced, and "
+                              "each pass is timed on whole rows)",
+                              l.cp));
+  if (l.effective_etp() > 1)
+    out.push_back(fmt::format("layout.etp: {} (the experts' tensor-parallel collectives are not priced: experts timed "
+                              "as with ETP 1)",
+                              l.effective_etp()));
+  if (l.dispatcher != Dispatcher::kAlltoall)
+    out.push_back("layout.dispatcher: " + to_string(l.dispatcher) +
+                  " (priced as the alltoall dispatcher's all-to-alls of the routed rows)");
+  if (l.recompute.granularity == "selective")
+    out.push_back("layout.recompute.granularity: selective (timed as no recompute: its attention core's recompute "
+                  "is not modelled apart)");
+  if (!l.offload.empty() && l.offload != "none")
+    out.push_back("layout.offload: " + l.offload + " (host offload traffic is not priced)");
+  const std::string& precision = recipe.workload.precision;
+  if (precision != "bf16" && precision != "fp32" && precision != "fp64")
+    out.push_back("workload.precision: " + precision + " (priced as the profiles' precision)");
+  unpriced_switches(s, out);
+  return out;
+}
+
+std::optional<MeasuredBeside> measured_beside(const Recipe& recipe, const StepPrediction& p) {
+  const bool measured = recipe.status == "measured" || recipe.status == "verified";
+  if (!measured || !recipe.result || !(recipe.result->tokens_per_s_per_gpu > 0)) return std::nullopt;
+  const RecipeResult& r = *recipe.result;
+  MeasuredBeside m;
+  m.tokens_per_s_per_gpu = r.tokens_per_s_per_gpu;
+  m.mfu = r.mfu;
+  m.usd_per_million_tokens = r.usd_per_million_tokens;
+  m.measured = r.measured;
+  m.error = (p.tokens_per_s_per_gpu - m.tokens_per_s_per_gpu) / m.tokens_per_s_per_gpu;
+  return m;
+}
+
+std::string signed_percent(double fraction) { return fmt::format("{:+.1f}%", 100 * fraction); }
+
+}  // namespace
+
+PredictionBasis prediction_basis(const Recipe& recipe, const ModelConfig& model, const RankMap& map,
+                                 const RunSettings& settings, const UnitCosts& costs, double stack_factor,
+                                 const StepPrediction& p) {
+  PredictionBasis b;
+  b.mode = mode_of(costs, recipe);
+  b.profile_gpu = costs.gpu;
+  b.target_gpu = recipe.gpu.type;
+  if (b.mode == PredictionMode::kProfiledOtherGpu) b.scaling = scaling_text(costs.gpu, recipe.gpu.type);
+  b.stack_factor = stack_factor;
+  b.error_band = error_band(b.mode, stack_factor, costs.gpu, recipe.gpu.type);
+  if (b.mode != PredictionMode::kProfiledCpu) {
+    const MemoryPlan plan = plan_memory(recipe, model, map, plan_options(settings, Device::kCuda));
+    b.memory = PredictedMemory{plan.worst().peak, plan.gpu_memory, plan.largest_term()};
+  }
+  b.not_modelled = not_modelled(recipe, settings);
+  b.measured = measured_beside(recipe, p);
+  return b;
+}
+
+std::string basis_text(const PredictionBasis& b) {
+  std::string out = "  how obtained: " + to_string(b.mode) + ": profiles measured on " + b.profile_gpu;
+  if (!b.scaling.empty()) out += ", carried to " + b.target_gpu + " by " + b.scaling;
+  if (b.stack_factor != 1) out += fmt::format("; every compute second x {:.3f} (--stack-factor)", b.stack_factor);
+  out += "\n  trust: " + b.error_band + "\n";
+  if (b.measured) {
+    const MeasuredBeside& m = *b.measured;
+    out += fmt::format("  measured (the recipe's result{}): {} tokens/s/GPU", m.measured.empty() ? "" : ", " + m.measured,
+                       fixed(m.tokens_per_s_per_gpu, 1));
+    if (m.mfu) out += fmt::format(", MFU {:.1f}%", 100 * *m.mfu);
+    if (m.usd_per_million_tokens) out += ", $" + shortest(*m.usd_per_million_tokens) + " per 1M tokens";
+    out += "; the prediction is " + signed_percent(m.error) + " of it\n";
+  }
+  if (b.memory) {
+    const PredictedMemory& m = *b.memory;
+    out += fmt::format("  memory (the torch backend's plan, docs/memory-plan.md): peak {:.1f} GB of {:.1f} GB", m.peak_bytes / 1e9,
+                       m.gpu_bytes / 1e9);
+    out += m.fits() ? ": fits\n"
+                    : " (largest term: " + m.largest_term +
+                          "): DOES NOT FIT; the figures below are of a run that would run out of memory\n";
+  }
+  for (const std::string& n : b.not_modelled) out += "  not modelled: " + n + "\n";
+  return out;
+}
+
+Json basis_json(const PredictionBasis& b) {
+  Json j{{"mode", to_string(b.mode)},     {"profile_gpu", b.profile_gpu}, {"target_gpu", b.target_gpu},
+         {"scaling", b.scaling},          {"error_band", b.error_band},   {"stack_factor", b.stack_factor},
+         {"not_modelled", b.not_modelled}};
+  j["memory"] = b.memory ? Json{{"peak_bytes", b.memory->peak_bytes},
+                                {"gpu_bytes", b.memory->gpu_bytes},
+                                {"fits", b.memory->fits()},
+                                {"largest_term", b.memory->largest_term}}
+                         : Json();
+  if (b.measured) {
+    const MeasuredBeside& m = *b.measured;
+    j["measured"] = Json{{"tokens_per_s_per_gpu", m.tokens_per_s_per_gpu},
+                         {"mfu", m.mfu ? Json(*m.mfu) : Json()},
+                         {"usd_per_million_tokens", m.usd_per_million_tokens ? Json(*m.usd_per_million_tokens) : Json()},
+                         {"measured", m.measured},
+                         {"error", m.error}};
+  } else {
+    j["measured"] = nullptr;
+  }
+  return j;
+}
+
+}  // namespace recipebench
