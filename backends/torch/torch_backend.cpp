@@ -104,10 +104,9 @@ train::RankModel build_model(const ModelConfig& cfg, const torch_backend::RankCo
   return model;
 }
 
-/// The switches the run driver already checked, checked again against what this rank built: the layout effects
-/// (settings.<switch>_applies, settings/switches.h) must be what the optimizers do (the same optimizers reduce-scatter
-/// and gather), and bench.fail_on_sync is refused with --profile and with the host_splits dispatcher under EP > 1
-/// on CUDA (its split sizes are read on the host). Throws RunError.
+/// The layout effects the resolved run worked out (settings.<switch>_applies, settings/switches.h) held against what
+/// this rank's optimizers do (the same optimizers reduce-scatter and gather). The switch conflicts are the run
+/// driver's (run/admission.h), not repeated here. Throws RunError.
 void check_switches(const RunOptions& o, const train::RankModel& model, const train::RunContext& ctx) {
   const bool optimizer_overlaps = train::overlap_applies(model, ctx);
   for (const auto& [name, said] : {std::pair{"overlap_grad_reduce", o.effects.overlap_grad_reduce_applies},
@@ -115,12 +114,6 @@ void check_switches(const RunOptions& o, const train::RankModel& model, const tr
     if (said && *said != optimizer_overlaps)
       throw RunError(std::string(name) + ": the layout says it " + (*said ? "applies" : "has no effect") +
                      ", the optimizer disagrees");
-  const RunSettings& s = o.settings;
-  if (s.fail_on_sync && s.profile) throw RunError("fail_on_sync: --profile synchronises the device by design");
-  if (s.fail_on_sync && ctx.device.is_cuda() && ctx.map.ep > 1 && s.ep_dispatch == EpDispatch::kHostSplits)
-    throw RunError(
-        "fail_on_sync: bench.ep_dispatch host_splits reads the all-to-all's split sizes on the host; use "
-        "fixed_capacity");
 }
 
 /// The steps of a built rank: data, step, sample, `on_step`; `step` is the step in progress.

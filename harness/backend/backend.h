@@ -51,7 +51,7 @@ struct CommWaitSeconds {
 /// tensor it names, nccl-tests' "size": all_reduce the buffer, reduce_scatter the full input, all_gather the full
 /// output, all_to_all the rows sent, send / recv the tensor; docs/emulation.md, "Traffic").
 struct OpTraffic {
-  std::string op;              ///< "all_reduce", "reduce_scatter", "all_gather", "all_to_all", "send", "recv", "barrier"
+  std::string op;  ///< "all_reduce", "reduce_scatter", "all_gather", "all_to_all", "send", "recv", "barrier"
   int64_t calls = 0;
   int64_t bytes = 0;
   int64_t received_bytes = 0;  ///< all_to_all: the rows received (bytes); 0 for the others
@@ -84,8 +84,8 @@ struct StepSample {
                                   ///< (measured for the previous step's tail; 0 for step 0)
   double forward_seconds = 0, backward_seconds = 0, optimizer_seconds = 0;  ///< with profile only, else 0
   ComponentSeconds components;                                              ///< with profile only, else 0
-  std::vector<PassSample> passes;  ///< with profile only: each pass of the rank's schedule, in the order run
-  CommWaitSeconds comm_waits;  ///< several ranks: rank 0's waits for communication (an emulated rank: its own)
+  std::vector<PassSample> passes;     ///< with profile only: each pass of the rank's schedule, in the order run
+  CommWaitSeconds comm_waits;         ///< several ranks: rank 0's waits for communication (an emulated rank: its own)
   std::vector<GroupTraffic> traffic;  ///< an emulated rank: what each of its groups moved in the step; else empty
   Json to_json() const;
 };

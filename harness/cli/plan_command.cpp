@@ -252,7 +252,9 @@ void add_plan_command(CLI::App& app, std::function<int()>& run) {
                                  "and write the best as proposed recipes (docs/step-time.md)");
   auto args = std::make_shared<PlanArgs>();
   cmd->add_option("--model", args->model, "Registry model (recipebench models)")->required();
-  cmd->add_option("--gpu", args->gpu, "GPU of the hardware catalog, by name or alias (docs/catalog.md; --catalog FILE adds your own)")->required();
+  cmd->add_option("--gpu", args->gpu,
+                  "GPU of the hardware catalog, by name or alias (docs/catalog.md; --catalog FILE adds your own)")
+      ->required();
   cmd->add_option("--count", args->count, "GPUs")->required()->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--global-batch", args->global_batch, "Rows per optimizer step")
       ->required()

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "layout/rank_map.h"
+
 namespace recipebench {
 
 const char* to_string(GroupKind kind) {

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "layout/rank_map.h"
-
 namespace recipebench {
+
+struct RankMap;  // layout/rank_map.h (kept out of this header: the torch backend's dist headers include it)
 
 /// The kinds of group of a layout, by the coordinates their ranks share.
 enum class GroupKind {

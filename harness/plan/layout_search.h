@@ -30,8 +30,9 @@ struct LayoutRequest {
 /// count / TP up to the layers; the even split, and first = last stages lighter by whole layers where the rest
 /// splits evenly), VPP (1..4 where every stage's layers divide), EP (divisors of the stage's ranks and of the
 /// experts; ETP 1, CP 1: what the torch backend runs), DP = count / (TP PP), rows per microbatch (1, 2, 4, 8;
-/// max tokens per GPU = rows x row tokens), recompute (none, full uniform 1 layer). Every switch the step-time model prices is on where its own no-effect
-/// rule says it has an effect on the layout (settings/switches.h engage_priced_switches), as `run` would apply it.
+/// max tokens per GPU = rows x row tokens), recompute (none, full uniform 1 layer). Every switch the step-time model
+/// prices is on where its own no-effect rule says it has an effect on the layout (settings/switches.h
+/// engage_priced_switches), as `run` would apply it.
 struct LayoutSpace {
   std::vector<int> tp{1, 2, 4, 8};
   std::vector<int> vpp{1, 2, 3, 4};

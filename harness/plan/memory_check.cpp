@@ -8,8 +8,8 @@
 #include "layout/rank_map.h"
 #include "recipe/layout_check.h"
 #include "recipe/run_model.h"
-#include "settings/resolved_run.h"
 #include "recipe/source_doc.h"
+#include "settings/resolved_run.h"
 
 namespace recipebench {
 

@@ -84,8 +84,8 @@ StateBytes state_bytes(const RecipeOptimizer& o, double p) {
 double add_distributed(double n, double shards, double p, bool kept_shard, const StateBytes& b, RankMemory& r) {
   r.grads += kF32 * n * (1 + 1 / shards);
   const double master = p == kF32 ? kF32 : b.master;
-  r.optimizer += (master + b.moments) * n / shards + p * n +
-                 (kept_shard && shards > 1 && p != kF32 ? p * n / shards : 0);
+  r.optimizer +=
+      (master + b.moments) * n / shards + p * n + (kept_shard && shards > 1 && p != kF32 ? p * n / shards : 0);
   return (b.step_copies + (b.master == 2 ? p : 0)) * n / shards;
 }
 
@@ -309,7 +309,8 @@ MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const Ran
   shape.impl = o.impl;
   shape.fused_kernels = o.fused_kernels;
   // bench.ep_dispatch fixed_capacity: P blocks of C = max_tokens_per_gpu / TP x top_k rows per MoE layer.
-  if (o.ep_dispatch.value_or(recipe.bench.ep_dispatch.value_or(EpDispatch::kHostSplits)) == EpDispatch::kFixedCapacity &&
+  if (o.ep_dispatch.value_or(recipe.bench.ep_dispatch.value_or(EpDispatch::kHostSplits)) ==
+          EpDispatch::kFixedCapacity &&
       map.ep > 1)
     shape.ep_capacity_rows = static_cast<int64_t>(map.ep) * (recipe.layout.max_tokens_per_gpu / map.tp) * model.top_k;
   plan.ep_capacity_rows = shape.ep_capacity_rows;

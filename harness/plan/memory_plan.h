@@ -26,7 +26,7 @@ struct RankMemory {
   int64_t expert_params = 0;  ///< routed-expert parameters on the rank (its EP share)
   double params = 0;          ///< parameters in their dtype
   double grads = 0;           ///< FP32 gradient accumulators (and the DP / EDP-sharded reduce-scatter targets)
-  double optimizer = 0;  ///< master weights and Adam moments (dense 1 / DP, experts 1 / EDP), + all-gather buffers
+  double optimizer = 0;       ///< master weights and Adam moments (dense 1 / DP, experts 1 / EDP), + all-gather buffers
   double activations_per_microbatch = 0;  ///< saved for backward, one microbatch through all the rank's layers
   int64_t microbatches_in_flight = 0;     ///< forwards whose backward has not run, at most (a VPP chunk counts 1/VPP)
   double activations_in_flight = 0;       ///< the saved activations of the in-flight microbatch-chunks
@@ -41,8 +41,8 @@ struct MemoryPlan {
   std::string gpu;        ///< recipe's gpu.type
   double gpu_memory = 0;  ///< bytes, from the hardware catalog (else the recipe's gpu.memory_gb)
   bool experts_in_distributed_optimizer = false;  ///< EP 1 and TP 1: experts sharded over DP like dense
-  int expert_state_shards = 1;    ///< EDP when the experts are apart and EDP > 1 (their own distributed optimizer)
-  int64_t ep_capacity_rows = 0;   ///< fixed_capacity with EP > 1: rows per MoE layer's experts (MicrobatchShape)
+  int expert_state_shards = 1;   ///< EDP when the experts are apart and EDP > 1 (their own distributed optimizer)
+  int64_t ep_capacity_rows = 0;  ///< fixed_capacity with EP > 1: rows per MoE layer's experts (MicrobatchShape)
   /// What the optimizer state holds (optimizer.master_weights and the moments' dtypes), e.g. "FP32 masters and Adam
   /// moments": the largest term's name.
   std::string optimizer_state = "FP32 masters and Adam moments";

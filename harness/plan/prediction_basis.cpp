@@ -80,8 +80,8 @@ void unpriced_switches(const RunSettings& s, std::vector<std::string>& out) {
     if (row.pricing == SwitchPricing::kPriced || row.owner != SwitchOwner::kBackend) continue;
     const std::string value = switch_value_text(row, s);
     if (value == switch_value_text(row, defaults)) continue;
-    out.push_back(fmt::format("bench.{}: {} (not priced: the profiles' runs timed their own setting)", row.field,
-                              value));
+    out.push_back(
+        fmt::format("bench.{}: {} (not priced: the profiles' runs timed their own setting)", row.field, value));
   }
 }
 
@@ -90,19 +90,22 @@ std::vector<std::string> not_modelled(const Recipe& recipe, const RunSettings& s
   const RecipeLayout& l = recipe.layout;
   std::vector<std::string> out;
   if (l.cp > 1)
-    out.push_back(fmt::format("layout.cp: {} (context parallelism's exchange of keys and values is not priced, and "
-                              "each pass is timed on whole rows)",
-                              l.cp));
+    out.push_back(
+        fmt::format("layout.cp: {} (context parallelism's exchange of keys and values is not priced, and "
+                    "each pass is timed on whole rows)",
+                    l.cp));
   if (l.effective_etp() > 1)
-    out.push_back(fmt::format("layout.etp: {} (the experts' tensor-parallel collectives are not priced: experts timed "
-                              "as with ETP 1)",
-                              l.effective_etp()));
+    out.push_back(
+        fmt::format("layout.etp: {} (the experts' tensor-parallel collectives are not priced: experts timed "
+                    "as with ETP 1)",
+                    l.effective_etp()));
   if (l.dispatcher != Dispatcher::kAlltoall)
     out.push_back("layout.dispatcher: " + to_string(l.dispatcher) +
                   " (priced as the alltoall dispatcher's all-to-alls of the routed rows)");
   if (l.recompute.granularity == "selective")
-    out.push_back("layout.recompute.granularity: selective (timed as no recompute: its attention core's recompute "
-                  "is not modelled apart)");
+    out.push_back(
+        "layout.recompute.granularity: selective (timed as no recompute: its attention core's recompute "
+        "is not modelled apart)");
   if (!l.offload.empty() && l.offload != "none")
     out.push_back("layout.offload: " + l.offload + " (host offload traffic is not priced)");
   const std::string& precision = recipe.workload.precision;
@@ -155,16 +158,16 @@ std::string basis_text(const PredictionBasis& b) {
   out += "\n  trust: " + b.error_band + "\n";
   if (b.measured) {
     const MeasuredBeside& m = *b.measured;
-    out += fmt::format("  measured (the recipe's result{}): {} tokens/s/GPU", m.measured.empty() ? "" : ", " + m.measured,
-                       fixed(m.tokens_per_s_per_gpu, 1));
+    out += fmt::format("  measured (the recipe's result{}): {} tokens/s/GPU",
+                       m.measured.empty() ? "" : ", " + m.measured, fixed(m.tokens_per_s_per_gpu, 1));
     if (m.mfu) out += fmt::format(", MFU {:.1f}%", 100 * *m.mfu);
     if (m.usd_per_million_tokens) out += ", $" + shortest(*m.usd_per_million_tokens) + " per 1M tokens";
     out += "; the prediction is " + signed_percent(m.error) + " of it\n";
   }
   if (b.memory) {
     const PredictedMemory& m = *b.memory;
-    out += fmt::format("  memory (the torch backend's plan, docs/memory-plan.md): peak {:.1f} GB of {:.1f} GB", m.peak_bytes / 1e9,
-                       m.gpu_bytes / 1e9);
+    out += fmt::format("  memory (the torch backend's plan, docs/memory-plan.md): peak {:.1f} GB of {:.1f} GB",
+                       m.peak_bytes / 1e9, m.gpu_bytes / 1e9);
     out += m.fits() ? ": fits\n"
                     : " (largest term: " + m.largest_term +
                           "): DOES NOT FIT; the figures below are of a run that would run out of memory\n";
@@ -184,11 +187,12 @@ Json basis_json(const PredictionBasis& b) {
                          : Json();
   if (b.measured) {
     const MeasuredBeside& m = *b.measured;
-    j["measured"] = Json{{"tokens_per_s_per_gpu", m.tokens_per_s_per_gpu},
-                         {"mfu", m.mfu ? Json(*m.mfu) : Json()},
-                         {"usd_per_million_tokens", m.usd_per_million_tokens ? Json(*m.usd_per_million_tokens) : Json()},
-                         {"measured", m.measured},
-                         {"error", m.error}};
+    j["measured"] =
+        Json{{"tokens_per_s_per_gpu", m.tokens_per_s_per_gpu},
+             {"mfu", m.mfu ? Json(*m.mfu) : Json()},
+             {"usd_per_million_tokens", m.usd_per_million_tokens ? Json(*m.usd_per_million_tokens) : Json()},
+             {"measured", m.measured},
+             {"error", m.error}};
   } else {
     j["measured"] = nullptr;
   }

@@ -22,7 +22,7 @@ namespace {
 constexpr int kForward = static_cast<int>(PassPhase::kForward);
 constexpr int kBackward = static_cast<int>(PassPhase::kBackward);
 constexpr int kRecompute = static_cast<int>(PassPhase::kRecompute);
-constexpr double kGradBytes = 4;        // FP32 gradient buffers (docs/distributed.md, "Distributed optimizer")
+constexpr double kGradBytes = 4;  // FP32 gradient buffers (docs/distributed.md, "Distributed optimizer")
 
 const RankPlacement& first_rank_of_stage(const RankMap& map, int pp) {
   for (const RankPlacement& r : map.ranks)
@@ -267,10 +267,11 @@ std::vector<std::string> assumptions(const StepInputs& in) {
                   in.costs.sources.size(), in.costs.gpu, in.costs.model,
                   in.costs.fixed_fitted ? "fitted over the profiles' microbatch sizes"
                                         : "the weights streamed at the profile's optimizer bandwidth"));
-  a.push_back(fmt::format("optimizer step: {:g} bytes per parameter of the shard ({}, docs/optimizer.md) at the "
-                          "profile's optimizer bandwidth",
-                          optimizer_step_bytes_per_param(in.recipe.optimizer, in.costs.kernels),
-                          optimizer_state_label(in.recipe.optimizer)));
+  a.push_back(
+      fmt::format("optimizer step: {:g} bytes per parameter of the shard ({}, docs/optimizer.md) at the "
+                  "profile's optimizer bandwidth",
+                  optimizer_step_bytes_per_param(in.recipe.optimizer, in.costs.kernels),
+                  optimizer_state_label(in.recipe.optimizer)));
   if (o.stack_factor != 1) a.push_back(fmt::format("stack factor {:.3f} on every compute second", o.stack_factor));
   a.push_back("routing balanced: each rank's experts get its own tokens' top-k slots over the EP group");
   if (in.recipe.layout.recompute.granularity == "selective")

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "backend/backend.h"
+#include "launch/run_guard.h"
 #include "logparse/line_parser.h"
 #include "logparse/log_facts.h"
 #include "logparse/log_format.h"
@@ -12,7 +13,6 @@
 #include "run/host_admission.h"
 #include "util/exit_code.h"
 #include "util/format.h"
-#include "launch/run_guard.h"
 
 namespace recipebench {
 
@@ -73,8 +73,8 @@ std::optional<Refusal> command_settings_refusal(const Admission& a) {
   const RecipeBench& cl = a.request.overrides;
   const std::string why = "absent (the " + o.settings.backend +
                           " backend reads no log and runs no command: it is the command backend's setting)";
-  Refusal r{kFailed, "recipebench run: the " + o.settings.backend +
-                         " backend would ignore the settings above; nothing was run",
+  Refusal r{kFailed,
+            "recipebench run: the " + o.settings.backend + " backend would ignore the settings above; nothing was run",
             {}};
   if (const auto& f = o.command.log_format)
     r.diagnostics.push_back(setting_diagnostic(*a.validated.source, cl.log_format.has_value(), "--log-format",
@@ -97,8 +97,7 @@ std::optional<Refusal> backend_capabilities(const Admission& a) {
   const RecipeBench& cl = a.request.overrides;
   if (a.caps->launch == Launch::kPerNode) {  // the command decides the layout; only its log format is checked
     if (auto r = log_format_refusal(a)) return r;
-    Diagnostics ignored =
-        per_node_refusals(name, a.run.switch_context(), *a.validated.source, a.recipe().bench, cl);
+    Diagnostics ignored = per_node_refusals(name, a.run.switch_context(), *a.validated.source, a.recipe().bench, cl);
     if (ignored.empty()) return std::nullopt;
     return Refusal{kFailed,
                    "recipebench run: the " + name +
@@ -123,10 +122,10 @@ std::optional<Refusal> conflicting_switches(const Admission& a) {
     const std::string expected = c.check(ctx);
     if (expected.empty()) continue;
     const RunSwitch& s = run_switch(c.field);
-    return Refusal{kUsage,
-                   std::string("recipebench run: ") + c.why + "; nothing was run",
-                   {switch_diagnostic(s, *a.validated.source, a.request.overrides,
-                                      switch_value_text(s, ctx.settings), expected)}};
+    return Refusal{
+        kUsage,
+        std::string("recipebench run: ") + c.why + "; nothing was run",
+        {switch_diagnostic(s, *a.validated.source, a.request.overrides, switch_value_text(s, ctx.settings), expected)}};
   }
   return std::nullopt;
 }
@@ -141,7 +140,8 @@ std::optional<Refusal> emulation(const Admission& a) {
                    "recipebench run: --emulate-rank: the " + s.backend +
                        " backend cannot emulate a rank (it does not build the layout's ranks itself); nothing was run",
                    {}};
-  if (a.request.nproc) return Refusal{kUsage, "recipebench run: --emulate-rank runs one process alone; drop --nproc", {}};
+  if (a.request.nproc)
+    return Refusal{kUsage, "recipebench run: --emulate-rank runs one process alone; drop --nproc", {}};
   if (a.ranks.world() > 1)
     return Refusal{kUsage,
                    "recipebench run: --emulate-rank runs one process alone, but this one is a rank of " +

@@ -84,9 +84,9 @@ std::optional<Refusal> cuda_refusal(const Admission& a, const HostDevices& host,
       std::count(a.caps->devices.begin(), a.caps->devices.end(), Device::kCpu))
     advice += "; --device cpu" + (world > 1 ? " --nproc " + std::to_string(world) : std::string()) +
               " runs it on this host's CPU";
-  const std::string has = host.cuda_devices == 0 ? std::string("no CUDA device")
-                                                 : std::to_string(host.cuda_devices) + " CUDA device" +
-                                                       (host.cuda_devices == 1 ? "" : "s");
+  const std::string has =
+      host.cuda_devices == 0 ? std::string("no CUDA device")
+                             : std::to_string(host.cuda_devices) + " CUDA device" + (host.cuda_devices == 1 ? "" : "s");
   return Refusal{kFailed,
                  "recipebench run: the run needs " + gpus + " (CUDA, from " + device_source(a) + "); this host has " +
                      has + " (" + advice + "); nothing was run",
@@ -113,15 +113,14 @@ std::optional<Refusal> cpu_memory_refusal(const Admission& a, const HostDevices&
   const std::optional<double> need = run_plan_bytes(a, ranks);
   if (!need || *need <= static_cast<double>(host.available_bytes)) return std::nullopt;
   const double per_rank = *run_plan_bytes(a, 1);
-  return Refusal{kFailed,
-                 "recipebench run: " + device_source(a) + ": the memory plan's peak is " + gb_text(per_rank) +
-                     " GB per rank" +
-                     (ranks > 1 ? " (" + std::to_string(ranks) + " ranks on this host: " + gb_text(*need) + " GB)"
-                                : std::string()) +
-                     ", more than the " + gb_text(static_cast<double>(host.available_bytes)) +
-                     " GB this host has available" + fewer_layers_advice(a, ranks, host.available_bytes) +
-                     "; nothing was run",
-                 {}};
+  return Refusal{
+      kFailed,
+      "recipebench run: " + device_source(a) + ": the memory plan's peak is " + gb_text(per_rank) + " GB per rank" +
+          (ranks > 1 ? " (" + std::to_string(ranks) + " ranks on this host: " + gb_text(*need) + " GB)"
+                     : std::string()) +
+          ", more than the " + gb_text(static_cast<double>(host.available_bytes)) + " GB this host has available" +
+          fewer_layers_advice(a, ranks, host.available_bytes) + "; nothing was run",
+      {}};
 }
 
 }  // namespace

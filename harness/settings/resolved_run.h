@@ -41,8 +41,8 @@ struct ResolvedRun {
 /// log format, timeout): the recipe's block first, then the command line's overlay.
 void apply_bench_fields(const RecipeBench& bench, RunOptions& o);
 
-/// The merged settings of a run of `recipe` under the command line's `overlay`: the device of recipe_device (bench.device,
-/// else the one gpu.type names), the bench fields of both blocks, every switch merged by the table
+/// The merged settings of a run of `recipe` under the command line's `overlay`: the device of recipe_device
+/// (bench.device, else the one gpu.type names), the bench fields of both blocks, every switch merged by the table
 /// (settings/switches.h merge_switches); --data (overlay.data.path) reads rows from a file.
 RunOptions merged_options(const Recipe& recipe, const RecipeBench& overlay);
 

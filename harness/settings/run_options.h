@@ -46,10 +46,11 @@ struct RunSettings {
   /// virtual stage's; docs/emulation.md); nullopt: all of them.
   std::optional<int64_t> emulated_stage_layers;
   // The switch table's members (settings/switches.h says what each does and when it has no effect).
-  bool deterministic = true;                         ///< bench.deterministic
-  Kernels kernels = Kernels::kFused;                 ///< bench.kernels
-  bool overlap_grad_reduce = false;                  ///< bench.overlap_grad_reduce
-  int64_t grad_reduce_bucket_elements = kDefaultGradBucketElements;  ///< bench.grad_reduce_bucket_elements
+  bool deterministic = true;          ///< bench.deterministic
+  Kernels kernels = Kernels::kFused;  ///< bench.kernels
+  bool overlap_grad_reduce = false;   ///< bench.overlap_grad_reduce
+  /// bench.grad_reduce_bucket_elements (elements)
+  int64_t grad_reduce_bucket_elements = kDefaultGradBucketElements;
   bool overlap_param_gather = false;                 ///< bench.overlap_param_gather
   bool overlap_p2p_comm = false;                     ///< bench.overlap_p2p_comm
   bool overlap_tp_comm = false;                      ///< bench.overlap_tp_comm
@@ -115,8 +116,9 @@ struct RunOptions {
 
 /// Fills the distributed timeout and the test hooks from the environment, where set: RECIPEBENCH_DIST_TIMEOUT
 /// (seconds), RECIPEBENCH_FAIL_RANK and RECIPEBENCH_FAIL_STEP, RECIPEBENCH_DUMP_PARAMS (a file path),
-/// RECIPEBENCH_INJECT_SYNC_STEP (a step), RECIPEBENCH_DUMP_TRAFFIC (a path prefix); see docs/distributed.md. The ranks a launcher starts inherit the variables.
-/// Throws std::invalid_argument naming the variable when a number does not parse.
+/// RECIPEBENCH_INJECT_SYNC_STEP (a step), RECIPEBENCH_DUMP_TRAFFIC (a path prefix); see docs/distributed.md. The ranks
+/// a launcher starts inherit the variables. Throws std::invalid_argument naming the variable when a number does not
+/// parse.
 void apply_environment_hooks(RunOptions& options);
 
 }  // namespace recipebench

@@ -63,8 +63,8 @@ struct RunSwitch {
   std::string (*no_effect)(const SwitchContext&) = nullptr;
   /// Recorded as settings.<field>_applies when the switch is on (whether no_effect found an effect).
   std::optional<bool> LayoutEffects::*applies = nullptr;
-  int64_t min = 1, max = 2'147'483'647;  ///< an integer switch's bounds (command line, record)
-  bool required = false;                 ///< a record must list it (settings.<field>)
+  int64_t min = 1, max = 2'147'483'647;               ///< an integer switch's bounds (command line, record)
+  bool required = false;                              ///< a record must list it (settings.<field>)
   SwitchPricing pricing = SwitchPricing::kNotPriced;  ///< whether the step-time model prices it
 };
 
