@@ -9,12 +9,14 @@
 
 #include "catalog/hardware.h"
 #include "catalog/models.h"
+#include "console/emulation_table.h"
 #include "harness/cli/subcommand_hint.h"
 #include "metrics/metrics.h"
 #include "plan/collective_time.h"
 #include "plan/memory_check.h"
 #include "recipe/source_doc.h"
 #include "recipe/validate.h"
+#include "record/run_record.h"
 #include "record/run_record_check.h"
 #include "report/compare.h"
 #include "report/report_inputs.h"
@@ -109,7 +111,7 @@ TEST_CASE("dense-model-recipe-friction variants: what is still refused, and all 
   INFO(all_errors(v));
   CHECK(v.ok());
   CHECK(v.recipe->gpu.type == "A100 40GB");
-  CHECK(resolve_gpu("a100", 85.9) == find_gpu("A100 80GB"));  // 80 GiB written as 85.9 GB
+  CHECK(resolve_gpu("a100", 74.5) == find_gpu("A100 80GB"));  // its 80 GB written in GiB
   CHECK(resolve_gpu("H100", 94) == find_gpu("H100"));         // a name is a name: memory not consulted
   CHECK(resolve_gpu("A10", 80) == nullptr);                   // no family: "A100 80GB" does not begin "A10 "
 
@@ -231,4 +233,19 @@ TEST_CASE("mfu-differs-from-framework-mfu: a result.mfu is checked by the conven
   // The formula: PaLM's 12·L·H·Q·T when d_qk = d_v = Q; MLA's two dims (DeepSeek-V3: 192 and 128).
   CHECK(attention_flops_per_token(32, 32, 128, 128, 8192) == 12.0 * 32 * 32 * 128 * 8192);
   CHECK(attention_flops_per_token(61, 128, 192, 128, 4096) == 6.0 * 61 * 128 * 4096 * (192 + 128));
+}
+
+TEST_CASE("cosmetic-output: an emulated rank's peak over its plan reads as a ratio, with the CPU's caveat", "[cases]") {
+  // The committed H200 emulation of the mt16k seed's middle stage: peak / plan 0.9803.
+  const std::string file = source_path(
+      "reports/bench/h200-2026-12-02-emulate/call1/attune-tp2-pp8-ep8-vpp2-mt16k-middle/"
+      "attune-tp2-pp8-ep8-vpp2-mt16k-20261202T072324Z.json");
+  RunRecord r = RunRecord::from_json(read_json_file(file), file);
+  REQUIRE(r.options.settings.device == Device::kCuda);
+  std::string text = format_emulation(r);
+  CHECK_THAT(text, Catch::Contains("for this rank (0.98x the plan)\n"));
+  r.options.settings.device = Device::kCpu;  // on the CPU the peak is the process's RSS: said so
+  text = format_emulation(r);
+  CHECK_THAT(text, Catch::Contains("(0.98x the plan; on the CPU the peak is the whole process's resident memory, "
+                                   "libtorch's own included, which the plan does not count"));
 }
