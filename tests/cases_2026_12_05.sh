@@ -90,7 +90,7 @@ cli-habits)
   ;;
 predict-notes)
   # predict-profile-count-and-hidden-notes: six profiles (as bench/predict-recorded.sh passes them) are "6
-  # profile(s)"; the GPU scaling is an assumption in the text; an achieved rate above the GPU's peak (the LM head's
+  # profile(s)" (the GPU scaling, said in "how obtained", is no profile); an achieved rate above the GPU's peak (the LM head's
   # backward) is printed as n/a, never as a rate.
   e=$src/reports/bench/h200-2026-12-02-emulate-profile/attune-tp2-pp8-ep8-vpp2-mt16k
   f=$src/reports/bench/h200-2026-12-03-predict/call2/seed-attune-48gpu-tp2-pp6-ep8
@@ -99,7 +99,7 @@ predict-notes)
   "$rb" predict "$src/recipes/qwen3.5-397b-a17b/b200/attune-tp2-pp8-ep8-vpp2-mt16k.yaml" $p >"$work/p.txt" 2>&1 ||
     fail "predict: $(cat "$work/p.txt")"
   grep -q 'compute: 6 profile(s) on H200' "$work/p.txt" || fail "count: $(cat "$work/p.txt")"
-  grep -q 'profiles scaled H200 -> B200: matrix work x 0.440' "$work/p.txt" || fail "scaling: $(cat "$work/p.txt")"
+  grep -q 'carried to B200 by .*matrix components x 0.440' "$work/p.txt" || fail "scaling: $(cat "$work/p.txt")"
   line=$(grep "achieved TFLOP/s" "$work/p.txt")
   echo "$line" | grep -q 'n/a (' || fail "no implausible rate marked: $line"
   echo "$line" | grep -q "is implausible" || fail "no word on the implausible rate: $line"

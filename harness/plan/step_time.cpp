@@ -267,7 +267,6 @@ std::vector<std::string> assumptions(const StepInputs& in) {
                   in.costs.sources.size(), in.costs.gpu, in.costs.model,
                   in.costs.fixed_fitted ? "fitted over the profiles' microbatch sizes"
                                         : "the weights streamed at the profile's optimizer bandwidth"));
-  for (const std::string& note : in.costs.notes) a.push_back("profiles " + note);
   for (const std::string& source : in.costs.sources)  // a calibrated profile's factor (docs/step-time.md)
     if (source.find(" (calibrated x ") != std::string::npos) a.push_back("profile " + source);
   a.push_back(fmt::format("optimizer step: {:g} bytes per parameter of the shard ({}, docs/optimizer.md) at the "
