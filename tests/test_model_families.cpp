@@ -300,8 +300,8 @@ TEST_CASE("a recipe's model_params: a config.json counted and checked, stated co
   text = test::read_file(test::source_path("tests/data/dist/tiny-dp2.yaml"));
   text.replace(text.find("gpu:"), 4, "model_params:\n  active: 1000\n  source: guess\ngpu:");
   v = validate_recipe_text(text, "t.yaml");
-  CHECK_THAT(all(v.errors), Catch::Contains("model_params.active: 1,000, expected 177,408 = the count by formula "
-                                            "(formula: the registry's Qwen3.5-tiny; docs/metrics.md)"));
+  CHECK_THAT(all(v.errors), Catch::Contains("model_params.active: 1,000, expected 177,408 (counted by the registry's "
+                                            "formula for Qwen3.5-tiny; docs/metrics.md)"));
 }
 
 TEST_CASE("a name near a registry model's, with stated counts: accepted, and the warning asks", "[models][families]") {

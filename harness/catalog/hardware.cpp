@@ -328,6 +328,45 @@ const std::vector<InstanceSpec>& instance_catalog() { return hardware_catalog().
 
 const GpuSpec* find_gpu(const std::string& name) { return hardware_catalog().gpu(name); }
 
+namespace {
+
+/// True when `spelling` begins with `family` followed by a space or '-', case-insensitively.
+bool of_family(const std::string& spelling, const std::string& family) {
+  if (family.empty() || spelling.size() <= family.size()) return false;
+  for (size_t i = 0; i < family.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(spelling[i])) != std::tolower(static_cast<unsigned char>(family[i])))
+      return false;
+  return spelling[family.size()] == ' ' || spelling[family.size()] == '-';
+}
+
+/// True when `memory_gb` is the GPU's memory in GB (1e9 bytes) or GiB (2^30 bytes), within 5%.
+bool memory_matches(const GpuSpec& g, double memory_gb) {
+  for (const double unit : {1e9, 1073741824.0}) {
+    const double of_gpu = g.memory_bytes / unit;
+    if (of_gpu > 0 && std::fabs(memory_gb - of_gpu) <= 0.05 * of_gpu) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<const GpuSpec*> gpus_of_family(const std::string& type, double memory_gb) {
+  std::vector<const GpuSpec*> out;
+  if (find_gpu(type)) return out;
+  for (const GpuSpec& g : gpu_catalog()) {
+    bool family = of_family(g.name, type);
+    for (const auto& a : g.aliases) family = family || of_family(a, type);
+    if (family && (memory_gb <= 0 || memory_matches(g, memory_gb))) out.push_back(&g);
+  }
+  return out;
+}
+
+const GpuSpec* resolve_gpu(const std::string& type, double memory_gb) {
+  if (const GpuSpec* g = find_gpu(type)) return g;
+  const auto family = gpus_of_family(type, memory_gb);
+  return family.size() == 1 ? family[0] : nullptr;
+}
+
 const InstanceSpec* find_instance(const std::string& name) { return hardware_catalog().instance(name); }
 
 const InstanceSpec* default_instance_for_gpu(const std::string& gpu_name) {

@@ -143,6 +143,16 @@ const std::vector<InstanceSpec>& instance_catalog();
 /// GPU by recipe name ("H200"; "H100 SXM" also finds H100) in the process's catalog. nullptr when unknown.
 const GpuSpec* find_gpu(const std::string& name);
 
+/// The catalog GPUs a recipe's gpu.type may mean when it is no name or alias but a family: those with a name or an
+/// alias that begins with `type` followed by a space or '-' (case-insensitive: "A100" -> A100 40GB, A100 80GB),
+/// narrowed, when memory_gb > 0, to those whose memory is memory_gb GB or GiB within 5% (docs/catalog.md, "GPU
+/// names"). Empty when `type` is a name or alias, or no family.
+std::vector<const GpuSpec*> gpus_of_family(const std::string& type, double memory_gb);
+
+/// find_gpu(type), else the one GPU gpus_of_family(type, memory_gb) leaves (gpu.type A100 with memory_gb 80 is
+/// A100 80GB); nullptr when none or several.
+const GpuSpec* resolve_gpu(const std::string& type, double memory_gb);
+
 /// Instance by "AWS p6-b200.48xlarge" or "p6-b200.48xlarge" (case-insensitive). nullptr when unknown.
 const InstanceSpec* find_instance(const std::string& name);
 

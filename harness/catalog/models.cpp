@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "catalog/checked_int.h"
+#include "metrics/metrics.h"
 
 namespace recipebench {
 
@@ -34,6 +35,16 @@ std::string family_label(const ModelConfig& m) {
 
 std::string family_clause(const ModelConfig& m) {
   return m.family == ModelFamily::kStated ? "is known by its stated counts only" : "is a " + family_label(m) + " model";
+}
+
+double attention_flops_per_token(const ModelConfig& m, int64_t row_tokens) {
+  if (!m.architecture_known()) return 0;
+  const bool mla = m.family == ModelFamily::kTransformer && m.attention == AttentionKind::kMla;
+  const double qk =
+      mla ? static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim) : static_cast<double>(m.head_dim);
+  const double v = mla ? static_cast<double>(m.v_head_dim) : static_cast<double>(m.head_dim);
+  return attention_flops_per_token(static_cast<double>(m.num_full_attention_layers()),
+                                   static_cast<double>(m.num_attention_heads), qk, v, static_cast<double>(row_tokens));
 }
 
 ParamCounts count_params(const ModelConfig& m) {

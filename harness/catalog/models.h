@@ -126,6 +126,12 @@ ParamCounts count_params(const ModelConfig& m);
 /// as count_params.
 ParamCounts count_transformer_params(const ModelConfig& m);
 
+/// The attention FLOPs per token of `m` on `row_tokens`-token rows (attention_flops_per_token, metrics/metrics.h):
+/// its softmax-attention layers (every layer of a config.json family; the full-attention layers of Qwen3.5, whose
+/// Gated DeltaNet layers add none), their query heads and head dims (MLA: qk_nope + qk_rope for the scores,
+/// v_head_dim for the values). 0 for a model of stated counts (its layers are not known).
+double attention_flops_per_token(const ModelConfig& m, int64_t row_tokens);
+
 /// The registry: Qwen3.5-397B-A17B, -122B-A10B, -35B-A3B and the tiny CPU test member.
 const std::vector<ModelConfig>& model_registry();
 

@@ -91,6 +91,7 @@ void add_compare_command(CLI::App& app, std::function<int()>& run) {
       const auto a = load_entry(args->a, options);
       const auto b = load_entry(args->b, options);
       if (!a || !b) return kFailed;
+      if (const auto same = same_input_warning(args->a, args->b)) std::cout << "warning: " << *same << "\n";
       std::cout << comparison_to_text(compare_entries(*a, *b)) << convergence_text(*a, *b);
       return kOk;
     };

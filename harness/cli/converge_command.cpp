@@ -167,7 +167,8 @@ int run_converge(const ConvergeArgs& a) {
   const auto cand = load_curve(a.candidate, a);
   if (!ref || !cand) return kFailed;
   const ConvergenceResult r = check_convergence(ref->curve, cand->curve, a.thresholds);
-  const std::vector<std::string> warnings = settings_warnings(ref->settings, cand->settings);
+  std::vector<std::string> warnings = settings_warnings(ref->settings, cand->settings);
+  if (const auto same = same_input_warning(a.reference, a.candidate)) warnings.insert(warnings.begin(), *same);
   const bool json = a.format == "json";
   const Json block = convergence_block(r, a.note ? *a.note : default_note(a));
   if (json) {

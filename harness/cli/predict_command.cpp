@@ -65,7 +65,9 @@ int run_predict(const PredictArgs& args) {
   if (loaded->ranks.empty()) {
     std::cerr << "recipebench predict: no profile of " << model->full.name << " among the " << args.profiles.size()
               << " given" << (args.profiles.empty() ? " (--profile RECORD)" : "")
-              << "; measure one rank of each kind of this layout with --profile, e.g. on one GPU:\n"
+              << "; measure one rank of each kind of this layout with --profile, e.g. "
+              << (recipe_device(recipe) == Device::kCpu ? "on this host's CPU (the recipe's device)" : "on one GPU")
+              << ":\n"
               << emulation_commands(args.recipe, recipe, model->model, map);
     return kUsage;
   }
@@ -84,6 +86,7 @@ int run_predict(const PredictArgs& args) {
       j["layout"] = recipe.layout.label;
       j["gpu"] = fmt::format("{} x {}", recipe.gpu.count, recipe.gpu.type);
       j["profiles"] = setup.costs.sources;
+      j["profile_notes"] = setup.costs.notes;
       j["stack_factor"] = args.stack_factor;
       j["profile_achieved_flops"] = achieved_flops_json(setup.costs);
       std::cout << j.dump(2) << "\n";

@@ -108,7 +108,7 @@ PredictSetup predict_setup(const Recipe& recipe, const LoadedProfiles& profiles,
     if (from == nullptr || to == nullptr)
       throw std::invalid_argument("GPU " + (from ? recipe.gpu.type : s.costs.gpu) + " is not in the catalog");
     s.options.scale = gpu_scale(*from, *to);
-    s.costs.sources.push_back(
+    s.costs.notes.push_back(  // an assumption of the prediction, not a profile (sources counts the profiles)
         fmt::format("scaled {} -> {}: matrix work x {:.3f} (dense BF16 peaks), memory-bound "
                     "work x {:.3f} (HBM bandwidths)",
                     from->name, to->name, from->peak_bf16_flops / to->peak_bf16_flops,
@@ -128,10 +128,19 @@ PredictSetup predict_setup(const Recipe& recipe, const LoadedProfiles& profiles,
   return s;
 }
 
+namespace {
+
+/// A memory plan's peak in GB with one decimal, or "below 0.1 GB" (a tiny CPU model's plan shown as 0.0 GB reads as
+/// none).
+std::string plan_gb(double bytes) { return bytes < 0.05e9 ? "below 0.1 GB" : fmt::format("{:.1f} GB", bytes / 1e9); }
+
+}  // namespace
+
 std::string emulation_commands(const std::string& file, const Recipe& recipe, const ModelConfig& model,
                                const RankMap& map) {
   const MemoryPlan plan = plan_memory(recipe, model, map);
   const GpuSpec* h200 = find_gpu("H200");
+  const Device device = recipe_device(recipe);  // the machine the recipe names: a CPU recipe's ranks run on CPU
   std::string out;
   for (size_t k : plan.kinds) {
     const RankMemory& rm = plan.ranks[k];
@@ -142,15 +151,15 @@ std::string emulation_commands(const std::string& file, const Recipe& recipe, co
         break;
       }
     std::string layers;
-    if (h200 != nullptr && rm.peak > h200->memory_bytes && rm.layers > map.vpp) {
+    if (device == Device::kCuda && h200 != nullptr && rm.peak > h200->memory_bytes && rm.layers > map.vpp) {
       int64_t fit = static_cast<int64_t>(std::floor(static_cast<double>(rm.layers) * h200->memory_bytes / rm.peak));
       fit = std::max<int64_t>(map.vpp, fit / map.vpp * map.vpp);
       layers = fmt::format(" --layers {}", fit);
     }
     out += fmt::format(
-        "  recipebench run {} --emulate-rank {} --profile --device cuda --steps 3 --window 1:2{}   # {}, "
-        "pipeline rank {}, plan {:.1f} GB\n",
-        file, rank, layers, rm.kind, rm.pp_rank, rm.peak / 1e9);
+        "  recipebench run {} --emulate-rank {} --profile --device {} --steps 3 --window 1:2{}   # {}, "
+        "pipeline rank {}, plan {}\n",
+        file, rank, to_string(device), layers, rm.kind, rm.pp_rank, plan_gb(rm.peak));
   }
   return out;
 }

@@ -37,8 +37,9 @@ struct PredictSetup {
 PredictSetup predict_setup(const Recipe& recipe, const LoadedProfiles& profiles, double stack_factor);
 
 /// The `run --emulate-rank R --profile` command lines that measure one rank of each kind of `recipe`'s layout
-/// (first, the middle one with the largest memory peak, last), with `--layers K` where the stage's memory plan
-/// does not fit one H200; one indented line each.
+/// (first, the middle one with the largest memory peak, last), on the recipe's own device (recipe_device: bench.device,
+/// else CUDA for a GPU's gpu.type), so each runs as printed where the recipe runs; on CUDA with `--layers K` where
+/// the stage's memory plan does not fit one H200. One indented line each.
 std::string emulation_commands(const std::string& file, const Recipe& recipe, const ModelConfig& model,
                                const RankMap& map);
 

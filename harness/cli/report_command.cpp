@@ -6,13 +6,18 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <optional>
+#include <set>
 
 #include "commands.h"
 #include "option_checks.h"
+#include "recipe/source_doc.h"
 #include "recipe/validate.h"
 #include "record/run_record_check.h"
 #include "report/leaderboard.h"
 #include "report/leaderboard_csv.h"
+#include "report/report_inputs.h"
 #include "util/atomic_file.h"
 #include "util/dir_lock.h"
 #include "util/host.h"
@@ -20,19 +25,22 @@
 
 namespace recipebench::cli {
 
-/// Reads and checks one JSON input (record/run_record_check.h); a checked record is appended to `runs`. An earlier
-/// report's leaderboard.json is skipped. Prints each problem as `file: error: <field path>: ...`; false when
-/// the file is refused.
-bool add_run_record(const std::string& file, std::vector<RunRecordInput>& runs) {
-  Json doc;
+namespace {
+
+/// The JSON in `file`, or nullopt after printing why it cannot be read or parsed.
+std::optional<Json> read_json_input(const std::string& file) {
   try {
-    doc = read_json_file(file);
+    return read_json_file(file);
   } catch (const InputError& e) {
     std::cerr << e.diagnostic().to_string() << "\n";
-    return false;
+    return std::nullopt;
   }
+}
+
+/// Checks a run record's JSON (record/run_record_check.h) and appends it to `runs`; prints each problem, false when
+/// refused. A document of another schema (a record of another version) is refused by its "schema".
+bool add_checked_record(const Json& doc, const std::string& file, std::vector<RunRecordInput>& runs) {
   const Json& schema = doc.is_object() && doc.contains("schema") ? doc["schema"] : Json();
-  if (schema == "recipebench-leaderboard/1") return true;  // an earlier report's output, not an input
   if (schema != "recipebench-run-record/1") {
     std::cerr << Diagnostic{file,
                             0,
@@ -51,6 +59,18 @@ bool add_run_record(const std::string& file, std::vector<RunRecordInput>& runs) 
   return true;
 }
 
+}  // namespace
+
+/// Reads and checks one JSON input (record/run_record_check.h); a checked record is appended to `runs`. An earlier
+/// report's leaderboard.json is skipped. Prints each problem as `file: error: <field path>: ...`; false when
+/// the file is refused.
+bool add_run_record(const std::string& file, std::vector<RunRecordInput>& runs) {
+  const std::optional<Json> doc = read_json_input(file);
+  if (!doc) return false;
+  if (classify_json(*doc) == JsonKind::kEarlierReport) return true;  // an earlier report's output, not an input
+  return add_checked_record(*doc, file, runs);
+}
+
 namespace {
 
 /// The `report` command's options.
@@ -60,25 +80,93 @@ struct ReportArgs {
   std::optional<double> price;
 };
 
-/// Reads and checks every input, one at a time, adding each to `board` and freeing it (a run record once its
-/// entry is made); prints each problem. The number of inputs refused.
-size_t read_inputs(const std::vector<std::string>& files, LeaderboardBuilder& board) {
-  size_t failed = 0;
+/// What each YAML file among `files` is (report_inputs.h), and the files the recipes name. A YAML file that cannot
+/// be loaded counts as a recipe: reading it as one reports why.
+struct YamlSurvey {
+  std::map<std::string, YamlKind> kinds;
+  std::set<std::string> named;  ///< canonical paths of the files recipes name (model_params.config)
+};
+
+YamlSurvey survey_yaml(const std::vector<std::string>& files) {
+  YamlSurvey out;
   for (const auto& f : files) {
-    if (std::filesystem::path(f).extension() == ".json") {
-      std::vector<RunRecordInput> run;
-      if (!add_run_record(f, run)) ++failed;
-      for (const RunRecordInput& in : run) board.add(in);
-      continue;
+    if (std::filesystem::path(f).extension() == ".json") continue;
+    try {
+      const SourceDoc doc = load_yaml_file(f);
+      const YamlKind kind = classify_yaml(doc.value);
+      out.kinds[f] = kind;
+      if (kind == YamlKind::kRecipe)
+        for (auto& named : files_named_by_recipe(doc.value, f)) out.named.insert(std::move(named));
+    } catch (const InputError&) {
+      out.kinds[f] = YamlKind::kRecipe;
     }
-    ValidatedRecipe v = validate_recipe_file(f);
-    for (const auto& d : v.errors) std::cerr << d.to_string() << "\n";
-    if (!v.ok())
-      ++failed;
-    else
-      board.add(*v.recipe);
   }
-  return failed;
+  return out;
+}
+
+/// What became of one input file.
+enum class InputOutcome { kRead, kSkipped, kRefused };
+
+/// Reads one JSON file: a run record is checked and added to `board`; report's own leaderboard.json and a file a
+/// recipe names are passed over quietly; any other document is skipped with a note.
+InputOutcome read_json_input_file(const std::string& f, const YamlSurvey& survey, LeaderboardBuilder& board) {
+  if (survey.named.count(canonical_path(f)))
+    return InputOutcome::kSkipped;  // a model_params.config: its recipe reads it
+  const std::optional<Json> doc = read_json_input(f);
+  if (!doc) return InputOutcome::kRefused;
+  switch (classify_json(*doc)) {
+    case JsonKind::kEarlierReport:
+      return InputOutcome::kSkipped;
+    case JsonKind::kOtherDocument: {
+      const bool has_schema = doc->is_object() && doc->contains("schema");
+      std::cerr << skipped_note(f, has_schema ? "a " + (*doc)["schema"].dump() + " document, not a run record"
+                                              : "not a run record (no \"schema\" key) nor a file a recipe names")
+                << "\n";
+      return InputOutcome::kSkipped;
+    }
+    case JsonKind::kRunRecord:
+      break;
+  }
+  std::vector<RunRecordInput> run;
+  if (!add_checked_record(*doc, f, run)) return InputOutcome::kRefused;
+  for (const RunRecordInput& in : run) board.add(in);
+  return InputOutcome::kRead;
+}
+
+/// Reads one YAML file: a recipe is validated and added to `board`; a catalog or any other YAML is skipped with a
+/// note.
+InputOutcome read_yaml_input_file(const std::string& f, const YamlSurvey& survey, LeaderboardBuilder& board) {
+  const YamlKind kind = survey.kinds.at(f);
+  if (kind != YamlKind::kRecipe) {
+    std::cerr << skipped_note(f, not_a_recipe_reason(kind)) << "\n";
+    return InputOutcome::kSkipped;
+  }
+  ValidatedRecipe v = validate_recipe_file(f);
+  for (const auto& d : v.errors) std::cerr << d.to_string() << "\n";
+  if (!v.ok()) return InputOutcome::kRefused;
+  board.add(*v.recipe);
+  return InputOutcome::kRead;
+}
+
+/// How many inputs were read and refused.
+struct InputCounts {
+  size_t read = 0;
+  size_t refused = 0;
+};
+
+/// Reads and checks every input, one at a time, adding each to `board` and freeing it (a run record once its
+/// entry is made); prints each problem, and a note for each file skipped as neither a recipe nor a run record
+/// (report/report_inputs.h).
+InputCounts read_inputs(const std::vector<std::string>& files, LeaderboardBuilder& board) {
+  const YamlSurvey survey = survey_yaml(files);
+  InputCounts n;
+  for (const auto& f : files) {
+    const InputOutcome o = std::filesystem::path(f).extension() == ".json" ? read_json_input_file(f, survey, board)
+                                                                           : read_yaml_input_file(f, survey, board);
+    n.read += o == InputOutcome::kRead ? 1 : 0;
+    n.refused += o == InputOutcome::kRefused ? 1 : 0;
+  }
+  return n;
 }
 
 /// The three files' text, made one after another so that each one's intermediate form (the JSON tree, the page's
@@ -134,10 +222,16 @@ int run_report(const ReportArgs& a) {
   options.usd_per_gpu_hour = a.price;
   options.fold_repeated_runs = true;
   LeaderboardBuilder builder(options);  // each input freed once added: the board holds what the files show
-  if (const size_t failed = read_inputs(files, builder)) {
+  const InputCounts inputs = read_inputs(files, builder);
+  if (const size_t failed = inputs.refused) {
     std::cerr << "recipebench report: " << failed << " input" << (failed == 1 ? "" : "s")
               << " failed validation; nothing written\n";
     return kFailed;
+  }
+  if (inputs.read == 0) {  // only files that are neither recipes nor run records: nothing to rank, as for none
+    std::cerr << "recipebench report: no recipe or run record among the " << files.size() << " file"
+              << (files.size() == 1 ? "" : "s") << " under the given paths; nothing written\n";
+    return kUsage;
   }
   Leaderboard board = builder.finish();
   board.context["generated_at"] = utc_timestamp();

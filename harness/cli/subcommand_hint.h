@@ -1,6 +1,8 @@
-// The message for a first argument that names no subcommand: the nearest subcommand by edit distance and the list.
+// The message for a first argument that names no subcommand: the nearest subcommand by edit distance and the list;
+// the message for an option the subcommand does not have: its nearest option, or the option other tools spell so.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,5 +17,20 @@ size_t edit_distance(const std::string& a, const std::string& b);
 /// suggestion only when a subcommand is within 2 edits (the nearest; the first in `subcommands` on a tie).
 std::optional<std::string> unknown_subcommand_message(const std::string& word,
                                                       const std::vector<std::string>& subcommands);
+
+/// One option of a subcommand, as the unknown-option check needs it.
+struct OptionSpec {
+  std::string name;  ///< "--count"
+  bool takes_value;  ///< the next argument is its value (unless written --name=value)
+};
+
+/// The message for the first `--name` among `args` (the arguments after the subcommand) that `subcommand` has no
+/// option of: "recipebench plan: unknown option '--gpus' (did you mean '--count'?); its options: --model, ...". The
+/// suggestion is, in this order: the option other tools spell `--name` (Megatron-LM's --seq-length is --row-tokens,
+/// --gpus is --count; README.md, "Using it"), else the subcommand's option within 2 edits (the nearest), else the other
+/// subcommands that have `--name`. A value that follows an option taking one is skipped, and so is everything
+/// after `--`. nullopt when every option is known. `options` maps each subcommand to its options.
+std::optional<std::string> unknown_option_message(const std::string& subcommand, const std::vector<std::string>& args,
+                                                  const std::map<std::string, std::vector<OptionSpec>>& options);
 
 }  // namespace recipebench::cli

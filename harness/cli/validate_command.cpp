@@ -1,14 +1,18 @@
 // `recipebench validate PATH... [--format text|json]`
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <system_error>
 
 #include "commands.h"
 #include "plan/memory_check.h"
+#include "recipe/source_doc.h"
 #include "recipe/validate.h"
+#include "report/report_inputs.h"
 
 namespace recipebench::cli {
 
@@ -65,6 +69,21 @@ std::string summary_text(const ValidateCounts& c) {
   return s;
 }
 
+/// The note for a file a folder walk found that is no recipe (a catalog, another YAML: report/report_inputs.h), as
+/// `report` skips it; nullopt for a recipe, a file that cannot be loaded (validating it says why) and a file named
+/// on the command line (validated whatever it is).
+std::optional<std::string> not_a_recipe_note(const std::string& f, const std::vector<std::string>& given) {
+  if (std::find(given.begin(), given.end(), f) != given.end()) return std::nullopt;
+  YamlKind kind = YamlKind::kRecipe;
+  try {
+    kind = classify_yaml(load_yaml_file(f).value);
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+  if (kind == YamlKind::kRecipe) return std::nullopt;
+  return skipped_note(f, not_a_recipe_reason(kind));
+}
+
 int run_validate(const ValidateArgs& a) {
   std::vector<std::string> files;
   try {
@@ -80,6 +99,10 @@ int run_validate(const ValidateArgs& a) {
   ValidateCounts c;
   Json report = Json::array();
   for (const auto& f : files) {
+    if (const auto note = not_a_recipe_note(f, a.paths)) {
+      std::cerr << *note << "\n";
+      continue;
+    }
     bool one_failed = false;
     std::error_code ec;
     const bool folder = std::filesystem::is_directory(f, ec);  // a folder collect_files could not read

@@ -55,6 +55,21 @@ std::string per_rank_gb(const std::vector<int64_t>& bytes) {
   const auto lo = std::min_element(bytes.begin(), bytes.end());
   return fmt::format("max {:.2f} GB (rank {}), min {:.2f} GB", *hi / 1e9, hi - bytes.begin(), *lo / 1e9);
 }
+/// For a run read from a log: what the stack printed itself over the window (the record's log.printed), beside
+/// recipebench's 6N figure, which counts other FLOPs (docs/metrics.md, "MFU conventions"); "" when it printed none.
+std::string printed_figures_line(const RunRecord& r) {
+  const Json& p = r.log.is_object() && r.log.contains("printed") ? r.log["printed"] : Json();
+  if (!p.is_object()) return "";
+  std::string parts;
+  if (p.contains("mfu") && p["mfu"].is_number()) parts += fmt::format("MFU {:.1f}%", 100 * p["mfu"].get<double>());
+  if (p.contains("tflops_per_gpu") && p["tflops_per_gpu"].is_number())
+    parts += fmt::format("{}{:.1f} TFLOP/s/GPU", parts.empty() ? "" : ", ", p["tflops_per_gpu"].get<double>());
+  if (parts.empty()) return "";
+  return "  the log's own figures over the window: " + parts +
+         " (the stack's FLOP count, attention included where it counts it; recipebench's MFU is 6N: docs/metrics.md, "
+         "\"MFU conventions\")\n";
+}
+
 }  // namespace
 
 void ConsoleReporter::model_built(const ModelBuild& b) {
@@ -99,12 +114,12 @@ void ConsoleReporter::finish(const RunRecord& r, const std::string& record_path,
   fmt::print(out_, "window {}..{}: {} tokens/s/GPU, step-time CV {:.2f}%, mean step {:.3f} s", m.window.window.first,
              m.window.window.last, fixed(m.window.tokens_per_s_per_gpu, 1), m.window.step_time_cv_percent,
              m.window.mean_step_seconds);
-  if (m.mfu) fmt::print(out_, ", MFU {:.1f}%", 100 * *m.mfu);
+  if (m.mfu) fmt::print(out_, ", MFU {:.1f}% (6N)", 100 * *m.mfu);
   if (m.usd_per_million_tokens) fmt::print(out_, ", ${:.2f} / 1M tokens", *m.usd_per_million_tokens);
   if (m.peak_memory_bytes) fmt::print(out_, ", peak memory {:.1f} GB", m.peak_memory_bytes / 1e9);
   if (r.log.is_null())  // steps recipebench timed; a log's steps carry no loop of recipebench's
     fmt::print(out_, ", harness overhead {:.3f}% of step time", 100 * m.harness_overhead_fraction);
-  fmt::print(out_, "\n");
+  fmt::print(out_, "\n{}", printed_figures_line(r));
   if (r.options.settings.profile) fmt::print(out_, "{}", format_profile_table(r));
   fmt::print(out_, "{}", format_phase_line(r));
   fmt::print(out_, "run record: {}\n", record_path);

@@ -100,9 +100,14 @@ std::string format_emulation(const RunRecord& r) {
                      e["window"]["mean_step_seconds"].get<double>(), e["window"].value("compute_seconds", 0.0),
                      e["window"].value("stand_in_seconds", 0.0));
   if (e.contains("peak_memory_bytes") && !e["peak_over_plan"].is_null())
-    s += fmt::format("  peak memory {:.2f} GB, planned {:.2f} GB for this rank ({:.2f} of the plan)\n",
+    s += fmt::format("  peak memory {:.2f} GB, planned {:.2f} GB for this rank ({:.2f}x the plan{})\n",
                      e["peak_memory_bytes"].get<double>() / 1e9, e["planned_peak_bytes"].get<double>() / 1e9,
-                     e["peak_over_plan"].get<double>());
+                     e["peak_over_plan"].get<double>(),
+                     // On the CPU the peak is the process's resident memory (getrusage), libtorch's own included.
+                     r.options.settings.device == Device::kCpu
+                         ? "; on the CPU the peak is the whole process's resident memory, libtorch's own included, "
+                           "which the plan does not count: a small plan's ratio says little"
+                         : "");
   if (e.contains("components_per_step")) s += component_table(e);
   if (e.contains("traffic_per_step")) s += traffic_table(e["traffic_per_step"]);
   return s;

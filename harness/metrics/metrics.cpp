@@ -47,6 +47,16 @@ double mfu_6n(double active_params, double tps_per_gpu, double peak_flops) {
   return 6.0 * active_params * tps_per_gpu / peak_flops;
 }
 
+double attention_flops_per_token(double attention_layers, double heads, double qk_head_dim, double v_head_dim,
+                                 double row_tokens) {
+  return 6.0 * attention_layers * heads * row_tokens * (qk_head_dim + v_head_dim);
+}
+
+double mfu_with_extra(double active_params, double extra_flops_per_token, double tps_per_gpu, double peak_flops) {
+  if (peak_flops <= 0) throw std::invalid_argument("MFU: peak FLOP/s must be > 0");
+  return (6.0 * active_params + extra_flops_per_token) * tps_per_gpu / peak_flops;
+}
+
 double usd_per_million_tokens(double usd_per_gpu_hour, double tps_per_gpu) {
   if (tps_per_gpu <= 0) throw std::invalid_argument("$/1M tokens: tokens/s/GPU must be > 0");
   return usd_per_gpu_hour / (tps_per_gpu * 3600.0) * 1e6;

@@ -40,9 +40,24 @@ double mean(const std::vector<double>& x);
 double step_time_cv_percent(const std::vector<double>& step_seconds);
 
 /// MFU (fraction) = 6 x N_active x tokens/s/GPU / peak dense BF16 FLOP/s of the GPU.
-/// The 6N rule: forward 2N + backward 4N FLOP per token (Kaplan et al. 2020, arXiv 2001.08361;
-/// PaLM appendix B, arXiv 2204.02311). Throws std::invalid_argument when peak_flops <= 0.
+/// The 6N rule: forward 2N + backward 4N FLOP per token of the weight matrices (Kaplan et al. 2020, arXiv
+/// 2001.08361); PaLM's appendix B (arXiv 2204.02311) adds attention to it (attention_flops_per_token). Throws
+/// std::invalid_argument when peak_flops <= 0.
 double mfu_6n(double active_params, double tokens_per_s_per_gpu, double peak_flops);
+
+/// The attention FLOPs per token that MFU conventions other than 6N add (docs/metrics.md, "MFU conventions"): the
+/// score product (Q·K^T) and the value product (softmax·V) of `attention_layers` layers of `heads` heads over a
+/// `row_tokens`-token row, forward and backward (x 3): 6 x L x H x T x (d_qk + d_v). With d_qk = d_v = Q it is PaLM's
+/// 12·L·H·Q·T (arXiv 2204.02311, appendix B), TorchTitan's `12 * l * h * q * t` and the s/(6h) term of Megatron-LM's
+/// formula (Narayanan et al. 2021, arXiv 2104.04473, section 5.1: 72·B·s·l·h²·(s/(6h)) = 12·B·s²·l·h). Not halved
+/// for causal masking, as those count it.
+double attention_flops_per_token(double attention_layers, double heads, double qk_head_dim, double v_head_dim,
+                                 double row_tokens);
+
+/// MFU (fraction) by a convention that adds `extra_flops_per_token` to 6N: (6 x N_active + extra) x tokens/s/GPU /
+/// peak. Throws std::invalid_argument when peak_flops <= 0.
+double mfu_with_extra(double active_params, double extra_flops_per_token, double tokens_per_s_per_gpu,
+                      double peak_flops);
 
 /// $ per 1M tokens = price per GPU-hour / (tokens/s/GPU x 3600) x 1e6.
 /// Throws std::invalid_argument when tokens_per_s_per_gpu <= 0.

@@ -84,7 +84,14 @@ double collective_seconds(CollectiveKind kind, double bytes, int group_size, con
          bytes * bus_factor(kind, group_size) / link.bandwidth_bytes_per_s;
 }
 
-Link nvlink_link(const GpuSpec& gpu) { return Link{gpu.nvlink_bandwidth / 2, kNvlinkStepLatencySeconds, "NVLink"}; }
+std::string scale_up_name(const GpuSpec& gpu) {
+  const std::string name = gpu.scale_up.substr(0, gpu.scale_up.find(" ("));
+  return name.empty() ? "scale-up link" : name;
+}
+
+Link nvlink_link(const GpuSpec& gpu) {
+  return Link{gpu.nvlink_bandwidth / 2, kNvlinkStepLatencySeconds, scale_up_name(gpu)};
+}
 
 Link node_network_link(const InstanceSpec& instance) {
   if (!(instance.network_bytes_per_s > 0))

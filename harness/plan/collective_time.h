@@ -46,6 +46,10 @@ double collective_seconds(CollectiveKind kind, double bytes, int group_size, con
 /// both directions: 900 GB/s -> 450e9 bytes/s on H100 / H200), latency kNvlinkStepLatencySeconds.
 Link nvlink_link(const GpuSpec& gpu);
 
+/// The scale-up link's name: the catalog's scale_up up to its parenthesis ("NVLink 4", "Infinity Fabric"), or
+/// "scale-up link" when the catalog names none.
+std::string scale_up_name(const GpuSpec& gpu);
+
 /// The inter-node network of `instance` as the whole node sees it: bandwidth InstanceSpec::network_bytes_per_s,
 /// latency kNetworkStepLatencySeconds. group_link shares it between the node's GPUs. Throws std::invalid_argument
 /// when the instance has no network figure.

@@ -132,7 +132,8 @@ struct UnitCosts {
   double between_seconds_per_param = 0;
   std::string gpu;    ///< where it was measured (ProfiledRank::gpu)
   std::string model;  ///< whose widths
-  std::vector<std::string> sources;
+  std::vector<std::string> sources;  ///< one per profile read (its file, and its calibration when it has one)
+  std::vector<std::string> notes;    ///< how the costs were carried to the recipe (the GPU scaling); not profiles
 };
 
 /// Pools the ranks' measurements: the weights' streaming bandwidth from the optimizer steps; then for each pass

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "catalog/hardware.h"
 #include "util/format.h"
 
 namespace recipebench {
@@ -61,15 +62,38 @@ Json achieved_flops_json(const UnitCosts& costs) {
   return j;
 }
 
+namespace {
+
+/// One achieved rate in TFLOP/s, or, above the GPU's dense BF16 peak (`peak` > 0), "n/a" with what it implies: a
+/// rate no GPU reaches says the work formula does not describe the pass (docs/step-time.md: the LM head's backward).
+std::string rate_text(double flops, double peak, bool* implausible) {
+  if (peak > 0 && flops > peak) {
+    *implausible = true;
+    return fmt::format("n/a ({:.0f} implied)", flops / 1e12);
+  }
+  return fmt::format("{:.0f}", flops / 1e12);
+}
+
+}  // namespace
+
 std::string achieved_flops_text(const UnitCosts& costs) {
   const auto a = achieved_flops(costs);
+  const GpuSpec* gpu = find_gpu(costs.gpu);
+  const double peak = gpu ? gpu->peak_bf16_flops : 0;
+  bool implausible = false;
   std::string parts;
   for (int c = 0; c < kProfileComponents; ++c)
     if (a[0][c] > 0 || a[1][c] > 0)
-      parts += fmt::format("{}{} {:.0f} / {:.0f}", parts.empty() ? "" : ", ",
-                           to_string(static_cast<ProfileComponent>(c)), a[0][c] / 1e12, a[1][c] / 1e12);
-  return fmt::format("profile's achieved TFLOP/s on {} (forward / backward, by docs/step-time.md's work): {}",
-                     costs.gpu, parts);
+      parts += fmt::format("{}{} {} / {}", parts.empty() ? "" : ", ", to_string(static_cast<ProfileComponent>(c)),
+                           rate_text(a[0][c], peak, &implausible), rate_text(a[1][c], peak, &implausible));
+  std::string text = fmt::format(
+      "profile's achieved TFLOP/s on {} (forward / backward, by docs/step-time.md's work): {}", costs.gpu, parts);
+  if (implausible)
+    text += fmt::format(
+        "; n/a: a rate above the {}'s {:.0f} TFLOP/s peak is implausible (the pass does other work "
+        "than its formula counts: not comparable)",
+        costs.gpu, peak / 1e12);
+  return text;
 }
 
 std::string breakdown_line(const RankStepTime& r) {
@@ -92,10 +116,11 @@ std::string prediction_text(const StepPrediction& p) {
       fmt::format("  step time          {:.3f} s (predicted by the step-time model, not measured)\n", p.step_seconds);
   out += fmt::format("  tokens/s/GPU       {}\n", fixed(p.tokens_per_s_per_gpu, 1));
   out += fmt::format("  MFU                {}\n", p.mfu ? fmt::format("{:.1f}%", *p.mfu * 100) : "-");
+  // Two decimals, or two significant digits where that shows less (a one-GPU proxy's $0.039, 0.0016 GPU-hours).
   out += fmt::format("  $ per 1M tokens    {}\n",
-                     p.usd_per_million_tokens ? fmt::format("{:.2f}", *p.usd_per_million_tokens) : "-");
-  out +=
-      fmt::format("  GPU-hours          {:.2f} ({} steps, startup not modelled)\n", p.gpu_hours, p.steps_for_gpu_hours);
+                     p.usd_per_million_tokens ? fixed_significant(*p.usd_per_million_tokens, 2, 2) : "-");
+  out += fmt::format("  GPU-hours          {} ({} steps, startup not modelled)\n", fixed_significant(p.gpu_hours, 2, 2),
+                     p.steps_for_gpu_hours);
   out += fmt::format("  the step ends on pipeline rank {}: {}\n", p.critical_pp_rank,
                      breakdown_line(p.ranks.at(static_cast<size_t>(p.critical_pp_rank))));
   if (p.ranks.size() > 1) {

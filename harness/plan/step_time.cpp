@@ -107,7 +107,7 @@ NetworkModel recipe_network(const Recipe& recipe) {
   const InstanceSpec* inst = recipe.gpu.instance.empty() ? nullptr : find_instance(recipe.gpu.instance);
   if (inst == nullptr) inst = default_instance_for_gpu(recipe.gpu.type);
   n.gpus_per_node = recipe.gpu.per_node > 0 ? recipe.gpu.per_node : inst ? inst->gpus : 8;
-  n.source = fmt::format("NVLink {:.0f} GB/s per GPU one direction ({}), step latency {:.1f} us",
+  n.source = fmt::format("{}: {:.0f} GB/s per GPU one direction ({}), step latency {:.1f} us", n.nvlink.name,
                          n.nvlink.bandwidth_bytes_per_s / 1e9, gpu->source, n.nvlink.latency_s * 1e6);
   std::string stated;
   if (recipe.doc.contains("stack") && recipe.doc["stack"].is_object() && recipe.doc["stack"].contains("network") &&
@@ -267,6 +267,8 @@ std::vector<std::string> assumptions(const StepInputs& in) {
                   in.costs.sources.size(), in.costs.gpu, in.costs.model,
                   in.costs.fixed_fitted ? "fitted over the profiles' microbatch sizes"
                                         : "the weights streamed at the profile's optimizer bandwidth"));
+  for (const std::string& source : in.costs.sources)  // a calibrated profile's factor (docs/step-time.md)
+    if (source.find(" (calibrated x ") != std::string::npos) a.push_back("profile " + source);
   a.push_back(
       fmt::format("optimizer step: {:g} bytes per parameter of the shard ({}, docs/optimizer.md) at the "
                   "profile's optimizer bandwidth",

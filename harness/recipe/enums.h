@@ -31,6 +31,11 @@ enum class MasterWeights { kFp32, kBf16Remainder };
 /// --exp-avg-dtype / --exp-avg-sq-dtype); the update computes in FP32 either way.
 enum class StateDtype { kFp32, kBf16 };
 
+/// result.mfu_convention: the FLOPs per token a recipe's result.mfu counts (docs/metrics.md, "MFU conventions"): 6N
+/// (recipebench's own), or 6N plus the attention score and value products, 12·L·H·Q·T (PaLM appendix B; TorchTitan's
+/// get_num_flop_per_token; Megatron-LM's formula, Narayanan et al. 2021).
+enum class MfuConvention { k6N, k6NAttention };
+
 /// The YAML names of an enum's values, in declaration order (specialised below for each enum).
 template <typename E>
 struct EnumNames;
@@ -66,6 +71,10 @@ struct EnumNames<MasterWeights> {
 template <>
 struct EnumNames<StateDtype> {
   static constexpr std::array<const char*, 2> names{"fp32", "bf16"};
+};
+template <>
+struct EnumNames<MfuConvention> {
+  static constexpr std::array<const char*, 2> names{"6N", "6N+attention"};
 };
 
 /// The YAML name of `value`, e.g. to_string(Dispatcher::kDeepep) == "deepep".

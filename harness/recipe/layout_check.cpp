@@ -242,6 +242,15 @@ Diagnostics check_layout(const Recipe& r, const ModelConfig* model, const Source
   return out;
 }
 
+Diagnostics check_dispatcher_stated(const Recipe& r, const ModelConfig* model, const SourceDoc& src) {
+  const bool moe = model ? model->num_experts > 0 : r.layout.ep > 1;
+  if (r.layout.dispatcher_stated || !moe) return {};
+  const std::string why = model ? model->name + " has " + std::to_string(model->num_experts) + " experts"
+                                : "EP " + std::to_string(r.layout.ep) + " splits experts";
+  return {src.at("/layout/dispatcher", "missing (" + why + ")",
+                 "one of " + enum_choices<Dispatcher>() + " (the MoE token dispatcher; a dense model needs none)")};
+}
+
 void require_layout(const Recipe& recipe, const ModelConfig* model) {
   const Diagnostics problems = check_layout(recipe, model, SourceDoc{});
   if (problems.empty()) return;

@@ -26,6 +26,11 @@ int64_t rows_per_microbatch(int64_t max_tokens_per_gpu, int64_t row_tokens);
 /// Locations come from `src`, the document the recipe was built from.
 Diagnostics check_layout(const Recipe& recipe, const ModelConfig* model, const SourceDoc& src);
 
+/// layout.dispatcher is stated where it has a meaning: for a model with experts (`model` known with experts), or
+/// EP > 1 when the architecture is unknown. A dense model needs none (docs/recipe-format.md). Checked on a
+/// written recipe only (validate): a recipe built in code carries its dispatcher.
+Diagnostics check_dispatcher_stated(const Recipe& recipe, const ModelConfig* model, const SourceDoc& src);
+
 /// check_layout without a source document, for a backend before it starts (a recipe built in code, or the model a
 /// run actually builds: --layers, --model-config). Throws std::invalid_argument with the first problem as
 /// "<field path>: <found>, expected <expected>".

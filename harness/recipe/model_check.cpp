@@ -77,7 +77,7 @@ void check_stated_fields(const Recipe& r, const std::optional<RunModel>& ran, co
 void check_against_formula(const Recipe& r, const RunModel& ran, const SourceDoc& src, Diagnostics& out) {
   if (ran.counts_from == CountsFrom::kStated || !r.model_params) return;
   const ParamCounts c = count_params(ran.full);
-  const std::string why = " = the count by formula (" + ran.counts_note + "; docs/metrics.md)";
+  const std::string why = " (" + ran.counts_note + "; docs/metrics.md)";
   if (r.model_params->active && *r.model_params->active != c.active)
     out.push_back(src.at("/model_params/active", with_commas(*r.model_params->active), with_commas(c.active) + why));
   if (r.model_params->total && *r.model_params->total != c.total)

@@ -1,5 +1,7 @@
 #include "recipe/recipe.h"
 
+#include "catalog/hardware.h"
+
 namespace recipebench {
 
 namespace {
@@ -59,6 +61,11 @@ RecipeGpu gpu_from_json(const Json& g) {
   RecipeGpu gpu;
   gpu.type = g.at("type").get<std::string>();
   gpu.memory_gb = g.value("memory_gb", 0.0);
+  if (!find_gpu(gpu.type))
+    if (const GpuSpec* resolved = resolve_gpu(gpu.type, gpu.memory_gb)) {  // "A100" + 80 GB: A100 80GB
+      gpu.type_written = gpu.type;
+      gpu.type = resolved->name;
+    }
   gpu.count = g.at("count").get<int>();
   gpu.per_node = g.value("per_node", gpu.count);
   gpu.instance = str(g, "instance");
@@ -86,7 +93,7 @@ RecipeLayout layout_from_json(const Json& doc) {
   L.pp = l.at("pp").get<int>();
   L.vpp = opt<int>(l, "vpp").value_or(1);
   L.cp = l.at("cp").get<int>();
-  L.ep = l.at("ep").get<int>();
+  L.ep = opt<int>(l, "ep").value_or(1);  // a dense model needs none
   L.dp = l.at("dp").get<int>();
   L.etp = opt<int>(l, "etp");
   L.sequence_parallel = l.at("sequence_parallel").get<bool>();
@@ -105,7 +112,8 @@ RecipeLayout layout_from_json(const Json& doc) {
     L.recompute.num_layers = opt<int>(rc, "num_layers").value_or(0);
   }
   L.offload = str(l, "offload");
-  L.dispatcher = enum_at<Dispatcher>(doc, "/layout/dispatcher");
+  L.dispatcher_stated = l.contains("dispatcher") && !l["dispatcher"].is_null();
+  if (L.dispatcher_stated) L.dispatcher = enum_at<Dispatcher>(doc, "/layout/dispatcher");
   return L;
 }
 
@@ -129,12 +137,25 @@ RecipeOptimizer optimizer_from_json(const Json& doc) {
   return O;
 }
 
-RecipeResult result_from_json(const Json& res) {
+/// result.window_tokens when not stated: window steps x global_batch x row_tokens (docs/metrics.md), in 128 bits
+/// and held to 0..INT64_MAX (the schema bounds each factor by 2^31; a window with last < first has no tokens).
+int64_t derived_window_tokens(const StepWindow& w, const RecipeWorkload& workload) {
+  if (w.steps() <= 0) return 0;
+  const __int128 wide = static_cast<__int128>(w.steps()) * workload.global_batch * workload.row_tokens;
+  return wide > INT64_MAX ? INT64_MAX : static_cast<int64_t>(wide);
+}
+
+RecipeResult result_from_json(const Json& res, const RecipeWorkload& workload) {
   RecipeResult out;
   out.tokens_per_s_per_gpu = res.at("tokens_per_s_per_gpu").get<double>();
   out.usd_per_million_tokens = opt<double>(res, "usd_per_million_tokens");
   out.step_time_cv_percent = opt<double>(res, "step_time_cv_percent");
   out.mfu = opt<double>(res, "mfu");
+  if (const auto convention = opt<std::string>(res, "mfu_convention")) {
+    const auto c = parse_enum<MfuConvention>(*convention);
+    if (!c) throw FieldError("/result/mfu_convention", *convention, enum_choices<MfuConvention>());
+    out.mfu_convention = *c;
+  }
   if (res.contains("active_params") && res["active_params"].is_object()) {
     out.active_params = opt<int64_t>(res["active_params"], "count");
     out.active_params_source = str(res["active_params"], "source");
@@ -142,7 +163,9 @@ RecipeResult result_from_json(const Json& res) {
   out.measured = res.at("measured").get<std::string>();
   out.steps_per_run = res.at("steps_per_run").get<int>();
   out.window = StepWindow{res.at("window").at(0).get<int>(), res.at("window").at(1).get<int>()};
-  out.window_tokens = res.at("window_tokens").get<int64_t>();
+  out.window_tokens_stated = res.contains("window_tokens");
+  out.window_tokens =
+      out.window_tokens_stated ? res["window_tokens"].get<int64_t>() : derived_window_tokens(out.window, workload);
   out.gpu_hours = opt<double>(res, "gpu_hours");
   return out;
 }
@@ -173,7 +196,7 @@ Recipe recipe_from_json(const Json& doc, const std::string& file) {
   r.layout = layout_from_json(doc);
   r.optimizer = optimizer_from_json(doc);
   r.bench = bench_from_json(doc);
-  if (doc.contains("result") && doc["result"].is_object()) r.result = result_from_json(doc["result"]);
+  if (doc.contains("result") && doc["result"].is_object()) r.result = result_from_json(doc["result"], r.workload);
   return r;
 }
 

@@ -15,7 +15,8 @@
 namespace recipebench {
 
 struct RecipeGpu {
-  std::string type;      ///< "B200", "H200", "H100"
+  std::string type;  ///< "B200", "H200", "H100"; a family named with its memory is the catalog's name (resolve_gpu)
+  std::string type_written;  ///< gpu.type as written when it was resolved by memory_gb ("A100"); empty otherwise
   double memory_gb = 0;  ///< per GPU, GB
   int count = 0;         ///< GPUs of the run
   int per_node = 0;
@@ -48,7 +49,8 @@ struct RecipeLayout {
   std::optional<int> rows_per_microbatch;
   RecipeRecompute recompute;
   std::string offload;  ///< what is offloaded to host memory; empty = no offload
-  Dispatcher dispatcher = Dispatcher::kAlltoall;
+  Dispatcher dispatcher = Dispatcher::kAlltoall;  ///< alltoall when not stated (a dense model has none)
+  bool dispatcher_stated = false;                 ///< layout.dispatcher given (required for a model with experts)
 
   int effective_etp() const { return etp ? *etp : tp; }
   /// world = TP x CP x DP x PP
@@ -61,12 +63,14 @@ struct RecipeResult {
   std::optional<double> usd_per_million_tokens;
   std::optional<double> step_time_cv_percent;
   std::optional<double> mfu;  ///< fraction (0.0537 = 5.37%)
+  MfuConvention mfu_convention = MfuConvention::k6N;  ///< what result.mfu counts (6N when not stated)
   std::optional<int64_t> active_params;
   std::string active_params_source;  ///< result.active_params.source, empty when not given
   std::string measured;              ///< YYYY-MM-DD
   int steps_per_run = 20;
   StepWindow window;
-  int64_t window_tokens = 0;
+  int64_t window_tokens = 0;  ///< as stated, else derived: window steps x global_batch x row_tokens
+  bool window_tokens_stated = false;
   std::optional<double> gpu_hours;
 };
 

@@ -23,6 +23,21 @@ std::optional<Price> recipe_price(const Recipe& r) {
                                              "/h / " + std::to_string(inst->gpus) + " GPUs"};
 }
 
+std::optional<Diagnostic> gpu_type_problem(const std::string& type, double memory_gb, const SourceDoc& src) {
+  if (type == "CPU" || resolve_gpu(type, memory_gb)) return std::nullopt;
+  const auto family = gpus_of_family(type, 0);
+  if (!family.empty()) {  // a family the memory does not single out: name its members
+    std::string names;
+    for (const GpuSpec* g : family) names += (names.empty() ? "" : ", ") + g->name;
+    return src.at("/gpu/type",
+                  "'" + type + "' with memory_gb " + shortest(memory_gb) + ", which is not one of " + names,
+                  "one of " + names + " (gpu.type names the GPU, or its family with the memory_gb of one of them)");
+  }
+  return src.at("/gpu/type", "unknown GPU '" + type + "'",
+                "a GPU of the hardware catalog (" + hardware_catalog().gpu_names() +
+                    ") or CPU; a GPU of your own is added with --catalog FILE (docs/catalog.md)");
+}
+
 namespace {
 
 /// True when `given` (written with `text`) equals `computed` rounded to the printed precision of `text`.
@@ -53,12 +68,11 @@ void check_catalog_names(const Recipe& r, const GpuSpec* gpu, const SourceDoc& s
   }
 }
 
-/// gpu.type is CPU or a GPU of the hardware catalog (docs/catalog.md), by name or alias.
+/// gpu.type is CPU or a GPU of the hardware catalog (docs/catalog.md), by name or alias, or a family its memory
+/// singles out (gpu_type_problem).
 void check_gpu_type(const Recipe& r, const GpuSpec* gpu, const SourceDoc& src, Diagnostics& out) {
-  if (gpu || r.gpu.type == "CPU") return;
-  out.push_back(src.at("/gpu/type", "unknown GPU '" + r.gpu.type + "'",
-                       "a GPU of the hardware catalog (" + hardware_catalog().gpu_names() +
-                           ") or CPU; a GPU of your own is added with --catalog FILE (docs/catalog.md)"));
+  if (gpu) return;
+  if (auto d = gpu_type_problem(r.gpu.type, r.gpu.memory_gb, src)) out.push_back(std::move(*d));
 }
 
 /// result.usd_per_million_tokens is only stated where a price is known to check it by.
@@ -90,7 +104,7 @@ void check_window(const Recipe& r, const RecipeResult& res, const SourceDoc& src
     // In 128 bits: the schema bounds each factor by 2^31, so the product cannot overflow here.
     const __int128 wide = static_cast<__int128>(res.window.steps()) * r.workload.global_batch * r.workload.row_tokens;
     const int64_t expected = wide > INT64_MAX ? INT64_MAX : static_cast<int64_t>(wide);
-    if (wide != res.window_tokens) {
+    if (res.window_tokens_stated && wide != res.window_tokens) {  // derived when not stated (recipe.h)
       out.push_back(src.at("/result/window_tokens", with_commas(res.window_tokens),
                            with_commas(expected) + " = " + std::to_string(res.window.steps()) + " steps x " +
                                std::to_string(r.workload.global_batch) + " rows x " +
@@ -136,6 +150,7 @@ struct ResultInputs {
   std::string tps_text;  // as written in the file
   std::optional<Price> price;
   int64_t n_active = 0;
+  int64_t row_tokens = 0;  // workload.row_tokens: T of the attention FLOPs
   FigureInputs figures;
 };
 
@@ -146,6 +161,7 @@ ResultInputs result_inputs(const Recipe& r, const ModelConfig* model, const GpuS
   ri.tps_text = text_of(src, "/result/tokens_per_s_per_gpu", ri.tps);
   ri.price = res.usd_per_million_tokens ? recipe_price(r) : std::nullopt;
   ri.n_active = model ? count_params(*model).active : 0;
+  ri.row_tokens = r.workload.row_tokens;
   ri.figures.gpus = std::max(1, r.gpu.count);
   if (ri.price) ri.figures.usd_per_gpu_hour = ri.price->usd_per_gpu_hour;
   if (model && gpu) {
@@ -169,6 +185,30 @@ void check_price(const RecipeResult& res, const ResultInputs& ri, const DerivedF
                            " tokens/s/GPU x 3600) x 1e6, to the printed precision"));
 }
 
+/// result.mfu by the 6N+attention convention (result.mfu_convention; docs/metrics.md, "MFU conventions"): (6 x N +
+/// attention FLOPs per token on the recipe's rows) x tokens/s/GPU / peak, to its printed precision. A model of stated
+/// counts has no known layers or heads: the convention is refused there.
+void check_mfu_with_attention(const RecipeResult& res, const ModelConfig& model, const GpuSpec* gpu,
+                              const ResultInputs& ri, const std::string& which, const SourceDoc& src,
+                              Diagnostics& out) {
+  if (!model.architecture_known()) {
+    out.push_back(src.at("/result/mfu_convention", "6N+attention for " + which,
+                         "6N (the attention FLOPs need the model's layers and heads: give model_params.config)"));
+    return;
+  }
+  const double attention = attention_flops_per_token(model, ri.row_tokens);
+  const double mfu = mfu_with_extra(static_cast<double>(ri.n_active), attention, ri.tps, gpu->peak_bf16_flops);
+  const std::string text = text_of(src, "/result/mfu", *res.mfu);
+  int decimals = 0;
+  if (agrees_to_printed_precision(*res.mfu, text, mfu, &decimals)) return;
+  out.push_back(src.at("/result/mfu", text + " (6N+attention)",
+                       fixed(mfu, std::max(decimals, 4), false) + " = (6 x " + with_commas(ri.n_active) + " + " +
+                           with_commas(static_cast<int64_t>(attention)) + " attention FLOPs per token of " +
+                           std::to_string(ri.row_tokens) + "-token rows) (" + which + ") x " + ri.tps_text + " / " +
+                           shortest(gpu->peak_bf16_flops) + " (" + gpu->name +
+                           " dense BF16 FLOP/s), to the printed precision"));
+}
+
 /// result.active_params is the count of the model that ran, and result.mfu the derived MFU to its printed precision.
 void check_model_figures(const RecipeResult& res, const ModelConfig& model, const GpuSpec* gpu, const ResultInputs& ri,
                          const DerivedFigures& f, const SourceDoc& src, Diagnostics& out) {
@@ -180,6 +220,10 @@ void check_model_figures(const RecipeResult& res, const ModelConfig& model, cons
                              " that ran (docs/metrics.md: N_active of the layers and widths that ran)"));
   }
   if (!res.mfu || !f.mfu) return;
+  if (res.mfu_convention == MfuConvention::k6NAttention) {
+    check_mfu_with_attention(res, model, gpu, ri, which, src, out);
+    return;
+  }
   const std::string text = text_of(src, "/result/mfu", *res.mfu);
   int decimals = 0;
   if (agrees_to_printed_precision(*res.mfu, text, *f.mfu, &decimals)) return;

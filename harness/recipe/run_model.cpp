@@ -39,13 +39,14 @@ std::optional<RunModel> run_model(const Recipe& recipe, const std::optional<int6
                                   const ModelConfig* widths) {
   std::optional<RunModel> m;
   if (widths) {
-    m = RunModel{*widths, *widths, CountsFrom::kConfig, "formula: --model-config " + widths->name};
+    m = RunModel{*widths, *widths, CountsFrom::kConfig,
+                 "counted by the " + family_label(*widths) + " formula from --model-config " + widths->name};
   } else if (const auto path = model_config_path(recipe)) {
     ModelConfig c = load_hf_config(*path);
     c.name = recipe.model;  // the recipe's name for it, as the registry's models are named
-    m = RunModel{c, c, CountsFrom::kConfig, "formula: " + family_label(c) + " config.json " + *path};
+    m = RunModel{c, c, CountsFrom::kConfig, "counted by the " + family_label(c) + " formula from " + *path};
   } else if (const ModelConfig* reg = find_model(recipe.model)) {
-    m = RunModel{*reg, *reg, CountsFrom::kRegistry, "formula: the registry's " + reg->name};
+    m = RunModel{*reg, *reg, CountsFrom::kRegistry, "counted by the registry's formula for " + reg->name};
   } else {
     return stated_model(recipe);  // the stated counts are of the model that ran; its layers are not known
   }

@@ -17,8 +17,8 @@ namespace recipebench {
 enum class CountsFrom { kRegistry, kConfig, kStated };
 
 /// The model a run builds (`model`) and the one it comes from (`full`, every layer), and where their counts come
-/// from: `counts_note` says it for messages and reports ("formula: the registry's Qwen3.5-397B-A17B", "formula:
-/// llama config.json models/llama-3.1-8b.json", "stated: result.active_params.count (https://...)").
+/// from: `counts_note` says it for messages and reports ("counted by the registry's formula for Qwen3.5-397B-A17B",
+/// "counted by the llama formula from models/llama-3.1-8b.json", "stated: result.active_params.count (https://...)").
 struct RunModel {
   ModelConfig full, model;
   CountsFrom counts_from = CountsFrom::kRegistry;

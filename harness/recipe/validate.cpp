@@ -17,6 +17,7 @@
 #include "recipe/run_model.h"
 #include "recipe/schema_check.h"
 #include "recipe/source_doc.h"
+#include "util/format.h"
 
 namespace fs = std::filesystem;
 
@@ -39,6 +40,35 @@ void check_bench_window(const Recipe& r, const SourceDoc& src, Diagnostics& out)
   const bool at_window = r.bench.window && (window_itself || !r.bench.steps);
   out.push_back(
       src.at(at_window ? "/bench/window" : "/bench/steps", problem.substr(0, comma), problem.substr(comma + 11)));
+}
+
+/// The warning that gpu.type named a family its memory singled out (resolve_gpu, catalog/hardware.h).
+Diagnostic gpu_type_resolved(const Recipe& r, const SourceDoc& src) {
+  Diagnostic d = src.at(
+      "/gpu/type", r.gpu.type_written + " with memory_gb " + shortest(r.gpu.memory_gb) + ", read as " + r.gpu.type,
+      "the GPU's catalog name (" + r.gpu.type + "; the one GPU of that family and memory, docs/catalog.md)");
+  d.severity = "warning";
+  return d;
+}
+
+/// Diagnostics in the order of the places they point at.
+void sort_by_place(Diagnostics& d) {
+  std::stable_sort(d.begin(), d.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    return a.line != b.line ? a.line < b.line : a.column < b.column;
+  });
+}
+
+/// gpu.type's problem (gpu_type_problem, recipe/result_check.h) from the document itself, for a document that
+/// failed the schema elsewhere: added unless the schema already reported gpu.type or gpu.memory_gb.
+void add_gpu_type_problem(const SourceDoc& src, Diagnostics& errors) {
+  const Json& doc = src.value;
+  if (!doc.is_object() || !doc.contains("gpu") || !doc["gpu"].is_object()) return;
+  const Json& g = doc["gpu"];
+  if (!g.contains("type") || !g["type"].is_string()) return;
+  for (const auto& d : errors)
+    if (d.path == "gpu.type" || d.path == "gpu.memory_gb") return;
+  const double memory_gb = g.contains("memory_gb") && g["memory_gb"].is_number() ? g["memory_gb"].get<double>() : 0;
+  if (auto d = gpu_type_problem(g["type"].get<std::string>(), memory_gb, src)) errors.push_back(std::move(*d));
 }
 
 }  // namespace
@@ -72,7 +102,11 @@ ValidatedRecipe check_document(ValidatedRecipe out, std::shared_ptr<const Source
   out.source = source;
   static const SchemaChecker checker(recipe_schema());
   out.errors = checker.check(src);
-  if (!out.errors.empty()) return out;
+  if (!out.errors.empty()) {  // with the checks that need only their own fields, so one pass reports them all
+    add_gpu_type_problem(src, out.errors);
+    sort_by_place(out.errors);
+    return out;
+  }
 
   try {
     out.recipe = recipe_from_json(src.value, out.file);
@@ -89,14 +123,14 @@ ValidatedRecipe check_document(ValidatedRecipe out, std::shared_ptr<const Source
   for (auto& d : check_result(*out.recipe, model, src)) out.errors.push_back(std::move(d));
   for (auto& d : check_correctness(*out.recipe, src)) out.errors.push_back(std::move(d));
   for (auto& d : check_layout(*out.recipe, architecture, src)) out.errors.push_back(std::move(d));
+  for (auto& d : check_dispatcher_stated(*out.recipe, architecture, src)) out.errors.push_back(std::move(d));
+  if (!out.recipe->gpu.type_written.empty()) out.warnings.push_back(gpu_type_resolved(*out.recipe, src));
   LaunchCheck launch = check_launch_command(*out.recipe, src);
   out.launch = std::move(launch.stated);
   for (auto& d : launch.unstated) out.warnings.push_back(std::move(d));
   check_bench_window(*out.recipe, src, out.errors);
   for (auto& d : check_bounds(*out.recipe, model, src)) out.errors.push_back(std::move(d));
-  std::stable_sort(out.errors.begin(), out.errors.end(), [](const Diagnostic& a, const Diagnostic& b) {
-    return a.line != b.line ? a.line < b.line : a.column < b.column;
-  });
+  sort_by_place(out.errors);
   return out;
 }
 

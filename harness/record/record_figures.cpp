@@ -92,7 +92,11 @@ Diagnostics record_figures_problems(const RunRecord& r, const std::string& file)
       add("mfu_inputs.active_params", std::to_string(m.active_params),
           std::to_string(n) + " (" + r.model_name + " at " + std::to_string(r.model_layers) + " layers)");
   }
-  const GpuSpec* gpu = r.recipe.contains("gpu") ? find_gpu(r.recipe["gpu"].value("type", std::string())) : nullptr;
+  const Json& g = r.recipe.contains("gpu") && r.recipe["gpu"].is_object() ? r.recipe["gpu"] : Json();
+  const bool typed = g.is_object() && g.contains("type") && g["type"].is_string();
+  const double memory_gb =
+      typed && g.contains("memory_gb") && g["memory_gb"].is_number() ? g["memory_gb"].get<double>() : 0;
+  const GpuSpec* gpu = typed ? resolve_gpu(g["type"].get<std::string>(), memory_gb) : nullptr;
   if (gpu && m.peak_flops > 0 && !close(m.peak_flops, gpu->peak_bf16_flops))
     add("mfu_inputs.peak_flops", fixed(m.peak_flops, 0),
         fixed(gpu->peak_bf16_flops, 0) + " (the catalog's " + gpu->name + ")");

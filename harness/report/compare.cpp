@@ -1,10 +1,12 @@
 #include "report/compare.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <sstream>
 
 #include "util/format.h"
+#include "util/input_file.h"
 
 namespace recipebench {
 
@@ -266,6 +268,21 @@ std::string comparison_to_text(const Comparison& c) {
   for (const auto& f : c.fields)
     o << (f.differs ? "* " : "  ") << pad(f.section + "." + f.name, w + 2) << pad(f.a, wa + 2) << f.b << "\n";
   return o.str();
+}
+
+std::optional<std::string> same_input_warning(const std::string& a, const std::string& b) {
+  const std::string why = ": an input compared with itself agrees by construction";
+  std::error_code ec;
+  if (a == b || std::filesystem::equivalent(a, b, ec)) return "A and B are the same file (" + a + ")" + why;
+  const auto size_a = std::filesystem::file_size(a, ec);
+  if (ec) return std::nullopt;
+  const auto size_b = std::filesystem::file_size(b, ec);
+  if (ec || size_a != size_b) return std::nullopt;
+  try {
+    if (read_input_file(a) == read_input_file(b)) return "A and B are identical files (" + a + ", " + b + ")" + why;
+  } catch (const std::exception&) {  // unreadable: the command reports it when it reads them
+  }
+  return std::nullopt;
 }
 
 }  // namespace recipebench

@@ -73,6 +73,11 @@ void use_settings_as_written(LeaderboardEntry& e, const Json& record_doc);
 /// seeds differ (1234, 7): ..." and "the runs' rows differ (...)"; empty when neither differs or a block is absent.
 std::vector<std::string> settings_warnings(const Json& a_settings, const Json& b_settings);
 
+/// The warning when `a` and `b` are one input: the same file by two paths (or the same path), or two files of the
+/// same bytes ("A and B are the same file (runs/r.json): an input compared with itself agrees by construction");
+/// nullopt when they differ or cannot be read (reading them reports why).
+std::optional<std::string> same_input_warning(const std::string& a, const std::string& b);
+
 /// A figure as the page and the terminal show it: tokens/s/GPU "1,232.5", $ "$3.21", MFU "5.4%", CV "2.72%",
 /// GPU-hours "22.49"; "—" when unknown.
 std::string format_figure(const std::string& key, const std::optional<double>& v);

@@ -43,9 +43,9 @@ Json details_of(const Recipe& r) {
   if (r.doc["workload"].contains("dataset")) d["dataset"] = r.doc["workload"]["dataset"];
   if (r.doc.contains("result") && r.doc["result"].is_object()) {
     const Json& res = r.doc["result"];
-    for (const char* key :
-         {"mfu_note", "gpu_hours_note", "runs", "profiler", "steps_per_run", "window", "window_tokens"})
+    for (const char* key : {"mfu_note", "gpu_hours_note", "runs", "profiler", "steps_per_run", "window"})
       if (res.contains(key) && !res[key].is_null()) d["result_" + std::string(key)] = res[key];
+    if (r.result) d["result_window_tokens"] = r.result->window_tokens;  // as stated, else derived (recipe.h)
     if (res.contains("active_params")) d["active_params"] = res["active_params"];
   }
   return d;

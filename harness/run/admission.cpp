@@ -149,7 +149,11 @@ std::optional<Refusal> emulation(const Admission& a) {
                    {}};
   if (!a.run.map) return std::nullopt;  // the backend refuses the layout with the reason
   if (const auto d = emulation_diagnostic(s, *a.run.map, a.recipe().layout.label))
-    return Refusal{kUsage, "recipebench run: --emulate-rank: no such rank to emulate; nothing was run", {*d}};
+    return Refusal{kUsage,
+                   "recipebench run: " + d->path + ": " +
+                       (d->path == "--emulate-rank" ? "no such rank to emulate" : "refused for this rank") +
+                       "; nothing was run",
+                   {*d}};  // the option at fault: a bad --layers is no missing rank
   return std::nullopt;
 }
 

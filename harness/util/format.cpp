@@ -1,5 +1,6 @@
 #include "util/format.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -59,6 +60,16 @@ std::string bytes_text(double bytes) {
   else
     std::snprintf(buf, sizeof buf, "%.3g %s", bytes, units[u]);
   return buf;
+}
+
+std::string fixed_significant(double v, int decimals, int significant) {
+  const double a = std::fabs(v);
+  if (a > 0 && std::isfinite(a)) {
+    // The place of the leading digit: 0.039 -> -2; shown with `significant` digits from there.
+    const int lead = static_cast<int>(std::floor(std::log10(a)));
+    decimals = std::min(8, std::max(decimals, significant - 1 - lead));
+  }
+  return fixed(v, decimals, false);
 }
 
 std::string approx(double v) {

@@ -16,6 +16,10 @@ std::string fixed(double v, int decimals, bool commas = true);
 std::string counted(int64_t n, const std::string& noun);
 /// Shortest round-trip text of a double: 180 -> "180", 0.0537 -> "0.0537", 2.25e15 -> "2.25e+15"
 std::string shortest(double v);
+/// `decimals` decimals, more where they would leave fewer than `significant` significant digits of a non-zero figure
+/// (at most 8): (0.039, 2, 2) -> "0.039", (0.0016, 2, 2) -> "0.0016", (1.77, 2, 2) -> "1.77", (0, 2, 2) -> "0.00".
+/// No thousands separators.
+std::string fixed_significant(double v, int decimals, int significant);
 /// A ratio for messages: at most 2 decimals, trailing zeros dropped: 170.666 -> "170.67", 0.5 -> "0.5", 8 -> "8"
 std::string approx(double v);
 /// Bytes in decimal units, 3 significant figures at most: "1.23 GB", "45.6 MB", "789 kB", "12 B".

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "dist/process_group.h"
+#include "util/format.h"
 
 // RECIPEBENCH_TORCH_CUDA is set by CMake when libtorch was built with CUDA (libc10_cuda present).
 #ifdef RECIPEBENCH_TORCH_CUDA
@@ -93,7 +94,7 @@ BackendEnvironment describe_device(const RunOptions& o) {
   if (cuda)
     describe_cuda_device(o, env);
   else
-    env.device_name = "CPU (" + std::to_string(torch::get_num_threads()) + " threads)";
+    env.device_name = "CPU (" + counted(torch::get_num_threads(), "thread") + ")";
   if (emulated && !dist::transport_available(dist::Transport::kStandIn))
     throw RunError("this build's libtorch has no c10d: an emulated rank (--emulate-rank) is not available");
   if (!emulated && o.place.world > 1 && !dist::transport_available(cuda ? dist::Transport::kNccl : dist::Transport::kGloo))
