@@ -23,6 +23,13 @@ namespace recipebench::cli {
 /// Reads and checks one JSON input (record/run_record_check.h); a checked record is appended to `runs`. An earlier
 /// report's leaderboard.json is skipped. Prints each problem as `file: error: <field path>: ...`; false when
 /// the file is refused.
+bool refuse_output_folder(const std::string& out) {
+  const auto problem = output_folder_problem(out);
+  if (problem)
+    std::cerr << Diagnostic{"<command line>", 0, 0, "--out", problem->found, problem->expected}.to_string() << "\n";
+  return problem.has_value();
+}
+
 bool add_run_record(const std::string& file, std::vector<RunRecordInput>& runs) {
   Json doc;
   try {
@@ -115,10 +122,7 @@ bool write_leaderboard(const Leaderboard& board, const std::string& out) {
 int run_report(const ReportArgs& a) {
   // Never into a device, kernel or system folder, nor over a file (util/output_folder.h): checked before anything
   // is read or created.
-  if (const auto problem = output_folder_problem(a.out)) {
-    std::cerr << Diagnostic{"<command line>", 0, 0, "--out", problem->found, problem->expected}.to_string() << "\n";
-    return kUsage;
-  }
+  if (refuse_output_folder(a.out)) return kUsage;
   std::vector<std::string> files;
   try {
     files = collect_files(a.paths, {".yaml", ".yml", ".json"});
