@@ -78,17 +78,23 @@ TEST_CASE("convergence: a five-step curve against a hand computation", "[converg
   CHECK(r.outliers.empty());
   CHECK(r.outliers_ok);
   CHECK_FALSE(r.passed());
-  CHECK(r.failed_checks() == std::vector<std::string>{"pointwise"});
+  CHECK_FALSE(r.steps_ok);  // 5 steps compared, fewer than the least 10
+  CHECK(r.failed_checks() == std::vector<std::string>{"steps", "pointwise"});
   const std::string text = convergence_to_text(r);
   CHECK_THAT(text, Catch::Contains("thresholds (Megatron-Bridge validate_convergence): correlation >= 0.95; "
                                    "pointwise tolerance 10% above loss 2, 5% above 0.5, 2% at or below; at most 10% "
-                                   "of steps failing pointwise, at most 10% outliers (3 sigma); final loss within 3%"));
+                                   "of steps failing pointwise, at most 10% outliers (3 sigma); final loss within 3%; "
+                                   "at least 10 steps compared"));
   CHECK_THAT(text, Catch::Contains("  step 2: reference 2, candidate 2.2: 10% > 5%"));
   CHECK_THAT(text, Catch::Contains("pointwise failures    2 of 5 (40%)"));
-  CHECK_THAT(text, Catch::EndsWith("result: fail (pointwise)\n"));
+  CHECK_THAT(text, Catch::Contains("steps compared        5                                       "
+                                   ">= 10       FAIL"));
+  CHECK_THAT(text, Catch::EndsWith("result: fail (steps, pointwise)\n"));
   const Json j = convergence_to_json(r);
   CHECK(j["result"] == "fail");
-  CHECK(j["failed"] == Json::array({"pointwise"}));
+  CHECK(j["failed"] == Json::array({"steps", "pointwise"}));
+  CHECK(j["checks"]["steps"] == false);
+  CHECK(j["thresholds"]["min_steps"] == 10);
   CHECK(j["thresholds"]["min_correlation"] == 0.95);
   CHECK(j["pointwise_failures"].size() == 2);
   CHECK(convergence_block(r, "n") == Json{{"steps", 5},
@@ -176,7 +182,7 @@ TEST_CASE("convergence: steps without a loss are skipped and said, different ste
   const ConvergenceResult none = check_convergence(curve({kNull}), curve({1.0}));
   CHECK(none.compared_steps.empty());
   CHECK_FALSE(none.passed());
-  CHECK(none.failed_checks().size() == 4);
+  CHECK(none.failed_checks().size() == 5);
   const ConvergenceResult flat = check_convergence(curve({3, 3, 3}), curve({3, 3, 3}));
   CHECK_FALSE(flat.correlation);
   CHECK_FALSE(flat.correlation_ok);

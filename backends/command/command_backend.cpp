@@ -9,8 +9,10 @@
 #include <numeric>
 
 #include "launch/child_process.h"
+#include "logparse/line_text.h"
 #include "logparse/log_reader.h"
 #include "record/run_record.h"
+#include "util/interrupt.h"
 
 namespace recipebench {
 
@@ -166,11 +168,15 @@ class CommandBackend : public Backend {
 
   /// Reads the finished log o.command.import_log; the record's wall time is the sum of its kept steps' times.
   ParsedLog import(const Recipe& recipe, const RunOptions& o) {
+    if (const auto big = log_size_problem(o.command.import_log)) fail(o.command.import_log + ": " + *big);
     std::ifstream in(o.command.import_log, std::ios::binary);
     if (!in) fail("cannot read the log " + o.command.import_log);
     LogReader reader(format_of(o), context_of(recipe, o.command.import_log));
     Tail tail;
-    for (std::string line; std::getline(in, line);) {
+    int64_t lines = 0;
+    for (std::string line; read_log_line(in, line); ++lines) {
+      if (noted_interrupt())  // honoured between lines (the driver words the interruption), not after the log
+        fail("interrupted while reading " + o.command.import_log + " at line " + std::to_string(lines + 1));
       reader.feed(line);
       tail.add(line);
     }

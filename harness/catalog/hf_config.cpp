@@ -256,10 +256,30 @@ void read_attention_pattern(const Reader& r, ModelConfig& m) {
            std::to_string(interval) + ", the interval layer_types gives (both are read; they must agree)");
 }
 
+/// `architectures`, when given: a list of names, each printable text (the first names the model in tables and run
+/// records: an ESC or U+202E there would reach the terminal).
+void check_architectures(const Json& config) {
+  if (!config.contains("architectures")) return;
+  const Reader top(config, "");
+  const Json& a = config["architectures"];
+  if (!a.is_array()) top.fail("architectures", a.dump().substr(0, 60), "a list of model class names");
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string key = "architectures[" + std::to_string(i) + "]";
+    const std::string type = a[i].type_name();
+    if (!a[i].is_string())
+      top.fail(key, (type == "object" || type == "array" ? "an " : "a ") + type, "a string (a model class name)");
+    const std::string& s = a[i].get_ref<const std::string&>();
+    if (s.empty() || escape_controls(s) != s)
+      top.fail(key, "'" + escape_controls(s) + "'",
+               "a name of printable text (no control, invisible or reordering character)");
+  }
+}
+
 /// The model of a config, every fault thrown as a FieldFault.
 ModelConfig read_model(const Json& config, const std::string& name) {
   const bool nested = config.contains("text_config") && config["text_config"].is_object();
   check_model_type(config, nested);
+  check_architectures(config);
   if (counted_only(config["model_type"])) return hf::read_transformer_model(config, name);
   const Json& text = nested ? config["text_config"] : config;
   const Reader r(text, nested ? "text_config." : "");
@@ -273,6 +293,7 @@ ModelConfig read_model(const Json& config, const std::string& name) {
   m.num_layers = r.integer("num_hidden_layers");
   m.num_attention_heads = r.integer("num_attention_heads");
   m.num_kv_heads = r.integer("num_key_value_heads");
+  require_kv_divisor(r, m);
   m.head_dim = r.integer("head_dim");
   m.rms_norm_eps = r.number("rms_norm_eps", 1e-6, false);
   if (!(m.rms_norm_eps > 0)) r.fail("rms_norm_eps", text["rms_norm_eps"].dump(), "a positive number");
@@ -417,7 +438,7 @@ ModelConfig model_config_from_hf(const Json& config, const std::string& file, co
   try {
     return read_model(config, name);
   } catch (const FieldFault& f) {
-    throw std::invalid_argument(file + ": " + f.path + ": " + f.found + ", expected " + f.expected);
+    throw std::invalid_argument(file + ": " + f.path + ": " + escape_controls(f.found) + ", expected " + f.expected);
   }
 }
 
@@ -443,8 +464,14 @@ ModelConfig load_hf_config(const std::string& path) {
   } catch (const FieldFault& f) {
     const auto [line, column] = json_line_column(text, f.path);
     throw std::invalid_argument(path + ":" + std::to_string(line) + ":" + std::to_string(column) +
-                                ": error: " + f.path + ": " + f.found + ", expected " + f.expected);
+                                ": error: " + f.path + ": " + escape_controls(f.found) + ", expected " + f.expected);
   }
+}
+
+void hf::require_kv_divisor(const hf::Reader& r, const ModelConfig& m) {
+  if (m.num_kv_heads > 0 && m.num_attention_heads % m.num_kv_heads != 0)
+    r.fail("num_key_value_heads", std::to_string(m.num_kv_heads),
+           "a divisor of num_attention_heads (" + std::to_string(m.num_attention_heads) + ")");
 }
 
 void hf::require_countable(const hf::Reader& r, const ModelConfig& m) {

@@ -143,9 +143,7 @@ void read_common(const Reader& r, ModelConfig& m, int64_t default_head_dim) {
   m.num_layers = r.integer("num_hidden_layers");
   m.num_attention_heads = r.integer("num_attention_heads");
   m.num_kv_heads = r.integer("num_key_value_heads");
-  if (m.num_attention_heads % m.num_kv_heads != 0)
-    r.fail("num_key_value_heads", std::to_string(m.num_kv_heads),
-           "a divisor of num_attention_heads (" + std::to_string(m.num_attention_heads) + ")");
+  require_kv_divisor(r, m);
   if (default_head_dim == 0 && !r.has("head_dim") && m.hidden_size % m.num_attention_heads != 0)
     r.fail("head_dim",
            "missing, and hidden_size " + std::to_string(m.hidden_size) + " not divisible by " +

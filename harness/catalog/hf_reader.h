@@ -78,4 +78,9 @@ class Reader {
 /// Fails at hidden_size (Reader::fail) when `m`'s parameter count (count_params) overflows 64 bits.
 void require_countable(const Reader& r, const ModelConfig& m);
 
+/// Fails at num_key_value_heads (Reader::fail) unless it divides num_attention_heads: every family's attention
+/// groups its query heads over the key/value heads (docs/hf-config-fields.md). Checked where the config is read,
+/// so `models --config`, `run --dry-run` and `run` refuse it alike, before a model is counted or built.
+void require_kv_divisor(const Reader& r, const ModelConfig& m);
+
 }  // namespace recipebench::hf

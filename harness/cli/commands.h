@@ -29,6 +29,11 @@ void add_plan_command(CLI::App& app, std::function<int()>& run);
 /// "5:19" -> {5, 19} (`run --window`, `import --window`); throws CLI::ValidationError otherwise.
 StepWindow parse_window(const std::string& text);
 
+/// The output-folder rule of every command that writes files into a folder the user names (`report`, `plan`,
+/// `import`, `run`: --out), applied first, before anything is read, searched or created: util/output_folder.h.
+/// Prints `<command line>: error: --out: <found>, expected <expected>` and returns true when `out` is refused.
+bool refuse_output_folder(const std::string& out);
+
 /// Reads and checks the run record `file` (record/run_record_check.h) and appends it to `runs`; skips a
 /// leaderboard.json an earlier report wrote. Prints each problem as a located diagnostic; false when the file is
 /// refused.

@@ -70,6 +70,14 @@ std::optional<LoadedCurve> load_curve(const std::string& file, const ConvergeArg
       return std::nullopt;
     }
     const RunRecord& rec = runs.front().record;
+    if (!rec.complete()) {  // a failed run's first steps, or one emulated rank, is no evidence of convergence
+      std::string why;
+      if (rec.error)
+        why = " (error" + (rec.error->step ? " at step " + std::to_string(*rec.error->step) : std::string()) + ": " +
+              rec.error->message + ")";
+      std::cerr << Diagnostic{file, 0, 0, "status", to_string(rec.status) + why, "a complete run"}.to_string() << "\n";
+      return std::nullopt;
+    }
     for (const StepSample& s : rec.steps) out.curve.emplace_back(s.step, s.loss);
     out.settings = rec.options.to_json(rec.log.is_null());
     return out;
@@ -169,6 +177,11 @@ int run_converge(const ConvergeArgs& a) {
   const ConvergenceResult r = check_convergence(ref->curve, cand->curve, a.thresholds);
   std::vector<std::string> warnings = settings_warnings(ref->settings, cand->settings);
   if (const auto same = same_input_warning(a.reference, a.candidate)) warnings.insert(warnings.begin(), *same);
+  std::error_code ec;
+  const bool same_file = std::filesystem::equivalent(a.reference, a.candidate, ec);
+  if (same_file)
+    warnings.push_back("the candidate is the reference's own file: a run against itself always agrees (nothing "
+                       "written into a recipe)");
   const bool json = a.format == "json";
   const Json block = convergence_block(r, a.note ? *a.note : default_note(a));
   if (json) {
@@ -183,7 +196,7 @@ int run_converge(const ConvergeArgs& a) {
     for (const auto& w : warnings) std::cout << "warning: " << w << "\n";
     std::cout << convergence_to_text(r);
   }
-  if (a.write_recipe) {
+  if (a.write_recipe && !same_file) {
     const int rc = write_recipe(*a.write_recipe, block, json ? std::cerr : std::cout);
     if (rc != kOk) return rc;
   }
@@ -237,6 +250,8 @@ void add_converge_command(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--skip-first-fraction", t.skip_first_fraction,
                   "Fraction of the compared steps left out at the start (default 0)")
       ->check(number_in(0, 1, false));
+  cmd->add_option("--min-steps", t.min_steps, "Least steps compared (default 10)")
+      ->check(CLI::Range(int64_t{2}, int64_t{1} << 40));
   cmd->add_option("--write-recipe", a->write_recipe,
                   "Write the check's correctness.convergence block into this recipe (the rest of the file kept)")
       ->check(CLI::ExistingFile);

@@ -50,6 +50,7 @@ void add_import_command(CLI::App& app, std::function<int()>& run) {
     q.import_log = a->log;
     q.build = BuildInfo{RECIPEBENCH_VERSION, RECIPEBENCH_GIT_COMMIT, RECIPEBENCH_BUILD_TYPE};
     run = [q]() -> int {
+      if (refuse_output_folder(q.out_dir)) return kUsage;  // before the log is read
       ConsoleReporter console;
       return run_recipe(q, {&console}).exit_code;
     };

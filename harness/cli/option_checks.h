@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "util/format.h"
+
 namespace recipebench::cli {
 
 /// A CLI11 validator for a number that must be finite and > 0 (a price, a rate, a timeout): one rule and one exit
@@ -27,10 +29,32 @@ inline CLI::Validator finite_positive() {
         if (std::isinf(v)) return s + " (infinite)" + expected;
         if (v <= 0) return s + expected;
         if (errno == ERANGE || !std::isnormal(v))
-          return s + " (finite, but below the smallest normal double), expected a finite number >= 2.2e-308";
+          return s + " (finite, but below the smallest normal double), expected a finite number >= "
+                     "2.2250738585072014e-308";
         return "";
       },
       "NUMBER > 0");
+}
+
+/// The range of `predict` / `plan --stack-factor`: a stack's speed against the profiled one's within a factor of
+/// 100 either way (the seed's fitted factor is 1.923, docs/step-time.md); beyond it every figure of a prediction is
+/// the factor's, not the profile's (1e-300 printed "MFU inf%").
+constexpr double kMinStackFactor = 0.01, kMaxStackFactor = 100;
+
+/// A CLI11 validator for a finite number from `lo` to `hi`, e.g. "1e-300, expected a finite number from 0.01 to
+/// 100"; text that is not wholly a number, NaN and infinities refused the same way.
+inline CLI::Validator number_from_to(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        const std::string bounds = ", expected a finite number from " + shortest(lo) + " to " + shortest(hi);
+        const char* begin = s.c_str();
+        char* end = nullptr;
+        const double v = std::strtod(begin, &end);
+        if (end == begin || *end != '\0') return "'" + s + "' is not a number" + bounds;
+        if (!(v >= lo && v <= hi)) return s + bounds;  // NaN fails too
+        return "";
+      },
+      "NUMBER in [" + shortest(lo) + ", " + shortest(hi) + "]");
 }
 
 /// A CLI11 validator for a whole number from `min` to `max` (a count: steps, layers, ranks): refuses text that is

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -102,12 +103,18 @@ Json planned_doc(const PlannedLayout& p, const std::vector<std::string>& profile
               {"prediction", prediction}};
 }
 
+/// Max tokens per GPU exactly: in units of 1,024 when whole (8192 -> "8k"), else the count (400 -> "400", 1536 ->
+/// "1536"), so two layouts never share a label.
+std::string tokens_label(int64_t tokens) {
+  return tokens % 1024 == 0 ? fmt::format("{}k", tokens / 1024) : std::to_string(tokens);
+}
+
 std::string file_name(const Recipe& r) {
   std::string name = fmt::format("plan-tp{}-pp{}", r.layout.tp, r.layout.pp);
   if (r.layout.vpp > 1) name += fmt::format("-vpp{}", r.layout.vpp);
   name += fmt::format("-ep{}-dp{}", r.layout.ep, r.layout.dp);
   if (r.layout.first_stage_layers) name += fmt::format("-split{}", *r.layout.first_stage_layers);
-  name += fmt::format("-mt{}k", r.layout.max_tokens_per_gpu / 1024);
+  name += "-mt" + tokens_label(r.layout.max_tokens_per_gpu);
   if (r.layout.recompute.granularity != "none") name += "-recompute";
   return name + ".yaml";
 }
@@ -116,7 +123,7 @@ std::string row_text(size_t i, const PlannedLayout& p) {
   const RecipeLayout& l = p.recipe.layout;
   return fmt::format(
       "  {:>2}  {:<32} {:>6} {:>9}  {:>6.1f}  {:>7.3f}  {:>10}  {:>5}  {:>6}", i + 1, l.label,
-      fmt::format("{}k", l.max_tokens_per_gpu / 1024), l.recompute.granularity, p.peak_bytes / 1e9,
+      tokens_label(l.max_tokens_per_gpu), l.recompute.granularity, p.peak_bytes / 1e9,
       p.prediction.step_seconds, fixed(p.prediction.tokens_per_s_per_gpu, 1),
       p.prediction.mfu ? fmt::format("{:.1f}%", *p.prediction.mfu * 100) : "-",
       p.prediction.usd_per_million_tokens ? fmt::format("{:.2f}", *p.prediction.usd_per_million_tokens) : "-");
@@ -133,8 +140,8 @@ void print_no_layout(const LayoutSearch& search) {
   }
   std::cout << " none fits the GPU's memory; the closest:\n";
   for (const MemoryMiss& m : search.closest)
-    std::cout << fmt::format("    {} {}k {}: peak {:.1f} GB of {:.0f} (largest term: {})\n", m.recipe.layout.label,
-                             m.recipe.layout.max_tokens_per_gpu / 1024, m.recipe.layout.recompute.granularity,
+    std::cout << fmt::format("    {} {} {}: peak {:.1f} GB of {:.0f} (largest term: {})\n", m.recipe.layout.label,
+                             tokens_label(m.recipe.layout.max_tokens_per_gpu), m.recipe.layout.recompute.granularity,
                              m.peak_bytes / 1e9, search.gpu_memory_bytes / 1e9, m.largest_term);
 }
 
@@ -158,8 +165,15 @@ void write_planned(const LayoutSearch& search, size_t top, const LoadedProfiles&
   std::vector<std::string> profile_files;
   for (const ProfiledRank& r : loaded.ranks) profile_files.push_back(r.source);
   std::vector<std::pair<std::string, std::string>> files;
+  std::set<std::string> taken;
   for (size_t i = 0; i < top; ++i) {
-    const std::string path = (std::filesystem::path(args.out) / file_name(search.ranked[i].recipe)).string();
+    // One file per ranked layout: a name already taken by a better-ranked layout gets the rank ("-n3").
+    std::string name = file_name(search.ranked[i].recipe);
+    if (!taken.insert(name).second) {
+      name = name.substr(0, name.size() - 5) + "-n" + std::to_string(i + 1) + ".yaml";
+      taken.insert(name);
+    }
+    const std::string path = (std::filesystem::path(args.out) / name).string();
     files.push_back({path,
                      "# Proposed by recipebench plan: a predicted layout, not a measurement "
                      "(docs/step-time.md).\n" +
@@ -198,6 +212,7 @@ std::optional<LayoutRequest> plan_request(const PlanArgs& args) {
 }
 
 int run_plan(const PlanArgs& args) {
+  if (!args.out.empty() && refuse_output_folder(args.out)) return kUsage;  // before the search
   const std::optional<LayoutRequest> request = plan_request(args);
   if (!request) return kUsage;
   const LayoutRequest& req = *request;
@@ -268,8 +283,8 @@ void add_plan_command(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--out", args->out, "Write the top layouts as proposed recipes into this folder");
   cmd->add_option("--profile", args->profiles, "Profiles of the model (run records of `run --profile`)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--stack-factor", args->stack_factor, "Multiply every compute second by this")
-      ->check(finite_positive());
+  cmd->add_option("--stack-factor", args->stack_factor, "Multiply every compute second by this (0.01 to 100)")
+      ->check(number_from_to(kMinStackFactor, kMaxStackFactor));
   cmd->callback([&run, args] { run = [args] { return run_plan(*args); }; });
 }
 

@@ -114,8 +114,8 @@ void add_predict_command(CLI::App& app, std::function<int()>& run) {
                   "Run records of `run --profile` or `run --emulate-rank R --profile` (one per rank kind)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--stack-factor", args->stack_factor,
-                  "Multiply every compute second by this (a stack's speed against the profiled one's)")
-      ->check(finite_positive());
+                  "Multiply every compute second by this (a stack's speed against the profiled one's; 0.01 to 100)")
+      ->check(number_from_to(kMinStackFactor, kMaxStackFactor));
   cmd->add_option("--format", args->format, "text or json")->check(CLI::IsMember({"text", "json"}));
   // The switches the step-time model prices, as `run` spells them (settings/switches.h, SwitchPricing).
   const std::vector<const RunSwitch*> priced = priced_switches();

@@ -43,6 +43,21 @@ bool same_run(const RunRecord& plain, const RunRecord& profile) {
          plain.model_layers == profile.model_layers && a.device == b.device && record_gpu(plain) == record_gpu(profile);
 }
 
+/// The plain twin's factor within a plausible range: --profile's device synchronisations slow a step by a little
+/// (the seed's twins: x 0.88 to x 1.03), never by half or more; outside it the twin's window is no measurement of
+/// the profile's run. Refused at the twin's file (docs/step-time.md, "Calibration").
+constexpr double kMinCalibration = 0.5, kMaxCalibration = 1.5;
+
+void check_calibration(double factor, const RunRecordInput& plain, const RunRecordInput& profile) {
+  if (factor >= kMinCalibration && factor <= kMaxCalibration) return;
+  throw InputError(Diagnostic{
+      plain.file, 0, 0, "steps[].seconds",
+      fmt::format("a window mean of {:.6g} s, x {:.6g} the profile's ({}: {:.6g} s)", window_mean_seconds(plain.record),
+                  factor, profile.file, window_mean_seconds(profile.record)),
+      fmt::format("{} to {} x the profile's (a plain run of the same recipe, rank and layers)", kMinCalibration,
+                  kMaxCalibration)});
+}
+
 }  // namespace
 
 std::optional<LoadedProfiles> load_profiles(const std::vector<std::string>& files, const std::string& model) {
@@ -63,6 +78,7 @@ std::optional<LoadedProfiles> load_profiles(const std::vector<std::string>& file
       for (const RunRecordInput& p : plain) {
         if (!same_run(p.record, in.record)) continue;
         const double factor = window_mean_seconds(p.record) / window_mean_seconds(in.record);
+        check_calibration(factor, p, in);
         calibrate(r, factor);
         r.source += fmt::format(
             " (calibrated x {:.4f} by the plain run {}: its window's mean step over the "

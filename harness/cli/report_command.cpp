@@ -25,6 +25,13 @@
 
 namespace recipebench::cli {
 
+bool refuse_output_folder(const std::string& out) {
+  const auto problem = output_folder_problem(out);
+  if (problem)
+    std::cerr << Diagnostic{"<command line>", 0, 0, "--out", problem->found, problem->expected}.to_string() << "\n";
+  return problem.has_value();
+}
+
 namespace {
 
 /// The JSON in `file`, or nullopt after printing why it cannot be read or parsed.
@@ -203,10 +210,7 @@ bool write_leaderboard(const Leaderboard& board, const std::string& out) {
 int run_report(const ReportArgs& a) {
   // Never into a device, kernel or system folder, nor over a file (util/output_folder.h): checked before anything
   // is read or created.
-  if (const auto problem = output_folder_problem(a.out)) {
-    std::cerr << Diagnostic{"<command line>", 0, 0, "--out", problem->found, problem->expected}.to_string() << "\n";
-    return kUsage;
-  }
+  if (refuse_output_folder(a.out)) return kUsage;
   std::vector<std::string> files;
   try {
     files = collect_files(a.paths, {".yaml", ".yml", ".json"});

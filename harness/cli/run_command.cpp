@@ -138,6 +138,7 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
     }
     q.build = BuildInfo{RECIPEBENCH_VERSION, RECIPEBENCH_GIT_COMMIT, RECIPEBENCH_BUILD_TYPE};
     run = [q]() -> int {
+      if (refuse_output_folder(q.out_dir)) return kUsage;  // before the recipe is read
       ConsoleReporter console;
       return run_recipe(q, {&console}).exit_code;
     };

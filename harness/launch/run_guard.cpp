@@ -1,6 +1,8 @@
 #include "launch/run_guard.h"
 
 #include "util/host.h"
+#include "util/interrupt.h"
+#include "util/output_folder.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -33,6 +35,8 @@ int open_temp_in(const std::string& dir, const std::string& stem, std::string& t
 std::string out_dir_problem(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  if (const auto problem = output_folder_problem(dir))  // the one rule of every command that writes
+    return "--out: " + problem->found + ", expected " + problem->expected;
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
     return dir + " is not a folder, expected a folder for run records (--out)";
   fs::create_directories(dir, ec);
@@ -103,22 +107,17 @@ std::string write_new_record(const std::string& wanted, const std::string& conte
   return path;
 }
 
-namespace {
-volatile sig_atomic_t g_interrupt = 0;
-void note_interrupt(int sig) { g_interrupt = sig; }
-}  // namespace
-
 void watch_interrupts() {
-  g_interrupt = 0;  // a signal noted before belongs to an earlier run in this process (tests run several)
+  clear_interrupt();  // a signal noted before belongs to an earlier run in this process (tests run several)
   struct sigaction sa {};
-  sa.sa_handler = note_interrupt;
+  sa.sa_handler = note_interrupt;  // util/interrupt.h: where every layer polls it
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESETHAND;  // a second signal takes the default action: the process stops at once
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
 }
 
-int interrupt_signal() { return g_interrupt; }
+int interrupt_signal() { return noted_interrupt(); }
 
 void throw_if_interrupted(int last_done, int steps) {
   const int sig = interrupt_signal();

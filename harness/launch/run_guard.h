@@ -9,9 +9,10 @@
 
 namespace recipebench {
 
-/// Checks `dir` as a run's --out before any step: creates it when missing, then requires a folder this process
-/// can create files in. Returns "" when it is usable, else the reason, e.g. "reports/x is a file, expected a
-/// folder for run records".
+/// Checks `dir` as a run's --out before any step: the output-folder rule of every command that writes
+/// (util/output_folder.h), then creates it when missing and requires a folder this process can create files in.
+/// Returns "" when it is usable, else the reason, e.g. "--out: /srv: a system folder, expected a folder of your own
+/// (...)" or "reports/x is not a folder, expected a folder for run records (--out)".
 std::string out_dir_problem(const std::string& dir);
 
 /// Writes `content` as a new run record in `dir`, named `<stem>-<UTC time to the second>Z.json` (e.g.

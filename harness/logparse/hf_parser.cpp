@@ -81,7 +81,7 @@ class HfParser : public LineParser {
       if (key == "global_step") s.step = n - 1;
       if (key == "tokens" || key == "num_tokens") s.tokens = n;
       if (key == "global_batch_size") s.global_batch = n;
-      if (key == "peak_memory_bytes") s.memory_bytes = n;
+      if (key == "peak_memory_bytes") s.memory_bytes = static_cast<double>(n);
       return !(key == "global_step" && n < 1);
     }
     std::optional<double>* target = key == "loss"                                 ? &s.loss

@@ -23,7 +23,7 @@ struct StepLine {
   std::optional<double> loss, grad_norm, learning_rate;
   std::optional<double> tflops_per_gpu;  ///< as printed, TFLOP/s per GPU (the stack's own FLOP count)
   std::optional<double> mfu;             ///< as printed, a fraction (0.441 for "44.10%")
-  std::optional<int64_t> memory_bytes;   ///< peak device memory as printed, bytes
+  std::optional<double> memory_bytes;    ///< peak device memory as printed, bytes (bounded by the log reader)
 };
 
 /// The closed set of what a line is to a parser.

@@ -1,10 +1,38 @@
 #include "logparse/line_text.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 
 namespace recipebench {
+
+bool read_log_line(std::istream& in, std::string& line, size_t max) {
+  line.clear();
+  char buf[1 << 16];
+  bool any = false;
+  for (;;) {
+    in.get(buf, sizeof buf, '\n');  // up to a buffer of the line; the newline is left in the stream
+    const auto n = static_cast<size_t>(in.gcount());
+    any = any || n > 0;
+    if (line.size() < max) line.append(buf, std::min(n, max - line.size()));
+    if (in.fail() && !in.eof()) in.clear();  // an empty line: get() read nothing
+    const int c = in.get();
+    if (c == '\n') return true;
+    if (c == std::char_traits<char>::eof()) return any;
+    any = true;  // the buffer filled mid-line: keep reading it
+    if (line.size() < max) line.push_back(static_cast<char>(c));
+  }
+}
+
+std::optional<std::string> log_size_problem(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec || size <= kMaxLogBytes) return std::nullopt;
+  return "a log of " + std::to_string(size) + " bytes, expected at most " + std::to_string(kMaxLogBytes) +
+         " bytes (4 GiB)";
+}
 
 namespace {
 
@@ -83,6 +111,11 @@ std::string trim(const std::string& text) {
   const size_t b = text.find_first_not_of(" \t");
   if (b == std::string::npos) return "";
   return text.substr(b, text.find_last_not_of(" \t") - b + 1);
+}
+
+std::optional<int64_t> whole_count(double v) {
+  if (!(v >= 0 && v < 9223372036854775808.0) || v != std::floor(v)) return std::nullopt;
+  return static_cast<int64_t>(v);
 }
 
 std::optional<double> parse_number(const std::string& raw) {

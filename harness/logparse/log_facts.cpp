@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <vector>
 
 #include "logparse/line_text.h"
@@ -21,8 +22,9 @@ std::optional<std::pair<int64_t, int>> int_at(const std::string& text, size_t po
   while (end > pos && text[end - 1] == ',') --end;  // "48, data-parallel size": the list's comma
   if (end == pos) return std::nullopt;
   const auto v = parse_number(text.substr(pos, end - pos));
-  if (!v || *v != static_cast<double>(static_cast<int64_t>(*v))) return std::nullopt;
-  return std::make_pair(static_cast<int64_t>(*v), static_cast<int>(pos + 1));
+  const auto n = v ? whole_count(std::abs(*v)) : std::nullopt;  // never a cast of a double past int64
+  if (!n) return std::nullopt;
+  return std::make_pair(*v < 0 ? -*n : *n, static_cast<int>(pos + 1));
 }
 
 /// Sets `fact` to a positive `value` printed as `printed` at `column` of `line`.

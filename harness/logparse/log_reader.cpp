@@ -6,8 +6,12 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <stdexcept>
 
+#include "backend/step_bounds.h"
 #include "logparse/line_text.h"
+#include "util/format.h"
+#include "util/interrupt.h"
 
 namespace recipebench {
 
@@ -42,7 +46,7 @@ void LogReader::State::keep(const StepLine& l, int64_t tokens) {
   st.loss = l.loss.value_or(std::numeric_limits<double>::quiet_NaN());  // not printed: null in the record, not 0
   st.grad_norm = l.grad_norm.value_or(0);
   st.learning_rate = l.learning_rate.value_or(0);
-  st.peak_memory_bytes = l.memory_bytes.value_or(0);
+  st.peak_memory_bytes = static_cast<int64_t>(l.memory_bytes.value_or(0));  // within 2^50: line_figures_problem
   out.steps.push_back(st);
   out.step_lines.push_back(out.lines);
   out.step_times.push_back(line_time);
@@ -129,15 +133,38 @@ Diagnostic line_problem(const LogContext& ctx, int64_t line, int column, const s
 }
 
 /// Tokens of the step: printed, else printed global batch x row tokens, else the recipe's global batch x row
-/// tokens. Nullopt when none is known.
-/// The longest step time a log may print: 10^6 s (11.6 days); anything longer is a misprint or a unit error.
-constexpr double kMaxStepSeconds = 1e6;
-
-std::optional<int64_t> step_tokens(const StepLine& l, const LogContext& ctx) {
-  if (l.tokens) return *l.tokens;
-  if (l.global_batch && ctx.row_tokens > 0) return *l.global_batch * ctx.row_tokens;
-  if (ctx.global_batch && ctx.row_tokens > 0) return *ctx.global_batch * ctx.row_tokens;
+/// tokens, as a double (a product past int64 stays a number the bounds refuse). Nullopt when none is known.
+std::optional<double> step_tokens(const StepLine& l, const LogContext& ctx) {
+  if (l.tokens) return static_cast<double>(*l.tokens);
+  if (l.global_batch && ctx.row_tokens > 0) return static_cast<double>(*l.global_batch) * ctx.row_tokens;
+  if (ctx.global_batch && ctx.row_tokens > 0) return static_cast<double>(*ctx.global_batch) * ctx.row_tokens;
   return std::nullopt;
+}
+
+/// `label` and the problem of `v` under the step bounds (backend/step_bounds.h), or nullopt.
+std::optional<std::string> figure(StepFigure f, const std::string& label, std::optional<double> v) {
+  if (!v) return std::nullopt;
+  const auto p = step_figure_problem(f, *v);
+  return p ? std::optional<std::string>(label + " " + *p) : std::nullopt;
+}
+
+/// The first figure of step line `l` outside the step bounds, `tokens` its tokens: every format's figures by one
+/// rule, the rule report applies to the record (0 ms, a negative grad norm or 1e300 GiB is a located line problem,
+/// never a record report refuses). A step time derived from tokens/s/GPU obeys the step-time bound too.
+std::optional<std::string> line_figures_problem(const StepLine& l, double tokens, int gpus) {
+  if (auto p = figure(StepFigure::kTokens, l.tokens ? "tokens" : "tokens (global batch x row tokens)", tokens))
+    return p;
+  if (!l.seconds) {
+    const double tps = l.tokens_per_s_per_gpu.value_or(0);
+    if (!(tps > 0)) return "tokens/s/GPU " + shortest(tps) + ", expected a rate > 0 (the step time is derived from it)";
+    if (auto p = figure(StepFigure::kSeconds, "a step time derived from tokens / (tokens/s/GPU x GPUs) of",
+                        tokens / (tps * std::max(1, gpus))))
+      return p;
+  }
+  if (auto p = figure(StepFigure::kLoss, "loss", l.loss)) return p;
+  if (auto p = figure(StepFigure::kGradNorm, "grad norm", l.grad_norm)) return p;
+  if (auto p = figure(StepFigure::kLearningRate, "learning rate", l.learning_rate)) return p;
+  return figure(StepFigure::kPeakMemoryBytes, "peak memory", l.memory_bytes);
 }
 
 }  // namespace
@@ -152,9 +179,7 @@ void LogReader::take(const LineRead& read) {
     return;
   }
   StepLine l = read.step;
-  // Every format's step time by one rule: a finite time > 0 s and at most kMaxStepSeconds (0 ms, -5 ms or 1e308 ms
-  // is a located line problem, never a record whose figures are 0 tokens/s or an infinite CV).
-  if (l.seconds && !(*l.seconds > 0 && *l.seconds <= kMaxStepSeconds)) {
+  if (l.seconds && step_figure_problem(StepFigure::kSeconds, *l.seconds)) {
     char text[64];
     std::snprintf(text, sizeof text, "%g", *l.seconds);
     s.out.problems.push_back(
@@ -169,6 +194,11 @@ void LogReader::take(const LineRead& read) {
     s.out.problems.push_back(line_problem(
         s.ctx, s.out.lines, 0, what,
         "no tokens per step, expected tokens or a global batch size in the line, or workload.global_batch"));
+    return;
+  }
+  if (const auto problem = line_figures_problem(l, *tokens, s.ctx.gpus)) {
+    s.out.problems.push_back(line_problem(s.ctx, s.out.lines, read.column, what, *problem));
+    if (!s.last_printed || *l.step > *s.last_printed) s.last_printed = *l.step;
     return;
   }
   if (s.last_printed && *l.step == *s.last_printed) {
@@ -194,7 +224,7 @@ void LogReader::take(const LineRead& read) {
                                               ", expected one line per step (e.g. Megatron-LM --log-interval 1)"));
     return;
   }
-  s.keep(l, *tokens);
+  s.keep(l, static_cast<int64_t>(*tokens));
 }
 
 ParsedLog LogReader::result() const {
@@ -263,10 +293,21 @@ std::string printed_time(const std::string& line) {
 
 ParsedLog read_log_file(const std::string& path, const std::optional<LogFormatSpec>& format,
                         const LogContext& context) {
+  if (const auto big = log_size_problem(path)) {
+    const size_t cut = big->find(", expected ");
+    throw InputError(Diagnostic{path, 0, 0, "", big->substr(0, cut), big->substr(cut + 11)});
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(Diagnostic{path, 0, 0, "", "cannot open", "a readable log file"});
   LogReader reader(format, context);
-  for (std::string line; std::getline(in, line);) reader.feed(line);
+  int64_t lines = 0;
+  for (std::string line; read_log_line(in, line);) {
+    if (const int sig = noted_interrupt())  // SIGINT / SIGTERM honoured between lines, not after the whole log
+      throw std::runtime_error("interrupted by signal " + std::to_string(sig) + " while reading " + path + " (line " +
+                               std::to_string(lines + 1) + ")");
+    reader.feed(line);
+    ++lines;
+  }
   return reader.result();
 }
 

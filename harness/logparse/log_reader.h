@@ -78,7 +78,10 @@ class LogReader {
   std::unique_ptr<State> s_;
 };
 
-/// Reads the log file `path` whole. Throws InputError (`path: error: cannot open: ...`) when it cannot be read.
+/// Reads the log file `path` whole, line by line (each line's first kMaxLogLineBytes; memory independent of the
+/// log's size). Throws InputError (`path: error: cannot open: ...`) when it cannot be read or is larger than
+/// kMaxLogBytes (logparse/line_text.h), std::runtime_error when SIGINT or SIGTERM is noted (util/interrupt.h) before
+/// a line.
 ParsedLog read_log_file(const std::string& path, const std::optional<LogFormatSpec>& format, const LogContext& context);
 
 }  // namespace recipebench

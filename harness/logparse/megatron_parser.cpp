@@ -97,8 +97,9 @@ class MegatronParser : public LineParser {
       target = &s.tflops_per_gpu;
     } else if (key == "global batch size") {
       const auto v = parse_number(value);
-      if (!v || *v < 1 || *v != static_cast<double>(static_cast<int64_t>(*v))) return false;
-      s.global_batch = static_cast<int64_t>(*v);
+      const auto n = v ? whole_count(*v) : std::nullopt;
+      if (!n || *n < 1) return false;
+      s.global_batch = *n;
       return true;
     } else {
       return true;

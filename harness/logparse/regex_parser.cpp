@@ -58,13 +58,14 @@ std::string known_names() {
 
 /// Stores a group's number; false when it does not fit the field (a fractional step, a negative count).
 bool store(Group g, double v, StepLine& s) {
-  const bool integral = v == static_cast<double>(static_cast<int64_t>(v)) && v >= 0;
+  const std::optional<int64_t> n = whole_count(v);
+  const bool integral = n.has_value();
   switch (g) {
     case Group::kStep:
-      s.step = static_cast<int64_t>(v);
+      s.step = n.value_or(0);
       return integral;
     case Group::kIteration:
-      s.step = static_cast<int64_t>(v) - 1;
+      s.step = n.value_or(1) - 1;
       return integral && v >= 1;
     case Group::kSeconds:
       s.seconds = v;
@@ -76,10 +77,10 @@ bool store(Group g, double v, StepLine& s) {
       s.tokens_per_s_per_gpu = v;
       return true;
     case Group::kTokens:
-      s.tokens = static_cast<int64_t>(v);
+      s.tokens = n.value_or(0);
       return integral;
     case Group::kGlobalBatch:
-      s.global_batch = static_cast<int64_t>(v);
+      s.global_batch = n.value_or(0);
       return integral && v >= 1;
     case Group::kLoss:
       s.loss = v;
@@ -97,7 +98,7 @@ bool store(Group g, double v, StepLine& s) {
       s.mfu = v;
       return true;
     case Group::kMemoryGb:
-      s.memory_bytes = static_cast<int64_t>(v * 1e9);
+      s.memory_bytes = v * 1e9;
       return true;
   }
   return false;

@@ -60,12 +60,13 @@ class TorchtitanParser : public LineParser {
   static bool read_field(const std::string& key, const std::string& value, StepLine& s) {
     if (key == "step") {
       const auto v = parse_number(value);
-      if (!v || *v != static_cast<double>(static_cast<int64_t>(*v))) return false;
-      s.step = static_cast<int64_t>(*v) - 1;
+      const auto n = v ? whole_count(*v) : std::nullopt;
+      if (!n) return false;
+      s.step = *n - 1;
     } else if (key == "memory") {
       const auto v = parse_memory_bytes(value.substr(0, value.find('(')));
       if (!v) return false;
-      s.memory_bytes = static_cast<int64_t>(*v);
+      s.memory_bytes = *v;
     } else if (key == "mfu") {
       if (!(s.mfu = percent(value))) return false;
     } else {

@@ -22,6 +22,7 @@ double relative_difference(double reference, double candidate) {
 
 std::vector<std::string> ConvergenceResult::failed_checks() const {
   std::vector<std::string> out;
+  if (!steps_ok) out.push_back("steps");
   if (!correlation_ok) out.push_back("correlation");
   if (!pointwise_ok) out.push_back("pointwise");
   if (!final_ok) out.push_back("final_loss");
@@ -32,9 +33,20 @@ std::vector<std::string> ConvergenceResult::failed_checks() const {
 namespace {
 
 /// Pearson correlation of x and y; nullopt with fewer than 2 points or a curve without variance.
-std::optional<double> pearson(const std::vector<double>& x, const std::vector<double>& y) {
-  const size_t n = x.size();
+/// `v` divided by its largest magnitude (unchanged when all are 0): values within +-1, whose squares and sums of
+/// squares cannot overflow whatever the losses' scale. Pearson's correlation does not change under scaling.
+std::vector<double> scaled(std::vector<double> v) {
+  double top = 0;
+  for (double e : v) top = std::max(top, std::fabs(e));
+  if (top > 0)
+    for (double& e : v) e /= top;
+  return v;
+}
+
+std::optional<double> pearson(const std::vector<double>& x_in, const std::vector<double>& y_in) {
+  const size_t n = x_in.size();
   if (n < 2) return std::nullopt;
+  const std::vector<double> x = scaled(x_in), y = scaled(y_in);
   double mx = 0, my = 0;
   for (size_t i = 0; i < n; ++i) {
     mx += x[i];
@@ -49,7 +61,7 @@ std::optional<double> pearson(const std::vector<double>& x, const std::vector<do
     sxy += (x[i] - mx) * (y[i] - my);
   }
   if (sxx == 0 || syy == 0) return std::nullopt;
-  return std::clamp(sxy / std::sqrt(sxx * syy), -1.0, 1.0);
+  return std::clamp(sxy / (std::sqrt(sxx) * std::sqrt(syy)), -1.0, 1.0);
 }
 
 }  // namespace
@@ -119,6 +131,7 @@ ConvergenceResult check_convergence(const LossCurve& reference, const LossCurve&
   pair_steps(reference, candidate, r, x, y);
   skip_first(thresholds, r, x, y);
   const size_t n = x.size();
+  r.steps_ok = static_cast<int64_t>(n) >= thresholds.min_steps;
   if (n == 0) return r;  // nothing compared: every check fails
 
   r.correlation = pearson(x, y);
@@ -156,6 +169,7 @@ std::string thresholds_text(const ConvergenceThresholds& t) {
                   " of steps failing pointwise, at most " + pct(t.max_outlier_ratio) + " outliers (" +
                   shortest(t.outlier_sigma) + " sigma); final loss within " + pct(t.final_loss_tolerance);
   if (t.skip_first_fraction > 0) s += "; first " + pct(t.skip_first_fraction) + " of steps left out";
+  s += "; at least " + std::to_string(t.min_steps) + " steps compared";
   return s;
 }
 
@@ -206,6 +220,8 @@ std::string convergence_to_text(const ConvergenceResult& r) {
   if (r.skipped_first) o << "  note: the first " << r.skipped_first << " compared steps left out\n";
   const auto pad = [](const std::string& s, size_t w) { return pad_right(s, std::max(w, display_width(s) + 2)); };
   o << pad("check", 22) << pad("figure", 40) << pad("bound", 12) << "verdict\n";
+  o << pad("steps compared", 22) << pad(std::to_string(n), 40) << pad(">= " + std::to_string(t.min_steps), 12)
+    << verdict(r.steps_ok) << "\n";
   o << pad("correlation", 22) << pad(r.correlation ? num(*r.correlation) : "undefined", 40)
     << pad(">= " + shortest(t.min_correlation), 12) << verdict(r.correlation_ok) << "\n";
   const std::string ratio = "<= " + shortest(std::round(100 * t.max_outlier_ratio * 1e6) / 1e6) + "%";
@@ -264,7 +280,8 @@ Json convergence_to_json(const ConvergenceResult& r) {
                 {"max_outlier_ratio", t.max_outlier_ratio},
                 {"outlier_sigma", t.outlier_sigma},
                 {"final_loss_tolerance", t.final_loss_tolerance},
-                {"skip_first_fraction", t.skip_first_fraction}}},
+                {"skip_first_fraction", t.skip_first_fraction},
+                {"min_steps", t.min_steps}}},
               {"steps",
                {{"reference", r.reference_steps},
                 {"candidate", r.candidate_steps},
@@ -282,7 +299,8 @@ Json convergence_to_json(const ConvergenceResult& r) {
               {"pointwise_failures", failures},
               {"outliers", r.outliers},
               {"checks",
-               {{"correlation", r.correlation_ok},
+               {{"steps", r.steps_ok},
+                {"correlation", r.correlation_ok},
                 {"pointwise", r.pointwise_ok},
                 {"final_loss", r.final_ok},
                 {"outliers", r.outliers_ok}}},

@@ -15,7 +15,10 @@
 
 namespace recipebench {
 
-/// What the check holds the candidate to. The defaults are validate_convergence's.
+/// The default least number of compared steps (ConvergenceThresholds::min_steps).
+constexpr int64_t kMinComparedSteps = 10;
+
+/// What the check holds the candidate to. The defaults are validate_convergence's, and min_steps.
 struct ConvergenceThresholds {
   double min_correlation = 0.95;        ///< least Pearson correlation of the two curves
   double high_loss_tolerance = 0.10;    ///< relative tolerance where the reference loss is above 2.0
@@ -25,6 +28,9 @@ struct ConvergenceThresholds {
   double outlier_sigma = 3.0;           ///< a residual this many standard deviations from the mean is an outlier
   double final_loss_tolerance = 0.03;   ///< relative difference of the final losses
   double skip_first_fraction = 0.0;     ///< fraction of the compared steps left out at the start (int(n x f))
+  /// Least steps compared (recipebench's own bound, not validate_convergence's): two points always correlate
+  /// +-1, and a run that stopped after a few steps says nothing of convergence.
+  int64_t min_steps = kMinComparedSteps;
 };
 
 /// The band edges of the pointwise tolerance: above kHighLossAbove the high tolerance, above kLowLossAtMost the
@@ -61,16 +67,18 @@ struct ConvergenceResult {
   std::vector<SkippedStep> skipped;                 ///< common steps without a loss in one curve or both
   size_t only_reference = 0, only_candidate = 0;    ///< steps one curve has and the other lacks
   size_t skipped_first = 0;                         ///< steps left out by skip_first_fraction
-  /// Pearson correlation; nullopt when undefined (fewer than 2 steps, or a curve that does not change).
+  /// Pearson correlation (of the curves scaled to their largest magnitude first, so no sum overflows: identical
+/// curves correlate 1 at any scale); nullopt when undefined (fewer than 2 steps, or a curve that does not change).
   std::optional<double> correlation;
   double final_reference = 0, final_candidate = 0;  ///< the last compared step's losses
   double final_loss_difference = 0;                 ///< |final candidate - final reference|
   double final_relative_difference = 0;             ///< relative_difference() of the final losses
   std::vector<PointwiseFailure> failures;
   std::vector<int64_t> outliers;  ///< steps whose residual is outlier_sigma standard deviations from the mean
+  bool steps_ok = false;  ///< at least thresholds.min_steps steps compared
   bool correlation_ok = false, pointwise_ok = false, final_ok = false, outliers_ok = false;
-  bool passed() const { return correlation_ok && pointwise_ok && final_ok && outliers_ok; }
-  /// The failed checks' names, in order: "correlation", "pointwise", "final_loss", "outliers".
+  bool passed() const { return steps_ok && correlation_ok && pointwise_ok && final_ok && outliers_ok; }
+  /// The failed checks' names, in order: "steps", "correlation", "pointwise", "final_loss", "outliers".
   std::vector<std::string> failed_checks() const;
 };
 
@@ -85,7 +93,8 @@ ConvergenceResult check_convergence(const LossCurve& reference, const LossCurve&
 bool pointwise_failures_pass(int64_t failures, int64_t steps, const ConvergenceThresholds& t = {});
 
 /// The thresholds in one line: "correlation >= 0.95; pointwise tolerance 10% above loss 2, 5% above 0.5, 2% at or
-/// below; at most 10% of steps failing pointwise, at most 10% outliers (3 sigma); final loss within 3%".
+/// below; at most 10% of steps failing pointwise, at most 10% outliers (3 sigma); final loss within 3%; at least 10
+/// steps compared".
 std::string thresholds_text(const ConvergenceThresholds& t);
 
 /// The check as terminal text: the thresholds (and their source), the steps compared and any skipped or only in one

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "layout/parallel_group.h"
 #include "metrics/metrics.h"
@@ -256,6 +257,16 @@ void add_figures(const StepInputs& in, StepPrediction& out) {
     out.usd_per_million_tokens = usd_per_million_tokens(price->usd_per_gpu_hour, out.tokens_per_s_per_gpu);
   out.steps_for_gpu_hours = recipe.result ? recipe.result->steps_per_run : 20;
   out.gpu_hours = gpu_hours(world, out.steps_for_gpu_hours * out.step_seconds);
+  // No prediction past physics: a step that is not a finite positive time, or one faster than the GPU's peak, says
+  // the inputs (profiles, stack factor, catalog) time less than the work; never printed or written as a figure.
+  if (!(std::isfinite(out.step_seconds) && out.step_seconds > 0 && std::isfinite(out.gpu_hours)))
+    throw std::invalid_argument(fmt::format("a predicted step of {} s, expected a finite time > 0 s (from the "
+                                            "profiles {})",
+                                            out.step_seconds, fmt::join(in.costs.sources, ", ")));
+  if (out.mfu && !(*out.mfu <= 1))
+    throw std::invalid_argument(fmt::format("a predicted MFU of {:.1f}%, expected at most 100% of the {}'s dense BF16 "
+                                            "peak: the profiles ({}) time less than the work",
+                                            *out.mfu * 100, recipe.gpu.type, fmt::join(in.costs.sources, ", ")));
 }
 
 std::vector<std::string> assumptions(const StepInputs& in) {

@@ -24,7 +24,7 @@ namespace {
 /// Catalog documents by file name, loaded with their source marks, to locate a CatalogError in any of them.
 class CatalogSources {
  public:
-  void add(const std::string& file, const std::string& text) { docs_.emplace(file, parse_yaml(text, file)); }
+  void add(const std::string& file, const std::string& text) { docs_.emplace(file, parse_yaml(text, file, "catalog")); }
   const SourceDoc& doc(const std::string& file) const { return docs_.at(file); }
 
   /// `e` as a diagnostic at its field in its file.

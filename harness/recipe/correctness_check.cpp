@@ -34,6 +34,10 @@ Diagnostics check_correctness(const Recipe& recipe, const SourceDoc& src) {
     out.push_back(src.at(std::string(kBlock) + "/pointwise_failures", std::to_string(failures),
                          "at most steps (" + c["steps"].dump() + ")"));
   const int64_t steps = c.contains("steps") && c["steps"].is_number_integer() ? c["steps"].get<int64_t>() : 0;
+  if (result == "pass" && steps > 0 && steps < kMinComparedSteps)
+    out.push_back(src.at(at_result, "pass",
+                         "fail: " + counted(steps, "step") + " compared, fewer than " +
+                             std::to_string(kMinComparedSteps) + " (docs/correctness.md)"));
   if (result == "pass" && !pointwise_failures_pass(failures, steps))
     out.push_back(src.at(at_result, "pass", "fail: " + failures_text(failures, c)));
   if (result == "pass" && c.contains("correlation") && c["correlation"].is_number() &&

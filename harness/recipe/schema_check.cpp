@@ -179,6 +179,8 @@ std::string describe_violation(const std::string& keyword, const Json& failed, J
     std::vector<std::string> options;
     for (const auto& e : failed["enum"]) options.push_back(e.is_string() ? e.get<std::string>() : e.dump());
     expected = "one of " + join(options, ", ");
+  } else if ((keyword == "minimum" || keyword == "maximum") && failed.contains("x-range")) {
+    expected = failed["x-range"].get<std::string>();  // a physical range stated with its unit (catalog figures)
   } else if (keyword == "minimum") {
     const bool excl = failed.value("exclusiveMinimum", false);
     expected = std::string(excl ? "a value > " : "a value >= ") + failed["minimum"].dump();

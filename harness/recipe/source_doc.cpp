@@ -69,7 +69,7 @@ constexpr size_t kMaxValues = 10000;
 class Converter {
  public:
   /// `aliases`: whether the document uses aliases (they, not the text, can make it expand past the value limit).
-  Converter(SourceDoc& doc, bool aliases) : doc_(doc), aliases_(aliases) {}
+  Converter(SourceDoc& doc, bool aliases, std::string kind) : doc_(doc), aliases_(aliases), kind_(std::move(kind)) {}
 
   Json convert(const YAML::Node& n, const std::string& pointer, const std::string& path, SourceMark key) {
     SourceNode info;
@@ -80,9 +80,9 @@ class Converter {
       if (aliases_)
         fail(info.value, path,
              "a document that expands to more than " + std::to_string(kMaxValues) + " values (aliases of aliases)",
-             "a recipe without nested alias expansion");
+             "a " + kind_ + " without nested alias expansion");
       fail(info.value, path, "a document of more than " + std::to_string(kMaxValues) + " values",
-           "at most " + std::to_string(kMaxValues) + " values in a recipe");
+           "at most " + std::to_string(kMaxValues) + " values in a " + kind_);
     }
     if (static_cast<int>(ancestors_.size()) >= kMaxDepth)
       fail(info.value, path, "values nested more than " + std::to_string(kMaxDepth) + " levels deep",
@@ -280,6 +280,7 @@ class Converter {
 
   SourceDoc& doc_;
   bool aliases_;
+  std::string kind_;  ///< what the document is: recipe, catalog
   std::vector<YAML::Node> ancestors_;
   size_t values_ = 0;
 };
@@ -486,7 +487,7 @@ bool blank_document(const std::string& text) {
 
 }  // namespace
 
-SourceDoc parse_yaml(const std::string& raw, const std::string& file) {
+SourceDoc parse_yaml(const std::string& raw, const std::string& file, const std::string& kind) {
   SourceDoc doc;
   doc.file = file;
   check_characters(raw, file);
@@ -525,7 +526,7 @@ SourceDoc parse_yaml(const std::string& raw, const std::string& file) {
   if (scan.starts.empty() || (scan.starts.size() == 1 && root.IsNull()))
     throw InputError(Diagnostic{file, 1, 1, "",
                                 blank_document(text) ? "an empty file" : "a document whose value is null",
-                                "a YAML mapping of recipe fields"});
+                                "a YAML mapping of " + kind + " fields"});
   if (scan.starts.size() > 1) {
     const SourceMark m = to_mark(scan.starts[1]);
     throw InputError(Diagnostic{file, m.line, m.column, "", std::to_string(scan.starts.size()) + " YAML documents",
@@ -534,9 +535,9 @@ SourceDoc parse_yaml(const std::string& raw, const std::string& file) {
   if (!root.IsMap()) {
     const SourceMark m = to_mark(root.Mark());
     throw InputError(Diagnostic{file, m.line ? m.line : 1, m.column ? m.column : 1, "",
-                                "a top level that is not a mapping", "a YAML mapping of recipe fields"});
+                                "a top level that is not a mapping", "a YAML mapping of " + kind + " fields"});
   }
-  Converter conv(doc, scan.aliases);
+  Converter conv(doc, scan.aliases, kind);
   doc.value = conv.convert(root, "", "", {});
   return doc;
 }

@@ -49,8 +49,9 @@ struct SourceDoc {
 
 /// Parses YAML text (one document, a mapping at the top). `file` names it in diagnostics.
 /// Throws InputError (located) on malformed YAML, an empty document, several documents, a top level
-/// that is not a mapping, duplicate keys, non-scalar keys or unsupported tags.
-SourceDoc parse_yaml(const std::string& text, const std::string& file);
+/// that is not a mapping, duplicate keys, non-scalar keys or unsupported tags. `kind` names what the document is in
+/// those messages ("a YAML mapping of catalog fields", "at most 10000 values in a catalog").
+SourceDoc parse_yaml(const std::string& text, const std::string& file, const std::string& kind = "recipe");
 
 /// Reads and parses a YAML file. Throws InputError when it cannot be read or parsed (see parse_yaml).
 SourceDoc load_yaml_file(const std::string& file);

@@ -1,5 +1,7 @@
 #include "record/profile_source.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <stdexcept>
 
@@ -32,6 +34,38 @@ void add_cells(ComponentCells& to, const ComponentCells& from, double weight) {
   for (int c = 0; c < kProfileComponents; ++c) to[c] += from[c] * weight;
 }
 
+/// A pass and its step as measurements (docs/step-time.md, "Profiles as measurements"): the pass's cells sum to its
+/// seconds (the timer charges every moment of a pass to one cell); located at steps[i].phases.passes[j].
+void check_pass(const PassSample& p, const std::string& path, const std::string& file) {
+  double cells = 0;
+  for (int ph = 0; ph < kPassPhases; ++ph)
+    for (int c = 0; c < kProfileComponents; ++c) cells += p.phases[ph][c];
+  if (!(std::fabs(cells - p.seconds) <= 1e-6 * p.seconds + 1e-12))
+    refuse(file, path, fmt::format("cells summing to {:.6g} s", cells),
+           fmt::format("the pass's seconds, {:.6g} s (the timer charges every moment of a pass to one cell)",
+                       p.seconds));
+}
+
+/// A step's passes against the step: their seconds at most the step's, and `microbatches` forward passes of each
+/// of the rank's `chunks` chunks.
+void check_step_passes(const StepSample& step, size_t chunks, const std::string& file) {
+  const std::string path = fmt::format("steps[{}]", step.step);
+  double passes = 0;
+  int64_t forwards = 0;
+  for (size_t j = 0; j < step.passes.size(); ++j) {
+    check_pass(step.passes[j], fmt::format("{}.phases.passes[{}]", path, j), file);
+    passes += step.passes[j].seconds;
+    forwards += step.passes[j].backward ? 0 : 1;
+  }
+  if (passes > step.seconds * (1 + 1e-6))
+    refuse(file, path + ".phases.passes", fmt::format("passes of {:.6g} s in all", passes),
+           fmt::format("at most the step's {:.6g} s", step.seconds));
+  if (step.microbatches > 0 && step.microbatches != forwards / static_cast<int64_t>(std::max<size_t>(1, chunks)))
+    refuse(file, path + ".microbatches", std::to_string(step.microbatches),
+           fmt::format("{} (its forward passes, {}, over the rank's {} chunk(s))",
+                       forwards / static_cast<int64_t>(std::max<size_t>(1, chunks)), forwards, chunks));
+}
+
 /// What a record's timed window measured: each chunk's mean forward and backward pass, and the step's means.
 struct WindowPasses {
   std::vector<ProfiledChunk> chunks;
@@ -53,6 +87,7 @@ WindowPasses window_passes(const RunRecord& rec, const std::string& file, const 
   for (const StepSample& step : rec.steps) {
     if (step.step < w.first || step.step > w.last) continue;
     ++steps;
+    check_step_passes(step, shapes.size(), file);
     optimizer += step.optimizer_seconds;
     microbatches += step.microbatches;
     double passes = 0;
@@ -90,6 +125,85 @@ WindowPasses window_passes(const RunRecord& rec, const std::string& file, const 
   return out;
 }
 
+/// The rank map of the record's embedded recipe as the measured rank ran it: its layout checked (an error of the
+/// layout arithmetic refused at recipe.document.layout), its world held against the ranks the record says ran,
+/// settings.emulate_rank a rank of it, and an emulated rank's cut stage (settings.emulated_stage_layers) within the
+/// stage and equal to what its emulation block says ran. `rank` is set to the measured rank.
+RankMap record_rank_map(const RunRecord& rec, const Recipe& recipe, const ModelConfig& model, const std::string& file,
+                        int& rank) {
+  const RunSettings& s = rec.options.settings;
+  RankMap map;
+  try {
+    map = build_rank_map(recipe, model);
+  } catch (const std::invalid_argument& e) {
+    refuse(file, "recipe.document.layout", e.what(), "a layout that passes the layout check (recipebench validate)");
+  }
+  const std::string grid = fmt::format("TP{} CP{} PP{} DP{} EP{}", map.tp, map.cp, map.pp, map.dp, map.ep);
+  if (map.world != rec.options.place.world)
+    refuse(file, "recipe.document.layout", fmt::format("{}: {} ranks", grid, map.world),
+           fmt::format("the {} rank(s) the record ran (settings.ranks)", rec.options.place.world));
+  rank = s.emulate_rank.value_or(0);
+  if (rank < 0 || rank >= map.world)
+    refuse(file, "settings.emulate_rank", std::to_string(rank),
+           fmt::format("a rank of the recipe's layout {} (ranks 0 to {})", grid, map.world - 1));
+  if (!s.emulate_rank || !s.emulated_stage_layers) return map;
+  const int pp = map.ranks[static_cast<size_t>(rank)].pp;
+  const int64_t stage = map.stage_layers.at(static_cast<size_t>(pp)), kept = *s.emulated_stage_layers;
+  if (kept < map.vpp || kept > stage)
+    refuse(file, "settings.emulated_stage_layers", std::to_string(kept),
+           fmt::format("{} to {} (the layers of pipeline stage {}, at least one per virtual stage)", map.vpp, stage,
+                       pp));
+  const Json& ran = rec.emulation.is_object() ? rec.emulation.value("layers_run", Json()) : Json();
+  if (ran.is_number_integer() && ran.get<int64_t>() != kept)
+    refuse(file, "settings.emulated_stage_layers", std::to_string(kept),
+           fmt::format("{}, the layers its emulation block says ran (emulation.layers_run)", ran.dump()));
+  keep_stage_layers(map, pp, kept);
+  return map;
+}
+
+/// How far above the GPU's catalog figure a profile's implied rate may lie: its dense BF16 peak for a matrix
+/// component (FLOP/s), its HBM bandwidth for a memory-bound one (bytes/s). The work formulas count a component's
+/// main terms (component_work) and a pass's cells do not hold all of its work (the committed H200 profiles' LM head
+/// reaches 1.34 to 1.40 x the peak by this count: part of its gradient work is timed outside its cells), so a rate
+/// is refused past 2 x: a time that cannot have held the work (docs/step-time.md, "Profiles as measurements").
+constexpr double kPeakMargin = 2.0;
+
+/// The window's mean cells of each chunk as measurements. Every component the chunk runs (component_work > 0) has a
+/// positive time in each pass's own phase (a cell left out or 0 would price it at 0 s). On a catalog GPU, its rate
+/// over the forward and backward passes together, their work (a backward does twice a matrix component's forward
+/// FLOP, as much memory traffic as its forward) over their seconds, is at most kPeakMargin x the GPU's figure: a pair,
+/// not each pass, because a fused kernel may do a backward's work in the forward (the LM head's loss computes its
+/// gradient there). Refuses located at the window's passes, the chunk, the pass and the cell.
+void check_chunk_measurements(const ProfiledRank& r, const GpuSpec* gpu, const StepWindow& w, const std::string& file) {
+  const auto fwd = static_cast<size_t>(PassPhase::kForward), bwd = static_cast<size_t>(PassPhase::kBackward);
+  for (size_t v = 0; v < r.chunks.size(); ++v) {
+    const ProfiledChunk& ch = r.chunks[v];
+    const std::string passes = fmt::format("steps[{}..{}].phases.passes[virtual_stage {}", w.first, w.last, v);
+    for (int c = 0; c < kProfileComponents; ++c) {
+      const auto comp = static_cast<ProfileComponent>(c);
+      const bool matrix = work_kind(comp) == WorkKind::kMatrix;
+      const double work = component_work(comp, r.widths, ch.shape);
+      if (!(work > 0)) continue;
+      const double forward = ch.forward[fwd][static_cast<size_t>(c)], backward = ch.backward[bwd][static_cast<size_t>(c)];
+      for (const auto& [kind, seconds] : {std::pair<const char*, double>{"forward", forward}, {"backward", backward}})
+        if (!(seconds > 0))
+          refuse(file, fmt::format("{}, {}].{}.{}", passes, kind, kind, to_string(comp)),
+                 fmt::format("{} s (the window's mean; absent counts as 0)", seconds),
+                 fmt::format("a positive time: the chunk runs {} ({:.4g} {} of work per forward)", to_string(comp),
+                             work, matrix ? "FLOP" : "bytes"));
+      if (!gpu) continue;  // a CPU profile: no catalog figure to hold it to
+      const double pair_work = work * (matrix ? 3 : 2), seconds = forward + backward;
+      const double limit = matrix ? gpu->peak_bf16_flops : gpu->memory_bandwidth;
+      const char* unit = matrix ? "FLOP" : "bytes";
+      if (pair_work / seconds > kPeakMargin * limit)
+        refuse(file, fmt::format("{}].forward.{} + backward.{}", passes, to_string(comp), to_string(comp)),
+               fmt::format("{:.4g} s for {:.4g} {}: {:.4g} {}/s", seconds, pair_work, unit, pair_work / seconds, unit),
+               fmt::format("at most {} x the {}'s {} {:.4g} {}/s (catalog)", kPeakMargin, gpu->name,
+                           matrix ? "dense BF16 peak" : "HBM bandwidth", limit, unit));
+    }
+  }
+}
+
 }  // namespace
 
 std::string record_gpu(const RunRecord& rec) {
@@ -125,10 +239,9 @@ ProfiledRank profiled_rank(const RunRecord& rec, const std::string& file) {
           return names;
         }() + ") or the CPU");
 
-  RankMap map = build_rank_map(recipe, model->model);
-  const int rank = s.emulate_rank.value_or(0);
-  const RankPlacement place = map.ranks.at(static_cast<size_t>(rank));
-  if (s.emulate_rank && s.emulated_stage_layers) keep_stage_layers(map, place.pp, *s.emulated_stage_layers);
+  int rank = 0;
+  const RankMap map = record_rank_map(rec, recipe, model->model, file, rank);
+  const RankPlacement place = map.ranks[static_cast<size_t>(rank)];
   const std::vector<ChunkShape> shapes = chunk_shapes(map, model->model, place.pp, recipe.workload.row_tokens);
 
   const WindowPasses window = window_passes(rec, file, shapes);
@@ -141,6 +254,7 @@ ProfiledRank profiled_rank(const RunRecord& rec, const std::string& file) {
                                            : recipe.layout.label;
   out.layout += fmt::format(" (rank {})", rank);
   out.chunks = window.chunks;
+  check_chunk_measurements(out, gpu == "CPU" ? nullptr : find_gpu(gpu), s.window, file);
   out.optimizer_seconds = window.optimizer_seconds;
   out.between_passes_seconds = window.between_passes_seconds;
   out.microbatches = window.microbatches;

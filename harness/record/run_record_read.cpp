@@ -3,10 +3,12 @@
 #include <limits>
 #include <utility>
 
+#include "backend/step_bounds.h"
 #include "recipe/enums.h"
 #include "recipe/json_fields.h"
 #include "record/run_record.h"
 #include "settings/switches.h"
+#include "util/format.h"
 
 namespace recipebench {
 
@@ -119,6 +121,21 @@ PassSample pass_of(const JsonFields& f, const Json& j, const std::string& p) {
   return s;
 }
 
+/// A step's figures by the rule a log's step lines obey (backend/step_bounds.h): a record import or run writes
+/// is never one report refuses, and one report takes is never one import would have refused.
+void check_step_bounds(const JsonFields& f, const StepSample& s, const std::string& p) {
+  const std::pair<StepFigure, double> figures[] = {
+      {StepFigure::kSeconds, s.seconds},
+      {StepFigure::kTokens, static_cast<double>(s.tokens)},
+      {StepFigure::kLoss, s.loss},
+      {StepFigure::kGradNorm, s.grad_norm},
+      {StepFigure::kLearningRate, s.learning_rate},
+      {StepFigure::kPeakMemoryBytes, static_cast<double>(s.peak_memory_bytes)}};
+  for (const auto& [figure, v] : figures)
+    if (!within_step_bounds(figure, v))
+      f.fail(JsonFields::join(p, record_field(figure)), shortest(v), step_bounds_text(figure));
+}
+
 StepSample step_of(const JsonFields& f, const Json& j, const std::string& p) {
   f.object(j, p);
   StepSample s;
@@ -134,6 +151,7 @@ StepSample step_of(const JsonFields& f, const Json& j, const std::string& p) {
   s.grad_norm = num("grad_norm");
   s.learning_rate = num("learning_rate");
   s.peak_memory_bytes = count("peak_memory_bytes");
+  check_step_bounds(f, s, p);
   if (JsonFields::has(j, "data_seconds")) s.data_seconds = num("data_seconds");
   if (JsonFields::has(j, "overhead_seconds")) s.overhead_seconds = num("overhead_seconds");
   if (JsonFields::has(j, "phases")) {

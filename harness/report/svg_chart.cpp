@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -126,25 +127,51 @@ std::string escape_xml(const std::string& s) {
   return out;
 }
 
-std::vector<double> nice_ticks(double lo, double hi, int target) {
-  if (!(lo <= hi)) throw std::invalid_argument("nice_ticks: lo > hi");
-  if (lo == hi) lo -= 0.5, hi += 0.5;
-  const double raw = (hi - lo) / std::max(1, target);
+namespace {
+
+/// The tick step for a span of 2 x `half` over about `target` ticks: 1, 2 or 5 x 10^k at least the raw step.
+/// The raw step is capped at 9e307 so that 10^k is at most 1e307 and the step (at most 10 x 10^k) finite.
+double tick_step(double half, int target) {
+  const double raw = std::min(half / target * 2, 9e307);
   const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  double step = mag;
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (m * mag >= raw) {
-      step = m * mag;
-      break;
-    }
+  for (double m : {1.0, 2.0, 5.0})
+    if (m * mag >= raw) return m * mag;
+  return 10 * mag;
+}
+
+}  // namespace
+
+std::vector<double> nice_ticks(double lo, double hi, int target) {
+  if (!std::isfinite(lo) || !std::isfinite(hi)) throw std::invalid_argument("nice_ticks: a bound that is not finite");
+  if (!(lo <= hi)) throw std::invalid_argument("nice_ticks: lo > hi");
+  target = std::clamp(target, 1, 1000);  // k below stays an exact integer (|k| <= 5e11)
+  // Halves throughout: hi - lo itself overflows for bounds of opposite sign near the largest double.
+  const double size = std::max(std::abs(lo), std::abs(hi));
+  double half = hi / 2 - lo / 2;
+  // The narrowest range drawn: a flat one is widened to +-0.5 or a millionth of its value, whichever is wider (at
+  // |v| >= 2^53 a +-0.5 is lost to rounding); any range to a billionth of its value, so that steps stay far above
+  // the spacing of doubles there.
+  const double least = lo == hi ? std::max(0.5, size * 1e-6) : std::max(size * 1e-9, 1e-300);
+  if (half < least) {
+    const double mid = lo / 2 + hi / 2;
+    half = least;
+    lo = std::max(mid - half, -std::numeric_limits<double>::max());
+    hi = std::min(mid + half, std::numeric_limits<double>::max());
+  }
+  const double step = tick_step(half, target);
+  // Ticks as k x step (never a running sum, which stalls where step is below the spacing of doubles); a tick past
+  // the largest double is the range's own end.
+  const double k_first = std::floor(lo / step + 1e-9), k_last = std::ceil(hi / step - 1e-9);
   std::vector<double> ticks;
-  const double first = std::floor(lo / step + 1e-9) * step;
-  for (double t = first; t < hi + step * (1 - 1e-9); t += step) ticks.push_back(std::abs(t) < step * 1e-9 ? 0 : t);
-  if (ticks.back() < hi) ticks.push_back(ticks.back() + step);
+  for (double k = k_first; k <= k_last; ++k) ticks.push_back(k * step);
+  // k x step rounds: near the largest doubles it can land an ulp inside the range, and past them it is infinite.
+  if (!std::isfinite(ticks.front()) || ticks.front() > lo) ticks.front() = lo;
+  if (!std::isfinite(ticks.back()) || ticks.back() < hi) ticks.back() = hi;
   return ticks;
 }
 
 std::string tick_label(double value, double step) {
+  if (std::abs(value) >= 1e15) return shortest(value);
   int decimals = 0;
   while (decimals < 6 && std::abs(step * std::pow(10.0, decimals) - std::round(step * std::pow(10.0, decimals))) > 1e-6)
     ++decimals;

@@ -11,14 +11,21 @@ namespace recipebench::svg {
 /// Linear map from data [d0, d1] to pixels [r0, r1] (either direction; r1 < r0 for an upward y axis).
 struct Scale {
   double d0 = 0, d1 = 1, r0 = 0, r1 = 1;
-  double operator()(double v) const { return d1 == d0 ? (r0 + r1) / 2 : r0 + (v - d0) * (r1 - r0) / (d1 - d0); }
+  /// Halves of the data: v - d0 and d1 - d0 overflow for a domain that spans most of the doubles.
+  double operator()(double v) const {
+    return d1 == d0 ? (r0 + r1) / 2 : r0 + (v / 2 - d0 / 2) / (d1 / 2 - d0 / 2) * (r1 - r0);
+  }
 };
 
 /// Round tick values covering [lo, hi]: steps of 1, 2 or 5 x 10^k, about `target` of them; the first tick
-/// <= lo and the last >= hi. lo == hi gives a unit-wide range around it. Throws std::invalid_argument if lo > hi.
+/// <= lo and the last >= hi, at least two of them. Total over finite bounds: lo == hi gives a range of +-0.5 around
+/// it, or +-1e-6 of its value when that is wider; a range narrower than 1e-9 of its bounds is widened to that; a
+/// tick past the largest double is the bound itself; `target` is taken between 1 and 1000. Throws
+/// std::invalid_argument if lo > hi or a bound is not finite.
 std::vector<double> nice_ticks(double lo, double hi, int target = 5);
 
-/// Tick label text: as many decimals as the tick step needs (step 0.25 -> "0.25", step 500 -> "1,500").
+/// Tick label text: as many decimals as the tick step needs (step 0.25 -> "0.25", step 500 -> "1,500"); a value
+/// of 1e15 or more in magnitude in exponent form (shortest: 1e16 -> "1e+16").
 std::string tick_label(double value, double step);
 
 /// The plot area inside an SVG of `width` x `height` pixels.

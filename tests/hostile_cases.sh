@@ -1,0 +1,101 @@
+#!/bin/sh
+# The hostile inputs of 2026-12-05 (issue 49) through the binary, as a user meets them: each case's input and the
+# located message or exit status it must give. Usage: hostile_cases.sh RECIPEBENCH SOURCE_DIR WORK_DIR CASE
+set -u
+rb=$1 src=$2 d=$3 case=$4
+data="$src/tests/data/cases/hostile-2026-12-05"
+profile="$src/reports/bench/h200-2026-12-03-predict/call1/profile-2x8k/base-2x8k-20261203T082524Z.json"
+mb4="$src/bench/predict-shapes/mb4-8k.yaml"
+rm -rf "$d"; mkdir -p "$d"
+fail() { echo "$case: $*"; exit 1; }
+# expect RC NEEDLE CMD...: runs CMD, requires exit RC and a line of its output (stdout and stderr) equal to NEEDLE.
+expect() {
+  want_rc=$1 needle=$2; shift 2
+  rc=0; out=$(timeout 60 "$@" 2>&1) || rc=$?
+  [ "$rc" -eq "$want_rc" ] || fail "exit $rc, expected $want_rc: $* -> $(echo "$out" | head -3)"
+  printf '%s\n' "$out" | grep -qxF -- "$needle" || fail "no line '$needle' from $*: $(echo "$out" | head -5)"
+}
+
+case $case in
+report-segv)  # the log's loss of 1e16 is refused where it is read; report refuses (never crashes on) the records
+  expect 1 "  $data/report-segv/loss-1e16.log:4:1: error: megatron step line: loss 1e+16, expected a finite loss within +-1e6 nats per token" \
+    "$rb" import "$data/report-segv/loss-1e16.log" --recipe "$data/report-segv/rec.yaml" --out "$d/runs"
+  for f in flat-1e16 span-inf; do
+    rc=0; out=$(timeout 60 "$rb" report "$data/report-segv/$f.json" --out "$d/board-$f" 2>&1) || rc=$?
+    [ "$rc" -lt 128 ] || fail "report $f.json killed by signal $((rc - 128))"
+    echo "$out" | grep -q "$f.json: error: steps\[0\].loss: " || fail "report $f.json: $out"
+  done ;;
+import-step-figures)  # every figure of a step line by the rule report applies to the record, located at the line
+  re='regex:^peer step (?<step>[0-9]+) time_s (?<seconds>[0-9.e+-]+) loss (?<loss>[0-9.e+-]+) tokens (?<tokens>[0-9]+)( memory_gb (?<memory_gb>[0-9.e+-]+))?$'
+  run() { expect 1 "  $data/import-step-figures/$1:$2: error: $3" "$rb" import "$data/import-step-figures/$1" \
+      --recipe "$data/import-step-figures/rec.yaml" --out "$d/$1" --log-format "$4"; }
+  run mg-neg-gradnorm.log 4:1 'megatron step line: grad norm -1, expected a finite number >= 0' megatron
+  run mg-neg-lr.log 4:1 'megatron step line: learning rate -1e-06, expected a finite number >= 0' megatron
+  run tt-mem-huge.log 3:1 'torchtitan step line: peak memory inf, expected 0 to 2^50 bytes (1 PiB)' torchtitan
+  run re-mem-neg.log 4:1 'regex step line: peak memory -5e+09, expected 0 to 2^50 bytes (1 PiB)' "$re"
+  run tt-tps-zero.log 3:1 'torchtitan step line: tokens/s/GPU 0, expected a rate > 0 (the step time is derived from it)' torchtitan
+  run tt-tps-tiny.log 3:1 'torchtitan step line: a step time derived from tokens / (tokens/s/GPU x GPUs) of 3.2768e+10, expected a finite time > 0 s and at most 1e6 s' torchtitan
+  run hf-tokens-2p62.log 3:1 'hf step line: tokens 4.611686018427388e+18, expected 1 to 2^40 (1099511627776) tokens' hf
+  run mg-huge-gb.log 4:1 'megatron step line: tokens (global batch x row tokens) 1.888946593147858e+22, expected 1 to 2^40 (1099511627776) tokens' megatron
+  ;;
+converge)  # a failed run is no evidence; 2 steps fail; a record against itself is said so and written nowhere
+  c="$data/converge"
+  expect 1 "$c/candidate-failed-at-step4.json: error: status: failed (error at step 4: loss is NaN at step 4), expected a complete run" \
+    "$rb" converge "$c/reference.json" "$c/candidate-failed-at-step4.json"
+  expect 1 "$c/candidate-2-steps.json: error: status: emulated, expected a complete run" \
+    "$rb" converge "$c/reference.json" "$c/candidate-2-steps.json"
+  cp "$c/recipe.yaml" "$d/recipe.yaml"
+  before=$(md5sum < "$d/recipe.yaml")
+  expect 0 "warning: the candidate is the reference's own file: a run against itself always agrees (nothing written into a recipe)" \
+    "$rb" converge "$c/reference.json" "$c/reference.json" --write-recipe "$d/recipe.yaml"
+  [ "$(md5sum < "$d/recipe.yaml")" = "$before" ] || fail "the recipe was written from a run against itself" ;;
+out-folder)  # one output-folder rule for every command that writes, checked before any work
+  want=', expected a folder of your own (not a file, device, kernel or system folder)'
+  expect 2 "<command line>: error: --out: /usr/share/rb-plan: inside a system folder$want" \
+    "$rb" plan --model Qwen3.5-35B-A3B --gpu H200 --count 8 --global-batch 64 --row-tokens 8192 --profile "$profile" --out /usr/share/rb-plan
+  expect 2 "<command line>: error: --out: /usr/lib/rb-runs: inside a system folder$want" \
+    "$rb" import "$data/report-segv/loss-1e16.log" --recipe "$data/report-segv/rec.yaml" --out /usr/lib/rb-runs
+  expect 2 "<command line>: error: --out: /etc/rb-runs: inside a system folder$want" \
+    "$rb" run "$src/recipes/examples/qwen3.5-tiny-cpu.yaml" --out /etc/rb-runs
+  : > "$d/afile.txt"
+  expect 2 "<command line>: error: --out: $d/afile.txt (a regular file)$want" \
+    "$rb" plan --model Qwen3.5-35B-A3B --gpu H200 --count 8 --global-batch 64 --row-tokens 8192 --profile "$profile" --out "$d/afile.txt"
+  echo "$out" | grep -q 'layouts considered' && fail "plan searched before refusing --out"
+  for p in /usr/share/rb-plan /usr/lib/rb-runs /etc/rb-runs; do [ ! -e "$p" ] || fail "$p written"; done ;;
+stack-factor)  # a stack factor within 0.01 to 100, else a usage error before anything runs
+  for sf in 1e-300 1e308 2.2e-308; do
+    expect 2 "--stack-factor: $sf, expected a finite number from 0.01 to 100" "$rb" predict "$mb4" --profile "$profile" --stack-factor "$sf"
+  done ;;
+catalog)  # a catalog's figures in physical ranges, located; names of printable ASCII
+  c="$data/catalog"
+  expect 2 "$c/flops-tiny.yaml:5:23: error: gpus[0].bf16_dense_flops: 1e-300, expected 1e12 to 1e17 FLOP/s (1 TFLOP/s to 100 PFLOP/s, one GPU's dense peak)" \
+    "$rb" validate "$c/zz.yaml" --catalog "$c/flops-tiny.yaml"
+  expect 2 "$c/bw-tiny.yaml:7:35: error: gpus[0].memory_bandwidth_bytes_per_s: 1e-300, expected 1e11 to 1e15 bytes/s (100 GB/s to 1 PB/s of one GPU's memory bandwidth)" \
+    "$rb" validate "$c/zz.yaml" --catalog "$c/bw-tiny.yaml"
+  expect 2 "$c/mem-tiny.yaml:6:19: error: gpus[0].memory_bytes: 1e-300, expected 1e9 to 1e13 bytes (1 GB to 10 TB of one GPU's memory)" \
+    "$rb" validate "$c/zz.yaml" --catalog "$c/mem-tiny.yaml"
+  expect 2 "$c/price-huge.yaml:18:19: error: instances[0].usd_per_hour: 1e308, expected \$0.01 to \$100,000 per hour for one instance (one node)" \
+    "$rb" validate "$c/zz.yaml" --catalog "$c/price-huge.yaml"
+  expect 0 "1 recipe: 1 passed, 0 failed (0 errors)" "$rb" validate "$c/zz.yaml" --catalog "$c/ok.yaml" ;;
+config)  # config.json faults found where the config is read, located, characters escaped
+  expect 1 "recipebench models: $data/kv3-of-4.json:1:316: error: num_key_value_heads: 3, expected a divisor of num_attention_heads (4)" \
+    "$rb" models --config "$data/kv3-of-4.json" ;;
+plan-names)  # one file per ranked layout: exact max tokens in the name, never one layout's file over another's
+  out=$(timeout 100 "$rb" plan --model Qwen3.5-35B-A3B --gpu H200 --count 8 --global-batch 64 --row-tokens 100 \
+    --profile "$profile" --top 10 --out "$d/out") || fail "plan exit $?"
+  [ "$(echo "$out" | grep -c ' wrote ')" -eq 10 ] || fail "$(echo "$out" | grep -c ' wrote ') wrote lines"
+  [ "$(ls "$d/out" | wc -l)" -eq 10 ] || fail "$(ls "$d/out" | wc -l) files for 10 layouts: $(ls "$d/out")"
+  ! ls "$d/out" | grep -q 'mt0k' || fail "a file named mt0k" ;;
+sigterm)  # import honours SIGTERM between lines: 300 lines of a slow pattern (~40 s) end within a second of it
+  { head -3 "$data/peer-regex.log"; i=0; while [ $i -lt 300 ]; do echo 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!'; i=$((i + 1)); done
+    tail -n +4 "$data/peer-regex.log"; } > "$d/slow.log"
+  p='regex:^(?:a|a)*b|^peer step (?<step>[0-9]+) time_s (?<seconds>[0-9.e+-]+) loss (?<loss>[0-9.e+-]+) tokens (?<tokens>[0-9]+)$'
+  "$rb" import "$d/slow.log" --recipe "$data/peer-rec.yaml" --out "$d/runs" --log-format "$p" > "$d/out.txt" 2>&1 &
+  pid=$!; sleep 1; kill -TERM $pid; t0=$(date +%s%N)
+  wait $pid; rc=$?; ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  [ "$ms" -lt 1500 ] || fail "import ended ${ms} ms after SIGTERM (exit $rc)"
+  [ "$rc" -ne 0 ] || fail "import exit 0 after SIGTERM"
+  [ -z "$(ls "$d/runs" 2>/dev/null)" ] || fail "a record was written: $(ls "$d/runs")" ;;
+*) fail "no such case" ;;
+esac
+echo "$case: ok"
