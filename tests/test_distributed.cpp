@@ -64,21 +64,10 @@ std::string fixture_path(const std::string& name, const fs::path& dir) {
   return out.string();
 }
 
-/// Runs `recipebench run FIXTURE --steps 5 --window 1:4` with `nproc` ranks (none: no --nproc) in a fresh folder.
-Result run(const std::string& name, const std::string& fixture, int nproc, const std::string& env = "",
-           const std::string& extra = "") {
-  const fs::path dir = fs::path(RECIPEBENCH_TEST_OUT) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const std::string cmd =
-      env + " RECIPEBENCH_DUMP_PARAMS='" + (dir / "params.bin").string() + "' timeout -k 5 240 '" + RECIPEBENCH_BINARY +
-      "' run '" + fixture_path(fixture, dir) + "' --steps 5 --window 1:4 --out '" + (dir / "runs").string() + "' " +
-      extra + (nproc > 0 ? " --nproc " + std::to_string(nproc) : "") + " > '" + (dir / "log").string() + "' 2>&1";
+/// Reads what a run left in `dir` (by `run` below): its console log, the run records under runs/ and the parameter
+/// dump params.bin (float32 bytes) with its names file. The exit code and time are the caller's to fill in.
+Result read_run(const fs::path& dir) {
   Result r;
-  const auto t0 = std::chrono::steady_clock::now();
-  const int status = std::system(cmd.c_str());
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.output = read_all(dir / "log");
   if (fs::exists(dir / "runs"))
     for (const auto& e : fs::directory_iterator(dir / "runs"))
@@ -92,8 +81,93 @@ Result run(const std::string& name, const std::string& fixture, int nproc, const
     size_t numel = 0;
     while (names >> n >> numel) r.param_names.emplace_back(n, numel);
   }
+  return r;
+}
+
+/// Runs `recipebench run FIXTURE --steps 5 --window 1:4` with `nproc` ranks (none: no --nproc) in a fresh folder
+/// `name` under the build's tests/distributed (a name may hold a '/').
+Result run(const std::string& name, const std::string& fixture, int nproc, const std::string& env = "",
+           const std::string& extra = "") {
+  const fs::path dir = fs::path(RECIPEBENCH_TEST_OUT) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string cmd =
+      env + " RECIPEBENCH_DUMP_PARAMS='" + (dir / "params.bin").string() + "' timeout -k 5 240 '" + RECIPEBENCH_BINARY +
+      "' run '" + fixture_path(fixture, dir) + "' --steps 5 --window 1:4 --out '" + (dir / "runs").string() + "' " +
+      extra + (nproc > 0 ? " --nproc " + std::to_string(nproc) : "") + " > '" + (dir / "log").string() + "' 2>&1";
+  const auto t0 = std::chrono::steady_clock::now();
+  const int status = std::system(cmd.c_str());
+  Result r = read_run(dir);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   INFO(r.output);
   return r;
+}
+
+// One-rank reference runs (docs/testing.md, "Shared reference runs"). Every parity case compares its multi-rank run
+// with one of these one-rank runs; each runs once per CTest run, in a setup test of the CTest fixture
+// dist_references (the hidden test cases "one-rank reference run: KEY" below), and the parity cases read its folder.
+
+/// A one-rank reference: `recipe` (a fixture of tests/data/dist, "@fp64": in float64, see fixture_path) run with
+/// `extra` by `run`, into references/`key` under the build's tests/distributed.
+struct Reference {
+  const char* key;
+  const char* recipe;
+  const char* extra;
+};
+
+/// Every reference a parity case compares with; check_parity refuses a reference not listed here.
+constexpr Reference kReferences[] = {
+    {"tiny-dp1", "tiny-dp1.yaml", ""},
+    {"tiny-dp1-fp64", "tiny-dp1.yaml@fp64", ""},
+    {"tiny-dp1-dynamic", "tiny-dp1-dynamic.yaml", ""},
+    {"tiny-dp1-batch16-layers8", "tiny-dp1-batch16.yaml", "--layers 8"},
+    {"tiny-dp1-layers6", "tiny-dp1.yaml", "--layers 6"},
+};
+
+/// The reference of `recipe` run with `extra` (fails the test when kReferences has none).
+const Reference& find_reference(const std::string& recipe, const std::string& extra) {
+  for (const Reference& r : kReferences)
+    if (recipe == r.recipe && extra == r.extra) return r;
+  FAIL("no one-rank reference of " << recipe << " with '" << extra << "': add it to kReferences");
+  throw std::logic_error("FAIL throws");  // never reached; the compiler does not know FAIL throws
+}
+
+fs::path reference_dir(const Reference& ref) { return fs::path(RECIPEBENCH_TEST_OUT) / "references" / ref.key; }
+
+/// What a reference's folder must say to be reused: its recipe and arguments, the binary's path and modification
+/// time, and a hash of the recipe's text; a rebuilt binary or an edited fixture makes it stale.
+std::string reference_stamp(const Reference& ref) {
+  const std::string recipe = std::string(ref.recipe).substr(0, std::string(ref.recipe).find(kFp64));
+  const std::string text = read_all(std::string(RECIPEBENCH_SOURCE_DIR) + "/tests/data/dist/" + recipe);
+  return std::string(ref.recipe) + " " + ref.extra + " --steps 5 --window 1:4\n" + RECIPEBENCH_BINARY + " " +
+         std::to_string(fs::last_write_time(RECIPEBENCH_BINARY).time_since_epoch().count()) + "\nrecipe " +
+         std::to_string(std::hash<std::string>{}(text)) + "\n";
+}
+
+/// Runs reference `ref` into its folder; stamps the folder when the run completed.
+Result run_reference(const Reference& ref) {
+  Result r = run("references/" + std::string(ref.key), ref.recipe, 0, "", ref.extra);
+  if (r.exit_code == 0 && r.records.size() == 1) std::ofstream(reference_dir(ref) / "stamp") << reference_stamp(ref);
+  return r;
+}
+
+/// The one-rank run of `recipe` with `extra`, as its shared reference folder holds it when that folder's stamp is
+/// current. Otherwise: under CTest (RECIPEBENCH_SHARED_REFERENCES set, with the fixture dist_references) a failure,
+/// since the fixture's setup test should have written it; outside CTest (the test binary run by hand) the run is
+/// made here and stored for the next case.
+Result shared_reference(const std::string& recipe, const std::string& extra) {
+  const Reference& ref = find_reference(recipe, extra);
+  if (read_all(reference_dir(ref) / "stamp") == reference_stamp(ref)) {
+    Result r = read_run(reference_dir(ref));
+    r.exit_code = 0;
+    return r;
+  }
+  INFO("reference " << ref.key << " in " << reference_dir(ref).string());
+  REQUIRE(std::getenv("RECIPEBENCH_SHARED_REFERENCES") == nullptr);  // the setup test "one-rank reference run: KEY"
+  std::printf("one-rank reference %s: none current in %s, running it here\n", ref.key,
+              reference_dir(ref).string().c_str());
+  return run_reference(ref);
 }
 
 /// The parameters of `one` whose relative L2 difference to `many` is largest, worst first (at most 5): "name rel".
@@ -156,7 +230,7 @@ void check_comm_waits(const nlohmann::json& rec) {
 /// `fixture` (default tiny-dp<dp>.yaml) is the multi-rank recipe, `dp` its number of ranks. The gradient norm of
 /// step 0 (the same parameters on both sides) agrees within 1e-6; later steps within `grad_norm_tol` (relative).
 /// `reference_extra`: arguments of the single-rank run (e.g. --layers when the fixture sets bench.layers);
-/// `reference`: its recipe. A fixture named "NAME.yaml@fp64" runs both sides in float64 (fixture_path) and holds
+/// `reference`: its recipe. The single-rank run is the shared one of kReferences (shared_reference), made once. A fixture named "NAME.yaml@fp64" runs both sides in float64 (fixture_path) and holds
 /// them to the float64 bounds: loss 1e-8, every step's gradient norm and the final parameters 1e-6 (the TP tests below
 /// say why). `many_extra`: arguments of the multi-rank run (the overlap switch), `suffix` added to its name.
 /// `overlap`: whether the multi-rank run's record must say the gradients were reduce-scattered in buckets during the
@@ -172,7 +246,7 @@ void check_parity(int dp, const std::string& fixture = "", double grad_norm_tol 
   const std::string name =
       (fixture.empty() ? "dp" + std::to_string(dp) : fs::path(fixture).stem().string() + (fp64 ? "-fp64" : "")) +
       suffix;
-  const Result one = run("dp1-reference-for-" + name, reference + (fp64 ? kFp64 : ""), 0, "", reference_extra);
+  const Result one = shared_reference(reference + (fp64 ? kFp64 : ""), reference_extra);
   const Result many =
       run(name, fixture.empty() ? "tiny-dp" + std::to_string(dp) + ".yaml" : fixture, dp, "", many_extra);
   INFO("single rank:\n" << one.output << "\nDP" << dp << ":\n" << many.output);
@@ -298,7 +372,31 @@ void check_failure_stops_every_rank(const std::string& name, const std::string& 
   CHECK(count(r.output, "2/5 ") == 0);
 }
 
+/// The setup tests of the CTest fixture dist_references (tests/CMakeLists.txt): hidden, so a plain run of the binary
+/// or `ctest` without the fixture leaves them out; each writes one reference's folder, stamped.
+void write_reference(const std::string& key) {
+  for (const Reference& ref : kReferences)
+    if (key == ref.key) {
+      const Result r = run_reference(ref);
+      INFO(r.output);
+      REQUIRE(r.exit_code == 0);
+      REQUIRE(r.records.size() == 1);
+      CHECK(r.records[0]["status"] == "complete");
+      REQUIRE(read_all(reference_dir(ref) / "stamp") == reference_stamp(ref));
+      return;
+    }
+  FAIL("no reference " << key << " in kReferences");
+}
+
 }  // namespace
+
+TEST_CASE("one-rank reference run: tiny-dp1", "[.][reference]") { write_reference("tiny-dp1"); }
+TEST_CASE("one-rank reference run: tiny-dp1-fp64", "[.][reference]") { write_reference("tiny-dp1-fp64"); }
+TEST_CASE("one-rank reference run: tiny-dp1-dynamic", "[.][reference]") { write_reference("tiny-dp1-dynamic"); }
+TEST_CASE("one-rank reference run: tiny-dp1-batch16-layers8", "[.][reference]") {
+  write_reference("tiny-dp1-batch16-layers8");
+}
+TEST_CASE("one-rank reference run: tiny-dp1-layers6", "[.][reference]") { write_reference("tiny-dp1-layers6"); }
 
 TEST_CASE("DP2 on two CPU ranks reproduces the single-rank run", "[distributed][parity]") { check_parity(2); }
 
@@ -435,7 +533,7 @@ TEST_CASE("dynamic batching: EP2 with DP4 on rows of 40 to 128 tokens reproduces
           "[distributed][parity][ep][packing]") {
   check_parity(4, "tiny-ep2-dp4-dynamic.yaml", 1e-4, "", "tiny-dp1-dynamic.yaml");
   // The step's tokens are the rows' lengths (padding excluded): fewer than 16 full rows of 128.
-  const Result one = run("dp1-dynamic-tokens", "tiny-dp1-dynamic.yaml", 0);
+  const Result one = shared_reference("tiny-dp1-dynamic.yaml", "");
   REQUIRE(one.records.size() == 1);
   const int64_t tokens = one.records[0]["steps"][0]["tokens"];
   CHECK(tokens < 16 * 128);
@@ -622,7 +720,8 @@ TEST_CASE(
     "the same recipe and seed twice give bitwise-equal losses and gradient norms, another seed does not, "
     "the record says whether the run was deterministic",
     "[distributed][determinism]") {
-  const Result a = run("repeat-a", "tiny-dp1.yaml", 0), b = run("repeat-b", "tiny-dp1.yaml", 0);
+  // a: the shared reference run (a run of its own, made before this case), b: a second run of the same recipe.
+  const Result a = shared_reference("tiny-dp1.yaml", ""), b = run("repeat-b", "tiny-dp1.yaml", 0);
   const Result other = run("repeat-seed", "tiny-dp1.yaml", 0, "", "--seed 99 --deterministic=false");
   REQUIRE(a.exit_code == 0);
   REQUIRE(b.exit_code == 0);
