@@ -145,17 +145,10 @@ std::string reference_stamp(const Reference& ref) {
          std::to_string(std::hash<std::string>{}(text)) + "\n";
 }
 
-/// Runs reference `ref` into its folder; stamps the folder when the run completed.
-Result run_reference(const Reference& ref) {
-  Result r = run("references/" + std::string(ref.key), ref.recipe, 0, "", ref.extra);
-  if (r.exit_code == 0 && r.records.size() == 1) std::ofstream(reference_dir(ref) / "stamp") << reference_stamp(ref);
-  return r;
-}
-
 /// The one-rank run of `recipe` with `extra`, as its shared reference folder holds it when that folder's stamp is
-/// current. Otherwise: under CTest (RECIPEBENCH_SHARED_REFERENCES set, with the fixture dist_references) a failure,
-/// since the fixture's setup test should have written it; outside CTest (the test binary run by hand) the run is
-/// made here and stored for the next case.
+/// current. Only the setup tests write that folder (write_reference). Otherwise: under CTest
+/// (RECIPEBENCH_SHARED_REFERENCES set, with the fixture dist_references) a failure, since the fixture's setup test
+/// should have written it; outside it (the test binary run by hand) the run is made here, in a folder of its own.
 Result shared_reference(const std::string& recipe, const std::string& extra) {
   const Reference& ref = find_reference(recipe, extra);
   if (read_all(reference_dir(ref) / "stamp") == reference_stamp(ref)) {
@@ -167,7 +160,7 @@ Result shared_reference(const std::string& recipe, const std::string& extra) {
   REQUIRE(std::getenv("RECIPEBENCH_SHARED_REFERENCES") == nullptr);  // the setup test "one-rank reference run: KEY"
   std::printf("one-rank reference %s: none current in %s, running it here\n", ref.key,
               reference_dir(ref).string().c_str());
-  return run_reference(ref);
+  return run(std::string("reference-") + ref.key, ref.recipe, 0, "", ref.extra);
 }
 
 /// The parameters of `one` whose relative L2 difference to `many` is largest, worst first (at most 5): "name rel".
@@ -230,12 +223,13 @@ void check_comm_waits(const nlohmann::json& rec) {
 /// `fixture` (default tiny-dp<dp>.yaml) is the multi-rank recipe, `dp` its number of ranks. The gradient norm of
 /// step 0 (the same parameters on both sides) agrees within 1e-6; later steps within `grad_norm_tol` (relative).
 /// `reference_extra`: arguments of the single-rank run (e.g. --layers when the fixture sets bench.layers);
-/// `reference`: its recipe. The single-rank run is the shared one of kReferences (shared_reference), made once. A fixture named "NAME.yaml@fp64" runs both sides in float64 (fixture_path) and holds
-/// them to the float64 bounds: loss 1e-8, every step's gradient norm and the final parameters 1e-6 (the TP tests below
-/// say why). `many_extra`: arguments of the multi-rank run (the overlap switch), `suffix` added to its name.
-/// `overlap`: whether the multi-rank run's record must say the gradients were reduce-scattered in buckets during the
-/// backward pass (settings.overlap_grad_reduce, and overlap_grad_reduce_applies true). `ep_dispatch`: the expert
-/// dispatcher the multi-rank run's record must name (settings.ep_dispatch).
+/// `reference`: its recipe. The single-rank run is the shared one of kReferences (shared_reference), made once. A
+/// fixture named "NAME.yaml@fp64" runs both sides in float64 (fixture_path) and holds them to the float64 bounds: loss
+/// 1e-8, every step's gradient norm and the final parameters 1e-6 (the TP tests below say why). `many_extra`: arguments
+/// of the multi-rank run (the overlap switch), `suffix` added to its name. `overlap`: whether the multi-rank run's
+/// record must say the gradients were reduce-scattered in buckets during the backward pass
+/// (settings.overlap_grad_reduce, and overlap_grad_reduce_applies true). `ep_dispatch`: the expert dispatcher the
+/// multi-rank run's record must name (settings.ep_dispatch).
 void check_parity(int dp, const std::string& fixture = "", double grad_norm_tol = 1e-4,
                   const std::string& reference_extra = "", const std::string& reference = "tiny-dp1.yaml",
                   const std::string& many_extra = "", const std::string& suffix = "", bool overlap = false,
@@ -318,8 +312,8 @@ struct OverlapSwitch {
 void check_switch_bitwise(const OverlapSwitch& sw, int nproc, const std::string& fixture, const std::string& extra,
                           const std::string& suffix, const std::string& on) {
   const bool fp64 = fixture.find(kFp64) != std::string::npos;
-  const std::string name = fs::path(fixture.substr(0, fixture.find(kFp64))).stem().string() + (fp64 ? "-fp64" : "") +
-                           suffix + "-" + sw.tag;
+  const std::string name =
+      fs::path(fixture.substr(0, fixture.find(kFp64))).stem().string() + (fp64 ? "-fp64" : "") + suffix + "-" + sw.tag;
   const Result off = run(name + "-off", fixture, nproc, "", extra + " " + sw.option + "=false");
   const Result switched = run(name + "-on", fixture, nproc, "", extra + " " + on);
   INFO(sw.setting << " off:\n" << off.output << "\non:\n" << switched.output);
@@ -355,7 +349,8 @@ void check_switch_bitwise(const OverlapSwitch& sw, int nproc, const std::string&
 
 /// A failure injected on `fail_rank` at step 2 of `fixture` on `nproc` ranks: every rank exits non-zero well inside
 /// the 60 s collective timeout, the failing rank's message is shown once, no run record is complete, and the
-/// steps before the failure ran (progress up to 1/5, steps numbered from 0; none past it). `extra`: arguments of the run.
+/// steps before the failure ran (progress up to 1/5, steps numbered from 0; none past it). `extra`: arguments of the
+/// run.
 void check_failure_stops_every_rank(const std::string& name, const std::string& fixture, int nproc, int fail_rank,
                                     const std::string& extra = "") {
   const Result r =
@@ -377,11 +372,12 @@ void check_failure_stops_every_rank(const std::string& name, const std::string& 
 void write_reference(const std::string& key) {
   for (const Reference& ref : kReferences)
     if (key == ref.key) {
-      const Result r = run_reference(ref);
+      const Result r = run("references/" + key, ref.recipe, 0, "", ref.extra);
       INFO(r.output);
       REQUIRE(r.exit_code == 0);
       REQUIRE(r.records.size() == 1);
-      CHECK(r.records[0]["status"] == "complete");
+      REQUIRE(r.records[0]["status"] == "complete");
+      std::ofstream(reference_dir(ref) / "stamp") << reference_stamp(ref);
       REQUIRE(read_all(reference_dir(ref) / "stamp") == reference_stamp(ref));
       return;
     }
@@ -1092,7 +1088,7 @@ TEST_CASE("deferred parameter all-gather with overlap_grad_reduce: PP2 DP2 bitwi
 TEST_CASE(
     "deferred parameter all-gather from the recipe's bench block: PP2 VPP2 DP2 with overlap_grad_reduce bitwise the "
     "run without, and reproduces the single-rank run",
-    "[distributed][overlap_param_gather][overlap][pp]") {
+    "[distributed][parity][overlap_param_gather][overlap][pp]") {
   check_gather_bitwise(4, "tiny-pp2-vpp2-dp2-overlap-gather.yaml", "", "", "");
   check_parity(4, "tiny-pp2-vpp2-dp2-overlap-gather.yaml", 1e-4, "", "tiny-dp1.yaml", "", "", true);
 }
@@ -1174,7 +1170,7 @@ void check_tp_comm_bitwise(int nproc, const std::string& fixture, const std::str
 TEST_CASE(
     "overlapped TP reduce-scatters from the recipe's bench block: TP2 (EP2 folded) bitwise the run without, and "
     "reproduces the single-rank run",
-    "[distributed][overlap_tp][tp]") {
+    "[distributed][parity][overlap_tp][tp]") {
   check_tp_comm_bitwise(2, "tiny-tp2-overlap-tp.yaml", "", "", "");
   check_parity(2, "tiny-tp2-overlap-tp.yaml@fp64", kTpGradNormTol);
 }
