@@ -64,21 +64,10 @@ std::string fixture_path(const std::string& name, const fs::path& dir) {
   return out.string();
 }
 
-/// Runs `recipebench run FIXTURE --steps 5 --window 1:4` with `nproc` ranks (none: no --nproc) in a fresh folder.
-Result run(const std::string& name, const std::string& fixture, int nproc, const std::string& env = "",
-           const std::string& extra = "") {
-  const fs::path dir = fs::path(RECIPEBENCH_TEST_OUT) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const std::string cmd =
-      env + " RECIPEBENCH_DUMP_PARAMS='" + (dir / "params.bin").string() + "' timeout -k 5 240 '" + RECIPEBENCH_BINARY +
-      "' run '" + fixture_path(fixture, dir) + "' --steps 5 --window 1:4 --out '" + (dir / "runs").string() + "' " +
-      extra + (nproc > 0 ? " --nproc " + std::to_string(nproc) : "") + " > '" + (dir / "log").string() + "' 2>&1";
+/// Reads what a run left in `dir` (by `run` below): its console log, the run records under runs/ and the parameter
+/// dump params.bin (float32 bytes) with its names file. The exit code and time are the caller's to fill in.
+Result read_run(const fs::path& dir) {
   Result r;
-  const auto t0 = std::chrono::steady_clock::now();
-  const int status = std::system(cmd.c_str());
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.output = read_all(dir / "log");
   if (fs::exists(dir / "runs"))
     for (const auto& e : fs::directory_iterator(dir / "runs"))
@@ -92,8 +81,86 @@ Result run(const std::string& name, const std::string& fixture, int nproc, const
     size_t numel = 0;
     while (names >> n >> numel) r.param_names.emplace_back(n, numel);
   }
+  return r;
+}
+
+/// Runs `recipebench run FIXTURE --steps 5 --window 1:4` with `nproc` ranks (none: no --nproc) in a fresh folder
+/// `name` under the build's tests/distributed (a name may hold a '/').
+Result run(const std::string& name, const std::string& fixture, int nproc, const std::string& env = "",
+           const std::string& extra = "") {
+  const fs::path dir = fs::path(RECIPEBENCH_TEST_OUT) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string cmd =
+      env + " RECIPEBENCH_DUMP_PARAMS='" + (dir / "params.bin").string() + "' timeout -k 5 240 '" + RECIPEBENCH_BINARY +
+      "' run '" + fixture_path(fixture, dir) + "' --steps 5 --window 1:4 --out '" + (dir / "runs").string() + "' " +
+      extra + (nproc > 0 ? " --nproc " + std::to_string(nproc) : "") + " > '" + (dir / "log").string() + "' 2>&1";
+  const auto t0 = std::chrono::steady_clock::now();
+  const int status = std::system(cmd.c_str());
+  Result r = read_run(dir);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   INFO(r.output);
   return r;
+}
+
+// One-rank reference runs (docs/testing.md, "Shared reference runs"). Every parity case compares its multi-rank run
+// with one of these one-rank runs; each runs once per CTest run, in a setup test of the CTest fixture
+// dist_references (the hidden test cases "one-rank reference run: KEY" below), and the parity cases read its folder.
+
+/// A one-rank reference: `recipe` (a fixture of tests/data/dist, "@fp64": in float64, see fixture_path) run with
+/// `extra` by `run`, into references/`key` under the build's tests/distributed.
+struct Reference {
+  const char* key;
+  const char* recipe;
+  const char* extra;
+};
+
+/// Every reference a parity case compares with; check_parity refuses a reference not listed here.
+constexpr Reference kReferences[] = {
+    {"tiny-dp1", "tiny-dp1.yaml", ""},
+    {"tiny-dp1-fp64", "tiny-dp1.yaml@fp64", ""},
+    {"tiny-dp1-dynamic", "tiny-dp1-dynamic.yaml", ""},
+    {"tiny-dp1-batch16-layers8", "tiny-dp1-batch16.yaml", "--layers 8"},
+    {"tiny-dp1-layers6", "tiny-dp1.yaml", "--layers 6"},
+};
+
+/// The reference of `recipe` run with `extra` (fails the test when kReferences has none).
+const Reference& find_reference(const std::string& recipe, const std::string& extra) {
+  for (const Reference& r : kReferences)
+    if (recipe == r.recipe && extra == r.extra) return r;
+  FAIL("no one-rank reference of " << recipe << " with '" << extra << "': add it to kReferences");
+  throw std::logic_error("FAIL throws");  // never reached; the compiler does not know FAIL throws
+}
+
+fs::path reference_dir(const Reference& ref) { return fs::path(RECIPEBENCH_TEST_OUT) / "references" / ref.key; }
+
+/// What a reference's folder must say to be reused: its recipe and arguments, the binary's path and modification
+/// time, and a hash of the recipe's text; a rebuilt binary or an edited fixture makes it stale.
+std::string reference_stamp(const Reference& ref) {
+  const std::string recipe = std::string(ref.recipe).substr(0, std::string(ref.recipe).find(kFp64));
+  const std::string text = read_all(std::string(RECIPEBENCH_SOURCE_DIR) + "/tests/data/dist/" + recipe);
+  return std::string(ref.recipe) + " " + ref.extra + " --steps 5 --window 1:4\n" + RECIPEBENCH_BINARY + " " +
+         std::to_string(fs::last_write_time(RECIPEBENCH_BINARY).time_since_epoch().count()) + "\nrecipe " +
+         std::to_string(std::hash<std::string>{}(text)) + "\n";
+}
+
+/// The one-rank run of `recipe` with `extra`, as its shared reference folder holds it when that folder's stamp is
+/// current. Only the setup tests write that folder (write_reference). Otherwise: under CTest
+/// (RECIPEBENCH_SHARED_REFERENCES set, with the fixture dist_references) a failure, since the fixture's setup test
+/// should have written it; outside it (the test binary run by hand) the run is made here, in a folder of its own.
+Result shared_reference(const std::string& recipe, const std::string& extra) {
+  const Reference& ref = find_reference(recipe, extra);
+  if (read_all(reference_dir(ref) / "stamp") == reference_stamp(ref)) {
+    Result r = read_run(reference_dir(ref));
+    r.exit_code = 0;
+    return r;
+  }
+  INFO("reference " << ref.key << " in " << reference_dir(ref).string());
+  REQUIRE(std::getenv("RECIPEBENCH_SHARED_REFERENCES") == nullptr);  // the setup test "one-rank reference run: KEY"
+  std::printf("one-rank reference %s: none current in %s, running it here\n", ref.key,
+              reference_dir(ref).string().c_str());
+  return run(std::string("reference-") + ref.key, ref.recipe, 0, "", ref.extra);
 }
 
 /// The parameters of `one` whose relative L2 difference to `many` is largest, worst first (at most 5): "name rel".
@@ -156,12 +223,13 @@ void check_comm_waits(const nlohmann::json& rec) {
 /// `fixture` (default tiny-dp<dp>.yaml) is the multi-rank recipe, `dp` its number of ranks. The gradient norm of
 /// step 0 (the same parameters on both sides) agrees within 1e-6; later steps within `grad_norm_tol` (relative).
 /// `reference_extra`: arguments of the single-rank run (e.g. --layers when the fixture sets bench.layers);
-/// `reference`: its recipe. A fixture named "NAME.yaml@fp64" runs both sides in float64 (fixture_path) and holds
-/// them to the float64 bounds: loss 1e-8, every step's gradient norm and the final parameters 1e-6 (the TP tests below
-/// say why). `many_extra`: arguments of the multi-rank run (the overlap switch), `suffix` added to its name.
-/// `overlap`: whether the multi-rank run's record must say the gradients were reduce-scattered in buckets during the
-/// backward pass (settings.overlap_grad_reduce, and overlap_grad_reduce_applies true). `ep_dispatch`: the expert
-/// dispatcher the multi-rank run's record must name (settings.ep_dispatch).
+/// `reference`: its recipe. The single-rank run is the shared one of kReferences (shared_reference), made once. A
+/// fixture named "NAME.yaml@fp64" runs both sides in float64 (fixture_path) and holds them to the float64 bounds: loss
+/// 1e-8, every step's gradient norm and the final parameters 1e-6 (the TP tests below say why). `many_extra`: arguments
+/// of the multi-rank run (the overlap switch), `suffix` added to its name. `overlap`: whether the multi-rank run's
+/// record must say the gradients were reduce-scattered in buckets during the backward pass
+/// (settings.overlap_grad_reduce, and overlap_grad_reduce_applies true). `ep_dispatch`: the expert dispatcher the
+/// multi-rank run's record must name (settings.ep_dispatch).
 void check_parity(int dp, const std::string& fixture = "", double grad_norm_tol = 1e-4,
                   const std::string& reference_extra = "", const std::string& reference = "tiny-dp1.yaml",
                   const std::string& many_extra = "", const std::string& suffix = "", bool overlap = false,
@@ -172,7 +240,7 @@ void check_parity(int dp, const std::string& fixture = "", double grad_norm_tol 
   const std::string name =
       (fixture.empty() ? "dp" + std::to_string(dp) : fs::path(fixture).stem().string() + (fp64 ? "-fp64" : "")) +
       suffix;
-  const Result one = run("dp1-reference-for-" + name, reference + (fp64 ? kFp64 : ""), 0, "", reference_extra);
+  const Result one = shared_reference(reference + (fp64 ? kFp64 : ""), reference_extra);
   const Result many =
       run(name, fixture.empty() ? "tiny-dp" + std::to_string(dp) + ".yaml" : fixture, dp, "", many_extra);
   INFO("single rank:\n" << one.output << "\nDP" << dp << ":\n" << many.output);
@@ -244,8 +312,8 @@ struct OverlapSwitch {
 void check_switch_bitwise(const OverlapSwitch& sw, int nproc, const std::string& fixture, const std::string& extra,
                           const std::string& suffix, const std::string& on) {
   const bool fp64 = fixture.find(kFp64) != std::string::npos;
-  const std::string name = fs::path(fixture.substr(0, fixture.find(kFp64))).stem().string() + (fp64 ? "-fp64" : "") +
-                           suffix + "-" + sw.tag;
+  const std::string name =
+      fs::path(fixture.substr(0, fixture.find(kFp64))).stem().string() + (fp64 ? "-fp64" : "") + suffix + "-" + sw.tag;
   const Result off = run(name + "-off", fixture, nproc, "", extra + " " + sw.option + "=false");
   const Result switched = run(name + "-on", fixture, nproc, "", extra + " " + on);
   INFO(sw.setting << " off:\n" << off.output << "\non:\n" << switched.output);
@@ -281,7 +349,8 @@ void check_switch_bitwise(const OverlapSwitch& sw, int nproc, const std::string&
 
 /// A failure injected on `fail_rank` at step 2 of `fixture` on `nproc` ranks: every rank exits non-zero well inside
 /// the 60 s collective timeout, the failing rank's message is shown once, no run record is complete, and the
-/// steps before the failure ran (progress up to 1/5, steps numbered from 0; none past it). `extra`: arguments of the run.
+/// steps before the failure ran (progress up to 1/5, steps numbered from 0; none past it). `extra`: arguments of the
+/// run.
 void check_failure_stops_every_rank(const std::string& name, const std::string& fixture, int nproc, int fail_rank,
                                     const std::string& extra = "") {
   const Result r =
@@ -298,7 +367,32 @@ void check_failure_stops_every_rank(const std::string& name, const std::string& 
   CHECK(count(r.output, "2/5 ") == 0);
 }
 
+/// The setup tests of the CTest fixture dist_references (tests/CMakeLists.txt): hidden, so a plain run of the binary
+/// or `ctest` without the fixture leaves them out; each writes one reference's folder, stamped.
+void write_reference(const std::string& key) {
+  for (const Reference& ref : kReferences)
+    if (key == ref.key) {
+      const Result r = run("references/" + key, ref.recipe, 0, "", ref.extra);
+      INFO(r.output);
+      REQUIRE(r.exit_code == 0);
+      REQUIRE(r.records.size() == 1);
+      REQUIRE(r.records[0]["status"] == "complete");
+      std::ofstream(reference_dir(ref) / "stamp") << reference_stamp(ref);
+      REQUIRE(read_all(reference_dir(ref) / "stamp") == reference_stamp(ref));
+      return;
+    }
+  FAIL("no reference " << key << " in kReferences");
+}
+
 }  // namespace
+
+TEST_CASE("one-rank reference run: tiny-dp1", "[.][reference]") { write_reference("tiny-dp1"); }
+TEST_CASE("one-rank reference run: tiny-dp1-fp64", "[.][reference]") { write_reference("tiny-dp1-fp64"); }
+TEST_CASE("one-rank reference run: tiny-dp1-dynamic", "[.][reference]") { write_reference("tiny-dp1-dynamic"); }
+TEST_CASE("one-rank reference run: tiny-dp1-batch16-layers8", "[.][reference]") {
+  write_reference("tiny-dp1-batch16-layers8");
+}
+TEST_CASE("one-rank reference run: tiny-dp1-layers6", "[.][reference]") { write_reference("tiny-dp1-layers6"); }
 
 TEST_CASE("DP2 on two CPU ranks reproduces the single-rank run", "[distributed][parity]") { check_parity(2); }
 
@@ -435,7 +529,7 @@ TEST_CASE("dynamic batching: EP2 with DP4 on rows of 40 to 128 tokens reproduces
           "[distributed][parity][ep][packing]") {
   check_parity(4, "tiny-ep2-dp4-dynamic.yaml", 1e-4, "", "tiny-dp1-dynamic.yaml");
   // The step's tokens are the rows' lengths (padding excluded): fewer than 16 full rows of 128.
-  const Result one = run("dp1-dynamic-tokens", "tiny-dp1-dynamic.yaml", 0);
+  const Result one = shared_reference("tiny-dp1-dynamic.yaml", "");
   REQUIRE(one.records.size() == 1);
   const int64_t tokens = one.records[0]["steps"][0]["tokens"];
   CHECK(tokens < 16 * 128);
@@ -622,7 +716,8 @@ TEST_CASE(
     "the same recipe and seed twice give bitwise-equal losses and gradient norms, another seed does not, "
     "the record says whether the run was deterministic",
     "[distributed][determinism]") {
-  const Result a = run("repeat-a", "tiny-dp1.yaml", 0), b = run("repeat-b", "tiny-dp1.yaml", 0);
+  // a: the shared reference run (a run of its own, made before this case), b: a second run of the same recipe.
+  const Result a = shared_reference("tiny-dp1.yaml", ""), b = run("repeat-b", "tiny-dp1.yaml", 0);
   const Result other = run("repeat-seed", "tiny-dp1.yaml", 0, "", "--seed 99 --deterministic=false");
   REQUIRE(a.exit_code == 0);
   REQUIRE(b.exit_code == 0);
@@ -993,7 +1088,7 @@ TEST_CASE("deferred parameter all-gather with overlap_grad_reduce: PP2 DP2 bitwi
 TEST_CASE(
     "deferred parameter all-gather from the recipe's bench block: PP2 VPP2 DP2 with overlap_grad_reduce bitwise the "
     "run without, and reproduces the single-rank run",
-    "[distributed][overlap_param_gather][overlap][pp]") {
+    "[distributed][parity][overlap_param_gather][overlap][pp]") {
   check_gather_bitwise(4, "tiny-pp2-vpp2-dp2-overlap-gather.yaml", "", "", "");
   check_parity(4, "tiny-pp2-vpp2-dp2-overlap-gather.yaml", 1e-4, "", "tiny-dp1.yaml", "", "", true);
 }
@@ -1075,7 +1170,7 @@ void check_tp_comm_bitwise(int nproc, const std::string& fixture, const std::str
 TEST_CASE(
     "overlapped TP reduce-scatters from the recipe's bench block: TP2 (EP2 folded) bitwise the run without, and "
     "reproduces the single-rank run",
-    "[distributed][overlap_tp][tp]") {
+    "[distributed][parity][overlap_tp][tp]") {
   check_tp_comm_bitwise(2, "tiny-tp2-overlap-tp.yaml", "", "", "");
   check_parity(2, "tiny-tp2-overlap-tp.yaml@fp64", kTpGradNormTol);
 }

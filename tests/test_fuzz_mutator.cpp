@@ -171,8 +171,10 @@ TEST_CASE("fuzz mutator nul-key: a NUL in a key, raw, escaped or as JSON's escap
   CHECK(json);
 }
 
+// About a minute on 2 cores (parsing twelve objects of up to 200,000 keys): tagged [slow], so CTest labels it `fuzz`,
+// outside the quick set of `unit` and `cli` (docs/testing.md).
 TEST_CASE("fuzz mutator many-keys: a mapping of 1,000 to 20,000 keys, a JSON object of up to 200,000 (record-many-keys-quadratic)",
-          "[fuzz][mutator]") {
+          "[fuzz][mutator][slow]") {
   std::set<size_t> sizes;
   for (const auto& t : mutants(Mutation::kManyKeys, record_seed(), 12)) {
     const Json j = Json::parse(t, nullptr, false);

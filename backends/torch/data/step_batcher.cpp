@@ -1,6 +1,7 @@
 #include "data/step_batcher.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <algorithm>
 #include <string>

@@ -1,6 +1,7 @@
 #include "optim/master_weights.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 namespace recipebench::train {
 

@@ -1,6 +1,7 @@
 #include "pipeline/pipeline_executor.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <map>
 #include <memory>

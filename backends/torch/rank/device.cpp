@@ -1,7 +1,9 @@
 #include "rank/device.h"
 
 #include <sys/resource.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
+#include <torch/cuda.h>
 
 #include <string>
 

@@ -1,6 +1,7 @@
 #include "rank/model_builder.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <unordered_map>
 

@@ -1,6 +1,7 @@
 #include "rank/rank_traffic.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <algorithm>
 #include <fstream>

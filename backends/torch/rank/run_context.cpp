@@ -1,6 +1,7 @@
 #include "rank/run_context.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <chrono>
 #include <stdexcept>

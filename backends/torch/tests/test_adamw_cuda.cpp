@@ -4,7 +4,8 @@
 // kernels bitwise repeatable and the BF16 parameters exactly their rounded masters; the precision-aware state
 // (BF16 + remainder masters, BF16 moments) and the seed's optimizer component test at its shape. Part of test_torch_cuda
 // (cuda_test_main.cpp: skipped without a GPU).
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <catch2/catch.hpp>
 

@@ -11,7 +11,8 @@
 #include "model/moe.h"
 
 #include <torch/cuda.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <catch2/catch.hpp>
 

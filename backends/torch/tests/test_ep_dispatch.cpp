@@ -2,7 +2,8 @@
 // parallelism"): its device-side plans against a plain host reference, the padding rows of the local experts, and
 // the dispatcher on two ranks (threads over Gloo) against the host-splits dispatcher (bitwise in float64) and the
 // unsharded experts.
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 #include <catch2/catch.hpp>
 
 #include <functional>

@@ -3,7 +3,8 @@
 // The check itself (libtorch's synchronisation-debug mode on a CUDA device) is tested on a GPU by
 // tests/test_sync_gpu.cpp (CTest label cuda).
 #include <catch2/catch.hpp>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <algorithm>
 #include <stdexcept>

@@ -8,7 +8,8 @@
 
 #include <catch2/catch.hpp>
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 using namespace recipebench::torch_model;
 using rbt_test::rel_err;

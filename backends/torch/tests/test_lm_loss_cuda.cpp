@@ -5,7 +5,8 @@
 #include "model/chunked_lm_loss.h"
 #include "test_util.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <catch2/catch.hpp>
 

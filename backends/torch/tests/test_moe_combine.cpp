@@ -6,7 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include <torch/cuda.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <vector>
 

@@ -6,7 +6,8 @@
 #include "model/moe.h"
 #include "test_util.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <catch2/catch.hpp>
 

@@ -4,7 +4,11 @@
 // whatever the bucket; clipping off, so the norm's order of summation does not enter the update). And
 // bench.overlap_param_gather: the all-gathers deferred into the next step's forward passes (optim/param_gather.h)
 // leave the parameters at their old values until each module's wait, and end with the same parameters.
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/container/sequential.h>
+#include <torch/nn/modules/activation.h>
 #include <catch2/catch.hpp>
 
 #include <functional>

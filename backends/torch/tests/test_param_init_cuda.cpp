@@ -5,7 +5,8 @@
 #include "model/param_init.h"
 #include "model/tensor_parallel.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <catch2/catch.hpp>
 

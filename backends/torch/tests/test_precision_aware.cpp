@@ -2,7 +2,8 @@
 // master split round-trips every bit pattern; MixedPrecisionAdam and DistributedAdam with BF16 + remainder masters
 // keep the explicit-FP32 arm's masters bit for bit and its update within 1e-3 of FP64 (the seed's component test, on
 // the CPU); BF16 moments stay close to FP64; the negative controls fail.
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 #include <catch2/catch.hpp>
 
 #include <cmath>

@@ -1,7 +1,8 @@
 // Rank-local, layout-independent initialisation (model/param_init.h, docs/initialization.md) and the full
 // Qwen3.5-397B-A17B laid out per rank on the meta device (rank/model_builder.h's build_rank_shapes): every shard's
 // shape against the seed recipe's rank map, and the parameters of all 64 ranks, each shard counted once.
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 #include <catch2/catch.hpp>
 
 #include <chrono>

@@ -1,7 +1,8 @@
 // Tensor parallelism with sequence parallelism (model/tensor_parallel.h) on two ranks run as threads over c10d Gloo:
 // the vocab-parallel cross-entropy against the plain one, and the whole tiny model sharded over TP 2 against the
 // one-rank model (loss, TP-sharded gradients, replicated gradients after their sum over TP).
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 #include <catch2/catch.hpp>
 
 #include <functional>

@@ -11,7 +11,9 @@
 #ifdef RECIPEBENCH_TORCH_CUDA
 #include <c10/cuda/CUDAFunctions.h>
 #include <torch/cuda.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
+#include <torch/autograd.h>
 
 #include <catch2/catch.hpp>
 

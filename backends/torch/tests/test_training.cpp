@@ -1,6 +1,7 @@
 // Training pieces of the torch backend: learning-rate schedule, mixed-precision Adam against an FP64 reference,
 // the rows sources, and a real run in which the loss falls.
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 #include <catch2/catch.hpp>
 
 #include <cmath>

@@ -4,7 +4,8 @@
 
 #include <catch2/catch.hpp>
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <cstdint>
 

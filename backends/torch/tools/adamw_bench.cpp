@@ -11,7 +11,8 @@
 // Exit 0 when the fused paths ran the kernels, 1 when not, 77 without a GPU.
 // Usage: adamw_bench [--params N (default 1e9)] [--steps S (default 10)]
 #include <torch/cuda.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <algorithm>
 #include <chrono>

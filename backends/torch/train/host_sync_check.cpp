@@ -1,7 +1,8 @@
 #include "train/host_sync_check.h"
 
 #include <ATen/record_function.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <atomic>
 #include <exception>

@@ -1,6 +1,7 @@
 #include "train/param_dump.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <fstream>
 

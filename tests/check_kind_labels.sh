@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Every test of the build carries exactly one kind label (docs/testing.md): none is left without one, and the
+# tests of the kinds add up to all tests. Usage: check_kind_labels.sh CTEST BUILD_DIR
+set -euo pipefail
+ctest=$1 build=$2
+kinds=(unit cli dist cuda browser fuzz faults scale)
+count() { "$ctest" --test-dir "$build" -N "$@" | sed -n 's/^Total Tests: //p'; }
+total=$(count)
+regex="^($(IFS='|'; echo "${kinds[*]}"))\$"
+unlabelled=$(count -LE "$regex")
+if [ "$unlabelled" -ne 0 ]; then
+  echo "tests without a kind label (${kinds[*]}):"
+  "$ctest" --test-dir "$build" -N -LE "$regex" | grep 'Test *#'
+  exit 1
+fi
+sum=0
+for k in "${kinds[@]}"; do
+  n=$(count -L "^$k\$")
+  echo "$k: $n"
+  sum=$((sum + n))
+done
+echo "total: $total, sum over the kinds: $sum"
+test "$sum" -eq "$total"
