@@ -55,9 +55,10 @@ TEST_CASE("run guard: --out is checked before the run", "[guard]") {
   CHECK(out_dir_problem((dir / "new" / "runs").string()).empty());  // created
   CHECK(fs::is_directory(dir / "new" / "runs"));
   std::ofstream(dir / "f") << "x";
-  CHECK(out_dir_problem((dir / "f").string()) == (dir / "f").string() +
-                                                     " is not a folder, expected a folder for run "
-                                                     "records (--out)");
+  // The one output-folder rule of every command that writes (util/output_folder.h, issue 49): a file is refused.
+  CHECK(out_dir_problem((dir / "f").string()) == "--out: " + (dir / "f").string() +
+                                                     " (a regular file), expected a folder of your own (not a "
+                                                     "file, device, kernel or system folder)");
   CHECK_THAT(out_dir_problem((dir / "f" / "sub").string()), Catch::StartsWith("cannot create the folder"));
   CHECK(std::distance(fs::directory_iterator(dir / "new" / "runs"), fs::directory_iterator()) == 0);  // probe gone
 }
