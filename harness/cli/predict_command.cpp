@@ -36,12 +36,10 @@ struct PredictArgs {
   std::string format = "text";
 };
 
-int run_predict(const PredictArgs& args) {
-  ValidatedRecipe v = validate_recipe_file(args.recipe);
-  for (const auto& d : v.errors) std::cerr << d.to_string() << "\n";
-  if (!v.ok()) return kFailed;
-  const Recipe& recipe = *v.recipe;
-  // The command line's switches: an overlay of the recipe's bench block, merged as `run` merges it.
+/// The run `run` would make of the recipe with the command line's switches over its bench block (an overlay, merged
+/// as `run` merges it); nullopt after printing why the step-time model cannot time it (a model outside the torch
+/// backend's family, a layout without a rank map).
+std::optional<ResolvedRun> resolve_predicted_run(const PredictArgs& args, const Recipe& recipe) {
   RecipeBench overlay;
   for (const SwitchFlag& f : args.switches)
     if (f.option->count() > 0) set_switch_text(*f.row, f.value ? "true" : "false", overlay);
@@ -51,50 +49,69 @@ int run_predict(const PredictArgs& args) {
               << (model ? " " + family_clause(model->model) : std::string())
               << ", expected a model of the Qwen3.5 MoE / Qwen3-Next family (the step-time model times the torch "
                  "backend's passes; docs/step-time.md)\n";
-    return kFailed;
+    return std::nullopt;
   }
-  const ResolvedRun run = resolve_run(recipe, merged_options(recipe, overlay), *model);
+  ResolvedRun run = resolve_run(recipe, merged_options(recipe, overlay), *model);
   if (!run.map) {
     std::cerr << args.recipe << ": error: layout: " << recipe.layout.label << " with " << model->model.name << ": "
               << run.map_problem << "\n";
-    return kFailed;
+    return std::nullopt;
   }
-  const RankMap& map = *run.map;
-  std::optional<LoadedProfiles> loaded = load_profiles(args.profiles, model->full.name);
+  return run;
+}
+
+/// Prints the prediction and its basis as text or JSON (schema recipebench-prediction/1).
+void print_prediction(const PredictArgs& args, const ResolvedRun& run, const PredictSetup& setup,
+                      const StepPrediction& p, const PredictionBasis& basis) {
+  const Recipe& recipe = *run.recipe;
+  const std::string& model = run.model.model.name;
+  if (args.format != "json") {
+    std::cout << fmt::format("recipebench predict: {} ({}, {}, {} x {})\n", args.recipe, model, recipe.layout.label,
+                             recipe.gpu.count, recipe.gpu.type)
+              << basis_text(basis) << prediction_text(p) << "  " << achieved_flops_text(setup.costs) << "\n";
+    return;
+  }
+  Json j = prediction_to_json(p);
+  j["basis"] = basis_json(basis);
+  j["schema"] = "recipebench-prediction/1";
+  j["recipe"] = args.recipe;
+  j["model"] = model;
+  j["layout"] = recipe.layout.label;
+  j["gpu"] = fmt::format("{} x {}", recipe.gpu.count, recipe.gpu.type);
+  j["profiles"] = setup.costs.sources;
+  j["profile_notes"] = setup.costs.notes;
+  j["stack_factor"] = args.stack_factor;
+  j["profile_achieved_flops"] = achieved_flops_json(setup.costs);
+  std::cout << j.dump(2) << "\n";
+}
+
+/// Validate -> resolve -> load the profiles -> predict -> print.
+int run_predict(const PredictArgs& args) {
+  ValidatedRecipe v = validate_recipe_file(args.recipe);
+  for (const auto& d : v.errors) std::cerr << d.to_string() << "\n";
+  if (!v.ok()) return kFailed;
+  const Recipe& recipe = *v.recipe;
+  const std::optional<ResolvedRun> run = resolve_predicted_run(args, recipe);
+  if (!run) return kFailed;
+  const ModelConfig& model = run->model.model;
+  const RankMap& map = *run->map;
+  std::optional<LoadedProfiles> loaded = load_profiles(args.profiles, run->model.full.name);
   if (!loaded) return kFailed;
   if (loaded->ranks.empty()) {
-    std::cerr << "recipebench predict: no profile of " << model->full.name << " among the " << args.profiles.size()
+    std::cerr << "recipebench predict: no profile of " << run->model.full.name << " among the " << args.profiles.size()
               << " given" << (args.profiles.empty() ? " (--profile RECORD)" : "")
               << "; measure one rank of each kind of this layout with --profile, e.g. "
               << (recipe_device(recipe) == Device::kCpu ? "on this host's CPU (the recipe's device)" : "on one GPU")
               << ":\n"
-              << emulation_commands(args.recipe, recipe, model->model, map);
+              << emulation_commands(args.recipe, recipe, model, map);
     return kUsage;
   }
   try {
     PredictSetup setup = predict_setup(recipe, *loaded, args.stack_factor);
-    setup.options.settings = run.settings();  // the recipe's switches with the command line's over them
-    const StepPrediction p = predict_step(recipe, model->model, map, setup.costs, setup.network, setup.options);
-    const PredictionBasis basis =
-        prediction_basis(recipe, model->model, map, run.settings(), setup.costs, args.stack_factor, p);
-    if (args.format == "json") {
-      Json j = prediction_to_json(p);
-      j["basis"] = basis_json(basis);
-      j["schema"] = "recipebench-prediction/1";
-      j["recipe"] = args.recipe;
-      j["model"] = model->model.name;
-      j["layout"] = recipe.layout.label;
-      j["gpu"] = fmt::format("{} x {}", recipe.gpu.count, recipe.gpu.type);
-      j["profiles"] = setup.costs.sources;
-      j["profile_notes"] = setup.costs.notes;
-      j["stack_factor"] = args.stack_factor;
-      j["profile_achieved_flops"] = achieved_flops_json(setup.costs);
-      std::cout << j.dump(2) << "\n";
-    } else {
-      std::cout << fmt::format("recipebench predict: {} ({}, {}, {} x {})\n", args.recipe, model->model.name,
-                               recipe.layout.label, recipe.gpu.count, recipe.gpu.type)
-                << basis_text(basis) << prediction_text(p) << "  " << achieved_flops_text(setup.costs) << "\n";
-    }
+    setup.options.settings = run->settings();  // the recipe's switches with the command line's over them
+    const StepPrediction p = predict_step(recipe, model, map, setup.costs, setup.network, setup.options);
+    print_prediction(args, *run, setup, p,
+                     prediction_basis(recipe, model, map, run->settings(), setup.costs, args.stack_factor, p));
   } catch (const std::invalid_argument& e) {
     std::cerr << "recipebench predict: error: " << e.what() << "\n";
     return kFailed;
