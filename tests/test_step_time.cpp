@@ -236,17 +236,44 @@ TEST_CASE("step time: a component the profile never measured is refused by name"
   CHECK_THROWS_AS(fit_unit_costs({}), std::invalid_argument);
 }
 
-TEST_CASE("step time: the GPU scale rule, dense peaks for matrix work and HBM bandwidth for memory work",
+TEST_CASE("step time: without efficiencies in the catalog, each operation falls back to the ratio of peaks",
           "[step-time]") {
-  const GpuSpec& h200 = *find_gpu("H200");
-  const GpuSpec& b200 = *find_gpu("B200");
-  const ComponentCells s = gpu_scale(h200, b200);
+  HardwareCatalog bare = embedded_catalog();
+  bare.efficiencies.clear();
+  const GpuSpec& h200 = *bare.gpu("H200");
+  const GpuSpec& b200 = *bare.gpu("B200");
+  const ModelConfig& m = *find_model("Qwen3.5-397B-A17B");
+  ChunkShape s;
+  s.tokens = 16384;
+  s.row_tokens = 16384;
+  s.tp = 2;
+  s.ep = 8;
+  const GpuScaling g = per_operation_scaling(bare, h200, b200, m, s);
   for (int c = 0; c < kProfileComponents; ++c) {
     const double want = work_kind(comp(c)) == WorkKind::kMatrix ? h200.peak_bf16_flops / b200.peak_bf16_flops
                                                                 : h200.memory_bandwidth / b200.memory_bandwidth;
-    CHECK(s[c] == Approx(want));
+    CHECK(g.scale[c] == Approx(want));
   }
-  CHECK(s[static_cast<int>(ProfileComponent::kMoeExperts)] == Approx(989.4e12 / 2.25e15).epsilon(1e-3));
+  CHECK(g.scale[static_cast<int>(ProfileComponent::kMoeExperts)] == Approx(989.4e12 / 2.25e15).epsilon(1e-3));
+  CHECK(g.optimizer_scale == Approx(4.8 / 7.7).epsilon(1e-3));
+  CHECK(g.single_ratio == Approx(989.4e12 / 2.25e15).epsilon(1e-3));
+  for (const OperationScale& o : g.operations) {
+    CHECK(o.fallback);
+    CHECK(o.missing == "H200 and B200");
+  }
+  // The tokens per expert the experts' grouped GEMM is keyed by: 16,384 / TP 2 x top-10 x EP 8 / 512 experts.
+  const auto experts = component_operations(ProfileComponent::kMoeExperts, m, s);
+  REQUIRE(experts.size() == 1);
+  CHECK(experts[0].operation == Operation::kGroupedGemm);
+  CHECK(experts[0].key == 1280);
+  // A component's operations add up to its work.
+  ChunkShape one = s;
+  one.gdn_layers = one.attention_layers = 1;
+  for (ProfileComponent c : {ProfileComponent::kGdn, ProfileComponent::kAttention}) {
+    double sum = 0;
+    for (const OperationWork& w : component_operations(c, m, one)) sum += w.work;
+    CHECK(sum == Approx(component_work(c, m, one)));
+  }
 }
 
 TEST_CASE("step time: one rank, no communication: microbatches x passes + optimizer", "[step-time]") {
@@ -442,7 +469,6 @@ TEST_CASE("step time: the seed's emulated ranks read back as profiles, and predi
   const ModelConfig& m = *find_model(seed.model);
   const RankMap map = build_rank_map(seed, m);
   StepTimeOptions o;
-  o.scale = gpu_scale(*find_gpu("H200"), *find_gpu("B200"));
   const StepPrediction p = predict_step(seed, m, map, fit_unit_costs(ranks), recipe_network(seed), o);
   CHECK(p.step_seconds > 0);
   CHECK(std::isfinite(p.tokens_per_s_per_gpu));
@@ -461,7 +487,8 @@ TEST_CASE("step time: the seed's emulated ranks read back as profiles, and predi
   const UnitCosts costs = fit_unit_costs(ranks);
   const PredictionBasis b = prediction_basis(seed, m, map, settings, costs, 1, p);
   CHECK(b.mode == PredictionMode::kProfiledOtherGpu);
-  CHECK_THAT(b.scaling, Catch::Contains("x 0.440 (dense BF16 peaks 989 / 2250 TFLOP/s)"));
+  REQUIRE(b.scaling);
+  CHECK(b.scaling->single_ratio == Approx(989.4 / 2250).epsilon(1e-3));
   CHECK_THAT(b.error_band, Catch::Contains("+81% to +92%"));
   REQUIRE(b.measured);
   CHECK(b.measured->tokens_per_s_per_gpu == 1232.53);

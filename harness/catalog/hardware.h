@@ -5,6 +5,8 @@
 
 #include <stdexcept>
 #include <string>
+
+#include "catalog/efficiency.h"
 #include <utility>
 #include <vector>
 
@@ -83,6 +85,7 @@ class CatalogError : public std::runtime_error {
 struct HardwareCatalog {
   std::vector<GpuSpec> gpus;
   std::vector<InstanceSpec> instances;
+  std::vector<EfficiencyCurve> efficiencies;  ///< per GPU and operation (catalog/efficiency.yaml), at most one each
 
   /// GPU by name or alias, case-insensitive ("H200"; "H100 SXM" finds H100). nullptr when unknown.
   const GpuSpec* gpu(const std::string& name) const;
@@ -93,28 +96,32 @@ struct HardwareCatalog {
   /// The GPU whose longest spelling (name or alias) a device name holds, case-insensitively: "NVIDIA H200" is H200,
   /// not H20; "NVIDIA H100 PCIe" is H100 PCIe, not H100; "NVIDIA A100-SXM4-80GB" is A100 80GB. nullptr when none.
   const GpuSpec* gpu_in_device_name(const std::string& device_name) const;
+  /// The efficiency curve of `op` on the GPU `gpu_name` answers to; nullptr when the catalog has none.
+  const EfficiencyCurve* efficiency(const std::string& gpu_name, Operation op) const;
   /// "A100 40GB, A100 80GB, H100, ..." in file order.
   std::string gpu_names() const;
 };
 
-/// Reads one catalog document (YAML text with a `gpus` and / or an `instances` list, schema/catalog.schema.yaml)
+/// Reads one catalog document (YAML text with `gpus`, `instances` and / or `efficiencies` lists, schema/catalog.schema.yaml)
 /// with yaml-cpp; `file` names it in errors and in each entry's origin. Expects a schema-checked document (the
 /// recipe layer checks it first, tests check the embedded files) and throws CatalogError at the field's pointer for
 /// what it cannot read (a missing field, a number that is not finite), YAML::Exception for text that is not YAML.
 HardwareCatalog read_catalog(const std::string& text, const std::string& file);
 
 /// `base` with `over`'s entries laid over it: an entry of `over` replaces the entry of `base` that answers to its
-/// name (a GPU by name or alias, an instance by name), in place, whole (a GPU replaced under one of its aliases keeps
+/// name (a GPU by name or alias, an instance by name, an efficiency by GPU and operation), in place, whole (a GPU replaced under one of its aliases keeps
 /// answering to the name it replaced); any other entry of `over` is appended. Throws
 /// CatalogError (at the entry of `over`) when two entries of `over` share a name.
 HardwareCatalog overlay(HardwareCatalog base, const HardwareCatalog& over);
 
-/// Checks what ties entries together, after overlay: GPU names and aliases are unique; every instance's GPU is a
-/// catalog GPU (its spelling resolved to the GPU's name) and every default_instance an instance of that GPU. Throws
+/// Checks what ties entries together, after overlay: GPU names and aliases are unique; every instance's and every
+/// efficiency's GPU is a catalog GPU (its spelling resolved to the GPU's name), one efficiency per GPU and operation,
+/// and every default_instance an instance of that GPU. Throws
 /// CatalogError at the first offending field, in its entry's file.
 void check_references(HardwareCatalog& catalog);
 
-/// The embedded catalog files (catalog/gpus.yaml, catalog/instances.yaml) as {file name, text}, in that order.
+/// The embedded catalog files (catalog/gpus.yaml, catalog/instances.yaml, catalog/efficiency.yaml) as {file name,
+/// text}, in that order.
 std::vector<std::pair<std::string, std::string>> embedded_catalog_files();
 
 /// The embedded catalog: its files read, laid over each other and checked. Throws CatalogError (a defect of the

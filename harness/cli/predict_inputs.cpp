@@ -123,12 +123,10 @@ PredictSetup predict_setup(const Recipe& recipe, const LoadedProfiles& profiles,
     const GpuSpec* to = find_gpu(recipe.gpu.type);
     if (from == nullptr || to == nullptr)
       throw std::invalid_argument("GPU " + (from ? recipe.gpu.type : s.costs.gpu) + " is not in the catalog");
-    s.options.scale = gpu_scale(*from, *to);
     s.costs.notes.push_back(  // an assumption of the prediction, not a profile (sources counts the profiles)
-        fmt::format("scaled {} -> {}: matrix work x {:.3f} (dense BF16 peaks), memory-bound "
-                    "work x {:.3f} (HBM bandwidths)",
-                    from->name, to->name, from->peak_bf16_flops / to->peak_bf16_flops,
-                    from->memory_bandwidth / to->memory_bandwidth));
+        fmt::format("carried {} -> {} operation by operation (catalog/efficiency.yaml; docs/step-time.md, "
+                    "\"Scaling to another GPU\")",
+                    from->name, to->name));
   }
   if (cpu_recipe) {
     // CPU ranks on one host: a stand-in link (shared memory through Gloo), never a catalog figure.

@@ -31,8 +31,8 @@ struct PredictSetup {
   StepTimeOptions options;
 };
 
-/// Fits the profiles' unit costs, scales them from the profiles' GPU to the recipe's (plan/compute_profile.h
-/// gpu_scale; a CPU profile serves only a CPU recipe), takes the recipe's network and overlap switches. Throws
+/// Fits the profiles' unit costs (the step-time model carries them to the recipe's GPU, plan/gpu_scaling.h; a CPU
+/// profile serves only a CPU recipe), takes the recipe's network and overlap switches. Throws
 /// std::invalid_argument when the GPUs cannot be scaled or the network is unknown.
 PredictSetup predict_setup(const Recipe& recipe, const LoadedProfiles& profiles, double stack_factor);
 

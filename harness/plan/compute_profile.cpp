@@ -289,18 +289,6 @@ double cells_seconds(const PhaseCells& cells) {
   return s;
 }
 
-ComponentCells gpu_scale(const GpuSpec& from, const GpuSpec& to) {
-  if (!(to.peak_bf16_flops > 0) || !(to.memory_bandwidth > 0) || !(from.peak_bf16_flops > 0) ||
-      !(from.memory_bandwidth > 0))
-    throw std::invalid_argument("GPU scale needs the peak FLOP/s and HBM bandwidth of " + from.name + " and " +
-                                to.name);
-  ComponentCells out{};
-  for (int c = 0; c < kProfileComponents; ++c)
-    out[c] = work_kind(component_at(c)) == WorkKind::kMatrix ? from.peak_bf16_flops / to.peak_bf16_flops
-                                                             : from.memory_bandwidth / to.memory_bandwidth;
-  return out;
-}
-
 std::vector<ChunkShape> chunk_shapes(const RankMap& map, const ModelConfig& m, int pp, int64_t row_tokens) {
   if (pp < 0 || pp >= map.pp) throw std::invalid_argument("pipeline rank " + std::to_string(pp) + " outside the map");
   const RankPlacement* first = nullptr;

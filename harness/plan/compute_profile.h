@@ -22,8 +22,8 @@ namespace recipebench {
 /// "Work"); the one place of that figure for the work formulas, the collectives and the weights' streaming.
 constexpr double kActivationBytes = 2;
 
-/// How a component's time follows its work and the GPU (docs/step-time.md, "Scaling to another GPU"): matrix work
-/// by the ratio of dense BF16 peaks, memory-bound work by the ratio of HBM bandwidths.
+/// How a component's time follows its work: matrix work by its FLOP, memory-bound work by its bytes
+/// (docs/step-time.md, "Work"); plan/gpu_scaling.h splits each further into operations to carry it to another GPU.
 enum class WorkKind { kMatrix, kMemory };
 
 /// The declared kind of each component: matrix for gdn, attention, moe_router, moe_shared_expert, moe_experts and
@@ -156,7 +156,7 @@ struct PassCostOptions {
   /// Fraction of the chunk's decoder layers recomputed in its backward pass (full recompute: 1; block: the
   /// recomputed layers over the chunk's; none: 0).
   double recompute_fraction = 0;
-  /// Per component: target seconds = profile seconds x this (GPU scale x any stack factor); 1 = the profile's GPU.
+  /// Per component: target seconds = profile seconds x this (GPU scaling x any stack factor); 1 = the profile's GPU.
   ComponentCells scale{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 };
 
@@ -172,10 +172,6 @@ PhaseCells pass_cells(const UnitCosts& costs, const ModelConfig& m, const ChunkS
 
 /// The sum of all cells.
 double cells_seconds(const PhaseCells& cells);
-
-/// Target seconds / profile seconds of each component when moving from GPU `from` to GPU `to`: from.peak /
-/// to.peak for matrix components, from.memory_bandwidth / to.memory_bandwidth for memory ones.
-ComponentCells gpu_scale(const GpuSpec& from, const GpuSpec& to);
 
 /// The chunk shapes of pipeline rank `pp` of `map` for `m`: one per virtual stage, in order, with `row_tokens` and
 /// rows_per_microbatch x row_tokens / CP tokens. Throws std::invalid_argument for pp outside the map.

@@ -31,20 +31,6 @@ PredictionMode mode_of(const UnitCosts& costs, const Recipe& recipe) {
   return costs.gpu == recipe.gpu.type ? PredictionMode::kProfiledSameGpu : PredictionMode::kProfiledOtherGpu;
 }
 
-/// The scale rule of plan/compute_profile.h gpu_scale with its figures, "" on the same GPU or an unknown one.
-std::string scaling_text(const std::string& from_name, const std::string& to_name) {
-  const GpuSpec* from = find_gpu(from_name);
-  const GpuSpec* to = find_gpu(to_name);
-  if (from == nullptr || to == nullptr || from == to) return "";
-  return fmt::format(
-      "one ratio per kind of work (plan/compute_profile.h gpu_scale): matrix components x {:.3f} (dense BF16 peaks "
-      "{:.0f} / {:.0f} TFLOP/s), every other component and the optimizer x {:.3f} (HBM {:.2f} / {:.2f} TB/s); "
-      "per-operation efficiency, launch overhead and kernel maturity on {} are not known to the rule",
-      from->peak_bf16_flops / to->peak_bf16_flops, from->peak_bf16_flops / 1e12, to->peak_bf16_flops / 1e12,
-      from->memory_bandwidth / to->memory_bandwidth, from->memory_bandwidth / 1e12, to->memory_bandwidth / 1e12,
-      to->name);
-}
-
 /// The checks of docs/step-time.md ("Checked"), by mode.
 std::string error_band(PredictionMode mode, double stack_factor, const std::string& from, const std::string& to) {
   const std::string where = " (reports/bench/h200-2026-12-03-predict; docs/step-time.md, Checked)";
@@ -130,6 +116,28 @@ std::optional<MeasuredBeside> measured_beside(const Recipe& recipe, const StepPr
 
 std::string signed_percent(double fraction) { return fmt::format("{:+.1f}%", 100 * fraction); }
 
+/// {"lines": [...], "single_ratio", "components": {name: ratio}, "optimizer", "operations": [{operation, key,
+/// from_efficiency, to_efficiency, ratio, fallback, from_source, to_source}]}.
+Json scaling_json(const GpuScaling& s, const std::string& from, const std::string& to) {
+  Json ops = Json::array();
+  for (const OperationScale& o : s.operations)
+    ops.push_back(Json{{"operation", to_string(o.operation)},
+                       {"key", o.key},
+                       {"from_efficiency", o.from_efficiency},
+                       {"to_efficiency", o.to_efficiency},
+                       {"ratio", o.ratio},
+                       {"fallback", o.fallback},
+                       {"from_source", o.from_source},
+                       {"to_source", o.to_source}});
+  Json components = Json::object();
+  for (int c = 0; c < kProfileComponents; ++c) components[to_string(static_cast<ProfileComponent>(c))] = s.scale[c];
+  return Json{{"lines", scaling_lines(s, from, to)},
+              {"single_ratio", s.single_ratio},
+              {"components", components},
+              {"optimizer", s.optimizer_scale},
+              {"operations", ops}};
+}
+
 }  // namespace
 
 PredictionBasis prediction_basis(const Recipe& recipe, const ModelConfig& model, const RankMap& map,
@@ -139,7 +147,7 @@ PredictionBasis prediction_basis(const Recipe& recipe, const ModelConfig& model,
   b.mode = mode_of(costs, recipe);
   b.profile_gpu = costs.gpu;
   b.target_gpu = recipe.gpu.type;
-  if (b.mode == PredictionMode::kProfiledOtherGpu) b.scaling = scaling_text(costs.gpu, recipe.gpu.type);
+  if (p.gpu_scaling) b.scaling = *p.gpu_scaling;
   b.stack_factor = stack_factor;
   b.error_band = error_band(b.mode, stack_factor, costs.gpu, recipe.gpu.type);
   if (b.mode != PredictionMode::kProfiledCpu) {
@@ -153,9 +161,16 @@ PredictionBasis prediction_basis(const Recipe& recipe, const ModelConfig& model,
 
 std::string basis_text(const PredictionBasis& b) {
   std::string out = "  how obtained: " + to_string(b.mode) + ": profiles measured on " + b.profile_gpu;
-  if (!b.scaling.empty()) out += ", carried to " + b.target_gpu + " by " + b.scaling;
+  if (b.scaling)
+    out += fmt::format(", carried to {} operation by operation (catalog/efficiency.yaml; one ratio of dense BF16 "
+                       "peaks would be x {:.3f} for everything)",
+                       b.target_gpu, b.scaling->single_ratio);
   if (b.stack_factor != 1) out += fmt::format("; every compute second x {:.3f} (--stack-factor)", b.stack_factor);
-  out += "\n  trust: " + b.error_band + "\n";
+  out += "\n";
+  if (b.scaling)
+    for (const std::string& line : scaling_lines(*b.scaling, b.profile_gpu, b.target_gpu))
+      out += "    " + line + "\n";
+  out += "  trust: " + b.error_band + "\n";
   if (b.measured) {
     const MeasuredBeside& m = *b.measured;
     out += fmt::format("  measured (the recipe's result{}): {} tokens/s/GPU",
@@ -177,9 +192,10 @@ std::string basis_text(const PredictionBasis& b) {
 }
 
 Json basis_json(const PredictionBasis& b) {
-  Json j{{"mode", to_string(b.mode)},     {"profile_gpu", b.profile_gpu}, {"target_gpu", b.target_gpu},
-         {"scaling", b.scaling},          {"error_band", b.error_band},   {"stack_factor", b.stack_factor},
-         {"not_modelled", b.not_modelled}};
+  Json j{{"mode", to_string(b.mode)},       {"profile_gpu", b.profile_gpu},
+         {"target_gpu", b.target_gpu},      {"error_band", b.error_band},
+         {"stack_factor", b.stack_factor},  {"not_modelled", b.not_modelled}};
+  j["scaling"] = b.scaling ? scaling_json(*b.scaling, b.profile_gpu, b.target_gpu) : Json();
   j["memory"] = b.memory ? Json{{"peak_bytes", b.memory->peak_bytes},
                                 {"gpu_bytes", b.memory->gpu_bytes},
                                 {"fits", b.memory->fits()},

@@ -22,7 +22,7 @@ namespace recipebench {
 /// Where a prediction's compute comes from (a closed set).
 enum class PredictionMode {
   kProfiledSameGpu,   ///< profiles measured on the recipe's own GPU type
-  kProfiledOtherGpu,  ///< profiles of another GPU, scaled by gpu_scale (one ratio per kind of work)
+  kProfiledOtherGpu,  ///< profiles of another GPU, carried operation by operation (plan/gpu_scaling.h)
   kProfiledCpu,       ///< CPU profiles for a CPU recipe (development runs: not validated)
 };
 
@@ -49,7 +49,7 @@ struct MeasuredBeside {
 struct PredictionBasis {
   PredictionMode mode = PredictionMode::kProfiledSameGpu;
   std::string profile_gpu, target_gpu;
-  std::string scaling;     ///< how the profiles were carried to the target ("" on the same GPU)
+  std::optional<GpuScaling> scaling;  ///< how the profiles were carried to the target (nullopt on the same GPU)
   std::string error_band;  ///< how far this mode was off when checked, with where
   double stack_factor = 1;
   std::optional<PredictedMemory> memory;  ///< nullopt on the CPU (no GPU memory to hold it against)
@@ -71,7 +71,8 @@ PredictionBasis prediction_basis(const Recipe& recipe, const ModelConfig& model,
 /// recipe has it), memory, not modelled.
 std::string basis_text(const PredictionBasis& b);
 
-/// The JSON form: {"mode", "profile_gpu", "target_gpu", "scaling", "error_band", "stack_factor", "memory":
+/// The JSON form: {"mode", "profile_gpu", "target_gpu", "scaling": {"lines", "single_ratio", "components",
+/// "optimizer", "operations": [...]} | null, "error_band", "stack_factor", "memory":
 /// {"peak_bytes", "gpu_bytes", "fits", "largest_term"} | null, "not_modelled": [...], "measured":
 /// {"tokens_per_s_per_gpu", "mfu", "usd_per_million_tokens", "measured", "error"} | null}.
 Json basis_json(const PredictionBasis& b);

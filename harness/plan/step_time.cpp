@@ -162,6 +162,12 @@ struct StepInputs {
   const UnitCosts& costs;
   const NetworkModel& network;
   const StepTimeOptions& options;
+  const std::optional<GpuScaling>& scaling;  ///< profile GPU -> recipe GPU; nullopt on the same GPU
+
+  /// Target seconds / profile seconds of component c, the stack factor included.
+  double scale(int c) const { return (scaling ? scaling->scale[c] : 1.0) * options.stack_factor; }
+  /// The same for the optimizer step.
+  double optimizer_scale() const { return (scaling ? scaling->optimizer_scale : 1.0) * options.stack_factor; }
 
   Link link_of(const std::vector<int>& members) const {
     return group_link(map, members, network.gpus_per_node, network.nvlink, network.node_network);
@@ -176,7 +182,7 @@ void time_stage_passes(const StepInputs& in, int p, PassDurations& durations, Ra
   const Link tp_link = in.link_of(group_members(map, q.rank, GroupKind::kTp));
   const Link ep_link = map.ep > 1 ? in.link_of(group_members(map, q.rank, GroupKind::kEp)) : in.network.nvlink;
   PassCostOptions o;
-  for (int c = 0; c < kProfileComponents; ++c) o.scale[c] = in.options.scale[c] * in.options.stack_factor;
+  for (int c = 0; c < kProfileComponents; ++c) o.scale[c] = in.scale(c);
   const double mb = static_cast<double>(map.microbatches);
   const std::vector<ChunkShape> shapes = chunk_shapes(map, in.model, p, in.recipe.workload.row_tokens);
   rt.pp_rank = p;
@@ -237,10 +243,9 @@ void time_stage_optimizer(const StepInputs& in, const MemoryPlan& memory, int p,
   }
   rt.dp_exposed = (in.options.settings.overlap_grad_reduce ? std::max(0.0, rs - last_backward) : rs) +
                   (in.options.settings.overlap_param_gather ? std::max(0.0, ag - first_forward) : ag);
-  const int memory_bound = static_cast<int>(ProfileComponent::kOther);  // the optimizer is memory-bound: HBM scale
   const double bytes = optimizer_step_bytes_per_param(in.recipe.optimizer, in.costs.kernels) * shards.shard_params();
   const double bandwidth = in.costs.weight_stream_bytes_per_s;
-  rt.optimizer = bandwidth > 0 ? bytes / bandwidth * in.options.scale[memory_bound] * in.options.stack_factor : 0;
+  rt.optimizer = bandwidth > 0 ? bytes / bandwidth * in.optimizer_scale() : 0;
 }
 
 /// tokens/s/GPU, MFU, $ per 1M tokens and GPU-hours of `out.step_seconds` (docs/metrics.md's formulas).
@@ -304,9 +309,22 @@ std::vector<std::string> assumptions(const StepInputs& in) {
 
 }  // namespace
 
+std::optional<GpuScaling> scaling_to_recipe(const Recipe& recipe, const ModelConfig& model, const RankMap& map,
+                                            const UnitCosts& costs) {
+  if (costs.gpu == "CPU" || recipe.gpu.type == "CPU") return std::nullopt;
+  const GpuSpec* from = find_gpu(costs.gpu);
+  const GpuSpec* to = find_gpu(recipe.gpu.type);
+  if (from == nullptr || to == nullptr)
+    throw std::invalid_argument("GPU " + (from ? recipe.gpu.type : costs.gpu) + " is not in the catalog");
+  if (from == to) return std::nullopt;
+  const ChunkShape shape = chunk_shapes(map, model, 0, recipe.workload.row_tokens).front();
+  return per_operation_scaling(hardware_catalog(), *from, *to, model, shape);
+}
+
 StepPrediction predict_step(const Recipe& recipe, const ModelConfig& model, const RankMap& map, const UnitCosts& costs,
                             const NetworkModel& network, const StepTimeOptions& options) {
-  const StepInputs in{recipe, model, map, costs, network, options};
+  const std::optional<GpuScaling> scaling = scaling_to_recipe(recipe, model, map, costs);
+  const StepInputs in{recipe, model, map, costs, network, options, scaling};
   const int pp = map.pp;
   PassDurations durations;
   durations.forward.assign(pp, std::vector<double>(map.vpp, 0));
@@ -338,6 +356,7 @@ StepPrediction predict_step(const Recipe& recipe, const ModelConfig& model, cons
   out.step_seconds = ranks[out.critical_pp_rank].step;
   add_figures(in, out);
   out.assumptions = assumptions(in);
+  out.gpu_scaling = scaling;
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include "layout/rank_map.h"
 #include "plan/collective_time.h"
 #include "plan/compute_profile.h"
+#include "plan/gpu_scaling.h"
 #include "plan/memory_plan.h"
 #include "recipe/recipe.h"
 #include "settings/run_options.h"
@@ -37,9 +38,6 @@ NetworkModel recipe_network(const Recipe& recipe);
 
 /// What the model is told beside the recipe.
 struct StepTimeOptions {
-  /// Target seconds / profile seconds of each component (gpu_scale of the profile's GPU to the recipe's; all 1
-  /// when they are the same GPU).
-  ComponentCells scale{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
   double stack_factor = 1;  ///< multiplies every compute second (a stack's speed against the profiled one's)
   /// The run's effective settings (the recipe's bench block and the command line merged by the switch table,
   /// settings/switches.h): the priced switches (SwitchPricing::kPriced, the overlaps) say what may hide behind what
@@ -74,11 +72,20 @@ struct StepPrediction {
   int critical_pp_rank = 0;              ///< the pipeline rank that ends last
   std::vector<RankStepTime> ranks;       ///< per pipeline rank
   std::vector<std::string> assumptions;  ///< each figure and rule the prediction rests on
+  /// How the profiles were carried from their GPU to the recipe's, operation by operation (plan/gpu_scaling.h);
+  /// nullopt on the profiles' own GPU (and on the CPU).
+  std::optional<GpuScaling> gpu_scaling;
 };
+
+/// The scaling from the profiles' GPU (costs.gpu) to the recipe's gpu.type at the recipe's chunk shape
+/// (per_operation_scaling with the process's catalog), nullopt when they are the same GPU or the CPU. Throws
+/// std::invalid_argument when either GPU is not in the catalog.
+std::optional<GpuScaling> scaling_to_recipe(const Recipe& recipe, const ModelConfig& model, const RankMap& map,
+                                            const UnitCosts& costs);
 
 /// Predicts one step of `recipe` (validated) on `map` (its rank map for `model`, the model that runs) from
 /// `costs`, timed on `network`. Per pipeline rank and chunk: the forward and backward passes' compute
-/// (pass_cells, x options.scale x stack_factor; recompute as layout.recompute says), plus their exposed TP and EP
+/// (pass_cells, x the per-operation scaling_to_recipe x stack_factor; recompute as layout.recompute says), plus their exposed TP and EP
 /// collectives; the pipeline by time_pipeline with the PP transfers on their links; then each rank's DP / EDP
 /// reduce-scatter and all-gather (what the overlap switches do not hide) and its optimizer step; the step is the
 /// rank that ends last. Throws std::invalid_argument when the profile lacks a component the layout runs, or the
