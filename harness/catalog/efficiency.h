@@ -49,6 +49,9 @@ struct EfficiencyCurve {
   std::string gpu;  ///< catalog GPU name (an alias in the file is resolved to the name)
   Operation operation = Operation::kDenseGemm;
   std::vector<EfficiencyPoint> points;  ///< ascending keys; one point for an operation without key
+  /// The measurement series: curves of one series (one tool, one software stack, across GPUs) compare; a profile
+  /// is carried between two GPUs only by curves of one series (plan/gpu_scaling.h).
+  std::string series;
   std::string source;                   ///< who measured it, where it is published
   std::string url;                      ///< "" when not given
   std::string date;                     ///< YYYY-MM or YYYY-MM-DD

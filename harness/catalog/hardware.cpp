@@ -104,6 +104,7 @@ EfficiencyCurve read_efficiency(const EntryReader& r, const std::string& file) {
   if (!parsed) r.fail("operation", "'" + op + "'", "dense_gemm, grouped_gemm, attention, gated_deltanet, memory_bound or optimizer");
   e.operation = *parsed;
   e.points = read_points(r, e.operation);
+  e.series = r.text("series");
   e.source = r.text("source");
   e.url = r.text_or_empty("url");
   e.date = r.text("date");

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "calibration.h"
 #include "commands.h"
 #include "option_checks.h"
 #include "plan/memory_plan.h"
@@ -32,6 +33,7 @@ struct PredictArgs {
   std::string recipe;
   std::vector<SwitchFlag> switches;
   std::vector<std::string> profiles;
+  std::vector<std::string> calibrate;
   double stack_factor = 1;
   std::string format = "text";
 };
@@ -80,7 +82,7 @@ void print_prediction(const PredictArgs& args, const ResolvedRun& run, const Pre
   j["gpu"] = fmt::format("{} x {}", recipe.gpu.count, recipe.gpu.type);
   j["profiles"] = setup.costs.sources;
   j["profile_notes"] = setup.costs.notes;
-  j["stack_factor"] = args.stack_factor;
+  j["stack_factor"] = basis.stack_factor;
   j["profile_achieved_flops"] = achieved_flops_json(setup.costs);
   std::cout << j.dump(2) << "\n";
 }
@@ -97,21 +99,33 @@ int run_predict(const PredictArgs& args) {
   const RankMap& map = *run->map;
   std::optional<LoadedProfiles> loaded = load_profiles(args.profiles, run->model.full.name);
   if (!loaded) return kFailed;
-  if (loaded->ranks.empty()) {
-    std::cerr << "recipebench predict: no profile of " << run->model.full.name << " among the " << args.profiles.size()
-              << " given" << (args.profiles.empty() ? " (--profile RECORD)" : "")
-              << "; measure one rank of each kind of this layout with --profile, e.g. "
-              << (recipe_device(recipe) == Device::kCpu ? "on this host's CPU (the recipe's device)" : "on one GPU")
-              << ":\n"
-              << emulation_commands(args.recipe, recipe, model, map);
-    return kUsage;
+  if (loaded->ranks.empty() && loaded->family_ranks.empty()) {
+    const bool cpu = recipe.gpu.type == "CPU";  // no catalog efficiencies for CPU cores: only a profile times them
+    if (cpu || args.format != "json")
+      std::cerr << "recipebench predict: no profile of " << run->model.full.name << " among the "
+                << args.profiles.size() << " given"
+                << (cpu ? "" : ": the analytical mode (catalog efficiencies, nothing measured) answers")
+                << "; for a measured answer, profile one rank of each kind of this layout "
+                << (recipe_device(recipe) == Device::kCpu ? "on this host's CPU (the recipe's device)" : "on one GPU")
+                << " (--profile RECORD):\n"
+                << emulation_commands(args.recipe, recipe, model, map);
+    if (cpu) return kUsage;
   }
   try {
-    PredictSetup setup = predict_setup(recipe, *loaded, args.stack_factor);
+    double stack_factor = args.stack_factor;
+    std::optional<Calibration> calibration;
+    if (!args.calibrate.empty()) {
+      calibration = fit_calibration(args.calibrate, recipe, model, *loaded);
+      if (!calibration) return kUsage;
+      stack_factor = calibration->stack_factor;
+    }
+    const ChunkShape shape = chunk_shapes(map, model, 0, recipe.workload.row_tokens).front();
+    PredictSetup setup = prediction_setup(recipe, model, shape, *loaded, stack_factor);
     setup.options.settings = run->settings();  // the recipe's switches with the command line's over them
     const StepPrediction p = predict_step(recipe, model, map, setup.costs, setup.network, setup.options);
-    print_prediction(args, *run, setup, p,
-                     prediction_basis(recipe, model, map, run->settings(), setup.costs, args.stack_factor, p));
+    PredictionBasis basis = prediction_basis(recipe, model, map, run->settings(), setup.costs, stack_factor, p);
+    if (calibration) basis.calibration = calibration_lines(*calibration);
+    print_prediction(args, *run, setup, p, basis);
   } catch (const std::invalid_argument& e) {
     std::cerr << "recipebench predict: error: " << e.what() << "\n";
     return kFailed;
@@ -133,6 +147,11 @@ void add_predict_command(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--stack-factor", args->stack_factor,
                   "Multiply every compute second by this (a stack's speed against the profiled one's; 0.01 to 100)")
       ->check(number_from_to(kMinStackFactor, kMaxStackFactor));
+  cmd->add_option("--calibrate", args->calibrate,
+                  "Measured runs of the recipe's GPU type to fit the stack factor on: recipes with a measured result "
+                  "or run records of whole runs (ours or imported)")
+      ->check(CLI::ExistingFile)
+      ->excludes("--stack-factor");
   cmd->add_option("--format", args->format, "text or json")->check(CLI::IsMember({"text", "json"}));
   // The switches the step-time model prices, as `run` spells them (settings/switches.h, SwitchPricing).
   const std::vector<const RunSwitch*> priced = priced_switches();

@@ -7,6 +7,7 @@
 
 #include "catalog/hardware.h"
 #include "commands.h"
+#include "plan/analytical_costs.h"
 #include "plan/memory_plan.h"
 #include "recipe/diagnostic.h"
 #include "record/profile_source.h"
@@ -86,10 +87,12 @@ std::optional<LoadedProfiles> load_profiles(const std::vector<std::string>& file
             factor, p.file);
         break;
       }
-      if (r.model == model)
+      if (r.model == model) {
         out.ranks.push_back(std::move(r));
-      else
+      } else {
         out.other.push_back(in.file + " (" + r.model + ")");
+        out.family_ranks.push_back(std::move(r));
+      }
     } catch (const InputError& e) {
       std::cerr << e.diagnostic().to_string() << "\n";
       ok = false;
@@ -111,8 +114,24 @@ std::optional<LoadedProfiles> load_profiles(const std::vector<std::string>& file
   return out;
 }
 
-PredictSetup predict_setup(const Recipe& recipe, const LoadedProfiles& profiles, double stack_factor) {
+PredictSetup predict_setup_network(const Recipe& recipe, double stack_factor) {
   PredictSetup s;
+  if (recipe.gpu.type == "CPU") {
+    // CPU ranks on one host: a stand-in link (shared memory through Gloo), never a catalog figure.
+    s.network.nvlink = Link{10e9, 20e-6, "host memory (Gloo)"};
+    s.network.node_network = s.network.nvlink;
+    s.network.gpus_per_node = std::max(1, recipe.gpu.count);
+    s.network.source = "CPU ranks on one host: 10 GB/s, 20 us per step (an assumption, not a measurement)";
+  } else {
+    s.network = recipe_network(recipe);
+  }
+  s.options.stack_factor = stack_factor;
+  merge_switches(recipe.bench, RecipeBench{}, s.options.settings);  // as `run` merges them (settings/switches.h)
+  return s;
+}
+
+PredictSetup predict_setup(const Recipe& recipe, const LoadedProfiles& profiles, double stack_factor) {
+  PredictSetup s = predict_setup_network(recipe, stack_factor);
   s.costs = fit_unit_costs(profiles.ranks);
   const bool cpu_profile = s.costs.gpu == "CPU", cpu_recipe = recipe.gpu.type == "CPU";
   if (cpu_profile != cpu_recipe)
@@ -128,17 +147,27 @@ PredictSetup predict_setup(const Recipe& recipe, const LoadedProfiles& profiles,
                     "\"Scaling to another GPU\")",
                     from->name, to->name));
   }
-  if (cpu_recipe) {
-    // CPU ranks on one host: a stand-in link (shared memory through Gloo), never a catalog figure.
-    s.network.nvlink = Link{10e9, 20e-6, "host memory (Gloo)"};
-    s.network.node_network = s.network.nvlink;
-    s.network.gpus_per_node = std::max(1, recipe.gpu.count);
-    s.network.source = "CPU ranks on one host: 10 GB/s, 20 us per step (an assumption, not a measurement)";
-  } else {
-    s.network = recipe_network(recipe);
+  return s;
+}
+
+PredictSetup prediction_setup(const Recipe& recipe, const ModelConfig& model, const ChunkShape& shape,
+                              const LoadedProfiles& loaded, double stack_factor) {
+  if (!loaded.ranks.empty()) return predict_setup(recipe, loaded, stack_factor);
+  if (!loaded.family_ranks.empty()) {
+    LoadedProfiles sized = loaded;
+    sized.ranks = loaded.family_ranks;
+    PredictSetup s = predict_setup(recipe, sized, stack_factor);
+    s.costs.notes.push_back(fmt::format(
+        "profiles of {} (another size of the family) time {}: their seconds per unit of work are taken as its own "
+        "at its widths (docs/step-time.md, \"Modes\")",
+        s.costs.model, model.name));
+    return s;
   }
-  s.options.stack_factor = stack_factor;
-  merge_switches(recipe.bench, RecipeBench{}, s.options.settings);  // as `run` merges them (settings/switches.h)
+  PredictSetup s = predict_setup_network(recipe, stack_factor);
+  const GpuSpec* gpu = find_gpu(recipe.gpu.type);
+  if (gpu == nullptr)
+    throw std::invalid_argument("the analytical mode needs a catalog GPU; " + recipe.gpu.type + " is none");
+  s.costs = analytical_costs(hardware_catalog(), *gpu, model, shape);
   return s;
 }
 

@@ -16,8 +16,9 @@ namespace recipebench::cli {
 
 /// The profiles of one model among the records given.
 struct LoadedProfiles {
-  std::vector<ProfiledRank> ranks;  ///< those of the model asked for
-  std::vector<std::string> other;   ///< "file (model)": records of other models, left out
+  std::vector<ProfiledRank> ranks;         ///< those of the model asked for
+  std::vector<ProfiledRank> family_ranks;  ///< those of other models (other sizes of the torch backend's family)
+  std::vector<std::string> other;          ///< "file (model)": records of other models
 };
 
 /// Reads each record (checked as `report` checks it) and keeps the profiles of the model named `model` (registry
@@ -35,6 +36,18 @@ struct PredictSetup {
 /// profile serves only a CPU recipe), takes the recipe's network and overlap switches. Throws
 /// std::invalid_argument when the GPUs cannot be scaled or the network is unknown.
 PredictSetup predict_setup(const Recipe& recipe, const LoadedProfiles& profiles, double stack_factor);
+
+/// The network, stack factor and switches of predict_setup, with no costs (a CPU recipe's stand-in link, else
+/// recipe_network). Throws std::invalid_argument as recipe_network does.
+PredictSetup predict_setup_network(const Recipe& recipe, double stack_factor);
+
+/// The step-time model's inputs from what is known (docs/step-time.md, "Modes"): the profiles of the model when
+/// given (predict_setup); else the profiles of another size of its family, their seconds per unit of work taken as
+/// the model's (said in the notes); else no profile at all: the analytical mode (plan/analytical_costs.h) on the
+/// recipe's GPU at `shape` (a chunk of the recipe's layout: its tokens, row tokens, TP and EP). Throws
+/// std::invalid_argument as predict_setup and analytical_costs do.
+PredictSetup prediction_setup(const Recipe& recipe, const ModelConfig& model, const ChunkShape& shape,
+                              const LoadedProfiles& loaded, double stack_factor);
 
 /// The `run --emulate-rank R --profile` command lines that measure one rank of each kind of `recipe`'s layout
 /// (first, the middle one with the largest memory peak, last), on the recipe's own device (recipe_device: bench.device,

@@ -65,6 +65,7 @@ OperationScale scale_operation(const HardwareCatalog& catalog, const GpuSpec& fr
   out.fallback = a == nullptr || b == nullptr;
   if (a == nullptr) out.missing = from.name;
   if (b == nullptr) out.missing += (out.missing.empty() ? "" : " and ") + to.name;
+  if (!out.fallback && a->series != b->series) out.series_note = a->series + " -> " + b->series;
   if (!out.fallback) {
     out.from_efficiency = a->at(key);
     out.to_efficiency = b->at(key);
@@ -134,8 +135,11 @@ std::vector<std::string> scaling_lines(const GpuScaling& s, const std::string& f
                                 to_string(o.operation), key_text(o), o.missing, peak, o.ratio));
       continue;
     }
-    out.push_back(fmt::format("{}{}: {} {:.3g} -> {} {:.3g} of peak: x {:.3f}", to_string(o.operation), key_text(o),
-                              from, o.from_efficiency, to, o.to_efficiency, o.ratio));
+    out.push_back(fmt::format("{}{}: {} {:.3g} -> {} {:.3g} of peak: x {:.3f}{}", to_string(o.operation), key_text(o),
+                              from, o.from_efficiency, to, o.to_efficiency, o.ratio,
+                              o.series_note.empty() ? ""
+                                                    : " (two measurement series, " + o.series_note +
+                                                          ": the ratio carries their stacks' difference too)"));
     cite(from, o.operation, o.from_source);
     cite(to, o.operation, o.to_source);
   }

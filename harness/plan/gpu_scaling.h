@@ -39,7 +39,10 @@ struct OperationScale {
   double to_efficiency = 1;      ///< fraction of the target GPU's peak (1 when the fallback rule applies)
   double ratio = 1;              ///< target seconds / profile seconds
   bool fallback = false;         ///< no curve for one of the GPUs: the ratio of peaks
-  std::string missing;           ///< the GPUs without a curve ("B200", "H200 and B200"); "" when both have one
+  std::string missing;      ///< the GPUs without a curve ("B200", "H200 and B200"); "" when both have one
+  /// "SERIES_FROM -> SERIES_TO" when the two curves are of different measurement series (the ratio then carries
+  /// the two stacks' difference as well as the GPUs'); "" for one series or the fallback.
+  std::string series_note;
   std::string from_source;       ///< the profile GPU's curve's source ("" in the fallback)
   std::string to_source;         ///< the target GPU's curve's source ("" in the fallback)
 };
@@ -57,7 +60,7 @@ struct GpuScaling {
 
 /// The ratio of one operation at `key`: (e_from x peak_from) / (e_to x peak_to), peaks being the dense BF16 FLOP/s
 /// or, for a bandwidth-bound operation, the HBM bandwidth; e the catalog's curves at `key` (EfficiencyCurve::at),
-/// both 1 when either GPU has none (the fallback rule).
+/// both 1 when either GPU has none (the fallback rule); curves of two series are used and said (series_note).
 OperationScale scale_operation(const HardwareCatalog& catalog, const GpuSpec& from, const GpuSpec& to, Operation op,
                                double key);
 

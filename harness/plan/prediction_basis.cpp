@@ -20,6 +20,8 @@ std::string to_string(PredictionMode mode) {
       return "profiled on another GPU, scaled";
     case PredictionMode::kProfiledCpu:
       return "profiled on the CPU";
+    case PredictionMode::kAnalytical:
+      return "analytical, no profile";
   }
   return "?";
 }
@@ -27,6 +29,7 @@ std::string to_string(PredictionMode mode) {
 namespace {
 
 PredictionMode mode_of(const UnitCosts& costs, const Recipe& recipe) {
+  if (costs.sources.empty()) return PredictionMode::kAnalytical;
   if (costs.gpu == "CPU") return PredictionMode::kProfiledCpu;
   return costs.gpu == recipe.gpu.type ? PredictionMode::kProfiledSameGpu : PredictionMode::kProfiledOtherGpu;
 }
@@ -55,6 +58,8 @@ std::string error_band(PredictionMode mode, double stack_factor, const std::stri
     }
     case PredictionMode::kProfiledCpu:
       return "not checked against measurements (CPU development runs)";
+    case PredictionMode::kAnalytical:
+      return "ANALYTICAL_BAND";
   }
   return "";
 }
@@ -160,16 +165,23 @@ PredictionBasis prediction_basis(const Recipe& recipe, const ModelConfig& model,
 }
 
 std::string basis_text(const PredictionBasis& b) {
-  std::string out = "  how obtained: " + to_string(b.mode) + ": profiles measured on " + b.profile_gpu;
+  std::string out = "  how obtained: " + to_string(b.mode) +
+                    (b.mode == PredictionMode::kAnalytical
+                         ? ": each component's work at the catalog's per-operation efficiencies of " + b.target_gpu +
+                               " (catalog/efficiency.yaml), nothing measured"
+                         : ": profiles measured on " + b.profile_gpu);
   if (b.scaling)
     out += fmt::format(", carried to {} operation by operation (catalog/efficiency.yaml; one ratio of dense BF16 "
                        "peaks would be x {:.3f} for everything)",
                        b.target_gpu, b.scaling->single_ratio);
-  if (b.stack_factor != 1) out += fmt::format("; every compute second x {:.3f} (--stack-factor)", b.stack_factor);
+  if (b.stack_factor != 1)
+    out += fmt::format("; every compute second x {:.3f} ({})", b.stack_factor,
+                       b.calibration.empty() ? "--stack-factor" : "fitted by --calibrate");
   out += "\n";
   if (b.scaling)
     for (const std::string& line : scaling_lines(*b.scaling, b.profile_gpu, b.target_gpu))
       out += "    " + line + "\n";
+  for (const std::string& line : b.calibration) out += "  " + line + "\n";
   out += "  trust: " + b.error_band + "\n";
   if (b.measured) {
     const MeasuredBeside& m = *b.measured;
@@ -194,7 +206,8 @@ std::string basis_text(const PredictionBasis& b) {
 Json basis_json(const PredictionBasis& b) {
   Json j{{"mode", to_string(b.mode)},       {"profile_gpu", b.profile_gpu},
          {"target_gpu", b.target_gpu},      {"error_band", b.error_band},
-         {"stack_factor", b.stack_factor},  {"not_modelled", b.not_modelled}};
+         {"stack_factor", b.stack_factor},  {"not_modelled", b.not_modelled},
+         {"calibration", b.calibration}};
   j["scaling"] = b.scaling ? scaling_json(*b.scaling, b.profile_gpu, b.target_gpu) : Json();
   j["memory"] = b.memory ? Json{{"peak_bytes", b.memory->peak_bytes},
                                 {"gpu_bytes", b.memory->gpu_bytes},

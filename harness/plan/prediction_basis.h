@@ -24,9 +24,10 @@ enum class PredictionMode {
   kProfiledSameGpu,   ///< profiles measured on the recipe's own GPU type
   kProfiledOtherGpu,  ///< profiles of another GPU, carried operation by operation (plan/gpu_scaling.h)
   kProfiledCpu,       ///< CPU profiles for a CPU recipe (development runs: not validated)
+  kAnalytical,        ///< no profile: the catalog's per-operation efficiencies of the recipe's GPU
 };
 
-/// "profiled, same GPU", "profiled on another GPU, scaled", "profiled on the CPU".
+/// "profiled, same GPU", "profiled on another GPU, scaled", "profiled on the CPU", "analytical, no profile".
 std::string to_string(PredictionMode mode);
 
 /// The memory plan of the predicted layout (the torch backend's plan, plan/memory_plan.h) against the GPU's memory.
@@ -52,6 +53,7 @@ struct PredictionBasis {
   std::optional<GpuScaling> scaling;  ///< how the profiles were carried to the target (nullopt on the same GPU)
   std::string error_band;  ///< how far this mode was off when checked, with where
   double stack_factor = 1;
+  std::vector<std::string> calibration;   ///< how the stack factor was fitted (predict --calibrate); empty if not
   std::optional<PredictedMemory> memory;  ///< nullopt on the CPU (no GPU memory to hold it against)
   std::vector<std::string> not_modelled;  ///< "layout.cp: 2 (...)": recipe fields and switches not priced
   std::optional<MeasuredBeside> measured;

@@ -277,19 +277,25 @@ void add_figures(const StepInputs& in, StepPrediction& out) {
 std::vector<std::string> assumptions(const StepInputs& in) {
   const StepTimeOptions& o = in.options;
   std::vector<std::string> a;
-  a.push_back(
-      fmt::format("compute: {} profile(s) on {} ({}); each component a fixed part per pass ({}) plus its work by "
-                  "docs/step-time.md's formulas at the measured seconds per unit",
-                  in.costs.sources.size(), in.costs.gpu, in.costs.model,
-                  in.costs.fixed_fitted ? "fitted over the profiles' microbatch sizes"
-                                        : "the weights streamed at the profile's optimizer bandwidth"));
+  if (in.costs.sources.empty())
+    a.push_back(fmt::format("compute: analytical, no profile: each component's work by docs/step-time.md's formulas "
+                            "at the catalog's efficiencies on {} (catalog/efficiency.yaml; the curves in the notes)",
+                            in.costs.gpu));
+  else
+    a.push_back(
+        fmt::format("compute: {} profile(s) on {} ({}); each component a fixed part per pass ({}) plus its work by "
+                    "docs/step-time.md's formulas at the measured seconds per unit",
+                    in.costs.sources.size(), in.costs.gpu, in.costs.model,
+                    in.costs.fixed_fitted ? "fitted over the profiles' microbatch sizes"
+                                          : "the weights streamed at the profile's optimizer bandwidth"));
+  for (const std::string& note : in.costs.notes) a.push_back(note);
   for (const std::string& source : in.costs.sources)  // a calibrated profile's factor (docs/step-time.md)
     if (source.find(" (calibrated x ") != std::string::npos) a.push_back("profile " + source);
-  a.push_back(
-      fmt::format("optimizer step: {:g} bytes per parameter of the shard ({}, docs/optimizer.md) at the "
-                  "profile's optimizer bandwidth",
-                  optimizer_step_bytes_per_param(in.recipe.optimizer, in.costs.kernels),
-                  optimizer_state_label(in.recipe.optimizer)));
+  a.push_back(fmt::format("optimizer step: {:g} bytes per parameter of the shard ({}, docs/optimizer.md) at {:.2f} "
+                          "TB/s ({} optimizer bandwidth)",
+                          optimizer_step_bytes_per_param(in.recipe.optimizer, in.costs.kernels),
+                          optimizer_state_label(in.recipe.optimizer), in.costs.weight_stream_bytes_per_s / 1e12,
+                          in.costs.sources.empty() ? "the catalog's" : "the profiles'"));
   if (o.stack_factor != 1) a.push_back(fmt::format("stack factor {:.3f} on every compute second", o.stack_factor));
   a.push_back("routing balanced: each rank's experts get its own tokens' top-k slots over the EP group");
   if (in.recipe.layout.recompute.granularity == "selective")

@@ -1,0 +1,78 @@
+#include "plan/analytical_costs.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "plan/gpu_scaling.h"
+
+namespace recipebench {
+
+namespace {
+
+constexpr int kForward = static_cast<int>(PassPhase::kForward);
+constexpr int kBackward = static_cast<int>(PassPhase::kBackward);
+constexpr int kRecompute = static_cast<int>(PassPhase::kRecompute);
+
+/// Reached rate of `op` on `gpu` at `key` (FLOP/s or bytes/s), with the note of where its curve came from (once).
+double reached_rate(const HardwareCatalog& catalog, const GpuSpec& gpu, Operation op, double key,
+                    std::vector<std::string>& notes) {
+  std::string borrowed;
+  const EfficiencyCurve* curve = efficiency_or_borrowed(catalog, gpu, op, borrowed);
+  if (curve == nullptr)
+    throw std::invalid_argument(std::string("no efficiency of ") + to_string(op) +
+                                " for any GPU in the catalog: the analytical mode cannot time it");
+  const double peak = bandwidth_bound(op) ? gpu.memory_bandwidth : gpu.peak_bf16_flops;
+  if (!(peak > 0)) throw std::invalid_argument("the catalog has no peak of " + gpu.name);
+  const std::string note =
+      borrowed.empty()
+          ? fmt::format("{} on {}: the catalog's curve ({})", to_string(op), gpu.name, curve->source)
+          : fmt::format("{} on {}: no curve of its own; {}'s fraction of peak assumed ({})", to_string(op), gpu.name,
+                        borrowed, curve->source);
+  if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
+  return curve->at(key) * peak;
+}
+
+}  // namespace
+
+const EfficiencyCurve* efficiency_or_borrowed(const HardwareCatalog& catalog, const GpuSpec& gpu, Operation op,
+                                              std::string& borrowed_from) {
+  borrowed_from.clear();
+  if (const EfficiencyCurve* own = catalog.efficiency(gpu.name, op)) return own;
+  for (const EfficiencyCurve& e : catalog.efficiencies)
+    if (e.operation == op) {
+      borrowed_from = e.gpu;
+      return &e;
+    }
+  return nullptr;
+}
+
+UnitCosts analytical_costs(const HardwareCatalog& catalog, const GpuSpec& gpu, const ModelConfig& m, ChunkShape shape) {
+  shape.gdn_layers = std::max<int64_t>(shape.gdn_layers, 1);
+  shape.attention_layers = std::max<int64_t>(shape.attention_layers, 1);
+  shape.embedding = shape.lm_head = true;
+  UnitCosts u;
+  u.gpu = gpu.name;
+  u.model = m.name;
+  u.weight_stream_bytes_per_s = reached_rate(catalog, gpu, Operation::kOptimizer, 0, u.notes);
+  for (int c = 0; c < kProfileComponents; ++c) {
+    const ProfileComponent comp = static_cast<ProfileComponent>(c);
+    const double total = component_work(comp, m, shape);
+    if (!(total > 0)) continue;
+    double per_unit = 0;
+    for (const OperationWork& w : component_operations(comp, m, shape))
+      if (w.work > 0) per_unit += (w.work / total) / reached_rate(catalog, gpu, w.operation, w.key, u.notes);
+    u.forward_pass[kForward][c] = per_unit;
+    u.backward_pass[kBackward][c] = 2 * per_unit;
+    u.backward_pass[kRecompute][c] = per_unit;
+    u.measured_forward[c] = true;
+    u.measured_backward[kBackward][c] = u.measured_backward[kRecompute][c] = true;
+    const bool weights = component_params(comp, m, shape) > 0;
+    for (int kind = 0; kind < 2; ++kind)
+      u.fixed_seconds_per_unit[kind][c] = weights ? 1 / u.weight_stream_bytes_per_s : 0;
+  }
+  return u;
+}
+
+}  // namespace recipebench

@@ -1,0 +1,26 @@
+// The step-time model without a profile (docs/step-time.md, "Analytical mode"): each component's seconds per unit of
+// work from the catalog's per-operation efficiencies of the target GPU (catalog/efficiency.yaml), so any model whose
+// widths are known is timed, marked analytical. Pure arithmetic, no libtorch.
+#pragma once
+
+#include "catalog/hardware.h"
+#include "plan/compute_profile.h"
+
+namespace recipebench {
+
+/// The curve of `op` for `gpu`: its own, else the first GPU's in catalog order that has one (then `borrowed_from`
+/// names that GPU: the same fraction of the target's peak is assumed); nullptr when no GPU has one.
+const EfficiencyCurve* efficiency_or_borrowed(const HardwareCatalog& catalog, const GpuSpec& gpu, Operation op,
+                                              std::string& borrowed_from);
+
+/// Unit costs of model `m` on `gpu` with no profile, at the chunk shape `shape` (its tokens, row tokens, TP and EP
+/// key the curves; layer counts do not matter): per component, seconds per unit of forward work = sum over its
+/// operations (plan/gpu_scaling.h component_operations) of work share / (efficiency x peak), peak the dense BF16
+/// FLOP/s or for bandwidth-bound operations the HBM bandwidth; a backward pass 2 x that per unit (the input's and
+/// the weights' gradients), a recompute the forward's; each pass's fixed part the weights streamed at the optimizer
+/// curve's bandwidth, which also times the optimizer step. UnitCosts::sources stays empty (no profile) and
+/// UnitCosts::notes says each curve used or borrowed. Throws std::invalid_argument when an operation the model runs
+/// has no curve on any GPU, or the GPU lacks a peak or bandwidth.
+UnitCosts analytical_costs(const HardwareCatalog& catalog, const GpuSpec& gpu, const ModelConfig& m, ChunkShape shape);
+
+}  // namespace recipebench
