@@ -90,7 +90,7 @@ std::vector<EfficiencyPoint> read_points(const EntryReader& r, Operation op) {
     if (!list[k].IsSequence() || list[k].size() != 2 || !YAML::convert<double>::decode(list[k][0], key) ||
         !(key > 0) || !std::isfinite(key))
       r.fail(at, "not a [key, efficiency] pair with a key above 0", std::string("[") + shape_key(op) + ", efficiency]");
-    if (!out.empty() && !(key > out.back().key)) r.fail(at, std::to_string(key), "keys in ascending order");
+    if (!out.empty() && !(key > out.back().key)) r.fail(at + "/0", list[k][0].Scalar(), "keys in ascending order");
     out.push_back({key, fraction(list[k][1], at + "/1")});
   }
   return out;

@@ -34,32 +34,40 @@ PredictionMode mode_of(const UnitCosts& costs, const Recipe& recipe) {
   return costs.gpu == recipe.gpu.type ? PredictionMode::kProfiledSameGpu : PredictionMode::kProfiledOtherGpu;
 }
 
-/// The checks of docs/step-time.md ("Checked"), by mode.
+/// The checks of docs/step-time.md ("Checked"), by mode: how far the mode was off where it was measured.
 std::string error_band(PredictionMode mode, double stack_factor, const std::string& from, const std::string& to) {
-  const std::string where = " (reports/bench/h200-2026-12-03-predict; docs/step-time.md, Checked)";
+  const std::string where = " (reports/bench/prediction-check-2026-12-05; docs/step-time.md, Checked)";
+  const bool calibrated = stack_factor != 1;
   switch (mode) {
     case PredictionMode::kProfiledSameGpu:
       return "checked on one H200: 3.1% mean absolute error, 7.4% at most, over 11 proxy shapes of the profile's "
              "widths, calibrated by a plain run (13.0% / 19.7% from a --profile record alone); layouts and widths "
-             "far from the profiles' are not checked" +
-             where;
+             "far from the profiles' are not checked (reports/bench/h200-2026-12-03-predict)";
     case PredictionMode::kProfiledOtherGpu: {
       const std::string pair = from == "H200" && to == "B200"
                                    ? std::string("this pair")
                                    : "only H200 -> B200 (" + from + " -> " + to + " itself never)";
-      if (stack_factor != 1)
-        return "with a stack factor fitted on one measured row of the target: +4.4% and +4.5% on the seed's other "
+      if (calibrated)
+        return "with a stack factor fitted on one measured row of the target: -0.2% and +0.7% on the seed's other "
                "two B200 rows; checked " +
                pair + where;
       return "checked " + pair +
-             ": +81% to +92% on the seed's three B200 rows (the rule is optimistic for these kernels); fit "
-             "--stack-factor on a measured row of the target GPU (then +4.4% / +4.5%)" +
+             ": +78% to +82% on the seed's three B200 rows (one ratio of peaks gave +81% to +92%; the rest is the "
+             "seed's stack against the torch backend's); fit "
+             "--calibrate on a measured run of the target GPU (then -0.2% / +0.7%)" +
              where;
     }
     case PredictionMode::kProfiledCpu:
       return "not checked against measurements (CPU development runs)";
     case PredictionMode::kAnalytical:
-      return "ANALYTICAL_BAND";
+      if (calibrated)
+        return "analytical with a stack factor fitted on one measured row of the target: +9.5% and +6.1% on the "
+               "seed's other two B200 rows" +
+               where;
+      return "analytical, uncalibrated: +212% to +240% on the seed's three B200 rows (kernel efficiencies only: no "
+             "launch overhead, no stack; an upper bound, not an estimate); fit --calibrate on a measured run of the "
+             "target GPU (then +9.5% / +6.1%)" +
+             where;
   }
   return "";
 }

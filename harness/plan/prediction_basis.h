@@ -62,8 +62,9 @@ struct PredictionBasis {
 /// The basis of `p`, the prediction of `recipe` (validated) for `model` on `map` with the run's `settings` from
 /// `costs` (the profiles' unit costs, on costs.gpu) at `stack_factor`. The error bands are the checks of
 /// docs/step-time.md ("Checked": reports/bench/h200-2026-12-03-predict): same GPU 3.1% mean absolute error (7.4% at
-/// most) over 11 proxy shapes on one H200; H200 -> B200 by the peak ratios +81% to +92% on the seed's three rows,
-/// +4.4% / +4.5% with a stack factor fitted on one of them. Throws std::invalid_argument when the memory plan cannot
+/// most) over 11 proxy shapes on one H200; H200 -> B200 operation by operation +78% to +82% on the seed's three rows,
+/// -0.2% / +0.7% with a stack factor fitted on one of them; analytical +212% to +240%, +9.5% / +6.1% calibrated
+/// (reports/bench/prediction-check-2026-12-05). Throws std::invalid_argument when the memory plan cannot
 /// be made for the layout (plan_memory's errors).
 PredictionBasis prediction_basis(const Recipe& recipe, const ModelConfig& model, const RankMap& map,
                                  const RunSettings& settings, const UnitCosts& costs, double stack_factor,
