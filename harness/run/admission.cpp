@@ -29,7 +29,7 @@ RankVariables read_rank_variables() {
 namespace {
 
 /// Refuses (exit 2), before any rank starts, a model outside the families a per-rank backend builds (its capability
-/// table's model_families): the torch backend trains the Qwen3.5 / Qwen3-Next family only; the command backend runs
+/// table's model_families; a dry run prints such a model's rank map and says the plan is not made): the torch backend trains the Qwen3.5 / Qwen3-Next family only; the command backend runs
 /// any model.
 std::optional<Refusal> model_family(const Admission& a) {
   if (!a.caps || a.caps->model_families.empty()) return std::nullopt;
@@ -93,6 +93,9 @@ std::optional<Refusal> command_settings_refusal(const Admission& a) {
 /// dry run goes on unchecked.
 std::optional<Refusal> backend_capabilities(const Admission& a) {
   if (!a.caps) return std::nullopt;
+  const auto& families = a.caps->model_families;  // a model the backend does not build: model_family refuses it
+  if (!families.empty() && std::find(families.begin(), families.end(), a.run.model.model.family) == families.end())
+    return std::nullopt;
   const std::string& name = a.run.settings().backend;
   const RecipeBench& cl = a.request.overrides;
   if (a.caps->launch == Launch::kPerNode) {  // the command decides the layout; only its log format is checked
@@ -213,7 +216,7 @@ std::optional<Refusal> record_folder(const Admission& a) {
 const std::vector<AdmissionCheck>& admission_checks() {
   using S = AdmissionStage;
   static const std::vector<AdmissionCheck> checks{
-      {"model family", S::kAlways, model_family},
+      {"model family", S::kStart, model_family},
       {"backend capabilities", S::kAlways, backend_capabilities},
       {"switch conflicts", S::kAlways, conflicting_switches},
       {"emulated rank", S::kAlways, emulation},
