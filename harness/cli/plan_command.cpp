@@ -227,17 +227,21 @@ int run_plan(const PlanArgs& args) {
   }
   std::optional<LoadedProfiles> loaded = load_profiles(args.profiles, model->name);
   if (!loaded) return kFailed;
-  if (loaded->ranks.empty()) {
+  if (loaded->ranks.empty())
     std::cerr << "recipebench plan: no profile of " << model->name << " among the " << args.profiles.size()
-              << " given (--profile RECORD): measure one rank of each kind of a layout of " << model->name
-              << " with `recipebench run RECIPE --emulate-rank R --profile` (`recipebench predict RECIPE` prints the "
-                 "commands for a recipe)\n";
-    return kUsage;
-  }
+              << " given: "
+              << (loaded->family_ranks.empty()
+                      ? "the layouts are ranked by the analytical mode (the catalog's efficiencies, nothing measured)"
+                      : "the profiles of " + loaded->family_ranks.front().model +
+                            " (another size of the family) time it at its widths")
+              << " (docs/step-time.md, Modes); profile one rank of each kind of a layout with `recipebench run "
+                 "RECIPE --emulate-rank R --profile` for a measured ranking\n";
   const auto started = std::chrono::steady_clock::now();
   LayoutSearch search;
   try {
-    const PredictSetup setup = predict_setup(base, *loaded, args.stack_factor);
+    ChunkShape shape;  // one row per microbatch, TP 1, EP 1: the shape the analytical mode's curves are read at
+    shape.tokens = shape.row_tokens = req.row_tokens;
+    const PredictSetup setup = prediction_setup(base, *model, shape, *loaded, args.stack_factor);
     search = search_layouts(req, setup.costs, setup.network, setup.options);
   } catch (const std::invalid_argument& e) {
     std::cerr << "recipebench plan: error: " << e.what() << "\n";
