@@ -55,7 +55,8 @@ cpu-suggestions)
   r=$src/tests/data/dist/tiny-tp2-pp2-ep2-dp2.yaml
   "$rb" predict "$r" >"$work/p.txt" 2>&1; rc=$?
   test $rc -eq 2 || fail "predict exit $rc: $(cat "$work/p.txt")"
-  grep -q "e.g. on this host's CPU (the recipe's device):$" "$work/p.txt" || fail "header: $(cat "$work/p.txt")"
+  grep -q "profile one rank of each kind of this layout on this host's CPU (the recipe's device) (--profile RECORD):$" \
+    "$work/p.txt" || fail "header: $(cat "$work/p.txt")"
   grep -q cuda "$work/p.txt" && fail "a CUDA suggestion for a CPU recipe: $(cat "$work/p.txt")"
   n=$(grep -c '^  recipebench run .* --device cpu ' "$work/p.txt")
   test "$n" -eq 2 || fail "$n commands: $(cat "$work/p.txt")"
@@ -90,7 +91,7 @@ cli-habits)
   ;;
 predict-notes)
   # predict-profile-count-and-hidden-notes: six profiles (as bench/predict-recorded.sh passes them) are "6
-  # profile(s)" (the GPU scaling, said in "how obtained", is no profile); an achieved rate above the GPU's peak (the LM head's
+  # profile(s)" (the GPU scaling, said in "how obtained" operation by operation, is no profile); an achieved rate above the GPU's peak (the LM head's
   # backward) is printed as n/a, never as a rate.
   e=$src/reports/bench/h200-2026-12-02-emulate-profile/attune-tp2-pp8-ep8-vpp2-mt16k
   f=$src/reports/bench/h200-2026-12-03-predict/call2/seed-attune-48gpu-tp2-pp6-ep8
@@ -99,7 +100,10 @@ predict-notes)
   "$rb" predict "$src/recipes/qwen3.5-397b-a17b/b200/attune-tp2-pp8-ep8-vpp2-mt16k.yaml" $p >"$work/p.txt" 2>&1 ||
     fail "predict: $(cat "$work/p.txt")"
   grep -q 'compute: 6 profile(s) on H200' "$work/p.txt" || fail "count: $(cat "$work/p.txt")"
-  grep -q 'carried to B200 by .*matrix components x 0.440' "$work/p.txt" || fail "scaling: $(cat "$work/p.txt")"
+  grep -q 'carried to B200 operation by operation .*one ratio of dense BF16 peaks would be x 0.440' "$work/p.txt" ||
+    fail "scaling: $(cat "$work/p.txt")"
+  grep -q '^    gated_deltanet at sequence tokens 8192: H200 0.0301 -> B200 0.0142 of peak: x 0.934$' "$work/p.txt" ||
+    fail "per-operation line: $(cat "$work/p.txt")"
   line=$(grep "achieved TFLOP/s" "$work/p.txt")
   echo "$line" | grep -q 'n/a (' || fail "no implausible rate marked: $line"
   echo "$line" | grep -q "is implausible" || fail "no word on the implausible rate: $line"

@@ -98,7 +98,9 @@ TEST_CASE("record-many-keys-quadratic: an object of 200,000 keys is read in line
   text += "}}";
   const auto start = std::chrono::steady_clock::now();
   const Json j = parse_json_text(text);
-  CHECK(seconds_since(start) < 1.0);
+  // Linear: 0.3 to 0.7 s on this 2-core machine alone, more beside a parallel build; the quadratic insertion it
+  // guards against takes minutes (2e10 key comparisons), so a bound of 5 s tells them apart under load too.
+  CHECK(seconds_since(start) < 5.0);
   CHECK(j["environment"].size() == 200000);
   CHECK(j["environment"]["k199999"] == 199999);
 }
