@@ -40,12 +40,11 @@ torch_model::RecomputeOptions recompute_options(const RecipeLayout& l) {
   const RecipeRecompute& r = l.recompute;
   torch_model::RecomputeOptions o;
   if (r.granularity.empty() || r.granularity == "none") return o;
-  if (r.granularity == "selective")
-    throw RunError(layout_name(l) +
-                   " asks for selective recompute (layout.recompute.granularity: selective): not implemented yet in "
-                   "the torch backend; use granularity full (method uniform or block) or none");
+  // The capability table (torch_backend_registration.cpp: recompute full, none) refuses every other granularity
+  // before any rank starts (run/admission.h); here only what it lets through is converted.
   if (r.granularity != "full")
-    throw RunError("layout.recompute.granularity " + r.granularity + " is not one of full, selective, none");
+    throw std::logic_error("layout.recompute.granularity " + r.granularity +
+                           " reached the torch backend: its capability table admits full and none only");
   if (r.method.empty() || r.method == "uniform")
     o.method = torch_model::RecomputeOptions::Method::Uniform;
   else if (r.method == "block")
@@ -59,15 +58,8 @@ torch_model::RecomputeOptions recompute_options(const RecipeLayout& l) {
 }
 
 void check_backend_support(const Recipe& recipe, const ModelConfig* model) {
-  const auto& l = recipe.layout;
-  recompute_options(l);
-  if (l.cp != 1)
-    throw RunError(layout_name(l) + " has CP = " + std::to_string(l.cp) +
-                   ": the torch backend runs tensor, data, expert and pipeline parallel (CP = 1)");
-  if (l.effective_etp() != 1)
-    throw RunError(layout_name(l) + " has ETP = " + std::to_string(l.effective_etp()) +
-                   (l.etp ? std::string() : std::string(" (layout.etp absent: ETP = TP)")) +
-                   ": the torch backend's experts run with ETP = 1 (TP folded into EP); set layout.etp: 1");
+  // CP, ETP, the recompute granularity, the dispatcher, offload and precision are the capability table's
+  // (harness/backend/capabilities.h), checked once at admission; this is what the table cannot say.
   check_tensor_parallel(recipe, model);
 }
 

@@ -10,16 +10,17 @@
 
 namespace recipebench::torch_backend {
 
-/// Refuses, with a RunError naming the field, the value and what the backend runs, a recipe the torch backend does
-/// not implement: CP > 1; ETP other than 1 (TP is folded into EP); TP > 1 without sequence parallel (the backend's
-/// TP is sequence parallel only); a shared expert FFN or vocabulary not divisible by TP (sharded without padding;
-/// `model` may be null: then not checked); layout.recompute other than full (uniform or block) or none.
+/// Refuses, with a RunError naming the field, the value and what the backend runs, what the torch backend does not
+/// implement beyond its capability table (torch_backend_registration.h, checked once at admission: CP, ETP, the
+/// recompute granularity, ...): TP > 1 without sequence parallel (the backend's TP is sequence parallel only); a
+/// shared expert FFN or vocabulary not divisible by TP (sharded without padding; `model` may be null: then not
+/// checked).
 void check_backend_support(const Recipe& recipe, const ModelConfig* model);
 
 /// The recipe's layout.recompute as the model's RecomputeOptions (granularity full: method uniform, groups of
 /// num_layers consecutive layers recomputed as one unit, or block, the first num_layers layers recomputed; absent
-/// method: uniform; absent or 0 num_layers: 1). Throws RunError for selective (not implemented yet) or an unknown
-/// granularity or method.
+/// method: uniform; absent or 0 num_layers: 1). Throws RunError for an unknown method, std::logic_error for a
+/// granularity the capability table does not admit (selective: refused at admission, never reaching here).
 torch_model::RecomputeOptions recompute_options(const RecipeLayout& layout);
 
 /// Refuses a run whose ranks (options.place.world) are not the layout's world size TP x CP x DP x PP (RunError saying

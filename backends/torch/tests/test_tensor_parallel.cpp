@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/capabilities.h"
 #include "catalog/models.h"
 #include "dist/parallel_groups.h"
 #include "dist/process_group.h"
@@ -339,9 +340,13 @@ TEST_CASE("the torch backend refuses the TP layouts it cannot run, with the reas
     CHECK_THROWS_WITH(backend->environment(test::resolved(r, o)),
                       Catch::Contains("63-token rows, not divisible by TP 2 under sequence parallel"));
   }
-  SECTION("ETP absent (= TP)") {
+  SECTION("ETP absent (= TP): the capability table's, at admission") {
     r.layout.etp.reset();
-    CHECK_THROWS_WITH(backend->environment(test::resolved(r, o)), Catch::Contains("ETP = 2") && Catch::Contains("set layout.etp: 1"));
+    const Diagnostics d =
+        check_capabilities("torch", torch_backend_capabilities(), r, SourceDoc{}, Device::kCpu, DataSource::kSynthetic);
+    REQUIRE(d.size() == 1);
+    CHECK(d[0].found == "2 (layout.etp absent: ETP = TP)");
+    CHECK(d[0].expected == "1 (what the torch backend runs)");
   }
   SECTION("heads not divisible by TP") {
     r.layout.tp = 8;  // the tiny model has 4 attention heads
@@ -349,9 +354,13 @@ TEST_CASE("the torch backend refuses the TP layouts it cannot run, with the reas
     o.place.world = 8;
     CHECK_THROWS_WITH(backend->environment(test::resolved(r, o)), Catch::Contains("not divisible by TP"));
   }
-  SECTION("CP > 1") {
+  SECTION("CP > 1: the capability table's, at admission") {
     r.layout.cp = 2;
-    CHECK_THROWS_WITH(backend->environment(test::resolved(r, o)), Catch::Contains("CP = 2"));
+    const Diagnostics d =
+        check_capabilities("torch", torch_backend_capabilities(), r, SourceDoc{}, Device::kCpu, DataSource::kSynthetic);
+    REQUIRE(d.size() == 1);
+    CHECK(d[0].path == "layout.cp");
+    CHECK(d[0].found == "2");
   }
 }
 

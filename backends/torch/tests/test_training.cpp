@@ -13,6 +13,7 @@
 #include <numeric>
 
 #include "backend/backend.h"
+#include "backend/capabilities.h"
 #include "catalog/models.h"
 #include "data/packing.h"
 #include "data/rows.h"
@@ -370,11 +371,14 @@ TEST_CASE("recompute from the recipe: full recompute trains exactly as no recomp
       CHECK(std::sqrt(diff / norm) < 1e-5);
     }
   }
-  SECTION("selective is not implemented yet") {
+  SECTION("selective is not implemented yet: the capability table refuses it at admission") {
     r.layout.recompute = {"selective", "", 0};
-    auto backend = make_backend("torch");
-    CHECK_THROWS_WITH(backend->environment(test::resolved(r)),
-                      Catch::Contains("selective recompute") && Catch::Contains("not implemented yet"));
+    const Diagnostics d =
+        check_capabilities("torch", torch_backend_capabilities(), r, SourceDoc{}, Device::kCpu, DataSource::kSynthetic);
+    REQUIRE(d.size() == 1);
+    CHECK(d[0].path == "layout.recompute.granularity");
+    CHECK(d[0].found == "selective");
+    CHECK(d[0].expected == "full or none (what the torch backend runs)");
   }
 }
 
