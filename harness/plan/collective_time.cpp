@@ -24,35 +24,24 @@ void check_link(const Link& link) {
 
 }  // namespace
 
-std::string collective_name(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::AllReduce:
-      return "all-reduce";
-    case CollectiveKind::ReduceScatter:
-      return "reduce-scatter";
-    case CollectiveKind::AllGather:
-      return "all-gather";
-    case CollectiveKind::AllToAll:
-      return "all-to-all";
-    case CollectiveKind::SendRecv:
-      return "send/recv";
-  }
-  return "?";
-}
+std::string collective_name(CollectiveKind kind) { return collective_row(kind).text_name; }
 
 double bus_factor(CollectiveKind kind, int n) {
   check_group_size(n);
   if (n == 1) return 0;
   const double share = double(n - 1) / n;
   switch (kind) {
-    case CollectiveKind::AllReduce:
+    case Collective::kAllReduce:
       return 2 * share;
-    case CollectiveKind::ReduceScatter:
-    case CollectiveKind::AllGather:
-    case CollectiveKind::AllToAll:
+    case Collective::kReduceScatter:
+    case Collective::kAllGather:
+    case Collective::kAllToAll:
       return share;
-    case CollectiveKind::SendRecv:
+    case Collective::kSend:
+    case Collective::kRecv:
       return 1;
+    case Collective::kBarrier:
+      return 0;
   }
   return 0;
 }
@@ -61,13 +50,15 @@ int latency_steps(CollectiveKind kind, int n) {
   check_group_size(n);
   if (n == 1) return 0;
   switch (kind) {
-    case CollectiveKind::AllReduce:
+    case Collective::kAllReduce:
+    case Collective::kBarrier:
       return 2 * (n - 1);
-    case CollectiveKind::ReduceScatter:
-    case CollectiveKind::AllGather:
-    case CollectiveKind::AllToAll:
+    case Collective::kReduceScatter:
+    case Collective::kAllGather:
+    case Collective::kAllToAll:
       return n - 1;
-    case CollectiveKind::SendRecv:
+    case Collective::kSend:
+    case Collective::kRecv:
       return 1;
   }
   return 0;

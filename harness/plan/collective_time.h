@@ -7,14 +7,15 @@
 #include <vector>
 
 #include "catalog/hardware.h"
+#include "layout/collective.h"
 #include "layout/rank_map.h"
 
 namespace recipebench {
 
-/// The collectives the model times (a closed set).
-enum class CollectiveKind { AllReduce, ReduceScatter, AllGather, AllToAll, SendRecv };
+/// The collectives the model times: the layout's table (layout/collective.h), shared with the backends' traffic.
+using CollectiveKind = Collective;
 
-/// "all-reduce", "reduce-scatter", "all-gather", "all-to-all", "send/recv"
+/// "all-reduce", "reduce-scatter", "all-gather", "all-to-all", "send/recv", "barrier" (collective_row's text_name).
 std::string collective_name(CollectiveKind kind);
 
 /// One link of the alpha-beta model as a rank sees it.
@@ -25,12 +26,13 @@ struct Link {
 };
 
 /// nccl-tests' bus-bandwidth factor of `kind` on `n` ranks (busbw = algbw x factor; NVIDIA/nccl-tests
-/// doc/PERFORMANCE.md): ring all-reduce 2(n-1)/n; reduce-scatter, all-gather and all-to-all (n-1)/n; send/recv 1.
-/// 0 for n = 1. Throws std::invalid_argument for n < 1.
+/// doc/PERFORMANCE.md): ring all-reduce 2(n-1)/n; reduce-scatter, all-gather and all-to-all (n-1)/n; send and recv
+/// 1; a barrier 0 (it moves no bytes). 0 for n = 1. Throws std::invalid_argument for n < 1.
 double bus_factor(CollectiveKind kind, int n);
 
 /// Latency steps of `kind` on `n` ranks: ring all-reduce 2(n-1) (a reduce-scatter then an all-gather around the
-/// ring), reduce-scatter / all-gather / all-to-all n-1, send/recv 1; 0 for n = 1. The step counts of NCCL's ring
+/// ring), reduce-scatter / all-gather / all-to-all n-1, send and recv 1, a barrier 2(n-1) (an all-reduce of one
+/// element); 0 for n = 1. The step counts of NCCL's ring
 /// model (NVIDIA/nccl src/graph/tuning.cc, nsteps). Throws std::invalid_argument for n < 1.
 int latency_steps(CollectiveKind kind, int n);
 

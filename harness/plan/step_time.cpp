@@ -58,8 +58,8 @@ PassComm pass_comm(const ModelConfig& m, const ChunkShape& s, const PhaseCells& 
   const double phases = backward ? 1.0 + recompute_fraction : 1.0;
   if (tp > 1) {
     const double full = static_cast<double>(s.tokens) * m.hidden_size * kActivationBytes;
-    const double ag = collective_seconds(CollectiveKind::AllGather, full, tp, tp_link);
-    const double rs = collective_seconds(CollectiveKind::ReduceScatter, full, tp, tp_link);
+    const double ag = collective_seconds(Collective::kAllGather, full, tp, tp_link);
+    const double rs = collective_seconds(Collective::kReduceScatter, full, tp, tp_link);
     double t = phases * layers * 2 * (ag + rs);
     if (s.lm_head) t += backward ? rs : ag;
     if (s.embedding && !backward) t += rs;
@@ -74,7 +74,7 @@ PassComm pass_comm(const ModelConfig& m, const ChunkShape& s, const PhaseCells& 
   }
   if (ep > 1) {
     const double rows = static_cast<double>(s.tokens) / s.tp * m.top_k * m.hidden_size * kActivationBytes;
-    out.ep = phases * layers * 2 * collective_seconds(CollectiveKind::AllToAll, rows, ep, ep_link);
+    out.ep = phases * layers * 2 * collective_seconds(Collective::kAllToAll, rows, ep, ep_link);
   }
   return out;
 }
@@ -213,7 +213,7 @@ double p2p_seconds(const StepInputs& in, int p) {
   const RankPlacement& q = first_rank_of_stage(in.map, p);
   const double tokens = static_cast<double>(in.map.rows_per_microbatch * in.recipe.workload.row_tokens / in.map.cp);
   const double bytes = tokens / in.map.tp * in.model.hidden_size * kActivationBytes;
-  return collective_seconds(CollectiveKind::SendRecv, bytes, 2, in.link_of({q.rank, next_in_pipeline(in.map, q)}));
+  return collective_seconds(Collective::kSend, bytes, 2, in.link_of({q.rank, next_in_pipeline(in.map, q)}));
 }
 
 /// Pipeline rank `p`'s distributed optimizer: gradients reduce-scattered (FP32) and parameters all-gathered (BF16),
@@ -228,13 +228,13 @@ void time_stage_optimizer(const StepInputs& in, const MemoryPlan& memory, int p,
   double rs = 0, ag = 0;
   if (map.dp > 1) {
     const Link link = in.link_of(group_members(map, q.rank, GroupKind::kDp));
-    rs += collective_seconds(CollectiveKind::ReduceScatter, shards.dense * kGradBytes, map.dp, link);
-    ag += collective_seconds(CollectiveKind::AllGather, shards.dense * kActivationBytes, map.dp, link);
+    rs += collective_seconds(Collective::kReduceScatter, shards.dense * kGradBytes, map.dp, link);
+    ag += collective_seconds(Collective::kAllGather, shards.dense * kActivationBytes, map.dp, link);
   }
   if (shards.experts > 0 && shards.expert_groups > 1) {
     const Link link = in.link_of(group_members(map, q.rank, GroupKind::kEdp));
-    rs += collective_seconds(CollectiveKind::ReduceScatter, shards.experts * kGradBytes, shards.expert_groups, link);
-    ag += collective_seconds(CollectiveKind::AllGather, shards.experts * kActivationBytes, shards.expert_groups, link);
+    rs += collective_seconds(Collective::kReduceScatter, shards.experts * kGradBytes, shards.expert_groups, link);
+    ag += collective_seconds(Collective::kAllGather, shards.experts * kActivationBytes, shards.expert_groups, link);
   }
   double last_backward = 0, first_forward = 0;
   for (int v = 0; v < map.vpp; ++v) {

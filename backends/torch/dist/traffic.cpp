@@ -2,25 +2,7 @@
 
 namespace recipebench::dist {
 
-const char* to_string(CollectiveOp op) {
-  switch (op) {
-    case CollectiveOp::kAllReduce:
-      return "all_reduce";
-    case CollectiveOp::kReduceScatter:
-      return "reduce_scatter";
-    case CollectiveOp::kAllGather:
-      return "all_gather";
-    case CollectiveOp::kAllToAll:
-      return "all_to_all";
-    case CollectiveOp::kSend:
-      return "send";
-    case CollectiveOp::kRecv:
-      return "recv";
-    case CollectiveOp::kBarrier:
-      return "barrier";
-  }
-  return "?";
-}
+const char* to_string(CollectiveOp op) { return collective_row(op).record_name; }
 
 bool TrafficTotals::empty() const {
   for (const int64_t c : calls)

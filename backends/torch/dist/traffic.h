@@ -9,13 +9,17 @@
 #include <string>
 #include <vector>
 
+#include "layout/collective.h"
+
 namespace recipebench::dist {
 
-/// The operations of a process group (a closed set; dist/process_group.h).
-enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kSend, kRecv, kBarrier };
-constexpr int kCollectiveOps = 7;
+/// The operations of a process group: the layout's table of collectives (layout/collective.h), shared with the
+/// step-time model.
+using CollectiveOp = Collective;
+constexpr int kCollectiveOps = kCollectives;
 
-/// "all_reduce", "reduce_scatter", "all_gather", "all_to_all", "send", "recv", "barrier".
+/// "all_reduce", "reduce_scatter", "all_gather", "all_to_all", "send", "recv", "barrier" (collective_row's
+/// record_name).
 const char* to_string(CollectiveOp op);
 
 /// One call: the operation, the shape of the tensor it was given (all_reduce: the buffer; reduce_scatter: the full
