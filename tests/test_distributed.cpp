@@ -1,7 +1,10 @@
 // Multi-rank runs as a user starts them: `recipebench run --nproc N` (the launcher, c10d TCPStore rendezvous,
 // Gloo, data parallel with the distributed optimizer), compared with the single-rank run of the same rows and seed.
 // Torch-free: it runs the recipebench binary and reads its run records and parameter dumps (RECIPEBENCH_DUMP_PARAMS).
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,6 +37,7 @@ namespace {
 struct Result {
   int exit_code = -1;
   double seconds = 0;
+  double cpu_seconds = 0;                                   ///< user + system time of the run's processes
   std::string output;                                       ///< stdout and stderr together
   std::vector<nlohmann::json> records;                      ///< the run records written under the run's folder
   std::vector<float> params;                                ///< the final parameters (empty when not dumped)
@@ -84,6 +88,13 @@ Result read_run(const fs::path& dir) {
   return r;
 }
 
+/// User + system seconds of this process's waited-for children (the runs, each with its ranks).
+double children_cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_CHILDREN, &u);
+  return u.ru_utime.tv_sec + u.ru_utime.tv_usec * 1e-6 + u.ru_stime.tv_sec + u.ru_stime.tv_usec * 1e-6;
+}
+
 /// Runs `recipebench run FIXTURE --steps 5 --window 1:4` with `nproc` ranks (none: no --nproc) in a fresh folder
 /// `name` under the build's tests/distributed (a name may hold a '/').
 Result run(const std::string& name, const std::string& fixture, int nproc, const std::string& env = "",
@@ -96,11 +107,65 @@ Result run(const std::string& name, const std::string& fixture, int nproc, const
       "' run '" + fixture_path(fixture, dir) + "' --steps 5 --window 1:4 --out '" + (dir / "runs").string() + "' " +
       extra + (nproc > 0 ? " --nproc " + std::to_string(nproc) : "") + " > '" + (dir / "log").string() + "' 2>&1";
   const auto t0 = std::chrono::steady_clock::now();
+  const double cpu0 = children_cpu_seconds();
   const int status = std::system(cmd.c_str());
   Result r = read_run(dir);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.cpu_seconds = children_cpu_seconds() - cpu0;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   INFO(r.output);
+  return r;
+}
+
+// Shared runs (docs/testing.md, "Shared runs"): under CTest, two tests that make the same run (recipe, ranks and
+// arguments) read one run of it. The first test that needs it makes it, under a lock, in shared/ under the build's
+// tests/distributed; that folder is emptied at the start of each CTest run (the setup test dist.shared_runs_cleared of
+// the fixture dist_shared_runs), so a run is shared within one CTest run only. Outside CTest (the test binary run by
+// hand, RECIPEBENCH_SHARED_RUNS unset) every run is made in a folder of its own.
+
+/// `extra` with its words separated by one space (the form a shared run's key holds).
+std::string normalized_arguments(const std::string& extra) {
+  std::istringstream in(extra);
+  std::string word, out;
+  while (in >> word) out += (out.empty() ? "" : " ") + word;
+  return out;
+}
+
+/// `run` of `fixture` on `nproc` ranks with `extra`, shared with every other test of this CTest run that makes the
+/// same run (see above); `name` names it when it is not shared. The run's exit code and times are kept beside its
+/// folder; a case that reads the run prints the time it saved.
+Result shared_run(const std::string& name, const std::string& fixture, int nproc, const std::string& extra = "") {
+  if (std::getenv("RECIPEBENCH_SHARED_RUNS") == nullptr) return run(name, fixture, nproc, "", extra);
+  const std::string key = fixture + " --nproc " + std::to_string(nproc) + " " + normalized_arguments(extra);
+  std::string folder = fs::path(fixture.substr(0, fixture.find(kFp64))).stem().string() +
+                       (fixture.find(kFp64) != std::string::npos ? "-fp64" : "") + "-n" + std::to_string(nproc) + "-";
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(key));
+  folder += hash;
+  const fs::path shared = fs::path(RECIPEBENCH_TEST_OUT) / "shared";
+  fs::create_directories(shared);
+  // One test makes the run; a test that needs it meanwhile waits here (the lock is released when the fd closes).
+  const int lock = open((shared / (folder + ".lock")).c_str(), O_CREAT | O_RDWR, 0644);
+  REQUIRE(lock >= 0);
+  REQUIRE(flock(lock, LOCK_EX) == 0);
+  Result r;
+  const fs::path done = shared / folder / "done";
+  std::istringstream made(read_all(done));
+  std::string made_key;
+  int exit_code = -1;
+  double seconds = 0, cpu_seconds = 0;
+  if (std::getline(made, made_key) && made_key == key && made >> exit_code >> seconds >> cpu_seconds) {
+    r = read_run(shared / folder);
+    r.exit_code = exit_code;
+    std::printf("shared run %s (%s): made by another case of this CTest run; saved %.1f s, %.1f CPU s\n",
+                folder.c_str(), key.c_str(), seconds, cpu_seconds);
+  } else {
+    r = run("shared/" + folder, fixture, nproc, "", extra);
+    std::ofstream(done) << key << "\n" << r.exit_code << " " << r.seconds << " " << r.cpu_seconds << "\n";
+    std::printf("shared run %s (%s): made here in %.1f s, %.1f CPU s\n", folder.c_str(), key.c_str(), r.seconds,
+                r.cpu_seconds);
+  }
+  close(lock);
   return r;
 }
 
@@ -147,8 +212,9 @@ std::string reference_stamp(const Reference& ref) {
 
 /// The one-rank run of `recipe` with `extra`, as its shared reference folder holds it when that folder's stamp is
 /// current. Only the setup tests write that folder (write_reference). Otherwise: under CTest
-/// (RECIPEBENCH_SHARED_REFERENCES set, with the fixture dist_references) a failure, since the fixture's setup test
-/// should have written it; outside it (the test binary run by hand) the run is made here, in a folder of its own.
+/// (RECIPEBENCH_SHARED_RUNS set) a failure, since the setup test of the fixture dist_references, which every case
+/// tagged [parity] or [determinism] requires, should have written it (a case that reads a reference without one of
+/// those tags fails here); outside CTest (the test binary run by hand) the run is made here, in a folder of its own.
 Result shared_reference(const std::string& recipe, const std::string& extra) {
   const Reference& ref = find_reference(recipe, extra);
   if (read_all(reference_dir(ref) / "stamp") == reference_stamp(ref)) {
@@ -157,7 +223,7 @@ Result shared_reference(const std::string& recipe, const std::string& extra) {
     return r;
   }
   INFO("reference " << ref.key << " in " << reference_dir(ref).string());
-  REQUIRE(std::getenv("RECIPEBENCH_SHARED_REFERENCES") == nullptr);  // the setup test "one-rank reference run: KEY"
+  REQUIRE(std::getenv("RECIPEBENCH_SHARED_RUNS") == nullptr);  // the setup test "one-rank reference run: KEY"
   std::printf("one-rank reference %s: none current in %s, running it here\n", ref.key,
               reference_dir(ref).string().c_str());
   return run(std::string("reference-") + ref.key, ref.recipe, 0, "", ref.extra);
@@ -242,7 +308,7 @@ void check_parity(int dp, const std::string& fixture = "", double grad_norm_tol 
       suffix;
   const Result one = shared_reference(reference + (fp64 ? kFp64 : ""), reference_extra);
   const Result many =
-      run(name, fixture.empty() ? "tiny-dp" + std::to_string(dp) + ".yaml" : fixture, dp, "", many_extra);
+      shared_run(name, fixture.empty() ? "tiny-dp" + std::to_string(dp) + ".yaml" : fixture, dp, many_extra);
   INFO("single rank:\n" << one.output << "\nDP" << dp << ":\n" << many.output);
   REQUIRE(one.exit_code == 0);
   REQUIRE(many.exit_code == 0);
@@ -304,18 +370,20 @@ struct OverlapSwitch {
   bool applies_field;   ///< whether the record also says <setting>_applies (true here: the layout has a use for it)
 };
 
-/// `fixture` on `nproc` ranks with the switch on (`on`: "<option> true", or "" for the fixture's bench block) gives
-/// bitwise the losses, gradient norms and final parameters of the same layout with it off ("<option> false"), and
-/// the same exposed-communication checks as every multi-rank run. `extra` goes to both runs, `suffix` tells apart
-/// the runs of one fixture with other `extra`. The records say which ran; the console says nothing about the
-/// switch (the layout has a use for it).
+/// `fixture` on `nproc` ranks with the switch on (`on`: "<option>", or "" for the fixture's bench block) gives
+/// bitwise the losses, gradient norms and final parameters of the same layout with it off (the switch's default,
+/// off, when `on` is an option; "<option>=false" over the fixture's bench block), and the same
+/// exposed-communication checks as every multi-rank run. `extra` goes to both runs, `suffix` tells apart the runs
+/// of one fixture with other `extra`. The records say which ran; the console says nothing about the switch (the
+/// layout has a use for it). Both runs are shared runs: the run with the switch off is mostly a parity case's run.
 void check_switch_bitwise(const OverlapSwitch& sw, int nproc, const std::string& fixture, const std::string& extra,
                           const std::string& suffix, const std::string& on) {
   const bool fp64 = fixture.find(kFp64) != std::string::npos;
   const std::string name =
       fs::path(fixture.substr(0, fixture.find(kFp64))).stem().string() + (fp64 ? "-fp64" : "") + suffix + "-" + sw.tag;
-  const Result off = run(name + "-off", fixture, nproc, "", extra + " " + sw.option + "=false");
-  const Result switched = run(name + "-on", fixture, nproc, "", extra + " " + on);
+  const Result off =
+      shared_run(name + "-off", fixture, nproc, extra + (on.empty() ? " " + std::string(sw.option) + "=false" : ""));
+  const Result switched = shared_run(name + "-on", fixture, nproc, extra + " " + on);
   INFO(sw.setting << " off:\n" << off.output << "\non:\n" << switched.output);
   REQUIRE(off.exit_code == 0);
   REQUIRE(switched.exit_code == 0);
@@ -536,7 +604,7 @@ TEST_CASE("dynamic batching: EP2 with DP4 on rows of 40 to 128 tokens reproduces
   CHECK(tokens >= 16 * 40);
   // Packing by length: one rank packs its 16 rows into fewer than 16 / 2 microbatches in some step (short rows
   // share), and every rank of the DP4 run trains at least the 4 / 2 of full rows in some step (after splitting).
-  const Result many = run("ep2-dp4-dynamic-counts", "tiny-ep2-dp4-dynamic.yaml", 4);
+  const Result many = shared_run("ep2-dp4-dynamic-counts", "tiny-ep2-dp4-dynamic.yaml", 4);
   REQUIRE(many.records.size() == 1);
   int64_t fewest_one = 1 << 30, most_many = 0;
   for (int s = 0; s < 5; ++s) {
@@ -933,8 +1001,8 @@ TEST_CASE(
   for (const auto& [fixture, nproc] : {std::pair<std::string, int>{"tiny-ep2-dp2.yaml@fp64", 2},
                                        std::pair<std::string, int>{"tiny-tp2-dp2.yaml@fp64", 4}}) {
     const std::string stem = fs::path(fixture.substr(0, fixture.find(kFp64))).stem().string();
-    const Result host = run(stem + "-fp64-host-splits", fixture, nproc, "", "--ep-dispatch host_splits");
-    const Result fixed = run(stem + "-fp64-fixed-capacity", fixture, nproc, "", kFixed);
+    const Result host = shared_run(stem + "-fp64-host-splits", fixture, nproc);  // host_splits: the default
+    const Result fixed = shared_run(stem + "-fp64-fixed-capacity", fixture, nproc, kFixed);
     INFO("host_splits:\n" << host.output << "\nfixed_capacity:\n" << fixed.output);
     REQUIRE(host.exit_code == 0);
     REQUIRE(fixed.exit_code == 0);
