@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "option_checks.h"
 #include "plan/layout_search.h"
+#include "plan/optimizer_traffic.h"
 #include "plan/prediction_text.h"
 #include "predict_inputs.h"
 #include "recipe/diagnostic.h"
@@ -35,6 +36,8 @@ struct PlanArgs {
   std::vector<std::string> profiles;
   double stack_factor = 1;
   std::string format = "text";
+  std::optional<double> memory_reserve_gb;  ///< --memory-reserve; absent: the measured reserve
+  std::vector<std::string> optimizer_states{"fp32", "bf16_remainder", "bf16_moments"};
 };
 
 std::string today_utc() {
@@ -59,8 +62,9 @@ Json planned_doc(const PlannedLayout& p, const std::vector<std::string>& profile
   if (!r.gpu.instance.empty()) gpu["instance"] = r.gpu.instance;
   Json layout{{"label", l.label},
               {"summary", fmt::format("proposed by recipebench plan: {}, {} row(s) of {} tokens per microbatch, "
-                                      "recompute {}",
-                                      l.label, *l.rows_per_microbatch, r.workload.row_tokens, l.recompute.granularity)},
+                                      "recompute {}, optimizer state {}",
+                                      l.label, *l.rows_per_microbatch, r.workload.row_tokens, l.recompute.granularity,
+                                      optimizer_state_label(r.optimizer))},
               {"tp", l.tp},
               {"pp", l.pp},
               {"vpp", l.vpp},
@@ -79,7 +83,11 @@ Json planned_doc(const PlannedLayout& p, const std::vector<std::string>& profile
                                                                  {"num_layers", l.recompute.num_layers}};
   layout["dispatcher"] = "alltoall";
   Json bench{{"backend", "torch"}};
-  bench.update(bench_switches_json(r.bench));  // the switches the prediction priced, as the table writes them
+  bench.update(bench_switches_json(r.bench));
+  Json optimizer = Json::object();  // the state form planned; absent fields are the FP32 defaults
+  if (r.optimizer.master_weights == MasterWeights::kBf16Remainder) optimizer["master_weights"] = "bf16_remainder";
+  if (r.optimizer.exp_avg_dtype == StateDtype::kBf16) optimizer["exp_avg_dtype"] = "bf16";
+  if (r.optimizer.exp_avg_sq_dtype == StateDtype::kBf16) optimizer["exp_avg_sq_dtype"] = "bf16";  // the switches the prediction priced, as the table writes them
   Json prediction{{"tokens_per_s_per_gpu", p.prediction.tokens_per_s_per_gpu},
                   {"step_seconds", p.prediction.step_seconds}};
   if (p.prediction.mfu) prediction["mfu"] = *p.prediction.mfu;
@@ -89,18 +97,20 @@ Json planned_doc(const PlannedLayout& p, const std::vector<std::string>& profile
   prediction["by"] = "recipebench " RECIPEBENCH_VERSION " (commit " RECIPEBENCH_GIT_COMMIT ") plan";
   prediction["profiles"] = profiles;
   if (stack_factor != 1) prediction["stack_factor"] = stack_factor;
-  return Json{{"schema_version", 1},
-              {"model", r.model},
-              {"gpu", gpu},
-              {"author", Json{{"name", "recipebench plan"}}},
-              {"status", "proposed"},
-              {"workload", Json{{"row_tokens", r.workload.row_tokens},
-                                {"rows", r.workload.rows},
-                                {"global_batch", r.workload.global_batch},
-                                {"precision", r.workload.precision}}},
-              {"layout", layout},
-              {"bench", bench},
-              {"prediction", prediction}};
+  Json doc{{"schema_version", 1},
+           {"model", r.model},
+           {"gpu", gpu},
+           {"author", Json{{"name", "recipebench plan"}}},
+           {"status", "proposed"},
+           {"workload", Json{{"row_tokens", r.workload.row_tokens},
+                             {"rows", r.workload.rows},
+                             {"global_batch", r.workload.global_batch},
+                             {"precision", r.workload.precision}}},
+           {"layout", layout}};
+  if (!optimizer.empty()) doc["optimizer"] = optimizer;
+  doc["bench"] = bench;
+  doc["prediction"] = prediction;
+  return doc;
 }
 
 /// Max tokens per GPU exactly: in units of 1,024 when whole (8192 -> "8k"), else the count (400 -> "400", 1536 ->
@@ -116,15 +126,21 @@ std::string file_name(const Recipe& r) {
   if (r.layout.first_stage_layers) name += fmt::format("-split{}", *r.layout.first_stage_layers);
   name += "-mt" + tokens_label(r.layout.max_tokens_per_gpu);
   if (r.layout.recompute.granularity != "none") name += "-recompute";
+  if (r.optimizer.master_weights == MasterWeights::kBf16Remainder)
+    name += r.optimizer.exp_avg_dtype == StateDtype::kBf16 ? "-bf16moments" : "-bf16rem";
   return name + ".yaml";
 }
 
-std::string row_text(size_t i, const PlannedLayout& p) {
+/// Bytes left beside a layout's peak and its reserve on a GPU of `gpu_bytes`, in GB.
+double spare_gb(double gpu_bytes, double peak, double reserve) { return (gpu_bytes - peak - reserve) / 1e9; }
+
+std::string row_text(size_t i, const PlannedLayout& p, double gpu_bytes) {
   const RecipeLayout& l = p.recipe.layout;
   return fmt::format(
-      "  {:>2}  {:<32} {:>6} {:>9}  {:>6.1f}  {:>7.3f}  {:>10}  {:>5}  {:>6}", i + 1, l.label,
-      tokens_label(l.max_tokens_per_gpu), l.recompute.granularity, p.peak_bytes / 1e9,
-      p.prediction.step_seconds, fixed(p.prediction.tokens_per_s_per_gpu, 1),
+      "  {:>2}  {:<32} {:>6} {:>9}  {:<14} {:>6.1f} {:>6.1f}  {:>7.3f}  {:>10}  {:>5}  {:>6}", i + 1, l.label,
+      tokens_label(l.max_tokens_per_gpu), l.recompute.granularity, to_string(p.optimizer_form), p.peak_bytes / 1e9,
+      spare_gb(gpu_bytes, p.peak_bytes, p.reserve_bytes), p.prediction.step_seconds,
+      fixed(p.prediction.tokens_per_s_per_gpu, 1),
       p.prediction.mfu ? fmt::format("{:.1f}%", *p.prediction.mfu * 100) : "-",
       p.prediction.usd_per_million_tokens ? fmt::format("{:.2f}", *p.prediction.usd_per_million_tokens) : "-");
 }
@@ -138,18 +154,21 @@ void print_no_layout(const LayoutSearch& search) {
       std::cout << fmt::format("    {} ({} layouts)\n", search.refusals[i].first, search.refusals[i].second);
     return;
   }
-  std::cout << " none fits the GPU's memory; the closest:\n";
+  std::cout << " none fits the GPU's memory with the reserve beside its peak; the closest (with the smallest "
+               "optimizer state searched):\n";
   for (const MemoryMiss& m : search.closest)
-    std::cout << fmt::format("    {} {} {}: peak {:.1f} GB of {:.0f} (largest term: {})\n", m.recipe.layout.label,
-                             tokens_label(m.recipe.layout.max_tokens_per_gpu), m.recipe.layout.recompute.granularity,
-                             m.peak_bytes / 1e9, search.gpu_memory_bytes / 1e9, m.largest_term);
+    std::cout << fmt::format("    {} {} {} {}: peak {:.1f} GB + reserve {:.1f} GB of {:.0f} ({})\n",
+                             m.recipe.layout.label, tokens_label(m.recipe.layout.max_tokens_per_gpu),
+                             m.recipe.layout.recompute.granularity, to_string(m.optimizer_form), m.peak_bytes / 1e9,
+                             m.reserve_bytes / 1e9, search.gpu_memory_bytes / 1e9,
+                             m.inside_reserve ? "inside the reserve" : "largest term: " + m.largest_term);
 }
 
 /// The top `top` layouts, each one's breakdown, and the assumptions of the first.
 void print_ranked(const LayoutSearch& search, size_t top) {
-  std::cout
-      << "   #  layout                           max tok recompute  peak GB   step s  tokens/s/GPU    MFU  $/1M\n";
-  for (size_t i = 0; i < top; ++i) std::cout << row_text(i, search.ranked[i]) << "\n";
+  std::cout << "   #  layout                           max tok recompute  optimizer      peak GB  spare   step s  "
+               "tokens/s/GPU    MFU  $/1M\n";
+  for (size_t i = 0; i < top; ++i) std::cout << row_text(i, search.ranked[i], search.gpu_memory_bytes) << "\n";
   std::cout << "  where each step goes (the rank that ends last, seconds per step):\n";
   for (size_t i = 0; i < top; ++i) {
     const StepPrediction& p = search.ranked[i].prediction;
@@ -183,6 +202,13 @@ void write_planned(const LayoutSearch& search, size_t top, const LoadedProfiles&
   for (const auto& f : files) std::cout << "  wrote " << f.first << "\n";
 }
 
+/// The reserve's rule in words: "3.0 GB + 8% of the peak" (measured) or "10.0 GB (--memory-reserve)".
+std::string reserve_rule(const MemoryReserve& r) {
+  if (r.stated) return fmt::format("{:.1f} GB (--memory-reserve)", r.fixed_bytes / 1e9);
+  return fmt::format("{:.1f} GB + {:.0f}% of the peak (measured; docs/memory-plan.md, \"Reserve\")",
+                     r.fixed_bytes / 1e9, r.fraction * 100);
+}
+
 /// The request of `args` with its model and GPU from the catalogs; nullopt (a located usage error printed) when
 /// either is unknown.
 std::optional<LayoutRequest> plan_request(const PlanArgs& args) {
@@ -208,6 +234,7 @@ std::optional<LayoutRequest> plan_request(const PlanArgs& args) {
   req.global_batch = args.global_batch;
   req.row_tokens = args.row_tokens;
   req.instance = args.instance;
+  if (args.memory_reserve_gb) req.reserve = stated_reserve(*args.memory_reserve_gb);
   return req;
 }
 
@@ -238,11 +265,14 @@ int run_plan(const PlanArgs& args) {
                  "RECIPE --emulate-rank R --profile` for a measured ranking\n";
   const auto started = std::chrono::steady_clock::now();
   LayoutSearch search;
+  LayoutSpace space;
+  space.optimizer_forms.clear();
+  for (const std::string& name : args.optimizer_states) space.optimizer_forms.push_back(*optimizer_form_named(name));
   try {
     ChunkShape shape;  // one row per microbatch, TP 1, EP 1: the shape the analytical mode's curves are read at
     shape.tokens = shape.row_tokens = req.row_tokens;
     const PredictSetup setup = prediction_setup(base, *model, shape, *loaded, args.stack_factor);
-    search = search_layouts(req, setup.costs, setup.network, setup.options);
+    search = search_layouts(req, setup.costs, setup.network, setup.options, space);
   } catch (const std::invalid_argument& e) {
     std::cerr << "recipebench plan: error: " << e.what() << "\n";
     return kFailed;
@@ -250,9 +280,11 @@ int run_plan(const PlanArgs& args) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::cout << fmt::format(
       "recipebench plan: {} on {} x {} ({} per node), global batch {} rows of {} tokens\n  {} layouts considered, {} "
-      "pass the layout check, {} fit {:.0f} GB by the memory plan; searched in {:.2f} s\n",
+      "pass the layout check, {} fit {:.0f} GB by the memory plan with a reserve of {} beside the peak ({} more "
+      "fit only inside it); searched in {:.2f} s\n",
       model->name, args.count, gpu->name, base.gpu.per_node, args.global_batch, args.row_tokens, search.considered,
-      search.layout_ok, search.fit, search.gpu_memory_bytes / 1e9, seconds);
+      search.layout_ok, search.fit, search.gpu_memory_bytes / 1e9, reserve_rule(search.reserve),
+      search.inside_reserve, seconds);
   if (search.ranked.empty()) {
     print_no_layout(search);
     return kFailed;
@@ -287,6 +319,14 @@ void add_plan_command(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--out", args->out, "Write the top layouts as proposed recipes into this folder");
   cmd->add_option("--profile", args->profiles, "Profiles of the model (run records of `run --profile`)")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--memory-reserve", args->memory_reserve_gb,
+                  "GB held back beside each layout's planned peak (CUDA context, NCCL buffers, the plan's error); "
+                  "default: 3 GB + 8% of the peak, measured (docs/memory-plan.md, \"Reserve\")")
+      ->check(CLI::Range(0.0, 1e4));
+  cmd->add_option("--optimizer-state", args->optimizer_states,
+                  "Optimizer-state forms searched, tried in this order per layout (default: fp32 bf16_remainder "
+                  "bf16_moments; docs/optimizer.md)")
+      ->check(CLI::IsMember({"fp32", "bf16_remainder", "bf16_moments"}));
   cmd->add_option("--stack-factor", args->stack_factor, "Multiply every compute second by this (0.01 to 100)")
       ->check(number_from_to(kMinStackFactor, kMaxStackFactor));
   cmd->callback([&run, args] { run = [args] { return run_plan(*args); }; });

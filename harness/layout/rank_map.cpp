@@ -103,10 +103,11 @@ RankMap build_rank_map(const Recipe& r, const ModelConfig& model) {
       offset += n;
     }
 
+  m.ranks.reserve(static_cast<size_t>(m.world));
   for (int rank = 0; rank < m.world; ++rank) {
     RankPlacement q = placement(m, rank);
     q.layers = stage_chunks[q.pp];
-    m.ranks.push_back(q);
+    m.ranks.push_back(std::move(q));
   }
   return m;
 }

@@ -43,6 +43,32 @@ std::string refusal_field(const std::string& what) { return what.substr(0, what.
 
 }  // namespace
 
+const char* to_string(OptimizerForm f) {
+  switch (f) {
+    case OptimizerForm::kFp32:
+      return "fp32";
+    case OptimizerForm::kBf16Remainder:
+      return "bf16_remainder";
+    case OptimizerForm::kBf16Moments:
+      return "bf16_moments";
+  }
+  return "fp32";
+}
+
+std::optional<OptimizerForm> optimizer_form_named(const std::string& name) {
+  for (OptimizerForm f : {OptimizerForm::kFp32, OptimizerForm::kBf16Remainder, OptimizerForm::kBf16Moments})
+    if (name == to_string(f)) return f;
+  return std::nullopt;
+}
+
+RecipeOptimizer with_optimizer_form(RecipeOptimizer o, OptimizerForm f) {
+  o.master_weights = f == OptimizerForm::kFp32 ? MasterWeights::kFp32 : MasterWeights::kBf16Remainder;
+  const StateDtype moments = f == OptimizerForm::kBf16Moments ? StateDtype::kBf16 : StateDtype::kFp32;
+  o.exp_avg_dtype = moments;
+  o.exp_avg_sq_dtype = moments;
+  return o;
+}
+
 std::string layout_label(const RecipeLayout& l) {
   std::string s = fmt::format("TP{} PP{}", l.tp, l.pp);
   if (l.vpp > 1) s += fmt::format(" VPP{}", l.vpp);
@@ -108,11 +134,83 @@ Recipe candidate_recipe(const Recipe& base, const Candidate& c) {
   return rec;
 }
 
+/// The rank map of the last layout built, kept for the next candidate of the same layout and microbatch (they
+/// differ in recompute only, which the map does not hold): half the builds of a search, each O(GPUs).
+class RankMaps {
+ public:
+  const std::optional<RankMap>& of(const Recipe& rec, const ModelConfig& model) {
+    const RecipeLayout& l = rec.layout;
+    const std::vector<int64_t> key{l.tp, l.pp, l.vpp, l.dp, l.ep, l.max_tokens_per_gpu,
+                                   l.first_stage_layers.value_or(-1), l.last_stage_layers.value_or(-1)};
+    if (!map_ || key != key_) map_ = build_rank_map(rec, model), key_ = key;
+    return map_;
+  }
+
+ private:
+  std::vector<int64_t> key_;
+  std::optional<RankMap> map_;
+};
+
+/// One way to run a candidate: its optimizer-state form and its bench switches, with the settings they merge into.
+struct Variant {
+  OptimizerForm form = OptimizerForm::kFp32;
+  RecipeBench bench;
+  StepTimeOptions options;
+};
+
+/// The ways to run `rec` (its priced switches engaged in `engaged`), most precise first: each form of `forms` with
+/// the engaged switches, then, where bench.overlap_param_gather is engaged (the one priced switch the memory plan
+/// charges: the kept shard, docs/memory-plan.md), the same form with it off.
+std::vector<Variant> variants(const RecipeBench& engaged, const StepTimeOptions& options,
+                              const std::vector<OptimizerForm>& forms) {
+  std::vector<RecipeBench> benches{engaged};
+  if (engaged.overlap_param_gather == std::optional<bool>(true)) {
+    benches.push_back(engaged);
+    benches.back().overlap_param_gather = false;
+  }
+  std::vector<Variant> out;
+  for (OptimizerForm f : forms)
+    for (const RecipeBench& b : benches) {
+      Variant v{f, b, options};
+      merge_switches(v.bench, RecipeBench{}, v.options.settings);
+      out.push_back(std::move(v));
+    }
+  return out;
+}
+
+/// What the memory plan found for a candidate: the first variant that fits (its plan), else the last tried.
+struct Planned {
+  MemoryPlan memory;
+  Variant variant;
+  bool inside_reserve = false;  ///< some variant's peak fits the memory, none with the reserve beside it
+};
+
+Planned plan_variants(Recipe& rec, const ModelConfig& model, const RankMap& map, const std::vector<Variant>& vs,
+                      const std::optional<MemoryReserve>& reserve) {
+  if (vs.empty()) throw std::invalid_argument("a layout search with no optimizer-state form");
+  const RecipeOptimizer asked = rec.optimizer;
+  Planned out;
+  for (const Variant& v : vs) {
+    rec.optimizer = with_optimizer_form(asked, v.form);
+    rec.bench = v.bench;
+    PlanOptions po = plan_options(v.options.settings, Device::kCuda);
+    po.reserve = reserve;
+    out.memory = plan_memory(rec, model, map, po);
+    out.variant = v;
+    out.inside_reserve = out.inside_reserve || out.memory.inside_reserve();
+    if (out.memory.fits()) break;
+  }
+  return out;
+}
+
 /// Checks, plans and predicts one candidate into `out` (counts, ranked, closest) and `refusals`. Every priced
 /// switch is engaged where its own no-effect rule says it applies on the candidate's rank map
-/// (settings/switches.h engage_priced_switches), and the prediction reads the settings `run` would merge from them.
+/// (settings/switches.h engage_priced_switches); the memory is planned as `run` would run it (plan_options of those
+/// settings, the search's reserve) for each variant (optimizer-state form, overlap_param_gather) until one fits,
+/// and the prediction reads the settings `run` would merge from that variant.
 void consider(Recipe rec, const LayoutRequest& r, const UnitCosts& costs, const NetworkModel& network,
-              const StepTimeOptions& options, LayoutSearch& out, std::map<std::string, int64_t>& refusals) {
+              const StepTimeOptions& options, const std::vector<OptimizerForm>& forms, RankMaps& maps,
+              LayoutSearch& out, std::map<std::string, int64_t>& refusals) {
   ++out.considered;
   try {
     require_layout(rec, &r.model);
@@ -121,17 +219,19 @@ void consider(Recipe rec, const LayoutRequest& r, const UnitCosts& costs, const 
     return;
   }
   ++out.layout_ok;
-  const std::optional<RankMap> map = build_rank_map(rec, r.model);
+  const std::optional<RankMap>& map = maps.of(rec, r.model);
   StepTimeOptions o = options;
   engage_priced_switches(SwitchContext{rec, o.settings, map}, rec.bench);
-  merge_switches(rec.bench, RecipeBench{}, o.settings);
-  const MemoryPlan memory = plan_memory(rec, r.model, *map);
-  if (!memory.fits()) {
-    out.closest.push_back({rec, memory.worst().peak, memory.largest_term()});
+  const Planned p = plan_variants(rec, r.model, *map, variants(rec.bench, options, forms), out.reserve);
+  const double peak = p.memory.worst().peak, reserve = p.memory.reserve.bytes(peak);
+  if (!p.memory.fits()) {
+    out.inside_reserve += p.inside_reserve;
+    out.closest.push_back({rec, peak, reserve, p.memory.inside_reserve(), p.memory.largest_term(), p.variant.form});
     return;
   }
   try {
-    out.ranked.push_back({rec, predict_step(rec, r.model, *map, costs, network, o), memory.worst().peak});
+    out.ranked.push_back(
+        {rec, predict_step(rec, r.model, *map, costs, network, p.variant.options), peak, reserve, p.variant.form});
     ++out.fit;
   } catch (const std::invalid_argument& e) {
     ++refusals[std::string("schedule: ") + e.what()];
@@ -168,9 +268,11 @@ LayoutSearch search_layouts(const LayoutRequest& r, const UnitCosts& costs, cons
   const Recipe base = base_recipe(r);
   LayoutSearch out;
   out.gpu_memory_bytes = base.gpu.memory_gb * 1e9;
+  out.reserve = r.reserve.value_or(measured_reserve(Device::kCuda));
   std::map<std::string, int64_t> refusals;
+  RankMaps maps;
   for (const Candidate& c : candidates(r, space, base.gpu.per_node))
-    consider(candidate_recipe(base, c), r, costs, network, options, out, refusals);
+    consider(candidate_recipe(base, c), r, costs, network, options, space.optimizer_forms, maps, out, refusals);
   std::stable_sort(out.ranked.begin(), out.ranked.end(), [](const PlannedLayout& a, const PlannedLayout& b) {
     return a.prediction.tokens_per_s_per_gpu > b.prediction.tokens_per_s_per_gpu;
   });
