@@ -12,6 +12,7 @@
 #include "plan/memory_check.h"
 #include "plan/memory_plan.h"
 #include "plan/step_time.h"
+#include "plan/topology.h"
 #include "recipe/run_model.h"
 #include "recipe/validate.h"
 #include "record/profile_source.h"
@@ -45,7 +46,7 @@ std::vector<ProfiledRank> seed_profiles() {
 }
 
 /// plan's search of Qwen3.5-397B-A17B on `count` B200, global batch 128 rows of 8,192 tokens, from the seed's
-/// profiles scaled H200 -> B200, trying `forms`.
+/// profiles (H200, carried to the B200 by the step-time model), trying `forms`.
 LayoutSearch seed_search(int count, const std::vector<OptimizerForm>& forms = LayoutSpace{}.optimizer_forms) {
   LayoutRequest req;
   req.model = *find_model("Qwen3.5-397B-A17B");
@@ -54,7 +55,6 @@ LayoutSearch seed_search(int count, const std::vector<OptimizerForm>& forms = La
   req.global_batch = 128;
   req.row_tokens = 8192;
   StepTimeOptions o;
-  o.scale = gpu_scale(*find_gpu("H200"), *find_gpu("B200"));
   LayoutSpace space;
   space.optimizer_forms = forms;
   return search_layouts(req, fit_unit_costs(seed_profiles()), recipe_network(base_recipe(req)), o, space);
@@ -156,4 +156,42 @@ TEST_CASE("plan proposes the seed's two measured 64 B200 layouts, with the reser
   for (const PlannedLayout& p : s.ranked) CHECK(fits_with_reserve(p.peak_bytes, s.gpu_memory_bytes, s.reserve));
   CHECK(optimizer_form_named("bf16_moments") == OptimizerForm::kBf16Moments);
   CHECK_FALSE(optimizer_form_named("fp16"));
+}
+
+TEST_CASE("topology from the catalog: GB200's 4-GPU instance in a 72-GPU NVLink domain", "[plan][topology]") {
+  const InstanceSpec* gb200 = default_instance_for_gpu("GB200");
+  REQUIRE(gb200 != nullptr);
+  CHECK(gb200->gpus == 4);
+  CHECK(gb200->nvlink_domain == 72);
+  CHECK(nvlink_island(gb200, 4) == 72);
+  CHECK(nvlink_island(gb200, 72) == 72);
+  CHECK(nvlink_island(gb200, 8) == 8);  // another node size: the user's own machines
+  const InstanceSpec* p5en = find_instance("p5en.48xlarge");
+  REQUIRE(p5en != nullptr);
+  CHECK(p5en->nvlink_domain == 8);  // HGX: the instance itself
+  CHECK(nvlink_island(p5en, 8) == 8);
+  // The network of 144 GB200 by plan's request: 4 per node by default, NVLink over the rack, the 18 instances'
+  // 1,600 Gbps summed across racks (28.8 Tbps = 3,600 GB/s), the same 50 GB/s per GPU as one instance's.
+  LayoutRequest req;
+  req.model = *find_model("Qwen3.5-35B-A3B");
+  req.gpu = "GB200";
+  req.count = 144;
+  req.per_node = gb200->gpus;
+  req.global_batch = 288;
+  req.row_tokens = 8192;
+  const Recipe base = base_recipe(req);
+  CHECK(base.gpu.per_node == 4);
+  for (const int per_node : {4, 72}) {
+    Recipe r = base;
+    r.gpu.per_node = per_node;
+    const NetworkModel n = recipe_network(r);
+    CHECK(n.gpus_per_node == 72);
+    CHECK(n.node_network.bandwidth_bytes_per_s == Approx(3600e9));
+    CHECK_THAT(n.source, Catch::Contains("NVLink domain of 72 GPUs (18 instances of 4)"));
+  }
+  // An instance of another GPU is refused (the CLI says so at <command line>, exit 2).
+  req.gpu = "H100";
+  req.per_node = 8;
+  req.instance = "p5en.48xlarge";
+  CHECK_THROWS_WITH(base_recipe(req), "instance AWS p5en.48xlarge holds H200 GPUs, not H100");
 }

@@ -16,6 +16,7 @@
 #include "option_checks.h"
 #include "plan/layout_search.h"
 #include "plan/optimizer_traffic.h"
+#include "plan/topology.h"
 #include "plan/prediction_text.h"
 #include "predict_inputs.h"
 #include "recipe/diagnostic.h"
@@ -31,7 +32,8 @@ namespace {
 
 struct PlanArgs {
   std::string model, gpu, instance, out;
-  int count = 0, per_node = 8, top = 5;
+  int count = 0, top = 5;
+  std::optional<int> per_node;  ///< --per-node; absent: the instance's GPUs
   int64_t global_batch = 0, row_tokens = 0;
   std::vector<std::string> profiles;
   double stack_factor = 1;
@@ -209,6 +211,33 @@ std::string reserve_rule(const MemoryReserve& r) {
                      r.fixed_bytes / 1e9, r.fraction * 100);
 }
 
+/// "8 per node" or "4 per node, NVLink domain 72 (AWS p6e-gb200.36xlarge)".
+std::string topology_text(const Recipe& base) {
+  const InstanceSpec* inst = find_instance(base.gpu.instance);
+  const int island = nvlink_island(inst, base.gpu.per_node);
+  std::string s = fmt::format("{} per node", base.gpu.per_node);
+  if (island != base.gpu.per_node) s += fmt::format(", NVLink domain {}", island);
+  if (inst != nullptr) s += " (" + inst->label() + ")";
+  return s;
+}
+
+/// The instance `args` names (--instance), else the GPU's default (nullptr when it has none), into `inst`; false
+/// (a located usage error printed) for an instance the catalog lacks or one of another GPU than --gpu, with the
+/// catalog's instances of that GPU.
+bool plan_instance(const PlanArgs& args, const GpuSpec& gpu, const InstanceSpec*& inst) {
+  inst = args.instance.empty() ? default_instance_for_gpu(gpu.name) : find_instance(args.instance);
+  if (inst != nullptr && inst->gpu == gpu.name) return true;
+  if (args.instance.empty()) return true;  // a GPU without a default instance
+  std::string names;
+  for (const InstanceSpec& i : instance_catalog())
+    if (i.gpu == gpu.name) names += (names.empty() ? "" : ", ") + i.name;
+  const std::string expected =
+      "an instance of the catalog with " + gpu.name + " GPUs (--gpu)" + (names.empty() ? "" : ": " + names);
+  usage_error("--instance", inst == nullptr ? args.instance : "'" + inst->label() + "' (" + inst->gpu + " GPUs)",
+              expected);
+  return false;
+}
+
 /// The request of `args` with its model and GPU from the catalogs; nullopt (a located usage error printed) when
 /// either is unknown.
 std::optional<LayoutRequest> plan_request(const PlanArgs& args) {
@@ -226,11 +255,14 @@ std::optional<LayoutRequest> plan_request(const PlanArgs& args) {
     usage_error("--gpu", args.gpu, "a GPU of the catalog (" + names + ")");
     return std::nullopt;
   }
+  const InstanceSpec* inst = nullptr;
+  if (!plan_instance(args, *gpu, inst)) return std::nullopt;
   LayoutRequest req;
   req.model = *model;
   req.gpu = gpu->name;
   req.count = args.count;
-  req.per_node = args.per_node;
+  // GPUs per node: --per-node, else the instance's (GB200: 4), else 8 (docs/catalog.md).
+  req.per_node = args.per_node.value_or(inst != nullptr ? inst->gpus : 8);
   req.global_batch = args.global_batch;
   req.row_tokens = args.row_tokens;
   req.instance = args.instance;
@@ -279,10 +311,10 @@ int run_plan(const PlanArgs& args) {
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::cout << fmt::format(
-      "recipebench plan: {} on {} x {} ({} per node), global batch {} rows of {} tokens\n  {} layouts considered, {} "
+      "recipebench plan: {} on {} x {} ({}), global batch {} rows of {} tokens\n  {} layouts considered, {} "
       "pass the layout check, {} fit {:.0f} GB by the memory plan with a reserve of {} beside the peak ({} more "
       "fit only inside it); searched in {:.2f} s\n",
-      model->name, args.count, gpu->name, base.gpu.per_node, args.global_batch, args.row_tokens, search.considered,
+      model->name, args.count, gpu->name, topology_text(base), args.global_batch, args.row_tokens, search.considered,
       search.layout_ok, search.fit, search.gpu_memory_bytes / 1e9, reserve_rule(search.reserve),
       search.inside_reserve, seconds);
   if (search.ranked.empty()) {
@@ -313,7 +345,10 @@ void add_plan_command(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--row-tokens", args->row_tokens, "Tokens per row")
       ->required()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
-  cmd->add_option("--per-node", args->per_node, "GPUs per node (default 8)")->check(CLI::Range(1, 1024));
+  cmd->add_option("--per-node", args->per_node,
+                  "GPUs per node (default: the instance's, e.g. 4 for GB200, 8 for HGX; its NVLink domain from the "
+                  "catalog, 72 for NVL72)")
+      ->check(CLI::Range(1, 1024));
   cmd->add_option("--instance", args->instance, "Catalog instance (default: the GPU's)");
   cmd->add_option("--top", args->top, "Layouts shown and written (default 5)")->check(CLI::Range(1, 1000));
   cmd->add_option("--out", args->out, "Write the top layouts as proposed recipes into this folder");

@@ -8,6 +8,7 @@
 
 #include "catalog/hardware.h"
 #include "layout/rank_map.h"
+#include "plan/topology.h"
 #include "recipe/layout_check.h"
 #include "settings/switches.h"
 
@@ -93,6 +94,8 @@ Recipe base_recipe(const LayoutRequest& r) {
   const InstanceSpec* inst = r.instance.empty() ? default_instance_for_gpu(gpu->name) : find_instance(r.instance);
   if (!r.instance.empty() && inst == nullptr)
     throw std::invalid_argument("instance " + r.instance + " is not in the catalog");
+  if (inst != nullptr && inst->gpu != gpu->name)
+    throw std::invalid_argument("instance " + inst->label() + " holds " + inst->gpu + " GPUs, not " + gpu->name);
   if (inst != nullptr) base.gpu.instance = inst->label();
   base.status = "proposed";
   base.author = "recipebench plan";
@@ -239,10 +242,10 @@ void consider(Recipe rec, const LayoutRequest& r, const UnitCosts& costs, const 
 }
 
 /// Every candidate of `space` for `r`, in the order TP, PP, layer split, VPP, EP, rows, recompute.
-std::vector<Candidate> candidates(const LayoutRequest& r, const LayoutSpace& space, int per_node) {
+std::vector<Candidate> candidates(const LayoutRequest& r, const LayoutSpace& space, int nvlink) {
   std::vector<Candidate> out;
   for (int tp : space.tp) {
-    if (tp > per_node || r.count % tp != 0) continue;
+    if (tp > nvlink || r.count % tp != 0) continue;
     for (int pp : divisors(r.count / tp)) {
       if (pp > r.model.num_layers) continue;
       for (const auto& split : layer_splits(r.model.num_layers, pp))
@@ -271,7 +274,9 @@ LayoutSearch search_layouts(const LayoutRequest& r, const UnitCosts& costs, cons
   out.reserve = r.reserve.value_or(measured_reserve(Device::kCuda));
   std::map<std::string, int64_t> refusals;
   RankMaps maps;
-  for (const Candidate& c : candidates(r, space, base.gpu.per_node))
+  // TP within NVLink: the node, or the instance's NVLink domain where it is larger (plan/topology.h).
+  const int nvlink = nvlink_island(find_instance(base.gpu.instance), base.gpu.per_node);
+  for (const Candidate& c : candidates(r, space, nvlink))
     consider(candidate_recipe(base, c), r, costs, network, options, space.optimizer_forms, maps, out, refusals);
   std::stable_sort(out.ranked.begin(), out.ranked.end(), [](const PlannedLayout& a, const PlannedLayout& b) {
     return a.prediction.tokens_per_s_per_gpu > b.prediction.tokens_per_s_per_gpu;
