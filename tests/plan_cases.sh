@@ -1,6 +1,6 @@
 #!/bin/sh
 # plan's cases of 2026-12-05 (issue 44) through the binary, as a user runs them: plan_cases.sh RECIPEBENCH SOURCE
-# WORKDIR PART, PART one of optimizer-state, headroom, topology, instance. Prints what failed; exit 1 then.
+# WORKDIR PART, PART one of optimizer-state, headroom, topology, instance, json. Prints what failed; exit 1 then.
 set -u
 rb=$1; src=$2; work=$3; part=$4
 cases=$src/tests/data/cases
@@ -67,7 +67,7 @@ topology)
   head -1 "$work/o.txt" | grep -q '(72 per node' || fail "header: $(head -1 "$work/o.txt")"
   test "$(sort -u "$work/rows.txt" | wc -l)" -eq 1 || fail "different answers: $(cat "$work/rows.txt")"
   "$rb" plan --model Qwen3.5-35B-A3B --gpu GB200 --count 144 --global-batch 288 --row-tokens 8192 $p35 --top 1 |
-    head -1 | grep -q '(4 per node, NVLink domain 72 (AWS p6e-gb200.36xlarge))' || fail "default per node"
+    head -1 | grep -q '(4 per node, NVLink domain 72 on AWS p6e-gb200.36xlarge)' || fail "default per node"
   ;;
 instance)
   # plan-instance-of-another-gpu: an H200 instance for --gpu H100, and an unknown instance: exit 2 before searching,
@@ -82,6 +82,28 @@ instance)
   test $? -eq 2 || fail "unknown instance: exit"
   grep -q "^<command line>: error: --instance: p5.48xl, expected an instance of the catalog with H100 GPUs (--gpu): p5.48xlarge" \
     "$work/o.txt" || fail "unknown: $(cat "$work/o.txt")"
+  ;;
+json)
+  # plan-search-space-and-cli: plan --format json (recipebench-plan/1) and, in text, what was searched and not.
+  "$rb" plan --model Qwen3.5-35B-A3B --gpu H200 --count 8 --global-batch 128 --row-tokens 8192 $p35 --top 2 \
+    --format json --out "$work/out" >"$work/p.json" 2>"$work/err.txt" || fail "json: $(cat "$work/err.txt")"
+  j=$work/p.json  # dump(2): one key per line, so grep reads it without a JSON tool
+  grep -q '^  "schema": "recipebench-plan/1",$' "$j" || fail "schema: $(head -3 "$j")"
+  grep -q '^    "memory_bytes": 141000000000.0' "$j" || fail "memory_bytes"
+  grep -q '^    "fixed_bytes": 3000000000.0,$' "$j" && grep -q '^    "fraction_of_peak": 0.08$' "$j" || fail "reserve"
+  grep -q '^    "CP > 1: ' "$j" || fail "not_searched"
+  test "$(grep -c '^      "rank": [12],$' "$j")" -eq 2 || fail "proposals"
+  grep -q '^      "optimizer_state": "bf16_moments",$' "$j" || fail "optimizer_state"
+  test "$(grep -c '^        "recipebench torch",$' "$j")" -eq 2 || fail "stacks"
+  grep -q '^      "spare_bytes": -' "$j" && fail "a proposal inside the reserve"
+  test "$(grep -c '^      "file": ".*/out/plan-.*\.yaml"' "$j")" -eq 2 || fail "files"
+  grep -q '^        "tokens_per_s_per_gpu": [1-9]' "$j" || fail "prediction"
+  "$rb" validate --strict "$work/out" >"$work/v.txt" 2>&1 || fail "validate: $(cat "$work/v.txt")"
+  "$rb" plan --model Qwen3.5-35B-A3B --gpu H200 --count 64 --global-batch 64 --row-tokens 131072 $p35 --top 1 \
+    >"$work/o.txt" 2>&1 || fail "128k: $(cat "$work/o.txt")"
+  grep -q '^  not searched:' "$work/o.txt" || fail "not searched: $(cat "$work/o.txt")"
+  grep -q 'rows of 131072 tokens: every proposal holds whole rows on one GPU' "$work/o.txt" || fail "long rows note"
+  grep -q "^  stacks: every row runs on recipebench's torch backend and Megatron-LM" "$work/o.txt" || fail "stacks"
   ;;
 *) fail "unknown part $part" ;;
 esac

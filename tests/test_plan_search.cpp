@@ -76,7 +76,8 @@ const PlannedLayout* find_seed_layout(const LayoutSearch& search, const std::str
 
 }  // namespace
 
-TEST_CASE("memory reserve: 3 GB + 8% on CUDA, covering every committed emulated peak over its plan", "[plan][reserve]") {
+TEST_CASE("memory reserve: 3 GB + 8% on CUDA, covering every committed emulated peak over its plan",
+          "[plan][reserve]") {
   const MemoryReserve cuda = measured_reserve(Device::kCuda), cpu = measured_reserve(Device::kCpu);
   CHECK(cuda.bytes(100e9) == Approx(3e9 + 8e9));
   CHECK(cpu.bytes(100e9) == Approx(8e9));
@@ -100,7 +101,7 @@ TEST_CASE("memory reserve: 3 GB + 8% on CUDA, covering every committed emulated 
 
 TEST_CASE("memory reserve: one rule of fitting, stated or measured", "[plan][reserve]") {
   const MemoryReserve m = measured_reserve(Device::kCuda);
-  CHECK(fits_with_reserve(163.5e9, 180e9, m));   // the 48-GPU seed: 163.5 + 16.1 = 179.6
+  CHECK(fits_with_reserve(163.5e9, 180e9, m));        // the 48-GPU seed: 163.5 + 16.1 = 179.6
   CHECK_FALSE(fits_with_reserve(179.8e9, 180e9, m));  // case plan-no-memory-headroom: 96 B200 #2
   CHECK_FALSE(fits_with_reserve(140.9e9, 141e9, m));  // 35B-A3B on 7 H200
   CHECK(fits_with_reserve(179.8e9, 180e9, stated_reserve(0)));

@@ -3,6 +3,7 @@
 // step-time model and ranked; the top K written as proposed recipes (docs/step-time.md, "Planning layouts").
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -11,13 +12,14 @@
 
 #include <fmt/format.h>
 
+#include "backends/torch/torch_backend_registration.h"
 #include "catalog/hardware.h"
 #include "commands.h"
 #include "option_checks.h"
 #include "plan/layout_search.h"
 #include "plan/optimizer_traffic.h"
-#include "plan/topology.h"
 #include "plan/prediction_text.h"
+#include "plan/topology.h"
 #include "predict_inputs.h"
 #include "recipe/diagnostic.h"
 #include "recipe/validate.h"
@@ -89,7 +91,8 @@ Json planned_doc(const PlannedLayout& p, const std::vector<std::string>& profile
   Json optimizer = Json::object();  // the state form planned; absent fields are the FP32 defaults
   if (r.optimizer.master_weights == MasterWeights::kBf16Remainder) optimizer["master_weights"] = "bf16_remainder";
   if (r.optimizer.exp_avg_dtype == StateDtype::kBf16) optimizer["exp_avg_dtype"] = "bf16";
-  if (r.optimizer.exp_avg_sq_dtype == StateDtype::kBf16) optimizer["exp_avg_sq_dtype"] = "bf16";  // the switches the prediction priced, as the table writes them
+  if (r.optimizer.exp_avg_sq_dtype == StateDtype::kBf16)
+    optimizer["exp_avg_sq_dtype"] = "bf16";  // the switches the prediction priced, as the table writes them
   Json prediction{{"tokens_per_s_per_gpu", p.prediction.tokens_per_s_per_gpu},
                   {"step_seconds", p.prediction.step_seconds}};
   if (p.prediction.mfu) prediction["mfu"] = *p.prediction.mfu;
@@ -166,11 +169,31 @@ void print_no_layout(const LayoutSearch& search) {
                              m.inside_reserve ? "inside the reserve" : "largest term: " + m.largest_term);
 }
 
+/// The stacks that run `r`'s layout: recipebench's torch backend where its declared capabilities
+/// (backends/torch/torch_backend_registration.h) list every layout field plan sets, and Megatron-LM, which runs every
+/// layout plan searches (CP, ETP, the dispatchers and the three optimizer-state forms included).
+std::vector<std::string> stacks_for(const Recipe& r) {
+  const BackendCapabilities caps = torch_backend_capabilities();
+  const RecipeLayout& l = r.layout;
+  auto has = [](const auto& list, const auto& v) { return std::find(list.begin(), list.end(), v) != list.end(); };
+  const bool torch = has(caps.cp, l.cp) && has(caps.etp, l.effective_etp()) && has(caps.dispatchers, l.dispatcher) &&
+                     has(caps.recompute, l.recompute.granularity);
+  if (torch) return {"recipebench torch", "Megatron-LM"};
+  return {"Megatron-LM"};
+}
+
 /// The top `top` layouts, each one's breakdown, and the assumptions of the first.
 void print_ranked(const LayoutSearch& search, size_t top) {
   std::cout << "   #  layout                           max tok recompute  optimizer      peak GB  spare   step s  "
                "tokens/s/GPU    MFU  $/1M\n";
   for (size_t i = 0; i < top; ++i) std::cout << row_text(i, search.ranked[i], search.gpu_memory_bytes) << "\n";
+  std::string others;
+  for (size_t i = 0; i < top; ++i) {
+    const std::vector<std::string> stacks = stacks_for(search.ranked[i].recipe);
+    if (stacks.front() != "recipebench torch") others += fmt::format(" #{} only {};", i + 1, stacks.front());
+  }
+  std::cout << "  stacks: every row runs on recipebench's torch backend and Megatron-LM"
+            << (others.empty() ? "" : " except:" + others.substr(0, others.size() - 1)) << "\n";
   std::cout << "  where each step goes (the rank that ends last, seconds per step):\n";
   for (size_t i = 0; i < top; ++i) {
     const StepPrediction& p = search.ranked[i].prediction;
@@ -181,27 +204,33 @@ void print_ranked(const LayoutSearch& search, size_t top) {
   for (const std::string& a : search.ranked.front().prediction.assumptions) std::cout << "    - " << a << "\n";
 }
 
-/// The top `top` layouts written into args.out as proposed recipes (atomically), each file named.
-void write_planned(const LayoutSearch& search, size_t top, const LoadedProfiles& loaded, const PlanArgs& args) {
-  std::vector<std::string> profile_files;
+/// The top `top` layouts written into args.out as proposed recipes (atomically), by rank: each one's path, or "" for
+/// a layout the torch backend cannot run (never written as a torch recipe; stacks_for says which stack runs it).
+std::vector<std::string> write_planned(const LayoutSearch& search, size_t top, const LoadedProfiles& loaded,
+                                       const PlanArgs& args) {
+  std::vector<std::string> profile_files, paths;
   for (const ProfiledRank& r : loaded.ranks) profile_files.push_back(r.source);
   std::vector<std::pair<std::string, std::string>> files;
   std::set<std::string> taken;
   for (size_t i = 0; i < top; ++i) {
+    if (stacks_for(search.ranked[i].recipe).front() != "recipebench torch") {
+      paths.push_back("");
+      continue;
+    }
     // One file per ranked layout: a name already taken by a better-ranked layout gets the rank ("-n3").
     std::string name = file_name(search.ranked[i].recipe);
     if (!taken.insert(name).second) {
       name = name.substr(0, name.size() - 5) + "-n" + std::to_string(i + 1) + ".yaml";
       taken.insert(name);
     }
-    const std::string path = (std::filesystem::path(args.out) / name).string();
-    files.push_back({path,
+    paths.push_back((std::filesystem::path(args.out) / name).string());
+    files.push_back({paths.back(),
                      "# Proposed by recipebench plan: a predicted layout, not a measurement "
                      "(docs/step-time.md).\n" +
                          yaml_text(planned_doc(search.ranked[i], profile_files, args.stack_factor))});
   }
   write_files_atomically(files);
-  for (const auto& f : files) std::cout << "  wrote " << f.first << "\n";
+  return paths;
 }
 
 /// The reserve's rule in words: "3.0 GB + 8% of the peak" (measured) or "10.0 GB (--memory-reserve)".
@@ -211,13 +240,13 @@ std::string reserve_rule(const MemoryReserve& r) {
                      r.fixed_bytes / 1e9, r.fraction * 100);
 }
 
-/// "8 per node" or "4 per node, NVLink domain 72 (AWS p6e-gb200.36xlarge)".
+/// "8 per node on AWS p5en.48xlarge" or "4 per node, NVLink domain 72 on AWS p6e-gb200.36xlarge".
 std::string topology_text(const Recipe& base) {
   const InstanceSpec* inst = find_instance(base.gpu.instance);
   const int island = nvlink_island(inst, base.gpu.per_node);
   std::string s = fmt::format("{} per node", base.gpu.per_node);
   if (island != base.gpu.per_node) s += fmt::format(", NVLink domain {}", island);
-  if (inst != nullptr) s += " (" + inst->label() + ")";
+  if (inst != nullptr) s += " on " + inst->label();
   return s;
 }
 
@@ -270,24 +299,99 @@ std::optional<LayoutRequest> plan_request(const PlanArgs& args) {
   return req;
 }
 
-int run_plan(const PlanArgs& args) {
-  if (!args.out.empty() && refuse_output_folder(args.out)) return kUsage;  // before the search
-  const std::optional<LayoutRequest> request = plan_request(args);
-  if (!request) return kUsage;
-  const LayoutRequest& req = *request;
-  const ModelConfig* model = &req.model;
-  const GpuSpec* gpu = find_gpu(req.gpu);
-  Recipe base;
-  try {
-    base = base_recipe(req);
-  } catch (const std::invalid_argument& e) {
-    usage_error("--instance", args.instance, e.what());
-    return kUsage;
-  }
-  std::optional<LoadedProfiles> loaded = load_profiles(args.profiles, model->name);
-  if (!loaded) return kFailed;
+/// The header: the request, the counts, the reserve and the search's time; then the space searched and left out.
+void print_header(const PlanArgs& args, const Recipe& base, const LayoutSearch& search, const LayoutSpace& space,
+                  double seconds) {
+  std::cout << fmt::format(
+      "recipebench plan: {} on {} x {} ({}), global batch {} rows of {} tokens\n  {} layouts considered, {} "
+      "pass the layout check, {} fit {:.0f} GB by the memory plan with a reserve of {} beside the peak ({} more "
+      "fit only inside it); searched in {:.2f} s\n",
+      base.model, args.count, base.gpu.type, topology_text(base), args.global_batch, args.row_tokens, search.considered,
+      search.layout_ok, search.fit, search.gpu_memory_bytes / 1e9, reserve_rule(search.reserve), search.inside_reserve,
+      seconds);
+  std::cout << "  searched:\n";
+  for (const std::string& d : searched_dimensions(space, search.nvlink_gpus)) std::cout << "    - " << d << "\n";
+  std::cout << "  not searched:\n";
+  for (const std::string& d : left_out_dimensions(args.row_tokens)) std::cout << "    - " << d << "\n";
+}
+
+/// One proposal as JSON: its rank, layout fields, optimizer state, memory, the stacks that run it, the prediction.
+Json proposal_json(size_t i, const PlannedLayout& p, double gpu_bytes) {
+  const RecipeLayout& l = p.recipe.layout;
+  Json layout{{"label", l.label},
+              {"tp", l.tp},
+              {"pp", l.pp},
+              {"vpp", l.vpp},
+              {"cp", l.cp},
+              {"ep", l.ep},
+              {"etp", l.effective_etp()},
+              {"dp", l.dp},
+              {"sequence_parallel", l.sequence_parallel},
+              {"max_tokens_per_gpu", l.max_tokens_per_gpu},
+              {"rows_per_microbatch", *l.rows_per_microbatch},
+              {"recompute", l.recompute.granularity},
+              {"dispatcher", "alltoall"}};
+  layout["layer_split"] =
+      l.first_stage_layers ? Json{{"first", *l.first_stage_layers}, {"last", *l.last_stage_layers}} : Json(nullptr);
+  return Json{{"rank", i + 1},
+              {"layout", layout},
+              {"optimizer_state", to_string(p.optimizer_form)},
+              {"bench", bench_switches_json(p.recipe.bench)},
+              {"peak_bytes", p.peak_bytes},
+              {"reserve_bytes", p.reserve_bytes},
+              {"spare_bytes", gpu_bytes - p.peak_bytes - p.reserve_bytes},
+              {"stacks", stacks_for(p.recipe)},
+              {"prediction", prediction_to_json(p.prediction)}};
+}
+
+/// The whole answer as JSON (schema recipebench-plan/1, beside predict's recipebench-prediction/1).
+Json plan_json(const PlanArgs& args, const Recipe& base, const LayoutSearch& search, const LayoutSpace& space,
+               size_t top, double seconds) {
+  Json proposals = Json::array(), closest = Json::array();
+  for (size_t i = 0; i < top; ++i) proposals.push_back(proposal_json(i, search.ranked[i], search.gpu_memory_bytes));
+  for (const MemoryMiss& m : search.closest)
+    closest.push_back(Json{{"layout", m.recipe.layout.label},
+                           {"max_tokens_per_gpu", m.recipe.layout.max_tokens_per_gpu},
+                           {"recompute", m.recipe.layout.recompute.granularity},
+                           {"optimizer_state", to_string(m.optimizer_form)},
+                           {"peak_bytes", m.peak_bytes},
+                           {"reserve_bytes", m.reserve_bytes},
+                           {"inside_reserve", m.inside_reserve},
+                           {"largest_term", m.largest_term}});
+  Json refusals = Json::object();
+  for (const auto& [field, n] : search.refusals) refusals[field] = n;
+  return Json{{"schema", "recipebench-plan/1"},
+              {"model", base.model},
+              {"gpu", Json{{"type", base.gpu.type},
+                           {"count", base.gpu.count},
+                           {"per_node", base.gpu.per_node},
+                           {"nvlink_gpus", search.nvlink_gpus},
+                           {"instance", base.gpu.instance},
+                           {"memory_bytes", search.gpu_memory_bytes}}},
+              {"workload", Json{{"global_batch", args.global_batch}, {"row_tokens", args.row_tokens}}},
+              {"reserve", Json{{"rule", reserve_rule(search.reserve)},
+                               {"fixed_bytes", search.reserve.fixed_bytes},
+                               {"fraction_of_peak", search.reserve.fraction}}},
+              {"searched", searched_dimensions(space, search.nvlink_gpus)},
+              {"not_searched", left_out_dimensions(args.row_tokens)},
+              {"counts", Json{{"considered", search.considered},
+                              {"layout_ok", search.layout_ok},
+                              {"fit", search.fit},
+                              {"inside_reserve", search.inside_reserve}}},
+              {"search_seconds", seconds},
+              {"refusals", refusals},
+              {"proposals", proposals},
+              {"closest", closest}};
+}
+
+/// The search of `req` from the profiles of `args`; nullopt (the reason printed) when profiles or the model refuse.
+std::optional<LayoutSearch> plan_search(const PlanArgs& args, const LayoutRequest& req, const Recipe& base,
+                                        const LayoutSpace& space, std::optional<LoadedProfiles>& loaded, int& rc) {
+  loaded = load_profiles(args.profiles, req.model.name);
+  rc = kFailed;
+  if (!loaded) return std::nullopt;
   if (loaded->ranks.empty())
-    std::cerr << "recipebench plan: no profile of " << model->name << " among the " << args.profiles.size()
+    std::cerr << "recipebench plan: no profile of " << req.model.name << " among the " << args.profiles.size()
               << " given: "
               << (loaded->family_ranks.empty()
                       ? "the layouts are ranked by the analytical mode (the catalog's efficiencies, nothing measured)"
@@ -295,35 +399,58 @@ int run_plan(const PlanArgs& args) {
                             " (another size of the family) time it at its widths")
               << " (docs/step-time.md, Modes); profile one rank of each kind of a layout with `recipebench run "
                  "RECIPE --emulate-rank R --profile` for a measured ranking\n";
-  const auto started = std::chrono::steady_clock::now();
-  LayoutSearch search;
-  LayoutSpace space;
-  space.optimizer_forms.clear();
-  for (const std::string& name : args.optimizer_states) space.optimizer_forms.push_back(*optimizer_form_named(name));
   try {
     ChunkShape shape;  // one row per microbatch, TP 1, EP 1: the shape the analytical mode's curves are read at
     shape.tokens = shape.row_tokens = req.row_tokens;
-    const PredictSetup setup = prediction_setup(base, *model, shape, *loaded, args.stack_factor);
-    search = search_layouts(req, setup.costs, setup.network, setup.options, space);
+    const PredictSetup setup = prediction_setup(base, req.model, shape, *loaded, args.stack_factor);
+    return search_layouts(req, setup.costs, setup.network, setup.options, space);
   } catch (const std::invalid_argument& e) {
     std::cerr << "recipebench plan: error: " << e.what() << "\n";
-    return kFailed;
+    return std::nullopt;
   }
+}
+
+int run_plan(const PlanArgs& args) {
+  if (!args.out.empty() && refuse_output_folder(args.out)) return kUsage;  // before the search
+  const std::optional<LayoutRequest> request = plan_request(args);
+  if (!request) return kUsage;
+  Recipe base;
+  try {
+    base = base_recipe(*request);
+  } catch (const std::invalid_argument& e) {
+    usage_error("--instance", args.instance, e.what());
+    return kUsage;
+  }
+  LayoutSpace space;
+  space.optimizer_forms.clear();
+  for (const std::string& name : args.optimizer_states) space.optimizer_forms.push_back(*optimizer_form_named(name));
+  const auto started = std::chrono::steady_clock::now();
+  std::optional<LoadedProfiles> loaded;
+  int rc = kFailed;
+  const std::optional<LayoutSearch> search = plan_search(args, *request, base, space, loaded, rc);
+  if (!search) return rc;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::cout << fmt::format(
-      "recipebench plan: {} on {} x {} ({}), global batch {} rows of {} tokens\n  {} layouts considered, {} "
-      "pass the layout check, {} fit {:.0f} GB by the memory plan with a reserve of {} beside the peak ({} more "
-      "fit only inside it); searched in {:.2f} s\n",
-      model->name, args.count, gpu->name, topology_text(base), args.global_batch, args.row_tokens, search.considered,
-      search.layout_ok, search.fit, search.gpu_memory_bytes / 1e9, reserve_rule(search.reserve),
-      search.inside_reserve, seconds);
-  if (search.ranked.empty()) {
-    print_no_layout(search);
+  const size_t top = std::min(search->ranked.size(), static_cast<size_t>(std::max(1, args.top)));
+  std::vector<std::string> paths;
+  if (!search->ranked.empty() && !args.out.empty()) paths = write_planned(*search, top, *loaded, args);
+  if (args.format == "json") {
+    Json j = plan_json(args, base, *search, space, top, seconds);
+    for (size_t i = 0; i < paths.size(); ++i)
+      j["proposals"][i]["file"] = paths[i].empty() ? Json(nullptr) : Json(paths[i]);
+    std::cout << j.dump(2) << "\n";
+    return search->ranked.empty() ? kFailed : kOk;
+  }
+  print_header(args, base, *search, space, seconds);
+  if (search->ranked.empty()) {
+    print_no_layout(*search);
     return kFailed;
   }
-  const size_t top = std::min(search.ranked.size(), static_cast<size_t>(std::max(1, args.top)));
-  print_ranked(search, top);
-  if (!args.out.empty()) write_planned(search, top, *loaded, args);
+  print_ranked(*search, top);
+  for (size_t i = 0; i < paths.size(); ++i)
+    std::cout << (paths[i].empty() ? fmt::format("  #{} not written: recipebench's torch backend cannot run it ({})",
+                                                 i + 1, stacks_for(search->ranked[i].recipe).front())
+                                   : "  wrote " + paths[i])
+              << "\n";
   return kOk;
 }
 
@@ -362,6 +489,8 @@ void add_plan_command(CLI::App& app, std::function<int()>& run) {
                   "Optimizer-state forms searched, tried in this order per layout (default: fp32 bf16_remainder "
                   "bf16_moments; docs/optimizer.md)")
       ->check(CLI::IsMember({"fp32", "bf16_remainder", "bf16_moments"}));
+  cmd->add_option("--format", args->format, "text or json (schema recipebench-plan/1; docs/step-time.md)")
+      ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--stack-factor", args->stack_factor, "Multiply every compute second by this (0.01 to 100)")
       ->check(number_from_to(kMinStackFactor, kMaxStackFactor));
   cmd->callback([&run, args] { run = [args] { return run_plan(*args); }; });

@@ -38,9 +38,9 @@ size_t validate_one(const std::string& f, const ValidateArgs& a, Json& report, b
     (a.strict ? v.errors : warnings).push_back(std::move(d));
   }
   if (v.ok())
-    if (auto d = check_memory_fits(*v.recipe, f, a.strict,
-                                   a.memory_reserve_gb ? std::optional(stated_reserve(*a.memory_reserve_gb))
-                                                       : std::nullopt))
+    if (auto d =
+            check_memory_fits(*v.recipe, f, a.strict,
+                              a.memory_reserve_gb ? std::optional(stated_reserve(*a.memory_reserve_gb)) : std::nullopt))
       (d->severity == "error" ? v.errors : warnings).push_back(*d);
   failed = !v.ok();
   if (a.format == "json") {

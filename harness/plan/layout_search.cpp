@@ -70,6 +70,50 @@ RecipeOptimizer with_optimizer_form(RecipeOptimizer o, OptimizerForm f) {
   return o;
 }
 
+namespace {
+
+template <typename T>
+std::string joined(const std::vector<T>& values) {
+  std::string s;
+  for (const T& v : values) s += (s.empty() ? "" : ", ") + fmt::format("{}", v);
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> searched_dimensions(const LayoutSpace& space, int nvlink_gpus) {
+  std::vector<std::string> forms;
+  for (OptimizerForm f : space.optimizer_forms) forms.push_back(to_string(f));
+  return {
+      fmt::format("TP {} (within one scale-up domain: {} GPUs; sequence parallel when > 1)", joined(space.tp),
+                  nvlink_gpus),
+      "PP: every divisor of GPUs / TP up to the layers; the even layer split and lighter first and last stages",
+      fmt::format("VPP {} (where every stage's layers divide)", joined(space.vpp)),
+      "EP: divisors of the stage's GPUs and of the experts; ETP 1; CP 1; DP = GPUs / (TP PP)",
+      fmt::format("rows per microbatch {} (max tokens per GPU = rows x row tokens)", joined(space.rows_per_microbatch)),
+      space.try_recompute ? "recompute none, full (uniform, 1 layer)" : "recompute none",
+      "optimizer state " + joined(forms) + " (the first that fits, per layout)",
+      "the priced overlap switches on where they apply (overlap_param_gather also off where it costs the fit)"};
+}
+
+std::vector<std::string> left_out_dimensions(int64_t row_tokens) {
+  std::vector<std::string> out = {
+      "CP > 1: the torch backend runs CP 1 and the step-time model prices no CP communication",
+      "ETP > 1: the torch backend runs ETP 1 (TP folded into EP)",
+      "selective recompute and recompute of several layers per unit: the torch backend runs full (uniform or block) "
+      "or none; the search tries full uniform 1 layer",
+      "dispatchers other than alltoall (allgather, DeepEP flex): the torch backend runs alltoall, the step-time model "
+      "prices alltoall only",
+      "CPU offload of optimizer state or activations: the torch backend runs none",
+      "FP32 masters with BF16 moments: BF16 + remainder masters hold the same FP32 value in less memory"};
+  if (row_tokens >= 32768)
+    out.push_back(
+        fmt::format("rows of {} tokens: every proposal holds whole rows on one GPU (context parallelism, "
+                    "the usual answer for long rows, is not searched)",
+                    row_tokens));
+  return out;
+}
+
 std::string layout_label(const RecipeLayout& l) {
   std::string s = fmt::format("TP{} PP{}", l.tp, l.pp);
   if (l.vpp > 1) s += fmt::format(" VPP{}", l.vpp);
@@ -143,8 +187,14 @@ class RankMaps {
  public:
   const std::optional<RankMap>& of(const Recipe& rec, const ModelConfig& model) {
     const RecipeLayout& l = rec.layout;
-    const std::vector<int64_t> key{l.tp, l.pp, l.vpp, l.dp, l.ep, l.max_tokens_per_gpu,
-                                   l.first_stage_layers.value_or(-1), l.last_stage_layers.value_or(-1)};
+    const std::vector<int64_t> key{l.tp,
+                                   l.pp,
+                                   l.vpp,
+                                   l.dp,
+                                   l.ep,
+                                   l.max_tokens_per_gpu,
+                                   l.first_stage_layers.value_or(-1),
+                                   l.last_stage_layers.value_or(-1)};
     if (!map_ || key != key_) map_ = build_rank_map(rec, model), key_ = key;
     return map_;
   }
@@ -276,6 +326,7 @@ LayoutSearch search_layouts(const LayoutRequest& r, const UnitCosts& costs, cons
   RankMaps maps;
   // TP within NVLink: the node, or the instance's NVLink domain where it is larger (plan/topology.h).
   const int nvlink = nvlink_island(find_instance(base.gpu.instance), base.gpu.per_node);
+  out.nvlink_gpus = nvlink;
   for (const Candidate& c : candidates(r, space, nvlink))
     consider(candidate_recipe(base, c), r, costs, network, options, space.optimizer_forms, maps, out, refusals);
   std::stable_sort(out.ranked.begin(), out.ranked.end(), [](const PlannedLayout& a, const PlannedLayout& b) {

@@ -64,16 +64,16 @@ struct LayoutSpace {
 struct PlannedLayout {
   Recipe recipe;  ///< status proposed, the layout filled in, bench switches as predicted
   StepPrediction prediction;
-  double peak_bytes = 0;     ///< the memory plan's worst rank
-  double reserve_bytes = 0;  ///< the reserve beside that peak
+  double peak_bytes = 0;                                ///< the memory plan's worst rank
+  double reserve_bytes = 0;                             ///< the reserve beside that peak
   OptimizerForm optimizer_form = OptimizerForm::kFp32;  ///< the state form planned (also in recipe.optimizer)
 };
 
 /// One layout that passed the layout check but not the memory plan.
 struct MemoryMiss {
   Recipe recipe;
-  double peak_bytes = 0;     ///< with the last form of the space tried (the smallest state)
-  double reserve_bytes = 0;  ///< the reserve beside that peak
+  double peak_bytes = 0;        ///< with the last form of the space tried (the smallest state)
+  double reserve_bytes = 0;     ///< the reserve beside that peak
   bool inside_reserve = false;  ///< the peak fits the memory, not with the reserve beside it
   std::string largest_term;
   OptimizerForm optimizer_form = OptimizerForm::kFp32;
@@ -88,6 +88,7 @@ struct LayoutSearch {
   std::vector<std::pair<std::string, int64_t>> refusals;  ///< layout-check problems (field path) and how often
   double gpu_memory_bytes = 0;
   MemoryReserve reserve;  ///< the reserve applied
+  int nvlink_gpus = 0;    ///< TP's bound: the GPUs NVLink joins (the node, or the instance's NVLink domain)
 };
 
 /// The recipe of a layout of `r` (status proposed) before the layout is set: model, GPU (memory and instance from
@@ -99,6 +100,15 @@ Recipe base_recipe(const LayoutRequest& r);
 /// with no GPUs, rows or batch, or a GPU the catalog does not know.
 LayoutSearch search_layouts(const LayoutRequest& r, const UnitCosts& costs, const NetworkModel& network,
                             const StepTimeOptions& options, const LayoutSpace& space = {});
+
+/// The space `space` spans for a search whose TP is bounded by `nvlink_gpus`, one line per dimension in words
+/// ("TP 1, 2, 4, 8 (within one scale-up domain ...: 8 GPUs; ...)", ...): what `plan` prints as searched.
+std::vector<std::string> searched_dimensions(const LayoutSpace& space, int nvlink_gpus);
+
+/// What the search leaves out, one line each with why (CP, ETP > 1, selective recompute and recompute of several
+/// layers, the dispatchers, offload, FP32 masters with BF16 moments); with rows of `row_tokens` >= 32,768 a line
+/// that whole rows sit on one GPU since CP is not searched.
+std::vector<std::string> left_out_dimensions(int64_t row_tokens);
 
 /// "TP2 PP8 VPP2 EP8 DP4" (+ " first 6 / last 6" with an uneven split).
 std::string layout_label(const RecipeLayout& l);

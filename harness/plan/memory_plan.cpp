@@ -363,7 +363,8 @@ MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const Ran
   // The first rank of each pipeline rank, in one pass over the map (a plan of 65,536 GPUs: `plan`'s search).
   std::vector<const RankPlacement*> first(static_cast<size_t>(map.pp), nullptr);
   for (const auto& r : map.ranks)
-    if (r.pp >= 0 && r.pp < map.pp && first[static_cast<size_t>(r.pp)] == nullptr) first[static_cast<size_t>(r.pp)] = &r;
+    if (r.pp >= 0 && r.pp < map.pp && first[static_cast<size_t>(r.pp)] == nullptr)
+      first[static_cast<size_t>(r.pp)] = &r;
   for (int p = 0; p < map.pp; ++p) {
     const RankPlacement* q = first[static_cast<size_t>(p)];
     if (!q) throw std::logic_error("rank map without pipeline rank " + std::to_string(p));

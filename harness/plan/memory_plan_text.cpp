@@ -57,7 +57,7 @@ std::string format_memory_plan(const MemoryPlan& plan) {
   out += row("peak", cells([](const RankMemory& r) { return gb(r.peak); }));
   const RankMemory& w = plan.worst();
   char line[512];
-  const std::string verdict = plan.fits()              ? "fits"
+  const std::string verdict = plan.fits()             ? "fits"
                               : plan.inside_reserve() ? "does NOT fit with its reserve"
                                                       : "does NOT fit; largest term: " + plan.largest_term();
   std::snprintf(line, sizeof line, "  peak at: %s (%s); %s memory %s GB: %s\n", w.peak_phase.c_str(),
@@ -80,8 +80,8 @@ std::string format_memory_plan(const MemoryPlan& plan) {
 std::string memory_overflow_message(const MemoryPlan& plan) {
   if (plan.fits()) return "";
   const RankMemory& w = plan.worst();
-  const std::string needs = "the " + w.kind + " (pipeline rank " + std::to_string(w.pp_rank) + ") needs " +
-                            gb(w.peak) + " GB at its peak";
+  const std::string needs =
+      "the " + w.kind + " (pipeline rank " + std::to_string(w.pp_rank) + ") needs " + gb(w.peak) + " GB at its peak";
   const std::string largest = "largest term: " + plan.largest_term() + " (" +
                               gb(std::max({w.params, w.grads, w.optimizer, w.activations_in_flight, w.transient})) +
                               " GB)";

@@ -15,9 +15,10 @@ void join_nvlink_domain(NetworkModel& n, const InstanceSpec& inst) {
   const int instances = inst.nvlink_domain / inst.gpus;
   n.gpus_per_node = island;
   n.node_network.bandwidth_bytes_per_s = inst.network_bytes_per_s * instances;
-  n.source += fmt::format("; NVLink domain of {} GPUs ({} instances of {}): NVLink inside it, across domains {:.0f} "
-                          "GB/s per domain (the {} instances' networks summed)",
-                          island, instances, inst.gpus, n.node_network.bandwidth_bytes_per_s / 1e9, instances);
+  n.source += fmt::format(
+      "; NVLink domain of {} GPUs ({} instances of {}): NVLink inside it, across domains {:.0f} "
+      "GB/s per domain (the {} instances' networks summed)",
+      island, instances, inst.gpus, n.node_network.bandwidth_bytes_per_s / 1e9, instances);
 }
 
 }  // namespace recipebench

@@ -65,8 +65,8 @@ std::string cpu_fit_problem(const Admission& a, int64_t ranks, uint64_t availabl
   if (!need || available == 0 || fits_host(*need, available)) return "";
   return "the memory plan needs " + gb_text(*need) + " GB" +
          (ranks > 1 ? " for its " + std::to_string(ranks) + " ranks on this host" : "") +
-         reserve_clause(*need, available) + ", more than the " +
-         gb_text(static_cast<double>(available)) + " GB this host has available";
+         reserve_clause(*need, available) + ", more than the " + gb_text(static_cast<double>(available)) +
+         " GB this host has available";
 }
 
 /// Advice that works here for a CPU run too large for this host: the most layers (--layers K) whose plan fits, or
@@ -126,14 +126,15 @@ std::optional<Refusal> cpu_memory_refusal(const Admission& a, const HostDevices&
   const std::optional<double> need = run_plan_bytes(a, ranks);
   if (!need || fits_host(*need, host.available_bytes)) return std::nullopt;
   const double per_rank = *run_plan_bytes(a, 1);
-  return Refusal{
-      kFailed,
-      "recipebench run: " + device_source(a) + ": the memory plan's peak is " + gb_text(per_rank) + " GB per rank" +
-          (ranks > 1 ? " (" + std::to_string(ranks) + " ranks on this host: " + gb_text(*need) + " GB)"
-                     : std::string()) +
-          reserve_clause(*need, host.available_bytes) + ", more than the " + gb_text(static_cast<double>(host.available_bytes)) + " GB this host has available" +
-          fewer_layers_advice(a, ranks, host.available_bytes) + "; nothing was run",
-      {}};
+  return Refusal{kFailed,
+                 "recipebench run: " + device_source(a) + ": the memory plan's peak is " + gb_text(per_rank) +
+                     " GB per rank" +
+                     (ranks > 1 ? " (" + std::to_string(ranks) + " ranks on this host: " + gb_text(*need) + " GB)"
+                                : std::string()) +
+                     reserve_clause(*need, host.available_bytes) + ", more than the " +
+                     gb_text(static_cast<double>(host.available_bytes)) + " GB this host has available" +
+                     fewer_layers_advice(a, ranks, host.available_bytes) + "; nothing was run",
+                 {}};
 }
 
 }  // namespace
