@@ -24,6 +24,9 @@ optimizer-state)
   grep -qE '^ +[0-9]+  TP2 PP6 EP8 DP4 +8k +full  bf16_remainder +163\.5 ' "$work/o.txt" || fail "48: $(cat "$work/o.txt")"
   f=$work/p48/plan-tp2-pp6-ep8-dp4-mt8k-recompute-bf16rem.yaml
   grep -q '^  master_weights: "bf16_remainder"' "$f" || fail "optimizer block: $(cat "$f")"
+  # Its Megatron-LM command (run:) states the same layout and state form; validate --strict holds it to the fields.
+  grep -q -- '--use-precision-aware-optimizer' "$f" && grep -q -- '--pipeline-model-parallel-size 6' "$f" &&
+    grep -q -- 'torchrun --nnodes 6 --nproc-per-node 8 pretrain_gpt.py' "$f" || fail "run: $(cat "$f")"
   "$rb" validate --strict "$work/p48" >"$work/v.txt" 2>&1 || fail "validate --strict: $(cat "$work/v.txt")"
   # FP32 state only: the layout is not there (the search before issue 44).
   "$rb" plan --model Qwen3.5-397B-A17B --gpu B200 --count 48 --global-batch 128 --row-tokens 8192 $p397 --top 100 \
@@ -77,6 +80,11 @@ instance)
   test $? -eq 2 || fail "p5en for H100: exit"
   grep -q "^<command line>: error: --instance: 'AWS p5en.48xlarge' (H200 GPUs), expected an instance of the catalog with H100 GPUs (--gpu): p5.48xlarge, " \
     "$work/o.txt" || fail "p5en: $(cat "$work/o.txt")"
+  # plan-search-space-and-cli: 12 GPUs of 8 per node is refused up front with the counts that would do.
+  "$rb" plan --model Qwen3.5-35B-A3B --gpu H200 --count 12 --global-batch 96 --row-tokens 8192 $p35 >"$work/o.txt" 2>&1
+  test $? -eq 2 || fail "12 GPUs: exit"
+  grep -q "^<command line>: error: --count: 12 GPUs, expected whole nodes of 8 GPUs (the instance's): 8, 16, ...; or --per-node with a divisor of 12 (2, 3, 4, 6, 12)$" \
+    "$work/o.txt" || fail "12 GPUs: $(cat "$work/o.txt")"
   "$rb" plan --model Qwen3.5-35B-A3B --gpu H100 --count 32 --global-batch 128 --row-tokens 8192 $p35 \
     --instance p5.48xl >"$work/o.txt" 2>&1
   test $? -eq 2 || fail "unknown instance: exit"

@@ -1,19 +1,24 @@
-// plan's search space and headroom (harness/plan/layout_search.h, plan/memory_plan.h; issue 44): the optimizer-state
-// forms it tries per layout, the memory reserve beside each planned peak and the measurements it comes from, and the
-// seed's measured B200 layouts among the proposals for 48 and 64 GPUs.
+// plan's search space and headroom (harness/plan/layout_search.h, plan/memory_plan.h, plan/topology.h,
+// plan/megatron_command.h; issue 44): the optimizer-state forms it tries per layout, the memory reserve beside each
+// planned peak and the measurements it comes from, the seed's measured B200 layouts among the proposals for 48 and
+// 64 GPUs, GB200's NVLink domain, and each proposal's Megatron-LM command against the launch check.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <map>
 #include <stdexcept>
 
 #include "catalog/hardware.h"
 #include "plan/compute_profile.h"
 #include "plan/layout_search.h"
+#include "plan/megatron_command.h"
 #include "plan/memory_check.h"
 #include "plan/memory_plan.h"
 #include "plan/step_time.h"
 #include "plan/topology.h"
+#include "recipe/launch_check.h"
 #include "recipe/run_model.h"
+#include "recipe/source_doc.h"
 #include "recipe/validate.h"
 #include "record/profile_source.h"
 #include "record/run_record.h"
@@ -195,4 +200,70 @@ TEST_CASE("topology from the catalog: GB200's 4-GPU instance in a 72-GPU NVLink 
   req.per_node = 8;
   req.instance = "p5en.48xlarge";
   CHECK_THROWS_WITH(base_recipe(req), "instance AWS p5en.48xlarge holds H200 GPUs, not H100");
+}
+
+namespace {
+
+/// The 35B-A3B proxy's committed profile at 2 x 8,192 tokens (H200).
+std::vector<ProfiledRank> proxy_profiles() {
+  return {profile_in("reports/bench/h200-2026-12-03-predict/call1/profile-2x8k")};
+}
+
+/// The recipe document of `command` alone, as a planned recipe's `run` block (a YAML block scalar).
+SourceDoc run_doc(const std::string& command) {
+  std::string text = "run: |\n";
+  size_t start = 0;
+  for (size_t end; (end = command.find('\n', start)) != std::string::npos; start = end + 1)
+    text += "  " + command.substr(start, end - start) + "\n";
+  return parse_yaml(text, "<proposal>");
+}
+
+}  // namespace
+
+TEST_CASE("every proposal's Megatron-LM command round-trips through the launch check with no warning",
+          "[plan][megatron]") {
+  struct Ask {
+    std::string model, gpu;
+    int count;
+    int64_t batch;
+  };
+  int checked = 0;
+  for (const Ask& a : {Ask{"Qwen3.5-397B-A17B", "B200", 48, 128}, Ask{"Qwen3.5-397B-A17B", "B200", 64, 128},
+                       Ask{"Qwen3.5-35B-A3B", "H100", 8, 128}, Ask{"Qwen3.5-35B-A3B", "GB200", 144, 288}}) {
+    LayoutRequest req;
+    req.model = *find_model(a.model);
+    req.gpu = a.gpu;
+    req.count = a.count;
+    req.per_node = default_instance_for_gpu(a.gpu)->gpus;
+    req.global_batch = a.batch;
+    req.row_tokens = 8192;
+    const std::vector<ProfiledRank> profiles = a.model == "Qwen3.5-35B-A3B" ? proxy_profiles() : seed_profiles();
+    const LayoutSearch s =
+        search_layouts(req, fit_unit_costs(profiles), recipe_network(base_recipe(req)), StepTimeOptions{});
+    REQUIRE(s.ranked.size() >= 3);
+    for (size_t i = 0; i < s.ranked.size() && i < 20; ++i, ++checked) {
+      const Recipe& r = s.ranked[i].recipe;
+      const std::string cmd = megatron_command(r);
+      const LaunchCheck c = check_launch_command(r, run_doc(cmd));
+      INFO(cmd);
+      CHECK(c.stated.empty());
+      CHECK(c.unstated.empty());
+      // The command states every field the check compares: the same fields come back.
+      std::map<std::string, std::string> flags;
+      for (const LaunchFlag& f : launch_flags(cmd)) flags[f.name] = f.value;
+      CHECK(flags.at("--tensor-model-parallel-size") == std::to_string(r.layout.tp));
+      CHECK(flags.at("--pipeline-model-parallel-size") == std::to_string(r.layout.pp));
+      CHECK(flags.at("--expert-model-parallel-size") == std::to_string(r.layout.ep));
+      CHECK(flags.at("--micro-batch-size") == std::to_string(*r.layout.rows_per_microbatch));
+      CHECK(flags.count("--use-precision-aware-optimizer") ==
+            (r.optimizer.master_weights == MasterWeights::kBf16Remainder ? 1u : 0u));
+      CHECK(std::stoi(flags.at("--nnodes")) * std::stoi(flags.at("--nproc-per-node")) == a.count);
+      // A command that disagrees is caught: TP doubled.
+      std::string wrong = cmd;
+      const std::string tp = "--tensor-model-parallel-size " + std::to_string(r.layout.tp);
+      wrong.replace(wrong.find(tp), tp.size(), "--tensor-model-parallel-size " + std::to_string(2 * r.layout.tp));
+      CHECK(check_launch_command(r, run_doc(wrong)).unstated.size() + check_launch_command(r, run_doc(wrong)).stated.size() == 1);
+    }
+  }
+  CHECK(checked >= 40);
 }

@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "option_checks.h"
 #include "plan/layout_search.h"
+#include "plan/megatron_command.h"
 #include "plan/optimizer_traffic.h"
 #include "plan/prediction_text.h"
 #include "plan/topology.h"
@@ -113,6 +114,7 @@ Json planned_doc(const PlannedLayout& p, const std::vector<std::string>& profile
                              {"precision", r.workload.precision}}},
            {"layout", layout}};
   if (!optimizer.empty()) doc["optimizer"] = optimizer;
+  doc["run"] = megatron_command(r);  // the layout for Megatron-LM; validate's launch check holds it to the fields
   doc["bench"] = bench;
   doc["prediction"] = prediction;
   return doc;
@@ -250,6 +252,20 @@ std::string topology_text(const Recipe& base) {
   return s;
 }
 
+/// Whether `count` GPUs fill whole nodes of `per_node` (fewer than a node: one node of them); else a located usage
+/// error naming the node size's source and the per-node values that would divide `count`.
+bool whole_nodes(int count, int per_node, bool stated) {
+  if (count <= per_node || count % per_node == 0) return true;
+  std::string divisors;
+  for (int d = 2; d <= std::min(count, 72); ++d)
+    if (count % d == 0) divisors += (divisors.empty() ? "" : ", ") + std::to_string(d);
+  usage_error("--count", fmt::format("{} GPUs", count),
+              fmt::format("whole nodes of {} GPUs ({}): {}, {}, ...; or --per-node with a divisor of {} ({})",
+                          per_node, stated ? "--per-node" : "the instance's", per_node * (count / per_node),
+                          per_node * (count / per_node + 1), count, divisors));
+  return false;
+}
+
 /// The instance `args` names (--instance), else the GPU's default (nullptr when it has none), into `inst`; false
 /// (a located usage error printed) for an instance the catalog lacks or one of another GPU than --gpu, with the
 /// catalog's instances of that GPU.
@@ -292,6 +308,7 @@ std::optional<LayoutRequest> plan_request(const PlanArgs& args) {
   req.count = args.count;
   // GPUs per node: --per-node, else the instance's (GB200: 4), else 8 (docs/catalog.md).
   req.per_node = args.per_node.value_or(inst != nullptr ? inst->gpus : 8);
+  if (!whole_nodes(args.count, req.per_node, args.per_node.has_value())) return std::nullopt;
   req.global_batch = args.global_batch;
   req.row_tokens = args.row_tokens;
   req.instance = args.instance;
@@ -341,6 +358,7 @@ Json proposal_json(size_t i, const PlannedLayout& p, double gpu_bytes) {
               {"reserve_bytes", p.reserve_bytes},
               {"spare_bytes", gpu_bytes - p.peak_bytes - p.reserve_bytes},
               {"stacks", stacks_for(p.recipe)},
+              {"run", megatron_command(p.recipe)},
               {"prediction", prediction_to_json(p.prediction)}};
 }
 

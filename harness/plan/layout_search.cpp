@@ -238,6 +238,8 @@ struct Planned {
   bool inside_reserve = false;  ///< some variant's peak fits the memory, none with the reserve beside it
 };
 
+/// The memory plan of `rec` on `map` for each of `vs` in turn, with `reserve` beside the peak, until one fits; `rec`
+/// is left with that variant's optimizer form and bench switches. Throws std::invalid_argument for no variant.
 Planned plan_variants(Recipe& rec, const ModelConfig& model, const RankMap& map, const std::vector<Variant>& vs,
                       const std::optional<MemoryReserve>& reserve) {
   if (vs.empty()) throw std::invalid_argument("a layout search with no optimizer-state form");
