@@ -360,11 +360,19 @@ MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const Ran
   plan.experts_in_distributed_optimizer = !experts_apart && map.world > 1;
   plan.expert_state_shards = experts_apart && map.world > 1 ? map.edp : 1;
   const bool kept_shard = o.overlap_param_gather.value_or(recipe.bench.overlap_param_gather.value_or(false));
-  // The first rank of each pipeline rank, in one pass over the map (a plan of 65,536 GPUs: `plan`'s search).
+  // The first rank of each pipeline rank: from the map's index when it has one (a plan of 65,536 GPUs: `plan`'s
+  // search), else in one pass over its ranks. A stage's index must hold a rank of that stage.
   std::vector<const RankPlacement*> first(static_cast<size_t>(map.pp), nullptr);
-  for (const auto& r : map.ranks)
-    if (r.pp >= 0 && r.pp < map.pp && first[static_cast<size_t>(r.pp)] == nullptr)
-      first[static_cast<size_t>(r.pp)] = &r;
+  if (map.stage_first_rank.size() == first.size()) {
+    for (size_t p = 0; p < first.size(); ++p)
+      if (map.stage_first_rank[p] < map.ranks.size() &&
+          map.ranks[map.stage_first_rank[p]].pp == static_cast<int>(p))
+        first[p] = &map.ranks[map.stage_first_rank[p]];
+  } else {
+    for (const auto& r : map.ranks)
+      if (r.pp >= 0 && r.pp < map.pp && first[static_cast<size_t>(r.pp)] == nullptr)
+        first[static_cast<size_t>(r.pp)] = &r;
+  }
   for (int p = 0; p < map.pp; ++p) {
     const RankPlacement* q = first[static_cast<size_t>(p)];
     if (!q) throw std::logic_error("rank map without pipeline rank " + std::to_string(p));
