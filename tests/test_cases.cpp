@@ -303,7 +303,7 @@ TEST_CASE(
   CHECK(d->path == "layout.pp");
   CHECK_THAT(d->found, Catch::Contains("needs 265.2 GB at its peak, more than the H100's 80.0 GB; largest term: "
                                        "optimizer state (FP32 masters and Adam moments) (152.5 GB)"));
-  CHECK_THAT(d->expected, Catch::StartsWith("a peak within the H100's 80.0 GB, which no change of one field gives "
+  CHECK_THAT(d->expected, Catch::StartsWith("a peak and reserve within the H100's 80.0 GB, which no change of one field gives "
                                             "(layout.pp 6 (48 GPUs): the worst rank needs 180.2 GB; layout.dp 8 (64 "
                                             "GPUs): the worst rank needs 237.5 GB)"));
 }

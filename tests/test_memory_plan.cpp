@@ -465,7 +465,7 @@ TEST_CASE("memory check: the plan says whose plan it is, and --strict fails only
           "GB at its peak, more than the B200's 180.0 GB; largest term: optimizer state (FP32 masters and Adam "
           "moments) (102.5 GB)");
     CHECK(d->expected ==
-          "a layout whose peak fits the B200's 180.0 GB: layout.pp 10 (80 GPUs): the worst rank needs "
+          "a layout whose peak and reserve fit the B200's 180.0 GB: layout.pp 10 (80 GPUs): the worst rank needs "
           "112.2 GB; or layout.dp 8 (96 GPUs): the worst rank needs 161.2 GB (recipebench run " +
               seed +
               " --dry-run shows the plan); the plan is recipebench's torch backend's and it was "
@@ -483,7 +483,7 @@ TEST_CASE("memory check: the plan says whose plan it is, and --strict fails only
   CHECK(e->to_string().rfind(torch + ":37:14: error: layout.recompute: the memory plan of recipebench's torch "
                                      "backend does not fit: the first stage (pipeline rank 0) needs 1051.3 GB",
                              0) == 0);
-  CHECK_THAT(e->expected, Catch::StartsWith("a peak within the B200's 180.0 GB, which no change of one field gives "
+  CHECK_THAT(e->expected, Catch::StartsWith("a peak and reserve within the B200's 180.0 GB, which no change of one field gives "
                                             "(layout.recompute full (uniform, 1 layer) (48 GPUs): the worst rank "
                                             "needs 193.8 GB; layout.max_tokens_per_gpu 8192 (48 GPUs): the worst rank "
                                             "needs 327.2 GB; layout.pp 12 (96 GPUs): the worst rank needs 529.2 GB)"));

@@ -52,6 +52,9 @@ InstanceSpec read_instance(const EntryReader& r, const std::string& file) {
   i.name = r.text("name");
   i.gpu = r.text("gpu");
   i.gpus = r.integer("gpus");
+  i.nvlink_domain = r.has("nvlink_domain") ? r.integer("nvlink_domain") : i.gpus;
+  if (i.nvlink_domain % i.gpus != 0)
+    r.fail("nvlink_domain", std::to_string(i.nvlink_domain), "a multiple of gpus (" + std::to_string(i.gpus) + ")");
   i.region = r.text_or_empty("region");
   i.usd_per_hour = r.number("usd_per_hour", /*null_is_zero=*/true);
   i.source = r.text("price_source");

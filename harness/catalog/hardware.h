@@ -43,6 +43,7 @@ struct InstanceSpec {
   std::string name;         ///< "p6-b200.48xlarge"
   std::string gpu;          ///< GpuSpec::name (an alias in the file is resolved to the name)
   int gpus = 0;             ///< GPUs per instance
+  int nvlink_domain = 0;    ///< GPUs one NVLink domain joins (72: NVL72), a multiple of gpus; the file's absent: gpus
   double usd_per_hour = 0;  ///< on-demand price of the whole instance, $/hour; 0: no published price (priced())
   std::string source;       ///< where the price comes from (or why there is none)
   std::string price_url;    ///< the pricing page; "" when not given

@@ -3,6 +3,7 @@
 // step-time model and ranked; the top K written as proposed recipes (docs/step-time.md, "Planning layouts").
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -11,11 +12,15 @@
 
 #include <fmt/format.h>
 
+#include "backends/torch/torch_backend_registration.h"
 #include "catalog/hardware.h"
 #include "commands.h"
 #include "option_checks.h"
 #include "plan/layout_search.h"
+#include "plan/megatron_command.h"
+#include "plan/optimizer_traffic.h"
 #include "plan/prediction_text.h"
+#include "plan/topology.h"
 #include "predict_inputs.h"
 #include "recipe/diagnostic.h"
 #include "recipe/validate.h"
@@ -30,11 +35,14 @@ namespace {
 
 struct PlanArgs {
   std::string model, gpu, instance, out;
-  int count = 0, per_node = 8, top = 5;
+  int count = 0, top = 5;
+  std::optional<int> per_node;  ///< --per-node; absent: the instance's GPUs
   int64_t global_batch = 0, row_tokens = 0;
   std::vector<std::string> profiles;
   double stack_factor = 1;
   std::string format = "text";
+  std::optional<double> memory_reserve_gb;  ///< --memory-reserve; absent: the measured reserve
+  std::vector<std::string> optimizer_states{"fp32", "bf16_remainder", "bf16_moments"};
 };
 
 std::string today_utc() {
@@ -59,8 +67,9 @@ Json planned_doc(const PlannedLayout& p, const std::vector<std::string>& profile
   if (!r.gpu.instance.empty()) gpu["instance"] = r.gpu.instance;
   Json layout{{"label", l.label},
               {"summary", fmt::format("proposed by recipebench plan: {}, {} row(s) of {} tokens per microbatch, "
-                                      "recompute {}",
-                                      l.label, *l.rows_per_microbatch, r.workload.row_tokens, l.recompute.granularity)},
+                                      "recompute {}, optimizer state {}",
+                                      l.label, *l.rows_per_microbatch, r.workload.row_tokens, l.recompute.granularity,
+                                      optimizer_state_label(r.optimizer))},
               {"tp", l.tp},
               {"pp", l.pp},
               {"vpp", l.vpp},
@@ -79,7 +88,12 @@ Json planned_doc(const PlannedLayout& p, const std::vector<std::string>& profile
                                                                  {"num_layers", l.recompute.num_layers}};
   layout["dispatcher"] = "alltoall";
   Json bench{{"backend", "torch"}};
-  bench.update(bench_switches_json(r.bench));  // the switches the prediction priced, as the table writes them
+  bench.update(bench_switches_json(r.bench));
+  Json optimizer = Json::object();  // the state form planned; absent fields are the FP32 defaults
+  if (r.optimizer.master_weights == MasterWeights::kBf16Remainder) optimizer["master_weights"] = "bf16_remainder";
+  if (r.optimizer.exp_avg_dtype == StateDtype::kBf16) optimizer["exp_avg_dtype"] = "bf16";
+  if (r.optimizer.exp_avg_sq_dtype == StateDtype::kBf16)
+    optimizer["exp_avg_sq_dtype"] = "bf16";  // the switches the prediction priced, as the table writes them
   Json prediction{{"tokens_per_s_per_gpu", p.prediction.tokens_per_s_per_gpu},
                   {"step_seconds", p.prediction.step_seconds}};
   if (p.prediction.mfu) prediction["mfu"] = *p.prediction.mfu;
@@ -89,18 +103,21 @@ Json planned_doc(const PlannedLayout& p, const std::vector<std::string>& profile
   prediction["by"] = "recipebench " RECIPEBENCH_VERSION " (commit " RECIPEBENCH_GIT_COMMIT ") plan";
   prediction["profiles"] = profiles;
   if (stack_factor != 1) prediction["stack_factor"] = stack_factor;
-  return Json{{"schema_version", 1},
-              {"model", r.model},
-              {"gpu", gpu},
-              {"author", Json{{"name", "recipebench plan"}}},
-              {"status", "proposed"},
-              {"workload", Json{{"row_tokens", r.workload.row_tokens},
-                                {"rows", r.workload.rows},
-                                {"global_batch", r.workload.global_batch},
-                                {"precision", r.workload.precision}}},
-              {"layout", layout},
-              {"bench", bench},
-              {"prediction", prediction}};
+  Json doc{{"schema_version", 1},
+           {"model", r.model},
+           {"gpu", gpu},
+           {"author", Json{{"name", "recipebench plan"}}},
+           {"status", "proposed"},
+           {"workload", Json{{"row_tokens", r.workload.row_tokens},
+                             {"rows", r.workload.rows},
+                             {"global_batch", r.workload.global_batch},
+                             {"precision", r.workload.precision}}},
+           {"layout", layout}};
+  if (!optimizer.empty()) doc["optimizer"] = optimizer;
+  doc["run"] = megatron_command(r);  // the layout for Megatron-LM; validate's launch check holds it to the fields
+  doc["bench"] = bench;
+  doc["prediction"] = prediction;
+  return doc;
 }
 
 /// Max tokens per GPU exactly: in units of 1,024 when whole (8192 -> "8k"), else the count (400 -> "400", 1536 ->
@@ -116,15 +133,21 @@ std::string file_name(const Recipe& r) {
   if (r.layout.first_stage_layers) name += fmt::format("-split{}", *r.layout.first_stage_layers);
   name += "-mt" + tokens_label(r.layout.max_tokens_per_gpu);
   if (r.layout.recompute.granularity != "none") name += "-recompute";
+  if (r.optimizer.master_weights == MasterWeights::kBf16Remainder)
+    name += r.optimizer.exp_avg_dtype == StateDtype::kBf16 ? "-bf16moments" : "-bf16rem";
   return name + ".yaml";
 }
 
-std::string row_text(size_t i, const PlannedLayout& p) {
+/// Bytes left beside a layout's peak and its reserve on a GPU of `gpu_bytes`, in GB.
+double spare_gb(double gpu_bytes, double peak, double reserve) { return (gpu_bytes - peak - reserve) / 1e9; }
+
+std::string row_text(size_t i, const PlannedLayout& p, double gpu_bytes) {
   const RecipeLayout& l = p.recipe.layout;
   return fmt::format(
-      "  {:>2}  {:<32} {:>6} {:>9}  {:>6.1f}  {:>7.3f}  {:>10}  {:>5}  {:>6}", i + 1, l.label,
-      tokens_label(l.max_tokens_per_gpu), l.recompute.granularity, p.peak_bytes / 1e9,
-      p.prediction.step_seconds, fixed(p.prediction.tokens_per_s_per_gpu, 1),
+      "  {:>2}  {:<32} {:>6} {:>9}  {:<14} {:>6.1f} {:>6.1f}  {:>7.3f}  {:>10}  {:>5}  {:>6}", i + 1, l.label,
+      tokens_label(l.max_tokens_per_gpu), l.recompute.granularity, to_string(p.optimizer_form), p.peak_bytes / 1e9,
+      spare_gb(gpu_bytes, p.peak_bytes, p.reserve_bytes), p.prediction.step_seconds,
+      fixed(p.prediction.tokens_per_s_per_gpu, 1),
       p.prediction.mfu ? fmt::format("{:.1f}%", *p.prediction.mfu * 100) : "-",
       p.prediction.usd_per_million_tokens ? fmt::format("{:.2f}", *p.prediction.usd_per_million_tokens) : "-");
 }
@@ -138,18 +161,41 @@ void print_no_layout(const LayoutSearch& search) {
       std::cout << fmt::format("    {} ({} layouts)\n", search.refusals[i].first, search.refusals[i].second);
     return;
   }
-  std::cout << " none fits the GPU's memory; the closest:\n";
+  std::cout << " none fits the GPU's memory with the reserve beside its peak; the closest (with the smallest "
+               "optimizer state searched):\n";
   for (const MemoryMiss& m : search.closest)
-    std::cout << fmt::format("    {} {} {}: peak {:.1f} GB of {:.0f} (largest term: {})\n", m.recipe.layout.label,
-                             tokens_label(m.recipe.layout.max_tokens_per_gpu), m.recipe.layout.recompute.granularity,
-                             m.peak_bytes / 1e9, search.gpu_memory_bytes / 1e9, m.largest_term);
+    std::cout << fmt::format("    {} {} {} {}: peak {:.1f} GB + reserve {:.1f} GB of {:.0f} ({})\n",
+                             m.recipe.layout.label, tokens_label(m.recipe.layout.max_tokens_per_gpu),
+                             m.recipe.layout.recompute.granularity, to_string(m.optimizer_form), m.peak_bytes / 1e9,
+                             m.reserve_bytes / 1e9, search.gpu_memory_bytes / 1e9,
+                             m.inside_reserve ? "inside the reserve" : "largest term: " + m.largest_term);
+}
+
+/// The stacks that run `r`'s layout: recipebench's torch backend where its declared capabilities
+/// (backends/torch/torch_backend_registration.h) list every layout field plan sets, and Megatron-LM, which runs every
+/// layout plan searches (CP, ETP, the dispatchers and the three optimizer-state forms included).
+std::vector<std::string> stacks_for(const Recipe& r) {
+  const BackendCapabilities caps = torch_backend_capabilities();
+  const RecipeLayout& l = r.layout;
+  auto has = [](const auto& list, const auto& v) { return std::find(list.begin(), list.end(), v) != list.end(); };
+  const bool torch = has(caps.cp, l.cp) && has(caps.etp, l.effective_etp()) && has(caps.dispatchers, l.dispatcher) &&
+                     has(caps.recompute, l.recompute.granularity);
+  if (torch) return {"recipebench torch", "Megatron-LM"};
+  return {"Megatron-LM"};
 }
 
 /// The top `top` layouts, each one's breakdown, and the assumptions of the first.
 void print_ranked(const LayoutSearch& search, size_t top) {
-  std::cout
-      << "   #  layout                           max tok recompute  peak GB   step s  tokens/s/GPU    MFU  $/1M\n";
-  for (size_t i = 0; i < top; ++i) std::cout << row_text(i, search.ranked[i]) << "\n";
+  std::cout << "   #  layout                           max tok recompute  optimizer      peak GB  spare   step s  "
+               "tokens/s/GPU    MFU  $/1M\n";
+  for (size_t i = 0; i < top; ++i) std::cout << row_text(i, search.ranked[i], search.gpu_memory_bytes) << "\n";
+  std::string others;
+  for (size_t i = 0; i < top; ++i) {
+    const std::vector<std::string> stacks = stacks_for(search.ranked[i].recipe);
+    if (stacks.front() != "recipebench torch") others += fmt::format(" #{} only {};", i + 1, stacks.front());
+  }
+  std::cout << "  stacks: every row runs on recipebench's torch backend and Megatron-LM"
+            << (others.empty() ? "" : " except:" + others.substr(0, others.size() - 1)) << "\n";
   std::cout << "  where each step goes (the rank that ends last, seconds per step):\n";
   for (size_t i = 0; i < top; ++i) {
     const StepPrediction& p = search.ranked[i].prediction;
@@ -160,27 +206,81 @@ void print_ranked(const LayoutSearch& search, size_t top) {
   for (const std::string& a : search.ranked.front().prediction.assumptions) std::cout << "    - " << a << "\n";
 }
 
-/// The top `top` layouts written into args.out as proposed recipes (atomically), each file named.
-void write_planned(const LayoutSearch& search, size_t top, const LoadedProfiles& loaded, const PlanArgs& args) {
-  std::vector<std::string> profile_files;
+/// The top `top` layouts written into args.out as proposed recipes (atomically), by rank: each one's path, or "" for
+/// a layout the torch backend cannot run (never written as a torch recipe; stacks_for says which stack runs it).
+std::vector<std::string> write_planned(const LayoutSearch& search, size_t top, const LoadedProfiles& loaded,
+                                       const PlanArgs& args) {
+  std::vector<std::string> profile_files, paths;
   for (const ProfiledRank& r : loaded.ranks) profile_files.push_back(r.source);
   std::vector<std::pair<std::string, std::string>> files;
   std::set<std::string> taken;
   for (size_t i = 0; i < top; ++i) {
+    if (stacks_for(search.ranked[i].recipe).front() != "recipebench torch") {
+      paths.push_back("");
+      continue;
+    }
     // One file per ranked layout: a name already taken by a better-ranked layout gets the rank ("-n3").
     std::string name = file_name(search.ranked[i].recipe);
     if (!taken.insert(name).second) {
       name = name.substr(0, name.size() - 5) + "-n" + std::to_string(i + 1) + ".yaml";
       taken.insert(name);
     }
-    const std::string path = (std::filesystem::path(args.out) / name).string();
-    files.push_back({path,
+    paths.push_back((std::filesystem::path(args.out) / name).string());
+    files.push_back({paths.back(),
                      "# Proposed by recipebench plan: a predicted layout, not a measurement "
                      "(docs/step-time.md).\n" +
                          yaml_text(planned_doc(search.ranked[i], profile_files, args.stack_factor))});
   }
   write_files_atomically(files);
-  for (const auto& f : files) std::cout << "  wrote " << f.first << "\n";
+  return paths;
+}
+
+/// The reserve's rule in words: "3.0 GB + 8% of the peak" (measured) or "10.0 GB (--memory-reserve)".
+std::string reserve_rule(const MemoryReserve& r) {
+  if (r.stated) return fmt::format("{:.1f} GB (--memory-reserve)", r.fixed_bytes / 1e9);
+  return fmt::format("{:.1f} GB + {:.0f}% of the peak (measured; docs/memory-plan.md, \"Reserve\")",
+                     r.fixed_bytes / 1e9, r.fraction * 100);
+}
+
+/// "8 per node on AWS p5en.48xlarge" or "4 per node, NVLink domain 72 on AWS p6e-gb200.36xlarge".
+std::string topology_text(const Recipe& base) {
+  const InstanceSpec* inst = find_instance(base.gpu.instance);
+  const int island = nvlink_island(inst, base.gpu.per_node);
+  std::string s = fmt::format("{} per node", base.gpu.per_node);
+  if (island != base.gpu.per_node) s += fmt::format(", NVLink domain {}", island);
+  if (inst != nullptr) s += " on " + inst->label();
+  return s;
+}
+
+/// Whether `count` GPUs fill whole nodes of `per_node` (fewer than a node: one node of them); else a located usage
+/// error naming the node size's source and the per-node values that would divide `count`.
+bool whole_nodes(int count, int per_node, bool stated) {
+  if (count <= per_node || count % per_node == 0) return true;
+  std::string divisors;
+  for (int d = 2; d <= std::min(count, 72); ++d)
+    if (count % d == 0) divisors += (divisors.empty() ? "" : ", ") + std::to_string(d);
+  usage_error("--count", fmt::format("{} GPUs", count),
+              fmt::format("whole nodes of {} GPUs ({}): {}, {}, ...; or --per-node with a divisor of {} ({})",
+                          per_node, stated ? "--per-node" : "the instance's", per_node * (count / per_node),
+                          per_node * (count / per_node + 1), count, divisors));
+  return false;
+}
+
+/// The instance `args` names (--instance), else the GPU's default (nullptr when it has none), into `inst`; false
+/// (a located usage error printed) for an instance the catalog lacks or one of another GPU than --gpu, with the
+/// catalog's instances of that GPU.
+bool plan_instance(const PlanArgs& args, const GpuSpec& gpu, const InstanceSpec*& inst) {
+  inst = args.instance.empty() ? default_instance_for_gpu(gpu.name) : find_instance(args.instance);
+  if (inst != nullptr && inst->gpu == gpu.name) return true;
+  if (args.instance.empty()) return true;  // a GPU without a default instance
+  std::string names;
+  for (const InstanceSpec& i : instance_catalog())
+    if (i.gpu == gpu.name) names += (names.empty() ? "" : ", ") + i.name;
+  const std::string expected =
+      "an instance of the catalog with " + gpu.name + " GPUs (--gpu)" + (names.empty() ? "" : ": " + names);
+  usage_error("--instance", inst == nullptr ? args.instance : "'" + inst->label() + "' (" + inst->gpu + " GPUs)",
+              expected);
+  return false;
 }
 
 /// The request of `args` with its model and GPU from the catalogs; nullopt (a located usage error printed) when
@@ -200,35 +300,116 @@ std::optional<LayoutRequest> plan_request(const PlanArgs& args) {
     usage_error("--gpu", args.gpu, "a GPU of the catalog (" + names + ")");
     return std::nullopt;
   }
+  const InstanceSpec* inst = nullptr;
+  if (!plan_instance(args, *gpu, inst)) return std::nullopt;
   LayoutRequest req;
   req.model = *model;
   req.gpu = gpu->name;
   req.count = args.count;
-  req.per_node = args.per_node;
+  // GPUs per node: --per-node, else the instance's (GB200: 4), else 8 (docs/catalog.md).
+  req.per_node = args.per_node.value_or(inst != nullptr ? inst->gpus : 8);
+  if (!whole_nodes(args.count, req.per_node, args.per_node.has_value())) return std::nullopt;
   req.global_batch = args.global_batch;
   req.row_tokens = args.row_tokens;
   req.instance = args.instance;
+  if (args.memory_reserve_gb) req.reserve = stated_reserve(*args.memory_reserve_gb);
   return req;
 }
 
-int run_plan(const PlanArgs& args) {
-  if (!args.out.empty() && refuse_output_folder(args.out)) return kUsage;  // before the search
-  const std::optional<LayoutRequest> request = plan_request(args);
-  if (!request) return kUsage;
-  const LayoutRequest& req = *request;
-  const ModelConfig* model = &req.model;
-  const GpuSpec* gpu = find_gpu(req.gpu);
-  Recipe base;
-  try {
-    base = base_recipe(req);
-  } catch (const std::invalid_argument& e) {
-    usage_error("--instance", args.instance, e.what());
-    return kUsage;
-  }
-  std::optional<LoadedProfiles> loaded = load_profiles(args.profiles, model->name);
-  if (!loaded) return kFailed;
+/// The header: the request, the counts, the reserve and the search's time; then the space searched and left out.
+void print_header(const PlanArgs& args, const Recipe& base, const LayoutSearch& search, const LayoutSpace& space,
+                  double seconds) {
+  std::cout << fmt::format(
+      "recipebench plan: {} on {} x {} ({}), global batch {} rows of {} tokens\n  {} layouts considered, {} "
+      "pass the layout check, {} fit {:.0f} GB by the memory plan with a reserve of {} beside the peak ({} more "
+      "fit only inside it); searched in {:.2f} s\n",
+      base.model, args.count, base.gpu.type, topology_text(base), args.global_batch, args.row_tokens, search.considered,
+      search.layout_ok, search.fit, search.gpu_memory_bytes / 1e9, reserve_rule(search.reserve), search.inside_reserve,
+      seconds);
+  std::cout << "  searched:\n";
+  for (const std::string& d : searched_dimensions(space, search.nvlink_gpus)) std::cout << "    - " << d << "\n";
+  std::cout << "  not searched:\n";
+  for (const std::string& d : left_out_dimensions(args.row_tokens)) std::cout << "    - " << d << "\n";
+}
+
+/// One proposal as JSON: its rank, layout fields, optimizer state, memory, the stacks that run it, the prediction.
+Json proposal_json(size_t i, const PlannedLayout& p, double gpu_bytes) {
+  const RecipeLayout& l = p.recipe.layout;
+  Json layout{{"label", l.label},
+              {"tp", l.tp},
+              {"pp", l.pp},
+              {"vpp", l.vpp},
+              {"cp", l.cp},
+              {"ep", l.ep},
+              {"etp", l.effective_etp()},
+              {"dp", l.dp},
+              {"sequence_parallel", l.sequence_parallel},
+              {"max_tokens_per_gpu", l.max_tokens_per_gpu},
+              {"rows_per_microbatch", *l.rows_per_microbatch},
+              {"recompute", l.recompute.granularity},
+              {"dispatcher", "alltoall"}};
+  layout["layer_split"] =
+      l.first_stage_layers ? Json{{"first", *l.first_stage_layers}, {"last", *l.last_stage_layers}} : Json(nullptr);
+  return Json{{"rank", i + 1},
+              {"layout", layout},
+              {"optimizer_state", to_string(p.optimizer_form)},
+              {"bench", bench_switches_json(p.recipe.bench)},
+              {"peak_bytes", p.peak_bytes},
+              {"reserve_bytes", p.reserve_bytes},
+              {"spare_bytes", gpu_bytes - p.peak_bytes - p.reserve_bytes},
+              {"stacks", stacks_for(p.recipe)},
+              {"run", megatron_command(p.recipe)},
+              {"prediction", prediction_to_json(p.prediction)}};
+}
+
+/// The whole answer as JSON (schema recipebench-plan/1, beside predict's recipebench-prediction/1).
+Json plan_json(const PlanArgs& args, const Recipe& base, const LayoutSearch& search, const LayoutSpace& space,
+               size_t top, double seconds) {
+  Json proposals = Json::array(), closest = Json::array();
+  for (size_t i = 0; i < top; ++i) proposals.push_back(proposal_json(i, search.ranked[i], search.gpu_memory_bytes));
+  for (const MemoryMiss& m : search.closest)
+    closest.push_back(Json{{"layout", m.recipe.layout.label},
+                           {"max_tokens_per_gpu", m.recipe.layout.max_tokens_per_gpu},
+                           {"recompute", m.recipe.layout.recompute.granularity},
+                           {"optimizer_state", to_string(m.optimizer_form)},
+                           {"peak_bytes", m.peak_bytes},
+                           {"reserve_bytes", m.reserve_bytes},
+                           {"inside_reserve", m.inside_reserve},
+                           {"largest_term", m.largest_term}});
+  Json refusals = Json::object();
+  for (const auto& [field, n] : search.refusals) refusals[field] = n;
+  return Json{{"schema", "recipebench-plan/1"},
+              {"model", base.model},
+              {"gpu", Json{{"type", base.gpu.type},
+                           {"count", base.gpu.count},
+                           {"per_node", base.gpu.per_node},
+                           {"nvlink_gpus", search.nvlink_gpus},
+                           {"instance", base.gpu.instance},
+                           {"memory_bytes", search.gpu_memory_bytes}}},
+              {"workload", Json{{"global_batch", args.global_batch}, {"row_tokens", args.row_tokens}}},
+              {"reserve", Json{{"rule", reserve_rule(search.reserve)},
+                               {"fixed_bytes", search.reserve.fixed_bytes},
+                               {"fraction_of_peak", search.reserve.fraction}}},
+              {"searched", searched_dimensions(space, search.nvlink_gpus)},
+              {"not_searched", left_out_dimensions(args.row_tokens)},
+              {"counts", Json{{"considered", search.considered},
+                              {"layout_ok", search.layout_ok},
+                              {"fit", search.fit},
+                              {"inside_reserve", search.inside_reserve}}},
+              {"search_seconds", seconds},
+              {"refusals", refusals},
+              {"proposals", proposals},
+              {"closest", closest}};
+}
+
+/// The search of `req` from the profiles of `args`; nullopt (the reason printed) when profiles or the model refuse.
+std::optional<LayoutSearch> plan_search(const PlanArgs& args, const LayoutRequest& req, const Recipe& base,
+                                        const LayoutSpace& space, std::optional<LoadedProfiles>& loaded, int& rc) {
+  loaded = load_profiles(args.profiles, req.model.name);
+  rc = kFailed;
+  if (!loaded) return std::nullopt;
   if (loaded->ranks.empty())
-    std::cerr << "recipebench plan: no profile of " << model->name << " among the " << args.profiles.size()
+    std::cerr << "recipebench plan: no profile of " << req.model.name << " among the " << args.profiles.size()
               << " given: "
               << (loaded->family_ranks.empty()
                       ? "the layouts are ranked by the analytical mode (the catalog's efficiencies, nothing measured)"
@@ -236,30 +417,58 @@ int run_plan(const PlanArgs& args) {
                             " (another size of the family) time it at its widths")
               << " (docs/step-time.md, Modes); profile one rank of each kind of a layout with `recipebench run "
                  "RECIPE --emulate-rank R --profile` for a measured ranking\n";
-  const auto started = std::chrono::steady_clock::now();
-  LayoutSearch search;
   try {
     ChunkShape shape;  // one row per microbatch, TP 1, EP 1: the shape the analytical mode's curves are read at
     shape.tokens = shape.row_tokens = req.row_tokens;
-    const PredictSetup setup = prediction_setup(base, *model, shape, *loaded, args.stack_factor);
-    search = search_layouts(req, setup.costs, setup.network, setup.options);
+    const PredictSetup setup = prediction_setup(base, req.model, shape, *loaded, args.stack_factor);
+    return search_layouts(req, setup.costs, setup.network, setup.options, space);
   } catch (const std::invalid_argument& e) {
     std::cerr << "recipebench plan: error: " << e.what() << "\n";
-    return kFailed;
+    return std::nullopt;
   }
+}
+
+int run_plan(const PlanArgs& args) {
+  if (!args.out.empty() && refuse_output_folder(args.out)) return kUsage;  // before the search
+  const std::optional<LayoutRequest> request = plan_request(args);
+  if (!request) return kUsage;
+  Recipe base;
+  try {
+    base = base_recipe(*request);
+  } catch (const std::invalid_argument& e) {
+    usage_error("--instance", args.instance, e.what());
+    return kUsage;
+  }
+  LayoutSpace space;
+  space.optimizer_forms.clear();
+  for (const std::string& name : args.optimizer_states) space.optimizer_forms.push_back(*optimizer_form_named(name));
+  const auto started = std::chrono::steady_clock::now();
+  std::optional<LoadedProfiles> loaded;
+  int rc = kFailed;
+  const std::optional<LayoutSearch> search = plan_search(args, *request, base, space, loaded, rc);
+  if (!search) return rc;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::cout << fmt::format(
-      "recipebench plan: {} on {} x {} ({} per node), global batch {} rows of {} tokens\n  {} layouts considered, {} "
-      "pass the layout check, {} fit {:.0f} GB by the memory plan; searched in {:.2f} s\n",
-      model->name, args.count, gpu->name, base.gpu.per_node, args.global_batch, args.row_tokens, search.considered,
-      search.layout_ok, search.fit, search.gpu_memory_bytes / 1e9, seconds);
-  if (search.ranked.empty()) {
-    print_no_layout(search);
+  const size_t top = std::min(search->ranked.size(), static_cast<size_t>(std::max(1, args.top)));
+  std::vector<std::string> paths;
+  if (!search->ranked.empty() && !args.out.empty()) paths = write_planned(*search, top, *loaded, args);
+  if (args.format == "json") {
+    Json j = plan_json(args, base, *search, space, top, seconds);
+    for (size_t i = 0; i < paths.size(); ++i)
+      j["proposals"][i]["file"] = paths[i].empty() ? Json(nullptr) : Json(paths[i]);
+    std::cout << j.dump(2) << "\n";
+    return search->ranked.empty() ? kFailed : kOk;
+  }
+  print_header(args, base, *search, space, seconds);
+  if (search->ranked.empty()) {
+    print_no_layout(*search);
     return kFailed;
   }
-  const size_t top = std::min(search.ranked.size(), static_cast<size_t>(std::max(1, args.top)));
-  print_ranked(search, top);
-  if (!args.out.empty()) write_planned(search, top, *loaded, args);
+  print_ranked(*search, top);
+  for (size_t i = 0; i < paths.size(); ++i)
+    std::cout << (paths[i].empty() ? fmt::format("  #{} not written: recipebench's torch backend cannot run it ({})",
+                                                 i + 1, stacks_for(search->ranked[i].recipe).front())
+                                   : "  wrote " + paths[i])
+              << "\n";
   return kOk;
 }
 
@@ -281,12 +490,25 @@ void add_plan_command(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--row-tokens", args->row_tokens, "Tokens per row")
       ->required()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
-  cmd->add_option("--per-node", args->per_node, "GPUs per node (default 8)")->check(CLI::Range(1, 1024));
+  cmd->add_option("--per-node", args->per_node,
+                  "GPUs per node (default: the instance's, e.g. 4 for GB200, 8 for HGX; its NVLink domain from the "
+                  "catalog, 72 for NVL72)")
+      ->check(CLI::Range(1, 1024));
   cmd->add_option("--instance", args->instance, "Catalog instance (default: the GPU's)");
   cmd->add_option("--top", args->top, "Layouts shown and written (default 5)")->check(CLI::Range(1, 1000));
   cmd->add_option("--out", args->out, "Write the top layouts as proposed recipes into this folder");
   cmd->add_option("--profile", args->profiles, "Profiles of the model (run records of `run --profile`)")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--memory-reserve", args->memory_reserve_gb,
+                  "GB held back beside each layout's planned peak (CUDA context, NCCL buffers, the plan's error); "
+                  "default: 3 GB + 8% of the peak, measured (docs/memory-plan.md, \"Reserve\")")
+      ->check(CLI::Range(0.0, 1e4));
+  cmd->add_option("--optimizer-state", args->optimizer_states,
+                  "Optimizer-state forms searched, tried in this order per layout (default: fp32 bf16_remainder "
+                  "bf16_moments; docs/optimizer.md)")
+      ->check(CLI::IsMember({"fp32", "bf16_remainder", "bf16_moments"}));
+  cmd->add_option("--format", args->format, "text or json (schema recipebench-plan/1; docs/step-time.md)")
+      ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--stack-factor", args->stack_factor, "Multiply every compute second by this (0.01 to 100)")
       ->check(number_from_to(kMinStackFactor, kMaxStackFactor));
   cmd->callback([&run, args] { run = [args] { return run_plan(*args); }; });

@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "plan/memory_check.h"
+#include "plan/memory_plan.h"
 #include "recipe/source_doc.h"
 #include "recipe/validate.h"
 #include "report/report_inputs.h"
@@ -23,6 +24,7 @@ struct ValidateArgs {
   std::vector<std::string> paths;
   std::string format = "text";
   bool strict = false;
+  std::optional<double> memory_reserve_gb;  ///< --memory-reserve; absent: the measured reserve
 };
 
 /// One recipe's errors and warnings (the memory check: an error with --strict for a recipe meant for the torch
@@ -36,7 +38,9 @@ size_t validate_one(const std::string& f, const ValidateArgs& a, Json& report, b
     (a.strict ? v.errors : warnings).push_back(std::move(d));
   }
   if (v.ok())
-    if (auto d = check_memory_fits(*v.recipe, f, a.strict))
+    if (auto d =
+            check_memory_fits(*v.recipe, f, a.strict,
+                              a.memory_reserve_gb ? std::optional(stated_reserve(*a.memory_reserve_gb)) : std::nullopt))
       (d->severity == "error" ? v.errors : warnings).push_back(*d);
   failed = !v.ok();
   if (a.format == "json") {
@@ -142,6 +146,10 @@ void add_validate_command(CLI::App& app, std::function<int()>& run) {
                 "A recipe meant for the torch backend whose per-rank memory plan does not fit the GPU is an error "
                 "(default: a warning; a recipe of another stack or backend stays a warning; docs/memory-plan.md), "
                 "and so is a run command flag that disagrees with the recipe's fields (docs/launch-check.md)");
+  cmd->add_option("--memory-reserve", a->memory_reserve_gb,
+                  "GB held back beside the planned peak (CUDA context, NCCL buffers, the plan's error); default: "
+                  "3 GB + 8% of the peak on CUDA, 8% on the CPU (docs/memory-plan.md, \"Reserve\")")
+      ->check(CLI::Range(0.0, 1e4));
   cmd->callback([&run, a] { run = [a]() -> int { return run_validate(*a); }; });
 }
 

@@ -103,10 +103,14 @@ RankMap build_rank_map(const Recipe& r, const ModelConfig& model) {
       offset += n;
     }
 
+  m.ranks.reserve(static_cast<size_t>(m.world));
+  m.stage_first_rank.assign(static_cast<size_t>(L.pp), m.ranks.max_size());
   for (int rank = 0; rank < m.world; ++rank) {
     RankPlacement q = placement(m, rank);
     q.layers = stage_chunks[q.pp];
-    m.ranks.push_back(q);
+    size_t& first = m.stage_first_rank[static_cast<size_t>(q.pp)];
+    if (first == m.ranks.max_size()) first = m.ranks.size();
+    m.ranks.push_back(std::move(q));
   }
   return m;
 }

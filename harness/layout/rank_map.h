@@ -36,6 +36,9 @@ struct RankMap {
   int64_t rows_per_microbatch = 0, microbatches = 0;
   std::string schedule;  ///< "no pipeline", "1F1B", "interleaved 1F1B (VPP 2)"
   std::vector<RankPlacement> ranks;
+  /// Index in `ranks` of each pipeline stage's first rank, filled by build_rank_map (empty in a map made by hand):
+  /// a stage's layers without a scan of every rank (plan/memory_plan.h, plan's search of 65,536 GPUs).
+  std::vector<size_t> stage_first_rank;
 };
 
 /// Builds the rank map of a validated recipe's layout for `model`. Layers of virtual stage v on pipeline rank p

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,20 @@
 
 namespace recipebench {
 
+/// The optimizer-state forms plan searches (docs/optimizer.md, "Precision-aware state"), which the torch backend and
+/// Megatron-LM both run: FP32 masters and moments (18 bytes of state and gradient per BF16 parameter, unsharded);
+/// BF16 + remainder masters (Megatron-LM's --use-precision-aware-optimizer: the same FP32 value bit for bit, 2 bytes
+/// less); BF16 + remainder masters and BF16 moments (--exp-avg-dtype / --exp-avg-sq-dtype bf16: 6 bytes less, the
+/// moments rounded). A closed set, tried in this order for each layout: the first whose plan fits is proposed.
+enum class OptimizerForm { kFp32, kBf16Remainder, kBf16Moments };
+
+/// "fp32", "bf16_remainder", "bf16_moments" (the names of `plan --optimizer-state`).
+const char* to_string(OptimizerForm f);
+/// The form named `name` (to_string's names), nullopt for another name.
+std::optional<OptimizerForm> optimizer_form_named(const std::string& name);
+/// `o` with the state fields of form `f` (master_weights, exp_avg_dtype, exp_avg_sq_dtype); the rest unchanged.
+RecipeOptimizer with_optimizer_form(RecipeOptimizer o, OptimizerForm f);
+
 /// What the user asks for.
 struct LayoutRequest {
   ModelConfig model;         ///< the model (every layer)
@@ -24,13 +39,16 @@ struct LayoutRequest {
   int64_t global_batch = 0;  ///< rows per optimizer step
   int64_t row_tokens = 0;    ///< tokens per row
   std::string instance;      ///< catalog instance ("AWS p6-b200.48xlarge"); empty: the GPU's default
+  /// Held back beside each layout's planned peak (plan/memory_plan.h); nullopt: measured_reserve(CUDA).
+  std::optional<MemoryReserve> reserve;
 };
 
 /// The space searched: TP (1, 2, 4, 8 up to a node, sequence parallel when > 1), PP (every divisor of
 /// count / TP up to the layers; the even split, and first = last stages lighter by whole layers where the rest
 /// splits evenly), VPP (1..4 where every stage's layers divide), EP (divisors of the stage's ranks and of the
 /// experts; ETP 1, CP 1: what the torch backend runs), DP = count / (TP PP), rows per microbatch (1, 2, 4, 8;
-/// max tokens per GPU = rows x row tokens), recompute (none, full uniform 1 layer). Every switch the step-time model
+/// max tokens per GPU = rows x row tokens), recompute (none, full uniform 1 layer), the optimizer-state forms (the
+/// first of `optimizer_forms` whose plan fits, with the reserve beside the peak). Every switch the step-time model
 /// prices is on where its own no-effect rule says it has an effect on the layout (settings/switches.h
 /// engage_priced_switches), as `run` would apply it.
 struct LayoutSpace {
@@ -38,20 +56,27 @@ struct LayoutSpace {
   std::vector<int> vpp{1, 2, 3, 4};
   std::vector<int> rows_per_microbatch{1, 2, 4, 8};
   bool try_recompute = true;
+  std::vector<OptimizerForm> optimizer_forms{OptimizerForm::kFp32, OptimizerForm::kBf16Remainder,
+                                             OptimizerForm::kBf16Moments};
 };
 
 /// One layout that fits, predicted.
 struct PlannedLayout {
   Recipe recipe;  ///< status proposed, the layout filled in, bench switches as predicted
   StepPrediction prediction;
-  double peak_bytes = 0;  ///< the memory plan's worst rank
+  double peak_bytes = 0;                                ///< the memory plan's worst rank
+  double reserve_bytes = 0;                             ///< the reserve beside that peak
+  OptimizerForm optimizer_form = OptimizerForm::kFp32;  ///< the state form planned (also in recipe.optimizer)
 };
 
 /// One layout that passed the layout check but not the memory plan.
 struct MemoryMiss {
   Recipe recipe;
-  double peak_bytes = 0;
+  double peak_bytes = 0;        ///< with the last form of the space tried (the smallest state)
+  double reserve_bytes = 0;     ///< the reserve beside that peak
+  bool inside_reserve = false;  ///< the peak fits the memory, not with the reserve beside it
   std::string largest_term;
+  OptimizerForm optimizer_form = OptimizerForm::kFp32;
 };
 
 /// The search's outcome.
@@ -59,8 +84,11 @@ struct LayoutSearch {
   std::vector<PlannedLayout> ranked;  ///< fitting layouts, fastest (tokens/s/GPU) first
   std::vector<MemoryMiss> closest;    ///< when few fit: the layouts over memory with the smallest peaks, 5 at most
   int64_t considered = 0, layout_ok = 0, fit = 0;
+  int64_t inside_reserve = 0;  ///< layouts whose peak fits the memory but not with the reserve beside it
   std::vector<std::pair<std::string, int64_t>> refusals;  ///< layout-check problems (field path) and how often
   double gpu_memory_bytes = 0;
+  MemoryReserve reserve;  ///< the reserve applied
+  int nvlink_gpus = 0;    ///< TP's bound: the GPUs NVLink joins (the node, or the instance's NVLink domain)
 };
 
 /// The recipe of a layout of `r` (status proposed) before the layout is set: model, GPU (memory and instance from
@@ -72,6 +100,15 @@ Recipe base_recipe(const LayoutRequest& r);
 /// with no GPUs, rows or batch, or a GPU the catalog does not know.
 LayoutSearch search_layouts(const LayoutRequest& r, const UnitCosts& costs, const NetworkModel& network,
                             const StepTimeOptions& options, const LayoutSpace& space = {});
+
+/// The space `space` spans for a search whose TP is bounded by `nvlink_gpus`, one line per dimension in words
+/// ("TP 1, 2, 4, 8 (within one scale-up domain ...: 8 GPUs; ...)", ...): what `plan` prints as searched.
+std::vector<std::string> searched_dimensions(const LayoutSpace& space, int nvlink_gpus);
+
+/// What the search leaves out, one line each with why (CP, ETP > 1, selective recompute and recompute of several
+/// layers, the dispatchers, offload, FP32 masters with BF16 moments); with rows of `row_tokens` >= 32,768 a line
+/// that whole rows sit on one GPU since CP is not searched.
+std::vector<std::string> left_out_dimensions(int64_t row_tokens);
 
 /// "TP2 PP8 VPP2 EP8 DP4" (+ " first 6 / last 6" with an uneven split).
 std::string layout_label(const RecipeLayout& l);

@@ -172,7 +172,8 @@ Diagnostic not_planned(const Recipe& recipe, const RunModel& ran, const std::str
 
 }  // namespace
 
-std::optional<Diagnostic> check_memory_fits(const Recipe& recipe, const std::string& file, bool strict) {
+std::optional<Diagnostic> check_memory_fits(const Recipe& recipe, const std::string& file, bool strict,
+                                            const std::optional<MemoryReserve>& reserve) {
   const std::optional<RunModel> ran = run_model(recipe);
   if (!ran) return std::nullopt;
   if (ran->model.family != ModelFamily::kQwen35) return not_planned(recipe, *ran, file);
@@ -180,7 +181,8 @@ std::optional<Diagnostic> check_memory_fits(const Recipe& recipe, const std::str
   // The run `run` would make of the recipe as it stands (no command line): its settings and rank map.
   const ResolvedRun run = resolve_run(recipe, merged_options(recipe, RecipeBench{}), *ran);
   if (!run.map) return std::nullopt;
-  const PlanOptions o = plan_options(run.settings(), run.settings().device);
+  PlanOptions o = plan_options(run.settings(), run.settings().device);
+  o.reserve = reserve;
   MemoryPlan plan;
   try {
     plan = plan_memory(recipe, model, *run.map, o);
@@ -191,10 +193,10 @@ std::optional<Diagnostic> check_memory_fits(const Recipe& recipe, const std::str
   const std::vector<LayoutFix> fixes = layout_fixes(recipe, model, o, plan);
   std::string expected;
   if (!fixes.empty() && fixes.front().fits) {
-    expected = "a layout whose peak fits the " + plan.gpu + "'s " + gb(plan.gpu_memory) + " GB: ";
+    expected = "a layout whose peak and reserve fit the " + plan.gpu + "'s " + gb(plan.gpu_memory) + " GB: ";
     for (size_t i = 0; i < fixes.size() && fixes[i].fits; ++i) expected += (i ? "; or " : "") + fix_text(fixes[i]);
   } else {
-    expected = "a peak within the " + plan.gpu + "'s " + gb(plan.gpu_memory) +
+    expected = "a peak and reserve within the " + plan.gpu + "'s " + gb(plan.gpu_memory) +
                " GB, which no change of one field "
                "gives";
     for (size_t i = 0; i < fixes.size(); ++i) expected += (i ? "; " : " (") + fix_text(fixes[i]);

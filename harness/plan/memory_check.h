@@ -44,7 +44,9 @@ std::vector<LayoutFix> layout_fixes(const Recipe& recipe, const ModelConfig& mod
 /// (validate reports those itself). A model outside the Qwen3.5 / Qwen3-Next family (a config.json of another family,
 /// stated counts) is not planned: a warning at model saying so. Its severity is "error" only when `strict` and the
 /// recipe is meant for the torch backend the plan models (plan_not_modelled_reason empty); otherwise "warning", saying
-/// whose plan it is. Reads `file` again for the location.
-std::optional<Diagnostic> check_memory_fits(const Recipe& recipe, const std::string& file, bool strict = false);
+/// whose plan it is. The peak fits with `reserve` beside it (nullopt: measured_reserve of the recipe's device;
+/// plan/memory_plan.h fits_with_reserve, the rule plan and run apply). Reads `file` again for the location.
+std::optional<Diagnostic> check_memory_fits(const Recipe& recipe, const std::string& file, bool strict = false,
+                                            const std::optional<MemoryReserve>& reserve = std::nullopt);
 
 }  // namespace recipebench

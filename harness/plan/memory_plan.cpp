@@ -1,6 +1,7 @@
 #include "plan/memory_plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
@@ -275,6 +276,46 @@ std::string MemoryPlan::largest_term() const {
   return std::max_element(terms.begin(), terms.end())->second;
 }
 
+namespace {
+
+// docs/memory-plan.md, "Reserve": the CUDA context and NCCL buffers (1-3 GB per GPU: the upper end) and the largest
+// measured peak over its plan among the committed emulated ranks (1.076, reports/bench/h200-2026-12-02-emulate).
+constexpr double kCudaFixedReserveBytes = 3e9;
+constexpr double kPlanErrorFraction = 0.08;
+
+}  // namespace
+
+MemoryReserve measured_reserve(Device device) {
+  MemoryReserve r;
+  r.fixed_bytes = device == Device::kCuda ? kCudaFixedReserveBytes : 0;
+  r.fraction = kPlanErrorFraction;
+  return r;
+}
+
+MemoryReserve stated_reserve(double gb) {
+  if (!std::isfinite(gb) || gb < 0) throw std::invalid_argument("a memory reserve of at least 0 GB");
+  MemoryReserve r;
+  r.fixed_bytes = gb * 1e9;
+  r.stated = true;
+  return r;
+}
+
+std::string MemoryReserve::text(double peak) const {
+  char s[96];
+  if (stated)
+    std::snprintf(s, sizeof s, "%.1f GB (--memory-reserve)", bytes(peak) / 1e9);
+  else if (fixed_bytes > 0)
+    std::snprintf(s, sizeof s, "%.1f GB (%.1f GB + %.0f%% of the peak)", bytes(peak) / 1e9, fixed_bytes / 1e9,
+                  fraction * 100);
+  else
+    std::snprintf(s, sizeof s, "%.1f GB (%.0f%% of the peak)", bytes(peak) / 1e9, fraction * 100);
+  return s;
+}
+
+bool fits_with_reserve(double peak, double capacity, const MemoryReserve& reserve) {
+  return peak + reserve.bytes(peak) <= capacity;
+}
+
 int torch_compute_bytes(const std::string& precision, bool cuda) {
   if (precision == "bf16") return cuda ? 2 : 4;
   if (precision == "fp32") return 4;
@@ -296,6 +337,7 @@ MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const Ran
   plan.gpu = recipe.gpu.type;
   const GpuSpec* gpu = find_gpu(recipe.gpu.type);
   plan.gpu_memory = gpu ? gpu->memory_bytes : recipe.gpu.memory_gb * 1e9;
+  plan.reserve = o.reserve.value_or(measured_reserve(o.device));
   plan.optimizer_state = optimizer_state_label(recipe.optimizer);
   plan.optimizer_row = optimizer_row_label(recipe.optimizer);
   MicrobatchShape shape;
@@ -318,13 +360,21 @@ MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const Ran
   plan.experts_in_distributed_optimizer = !experts_apart && map.world > 1;
   plan.expert_state_shards = experts_apart && map.world > 1 ? map.edp : 1;
   const bool kept_shard = o.overlap_param_gather.value_or(recipe.bench.overlap_param_gather.value_or(false));
-  for (int p = 0; p < map.pp; ++p) {
-    const RankPlacement* q = nullptr;
+  // The first rank of each pipeline rank: from the map's index when it has one (a plan of 65,536 GPUs: `plan`'s
+  // search), else in one pass over its ranks. A stage's index must hold a rank of that stage.
+  std::vector<const RankPlacement*> first(static_cast<size_t>(map.pp), nullptr);
+  if (map.stage_first_rank.size() == first.size()) {
+    for (size_t p = 0; p < first.size(); ++p)
+      if (map.stage_first_rank[p] < map.ranks.size() &&
+          map.ranks[map.stage_first_rank[p]].pp == static_cast<int>(p))
+        first[p] = &map.ranks[map.stage_first_rank[p]];
+  } else {
     for (const auto& r : map.ranks)
-      if (r.pp == p) {
-        q = &r;
-        break;
-      }
+      if (r.pp >= 0 && r.pp < map.pp && first[static_cast<size_t>(r.pp)] == nullptr)
+        first[static_cast<size_t>(r.pp)] = &r;
+  }
+  for (int p = 0; p < map.pp; ++p) {
+    const RankPlacement* q = first[static_cast<size_t>(p)];
     if (!q) throw std::logic_error("rank map without pipeline rank " + std::to_string(p));
     plan.ranks.push_back(rank_memory(recipe, model, map, *q, shape, experts_apart, kept_shard));
   }

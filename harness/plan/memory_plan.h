@@ -36,6 +36,32 @@ struct RankMemory {
   std::string peak_phase;      ///< when the peak occurs
 };
 
+/// Memory a process holds on its device beyond the plan's peak (docs/memory-plan.md, "Reserve"): a fixed part (on
+/// CUDA the CUDA context, NCCL's buffers and the caching allocator's cache, none of which the plan counts) and a
+/// fraction of the peak (the plan's error against measured peaks). Bytes.
+struct MemoryReserve {
+  double fixed_bytes = 0;  ///< bytes whatever the peak
+  double fraction = 0;     ///< of the plan's peak
+  bool stated = false;     ///< given by the user (--memory-reserve), not the measured default
+  /// The bytes held back beside a plan whose peak is `peak` bytes: fixed_bytes + fraction x peak.
+  double bytes(double peak) const { return fixed_bytes + fraction * peak; }
+  /// "16.1 GB (3.0 GB + 8% of the peak)" for the measured reserve, "10.0 GB (--memory-reserve)" for a stated one.
+  std::string text(double peak) const;
+};
+
+/// The reserve measured for `device` (docs/memory-plan.md, "Reserve"): on CUDA 3 GB (the upper end of the CUDA
+/// context and NCCL buffers, 1-3 GB per GPU) + 8% of the peak (the largest measured peak over its plan among the
+/// committed emulated ranks, 1.076: reports/bench/h200-2026-12-02-emulate); on the CPU 8% of the peak only.
+MemoryReserve measured_reserve(Device device);
+
+/// A reserve of `gb` GB (1e9 bytes) whatever the peak (`--memory-reserve GB`). Throws std::invalid_argument for a
+/// negative or non-finite figure.
+MemoryReserve stated_reserve(double gb);
+
+/// The one rule of fitting a device (plan, `validate --strict` and `run`'s host check read it): a peak of `peak`
+/// bytes fits `capacity` bytes when peak + reserve.bytes(peak) <= capacity.
+bool fits_with_reserve(double peak, double capacity, const MemoryReserve& reserve);
+
 /// The whole plan.
 struct MemoryPlan {
   std::string gpu;        ///< recipe's gpu.type
@@ -53,8 +79,15 @@ struct MemoryPlan {
 
   /// The rank with the largest peak.
   const RankMemory& worst() const;
-  /// True when every rank's peak (as the backend holds the optimizer state) fits the GPU's memory.
-  bool fits() const { return worst().peak <= gpu_memory; }
+  MemoryReserve reserve;  ///< held back beside the peak (PlanOptions::reserve)
+
+  /// True when every rank's peak (as the backend holds the optimizer state) and the reserve fit the GPU's memory
+  /// (fits_with_reserve).
+  bool fits() const { return fits_with_reserve(worst().peak, gpu_memory, reserve); }
+  /// The worst rank's peak fits the memory, but not with the reserve beside it.
+  bool inside_reserve() const { return !fits() && worst().peak <= gpu_memory; }
+  /// Bytes left on the device beside the worst rank's peak and the reserve (negative when it does not fit).
+  double spare_bytes() const { return gpu_memory - worst().peak - reserve.bytes(worst().peak); }
   /// The term of the worst rank that is largest (e.g. "activations in flight (12 microbatch-chunks)").
   std::string largest_term() const;
 };
@@ -78,6 +111,8 @@ struct PlanOptions {
   /// bench.overlap_param_gather; nullopt: the recipe's, else false. With it each distributed optimizer keeps its
   /// updated shard in the parameters' dtype through the next step (a copy unless the parameters are FP32).
   std::optional<bool> overlap_param_gather;
+  /// Held back beside the peak; nullopt: measured_reserve(device).
+  std::optional<MemoryReserve> reserve;
 };
 
 /// The memory plan's options of a run with effective settings `s` (settings/run_options.h) on `device`: bench.kernels,

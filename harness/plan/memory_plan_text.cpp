@@ -1,5 +1,6 @@
 // The memory plan as text: `run --dry-run`'s table and validate's overflow message.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "plan/memory_plan.h"
@@ -56,10 +57,14 @@ std::string format_memory_plan(const MemoryPlan& plan) {
   out += row("peak", cells([](const RankMemory& r) { return gb(r.peak); }));
   const RankMemory& w = plan.worst();
   char line[512];
+  const std::string verdict = plan.fits()             ? "fits"
+                              : plan.inside_reserve() ? "does NOT fit with its reserve"
+                                                      : "does NOT fit; largest term: " + plan.largest_term();
   std::snprintf(line, sizeof line, "  peak at: %s (%s); %s memory %s GB: %s\n", w.peak_phase.c_str(),
-                w.transient_term.c_str(), plan.gpu.c_str(), gb(plan.gpu_memory).c_str(),
-                plan.fits() ? "fits" : ("does NOT fit; largest term: " + plan.largest_term()).c_str());
+                w.transient_term.c_str(), plan.gpu.c_str(), gb(plan.gpu_memory).c_str(), verdict.c_str());
   out += line;
+  out += "  reserve beside the peak: " + plan.reserve.text(w.peak) + "; " + gb(std::abs(plan.spare_bytes())) +
+         (plan.spare_bytes() >= 0 ? " GB to spare" : " GB short") + " (docs/memory-plan.md, \"Reserve\")\n";
   if (plan.experts_in_distributed_optimizer)
     out += "  (EP 1, TP 1: the experts are in the DP-sharded distributed optimizer with the dense parameters)\n";
   else if (plan.expert_state_shards > 1)
@@ -75,10 +80,16 @@ std::string format_memory_plan(const MemoryPlan& plan) {
 std::string memory_overflow_message(const MemoryPlan& plan) {
   if (plan.fits()) return "";
   const RankMemory& w = plan.worst();
-  return "the " + w.kind + " (pipeline rank " + std::to_string(w.pp_rank) + ") needs " + gb(w.peak) +
-         " GB at its peak, more than the " + plan.gpu + "'s " + gb(plan.gpu_memory) +
-         " GB; largest term: " + plan.largest_term() + " (" +
-         gb(std::max({w.params, w.grads, w.optimizer, w.activations_in_flight, w.transient})) + " GB)";
+  const std::string needs =
+      "the " + w.kind + " (pipeline rank " + std::to_string(w.pp_rank) + ") needs " + gb(w.peak) + " GB at its peak";
+  const std::string largest = "largest term: " + plan.largest_term() + " (" +
+                              gb(std::max({w.params, w.grads, w.optimizer, w.activations_in_flight, w.transient})) +
+                              " GB)";
+  if (plan.inside_reserve())
+    return needs + " and a reserve of " + plan.reserve.text(w.peak) + " beside it (CUDA context, NCCL buffers, the " +
+           "plan's error; docs/memory-plan.md, \"Reserve\"), " + gb(-plan.spare_bytes()) + " GB more than the " +
+           plan.gpu + "'s " + gb(plan.gpu_memory) + " GB; " + largest;
+  return needs + ", more than the " + plan.gpu + "'s " + gb(plan.gpu_memory) + " GB; " + largest;
 }
 
 std::string memory_plan_text(const Recipe& recipe, const ModelConfig& model, const PlanOptions& o) {

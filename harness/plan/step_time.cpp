@@ -12,6 +12,7 @@
 #include "metrics/metrics.h"
 #include "plan/memory_plan.h"
 #include "plan/optimizer_traffic.h"
+#include "plan/topology.h"
 #include "recipe/result_check.h"
 #include "schedule/pipeline_timing.h"
 #include "settings/switches.h"
@@ -124,6 +125,7 @@ NetworkModel recipe_network(const Recipe& recipe) {
     n.node_network = node_network_link(*inst);
     n.source += fmt::format("; across nodes {:.0f} GB/s per node ({}: {})", n.node_network.bandwidth_bytes_per_s / 1e9,
                             inst->label(), inst->network_source);
+    join_nvlink_domain(n, *inst);  // GB200 NVL72: NVLink across the rack's 18 instances (plan/topology.h)
   } else if (recipe.gpu.count > n.gpus_per_node) {
     throw std::invalid_argument("no inter-node bandwidth for " + recipe.gpu.type +
                                 ": state it in stack.network (e.g. \"3.2 Tb/s per node\") or name a catalog instance");

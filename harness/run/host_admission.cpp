@@ -23,6 +23,18 @@ std::string device_source(const Admission& a) {
   return "gpu.type " + a.recipe().gpu.type;
 }
 
+/// Whether `need` bytes of plan fit `available` bytes of this host with the CPU's reserve beside them (the one rule:
+/// plan/memory_plan.h fits_with_reserve).
+bool fits_host(double need, uint64_t available) {
+  return fits_with_reserve(need, static_cast<double>(available), measured_reserve(Device::kCpu));
+}
+
+/// "" or " with its reserve of 8.6 GB (8% of the plan)" when the plan alone is within `available`.
+std::string reserve_clause(double need, uint64_t available) {
+  if (need > static_cast<double>(available)) return "";
+  return " with a reserve of " + measured_reserve(Device::kCpu).text(need) + " beside it";
+}
+
 /// The CPU memory `ranks_here` CPU ranks of `model` need by the plan on `map` (bytes; every rank of a pipeline stage
 /// holds the stage's peak).
 double cpu_plan_bytes(const Admission& a, const ModelConfig& model, const RankMap& map, int64_t ranks_here) {
@@ -50,10 +62,11 @@ std::string cpu_fit_problem(const Admission& a, int64_t ranks, uint64_t availabl
     if (std::string p = ranks_fit_problem(static_cast<int>(ranks), cap); !p.empty()) return p;
   }
   const std::optional<double> need = run_plan_bytes(a, ranks);
-  if (!need || available == 0 || *need <= static_cast<double>(available)) return "";
+  if (!need || available == 0 || fits_host(*need, available)) return "";
   return "the memory plan needs " + gb_text(*need) + " GB" +
-         (ranks > 1 ? " for its " + std::to_string(ranks) + " ranks on this host" : "") + ", more than the " +
-         gb_text(static_cast<double>(available)) + " GB this host has available";
+         (ranks > 1 ? " for its " + std::to_string(ranks) + " ranks on this host" : "") +
+         reserve_clause(*need, available) + ", more than the " + gb_text(static_cast<double>(available)) +
+         " GB this host has available";
 }
 
 /// Advice that works here for a CPU run too large for this host: the most layers (--layers K) whose plan fits, or
@@ -64,7 +77,7 @@ std::string fewer_layers_advice(const Admission& a, int64_t ranks, uint64_t avai
     const ModelConfig model = m.full.with_layers(k);
     try {
       const double need = cpu_plan_bytes(a, model, build_rank_map(a.recipe(), model), ranks);
-      if (need <= static_cast<double>(available))
+      if (fits_host(need, available))
         return "; --layers " + std::to_string(k) + " fits (its plan needs " + gb_text(need) + " GB)";
     } catch (const std::invalid_argument&) {  // K layers do not split over the layout's stages
     }
@@ -111,16 +124,17 @@ Refusal ranks_refusal(const Admission& a, const HostDevices& host) {
 /// On the CPU: the plan of the `ranks` ranks here against the memory this host has available.
 std::optional<Refusal> cpu_memory_refusal(const Admission& a, const HostDevices& host, int64_t ranks) {
   const std::optional<double> need = run_plan_bytes(a, ranks);
-  if (!need || *need <= static_cast<double>(host.available_bytes)) return std::nullopt;
+  if (!need || fits_host(*need, host.available_bytes)) return std::nullopt;
   const double per_rank = *run_plan_bytes(a, 1);
-  return Refusal{
-      kFailed,
-      "recipebench run: " + device_source(a) + ": the memory plan's peak is " + gb_text(per_rank) + " GB per rank" +
-          (ranks > 1 ? " (" + std::to_string(ranks) + " ranks on this host: " + gb_text(*need) + " GB)"
-                     : std::string()) +
-          ", more than the " + gb_text(static_cast<double>(host.available_bytes)) + " GB this host has available" +
-          fewer_layers_advice(a, ranks, host.available_bytes) + "; nothing was run",
-      {}};
+  return Refusal{kFailed,
+                 "recipebench run: " + device_source(a) + ": the memory plan's peak is " + gb_text(per_rank) +
+                     " GB per rank" +
+                     (ranks > 1 ? " (" + std::to_string(ranks) + " ranks on this host: " + gb_text(*need) + " GB)"
+                                : std::string()) +
+                     reserve_clause(*need, host.available_bytes) + ", more than the " +
+                     gb_text(static_cast<double>(host.available_bytes)) + " GB this host has available" +
+                     fewer_layers_advice(a, ranks, host.available_bytes) + "; nothing was run",
+                 {}};
 }
 
 }  // namespace

@@ -1,0 +1,67 @@
+#include "plan/megatron_command.h"
+
+#include <stdexcept>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace recipebench {
+
+namespace {
+
+/// The parallel sizes and the layer split (Megatron-LM's arguments.py names).
+void parallel_flags(const RecipeLayout& l, std::vector<std::string>& out) {
+  out.push_back(fmt::format("--tensor-model-parallel-size {}", l.tp));
+  out.push_back(fmt::format("--pipeline-model-parallel-size {}", l.pp));
+  if (l.vpp > 1) out.push_back(fmt::format("--num-virtual-stages-per-pipeline-rank {}", l.vpp));
+  out.push_back(fmt::format("--context-parallel-size {}", l.cp));
+  out.push_back(fmt::format("--expert-model-parallel-size {}", l.ep));
+  out.push_back(fmt::format("--expert-tensor-parallel-size {}", l.effective_etp()));
+  if (l.first_stage_layers) out.push_back(fmt::format("--decoder-first-pipeline-num-layers {}", *l.first_stage_layers));
+  if (l.last_stage_layers) out.push_back(fmt::format("--decoder-last-pipeline-num-layers {}", *l.last_stage_layers));
+  if (l.sequence_parallel) out.push_back("--sequence-parallel");
+  if (l.recompute.granularity != "none") {
+    out.push_back("--recompute-granularity " + l.recompute.granularity);
+    if (l.recompute.granularity == "full") {
+      out.push_back("--recompute-method " + l.recompute.method);
+      out.push_back(fmt::format("--recompute-num-layers {}", l.recompute.num_layers));
+    }
+  }
+  out.push_back(std::string("--moe-token-dispatcher-type ") + to_string(l.dispatcher));
+}
+
+/// Batches, the optimizer-state form (--use-precision-aware-optimizer keeps BF16 + remainder masters), the
+/// distributed optimizer and the overlap switches the prediction priced.
+void step_flags(const Recipe& r, std::vector<std::string>& out) {
+  const RecipeLayout& l = r.layout;
+  out.push_back(fmt::format("--seq-length {}", r.workload.row_tokens));
+  out.push_back(fmt::format("--micro-batch-size {}", *l.rows_per_microbatch));
+  out.push_back(fmt::format("--global-batch-size {}", r.workload.global_batch));
+  out.push_back("--bf16");
+  out.push_back("--use-distributed-optimizer");
+  if (r.optimizer.master_weights == MasterWeights::kBf16Remainder) out.push_back("--use-precision-aware-optimizer");
+  if (r.optimizer.exp_avg_dtype == StateDtype::kBf16) out.push_back("--exp-avg-dtype bf16");
+  if (r.optimizer.exp_avg_sq_dtype == StateDtype::kBf16) out.push_back("--exp-avg-sq-dtype bf16");
+  if (r.bench.overlap_grad_reduce.value_or(false)) out.push_back("--overlap-grad-reduce");
+  if (r.bench.overlap_param_gather.value_or(false)) out.push_back("--overlap-param-gather");
+  if (r.bench.overlap_p2p_comm.value_or(false)) out.push_back("--overlap-p2p-comm");
+  if (r.bench.overlap_tp_comm.value_or(false)) out.push_back("--tp-comm-overlap");
+}
+
+}  // namespace
+
+std::string megatron_command(const Recipe& r) {
+  if (!r.layout.rows_per_microbatch || r.gpu.per_node < 1 || r.gpu.count % r.gpu.per_node != 0)
+    throw std::invalid_argument("a Megatron-LM command needs rows per microbatch and whole nodes");
+  std::vector<std::string> flags;
+  parallel_flags(r.layout, flags);
+  step_flags(r, flags);
+  std::string out = "# Megatron-LM (pretrain_gpt.py); MODEL_ARGS: the model's widths, DATA_ARGS: tokenizer and data\n";
+  out += fmt::format("torchrun --nnodes {} --nproc-per-node {} pretrain_gpt.py \\\n", r.gpu.count / r.gpu.per_node,
+                     r.gpu.per_node);
+  out += "  ${MODEL_ARGS[@]} ${DATA_ARGS[@]}";
+  for (const std::string& f : flags) out += " \\\n  " + f;
+  return out + "\n";
+}
+
+}  // namespace recipebench

@@ -1,0 +1,269 @@
+// plan's search space and headroom (harness/plan/layout_search.h, plan/memory_plan.h, plan/topology.h,
+// plan/megatron_command.h; issue 44): the optimizer-state forms it tries per layout, the memory reserve beside each
+// planned peak and the measurements it comes from, the seed's measured B200 layouts among the proposals for 48 and
+// 64 GPUs, GB200's NVLink domain, and each proposal's Megatron-LM command against the launch check.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+
+#include "catalog/hardware.h"
+#include "plan/compute_profile.h"
+#include "plan/layout_search.h"
+#include "plan/megatron_command.h"
+#include "plan/memory_check.h"
+#include "plan/memory_plan.h"
+#include "plan/step_time.h"
+#include "plan/topology.h"
+#include "recipe/launch_check.h"
+#include "recipe/run_model.h"
+#include "recipe/source_doc.h"
+#include "recipe/validate.h"
+#include "record/profile_source.h"
+#include "record/run_record.h"
+#include "record/run_record_check.h"
+#include "test_util.h"
+#include "util/json.h"
+
+using namespace recipebench;
+using recipebench::test::source_path;
+
+namespace {
+
+/// The profile of the one record in the committed folder `rel`.
+ProfiledRank profile_in(const std::string& rel) {
+  std::string file;
+  for (const auto& e : std::filesystem::directory_iterator(source_path(rel))) file = e.path().string();
+  return profiled_rank(RunRecord::from_json(read_json_file(file), file), file);
+}
+
+/// The six committed emulated ranks of the seed's layouts the docs predict from (bench/predict-recorded.sh): mt16k's
+/// and the 48-GPU layout's first, middle and last stage.
+std::vector<ProfiledRank> seed_profiles() {
+  std::vector<ProfiledRank> ranks;
+  for (const std::string kind : {"first", "middle", "last"}) {
+    ranks.push_back(
+        profile_in("reports/bench/h200-2026-12-02-emulate-profile/attune-tp2-pp8-ep8-vpp2-mt16k-" + kind + "-profile"));
+    ranks.push_back(profile_in("reports/bench/h200-2026-12-03-predict/call2/seed-attune-48gpu-tp2-pp6-ep8-" + kind));
+  }
+  return ranks;
+}
+
+/// plan's search of Qwen3.5-397B-A17B on `count` B200, global batch 128 rows of 8,192 tokens, from the seed's
+/// profiles (H200, carried to the B200 by the step-time model), trying `forms`.
+LayoutSearch seed_search(int count, const std::vector<OptimizerForm>& forms = LayoutSpace{}.optimizer_forms) {
+  LayoutRequest req;
+  req.model = *find_model("Qwen3.5-397B-A17B");
+  req.gpu = "B200";
+  req.count = count;
+  req.global_batch = 128;
+  req.row_tokens = 8192;
+  StepTimeOptions o;
+  LayoutSpace space;
+  space.optimizer_forms = forms;
+  return search_layouts(req, fit_unit_costs(seed_profiles()), recipe_network(base_recipe(req)), o, space);
+}
+
+/// The proposal of `search` with the layout of the seed recipe `stem` (label, max tokens, recompute), or nullptr.
+const PlannedLayout* find_seed_layout(const LayoutSearch& search, const std::string& stem) {
+  const ValidatedRecipe v = validate_recipe_file(test::seed_recipe(stem));
+  REQUIRE(v.ok());
+  const RecipeLayout& s = v.recipe->layout;
+  for (const PlannedLayout& p : search.ranked) {
+    const RecipeLayout& l = p.recipe.layout;
+    if (layout_label(l) == layout_label(s) && l.max_tokens_per_gpu == s.max_tokens_per_gpu &&
+        l.recompute.granularity == s.recompute.granularity)
+      return &p;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("memory reserve: 3 GB + 8% on CUDA, covering every committed emulated peak over its plan",
+          "[plan][reserve]") {
+  const MemoryReserve cuda = measured_reserve(Device::kCuda), cpu = measured_reserve(Device::kCpu);
+  CHECK(cuda.bytes(100e9) == Approx(3e9 + 8e9));
+  CHECK(cpu.bytes(100e9) == Approx(8e9));
+  CHECK(cuda.text(163.5e9) == "16.1 GB (3.0 GB + 8% of the peak)");
+  // Every committed record with an emulation block: its measured peak over its plan within 1 + the fraction, and
+  // the fraction no more than a point above the largest (1.076, the mt16k first stage): taken from measurement.
+  double largest = 0;
+  int records = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(source_path("reports/bench"))) {
+    if (e.path().extension() != ".json") continue;
+    const Json j = read_json_file(e.path().string());
+    if (!j.is_object() || !j.contains("emulation") || !j["emulation"].contains("peak_over_plan")) continue;
+    largest = std::max(largest, j["emulation"]["peak_over_plan"].get<double>());
+    ++records;
+  }
+  REQUIRE(records >= 9);
+  CHECK(largest == Approx(1.076).epsilon(0.001));
+  CHECK(largest <= 1 + cuda.fraction);
+  CHECK(1 + cuda.fraction - largest < 0.01);
+}
+
+TEST_CASE("memory reserve: one rule of fitting, stated or measured", "[plan][reserve]") {
+  const MemoryReserve m = measured_reserve(Device::kCuda);
+  CHECK(fits_with_reserve(163.5e9, 180e9, m));        // the 48-GPU seed: 163.5 + 16.1 = 179.6
+  CHECK_FALSE(fits_with_reserve(179.8e9, 180e9, m));  // case plan-no-memory-headroom: 96 B200 #2
+  CHECK_FALSE(fits_with_reserve(140.9e9, 141e9, m));  // 35B-A3B on 7 H200
+  CHECK(fits_with_reserve(179.8e9, 180e9, stated_reserve(0)));
+  CHECK_FALSE(fits_with_reserve(175e9, 180e9, stated_reserve(5.5)));
+  CHECK(stated_reserve(5.5).text(1e9) == "5.5 GB (--memory-reserve)");
+  CHECK_THROWS_AS(stated_reserve(-1), std::invalid_argument);
+  // validate's check applies the same rule: the 48-GPU seed's layout with FP32 masters (180.2 GB) does not fit, nor
+  // at 163.5 GB beside a stated reserve of 20 GB; its own bf16_remainder form fits the measured reserve.
+  const std::string seed = test::seed_recipe("attune-48gpu-tp2-pp6-ep8");
+  const ValidatedRecipe v = validate_recipe_file(seed);
+  REQUIRE(v.ok());
+  CHECK_FALSE(check_memory_fits(*v.recipe, seed, true));
+  const std::optional<Diagnostic> d = check_memory_fits(*v.recipe, seed, true, stated_reserve(20));
+  REQUIRE(d);
+  CHECK_THAT(d->found, Catch::Contains("needs 163.5 GB at its peak and a reserve of 20.0 GB (--memory-reserve) beside "
+                                       "it"));
+  CHECK_THAT(d->found, Catch::Contains("3.5 GB more than the B200's 180.0 GB"));
+}
+
+TEST_CASE("plan searches the optimizer-state forms: the seed's 48 B200 layout with BF16 + remainder masters",
+          "[plan][optimizer-state]") {
+  const LayoutSearch s = seed_search(48);
+  const PlannedLayout* seed = find_seed_layout(s, "attune-48gpu-tp2-pp6-ep8");
+  REQUIRE(seed != nullptr);
+  CHECK(seed->optimizer_form == OptimizerForm::kBf16Remainder);
+  CHECK(seed->recipe.optimizer.master_weights == MasterWeights::kBf16Remainder);
+  CHECK(seed->recipe.optimizer.exp_avg_dtype == StateDtype::kFp32);
+  CHECK(seed->peak_bytes / 1e9 == Approx(163.5).margin(0.05));  // docs/memory-plan.md, the seed's B200 recipes
+  // No proposal inside the reserve; every one's form is the first of the three whose plan fits.
+  for (const PlannedLayout& p : s.ranked) {
+    CHECK(p.peak_bytes + p.reserve_bytes <= s.gpu_memory_bytes);
+    CHECK(p.reserve_bytes == Approx(measured_reserve(Device::kCuda).bytes(p.peak_bytes)));
+    CHECK(p.recipe.optimizer.master_weights ==
+          (p.optimizer_form == OptimizerForm::kFp32 ? MasterWeights::kFp32 : MasterWeights::kBf16Remainder));
+  }
+  // FP32 state only (the search before issue 44): the seed's layout is not proposed.
+  const LayoutSearch fp32 = seed_search(48, {OptimizerForm::kFp32});
+  CHECK(find_seed_layout(fp32, "attune-48gpu-tp2-pp6-ep8") == nullptr);
+  CHECK(fp32.fit < s.fit);
+}
+
+TEST_CASE("plan proposes the seed's two measured 64 B200 layouts, with the reserve beside each peak",
+          "[plan][optimizer-state]") {
+  const LayoutSearch s = seed_search(64);
+  for (const std::string stem : {"attune-tp2-pp8-ep8-vpp2-mt16k", "attune-tp2-pp8-ep8-vpp2-mt8k"}) {
+    const PlannedLayout* p = find_seed_layout(s, stem);
+    REQUIRE(p != nullptr);
+    CHECK(p->optimizer_form == OptimizerForm::kFp32);  // FP32 masters fit: the most precise form is proposed
+  }
+  // Measured order: mt16k (1,232.5 tokens/s/GPU) above mt8k (1,130.7).
+  CHECK(find_seed_layout(s, "attune-tp2-pp8-ep8-vpp2-mt16k")->prediction.tokens_per_s_per_gpu >
+        find_seed_layout(s, "attune-tp2-pp8-ep8-vpp2-mt8k")->prediction.tokens_per_s_per_gpu);
+  for (const PlannedLayout& p : s.ranked) CHECK(fits_with_reserve(p.peak_bytes, s.gpu_memory_bytes, s.reserve));
+  CHECK(optimizer_form_named("bf16_moments") == OptimizerForm::kBf16Moments);
+  CHECK_FALSE(optimizer_form_named("fp16"));
+}
+
+TEST_CASE("topology from the catalog: GB200's 4-GPU instance in a 72-GPU NVLink domain", "[plan][topology]") {
+  const InstanceSpec* gb200 = default_instance_for_gpu("GB200");
+  REQUIRE(gb200 != nullptr);
+  CHECK(gb200->gpus == 4);
+  CHECK(gb200->nvlink_domain == 72);
+  CHECK(nvlink_island(gb200, 4) == 72);
+  CHECK(nvlink_island(gb200, 72) == 72);
+  CHECK(nvlink_island(gb200, 8) == 8);  // another node size: the user's own machines
+  const InstanceSpec* p5en = find_instance("p5en.48xlarge");
+  REQUIRE(p5en != nullptr);
+  CHECK(p5en->nvlink_domain == 8);  // HGX: the instance itself
+  CHECK(nvlink_island(p5en, 8) == 8);
+  // The network of 144 GB200 by plan's request: 4 per node by default, NVLink over the rack, the 18 instances'
+  // 1,600 Gbps summed across racks (28.8 Tbps = 3,600 GB/s), the same 50 GB/s per GPU as one instance's.
+  LayoutRequest req;
+  req.model = *find_model("Qwen3.5-35B-A3B");
+  req.gpu = "GB200";
+  req.count = 144;
+  req.per_node = gb200->gpus;
+  req.global_batch = 288;
+  req.row_tokens = 8192;
+  const Recipe base = base_recipe(req);
+  CHECK(base.gpu.per_node == 4);
+  for (const int per_node : {4, 72}) {
+    Recipe r = base;
+    r.gpu.per_node = per_node;
+    const NetworkModel n = recipe_network(r);
+    CHECK(n.gpus_per_node == 72);
+    CHECK(n.node_network.bandwidth_bytes_per_s == Approx(3600e9));
+    CHECK_THAT(n.source, Catch::Contains("NVLink domain of 72 GPUs (18 instances of 4)"));
+  }
+  // An instance of another GPU is refused (the CLI says so at <command line>, exit 2).
+  req.gpu = "H100";
+  req.per_node = 8;
+  req.instance = "p5en.48xlarge";
+  CHECK_THROWS_WITH(base_recipe(req), "instance AWS p5en.48xlarge holds H200 GPUs, not H100");
+}
+
+namespace {
+
+/// The 35B-A3B proxy's committed profile at 2 x 8,192 tokens (H200).
+std::vector<ProfiledRank> proxy_profiles() {
+  return {profile_in("reports/bench/h200-2026-12-03-predict/call1/profile-2x8k")};
+}
+
+/// The recipe document of `command` alone, as a planned recipe's `run` block (a YAML block scalar).
+SourceDoc run_doc(const std::string& command) {
+  std::string text = "run: |\n";
+  size_t start = 0;
+  for (size_t end; (end = command.find('\n', start)) != std::string::npos; start = end + 1)
+    text += "  " + command.substr(start, end - start) + "\n";
+  return parse_yaml(text, "<proposal>");
+}
+
+}  // namespace
+
+TEST_CASE("every proposal's Megatron-LM command round-trips through the launch check with no warning",
+          "[plan][megatron]") {
+  struct Ask {
+    std::string model, gpu;
+    int count;
+    int64_t batch;
+  };
+  int checked = 0;
+  for (const Ask& a : {Ask{"Qwen3.5-397B-A17B", "B200", 48, 128}, Ask{"Qwen3.5-397B-A17B", "B200", 64, 128},
+                       Ask{"Qwen3.5-35B-A3B", "H100", 8, 128}, Ask{"Qwen3.5-35B-A3B", "GB200", 144, 288}}) {
+    LayoutRequest req;
+    req.model = *find_model(a.model);
+    req.gpu = a.gpu;
+    req.count = a.count;
+    req.per_node = default_instance_for_gpu(a.gpu)->gpus;
+    req.global_batch = a.batch;
+    req.row_tokens = 8192;
+    const std::vector<ProfiledRank> profiles = a.model == "Qwen3.5-35B-A3B" ? proxy_profiles() : seed_profiles();
+    const LayoutSearch s =
+        search_layouts(req, fit_unit_costs(profiles), recipe_network(base_recipe(req)), StepTimeOptions{});
+    REQUIRE(s.ranked.size() >= 3);
+    for (size_t i = 0; i < s.ranked.size() && i < 20; ++i, ++checked) {
+      const Recipe& r = s.ranked[i].recipe;
+      const std::string cmd = megatron_command(r);
+      const LaunchCheck c = check_launch_command(r, run_doc(cmd));
+      INFO(cmd);
+      CHECK(c.stated.empty());
+      CHECK(c.unstated.empty());
+      // The command states every field the check compares: the same fields come back.
+      std::map<std::string, std::string> flags;
+      for (const LaunchFlag& f : launch_flags(cmd)) flags[f.name] = f.value;
+      CHECK(flags.at("--tensor-model-parallel-size") == std::to_string(r.layout.tp));
+      CHECK(flags.at("--pipeline-model-parallel-size") == std::to_string(r.layout.pp));
+      CHECK(flags.at("--expert-model-parallel-size") == std::to_string(r.layout.ep));
+      CHECK(flags.at("--micro-batch-size") == std::to_string(*r.layout.rows_per_microbatch));
+      CHECK(flags.count("--use-precision-aware-optimizer") ==
+            (r.optimizer.master_weights == MasterWeights::kBf16Remainder ? 1u : 0u));
+      CHECK(std::stoi(flags.at("--nnodes")) * std::stoi(flags.at("--nproc-per-node")) == a.count);
+      // A command that disagrees is caught: TP doubled.
+      std::string wrong = cmd;
+      const std::string tp = "--tensor-model-parallel-size " + std::to_string(r.layout.tp);
+      wrong.replace(wrong.find(tp), tp.size(), "--tensor-model-parallel-size " + std::to_string(2 * r.layout.tp));
+      CHECK(check_launch_command(r, run_doc(wrong)).unstated.size() + check_launch_command(r, run_doc(wrong)).stated.size() == 1);
+    }
+  }
+  CHECK(checked >= 40);
+}
