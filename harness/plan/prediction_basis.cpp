@@ -165,7 +165,7 @@ PredictionBasis prediction_basis(const Recipe& recipe, const ModelConfig& model,
   b.error_band = error_band(b.mode, stack_factor, costs.gpu, recipe.gpu.type);
   if (b.mode != PredictionMode::kProfiledCpu) {
     const MemoryPlan plan = plan_memory(recipe, model, map, plan_options(settings, Device::kCuda));
-    b.memory = PredictedMemory{plan.worst().peak, plan.gpu_memory, plan.largest_term()};
+    b.memory = PredictedMemory{plan.worst().peak, plan.gpu_memory, plan.largest_term(), plan.reserve};
   }
   b.not_modelled = not_modelled(recipe, settings);
   b.measured = measured_beside(recipe, p);
@@ -201,8 +201,9 @@ std::string basis_text(const PredictionBasis& b) {
   }
   if (b.memory) {
     const PredictedMemory& m = *b.memory;
-    out += fmt::format("  memory (the torch backend's plan, docs/memory-plan.md): peak {:.1f} GB of {:.1f} GB",
-                       m.peak_bytes / 1e9, m.gpu_bytes / 1e9);
+    out += fmt::format("  memory (the torch backend's plan, docs/memory-plan.md): peak {:.1f} GB and reserve {} of "
+                       "{:.1f} GB",
+                       m.peak_bytes / 1e9, m.reserve.text(m.peak_bytes), m.gpu_bytes / 1e9);
     out += m.fits() ? ": fits\n"
                     : " (largest term: " + m.largest_term +
                           "): DOES NOT FIT; the figures below are of a run that would run out of memory\n";

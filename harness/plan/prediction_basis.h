@@ -12,6 +12,7 @@
 #include "catalog/models.h"
 #include "layout/rank_map.h"
 #include "plan/compute_profile.h"
+#include "plan/memory_plan.h"
 #include "plan/step_time.h"
 #include "recipe/recipe.h"
 #include "settings/run_options.h"
@@ -34,7 +35,9 @@ std::string to_string(PredictionMode mode);
 struct PredictedMemory {
   double peak_bytes = 0, gpu_bytes = 0;  ///< the worst pipeline rank's peak; the GPU's memory (bytes)
   std::string largest_term;              ///< of the worst rank, e.g. "optimizer state 98.1 GB"
-  bool fits() const { return peak_bytes <= gpu_bytes; }
+  MemoryReserve reserve;                 ///< held back beside the peak (plan/memory_plan.h, the measured one)
+  /// The one rule of fitting (fits_with_reserve), as plan and validate --strict read it.
+  bool fits() const { return fits_with_reserve(peak_bytes, gpu_bytes, reserve); }
 };
 
 /// The recipe's own measurement (status measured or verified with result.tokens_per_s_per_gpu) and the prediction's
