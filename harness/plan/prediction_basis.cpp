@@ -44,9 +44,13 @@ std::string error_band(PredictionMode mode, double stack_factor, const std::stri
              "widths, calibrated by a plain run (13.0% / 19.7% from a --profile record alone); layouts and widths "
              "far from the profiles' are not checked (reports/bench/h200-2026-12-03-predict)";
     case PredictionMode::kProfiledOtherGpu: {
+      if (from == "H200" && to == "H100" && !calibrated)
+        return "checked this pair on one H100: 2.8% mean absolute error, 4.7% at most, over the 35B-A3B proxy's 12 "
+               "shapes at 2 layers from the H200 profile at 4 (the ratio of peaks alone 1.8%); the seed's widths and "
+               "cluster layouts on H100 not checked (reports/bench/h100-2026-12-05-crossgpu)";
       const std::string pair = from == "H200" && to == "B200"
                                    ? std::string("this pair")
-                                   : "only H200 -> B200 (" + from + " -> " + to + " itself never)";
+                                   : "only H200 -> B200 and H200 -> H100 (" + from + " -> " + to + " itself never)";
       if (calibrated)
         return "with a stack factor fitted on one measured row of the target: -0.2% and +0.7% on the seed's other "
                "two B200 rows; checked " +
