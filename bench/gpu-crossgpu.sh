@@ -26,6 +26,8 @@ parts=${PARTS:-"proxy published seed tests"}
 export LD_LIBRARY_PATH="$PWD/.deps/prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader >"$out/gpu.txt"
+# The carried .deps/ replaces the machine's on every call: unpack its packages whether or not this call builds.
+mkdir -p .deps/prefix && for deb in .deps/*.deb; do dpkg -x "$deb" .deps/prefix; done
 cat "$out/gpu.txt"
 if [ "${BUILD:-1}" = 1 ] || [ ! -x build-gpu/recipebench ]; then
   echo "== build (scripts/gpu-build)"
