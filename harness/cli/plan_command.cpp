@@ -58,6 +58,15 @@ void usage_error(const std::string& field, const std::string& found, const std::
   std::cerr << Diagnostic{"<command line>", 0, 0, field, found, expected}.to_string() << "\n";
 }
 
+/// A planned layout's parallel degrees as the recipe's layout block writes them: tp, pp, vpp, cp, ep, etp, dp and
+/// sequence_parallel.
+Json layout_degrees_json(const RecipeLayout& l) {
+  return Json{{"tp", l.tp},   {"pp", l.pp},
+              {"vpp", l.vpp}, {"cp", l.cp},
+              {"ep", l.ep},   {"etp", l.effective_etp()},
+              {"dp", l.dp},   {"sequence_parallel", l.sequence_parallel}};
+}
+
 /// The recipe document of a planned layout: the fields validate reads, the layout, the bench switches the
 /// prediction assumed, and the prediction block.
 Json planned_doc(const PlannedLayout& p, const std::vector<std::string>& profiles, double stack_factor) {
@@ -65,19 +74,14 @@ Json planned_doc(const PlannedLayout& p, const std::vector<std::string>& profile
   const RecipeLayout& l = r.layout;
   Json gpu{{"type", r.gpu.type}, {"memory_gb", r.gpu.memory_gb}, {"count", r.gpu.count}, {"per_node", r.gpu.per_node}};
   if (!r.gpu.instance.empty()) gpu["instance"] = r.gpu.instance;
-  Json layout{{"label", l.label},
-              {"summary", fmt::format("proposed by recipebench plan: {}, {} row(s) of {} tokens per microbatch, "
-                                      "recompute {}, optimizer state {}",
-                                      l.label, *l.rows_per_microbatch, r.workload.row_tokens, l.recompute.granularity,
-                                      optimizer_state_label(r.optimizer))},
-              {"tp", l.tp},
-              {"pp", l.pp},
-              {"vpp", l.vpp},
-              {"cp", l.cp},
-              {"ep", l.ep},
-              {"etp", l.effective_etp()},
-              {"dp", l.dp},
-              {"sequence_parallel", l.sequence_parallel}};
+  Json layout{
+      {"label", l.label},
+      {"summary", fmt::format("proposed by recipebench plan: {}, {} row(s) of {} tokens per microbatch, "
+                              "recompute {}, optimizer state {}",
+                              l.label, *l.rows_per_microbatch, r.workload.row_tokens, l.recompute.granularity,
+                              optimizer_state_label(r.optimizer))},
+  };
+  layout.update(layout_degrees_json(l));
   if (l.first_stage_layers)
     layout["layer_split"] = Json{{"first", *l.first_stage_layers}, {"last", *l.last_stage_layers}};
   layout["max_tokens_per_gpu"] = l.max_tokens_per_gpu;
@@ -260,8 +264,8 @@ bool whole_nodes(int count, int per_node, bool stated) {
   for (int d = 2; d <= std::min(count, 72); ++d)
     if (count % d == 0) divisors += (divisors.empty() ? "" : ", ") + std::to_string(d);
   usage_error("--count", fmt::format("{} GPUs", count),
-              fmt::format("whole nodes of {} GPUs ({}): {}, {}, ...; or --per-node with a divisor of {} ({})",
-                          per_node, stated ? "--per-node" : "the instance's", per_node * (count / per_node),
+              fmt::format("whole nodes of {} GPUs ({}): {}, {}, ...; or --per-node with a divisor of {} ({})", per_node,
+                          stated ? "--per-node" : "the instance's", per_node * (count / per_node),
                           per_node * (count / per_node + 1), count, divisors));
   return false;
 }
@@ -335,19 +339,12 @@ void print_header(const PlanArgs& args, const Recipe& base, const LayoutSearch& 
 /// One proposal as JSON: its rank, layout fields, optimizer state, memory, the stacks that run it, the prediction.
 Json proposal_json(size_t i, const PlannedLayout& p, double gpu_bytes) {
   const RecipeLayout& l = p.recipe.layout;
-  Json layout{{"label", l.label},
-              {"tp", l.tp},
-              {"pp", l.pp},
-              {"vpp", l.vpp},
-              {"cp", l.cp},
-              {"ep", l.ep},
-              {"etp", l.effective_etp()},
-              {"dp", l.dp},
-              {"sequence_parallel", l.sequence_parallel},
-              {"max_tokens_per_gpu", l.max_tokens_per_gpu},
-              {"rows_per_microbatch", *l.rows_per_microbatch},
-              {"recompute", l.recompute.granularity},
-              {"dispatcher", "alltoall"}};
+  Json layout{{"label", l.label}};
+  layout.update(layout_degrees_json(l));
+  layout.update(Json{{"max_tokens_per_gpu", l.max_tokens_per_gpu},
+                     {"rows_per_microbatch", *l.rows_per_microbatch},
+                     {"recompute", l.recompute.granularity},
+                     {"dispatcher", "alltoall"}});
   layout["layer_split"] =
       l.first_stage_layers ? Json{{"first", *l.first_stage_layers}, {"last", *l.last_stage_layers}} : Json(nullptr);
   return Json{{"rank", i + 1},
