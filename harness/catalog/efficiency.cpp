@@ -1,19 +1,33 @@
 #include "catalog/efficiency.h"
 
 #include <cmath>
+#include <iterator>
 
 namespace recipebench {
 
 const char* to_string(Operation op) {
   switch (op) {
-    case Operation::kDenseGemm: return "dense_gemm";
-    case Operation::kGroupedGemm: return "grouped_gemm";
-    case Operation::kAttention: return "attention";
-    case Operation::kGatedDeltaNet: return "gated_deltanet";
-    case Operation::kMemoryBound: return "memory_bound";
-    case Operation::kOptimizer: return "optimizer";
+    case Operation::kDenseGemm:
+      return "dense_gemm";
+    case Operation::kGroupedGemm:
+      return "grouped_gemm";
+    case Operation::kAttention:
+      return "attention";
+    case Operation::kGatedDeltaNet:
+      return "gated_deltanet";
+    case Operation::kMemoryBound:
+      return "memory_bound";
+    case Operation::kOptimizer:
+      return "optimizer";
   }
   return "?";
+}
+
+std::string operation_names() {
+  std::string out;
+  for (size_t i = 0; i < std::size(kOperations); ++i)
+    out += std::string(i == 0 ? "" : i + 1 == std::size(kOperations) ? " or " : ", ") + to_string(kOperations[i]);
+  return out;
 }
 
 std::optional<Operation> operation_named(const std::string& name) {
@@ -26,12 +40,16 @@ bool bandwidth_bound(Operation op) { return op == Operation::kMemoryBound || op 
 
 const char* shape_key(Operation op) {
   switch (op) {
-    case Operation::kDenseGemm: return "smallest_dimension";
-    case Operation::kGroupedGemm: return "tokens_per_expert";
+    case Operation::kDenseGemm:
+      return "smallest_dimension";
+    case Operation::kGroupedGemm:
+      return "tokens_per_expert";
     case Operation::kAttention:
-    case Operation::kGatedDeltaNet: return "sequence_tokens";
+    case Operation::kGatedDeltaNet:
+      return "sequence_tokens";
     case Operation::kMemoryBound:
-    case Operation::kOptimizer: return "";
+    case Operation::kOptimizer:
+      return "";
   }
   return "";
 }

@@ -28,6 +28,9 @@ inline constexpr Operation kOperations[] = {Operation::kDenseGemm,     Operation
 /// "dense_gemm", "grouped_gemm", "attention", "gated_deltanet", "memory_bound", "optimizer" (the catalog's names).
 const char* to_string(Operation op);
 
+/// "dense_gemm, grouped_gemm, ... or optimizer": every catalog name, for a refusal's "expected".
+std::string operation_names();
+
 /// The operation of a catalog name; nullopt for another name.
 std::optional<Operation> operation_named(const std::string& name);
 

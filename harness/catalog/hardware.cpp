@@ -104,7 +104,7 @@ EfficiencyCurve read_efficiency(const EntryReader& r, const std::string& file) {
   e.gpu = r.text("gpu");
   const std::string op = r.text("operation");
   const auto parsed = operation_named(op);
-  if (!parsed) r.fail("operation", "'" + op + "'", "dense_gemm, grouped_gemm, attention, gated_deltanet, memory_bound or optimizer");
+  if (!parsed) r.fail("operation", "'" + op + "'", operation_names());
   e.operation = *parsed;
   e.points = read_points(r, e.operation);
   e.series = r.text("series");

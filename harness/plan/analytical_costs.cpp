@@ -23,13 +23,12 @@ double reached_rate(const HardwareCatalog& catalog, const GpuSpec& gpu, Operatio
   if (curve == nullptr)
     throw std::invalid_argument(std::string("no efficiency of ") + to_string(op) +
                                 " for any GPU in the catalog: the analytical mode cannot time it");
-  const double peak = bandwidth_bound(op) ? gpu.memory_bandwidth : gpu.peak_bf16_flops;
+  const double peak = operation_peak(gpu, op);
   if (!(peak > 0)) throw std::invalid_argument("the catalog has no peak of " + gpu.name);
   const std::string note =
-      borrowed.empty()
-          ? fmt::format("{} on {}: the catalog's curve ({})", to_string(op), gpu.name, curve->source)
-          : fmt::format("{} on {}: no curve of its own; {}'s fraction of peak assumed ({})", to_string(op), gpu.name,
-                        borrowed, curve->source);
+      borrowed.empty() ? fmt::format("{} on {}: the catalog's curve ({})", to_string(op), gpu.name, curve->source)
+                       : fmt::format("{} on {}: no curve of its own; {}'s fraction of peak assumed ({})", to_string(op),
+                                     gpu.name, borrowed, curve->source);
   if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
   return curve->at(key) * peak;
 }

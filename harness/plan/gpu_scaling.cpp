@@ -44,17 +44,13 @@ std::vector<OperationWork> component_operations(ProfileComponent c, const ModelC
   return {};
 }
 
-namespace {
-
-double peak_of(const GpuSpec& g, Operation op) {
-  return bandwidth_bound(op) ? g.memory_bandwidth : g.peak_bf16_flops;
+double operation_peak(const GpuSpec& gpu, Operation op) {
+  return bandwidth_bound(op) ? gpu.memory_bandwidth : gpu.peak_bf16_flops;
 }
-
-}  // namespace
 
 OperationScale scale_operation(const HardwareCatalog& catalog, const GpuSpec& from, const GpuSpec& to, Operation op,
                                double key) {
-  if (!(peak_of(from, op) > 0) || !(peak_of(to, op) > 0))
+  if (!(operation_peak(from, op) > 0) || !(operation_peak(to, op) > 0))
     throw std::invalid_argument("GPU scale needs the peak FLOP/s and HBM bandwidth of " + from.name + " and " +
                                 to.name);
   OperationScale out;
@@ -72,7 +68,7 @@ OperationScale scale_operation(const HardwareCatalog& catalog, const GpuSpec& fr
     out.from_source = a->source;
     out.to_source = b->source;
   }
-  out.ratio = (out.from_efficiency * peak_of(from, op)) / (out.to_efficiency * peak_of(to, op));
+  out.ratio = (out.from_efficiency * operation_peak(from, op)) / (out.to_efficiency * operation_peak(to, op));
   return out;
 }
 
@@ -92,7 +88,7 @@ GpuScaling per_operation_scaling(const HardwareCatalog& catalog, const GpuSpec& 
     for (const OperationWork& w : component_operations(static_cast<ProfileComponent>(c), m, shape)) {
       if (!(w.work > 0)) continue;
       const OperationScale s = scale_operation(catalog, from, to, w.operation, w.key);
-      const double on_profile_gpu = w.work / (s.from_efficiency * peak_of(from, w.operation));
+      const double on_profile_gpu = w.work / (s.from_efficiency * operation_peak(from, w.operation));
       profile_seconds += on_profile_gpu;
       target_seconds += on_profile_gpu * s.ratio;
       remember(s);

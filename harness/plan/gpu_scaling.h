@@ -31,6 +31,10 @@ struct OperationWork {
 /// with T the chunk's tokens, S the row's, h hidden, E experts, k top-k, Fs the shared expert's width.
 std::vector<OperationWork> component_operations(ProfileComponent c, const ModelConfig& m, const ChunkShape& s);
 
+/// The peak an operation's efficiency is a fraction of on `gpu`: its HBM bandwidth (bytes/s) for a bandwidth-bound
+/// operation, else its dense BF16 FLOP/s.
+double operation_peak(const GpuSpec& gpu, Operation op);
+
 /// How one operation was carried between the two GPUs.
 struct OperationScale {
   Operation operation = Operation::kDenseGemm;
