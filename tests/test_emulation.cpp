@@ -1,7 +1,8 @@
 // An emulated rank (`recipebench run --emulate-rank R`, docs/emulation.md) against the real rank R of a multi-rank
 // CPU run (Gloo) of the same recipe, rows and seed: the same parameters (names, shapes), the same groups, and in
 // each group the same operations on tensors of the same shapes and bytes, call by call (RECIPEBENCH_DUMP_TRAFFIC);
-// its record says emulated, its loss (on a last stage) is finite and falls; the refusals are located. Torch-free:
+// its record says emulated, its loss (on a last stage) is finite and falls; the refusals are located; and the
+// step-time model's collectives per step (plan/pass_collectives.h) are what the emulated ranks recorded. Torch-free:
 // it runs the recipebench binary and reads its records and dumps.
 #include <sys/wait.h>
 
@@ -11,11 +12,18 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <tuple>
 #include <string>
 #include <vector>
 
+#include "catalog/models.h"
+#include "layout/parallel_group.h"
+#include "layout/rank_map.h"
+#include "plan/memory_plan.h"
+#include "plan/pass_collectives.h"
+#include "recipe/validate.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
@@ -67,8 +75,8 @@ json group_with(const json& dump, const json& kinds, const json& members) {
 }
 
 /// Rank `rank` emulated equals rank `rank` of `real`: parameters, groups, and every call's operation, shape and
-/// bytes; its record is an emulated one with that rank's traffic per step.
-void check_rank(const std::string& name, const std::string& fixture, const std::string& extra, const Result& real,
+/// bytes; its record is an emulated one with that rank's traffic per step. Returns the emulated record.
+json check_rank(const std::string& name, const std::string& fixture, const std::string& extra, const Result& real,
                 int rank) {
   INFO(name << " rank " << rank);
   const Result e = run(name + "-emulated-" + std::to_string(rank), fixture,
@@ -101,6 +109,7 @@ void check_rank(const std::string& name, const std::string& fixture, const std::
   CHECK(rec["emulation"]["planned_peak_bytes"].get<double>() > 0);
   CHECK(!rec["emulation"]["traffic_per_step"].empty());
   for (const json& s : rec["steps"]) CHECK(!s["traffic"].empty());
+  return rec;
 }
 
 /// The losses of an emulated last-stage rank: finite, and (`falls`) the last step's below step 0's.
@@ -113,12 +122,103 @@ void check_loss(const Result& e, bool falls) {
   if (falls) CHECK(steps.back()["loss"].get<double>() < steps.front()["loss"].get<double>());
 }
 
-void check_layout(const std::string& name, const std::string& fixture, int world, const std::string& extra,
-                  const std::vector<int>& ranks) {
+/// The emulated records of `ranks`, each checked against the real run of `world` ranks (check_rank).
+std::vector<json> check_layout(const std::string& name, const std::string& fixture, int world,
+                               const std::string& extra, const std::vector<int>& ranks) {
   const Result real = run(name + "-real", fixture, extra + " --nproc " + std::to_string(world));
   INFO(real.output);
   REQUIRE(real.exit_code == 0);
-  for (const int r : ranks) check_rank(name, fixture, extra, real, r);
+  std::vector<json> records;
+  for (const int r : ranks) records.push_back(check_rank(name, fixture, extra, real, r));
+  return records;
+}
+
+/// Calls and bytes per step of one operation on one kind of group.
+struct PerStep {
+  double calls = 0, bytes = 0;
+};
+using TrafficKey = std::pair<std::string, std::string>;  // (group kind, operation as records write it)
+
+/// The group kind a recorded group serves for the step-time model: its first kind that is a layout group (a
+/// gradient group counts as its DP or EDP group); "" for the run's group alone.
+std::string model_group_of(const json& kinds) {
+  for (const json& k : kinds) {
+    std::string kind = k.get<std::string>();
+    if (kind.rfind("grad_", 0) == 0) kind = kind.substr(5);
+    if (kind == "tp" || kind == "dp" || kind == "ep" || kind == "edp" || kind == "pp") return kind;
+  }
+  return "";
+}
+
+/// An emulated record's traffic per step by (group kind, operation): sends and receives under "pp" whichever group
+/// carries them (the pipeline's links); all-reduces and barriers, which the model does not price (the loss, the
+/// gradient norm, sequence-parallel norms' gradients), summed into `unpriced` bytes.
+std::map<TrafficKey, PerStep> recorded_traffic(const json& record, double& unpriced, double& total) {
+  std::map<TrafficKey, PerStep> out;
+  for (const json& g : record["emulation"]["traffic_per_step"])
+    for (const auto& [op, t] : g["ops"].items()) {
+      const double bytes = t["bytes_per_step"].get<double>();
+      total += bytes;
+      if (op == "all_reduce" || op == "barrier") {
+        unpriced += bytes;
+        continue;
+      }
+      const std::string kind = op == "send" || op == "recv" ? "pp" : model_group_of(g["kinds"]);
+      PerStep& p = out[{kind, op}];
+      p.calls += t["calls_per_step"].get<double>();
+      p.bytes += bytes;
+    }
+  return out;
+}
+
+/// The step-time model's collectives per step of `rank` (step_collectives) by (group kind, operation).
+std::map<TrafficKey, PerStep> predicted_traffic(const recipebench::Recipe& recipe, const recipebench::RankMap& map,
+                                                int rank, recipebench::EpDispatch dispatch) {
+  using namespace recipebench;
+  const ModelConfig& m = *find_model(recipe.model);
+  const int pp = map.ranks.at(static_cast<size_t>(rank)).pp;
+  std::map<TrafficKey, PerStep> out;
+  for (const CollectiveUse& u :
+       step_collectives(recipe, m, map, plan_memory(recipe, m, map), pp, collective_sizes(recipe, dispatch))) {
+    PerStep& p = out[{to_string(u.group), collective_row(u.op).record_name}];
+    p.calls += u.calls;
+    p.bytes += u.calls * u.bytes;
+  }
+  return out;
+}
+
+/// Each emulated record's traffic per step is the model's: every operation it prices on the same kind of group,
+/// with the same calls (the distributed optimizer's in buckets: at least one) and the same bytes; what it does not
+/// price (all-reduces, barriers) under 1% of the rank's bytes.
+void check_predicted_traffic(const std::string& fixture, const std::vector<json>& records,
+                             recipebench::EpDispatch dispatch) {
+  using namespace recipebench;
+  ValidatedRecipe v = validate_recipe_file(test::source_path("tests/data/" + fixture));
+  REQUIRE(v.ok());
+  const Recipe& recipe = *v.recipe;
+  const RankMap map = build_rank_map(recipe, *find_model(recipe.model));
+  for (const json& rec : records) {
+    const int rank = rec["emulation"]["rank"].get<int>();
+    double unpriced = 0, total = 0;
+    const auto got = recorded_traffic(rec, unpriced, total);
+    const auto want = predicted_traffic(recipe, map, rank, dispatch);
+    for (const auto& [key, w] : want) {
+      INFO("rank " << rank << ": " << key.first << " " << key.second << " predicted " << w.calls << " calls, "
+                   << w.bytes << " bytes per step");
+      REQUIRE(got.count(key) == 1);
+      const PerStep& g = got.at(key);
+      const bool bucketed = key.first == "dp" || key.first == "edp";
+      if (bucketed) CHECK(g.calls >= w.calls);
+      else CHECK(g.calls == Approx(w.calls).epsilon(1e-12));
+      CHECK(g.bytes == Approx(w.bytes).epsilon(1e-12));
+    }
+    for (const auto& [key, g] : got) {
+      INFO("rank " << rank << ": recorded " << key.first << " " << key.second << " not predicted");
+      CHECK(want.count(key) == 1);
+    }
+    INFO("rank " << rank << ": unpriced " << unpriced << " of " << total << " bytes per step");
+    CHECK(unpriced < 0.01 * total);
+  }
 }
 
 constexpr const char* kFixed = "--ep-dispatch fixed_capacity";
@@ -141,8 +241,14 @@ TEST_CASE("an emulated PP2 VPP2 rank moves what the real rank moves", "[emulatio
   check_layout("pp2-vpp2", "dist/tiny-pp2-vpp2.yaml", 2, "", {0, 1});
 }
 
-TEST_CASE("an emulated TP2 PP2 EP2 DP2 rank moves what the real rank moves", "[emulation]") {
-  check_layout("tp2-pp2-ep2-dp2", "dist/tiny-tp2-pp2-ep2-dp2.yaml", 8, kFixed, {0, 3, 5, 6});
+TEST_CASE("an emulated TP2 PP2 EP2 DP2 rank moves what the real rank moves and what the step-time model prices",
+          "[emulation]") {
+  const char* fixture = "dist/tiny-tp2-pp2-ep2-dp2.yaml";
+  const std::vector<json> records = check_layout("tp2-pp2-ep2-dp2", fixture, 8, kFixed, {0, 3, 5, 6});
+  // Ranks 0 and 3 hold the first stage (the embedding), 5 and 6 the last (the output layer): TP's gathers and
+  // scatters, EP's counts, dispatch and combine, the pipeline's sends and receives, DP's and EDP's reduce-scatters and
+  // all-gathers, each as the model counts them.
+  check_predicted_traffic(fixture, records, recipebench::EpDispatch::kFixedCapacity);
 }
 
 TEST_CASE("an emulated rank's loss: finite on a last stage, falling where its inputs are its own, else none",

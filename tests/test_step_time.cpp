@@ -304,10 +304,12 @@ TEST_CASE("step time: TP's collectives per pass, by hand", "[step-time]") {
   const UnitCosts u = fit_unit_costs({synthetic_rank(m, shapes[0], "CPU")});
   const double bw = 1e9;
   const StepPrediction p = predict_step(r, m, map, u, fast_network(bw));
-  // Per layer and phase 2 all-gathers + 2 reduce-scatters of tokens x hidden x 2 bytes, each (n-1)/n = 1/2 of it
-  // over the link; forward adds the LM head's gather and the embedding's reduce-scatter, backward the LM head's.
-  const double unit = shapes[0].tokens * m.hidden_size * 2 * 0.5 / bw;
-  const double per_mb = (4 * m.num_layers + 2) * unit + (4 * m.num_layers + 1) * unit;
+  // Per layer and phase 2 all-gathers + 2 reduce-scatters of tokens x hidden x 4 bytes (an fp32 recipe), each
+  // (n-1)/n = 1/2 of it over the link; forward adds the LM head's gather and the embedding's reduce-scatter,
+  // backward the LM head's reduce-scatter and the embedding's all-gather.
+  REQUIRE(r.workload.precision == "fp32");
+  const double unit = shapes[0].tokens * m.hidden_size * 4 * 0.5 / bw;
+  const double per_mb = (4 * m.num_layers + 2) * unit + (4 * m.num_layers + 2) * unit;
   CHECK(p.ranks[0].tp_exposed == Approx(map.microbatches * per_mb));
   CHECK(p.ranks[0].ep_exposed == 0);
   CHECK(parts(p.ranks[0]) == Approx(p.step_seconds));
@@ -322,7 +324,8 @@ TEST_CASE("step time: DP's reduce-scatter and all-gather, hidden by the overlap 
   const UnitCosts u = fit_unit_costs({synthetic_rank(m, shapes[0], "CPU")});
   const double bw = 1e6;  // slow: the collectives outlast the passes
   const OptimizerShards sh = optimizer_shards(plan_memory(r, m, map), map, 0);
-  const double rs = sh.dense * 4 * 0.5 / bw, ag = sh.dense * 2 * 0.5 / bw;
+  REQUIRE(r.workload.precision == "fp32");  // FP32 gradients and FP32 parameters on the wire
+  const double rs = sh.dense * 4 * 0.5 / bw, ag = sh.dense * 4 * 0.5 / bw;
   StepTimeOptions o;
   const StepPrediction off = predict_step(r, m, map, u, fast_network(bw), o);
   CHECK(off.ranks[0].dp_exposed == Approx(rs + ag));

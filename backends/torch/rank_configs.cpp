@@ -1,6 +1,7 @@
 #include "rank_configs.h"
 
 #include "backend_support.h"
+#include "layout/rank_map.h"
 
 namespace recipebench::torch_backend {
 
@@ -14,7 +15,7 @@ RankConfigs rank_configs(const Recipe& recipe, const RunSettings& s) {
   c.model_parallel.ep_dispatch.mode = s.ep_dispatch == EpDispatch::kFixedCapacity
                                           ? torch_model::EpDispatch::FixedCapacity
                                           : torch_model::EpDispatch::HostSplits;
-  c.model_parallel.ep_dispatch.max_tokens = recipe.layout.max_tokens_per_gpu / recipe.layout.tp;
+  c.model_parallel.ep_dispatch.max_tokens = ep_capacity_tokens(recipe.layout);
   c.model_parallel.overlap_tp_comm = s.overlap_tp_comm;
   c.optimizer.reduce = {s.overlap_grad_reduce, s.grad_reduce_bucket_elements};
   c.optimizer.overlap_param_gather = s.overlap_param_gather;

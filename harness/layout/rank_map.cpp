@@ -1,5 +1,6 @@
 #include "layout/rank_map.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <stdexcept>
@@ -161,5 +162,7 @@ std::string format_rank_map(const RankMap& m) {
   }
   return out;
 }
+
+int64_t ep_capacity_tokens(const RecipeLayout& layout) { return layout.max_tokens_per_gpu / std::max(1, layout.tp); }
 
 }  // namespace recipebench

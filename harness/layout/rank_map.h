@@ -48,6 +48,12 @@ struct RankMap {
 /// by its stated counts only (ModelFamily::kStated: no layer count to split).
 RankMap build_rank_map(const Recipe& recipe, const ModelConfig& model);
 
+/// The tokens per rank that size the fixed-capacity EP dispatcher's blocks (bench.ep_dispatch fixed_capacity):
+/// layout.max_tokens_per_gpu / TP, a sequence-parallel rank routing its 1 / TP of the microbatch's tokens
+/// (docs/distributed.md, "Expert parallelism"). The torch backend sizes its all-to-all by it and the step-time model
+/// prices it (plan/pass_collectives.h).
+int64_t ep_capacity_tokens(const RecipeLayout& layout);
+
 /// How many times this process has called build_rank_map (a debug counter: a run builds its rank map once, in its
 /// resolved run, settings/resolved_run.h; tests hold it to that).
 int64_t rank_map_builds();

@@ -12,6 +12,7 @@
 #include "metrics/metrics.h"
 #include "plan/memory_plan.h"
 #include "plan/optimizer_traffic.h"
+#include "plan/pass_collectives.h"
 #include "plan/topology.h"
 #include "recipe/result_check.h"
 #include "schedule/pipeline_timing.h"
@@ -24,7 +25,6 @@ namespace {
 constexpr int kForward = static_cast<int>(PassPhase::kForward);
 constexpr int kBackward = static_cast<int>(PassPhase::kBackward);
 constexpr int kRecompute = static_cast<int>(PassPhase::kRecompute);
-constexpr double kGradBytes = 4;  // FP32 gradient buffers (docs/distributed.md, "Distributed optimizer")
 
 const RankPlacement& first_rank_of_stage(const RankMap& map, int pp) {
   for (const RankPlacement& r : map.ranks)
@@ -38,46 +38,6 @@ int next_in_pipeline(const RankMap& map, const RankPlacement& q) {
   for (const RankPlacement& r : map.ranks)
     if (r.pp == next && r.tp == q.tp && r.cp == q.cp && r.dp == q.dp) return r.rank;
   throw std::invalid_argument("rank map without the pipeline neighbour of rank " + std::to_string(q.rank));
-}
-
-/// Collectives of one pass on one chunk, seconds (exposed part).
-struct PassComm {
-  double tp = 0, ep = 0;
-};
-
-/// TP: per decoder layer and phase two all-gathers and two reduce-scatters of the chunk's [tokens, hidden] (sequence
-/// parallel: the mixer's and the MoE block's entry and exit), the output layer's sequence gather (forward) and
-/// its reduce-scatter (backward), the embedding's reduce-scatter (forward). EP: per layer and phase the dispatch's
-/// and the combine's all-to-all of the rank's routed rows. With overlap_tp_comm a backward pass's reduce-scatters at
-/// the column-parallel entries (one per mixer, one per shared expert) run beside the weight gradients: hidden up to
-/// half the backward seconds of the mixers and the shared expert.
-PassComm pass_comm(const ModelConfig& m, const ChunkShape& s, const PhaseCells& cells, bool backward,
-                   double recompute_fraction, const Link& tp_link, int tp, const Link& ep_link, int ep,
-                   bool overlap_tp_comm) {
-  PassComm out;
-  const double layers = static_cast<double>(s.layers());
-  const double phases = backward ? 1.0 + recompute_fraction : 1.0;
-  if (tp > 1) {
-    const double full = static_cast<double>(s.tokens) * m.hidden_size * kActivationBytes;
-    const double ag = collective_seconds(Collective::kAllGather, full, tp, tp_link);
-    const double rs = collective_seconds(Collective::kReduceScatter, full, tp, tp_link);
-    double t = phases * layers * 2 * (ag + rs);
-    if (s.lm_head) t += backward ? rs : ag;
-    if (s.embedding && !backward) t += rs;
-    if (backward && overlap_tp_comm) {
-      const double entry_rs = layers * 2 * rs;
-      const double hide = 0.5 * (cells[kBackward][static_cast<int>(ProfileComponent::kGdn)] +
-                                 cells[kBackward][static_cast<int>(ProfileComponent::kAttention)] +
-                                 cells[kBackward][static_cast<int>(ProfileComponent::kMoeSharedExpert)]);
-      t -= entry_rs - std::max(0.0, entry_rs - hide);
-    }
-    out.tp = t;
-  }
-  if (ep > 1) {
-    const double rows = static_cast<double>(s.tokens) / s.tp * m.top_k * m.hidden_size * kActivationBytes;
-    out.ep = phases * layers * 2 * collective_seconds(Collective::kAllToAll, rows, ep, ep_link);
-  }
-  return out;
 }
 
 /// "3.2 Tb/s" / "400 Gb/s" / "3,200 Gbps" / "50 GB/s" in `text` -> bytes/s, and whether it is per GPU.
@@ -165,6 +125,7 @@ struct StepInputs {
   const NetworkModel& network;
   const StepTimeOptions& options;
   const std::optional<GpuScaling>& scaling;  ///< profile GPU -> recipe GPU; nullopt on the same GPU
+  CollectiveSizes sizes;                      ///< the recipe's wire bytes and the run's dispatcher
 
   /// Target seconds / profile seconds of component c, the stack factor included.
   double scale(int c) const { return (scaling ? scaling->scale[c] : 1.0) * options.stack_factor; }
@@ -175,6 +136,34 @@ struct StepInputs {
     return group_link(map, members, network.gpus_per_node, network.nvlink, network.node_network);
   }
 };
+
+/// Collectives of one pass on one chunk, seconds (exposed part).
+struct PassComm {
+  double tp = 0, ep = 0;
+};
+
+/// The seconds of one pass's collectives (pass_collectives: TP's sequence-parallel gathers and scatters, EP's
+/// all-to-alls) on their groups' links. With overlap_tp_comm a backward pass's reduce-scatters at the column-parallel
+/// entries (one per mixer, one per shared expert) run beside the weight gradients: hidden up to half the backward
+/// seconds of the mixers and the shared expert.
+PassComm pass_comm(const StepInputs& in, const ChunkShape& s, const PhaseCells& cells, bool backward,
+                   double recompute_fraction, const Link& tp_link, const Link& ep_link) {
+  PassComm out;
+  double entry_scatters = 0;
+  for (const CollectiveUse& u : pass_collectives(in.model, s, backward, recompute_fraction, in.sizes)) {
+    const bool tp = u.group == GroupKind::kTp;
+    const double seconds = u.calls * collective_seconds(u.op, u.bytes, u.ranks, tp ? tp_link : ep_link);
+    (tp ? out.tp : out.ep) += seconds;
+    if (tp && u.role == CollectiveRole::kLayerEntry && u.op == Collective::kReduceScatter) entry_scatters += seconds;
+  }
+  if (backward && in.options.settings.overlap_tp_comm) {
+    const double hide = 0.5 * (cells[kBackward][static_cast<int>(ProfileComponent::kGdn)] +
+                               cells[kBackward][static_cast<int>(ProfileComponent::kAttention)] +
+                               cells[kBackward][static_cast<int>(ProfileComponent::kMoeSharedExpert)]);
+    out.tp -= std::min(entry_scatters, hide);
+  }
+  return out;
+}
 
 /// Pipeline rank `p`'s passes: each chunk's forward and backward durations (compute + exposed TP and EP), and the
 /// rank's compute by component, recompute, exposed TP and EP per step and mean passes into `rt`.
@@ -193,9 +182,8 @@ void time_stage_passes(const StepInputs& in, int p, PassDurations& durations, Ra
     o.recompute_fraction = recompute_fraction(in.recipe.layout.recompute, s.layers());
     const PhaseCells fwd = pass_cells(in.costs, in.model, s, false, o);
     const PhaseCells bwd = pass_cells(in.costs, in.model, s, true, o);
-    const PassComm fc = pass_comm(in.model, s, fwd, false, 0, tp_link, map.tp, ep_link, map.ep, false);
-    const PassComm bc = pass_comm(in.model, s, bwd, true, o.recompute_fraction, tp_link, map.tp, ep_link, map.ep,
-                                  in.options.settings.overlap_tp_comm);
+    const PassComm fc = pass_comm(in, s, fwd, false, 0, tp_link, ep_link);
+    const PassComm bc = pass_comm(in, s, bwd, true, o.recompute_fraction, tp_link, ep_link);
     durations.forward[p][v] = cells_seconds(fwd) + fc.tp + fc.ep;
     durations.backward[p][v] = cells_seconds(bwd) + bc.tp + bc.ep;
     for (int c = 0; c < kProfileComponents; ++c) {
@@ -213,8 +201,7 @@ void time_stage_passes(const StepInputs& in, int p, PassDurations& durations, Ra
 /// states, T / TP x h BF16 values, on the link between the two ranks.
 double p2p_seconds(const StepInputs& in, int p) {
   const RankPlacement& q = first_rank_of_stage(in.map, p);
-  const double tokens = static_cast<double>(in.map.rows_per_microbatch * in.recipe.workload.row_tokens / in.map.cp);
-  const double bytes = tokens / in.map.tp * in.model.hidden_size * kActivationBytes;
+  const double bytes = pipeline_transfer_bytes(in.map, in.model, in.recipe.workload.row_tokens, in.sizes.wire);
   return collective_seconds(Collective::kSend, bytes, 2, in.link_of({q.rank, next_in_pipeline(in.map, q)}));
 }
 
@@ -226,17 +213,11 @@ void time_stage_optimizer(const StepInputs& in, const MemoryPlan& memory, int p,
                           RankStepTime& rt) {
   const RankMap& map = in.map;
   const RankPlacement& q = first_rank_of_stage(map, p);
-  const OptimizerShards shards = optimizer_shards(memory, map, p);
   double rs = 0, ag = 0;
-  if (map.dp > 1) {
-    const Link link = in.link_of(group_members(map, q.rank, GroupKind::kDp));
-    rs += collective_seconds(Collective::kReduceScatter, shards.dense * kGradBytes, map.dp, link);
-    ag += collective_seconds(Collective::kAllGather, shards.dense * kActivationBytes, map.dp, link);
-  }
-  if (shards.experts > 0 && shards.expert_groups > 1) {
-    const Link link = in.link_of(group_members(map, q.rank, GroupKind::kEdp));
-    rs += collective_seconds(Collective::kReduceScatter, shards.experts * kGradBytes, shards.expert_groups, link);
-    ag += collective_seconds(Collective::kAllGather, shards.experts * kActivationBytes, shards.expert_groups, link);
+  for (const CollectiveUse& u : optimizer_collectives(memory, map, p, in.sizes.wire)) {
+    const double seconds =
+        u.calls * collective_seconds(u.op, u.bytes, u.ranks, in.link_of(group_members(map, q.rank, u.group)));
+    (u.role == CollectiveRole::kGradientReduce ? rs : ag) += seconds;
   }
   double last_backward = 0, first_forward = 0;
   for (int v = 0; v < map.vpp; ++v) {
@@ -245,7 +226,8 @@ void time_stage_optimizer(const StepInputs& in, const MemoryPlan& memory, int p,
   }
   rt.dp_exposed = (in.options.settings.overlap_grad_reduce ? std::max(0.0, rs - last_backward) : rs) +
                   (in.options.settings.overlap_param_gather ? std::max(0.0, ag - first_forward) : ag);
-  const double bytes = optimizer_step_bytes_per_param(in.recipe.optimizer, in.costs.kernels) * shards.shard_params();
+  const double bytes = optimizer_step_bytes_per_param(in.recipe.optimizer, in.costs.kernels) *
+                       optimizer_shards(memory, map, p).shard_params();
   const double bandwidth = in.costs.weight_stream_bytes_per_s;
   rt.optimizer = bandwidth > 0 ? bytes / bandwidth * in.optimizer_scale() : 0;
 }
@@ -299,7 +281,16 @@ std::vector<std::string> assumptions(const StepInputs& in) {
                           optimizer_state_label(in.recipe.optimizer), in.costs.weight_stream_bytes_per_s / 1e12,
                           in.costs.sources.empty() ? "the catalog's" : "the profiles'"));
   if (o.stack_factor != 1) a.push_back(fmt::format("stack factor {:.3f} on every compute second", o.stack_factor));
-  a.push_back("routing balanced: each rank's experts get its own tokens' top-k slots over the EP group");
+  if (in.map.ep > 1)
+    a.push_back(in.sizes.dispatch == EpDispatch::kFixedCapacity
+                    ? fmt::format("EP dispatch fixed_capacity: each all-to-all sends EP blocks of {} tokens x top-k "
+                                  "rows, padding included (layout.max_tokens_per_gpu / TP)",
+                                  in.sizes.capacity_tokens)
+                    : std::string("EP dispatch host_splits, routing balanced: each rank's experts get its own tokens' "
+                                  "top-k slots over the EP group"));
+  a.push_back(fmt::format("collectives as the torch backend issues them (plan/pass_collectives.h), {:g}-byte "
+                          "activations and parameters, {:g}-byte gradients ({})",
+                          in.sizes.wire.activation, in.sizes.wire.gradient, in.recipe.workload.precision));
   if (in.recipe.layout.recompute.granularity == "selective")
     a.push_back("selective recompute not modelled apart: no recompute cost counted");
   a.push_back("network: " + in.network.source +
@@ -332,7 +323,8 @@ std::optional<GpuScaling> scaling_to_recipe(const Recipe& recipe, const ModelCon
 StepPrediction predict_step(const Recipe& recipe, const ModelConfig& model, const RankMap& map, const UnitCosts& costs,
                             const NetworkModel& network, const StepTimeOptions& options) {
   const std::optional<GpuScaling> scaling = scaling_to_recipe(recipe, model, map, costs);
-  const StepInputs in{recipe, model, map, costs, network, options, scaling};
+  const StepInputs in{recipe, model, map, costs, network, options, scaling,
+                      collective_sizes(recipe, options.settings.ep_dispatch)};
   const int pp = map.pp;
   PassDurations durations;
   durations.forward.assign(pp, std::vector<double>(map.vpp, 0));

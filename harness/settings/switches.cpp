@@ -176,7 +176,7 @@ const std::vector<RunSwitch>& run_switches() {
        "Expert-parallel dispatcher of the MoE layers: host_splits (split sizes read on the host) or fixed_capacity "
        "(fixed blocks per peer, no host synchronisation; default: the recipe's bench.ep_dispatch, else host_splits; "
        "no effect with EP 1)",
-       "expert dispatch is", ep_dispatch_no_effect},
+       "expert dispatch is", ep_dispatch_no_effect, nullptr, 1, 2'147'483'647, false, SwitchPricing::kPriced},
   };
   return table;
 }

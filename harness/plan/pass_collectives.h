@@ -1,0 +1,111 @@
+// The collectives a layout's ranks issue, per pass and per step, with the bytes nccl-tests counts for each
+// (layout/collective.h): one list the step-time model times (plan/step_time.h) and the tests hold to a run's
+// recorded traffic (docs/step-time.md, "Collectives"). Pure arithmetic, no libtorch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "catalog/models.h"
+#include "layout/collective.h"
+#include "layout/parallel_group.h"
+#include "layout/rank_map.h"
+#include "plan/compute_profile.h"
+#include "recipe/enums.h"
+#include "recipe/recipe.h"
+
+namespace recipebench {
+
+struct MemoryPlan;  // plan/memory_plan.h
+
+/// Bytes per element of each kind of buffer a run moves (docs/step-time.md, "Collectives").
+struct WireBytes {
+  double activation = 2;  ///< hidden states, their gradients, routed rows
+  double gradient = 4;    ///< the distributed optimizer's gradient buffers
+  double parameter = 2;   ///< the parameters the distributed optimizer gathers
+};
+
+/// The wire bytes of a run of `precision` (workload.precision): bf16, fp16 and fp8 (whose communication stays
+/// 16-bit): activations and parameters 2, gradients 4 (FP32 buffers); fp32: 4 each; fp64: 8 each. Throws
+/// std::invalid_argument for another precision.
+WireBytes wire_bytes(const std::string& precision);
+
+/// Why a collective runs (a closed set): where in the layer or step it sits.
+enum class CollectiveRole {
+  kLayerEntry,       ///< TP: a mixer's or MoE block's sequence-parallel all-gather (its backward: reduce-scatter)
+  kLayerExit,        ///< TP: a mixer's or MoE block's reduce-scatter (its backward: all-gather)
+  kEmbedding,        ///< TP: the embedding's reduce-scatter (its backward: all-gather)
+  kOutputLayer,      ///< TP: the output layer's sequence gather (its backward: reduce-scatter)
+  kRoutingCounts,    ///< EP: the rows per expert each rank sends, before a dispatch
+  kDispatch,         ///< EP: the routed rows to their experts' ranks
+  kCombine,          ///< EP: the experts' outputs back
+  kPipelineSend,     ///< PP: hidden states (forward) or their gradients (backward) to a pipeline neighbour
+  kPipelineRecv,     ///< PP: the same from a neighbour
+  kGradientReduce,   ///< DP / EDP: the distributed optimizer's gradient reduce-scatter
+  kParameterGather,  ///< DP / EDP: the distributed optimizer's parameter all-gather
+};
+
+/// "layer entry", "layer exit", "embedding", "output layer", "routing counts", "dispatch", "combine", "pipeline send",
+/// "pipeline receive", "gradient reduce-scatter", "parameter all-gather".
+const char* to_string(CollectiveRole role);
+
+/// One collective a rank issues: its group, operation and role, how many calls and the bytes of one call
+/// (nccl-tests' size, layout/collective.h).
+struct CollectiveUse {
+  GroupKind group = GroupKind::kTp;
+  Collective op = Collective::kAllGather;
+  CollectiveRole role = CollectiveRole::kLayerEntry;
+  int ranks = 1;     ///< the group's size
+  double calls = 0;  ///< per pass (pass_collectives) or per step (step_collectives)
+  double bytes = 0;  ///< of one call
+};
+
+/// What the collectives' sizes depend on beyond a chunk's shape.
+struct CollectiveSizes {
+  WireBytes wire;
+  EpDispatch dispatch = EpDispatch::kHostSplits;
+  int64_t capacity_tokens = 0;  ///< fixed_capacity: tokens per rank sizing each peer's block (ep_capacity_tokens)
+};
+
+/// The sizes of `recipe`'s collectives: wire_bytes(workload.precision), and the dispatcher `dispatch` (the run's
+/// effective bench.ep_dispatch) with ep_capacity_tokens. Throws as wire_bytes.
+CollectiveSizes collective_sizes(const Recipe& recipe, EpDispatch dispatch);
+
+/// The collectives of one microbatch's pass through chunk `s` of a rank of `m` (calls per pass), T the chunk's tokens
+/// and h the hidden size:
+///   TP > 1, per decoder layer and forward-kind phase (forward; backward's recompute x `recompute_fraction`):
+///     two sequence-parallel all-gathers of [T, h] (entries) and two reduce-scatters of [T, h] (exits); a backward
+///     phase the mirror (two reduce-scatters at the entries, two all-gathers at the exits); the embedding's
+///     reduce-scatter (forward) and all-gather (backward); the output layer's all-gather (forward) and
+///     reduce-scatter (backward).
+///   EP > 1, per MoE layer and phase: the dispatch's and the combine's all-to-all of the rank's routed rows
+///     (host_splits: T / TP x top-k rows, balanced routing; fixed_capacity: EP blocks of capacity_tokens x top-k
+///     rows, padding included), and per forward-kind phase the routing counts' all-to-all (EP x local experts
+///     int64 values).
+/// Each as the torch backend issues it (docs/step-time.md, "Collectives"; held to a run's traffic by
+/// tests/test_emulation.cpp).
+std::vector<CollectiveUse> pass_collectives(const ModelConfig& m, const ChunkShape& s, bool backward,
+                                            double recompute_fraction, const CollectiveSizes& sizes);
+
+/// The pipeline transfer of one microbatch between neighbours: the chunk's sequence-parallel shard of hidden states,
+/// rows per microbatch x row tokens / CP / TP x h activation values (bytes of one send or receive).
+double pipeline_transfer_bytes(const RankMap& map, const ModelConfig& m, int64_t row_tokens, const WireBytes& wire);
+
+/// The distributed optimizer's collectives of a rank of pipeline rank `pp` per step: the gradient reduce-scatter
+/// (wire.gradient) and the parameter all-gather (wire.parameter) of the rank's full buffers, one each over DP of the
+/// dense parameters (with the experts when they are not apart, optimizer_shards) and over EDP of the experts apart;
+/// none for a group of one rank. Throws std::out_of_range for pp outside the plan.
+std::vector<CollectiveUse> optimizer_collectives(const MemoryPlan& memory, const RankMap& map, int pp,
+                                                 const WireBytes& wire);
+
+/// The collectives of one step of a rank of pipeline rank `pp` (calls per step): every chunk's forward and backward
+/// passes over map.microbatches, the pipeline's sends and receives (each chunk's output forward but the model's
+/// last, each chunk's input gradient backward but the model's first), and the distributed optimizer's gradient
+/// reduce-scatter and parameter all-gather over DP (the dense parameters of `memory`'s rank, with the experts when
+/// they are not apart) and EDP (the experts apart), of the rank's full buffers. Throws std::invalid_argument for pp
+/// outside the map, as chunk_shapes.
+std::vector<CollectiveUse> step_collectives(const Recipe& recipe, const ModelConfig& m, const RankMap& map,
+                                            const MemoryPlan& memory, int pp, const CollectiveSizes& sizes);
+
+}  // namespace recipebench
