@@ -96,6 +96,15 @@ sigterm)  # import honours SIGTERM between lines: 300 lines of a slow pattern (~
   [ "$ms" -lt 1500 ] || fail "import ended ${ms} ms after SIGTERM (exit $rc)"
   [ "$rc" -ne 0 ] || fail "import exit 0 after SIGTERM"
   [ -z "$(ls "$d/runs" 2>/dev/null)" ] || fail "a record was written: $(ls "$d/runs")" ;;
+launch)  # the launch check reads the command as the shell splits it, and names the flag's own file line
+  for f in in-string heredoc echo repeat-last-wins plus-sign; do
+    expect 0 "1 recipe: 1 passed, 0 failed (0 errors)" "$rb" validate --strict "$data/launch-quoted/$f.yaml"
+  done
+  w="error: layout.tp: 2, but the run command passes --tensor-model-parallel-size 4"
+  expect 1 "$data/launch-lines/folded.yaml:61:7: $w (line 169), expected layout.tp as the command ran it, or a run command that matches the recipe" \
+    "$rb" validate --strict "$data/launch-lines/folded.yaml"
+  expect 1 "$data/launch-lines/double-quoted.yaml:61:7: $w (line 146), expected layout.tp as the command ran it, or a run command that matches the recipe" \
+    "$rb" validate --strict "$data/launch-lines/double-quoted.yaml" ;;
 *) fail "no such case" ;;
 esac
 echo "$case: ok"
