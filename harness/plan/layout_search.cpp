@@ -265,7 +265,8 @@ Planned plan_variants(Recipe& rec, const ModelConfig& model, const RankMap& map,
 /// and the prediction reads the settings `run` would merge from that variant.
 void consider(Recipe rec, const LayoutRequest& r, const UnitCosts& costs, const NetworkModel& network,
               const StepTimeOptions& options, const std::vector<OptimizerForm>& forms, RankMaps& maps,
-              LayoutSearch& out, std::map<std::string, int64_t>& refusals) {
+              LayoutSearch& out, std::map<std::string, int64_t>& refusals,
+              std::map<std::string, int64_t>& unpredicted) {
   ++out.considered;
   try {
     require_layout(rec, &r.model);
@@ -284,12 +285,13 @@ void consider(Recipe rec, const LayoutRequest& r, const UnitCosts& costs, const 
     out.closest.push_back({rec, peak, reserve, p.memory.inside_reserve(), p.memory.largest_term(), p.variant.form});
     return;
   }
+  ++out.fit;
   try {
     out.ranked.push_back(
         {rec, predict_step(rec, r.model, *map, costs, network, p.variant.options), peak, reserve, p.variant.form});
-    ++out.fit;
+    ++out.predicted;
   } catch (const std::invalid_argument& e) {
-    ++refusals[std::string("schedule: ") + e.what()];
+    ++unpredicted[e.what()];
   }
 }
 
@@ -324,22 +326,25 @@ LayoutSearch search_layouts(const LayoutRequest& r, const UnitCosts& costs, cons
   LayoutSearch out;
   out.gpu_memory_bytes = base.gpu.memory_gb * 1e9;
   out.reserve = r.reserve.value_or(measured_reserve(Device::kCuda));
-  std::map<std::string, int64_t> refusals;
+  std::map<std::string, int64_t> refusals, unpredicted;
   RankMaps maps;
   // TP within NVLink: the node, or the instance's NVLink domain where it is larger (plan/topology.h).
   const int nvlink = nvlink_island(find_instance(base.gpu.instance), base.gpu.per_node);
   out.nvlink_gpus = nvlink;
   for (const Candidate& c : candidates(r, space, nvlink))
-    consider(candidate_recipe(base, c), r, costs, network, options, space.optimizer_forms, maps, out, refusals);
+    consider(candidate_recipe(base, c), r, costs, network, options, space.optimizer_forms, maps, out, refusals,
+             unpredicted);
   std::stable_sort(out.ranked.begin(), out.ranked.end(), [](const PlannedLayout& a, const PlannedLayout& b) {
     return a.prediction.tokens_per_s_per_gpu > b.prediction.tokens_per_s_per_gpu;
   });
   std::stable_sort(out.closest.begin(), out.closest.end(),
                    [](const MemoryMiss& a, const MemoryMiss& b) { return a.peak_bytes < b.peak_bytes; });
   if (out.closest.size() > 5) out.closest.resize(5);
+  const auto most_first = [](const auto& x, const auto& y) { return x.second > y.second; };
   for (const auto& [field, n] : refusals) out.refusals.push_back({field, n});
-  std::stable_sort(out.refusals.begin(), out.refusals.end(),
-                   [](const auto& x, const auto& y) { return x.second > y.second; });
+  std::stable_sort(out.refusals.begin(), out.refusals.end(), most_first);
+  for (const auto& [why, n] : unpredicted) out.unpredicted.push_back({why, n});
+  std::stable_sort(out.unpredicted.begin(), out.unpredicted.end(), most_first);
   return out;
 }
 
