@@ -125,6 +125,31 @@ plan-unpredicted)  # layouts that fit the memory but cannot be predicted: counte
     --profile "$profile" --top 1 --catalog "$c/catalog-ok.yaml" 2>&1) || rc=$?
   [ "$rc" -eq 0 ] || fail "catalog-ok: exit $rc"
   echo "$out" | grep -q "520 fit 141 GB by the memory plan .*(18 more fit only inside it); searched in" || fail "$(echo "$out" | sed -n 2p)" ;;
+usage)  # one form for every ranged option; an empty value shown; compare's refusal located
+  u="$data/usage"
+  P="--model Qwen3.5-35B-A3B --gpu H200 --global-batch 64 --row-tokens 8192 --profile $profile --top 1"
+  # shellcheck disable=SC2086
+  { expect 2 "--count: 0, expected an integer from 1 to 131072" "$rb" plan $P --count 0
+    expect 2 "--top: 0, expected an integer from 1 to 1000" "$rb" plan $P --count 8 --top 0
+    expect 2 "--per-node: 0, expected an integer from 1 to 1024" "$rb" plan $P --count 8 --per-node 0
+    expect 2 "--global-batch: '1.5' is not an integer, expected an integer from 1 to 1099511627776" \
+      "$rb" plan --model Qwen3.5-35B-A3B --gpu H200 --count 8 --global-batch 1.5 --row-tokens 8192
+    expect 2 "--memory-reserve: -1, expected a finite number from 0 to 10000" "$rb" plan $P --count 8 --memory-reserve -1
+    expect 2 "<command line>: error: --count: 8 GPUs, expected whole nodes of 3 GPUs (--per-node): 6, 9, ...; or --per-node with a divisor of 8 (2, 4, 8)" \
+      "$rb" plan $P --count 8 --per-node 3; }
+  expect 2 "--memory-reserve: -1, expected a finite number from 0 to 10000" "$rb" validate "$u/tiny.yaml" --memory-reserve -1
+  expect 2 "--min-steps: 1, expected an integer from 2 to 1099511627776" \
+    "$rb" converge "$u/run-record.json" "$u/run-record.json" --min-steps 1
+  rc=0; out=$(timeout 60 "$rb" plan --model Qwen3.5-35B-A3B --gpu '' --count 8 --global-batch 64 --row-tokens 8192 2>&1) || rc=$?
+  [ "$rc" -eq 2 ] || fail "--gpu '': exit $rc"
+  echo "$out" | grep -qF "<command line>: error: --gpu: '' (empty), expected a GPU of the catalog (" || fail "--gpu '': $out"
+  expect 1 "$u/tiny.yaml:14:9: error: result: none (status proposed), expected a recipe with a result (status measured) or a run record of a complete run" \
+    "$rb" compare "$u/tiny.yaml" "$u/run-record.json"
+  rc=0; out=$(timeout 60 "$rb" run "$u/tiny-tp2-pp2-ep2-dp2.yaml" --emulate-rank 0 --layers 3 --steps 3 --window 1:2 \
+    --out "$d/runs" 2>&1) || rc=$?
+  [ "$rc" -eq 2 ] || fail "--layers 3: exit $rc"
+  [ "$out" = "<command line>: error: --layers: 3, expected with --emulate-rank, layers of rank 0's pipeline stage 0: 1 to 2 (each of its 1 virtual stages keeps one at least)
+recipebench run: --layers: refused for this rank; nothing was run" ] || fail "--layers 3: $out" ;;
 *) fail "no such case" ;;
 esac
 echo "$case: ok"

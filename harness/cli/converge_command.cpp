@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "option_checks.h"
 #include "logparse/log_format.h"
 #include "logparse/log_reader.h"
 #include "metrics/convergence.h"
@@ -251,7 +252,7 @@ void add_converge_command(CLI::App& app, std::function<int()>& run) {
                   "Fraction of the compared steps left out at the start (default 0)")
       ->check(number_in(0, 1, false));
   cmd->add_option("--min-steps", t.min_steps, "Least steps compared (default 10)")
-      ->check(CLI::Range(int64_t{2}, int64_t{1} << 40));
+      ->check(integer_in(2, 1LL << 40));
   cmd->add_option("--write-recipe", a->write_recipe,
                   "Write the check's correctness.convergence block into this recipe (the rest of the file kept)")
       ->check(CLI::ExistingFile);

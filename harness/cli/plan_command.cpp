@@ -503,26 +503,26 @@ void add_plan_command(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--gpu", args->gpu,
                   "GPU of the hardware catalog, by name or alias (docs/catalog.md; --catalog FILE adds your own)")
       ->required();
-  cmd->add_option("--count", args->count, "GPUs")->required()->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--count", args->count, "GPUs")->required()->check(integer_in(1, 1 << 20));
   cmd->add_option("--global-batch", args->global_batch, "Rows per optimizer step")
       ->required()
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+      ->check(integer_in(1, 1LL << 40));
   cmd->add_option("--row-tokens", args->row_tokens, "Tokens per row")
       ->required()
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+      ->check(integer_in(1, 1LL << 30));
   cmd->add_option("--per-node", args->per_node,
                   "GPUs per node (default: the instance's, e.g. 4 for GB200, 8 for HGX; its NVLink domain from the "
                   "catalog, 72 for NVL72)")
-      ->check(CLI::Range(1, 1024));
+      ->check(integer_in(1, 1024));
   cmd->add_option("--instance", args->instance, "Catalog instance (default: the GPU's)");
-  cmd->add_option("--top", args->top, "Layouts shown and written (default 5)")->check(CLI::Range(1, 1000));
+  cmd->add_option("--top", args->top, "Layouts shown and written (default 5)")->check(integer_in(1, 1000));
   cmd->add_option("--out", args->out, "Write the top layouts as proposed recipes into this folder");
   cmd->add_option("--profile", args->profiles, "Profiles of the model (run records of `run --profile`)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--memory-reserve", args->memory_reserve_gb,
                   "GB held back beside each layout's planned peak (CUDA context, NCCL buffers, the plan's error); "
                   "default: 3 GB + 8% of the peak, measured (docs/memory-plan.md, \"Reserve\")")
-      ->check(CLI::Range(0.0, 1e4));
+      ->check(number_from_to(0, 1e4));
   cmd->add_option("--optimizer-state", args->optimizer_states,
                   "Optimizer-state forms searched, tried in this order per layout (default: fp32 bf16_remainder "
                   "bf16_moments; docs/optimizer.md)")
