@@ -150,6 +150,22 @@ usage)  # one form for every ranged option; an empty value shown; compare's refu
   [ "$rc" -eq 2 ] || fail "--layers 3: exit $rc"
   [ "$out" = "<command line>: error: --layers: 3, expected with --emulate-rank, layers of rank 0's pipeline stage 0: 1 to 2 (each of its 1 virtual stages keeps one at least)
 recipebench run: --layers: refused for this rank; nothing was run" ] || fail "--layers 3: $out" ;;
+predict-profiles)  # every --profile accounted for: another model's named, a file given twice read once, a leaderboard refused
+  first="$src/reports/bench/h200-2026-12-02-emulate-profile/attune-tp2-pp8-ep8-vpp2-mt16k-first-profile/attune-tp2-pp8-ep8-vpp2-mt16k-20261202T210818Z.json"
+  rc=0; out=$(timeout 60 "$rb" predict "$mb4" --profile "$profile" --profile "$first" 2>&1) || rc=$?
+  [ "$rc" -eq 0 ] || fail "another model's profile beside: exit $rc"
+  echo "$out" | grep -qxF "$first: warning: model: a profile of Qwen3.5-397B-A17B, not of Qwen3.5-35B-A3B, expected a profile of the model predicted (this one is not used)" \
+    || fail "another model's profile not named: $(echo "$out" | head -2)"
+  echo "$out" | grep -qF "compute: 1 profile(s) on H200 (Qwen3.5-35B-A3B)" || fail "count: $(echo "$out" | grep 'profile(s)')"
+  rc=0; out=$(timeout 60 "$rb" predict "$mb4" --profile "$profile" --profile "$profile" 2>&1) || rc=$?
+  [ "$rc" -eq 0 ] || fail "twice: exit $rc"
+  echo "$out" | grep -qxF "$profile: warning: given twice, expected each profile once (read once)" || fail "twice: $(echo "$out" | head -2)"
+  echo "$out" | grep -qF "compute: 1 profile(s) on H200" || fail "twice counted: $(echo "$out" | grep 'profile(s)')"
+  lb="$data/predict-profiles/leaderboard.json"
+  expect 1 "$lb: error: schema: a leaderboard (the output of an earlier report), expected a run record (\"recipebench-run-record/1\")" \
+    "$rb" predict "$mb4" --profile "$lb"
+  expect 1 "$lb: error: schema: a leaderboard (the output of an earlier report), expected a run record (\"recipebench-run-record/1\")" \
+    "$rb" converge "$lb" "$lb" ;;
 *) fail "no such case" ;;
 esac
 echo "$case: ok"

@@ -65,11 +65,7 @@ std::optional<LoadedCurve> load_curve(const std::string& file, const ConvergeArg
   LoadedCurve out;
   if (std::filesystem::path(file).extension() == ".json") {
     std::vector<RunRecordInput> runs;
-    if (!add_run_record(file, runs)) return std::nullopt;
-    if (runs.empty()) {
-      std::cerr << file << ": error: a leaderboard, expected a run record\n";
-      return std::nullopt;
-    }
+    if (!add_one_run_record(file, runs)) return std::nullopt;
     const RunRecord& rec = runs.front().record;
     if (!rec.complete()) {  // a failed run's first steps, or one emulated rank, is no evidence of convergence
       std::string why;
