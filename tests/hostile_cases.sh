@@ -86,8 +86,9 @@ plan-names)  # one file per ranked layout: exact max tokens in the name, never o
   [ "$(echo "$out" | grep -c ' wrote ')" -eq 10 ] || fail "$(echo "$out" | grep -c ' wrote ') wrote lines"
   [ "$(ls "$d/out" | wc -l)" -eq 10 ] || fail "$(ls "$d/out" | wc -l) files for 10 layouts: $(ls "$d/out")"
   ! ls "$d/out" | grep -q 'mt0k' || fail "a file named mt0k" ;;
-sigterm)  # import honours SIGTERM between lines: 300 lines of a slow pattern (~40 s) end within a second of it
-  { head -3 "$data/peer-regex.log"; i=0; while [ $i -lt 300 ]; do echo 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!'; i=$((i + 1)); done
+sigterm)  # import honours SIGTERM between lines: 2,000 lines of a slow pattern (~2 ms each, under PCRE2's match limit
+  # the import sets: 15 'a's would hit it and be a line error) end within a second of it
+  { head -3 "$data/peer-regex.log"; i=0; while [ $i -lt 2000 ]; do echo 'aaaaaaaaaaaaaa!'; i=$((i + 1)); done
     tail -n +4 "$data/peer-regex.log"; } > "$d/slow.log"
   p='regex:^(?:a|a)*b|^peer step (?<step>[0-9]+) time_s (?<seconds>[0-9.e+-]+) loss (?<loss>[0-9.e+-]+) tokens (?<tokens>[0-9]+)$'
   "$rb" import "$d/slow.log" --recipe "$data/peer-rec.yaml" --out "$d/runs" --log-format "$p" > "$d/out.txt" 2>&1 &
@@ -166,6 +167,19 @@ predict-profiles)  # every --profile accounted for: another model's named, a fil
     "$rb" predict "$mb4" --profile "$lb"
   expect 1 "$lb: error: schema: a leaderboard (the output of an earlier report), expected a run record (\"recipebench-run-record/1\")" \
     "$rb" converge "$lb" "$lb" ;;
+regex-limit)  # a match PCRE2 gives up on is a line error at its line, never "not a step line"; milliseconds a line
+  r="$data/regex-limit"
+  hit="regex step line: the pattern hit PCRE2's match limit (100000) on this line, expected a pattern that matches in bounded time (no nested or adjacent quantifiers over the same characters, e.g. (?: |\\s)*)"
+  p1='regex:^peer step (?<step>[0-9]+) time_s (?<seconds>[0-9.e+-]+) loss (?<loss>[0-9.e+-]+) tokens (?<tokens>[0-9]+)(?:(?: |\s)*x)?\s*$'
+  expect 1 "  $r/trailing-blanks.log:11:1: error: $hit" \
+    "$rb" import "$r/trailing-blanks.log" --recipe "$r/rec.yaml" --out "$d/a" --log-format "$p1"
+  expect 1 "recipebench run: failed: the log has 1 line(s) recipebench cannot read:" \
+    "$rb" import "$r/trailing-blanks.log" --recipe "$r/rec.yaml" --out "$d/a2" --log-format "$p1"
+  p2='regex:^(?:a|a)*b|^peer step (?<step>[0-9]+) time_s (?<seconds>[0-9.e+-]+) loss (?<loss>[0-9.e+-]+) tokens (?<tokens>[0-9]+)$'
+  t0=$(date +%s%N)
+  expect 1 "  $r/evil-lines.log:4:1: error: $hit" "$rb" import "$r/evil-lines.log" --recipe "$r/rec.yaml" --out "$d/b" --log-format "$p2"
+  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  [ "$ms" -lt 5000 ] || fail "100 pathological lines took $ms ms" ;;
 *) fail "no such case" ;;
 esac
 echo "$case: ok"
