@@ -180,6 +180,30 @@ regex-limit)  # a match PCRE2 gives up on is a line error at its line, never "no
   expect 1 "  $r/evil-lines.log:4:1: error: $hit" "$rb" import "$r/evil-lines.log" --recipe "$r/rec.yaml" --out "$d/b" --log-format "$p2"
   ms=$(( ($(date +%s%N) - t0) / 1000000 ))
   [ "$ms" -lt 5000 ] || fail "100 pathological lines took $ms ms" ;;
+bounded)  # the largest global batch, plan's GPU bound and 2^20 layers: answers or refusals in seconds, flat memory
+  # predict-plan-memory-per-microbatch: 2^31 - 1 rows on one GPU (the schema's largest batch), under 512 MB.
+  sed "s/global_batch: 4/global_batch: 2147483647/" "$mb4" > "$d/gb.yaml"
+  t0=$(date +%s%N)
+  rc=0; out=$( (ulimit -v 2000000; timeout 30 "$rb" predict "$d/gb.yaml" --profile "$profile") 2>&1) || rc=$?
+  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  [ "$rc" -eq 0 ] || fail "predict at 2^31 - 1 rows: exit $rc: $(echo "$out" | tail -2)"
+  echo "$out" | grep -q '^  step time  *308148684.318 s (predicted' || fail "step: $(echo "$out" | grep 'step time')"
+  [ "$ms" -lt 5000 ] || fail "predict at 2^31 - 1 rows took $ms ms"
+  rc=0; out=$( (ulimit -v 2000000; timeout 30 "$rb" plan --model Qwen3.5-35B-A3B --gpu H200 --count 8 \
+    --global-batch 1099511627776 --row-tokens 8192 --profile "$profile" --top 1) 2>&1) || rc=$?
+  [ "$rc" -eq 0 ] || fail "plan --global-batch 2^40: exit $rc: $(echo "$out" | tail -2)"
+  # plan-count-limit-takes-minutes: above 131,072 GPUs, refused at once.
+  expect 2 "--count: 1048576, expected an integer from 1 to 131072" "$rb" plan --model Qwen3.5-397B-A17B --gpu B200 \
+    --count 1048576 --global-batch 1048576 --row-tokens 8192 --profile "$profile"
+  # run-model-config-refusal-quadratic: 2^20 layers refused with the layers that fit, by bisection (was hours).
+  t0=$(date +%s%N)
+  rc=0; out=$(timeout 30 "$rb" run "$src/recipes/examples/qwen3.5-tiny-cpu.yaml" --model-config "$data/bounded/config-1048576-layers.json" \
+    --steps 3 --window 1:2 --out "$d/runs" 2>&1) || rc=$?
+  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  [ "$rc" -eq 1 ] || fail "2^20 layers: exit $rc: $out"
+  echo "$out" | grep -qE "^recipebench run: bench.device cpu: the memory plan's peak is 10,895.7 GB per rank, more than the .* GB this host has available; --layers [0-9]+ fits \(its plan needs .* GB\); nothing was run$" \
+    || fail "2^20 layers: $out"
+  [ "$ms" -lt 5000 ] || fail "2^20 layers refused after $ms ms" ;;
 *) fail "no such case" ;;
 esac
 echo "$case: ok"

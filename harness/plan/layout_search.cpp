@@ -181,21 +181,23 @@ Recipe candidate_recipe(const Recipe& base, const Candidate& c) {
   return rec;
 }
 
-/// The rank map of the last layout built, kept for the next candidate of the same layout and microbatch (they
-/// differ in recompute only, which the map does not hold): half the builds of a search, each O(GPUs).
+/// The rank map of the last layout built, kept for the next candidates of the same layout (they differ in rows per
+/// microbatch or recompute): a change of rows sets the map's microbatch counts (O(GPUs) integers) instead of building
+/// it again (O(GPUs) placements, each with its layer ranges): a quarter of the builds of a search.
 class RankMaps {
  public:
   const std::optional<RankMap>& of(const Recipe& rec, const ModelConfig& model) {
     const RecipeLayout& l = rec.layout;
-    const std::vector<int64_t> key{l.tp,
-                                   l.pp,
-                                   l.vpp,
-                                   l.dp,
-                                   l.ep,
-                                   l.max_tokens_per_gpu,
-                                   l.first_stage_layers.value_or(-1),
+    const std::vector<int64_t> key{l.tp, l.pp, l.vpp, l.dp, l.ep, l.first_stage_layers.value_or(-1),
                                    l.last_stage_layers.value_or(-1)};
-    if (!map_ || key != key_) map_ = build_rank_map(rec, model), key_ = key;
+    const int64_t rows = rows_per_microbatch(l.max_tokens_per_gpu, rec.workload.row_tokens);
+    if (!map_ || key != key_ || rows < 1) {
+      map_ = build_rank_map(rec, model), key_ = key;
+    } else if (map_->rows_per_microbatch != rows) {  // build_rank_map's microbatch counts, for these rows
+      map_->rows_per_microbatch = rows;
+      map_->microbatches = rec.workload.global_batch / l.dp / rows;
+      for (RankPlacement& q : map_->ranks) q.microbatches = map_->microbatches;
+    }
     return map_;
   }
 
