@@ -86,8 +86,9 @@ plan-names)  # one file per ranked layout: exact max tokens in the name, never o
   [ "$(echo "$out" | grep -c ' wrote ')" -eq 10 ] || fail "$(echo "$out" | grep -c ' wrote ') wrote lines"
   [ "$(ls "$d/out" | wc -l)" -eq 10 ] || fail "$(ls "$d/out" | wc -l) files for 10 layouts: $(ls "$d/out")"
   ! ls "$d/out" | grep -q 'mt0k' || fail "a file named mt0k" ;;
-sigterm)  # import honours SIGTERM between lines: 300 lines of a slow pattern (~40 s) end within a second of it
-  { head -3 "$data/peer-regex.log"; i=0; while [ $i -lt 300 ]; do echo 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!'; i=$((i + 1)); done
+sigterm)  # import honours SIGTERM between lines: 2,000 lines of a slow pattern (~2 ms each, under PCRE2's match limit
+  # the import sets: 15 'a's would hit it and be a line error) end within a second of it
+  { head -3 "$data/peer-regex.log"; i=0; while [ $i -lt 2000 ]; do echo 'aaaaaaaaaaaaaa!'; i=$((i + 1)); done
     tail -n +4 "$data/peer-regex.log"; } > "$d/slow.log"
   p='regex:^(?:a|a)*b|^peer step (?<step>[0-9]+) time_s (?<seconds>[0-9.e+-]+) loss (?<loss>[0-9.e+-]+) tokens (?<tokens>[0-9]+)$'
   "$rb" import "$d/slow.log" --recipe "$data/peer-rec.yaml" --out "$d/runs" --log-format "$p" > "$d/out.txt" 2>&1 &
@@ -96,6 +97,113 @@ sigterm)  # import honours SIGTERM between lines: 300 lines of a slow pattern (~
   [ "$ms" -lt 1500 ] || fail "import ended ${ms} ms after SIGTERM (exit $rc)"
   [ "$rc" -ne 0 ] || fail "import exit 0 after SIGTERM"
   [ -z "$(ls "$d/runs" 2>/dev/null)" ] || fail "a record was written: $(ls "$d/runs")" ;;
+launch)  # the launch check reads the command as the shell splits it, and names the flag's own file line
+  for f in in-string heredoc echo repeat-last-wins plus-sign; do
+    expect 0 "1 recipe: 1 passed, 0 failed (0 errors)" "$rb" validate --strict "$data/launch-quoted/$f.yaml"
+  done
+  w="error: layout.tp: 2, but the run command passes --tensor-model-parallel-size 4"
+  expect 1 "$data/launch-lines/folded.yaml:61:7: $w (line 169), expected layout.tp as the command ran it, or a run command that matches the recipe" \
+    "$rb" validate --strict "$data/launch-lines/folded.yaml"
+  expect 1 "$data/launch-lines/double-quoted.yaml:61:7: $w (line 146), expected layout.tp as the command ran it, or a run command that matches the recipe" \
+    "$rb" validate --strict "$data/launch-lines/double-quoted.yaml" ;;
+plan-unpredicted)  # layouts that fit the memory but cannot be predicted: counted apart with why, never blamed on memory
+  mid="$src/reports/bench/h200-2026-12-02-emulate-profile/attune-tp2-pp8-ep8-vpp2-mt16k-middle-profile/attune-tp2-pp8-ep8-vpp2-mt16k-20261202T210849Z.json"
+  why="the profile never measured embedding, which this layout's chunk runs: add a profile of a rank that holds it"
+  rc=0; out=$(timeout 60 "$rb" plan --model Qwen3.5-397B-A17B --gpu B200 --count 64 --global-batch 128 --row-tokens 8192 \
+    --top 1 --profile "$mid" 2>&1) || rc=$?
+  [ "$rc" -eq 1 ] || fail "exit $rc: $(echo "$out" | head -3)"
+  echo "$out" | grep -qF "1186 pass the layout check, 117 fit 180 GB by the memory plan" || fail "counts: $(echo "$out" | sed -n 2p)"
+  echo "$out" | grep -qF "; 0 of them predicted, 117 not: $why; searched in" || fail "no reason: $(echo "$out" | sed -n 2p)"
+  echo "$out" | grep -qxF "  no layout serves this request: none of the 117 layouts that fit the memory could be predicted; why, most frequent first:" \
+    || fail "$(echo "$out" | tail -2)"
+  echo "$out" | grep -qxF "    $why (117 layouts)" || fail "$(echo "$out" | tail -1)"
+  ! echo "$out" | grep -q "none fits the GPU's memory" || fail "the memory blamed"
+  c="$data/plan-unpredicted"
+  expect 2 "$c/catalog-net-tiny.yaml:21:25: error: instances[0].network_bits_per_s: number 1e-300, expected one of these forms: 0 (unknown); 1e9 to 1e14 bits/s (1 Gbit/s to 100 Tbit/s for one node)" \
+    "$rb" plan --model Qwen3.5-35B-A3B --gpu ZZ100 --count 64 --global-batch 256 --row-tokens 8192 --profile "$profile" \
+    --top 1 --catalog "$c/catalog-net-tiny.yaml"
+  rc=0; out=$(timeout 60 "$rb" plan --model Qwen3.5-35B-A3B --gpu ZZ100 --count 64 --global-batch 256 --row-tokens 8192 \
+    --profile "$profile" --top 1 --catalog "$c/catalog-ok.yaml" 2>&1) || rc=$?
+  [ "$rc" -eq 0 ] || fail "catalog-ok: exit $rc"
+  echo "$out" | grep -q "520 fit 141 GB by the memory plan .*(18 more fit only inside it); searched in" || fail "$(echo "$out" | sed -n 2p)" ;;
+usage)  # one form for every ranged option; an empty value shown; compare's refusal located
+  u="$data/usage"
+  P="--model Qwen3.5-35B-A3B --gpu H200 --global-batch 64 --row-tokens 8192 --profile $profile --top 1"
+  # shellcheck disable=SC2086
+  { expect 2 "--count: 0, expected an integer from 1 to 131072" "$rb" plan $P --count 0
+    expect 2 "--top: 0, expected an integer from 1 to 1000" "$rb" plan $P --count 8 --top 0
+    expect 2 "--per-node: 0, expected an integer from 1 to 1024" "$rb" plan $P --count 8 --per-node 0
+    expect 2 "--global-batch: '1.5' is not an integer, expected an integer from 1 to 1099511627776" \
+      "$rb" plan --model Qwen3.5-35B-A3B --gpu H200 --count 8 --global-batch 1.5 --row-tokens 8192
+    expect 2 "--memory-reserve: -1, expected a finite number from 0 to 10000" "$rb" plan $P --count 8 --memory-reserve -1
+    expect 2 "<command line>: error: --count: 8 GPUs, expected whole nodes of 3 GPUs (--per-node): 6, 9, ...; or --per-node with a divisor of 8 (2, 4, 8)" \
+      "$rb" plan $P --count 8 --per-node 3; }
+  expect 2 "--memory-reserve: -1, expected a finite number from 0 to 10000" "$rb" validate "$u/tiny.yaml" --memory-reserve -1
+  expect 2 "--min-steps: 1, expected an integer from 2 to 1099511627776" \
+    "$rb" converge "$u/run-record.json" "$u/run-record.json" --min-steps 1
+  rc=0; out=$(timeout 60 "$rb" plan --model Qwen3.5-35B-A3B --gpu '' --count 8 --global-batch 64 --row-tokens 8192 2>&1) || rc=$?
+  [ "$rc" -eq 2 ] || fail "--gpu '': exit $rc"
+  echo "$out" | grep -qF "<command line>: error: --gpu: '' (empty), expected a GPU of the catalog (" || fail "--gpu '': $out"
+  expect 1 "$u/tiny.yaml:14:9: error: result: none (status proposed), expected a recipe with a result (status measured) or a run record of a complete run" \
+    "$rb" compare "$u/tiny.yaml" "$u/run-record.json"
+  rc=0; out=$(timeout 60 "$rb" run "$u/tiny-tp2-pp2-ep2-dp2.yaml" --emulate-rank 0 --layers 3 --steps 3 --window 1:2 \
+    --out "$d/runs" 2>&1) || rc=$?
+  [ "$rc" -eq 2 ] || fail "--layers 3: exit $rc"
+  [ "$out" = "<command line>: error: --layers: 3, expected with --emulate-rank, layers of rank 0's pipeline stage 0: 1 to 2 (each of its 1 virtual stages keeps one at least)
+recipebench run: --layers: refused for this rank; nothing was run" ] || fail "--layers 3: $out" ;;
+predict-profiles)  # every --profile accounted for: another model's named, a file given twice read once, a leaderboard refused
+  first="$src/reports/bench/h200-2026-12-02-emulate-profile/attune-tp2-pp8-ep8-vpp2-mt16k-first-profile/attune-tp2-pp8-ep8-vpp2-mt16k-20261202T210818Z.json"
+  rc=0; out=$(timeout 60 "$rb" predict "$mb4" --profile "$profile" --profile "$first" 2>&1) || rc=$?
+  [ "$rc" -eq 0 ] || fail "another model's profile beside: exit $rc"
+  echo "$out" | grep -qxF "$first: warning: model: a profile of Qwen3.5-397B-A17B, not of Qwen3.5-35B-A3B, expected a profile of the model predicted (this one is not used)" \
+    || fail "another model's profile not named: $(echo "$out" | head -2)"
+  echo "$out" | grep -qF "compute: 1 profile(s) on H200 (Qwen3.5-35B-A3B)" || fail "count: $(echo "$out" | grep 'profile(s)')"
+  rc=0; out=$(timeout 60 "$rb" predict "$mb4" --profile "$profile" --profile "$profile" 2>&1) || rc=$?
+  [ "$rc" -eq 0 ] || fail "twice: exit $rc"
+  echo "$out" | grep -qxF "$profile: warning: given twice, expected each profile once (read once)" || fail "twice: $(echo "$out" | head -2)"
+  echo "$out" | grep -qF "compute: 1 profile(s) on H200" || fail "twice counted: $(echo "$out" | grep 'profile(s)')"
+  lb="$data/predict-profiles/leaderboard.json"
+  expect 1 "$lb: error: schema: a leaderboard (the output of an earlier report), expected a run record (\"recipebench-run-record/1\")" \
+    "$rb" predict "$mb4" --profile "$lb"
+  expect 1 "$lb: error: schema: a leaderboard (the output of an earlier report), expected a run record (\"recipebench-run-record/1\")" \
+    "$rb" converge "$lb" "$lb" ;;
+regex-limit)  # a match PCRE2 gives up on is a line error at its line, never "not a step line"; milliseconds a line
+  r="$data/regex-limit"
+  hit="regex step line: the pattern hit PCRE2's match limit (100000) on this line, expected a pattern that matches in bounded time (no nested or adjacent quantifiers over the same characters, e.g. (?: |\\s)*)"
+  p1='regex:^peer step (?<step>[0-9]+) time_s (?<seconds>[0-9.e+-]+) loss (?<loss>[0-9.e+-]+) tokens (?<tokens>[0-9]+)(?:(?: |\s)*x)?\s*$'
+  expect 1 "  $r/trailing-blanks.log:11:1: error: $hit" \
+    "$rb" import "$r/trailing-blanks.log" --recipe "$r/rec.yaml" --out "$d/a" --log-format "$p1"
+  expect 1 "recipebench run: failed: the log has 1 line(s) recipebench cannot read:" \
+    "$rb" import "$r/trailing-blanks.log" --recipe "$r/rec.yaml" --out "$d/a2" --log-format "$p1"
+  p2='regex:^(?:a|a)*b|^peer step (?<step>[0-9]+) time_s (?<seconds>[0-9.e+-]+) loss (?<loss>[0-9.e+-]+) tokens (?<tokens>[0-9]+)$'
+  t0=$(date +%s%N)
+  expect 1 "  $r/evil-lines.log:4:1: error: $hit" "$rb" import "$r/evil-lines.log" --recipe "$r/rec.yaml" --out "$d/b" --log-format "$p2"
+  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  [ "$ms" -lt 5000 ] || fail "100 pathological lines took $ms ms" ;;
+bounded)  # the largest global batch, plan's GPU bound and 2^20 layers: answers or refusals in seconds, flat memory
+  # predict-plan-memory-per-microbatch: 2^31 - 1 rows on one GPU (the schema's largest batch), under 512 MB.
+  sed "s/global_batch: 4/global_batch: 2147483647/" "$mb4" > "$d/gb.yaml"
+  t0=$(date +%s%N)
+  rc=0; out=$( (ulimit -v 2000000; timeout 30 "$rb" predict "$d/gb.yaml" --profile "$profile") 2>&1) || rc=$?
+  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  [ "$rc" -eq 0 ] || fail "predict at 2^31 - 1 rows: exit $rc: $(echo "$out" | tail -2)"
+  echo "$out" | grep -q '^  step time  *308148684.318 s (predicted' || fail "step: $(echo "$out" | grep 'step time')"
+  [ "$ms" -lt 5000 ] || fail "predict at 2^31 - 1 rows took $ms ms"
+  rc=0; out=$( (ulimit -v 2000000; timeout 30 "$rb" plan --model Qwen3.5-35B-A3B --gpu H200 --count 8 \
+    --global-batch 1099511627776 --row-tokens 8192 --profile "$profile" --top 1) 2>&1) || rc=$?
+  [ "$rc" -eq 0 ] || fail "plan --global-batch 2^40: exit $rc: $(echo "$out" | tail -2)"
+  # plan-count-limit-takes-minutes: above 131,072 GPUs, refused at once.
+  expect 2 "--count: 1048576, expected an integer from 1 to 131072" "$rb" plan --model Qwen3.5-397B-A17B --gpu B200 \
+    --count 1048576 --global-batch 1048576 --row-tokens 8192 --profile "$profile"
+  # run-model-config-refusal-quadratic: 2^20 layers refused with the layers that fit, by bisection (was hours).
+  t0=$(date +%s%N)
+  rc=0; out=$(timeout 30 "$rb" run "$src/recipes/examples/qwen3.5-tiny-cpu.yaml" --model-config "$data/bounded/config-1048576-layers.json" \
+    --steps 3 --window 1:2 --out "$d/runs" 2>&1) || rc=$?
+  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  [ "$rc" -eq 1 ] || fail "2^20 layers: exit $rc: $out"
+  echo "$out" | grep -qE "^recipebench run: bench.device cpu: the memory plan's peak is 10,895.7 GB per rank, more than the .* GB this host has available; --layers [0-9]+ fits \(its plan needs .* GB\); nothing was run$" \
+    || fail "2^20 layers: $out"
+  [ "$ms" -lt 5000 ] || fail "2^20 layers refused after $ms ms" ;;
 *) fail "no such case" ;;
 esac
 echo "$case: ok"

@@ -2,10 +2,11 @@
 // loss, import-writes-records-report-refuses, converge-identical-curves-fail-correlation, converge-pass-on-failed-or-
 // partial-run, config-kv-heads-not-divisor-fails-late, config-control-characters-in-output, profile-rank-out-of-
 // layout-library-message, profile-figures-not-checked, profile-missing-component-priced-zero, import-memory-grows-
-// with-log (the test names are short: Catch2's console wrapping loops on long unbroken words). Profiles are the
-// committed run records of reports/bench/, edited here as the cases edited them.
+// with-log, import-regex-match-limit-silent (the test names are short: Catch2's console wrapping loops on long
+// unbroken words). Profiles are the committed run records of reports/bench/, edited here as the cases edited them.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -14,6 +15,7 @@
 
 #include "backend/step_bounds.h"
 #include "catalog/hf_config.h"
+#include "logparse/line_parser.h"
 #include "logparse/line_text.h"
 #include "logparse/log_reader.h"
 #include "metrics/convergence.h"
@@ -271,4 +273,23 @@ TEST_CASE("hostile import: a log line is read to 1 MiB and a log hashed in chunk
   CHECK_FALSE(read_log_line(in, line));
   const std::string file = source_path(kProfile1Gpu);
   CHECK(sha256_file(file) == sha256_hex(test::read_file(file)));
+}
+
+TEST_CASE("hostile regex: a match PCRE2 gives up on is a line problem, in bounded time", "[hostile][import]") {
+  // import-regex-match-limit-silent: an optional part that backtracks 2^30 ways on 30 trailing blanks.
+  const auto parser = make_regex_parser(
+      "^peer step (?<step>[0-9]+) time_s (?<seconds>[0-9.e+-]+) loss (?<loss>[0-9.e+-]+) tokens (?<tokens>[0-9]+)"
+      "(?:(?: |\\s)*x)?\\s*$");
+  const std::string step = "peer step 7 time_s 1.5 loss 2.25 tokens 16384";
+  CHECK(parser->read(step).kind == LineKind::kStep);  // the pattern reads the line without the blanks
+  const auto started = std::chrono::steady_clock::now();
+  const LineRead r = parser->read(step + std::string(30, ' '));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  CHECK(r.kind == LineKind::kUnreadable);
+  CHECK(r.problem.rfind("the pattern hit PCRE2's match limit (100000) on this line, expected a pattern that matches "
+                        "in bounded time",
+                        0) == 0);
+  CHECK(seconds < 0.5);  // PCRE2's default limit took ~0.3 s a line; 10^5 steps take milliseconds
+  // A line the pattern does not match at all is still just not a step line.
+  CHECK(parser->read("peer checkpoint saved").kind == LineKind::kOther);
 }

@@ -4,8 +4,11 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 #include "recipe/launch_check.h"
+#include "recipe/scalar_source.h"
+#include "recipe/source_doc.h"
 #include "recipe/validate.h"
 #include "test_util.h"
 
@@ -37,8 +40,8 @@ Diagnostics warnings_of(const std::string& text) { return validate_recipe_text(t
 
 TEST_CASE("launch flags: continuations, '=' values, switches, comments and shell expansions", "[launch]") {
   const auto flags = launch_flags(
-      "python3 -m train --async \\\n  --tensor-model-parallel-size 2 \\\n  --lr=1e-5 --sequence-parallel\n"
-      "  # --pipeline-model-parallel-size 4\n  --context-parallel-size $CP --seq-length \"8192\" ${ARGS[@]}\n");
+      "python3 -m train --async \\\n  --tensor-model-parallel-size 2 \\\n  --lr=1e-5 --sequence-parallel \\\n"
+      "  --context-parallel-size $CP --seq-length \"8192\" ${ARGS[@]} # --pipeline-model-parallel-size 4\n");
   REQUIRE(flags.size() == 6);
   CHECK(flags[0].name == "--async");
   CHECK(flags[0].value.empty());
@@ -50,10 +53,43 @@ TEST_CASE("launch flags: continuations, '=' values, switches, comments and shell
   CHECK(flags[3].name == "--sequence-parallel");
   CHECK(flags[3].value.empty());
   CHECK(flags[3].line == 3);
-  CHECK(flags[4].name == "--context-parallel-size");  // the commented flag on line 4 is not read
-  CHECK(flags[4].line == 5);
-  CHECK_FALSE(flags[4].literal);
-  CHECK_FALSE(flags[5].literal);  // "8192" quoted
+  CHECK(flags[4].name == "--context-parallel-size");  // the commented flag after it is not read
+  CHECK(flags[4].line == 4);
+  CHECK_FALSE(flags[4].literal);  // $CP: the shell's value, unknown
+  CHECK(flags[5].name == "--seq-length");
+  CHECK(flags[5].value == "8192");  // "8192": the quotes removed, as the program receives it
+  CHECK(flags[5].literal);
+  CHECK(flags.size() == 6);
+}
+
+TEST_CASE("launch flags: quoted text, here-documents, redirections and other commands' words are not flags",
+          "[launch]") {
+  const auto flags = launch_flags(
+      "echo usage: --lr 1\n"
+      "cat > /tmp/old.txt <<'EOF'\n--lr 2\n--tensor-model-parallel-size 16\nEOF\n"
+      "cat <<-END\n\t--lr 5\n\tEND\n"
+      "export X=\"--lr 6\"; printf '%s' --lr 7 | tee --append log\n"
+      "OMP=1 nohup python3 t.py --wandb-group \"tp --lr 3 run\" --lr \"4\" 2>&1 --tp=$TP <<< --lr \\\n"
+      "  --name 'a b'\\ c --json \"$(cat x.json | grep \"--lr 8\")\" > out.log &\n");
+  REQUIRE(flags.size() == 5);
+  CHECK(flags[0].name == "--wandb-group");
+  CHECK(flags[0].value == "tp --lr 3 run");  // one quoted word: the value, not a flag
+  CHECK(flags[1].name == "--lr");
+  CHECK(flags[1].value == "4");
+  CHECK(flags[1].literal);
+  CHECK(flags[1].line == 10);
+  CHECK(flags[2].name == "--tp");
+  CHECK_FALSE(flags[2].literal);
+  CHECK(flags[3].name == "--name");  // the here-string's word (--lr) is data
+  CHECK(flags[3].value == "a b c");
+  CHECK(flags[3].line == 11);
+  CHECK(flags[4].name == "--json");
+  CHECK_FALSE(flags[4].literal);  // a command substitution: its words are not flags either
+  // Integers as argparse's int() reads them; a flag given twice: the last is what the program keeps.
+  const auto twice =
+      launch_flags("torchrun --nnodes 2 t.py --tensor-model-parallel-size 4 --tensor-model-parallel-size +2\n");
+  REQUIRE(twice.size() == 3);
+  CHECK(twice[1].command == twice[2].command);
 }
 
 TEST_CASE("launch check: every committed recipe's run command agrees with its fields", "[launch]") {
@@ -133,4 +169,105 @@ TEST_CASE("launch check: a field the recipe leaves out, a switch, and values the
   CHECK(old[0].expected == "optimizer.master_weights stated as the command ran it");
   // A value the shell expands is not compared.
   CHECK(errors_of(seed_with("--pipeline-model-parallel-size 8 ", "--pipeline-model-parallel-size $PP ")).empty());
+}
+
+namespace {
+
+const std::string kCases = "tests/data/cases/hostile-2026-12-05/";
+
+/// The launch disagreements (errors and warnings) of the recipe file `rel`.
+std::vector<std::string> launch_found(const std::string& rel) {
+  const ValidatedRecipe v = validate_recipe_file(test::source_path(rel));
+  std::vector<std::string> out;
+  for (const Diagnostic& d : v.launch) out.push_back(d.path + ": " + d.found);
+  for (const Diagnostic& d : v.warnings)
+    if (d.found.find("the run command passes") != std::string::npos) out.push_back(d.path + ": " + d.found);
+  return out;
+}
+
+/// The seed with its run: command replaced by `run` (the YAML text from "run:" to the line end before "notes:").
+std::string seed_with_run(const std::string& run) {
+  std::string text = test::read_file(test::seed_recipe(kSeed));
+  const size_t from = text.find("\nrun: |\n") + 1, to = text.find("\nnotes: |\n") + 1;
+  REQUIRE(from > 0);
+  REQUIRE(to > from);
+  return text.replace(from, to - from, run);
+}
+
+/// The one disagreement of `text` (the seed with an edited run:), as found.
+std::string only_found(const std::string& text) {
+  const Diagnostics e = errors_of(text);
+  REQUIRE(e.size() == 1);
+  return e[0].found;
+}
+
+}  // namespace
+
+TEST_CASE("hostile launch check: quoted, here-document, echo, repeated and signed flags agree", "[launch][hostile]") {
+  // Each case file is the seed with one edit to its run: that does not change what the launcher receives.
+  for (const char* f : {"in-string", "heredoc", "echo", "repeat-last-wins", "plus-sign"}) {
+    INFO(f);
+    CHECK(launch_found(kCases + "launch-quoted/" + f + ".yaml").empty());
+  }
+  // The last of a repeated flag is compared: 2 then 4 is 4, at the second flag's line.
+  CHECK(only_found(seed_with("    --tensor-model-parallel-size 2 \\\n",
+                             "    --tensor-model-parallel-size 2 \\\n    --tensor-model-parallel-size 4 \\\n")) ==
+        "2, but the run command passes --tensor-model-parallel-size 4 (line 170)");
+  CHECK(only_found(seed_with("--tensor-model-parallel-size 2 ", "--tensor-model-parallel-size +4 ")) ==
+        "2, but the run command passes --tensor-model-parallel-size +4 (line 169)");
+  CHECK(errors_of(seed_with("--tensor-model-parallel-size 2 ", "--tensor-model-parallel-size=\"2\" ")).empty());
+}
+
+TEST_CASE("hostile launch check: the flag's file line through every scalar style", "[launch][hostile]") {
+  // The case files: a folded block (the flag on line 169) and one double-quoted scalar on line 146.
+  CHECK(launch_found(kCases + "launch-lines/folded.yaml") ==
+        std::vector<std::string>{"layout.tp: 2, but the run command passes --tensor-model-parallel-size 4 (line 169)"});
+  CHECK(launch_found(kCases + "launch-lines/double-quoted.yaml") ==
+        std::vector<std::string>{"layout.tp: 2, but the run command passes --tensor-model-parallel-size 4 (line 146)"});
+  // Variants: the run: key on line 146, the flag on line 148 in each style.
+  const std::string want = "2, but the run command passes --tensor-model-parallel-size 4 (line 148)";
+  CHECK(only_found(seed_with_run("run: |-\n  python3 t.py \\\n    --tensor-model-parallel-size 4\n")) == want);
+  CHECK(only_found(seed_with_run("run: >2\n  python3 t.py\n  --tensor-model-parallel-size 4\n")) == want);
+  CHECK(only_found(seed_with_run("run: 'python3 t.py ''a''\n  --lr 1e-5\n     --tensor-model-parallel-size 4'\n")) ==
+        want);
+  CHECK(only_found(seed_with_run("run: \"python3 \\x74.py \\\n  --lr 1e-5 \\\n  --tensor-model-parallel-size 4\"\n")) ==
+        want);
+  CHECK(only_found(seed_with_run("run: python3 t.py\n  --lr 1e-5\n  --tensor-model-parallel-size 4\n")) == want);
+  CHECK(only_found(seed_with_run("run:\n  python3 t.py\n  --lr 1e-5\n  --tensor-model-parallel-size 4  # note\n")) ==
+        "2, but the run command passes --tensor-model-parallel-size 4 (line 149)");
+}
+
+TEST_CASE("scalar source: every byte of a scalar's value at its file line and column", "[launch]") {
+  // A folded block: lines folded to spaces, an empty line kept as a break, a more-indented line with its breaks.
+  const SourceDoc doc = parse_yaml(
+      "a: >\n  one\n  two\n\n  three\n    more\n  four\n"
+      "b: 'it''s\n  here'\n"
+      "c: \"t\\x41b\\\n   end\"\n"
+      "d: plain\n  words\n",
+      "s.yaml");
+  REQUIRE(doc.value["a"] == "one two\nthree\n  more\nfour\n");
+  const std::vector<SourceMark> a = scalar_source_marks(doc, "/a");
+  REQUIRE(a.size() == doc.value["a"].get<std::string>().size());
+  CHECK(a[4].line == 3);  // the 't' of "two"
+  CHECK(a[4].column == 3);
+  CHECK(a[3].line == 2);  // the space a folded break became: at the end of line 2
+  const size_t more = doc.value["a"].get<std::string>().find("more");
+  CHECK(a[more].line == 6);
+  CHECK(a[more].column == 5);
+  REQUIRE(doc.value["b"] == "it's here");
+  const std::vector<SourceMark> b = scalar_source_marks(doc, "/b");
+  REQUIRE(b.size() == 9);
+  CHECK(b[5].line == 9);  // "here" on the continuation line
+  CHECK(b[5].column == 3);
+  REQUIRE(doc.value["c"] == "tAbend");
+  const std::vector<SourceMark> c = scalar_source_marks(doc, "/c");
+  REQUIRE(c.size() == 6);
+  CHECK(c[1].column == 6);  // 'A' from the escape \x41 at its backslash
+  CHECK(c[3].line == 11);   // "end" after an escaped line break
+  REQUIRE(doc.value["d"] == "plain words");
+  const std::vector<SourceMark> d = scalar_source_marks(doc, "/d");
+  REQUIRE(d.size() == 11);
+  CHECK(d[6].line == 13);
+  // Not a string, or not there: nothing.
+  CHECK(scalar_source_marks(doc, "/nosuch").empty());
 }

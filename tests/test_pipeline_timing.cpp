@@ -214,3 +214,37 @@ TEST_CASE("pipeline timing: bad shapes, durations and layouts are refused", "[pi
   CHECK_THROWS_AS(time_pipeline(0, 1, 4, d), std::invalid_argument);
   CHECK_THROWS_AS(time_pipeline(2, 2, 3, uniform_pass_durations(2, 2, 1, 2)), std::invalid_argument);
 }
+
+TEST_CASE("pipeline timing: above the played count the steady state carries the step exactly", "[pipeline][timing]") {
+  // Uneven stages and links, with and without receives posted ahead: the steady-state form agrees with the play of
+  // every pass (issue 49, predict-plan-memory-per-microbatch); 1F1B with equal stages gives the textbook formula.
+  for (int pp : {1, 2, 4, 8})
+    for (int vpp : {1, 2})
+      for (bool ahead : {false, true}) {
+        if (vpp > 1 && pp < 2) continue;
+        CAPTURE(pp, vpp, ahead);
+        PassDurations d = uniform_pass_durations(pp, vpp, 1.0, 2.0);
+        PipelineTimingOptions o;
+        o.overlap_p2p = ahead;
+        for (int r = 0; r < pp; ++r) {
+          o.link_p2p_seconds.push_back(0.05 * (r + 1));
+          for (int c = 0; c < vpp; ++c)
+            d.forward[size_t(r)][size_t(c)] += 0.1 * r, d.backward[size_t(r)][size_t(c)] += 0.3 * c;
+        }
+        const int64_t m = (pipeline_played_microbatches(pp, vpp) + 37 * pp) / pp * pp;
+        const PipelineTiming carried = time_pipeline(pp, vpp, m, d, o), played = play_pipeline(pp, vpp, m, d, o);
+        CHECK(carried.step_seconds == Approx(played.step_seconds).epsilon(1e-9));
+        for (int r = 0; r < pp; ++r) {
+          CHECK(carried.busy_seconds[size_t(r)] == Approx(played.busy_seconds[size_t(r)]).epsilon(1e-9));
+          CHECK(carried.idle_seconds[size_t(r)] == Approx(played.idle_seconds[size_t(r)]).epsilon(1e-9));
+          CHECK(carried.p2p_wait_seconds[size_t(r)] == Approx(played.p2p_wait_seconds[size_t(r)]).epsilon(1e-9));
+          CHECK(carried.end_seconds[size_t(r)] == Approx(played.end_seconds[size_t(r)]).epsilon(1e-9));
+        }
+      }
+  // 2^31 - 1 microbatches (the schema's largest global batch on one GPU): (m + p - 1)(tf + tb), at once.
+  const int64_t huge = (int64_t{1} << 31) - 1;
+  CHECK(time_pipeline(1, 1, huge, uniform_pass_durations(1, 1, 1, 2)).step_seconds == Approx(3.0 * huge));
+  const int64_t many = int64_t{1} << 40;
+  CHECK(time_pipeline(8, 2, many, uniform_pass_durations(8, 2, 1, 2)).step_seconds ==
+        Approx(6.0 * double(many) + 21));  // m VPP (tf + tb) + (PP - 1)(tf + tb)
+}

@@ -39,4 +39,9 @@ bool refuse_output_folder(const std::string& out);
 /// refused.
 bool add_run_record(const std::string& file, std::vector<RunRecordInput>& runs);
 
+/// add_run_record for a command that takes run records only (`predict --profile`, `converge`): an earlier report's
+/// leaderboard.json is refused too ("FILE: error: schema: a leaderboard ..., expected a run record ..."), never
+/// skipped without a word. True when one record was appended.
+bool add_one_run_record(const std::string& file, std::vector<RunRecordInput>& runs);
+
 }  // namespace recipebench::cli

@@ -18,11 +18,27 @@ namespace recipebench::cli {
 
 namespace {
 
+/// Why file `file` (the recipe `recipes` holds, with its `source`, or a run record) gave `board` nothing to compare,
+/// located: a recipe at its status ("result: none (status proposed)"), a run record by the leaderboard's reason.
+Diagnostic no_result(const std::string& file, const std::vector<Recipe>& recipes,
+                     const std::shared_ptr<const SourceDoc>& source, const Leaderboard& board) {
+  const std::string expected = "a recipe with a result (status measured) or a run record of a complete run";
+  if (!recipes.empty() && source) {
+    Diagnostic d = source->at("/status", "none (status " + recipes.front().status + ")", expected);
+    d.path = "result";
+    return d;
+  }
+  std::string why = board.unranked.empty() ? "nothing to compare" : board.unranked.front();
+  if (why.rfind(file + ": ", 0) == 0) why.erase(0, file.size() + 2);
+  return Diagnostic{file, 0, 0, "", why, expected};
+}
+
 /// The leaderboard entry of one recipe (*.yaml, *.yml) or run record (*.json). Prints the located errors and
 /// returns nothing when the file is not valid or has no result to compare.
 std::optional<LeaderboardEntry> load_entry(const std::string& file, const ReportOptions& options) {
   std::vector<Recipe> recipes;
   std::vector<RunRecordInput> runs;
+  std::shared_ptr<const SourceDoc> source;
   if (std::filesystem::path(file).extension() == ".json") {
     if (!add_run_record(file, runs) || runs.empty()) return std::nullopt;
   } else {
@@ -30,11 +46,11 @@ std::optional<LeaderboardEntry> load_entry(const std::string& file, const Report
     for (const auto& d : v.errors) std::cerr << d.to_string() << "\n";
     if (!v.ok()) return std::nullopt;
     recipes.push_back(std::move(*v.recipe));
+    source = v.source;
   }
   const Leaderboard board = build_leaderboard(recipes, options, runs);
   if (board.groups.empty()) {
-    std::cerr << (board.unranked.empty() ? file + ": nothing to compare" : board.unranked.front())
-              << ": error: no result to compare\n";
+    std::cerr << no_result(file, recipes, source, board).to_string() << "\n";
     return std::nullopt;
   }
   LeaderboardEntry e = board.groups.front().entries.front();

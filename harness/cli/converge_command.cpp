@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "option_checks.h"
 #include "logparse/log_format.h"
 #include "logparse/log_reader.h"
 #include "metrics/convergence.h"
@@ -64,11 +65,7 @@ std::optional<LoadedCurve> load_curve(const std::string& file, const ConvergeArg
   LoadedCurve out;
   if (std::filesystem::path(file).extension() == ".json") {
     std::vector<RunRecordInput> runs;
-    if (!add_run_record(file, runs)) return std::nullopt;
-    if (runs.empty()) {
-      std::cerr << file << ": error: a leaderboard, expected a run record\n";
-      return std::nullopt;
-    }
+    if (!add_one_run_record(file, runs)) return std::nullopt;
     const RunRecord& rec = runs.front().record;
     if (!rec.complete()) {  // a failed run's first steps, or one emulated rank, is no evidence of convergence
       std::string why;
@@ -251,7 +248,7 @@ void add_converge_command(CLI::App& app, std::function<int()>& run) {
                   "Fraction of the compared steps left out at the start (default 0)")
       ->check(number_in(0, 1, false));
   cmd->add_option("--min-steps", t.min_steps, "Least steps compared (default 10)")
-      ->check(CLI::Range(int64_t{2}, int64_t{1} << 40));
+      ->check(integer_in(2, 1LL << 40));
   cmd->add_option("--write-recipe", a->write_recipe,
                   "Write the check's correctness.convergence block into this recipe (the rest of the file kept)")
       ->check(CLI::ExistingFile);

@@ -142,6 +142,11 @@ std::string file_name(const Recipe& r) {
   return name + ".yaml";
 }
 
+/// plan's largest --count: the search builds a rank map of every GPU for each layout, so its time grows with the
+/// count (2 cores, 397B on B200: 1.1 s at 16,384 GPUs, 3.0 s at 131,072; at 2^20, ~25 s). Refused above it at once,
+/// as a usage error (issue 49, plan-count-limit-takes-minutes).
+constexpr int kMaxPlanGpus = 1 << 17;
+
 /// Bytes left beside a layout's peak and its reserve on a GPU of `gpu_bytes`, in GB.
 double spare_gb(double gpu_bytes, double peak, double reserve) { return (gpu_bytes - peak - reserve) / 1e9; }
 
@@ -156,13 +161,25 @@ std::string row_text(size_t i, const PlannedLayout& p, double gpu_bytes) {
       p.prediction.usd_per_million_tokens ? fmt::format("{:.2f}", *p.prediction.usd_per_million_tokens) : "-");
 }
 
-/// Why no layout serves the request: the layout check's most frequent refusals, or the closest layouts over memory.
+/// Up to five (reason, layouts) lines, most frequent first.
+void print_reasons(const std::vector<std::pair<std::string, int64_t>>& reasons) {
+  for (size_t i = 0; i < reasons.size() && i < 5; ++i)
+    std::cout << fmt::format("    {} ({})\n", reasons[i].first, counted(reasons[i].second, "layout"));
+}
+
+/// Why no layout serves the request: the layout check's most frequent refusals, why the layouts that fit the memory
+/// were not predicted, or the closest layouts over memory.
 void print_no_layout(const LayoutSearch& search) {
   std::cout << "  no layout serves this request:";
   if (search.layout_ok == 0) {
     std::cout << " no layout passes the layout check; its refusals, most frequent first:\n";
-    for (size_t i = 0; i < search.refusals.size() && i < 5; ++i)
-      std::cout << fmt::format("    {} ({} layouts)\n", search.refusals[i].first, search.refusals[i].second);
+    print_reasons(search.refusals);
+    return;
+  }
+  if (search.fit > 0) {
+    std::cout << fmt::format(" none of the {} that fit the memory could be predicted; why, most frequent first:\n",
+                             counted(search.fit, "layout"));
+    print_reasons(search.unpredicted);
     return;
   }
   std::cout << " none fits the GPU's memory with the reserve beside its peak; the closest (with the smallest "
@@ -320,16 +337,23 @@ std::optional<LayoutRequest> plan_request(const PlanArgs& args) {
   return req;
 }
 
+/// "; N of them predicted, M not: <the most frequent reason>" when a layout that fits was not predicted, else "".
+std::string unpredicted_text(const LayoutSearch& search) {
+  if (search.unpredicted.empty()) return "";
+  return fmt::format("; {} of them predicted, {} not: {}", search.predicted, search.fit - search.predicted,
+                     search.unpredicted.front().first);
+}
+
 /// The header: the request, the counts, the reserve and the search's time; then the space searched and left out.
 void print_header(const PlanArgs& args, const Recipe& base, const LayoutSearch& search, const LayoutSpace& space,
                   double seconds) {
   std::cout << fmt::format(
       "recipebench plan: {} on {} x {} ({}), global batch {} rows of {} tokens\n  {} layouts considered, {} "
       "pass the layout check, {} fit {:.0f} GB by the memory plan with a reserve of {} beside the peak ({} more "
-      "fit only inside it); searched in {:.2f} s\n",
+      "fit only inside it){}; searched in {:.2f} s\n",
       base.model, args.count, base.gpu.type, topology_text(base), args.global_batch, args.row_tokens, search.considered,
       search.layout_ok, search.fit, search.gpu_memory_bytes / 1e9, reserve_rule(search.reserve), search.inside_reserve,
-      seconds);
+      unpredicted_text(search), seconds);
   std::cout << "  searched:\n";
   for (const std::string& d : searched_dimensions(space, search.nvlink_gpus)) std::cout << "    - " << d << "\n";
   std::cout << "  not searched:\n";
@@ -375,6 +399,8 @@ Json plan_json(const PlanArgs& args, const Recipe& base, const LayoutSearch& sea
                            {"largest_term", m.largest_term}});
   Json refusals = Json::object();
   for (const auto& [field, n] : search.refusals) refusals[field] = n;
+  Json unpredicted = Json::object();
+  for (const auto& [why, n] : search.unpredicted) unpredicted[why] = n;
   return Json{{"schema", "recipebench-plan/1"},
               {"model", base.model},
               {"gpu", Json{{"type", base.gpu.type},
@@ -392,9 +418,11 @@ Json plan_json(const PlanArgs& args, const Recipe& base, const LayoutSearch& sea
               {"counts", Json{{"considered", search.considered},
                               {"layout_ok", search.layout_ok},
                               {"fit", search.fit},
+                              {"predicted", search.predicted},
                               {"inside_reserve", search.inside_reserve}}},
               {"search_seconds", seconds},
               {"refusals", refusals},
+              {"unpredicted", unpredicted},
               {"proposals", proposals},
               {"closest", closest}};
 }
@@ -480,26 +508,28 @@ void add_plan_command(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--gpu", args->gpu,
                   "GPU of the hardware catalog, by name or alias (docs/catalog.md; --catalog FILE adds your own)")
       ->required();
-  cmd->add_option("--count", args->count, "GPUs")->required()->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--count", args->count, "GPUs (at most 131,072: the search's time grows with the GPUs)")
+      ->required()
+      ->check(integer_in(1, kMaxPlanGpus));
   cmd->add_option("--global-batch", args->global_batch, "Rows per optimizer step")
       ->required()
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+      ->check(integer_in(1, 1LL << 40));
   cmd->add_option("--row-tokens", args->row_tokens, "Tokens per row")
       ->required()
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+      ->check(integer_in(1, 1LL << 30));
   cmd->add_option("--per-node", args->per_node,
                   "GPUs per node (default: the instance's, e.g. 4 for GB200, 8 for HGX; its NVLink domain from the "
                   "catalog, 72 for NVL72)")
-      ->check(CLI::Range(1, 1024));
+      ->check(integer_in(1, 1024));
   cmd->add_option("--instance", args->instance, "Catalog instance (default: the GPU's)");
-  cmd->add_option("--top", args->top, "Layouts shown and written (default 5)")->check(CLI::Range(1, 1000));
+  cmd->add_option("--top", args->top, "Layouts shown and written (default 5)")->check(integer_in(1, 1000));
   cmd->add_option("--out", args->out, "Write the top layouts as proposed recipes into this folder");
   cmd->add_option("--profile", args->profiles, "Profiles of the model (run records of `run --profile`)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--memory-reserve", args->memory_reserve_gb,
                   "GB held back beside each layout's planned peak (CUDA context, NCCL buffers, the plan's error); "
                   "default: 3 GB + 8% of the peak, measured (docs/memory-plan.md, \"Reserve\")")
-      ->check(CLI::Range(0.0, 1e4));
+      ->check(number_from_to(0, 1e4));
   cmd->add_option("--optimizer-state", args->optimizer_states,
                   "Optimizer-state forms searched, tried in this order per layout (default: fp32 bf16_remainder "
                   "bf16_moments; docs/optimizer.md)")

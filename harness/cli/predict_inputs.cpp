@@ -1,7 +1,9 @@
 #include "predict_inputs.h"
 
 #include <cmath>
+#include <filesystem>
 #include <iostream>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -59,15 +61,33 @@ void check_calibration(double factor, const RunRecordInput& plain, const RunReco
                   kMaxCalibration)});
 }
 
+/// `files` with each file once (by its canonical path): a file given again is said (a warning) and read once, so a
+/// profile is not weighted twice in the fit.
+std::vector<std::string> once_each(const std::vector<std::string>& files) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const std::string& file : files) {
+    std::error_code ec;
+    const std::filesystem::path canonical = std::filesystem::weakly_canonical(file, ec);
+    if (seen.insert(ec ? file : canonical.string()).second) {
+      out.push_back(file);
+      continue;
+    }
+    std::cerr << Diagnostic{file, 0, 0, "", "given twice", "each profile once (read once)", "warning"}.to_string()
+              << "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<LoadedProfiles> load_profiles(const std::vector<std::string>& files, const std::string& model) {
   LoadedProfiles out;
   bool ok = true;
   std::vector<RunRecordInput> profiles, plain;
-  for (const std::string& file : files) {
+  for (const std::string& file : once_each(files)) {
     std::vector<RunRecordInput> runs;
-    if (!add_run_record(file, runs)) {
+    if (!add_one_run_record(file, runs)) {
       ok = false;
       continue;
     }
@@ -90,7 +110,7 @@ std::optional<LoadedProfiles> load_profiles(const std::vector<std::string>& file
       if (r.model == model) {
         out.ranks.push_back(std::move(r));
       } else {
-        out.other.push_back(in.file + " (" + r.model + ")");
+        out.other.push_back({in.file, r.model});
         out.family_ranks.push_back(std::move(r));
       }
     } catch (const InputError& e) {
@@ -111,6 +131,12 @@ std::optional<LoadedProfiles> load_profiles(const std::vector<std::string>& file
     }
   }
   if (!ok) return std::nullopt;
+  if (!out.ranks.empty())  // the model's own profiles time it: another model's are not used, and said so
+    for (const auto& [file, other] : out.other)
+      std::cerr << Diagnostic{file, 0, 0, "model", "a profile of " + other + ", not of " + model,
+                              "a profile of the model predicted (this one is not used)", "warning"}
+                       .to_string()
+                << "\n";
   return out;
 }
 

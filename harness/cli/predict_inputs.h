@@ -18,7 +18,7 @@ namespace recipebench::cli {
 struct LoadedProfiles {
   std::vector<ProfiledRank> ranks;         ///< those of the model asked for
   std::vector<ProfiledRank> family_ranks;  ///< those of other models (other sizes of the torch backend's family)
-  std::vector<std::string> other;          ///< "file (model)": records of other models
+  std::vector<std::pair<std::string, std::string>> other;  ///< (file, model): records of other models
 };
 
 /// Reads each record (checked as `report` checks it) and keeps the profiles of the model named `model` (registry

@@ -78,6 +78,17 @@ bool add_run_record(const std::string& file, std::vector<RunRecordInput>& runs) 
   return add_checked_record(*doc, file, runs);
 }
 
+bool add_one_run_record(const std::string& file, std::vector<RunRecordInput>& runs) {
+  const size_t before = runs.size();
+  if (!add_run_record(file, runs)) return false;
+  if (runs.size() > before) return true;
+  std::cerr << Diagnostic{file, 0, 0, "schema", "a leaderboard (the output of an earlier report)",
+                          "a run record (\"recipebench-run-record/1\")"}
+                   .to_string()
+            << "\n";
+  return false;
+}
+
 namespace {
 
 /// The `report` command's options.

@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "commands.h"
+#include "option_checks.h"
 #include "plan/memory_check.h"
 #include "plan/memory_plan.h"
 #include "recipe/source_doc.h"
@@ -149,7 +150,7 @@ void add_validate_command(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--memory-reserve", a->memory_reserve_gb,
                   "GB held back beside the planned peak (CUDA context, NCCL buffers, the plan's error); default: "
                   "3 GB + 8% of the peak on CUDA, 8% on the CPU (docs/memory-plan.md, \"Reserve\")")
-      ->check(CLI::Range(0.0, 1e4));
+      ->check(number_from_to(0, 1e4));
   cmd->callback([&run, a] { run = [a]() -> int { return run_validate(*a); }; });
 }
 

@@ -47,6 +47,34 @@ bool same_group(const RankPlacement& q, const RankPlacement& me, GroupKind kind)
   return false;
 }
 
+/// The members of `me`'s group of `kind` by the grid's arithmetic (build_rank_map's order: rank = tp + TP (cp + CP (dp
+/// + DP pp)) = etp + ETP (ep + EP (edp + EDP pp))): O(group), not a scan of every rank (plan's search of 131,072
+/// GPUs times every candidate's groups).
+std::vector<int> grid_members(const RankMap& map, const RankPlacement& me, GroupKind kind) {
+  int first = me.rank, stride = 1, size = 1;
+  switch (kind) {
+    case GroupKind::kTp:
+      first -= me.tp, stride = 1, size = map.tp;
+      break;
+    case GroupKind::kDp:
+      stride = map.tp * map.cp, first -= me.dp * stride, size = map.dp;
+      break;
+    case GroupKind::kPp:
+      stride = map.tp * map.cp * map.dp, first -= me.pp * stride, size = map.pp;
+      break;
+    case GroupKind::kEp:
+      stride = map.etp, first -= me.ep * stride, size = map.ep;
+      break;
+    case GroupKind::kEdp:
+      stride = map.etp * map.ep, first -= me.edp * stride, size = map.edp;
+      break;
+  }
+  std::vector<int> members;
+  members.reserve(static_cast<size_t>(size));
+  for (int i = 0; i < size; ++i) members.push_back(first + i * stride);
+  return members;
+}
+
 }  // namespace
 
 std::vector<int> group_members(const RankMap& map, int rank, GroupKind kind) {
@@ -54,6 +82,10 @@ std::vector<int> group_members(const RankMap& map, int rank, GroupKind kind) {
     throw std::invalid_argument("rank " + std::to_string(rank) + " is not in the layout's " +
                                 std::to_string(map.ranks.size()) + " ranks");
   const RankPlacement& me = map.ranks[static_cast<size_t>(rank)];
+  // A map build_rank_map made (its stage index filled, every rank at its index) is in the grid's order.
+  if (map.stage_first_rank.size() == static_cast<size_t>(map.pp) &&
+      map.ranks.size() == static_cast<size_t>(map.world) && me.rank == rank)
+    return grid_members(map, me, kind);
   std::vector<int> members;
   for (const auto& q : map.ranks)
     if (same_group(q, me, kind)) members.push_back(q.rank);

@@ -176,6 +176,8 @@ void LogReader::take(const LineRead& read) {
     s.out.problems.push_back(line_problem(s.ctx, s.out.lines, read.column, what, read.problem));
     if (read.step.step && (!s.last_printed || *read.step.step > *s.last_printed))
       s.last_printed = *read.step.step;  // the next line is not a gap: one problem, one diagnostic
+    else if (!read.step.step && s.last_printed)
+      ++*s.last_printed;  // a step line whose step is unknown (a match PCRE2 gave up on): taken as the next step
     return;
   }
   StepLine l = read.step;

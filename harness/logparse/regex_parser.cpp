@@ -1,7 +1,8 @@
 // `regex:<pattern>`: any other log, read with a PCRE2 pattern whose named groups say what each part is
 // (docs/command-backend.md): step (from 0) or iteration (from 1); seconds, time_ms or tokens_per_s_per_gpu for the
 // step time; tokens or global_batch; loss, grad_norm, learning_rate, tflops, mfu (a fraction), memory_gb.
-// A line the pattern does not match is not a step line; a matched group that is not a number makes it unreadable.
+// A line the pattern does not match is not a step line; a matched group that is not a number makes it unreadable, and
+// so does a match PCRE2 gives up on (its match or depth limit, kMatchLimit below): never taken for "no match".
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
@@ -104,6 +105,26 @@ bool store(Group g, double v, StepLine& s) {
   return false;
 }
 
+/// PCRE2's match limit per line and start position (calls of its internal match(), about 30 ns each): a pattern
+/// that backtracks exponentially (nested quantifiers over the same text) gives up after a few milliseconds on a
+/// line instead of PCRE2's default 10^7 (~0.3 s). A step-line pattern needs a few hundred.
+constexpr uint32_t kMatchLimit = 100000;
+/// PCRE2's depth limit (nested backtracking frames) per line, for the same bound on memory.
+constexpr uint32_t kDepthLimit = 10000;
+
+/// What pcre2_match's error `rc` (other than no match) means on a line, as a problem of that line.
+std::string match_problem(int rc) {
+  if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT || rc == PCRE2_ERROR_HEAPLIMIT)
+    return "the pattern hit PCRE2's " + std::string(rc == PCRE2_ERROR_MATCHLIMIT ? "match" : "depth") + " limit (" +
+           std::to_string(rc == PCRE2_ERROR_MATCHLIMIT ? kMatchLimit : kDepthLimit) +
+           ") on this line, expected a pattern that matches in bounded time (no nested or adjacent quantifiers "
+           "over the same characters, e.g. (?: |\\s)*)";
+  PCRE2_UCHAR msg[256];
+  pcre2_get_error_message(rc, msg, sizeof msg);
+  return std::string("the pattern failed on this line: ") + reinterpret_cast<const char*>(msg) +
+         ", expected a pattern PCRE2 can match";
+}
+
 class RegexParser : public LineParser {
  public:
   explicit RegexParser(const std::string& pattern) {
@@ -117,8 +138,18 @@ class RegexParser : public LineParser {
                                   reinterpret_cast<const char*>(msg));
     }
     read_groups(pattern);
+    context_ = pcre2_match_context_create(nullptr);
+    if (context_ == nullptr) {
+      pcre2_code_free(code_);
+      throw std::bad_alloc();
+    }
+    pcre2_set_match_limit(context_, kMatchLimit);
+    pcre2_set_depth_limit(context_, kDepthLimit);
   }
-  ~RegexParser() override { pcre2_code_free(code_); }
+  ~RegexParser() override {
+    pcre2_match_context_free(context_);
+    pcre2_code_free(code_);
+  }
   RegexParser(const RegexParser&) = delete;
   RegexParser& operator=(const RegexParser&) = delete;
 
@@ -127,8 +158,11 @@ class RegexParser : public LineParser {
   LineRead read(const std::string& line) const override {
     LineRead r;
     pcre2_match_data* md = pcre2_match_data_create_from_pattern(code_, nullptr);
-    const int rc = pcre2_match(code_, reinterpret_cast<PCRE2_SPTR>(line.c_str()), line.size(), 0, 0, md, nullptr);
-    if (rc > 0) {
+    const int rc = pcre2_match(code_, reinterpret_cast<PCRE2_SPTR>(line.c_str()), line.size(), 0, 0, md, context_);
+    if (rc < 0 && rc != PCRE2_ERROR_NOMATCH) {
+      r.kind = LineKind::kUnreadable;
+      r.problem = match_problem(rc);
+    } else if (rc > 0) {
       r.kind = LineKind::kStep;
       const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
       for (const auto& [number, g] : groups_) {
@@ -186,6 +220,7 @@ class RegexParser : public LineParser {
   }
 
   pcre2_code* code_ = nullptr;
+  pcre2_match_context* context_ = nullptr;
   std::vector<std::pair<int, Group>> groups_;
 };
 

@@ -292,11 +292,12 @@ double cells_seconds(const PhaseCells& cells) {
 std::vector<ChunkShape> chunk_shapes(const RankMap& map, const ModelConfig& m, int pp, int64_t row_tokens) {
   if (pp < 0 || pp >= map.pp) throw std::invalid_argument("pipeline rank " + std::to_string(pp) + " outside the map");
   const RankPlacement* first = nullptr;
-  for (const RankPlacement& r : map.ranks)
-    if (r.pp == pp) {
-      first = &r;
-      break;
-    }
+  if (map.stage_first_rank.size() == static_cast<size_t>(map.pp)) {  // the map's index (build_rank_map)
+    const size_t i = map.stage_first_rank[static_cast<size_t>(pp)];
+    if (i < map.ranks.size() && map.ranks[i].pp == pp) first = &map.ranks[i];
+  }
+  for (size_t i = 0; first == nullptr && i < map.ranks.size(); ++i)
+    if (map.ranks[i].pp == pp) first = &map.ranks[i];
   if (first == nullptr) throw std::invalid_argument("no rank of pipeline rank " + std::to_string(pp) + " in the map");
   std::vector<ChunkShape> out;
   for (const LayerRange& range : first->layers) {

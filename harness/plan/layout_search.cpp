@@ -181,21 +181,23 @@ Recipe candidate_recipe(const Recipe& base, const Candidate& c) {
   return rec;
 }
 
-/// The rank map of the last layout built, kept for the next candidate of the same layout and microbatch (they
-/// differ in recompute only, which the map does not hold): half the builds of a search, each O(GPUs).
+/// The rank map of the last layout built, kept for the next candidates of the same layout (they differ in rows per
+/// microbatch or recompute): a change of rows sets the map's microbatch counts (O(GPUs) integers) instead of building
+/// it again (O(GPUs) placements, each with its layer ranges): a quarter of the builds of a search.
 class RankMaps {
  public:
   const std::optional<RankMap>& of(const Recipe& rec, const ModelConfig& model) {
     const RecipeLayout& l = rec.layout;
-    const std::vector<int64_t> key{l.tp,
-                                   l.pp,
-                                   l.vpp,
-                                   l.dp,
-                                   l.ep,
-                                   l.max_tokens_per_gpu,
-                                   l.first_stage_layers.value_or(-1),
+    const std::vector<int64_t> key{l.tp, l.pp, l.vpp, l.dp, l.ep, l.first_stage_layers.value_or(-1),
                                    l.last_stage_layers.value_or(-1)};
-    if (!map_ || key != key_) map_ = build_rank_map(rec, model), key_ = key;
+    const int64_t rows = rows_per_microbatch(l.max_tokens_per_gpu, rec.workload.row_tokens);
+    if (!map_ || key != key_ || rows < 1) {
+      map_ = build_rank_map(rec, model), key_ = key;
+    } else if (map_->rows_per_microbatch != rows) {  // build_rank_map's microbatch counts, for these rows
+      map_->rows_per_microbatch = rows;
+      map_->microbatches = rec.workload.global_batch / l.dp / rows;
+      for (RankPlacement& q : map_->ranks) q.microbatches = map_->microbatches;
+    }
     return map_;
   }
 
@@ -265,7 +267,8 @@ Planned plan_variants(Recipe& rec, const ModelConfig& model, const RankMap& map,
 /// and the prediction reads the settings `run` would merge from that variant.
 void consider(Recipe rec, const LayoutRequest& r, const UnitCosts& costs, const NetworkModel& network,
               const StepTimeOptions& options, const std::vector<OptimizerForm>& forms, RankMaps& maps,
-              LayoutSearch& out, std::map<std::string, int64_t>& refusals) {
+              LayoutSearch& out, std::map<std::string, int64_t>& refusals,
+              std::map<std::string, int64_t>& unpredicted) {
   ++out.considered;
   try {
     require_layout(rec, &r.model);
@@ -284,12 +287,13 @@ void consider(Recipe rec, const LayoutRequest& r, const UnitCosts& costs, const 
     out.closest.push_back({rec, peak, reserve, p.memory.inside_reserve(), p.memory.largest_term(), p.variant.form});
     return;
   }
+  ++out.fit;
   try {
     out.ranked.push_back(
         {rec, predict_step(rec, r.model, *map, costs, network, p.variant.options), peak, reserve, p.variant.form});
-    ++out.fit;
+    ++out.predicted;
   } catch (const std::invalid_argument& e) {
-    ++refusals[std::string("schedule: ") + e.what()];
+    ++unpredicted[e.what()];
   }
 }
 
@@ -324,22 +328,25 @@ LayoutSearch search_layouts(const LayoutRequest& r, const UnitCosts& costs, cons
   LayoutSearch out;
   out.gpu_memory_bytes = base.gpu.memory_gb * 1e9;
   out.reserve = r.reserve.value_or(measured_reserve(Device::kCuda));
-  std::map<std::string, int64_t> refusals;
+  std::map<std::string, int64_t> refusals, unpredicted;
   RankMaps maps;
   // TP within NVLink: the node, or the instance's NVLink domain where it is larger (plan/topology.h).
   const int nvlink = nvlink_island(find_instance(base.gpu.instance), base.gpu.per_node);
   out.nvlink_gpus = nvlink;
   for (const Candidate& c : candidates(r, space, nvlink))
-    consider(candidate_recipe(base, c), r, costs, network, options, space.optimizer_forms, maps, out, refusals);
+    consider(candidate_recipe(base, c), r, costs, network, options, space.optimizer_forms, maps, out, refusals,
+             unpredicted);
   std::stable_sort(out.ranked.begin(), out.ranked.end(), [](const PlannedLayout& a, const PlannedLayout& b) {
     return a.prediction.tokens_per_s_per_gpu > b.prediction.tokens_per_s_per_gpu;
   });
   std::stable_sort(out.closest.begin(), out.closest.end(),
                    [](const MemoryMiss& a, const MemoryMiss& b) { return a.peak_bytes < b.peak_bytes; });
   if (out.closest.size() > 5) out.closest.resize(5);
+  const auto most_first = [](const auto& x, const auto& y) { return x.second > y.second; };
   for (const auto& [field, n] : refusals) out.refusals.push_back({field, n});
-  std::stable_sort(out.refusals.begin(), out.refusals.end(),
-                   [](const auto& x, const auto& y) { return x.second > y.second; });
+  std::stable_sort(out.refusals.begin(), out.refusals.end(), most_first);
+  for (const auto& [why, n] : unpredicted) out.unpredicted.push_back({why, n});
+  std::stable_sort(out.unpredicted.begin(), out.unpredicted.end(), most_first);
   return out;
 }
 

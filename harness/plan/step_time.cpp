@@ -27,6 +27,10 @@ constexpr int kBackward = static_cast<int>(PassPhase::kBackward);
 constexpr int kRecompute = static_cast<int>(PassPhase::kRecompute);
 
 const RankPlacement& first_rank_of_stage(const RankMap& map, int pp) {
+  if (map.stage_first_rank.size() == static_cast<size_t>(map.pp) && pp >= 0 && pp < map.pp) {  // the map's index
+    const size_t i = map.stage_first_rank[static_cast<size_t>(pp)];
+    if (i < map.ranks.size() && map.ranks[i].pp == pp) return map.ranks[i];
+  }
   for (const RankPlacement& r : map.ranks)
     if (r.pp == pp) return r;
   throw std::invalid_argument("rank map without pipeline rank " + std::to_string(pp));
@@ -35,8 +39,9 @@ const RankPlacement& first_rank_of_stage(const RankMap& map, int pp) {
 /// The rank after `q` in its pipeline (same TP, CP, DP coordinates, pipeline rank + 1 mod PP).
 int next_in_pipeline(const RankMap& map, const RankPlacement& q) {
   const int next = (q.pp + 1) % map.pp;
-  for (const RankPlacement& r : map.ranks)
-    if (r.pp == next && r.tp == q.tp && r.cp == q.cp && r.dp == q.dp) return r.rank;
+  const std::vector<int> pipeline = group_members(map, q.rank, GroupKind::kPp);
+  for (int r : pipeline)
+    if (map.ranks[static_cast<size_t>(r)].pp == next) return r;
   throw std::invalid_argument("rank map without the pipeline neighbour of rank " + std::to_string(q.rank));
 }
 
@@ -333,7 +338,6 @@ StepPrediction predict_step(const Recipe& recipe, const ModelConfig& model, cons
   PipelineTimingOptions po;
   po.link_p2p_seconds.assign(pp, 0);
   po.overlap_p2p = options.settings.overlap_p2p_comm;
-  po.keep_actions = true;
   const MemoryPlan memory = plan_memory(recipe, model, map);
   for (int p = 0; p < pp; ++p) {
     time_stage_passes(in, p, durations, ranks[p]);
@@ -342,8 +346,7 @@ StepPrediction predict_step(const Recipe& recipe, const ModelConfig& model, cons
   }
 
   const PipelineTiming timing = time_pipeline(pp, map.vpp, map.microbatches, durations, po);
-  std::vector<double> end(pp, 0);
-  for (const TimedPipelineAction& a : timing.actions) end[a.rank] = std::max(end[a.rank], a.end);
+  const std::vector<double>& end = timing.end_seconds;  // each rank's last pass (its steady state carried)
   StepPrediction out;
   for (int p = 0; p < pp; ++p) {
     RankStepTime& rt = ranks[p];

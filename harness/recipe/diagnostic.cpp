@@ -10,7 +10,7 @@ std::string Diagnostic::to_string() const {
   if (line > 0) s += ":" + std::to_string(line) + ":" + std::to_string(column);
   s += ": " + severity + ": ";
   if (!path.empty()) s += escape_controls(path) + ": ";
-  s += escape_controls(found);
+  s += found.empty() ? std::string("'' (empty)") : escape_controls(found);  // an empty value shown, not nothing
   if (!expected.empty()) s += ", expected " + escape_controls(expected);
   return s;
 }

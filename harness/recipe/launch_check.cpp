@@ -1,51 +1,20 @@
 #include "recipe/launch_check.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <optional>
 
+#include "recipe/scalar_source.h"
+#include "recipe/shell_words.h"
 #include "util/format.h"
+#include "util/input_file.h"
 
 namespace recipebench {
 
 namespace {
 
-/// Splits `command` into words with the line each starts on; comments dropped, continuations joined.
-std::vector<std::pair<std::string, int>> words(const std::string& command) {
-  std::vector<std::pair<std::string, int>> out;
-  std::string word;
-  int line = 1, word_line = 1;
-  bool comment = false;
-  auto end_word = [&] {
-    if (!word.empty()) out.emplace_back(word, word_line);
-    word.clear();
-  };
-  for (size_t i = 0; i < command.size(); ++i) {
-    const char c = command[i];
-    if (c == '\n') {
-      end_word();
-      comment = false;
-      ++line;
-    } else if (comment) {
-      continue;
-    } else if (c == '\\' && i + 1 < command.size() && command[i + 1] == '\n') {
-      end_word();
-    } else if (c == ' ' || c == '\t' || c == '\r') {
-      end_word();
-    } else if (c == '#' && word.empty()) {
-      comment = true;
-    } else {
-      if (word.empty()) word_line = line;
-      word += c;
-    }
-  }
-  end_word();
-  return out;
-}
-
-bool is_flag(const std::string& w) { return w.size() > 2 && w.compare(0, 2, "--") == 0; }
-
-bool is_literal(const std::string& v) { return v.find_first_of("$`'\"") == std::string::npos; }
+bool is_flag(const ShellWord& w) { return w.text.size() > 2 && w.text.compare(0, 2, "--") == 0; }
 
 enum class FlagKind { kInt, kNumber, kWord, kSwitch };
 
@@ -125,6 +94,29 @@ const FieldFlag kFieldFlags[] = {
      [](const Recipe& r) { return std::to_string(r.gpu.per_node); }},
 };
 
+/// `text` read as Python's int() reads a command-line value (argparse's type=int): blanks around it, a sign ('+'
+/// or '-'), decimal digits with single '_' between them; nullopt when it is not such an integer or exceeds int64.
+std::optional<int64_t> python_int(const std::string& text) {
+  const size_t first = text.find_first_not_of(" \t\n\r\f\v");
+  if (first == std::string::npos) return std::nullopt;
+  const size_t last = text.find_last_not_of(" \t\n\r\f\v");
+  std::string digits;
+  size_t k = first;
+  const bool negative = text[k] == '-';
+  if (text[k] == '+' || text[k] == '-') ++k;
+  for (; k <= last; ++k) {
+    const char c = text[k];
+    const bool digit = c >= '0' && c <= '9';
+    const bool joiner = c == '_' && !digits.empty() && k < last && text[k + 1] >= '0' && text[k + 1] <= '9';
+    if (!digit && !joiner) return std::nullopt;
+    if (digit) digits += c;
+  }
+  int64_t v = 0;
+  const auto r = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (digits.empty() || r.ec != std::errc() || r.ptr != digits.data() + digits.size()) return std::nullopt;
+  return negative ? -v : v;
+}
+
 /// Whether the flag's literal `value` states the recipe's `recipe` value.
 bool same_value(FlagKind kind, const std::string& value, const std::string& recipe) {
   switch (kind) {
@@ -133,10 +125,8 @@ bool same_value(FlagKind kind, const std::string& value, const std::string& reci
     case FlagKind::kWord:
       return value == recipe || (value == "flex" && recipe == "deepep");  // Megatron's flex dispatcher runs DeepEP
     case FlagKind::kInt: {
-      int64_t a = 0, b = 0;
-      const auto pa = std::from_chars(value.data(), value.data() + value.size(), a);
-      const auto pb = std::from_chars(recipe.data(), recipe.data() + recipe.size(), b);
-      return pa.ec == std::errc() && pa.ptr == value.data() + value.size() && pb.ec == std::errc() && a == b;
+      const std::optional<int64_t> a = python_int(value), b = python_int(recipe);
+      return a && b && *a == *b;
     }
     case FlagKind::kNumber: {
       char* end = nullptr;
@@ -149,26 +139,25 @@ bool same_value(FlagKind kind, const std::string& value, const std::string& reci
   return false;
 }
 
-/// The file line of the command's line `line` (1-based): a block scalar (`run: |`) starts on the line after its key.
-int file_line(const SourceDoc& src, int line) {
-  const SourceNode* n = src.node("/run");
-  if (n == nullptr) return 0;
-  return n->value.line + (n->value.line > n->key.line ? line - 1 : line);
+/// " (line N)": the file line where the flag at byte `offset` of the run command is written, traced through the
+/// scalar's style (recipe/scalar_source.h); "" when it cannot be traced.
+std::string file_line(const std::vector<SourceMark>& marks, size_t offset) {
+  if (offset >= marks.size()) return "";
+  return " (line " + std::to_string(marks[offset].line) + ")";
 }
 
 /// Adds the disagreement of the recipe's field at `pointer` (its value `recipe_text`, "" when absent) with flag `f`
 /// (written as `flag_text`): to `out.stated` when the recipe writes the field, else to `out.unstated`.
 void disagreement(const SourceDoc& src, const std::string& pointer, const std::string& recipe_text, const LaunchFlag& f,
-                  const std::string& flag_text, LaunchCheck& out) {
+                  const std::string& flag_text, const std::vector<SourceMark>& marks, LaunchCheck& out) {
   const bool stated = src.node(pointer) != nullptr;
   const std::string value = recipe_text.empty() ? "absent"
                             : stated            ? recipe_text
                                                 : recipe_text + " (not stated: the default)";
-  Diagnostic d = src.at(
-      pointer,
-      value + ", but the run command passes " + flag_text + " (line " + std::to_string(file_line(src, f.line)) + ")",
-      src.path(pointer) + (stated ? " as the command ran it, or a run command that matches the recipe"
-                                  : " stated as the command ran it"));
+  Diagnostic d =
+      src.at(pointer, value + ", but the run command passes " + escape_controls(flag_text) + file_line(marks, f.offset),
+             src.path(pointer) + (stated ? " as the command ran it, or a run command that matches the recipe"
+                                         : " stated as the command ran it"));
   d.severity = "warning";
   (stated ? out.stated : out.unstated).push_back(std::move(d));
 }
@@ -176,7 +165,7 @@ void disagreement(const SourceDoc& src, const std::string& pointer, const std::s
 /// Megatron-LM's precision-aware optimizer: FP32 masters kept as BF16 parameter + remainder unless
 /// --no-store-param-remainders, or masters of another dtype by --main-params-dtype.
 void check_precision_aware(const Recipe& r, const SourceDoc& src, const std::vector<LaunchFlag>& flags,
-                           LaunchCheck& out) {
+                           const std::vector<SourceMark>& marks, LaunchCheck& out) {
   const LaunchFlag* aware = nullptr;
   std::string masters = "bf16_remainder";
   for (const LaunchFlag& f : flags) {
@@ -186,57 +175,90 @@ void check_precision_aware(const Recipe& r, const SourceDoc& src, const std::vec
   }
   if (aware == nullptr || to_string(r.optimizer.master_weights) == masters) return;
   disagreement(src, "/optimizer/master_weights", to_string(r.optimizer.master_weights), *aware,
-               "--use-precision-aware-optimizer (" + masters + " masters)", out);
+               "--use-precision-aware-optimizer (" + masters + " masters)", marks, out);
 }
 
 /// slime's --actor-num-nodes and torchrun's --nnodes: nodes x GPUs per node = gpu.count.
-void check_nodes(const Recipe& r, const SourceDoc& src, const LaunchFlag& f, LaunchCheck& out) {
+void check_nodes(const Recipe& r, const SourceDoc& src, const LaunchFlag& f, const std::vector<SourceMark>& marks,
+                 LaunchCheck& out) {
   if (f.name != "--actor-num-nodes" && f.name != "--nnodes") return;
   if (!f.literal || r.gpu.per_node <= 0) return;
   const int64_t nodes = (r.gpu.count + r.gpu.per_node - 1) / r.gpu.per_node;
   if (same_value(FlagKind::kInt, f.value, std::to_string(nodes)) && r.gpu.count % r.gpu.per_node == 0) return;
   disagreement(src, "/gpu/count",
                std::to_string(r.gpu.count) + " GPUs (" + std::to_string(r.gpu.per_node) + " per node)", f,
-               f.name + " " + f.value, out);
+               f.name + " " + f.value, marks, out);
+}
+
+/// The flags argparse keeps: of a flag given twice in one command, the last.
+std::vector<LaunchFlag> last_of_each(const std::vector<LaunchFlag>& flags) {
+  std::vector<LaunchFlag> out;
+  for (size_t i = 0; i < flags.size(); ++i) {
+    bool overridden = false;
+    for (size_t j = i + 1; j < flags.size() && !overridden; ++j)
+      overridden = flags[j].command == flags[i].command && flags[j].name == flags[i].name;
+    if (!overridden) out.push_back(flags[i]);
+  }
+  return out;
+}
+
+/// Line (1-based) of byte `offset` of `text`.
+int line_of(const std::string& text, size_t offset) {
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+}
+
+/// The flags of simple command `c` (number `index`) of `command`, after its program.
+void command_flags(const std::string& command, const ShellCommand& c, int index, std::vector<LaunchFlag>& out) {
+  const ShellWord* program = shell_program(c);
+  if (program == nullptr || program->expanded || is_data_command(program->text)) return;
+  const std::vector<ShellWord>& w = c.words;
+  for (size_t i = static_cast<size_t>(program - w.data()) + 1; i < w.size(); ++i) {
+    if (!is_flag(w[i])) continue;
+    LaunchFlag f;
+    f.offset = w[i].offset;
+    f.line = line_of(command, f.offset);
+    f.command = index;
+    f.literal = !w[i].expanded;
+    const size_t eq = w[i].text.find('=');
+    if (eq != std::string::npos) {
+      f.name = w[i].text.substr(0, eq);
+      f.value = w[i].text.substr(eq + 1);
+    } else {
+      f.name = w[i].text;
+      if (i + 1 < w.size() && !is_flag(w[i + 1])) {
+        f.value = w[++i].text;
+        f.literal = !w[i].expanded;
+      }
+    }
+    out.push_back(std::move(f));
+  }
 }
 
 }  // namespace
 
 std::vector<LaunchFlag> launch_flags(const std::string& command) {
-  const auto w = words(command);
   std::vector<LaunchFlag> out;
-  for (size_t i = 0; i < w.size(); ++i) {
-    if (!is_flag(w[i].first)) continue;
-    LaunchFlag f;
-    f.line = w[i].second;
-    const size_t eq = w[i].first.find('=');
-    if (eq != std::string::npos) {
-      f.name = w[i].first.substr(0, eq);
-      f.value = w[i].first.substr(eq + 1);
-    } else {
-      f.name = w[i].first;
-      if (i + 1 < w.size() && !is_flag(w[i + 1].first)) f.value = w[++i].first;
-    }
-    f.literal = is_literal(f.value);
-    out.push_back(std::move(f));
-  }
+  const std::vector<ShellCommand> commands = shell_commands(command);
+  for (size_t i = 0; i < commands.size(); ++i) command_flags(command, commands[i], static_cast<int>(i), out);
   return out;
 }
 
 LaunchCheck check_launch_command(const Recipe& r, const SourceDoc& src) {
   LaunchCheck out;
   if (!src.value.is_object() || !src.value.contains("run") || !src.value["run"].is_string()) return out;
-  const std::vector<LaunchFlag> flags = launch_flags(src.value["run"].get<std::string>());
+  const std::vector<LaunchFlag> flags = last_of_each(launch_flags(src.value["run"].get<std::string>()));
+  const std::vector<SourceMark> marks = scalar_source_marks(src, "/run");
   for (const LaunchFlag& f : flags) {
-    check_nodes(r, src, f, out);
+    check_nodes(r, src, f, marks, out);
     for (const FieldFlag& row : kFieldFlags) {
       if (f.name != row.flag || !f.literal) continue;
       const std::string recipe = row.recipe_value(r);
       if (same_value(row.kind, f.value, recipe)) continue;
-      disagreement(src, row.pointer, recipe, f, row.kind == FlagKind::kSwitch ? f.name : f.name + " " + f.value, out);
+      disagreement(src, row.pointer, recipe, f, row.kind == FlagKind::kSwitch ? f.name : f.name + " " + f.value, marks,
+                   out);
     }
   }
-  check_precision_aware(r, src, flags, out);
+  check_precision_aware(r, src, flags, marks, out);
   return out;
 }
 

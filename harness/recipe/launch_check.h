@@ -16,14 +16,18 @@ namespace recipebench {
 /// ("--sequence-parallel", value empty).
 struct LaunchFlag {
   std::string name;     ///< with its dashes, e.g. "--tensor-model-parallel-size"
-  std::string value;    ///< the next word (or what follows '='); empty for a switch
-  bool literal = true;  ///< false when the value is quoted or holds a shell expansion ('$', '`'): not compared
+  std::string value;    ///< the next word (or what follows '='), quotes removed; empty for a switch
+  bool literal = true;  ///< false when the value holds a shell expansion ($NAME, ${...}, $(...), `...`): not compared
   int line = 1;         ///< line of the command (1-based) where the flag is written
+  size_t offset = 0;    ///< byte offset of the flag's word in the command
+  int command = 0;      ///< which simple command of the command text (0-based) it is an argument of
 };
 
-/// The flags of a shell command: words split on blanks (a backslash before the line end continues the command), a
-/// word starting with '#' cutting the rest of its line; a word starting with "--" is a flag, and the word after it
-/// its value unless that word is itself a flag (then the flag is a switch).
+/// The flags of a shell command as the shell hands them to the programs it runs (recipe/shell_words.h): the words
+/// after the program of every simple command whose program is not a builtin or text utility (echo, cat, export,
+/// ...); here-document bodies, redirection targets and comments are not words. A word starting with "--" is a flag,
+/// and the word after it its value unless that word is itself a flag (then the flag is a switch). A flag given twice
+/// in one command comes twice, in order (the last one is what argparse keeps).
 std::vector<LaunchFlag> launch_flags(const std::string& command);
 
 /// The run command's disagreements with the recipe, each a diagnostic of severity "warning".
@@ -40,9 +44,11 @@ struct LaunchCheck {
 /// --exp-avg-sq-dtype, --no-store-param-remainders) and the GPUs (slime's --actor-num-nodes x
 /// --actor-num-gpus-per-node, torchrun's --nnodes x --nproc-per-node). Each disagreement is located at the recipe's
 /// field (at its nearest written ancestor when the field is absent), naming the flag, its value and its line in the
-/// file, in LaunchCheck::stated or ::unstated. A flag the table does not know, or one without a literal value, is not
-/// compared; nor are --seq-length and --micro-batch-size, which under dynamic batching (slime) are not the recipe's
-/// row length and rows per microbatch. No `run`: no diagnostics.
+/// file (traced through the scalar's style, recipe/scalar_source.h; left out when it cannot be traced), in
+/// LaunchCheck::stated or ::unstated. A flag given twice in one command is judged by its last value (argparse keeps
+/// the last); integers are compared by value as Python's int() reads them ("+2" is 2). A flag the table does not
+/// know, or one without a literal value, is not compared; nor are --seq-length and --micro-batch-size, which under
+/// dynamic batching (slime) are not the recipe's row length and rows per microbatch. No `run`: no diagnostics.
 LaunchCheck check_launch_command(const Recipe& r, const SourceDoc& src);
 
 }  // namespace recipebench

@@ -539,6 +539,7 @@ SourceDoc parse_yaml(const std::string& raw, const std::string& file, const std:
   }
   Converter conv(doc, scan.aliases, kind);
   doc.value = conv.convert(root, "", "", {});
+  doc.text = text;
   return doc;
 }
 

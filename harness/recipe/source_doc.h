@@ -32,6 +32,7 @@ struct SourceDoc {
   std::string file;
   Json value;
   std::map<std::string, SourceNode> nodes;
+  std::string text;  ///< the YAML text the document was parsed from (lone CRs as LFs); empty when not from text
 
   /// The node at `pointer`, or nullptr.
   const SourceNode* node(const std::string& pointer) const;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -115,6 +116,38 @@ bool step_rank(Play& p, int r, const PassDurations& d, const PipelineTimingOptio
   return true;
 }
 
+/// The count of the first of the three plays of the steady state: past the warm-up (4 x PP x VPP + 64), of the
+/// same residue modulo the period (PP) as `microbatches`.
+int64_t steady_base(int pp, int vpp, int64_t microbatches) {
+  const int64_t period = std::max(pp, 1), warm = 4 * int64_t{std::max(pp, 1)} * std::max(vpp, 1) + 64;
+  return warm - warm % period + microbatches % period + period;
+}
+
+/// Whether b - a and c - b are one increment (relative to the larger magnitude, 1e-9: rounding of sums of passes).
+bool same_increment(double a, double b, double c) {
+  const double scale = std::max({std::fabs(a), std::fabs(b), std::fabs(c), 1e-30});
+  return std::fabs((c - b) - (b - a)) <= 1e-9 * scale;
+}
+
+/// The timing of `microbatches` from three plays a period apart (`a`, `b`, `c` at base, base + period, base + 2
+/// periods), or nullopt when they do not show one increment per period.
+std::optional<PipelineTiming> carried(const PipelineTiming& a, const PipelineTiming& b, const PipelineTiming& c,
+                                      double periods) {
+  if (!same_increment(a.step_seconds, b.step_seconds, c.step_seconds)) return std::nullopt;
+  PipelineTiming out;
+  out.step_seconds = c.step_seconds + periods * (c.step_seconds - b.step_seconds);
+  for (size_t r = 0; r < c.busy_seconds.size(); ++r) {
+    if (!same_increment(a.p2p_wait_seconds[r], b.p2p_wait_seconds[r], c.p2p_wait_seconds[r]) ||
+        !same_increment(a.end_seconds[r], b.end_seconds[r], c.end_seconds[r]))
+      return std::nullopt;
+    out.end_seconds.push_back(c.end_seconds[r] + periods * (c.end_seconds[r] - b.end_seconds[r]));
+    out.busy_seconds.push_back(c.busy_seconds[r] + periods * (c.busy_seconds[r] - b.busy_seconds[r]));
+    out.p2p_wait_seconds.push_back(c.p2p_wait_seconds[r] + periods * (c.p2p_wait_seconds[r] - b.p2p_wait_seconds[r]));
+    out.idle_seconds.push_back(out.step_seconds - out.busy_seconds[r]);
+  }
+  return out;
+}
+
 /// The executor's receive plan of every rank (kPipelineReceivesAhead per link in flight) into p.post_after.
 void plan_receives(Play& p, int64_t microbatches) {
   for (int r = 0; r < p.pp; ++r) {
@@ -134,7 +167,7 @@ PassDurations uniform_pass_durations(int pp, int vpp, double forward_s, double b
   return d;
 }
 
-PipelineTiming time_pipeline(int pp, int vpp, int64_t microbatches, const PassDurations& durations,
+PipelineTiming play_pipeline(int pp, int vpp, int64_t microbatches, const PassDurations& durations,
                              const PipelineTimingOptions& options) {
   Play p;
   for (int r = 0; r < std::max(pp, 1); ++r) p.orders.push_back(pipeline_schedule(pp, vpp, r, microbatches));
@@ -161,10 +194,31 @@ PipelineTiming time_pipeline(int pp, int vpp, int64_t microbatches, const PassDu
       throw std::logic_error("pipeline timing: the schedule does not complete: " +
                              pipeline_schedule_runs(pp, vpp, p.orders, microbatches));
   for (int r = 0; r < pp; ++r) out.step_seconds = std::max(out.step_seconds, p.free[r]);
+  out.end_seconds = p.free;
   for (int r = 0; r < pp; ++r) out.idle_seconds.push_back(out.step_seconds - out.busy_seconds[r]);
   std::stable_sort(out.actions.begin(), out.actions.end(),
                    [](const TimedPipelineAction& x, const TimedPipelineAction& y) { return x.rank < y.rank; });
   return out;
+}
+
+int64_t pipeline_played_microbatches(int pp, int vpp) { return steady_base(pp, vpp, 0) + 2 * int64_t{std::max(pp, 1)}; }
+
+PipelineTiming time_pipeline(int pp, int vpp, int64_t microbatches, const PassDurations& durations,
+                             const PipelineTimingOptions& options) {
+  if (options.keep_actions || pp < 1 || vpp < 1 || microbatches <= pipeline_played_microbatches(pp, vpp))
+    return play_pipeline(pp, vpp, microbatches, durations, options);
+  (void)pipeline_warmup(pp, vpp, 0, microbatches);  // the schedule's own checks, as play_pipeline makes them
+  const int64_t period = pp, base = steady_base(pp, vpp, microbatches);
+  const PipelineTiming a = play_pipeline(pp, vpp, base, durations, options);
+  const PipelineTiming b = play_pipeline(pp, vpp, base + period, durations, options);
+  const PipelineTiming c = play_pipeline(pp, vpp, base + 2 * period, durations, options);
+  const double periods = static_cast<double>((microbatches - base - 2 * period) / period);
+  if (std::optional<PipelineTiming> out = carried(a, b, c, periods)) return *out;
+  if (microbatches <= kPipelineMaxPlayed) return play_pipeline(pp, vpp, microbatches, durations, options);
+  throw std::invalid_argument("pipeline timing: " + std::to_string(microbatches) +
+                              " microbatches per step, and the schedule shows no steady state after " +
+                              std::to_string(base) + "; expected at most " + std::to_string(kPipelineMaxPlayed) +
+                              " microbatches");
 }
 
 }  // namespace recipebench

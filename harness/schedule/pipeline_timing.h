@@ -50,6 +50,7 @@ struct TimedPipelineAction {
 /// The timed step of the pipeline.
 struct PipelineTiming {
   double step_seconds = 0;                   ///< max over ranks of the last pass's end
+  std::vector<double> end_seconds;           ///< [rank]: when its last pass ends
   std::vector<double> busy_seconds;          ///< [rank]: its passes' durations summed
   std::vector<double> idle_seconds;          ///< [rank]: step_seconds - busy (bubble and exposed transfers)
   std::vector<double> p2p_wait_seconds;      ///< [rank]: the part of idle spent in transfers after the input was sent
@@ -65,7 +66,27 @@ struct PipelineTiming {
 /// No other cost is modelled (no send time on the sender, no contention between transfers of one link).
 /// Throws std::invalid_argument as pipeline_schedule, for durations not of shape [pp][vpp], and for a negative
 /// (or NaN) duration or transfer time.
+///
+/// Bounded cost at any count: above pipeline_played_microbatches(pp, vpp) microbatches (and without keep_actions)
+/// the schedule is played at three counts a period (PP microbatches) apart, of the same residue as `microbatches`;
+/// past its warm-up the step is periodic, each period adding the same seconds to the step, to each rank's busy time
+/// and to its transfer waits, so the figures are carried to `microbatches` by that period's increment (the steady
+/// state in closed form: time and memory O(PP x VPP), not O(microbatches)). Where the three plays do not show one
+/// increment (no steady state yet), the whole schedule is played up to kPipelineMaxPlayed microbatches, and above
+/// it std::invalid_argument says so.
 PipelineTiming time_pipeline(int pp, int vpp, int64_t microbatches, const PassDurations& durations,
                              const PipelineTimingOptions& options = {});
+
+/// time_pipeline playing every pass whatever the count (time and memory O(microbatches x PP x VPP)): the reference
+/// the steady-state form is checked against (tests/test_pipeline_timing.cpp).
+PipelineTiming play_pipeline(int pp, int vpp, int64_t microbatches, const PassDurations& durations,
+                             const PipelineTimingOptions& options = {});
+
+/// The most microbatches time_pipeline plays pass by pass before it uses the steady state: 4 x PP x VPP + 64 plus
+/// two periods (PP microbatches each).
+int64_t pipeline_played_microbatches(int pp, int vpp);
+
+/// The most microbatches time_pipeline plays in full when the steady state is not shown (2^16: ~0.1 s, ~15 MB).
+constexpr int64_t kPipelineMaxPlayed = int64_t{1} << 16;
 
 }  // namespace recipebench
