@@ -92,6 +92,34 @@ TEST_CASE("launch flags: quoted text, here-documents, redirections and other com
   CHECK(twice[1].command == twice[2].command);
 }
 
+TEST_CASE("launch flags: the elements of a bash array assignment are arguments a later command passes", "[launch]") {
+  // Megatron-LM's example scripts (and the case launch-check-misses-megatron-flags/arrays.yaml): flags collected in
+  // NAME=( ... ) over several lines, a comment inside, then torchrun ... ${NAME[@]}.
+  const auto flags = launch_flags(
+      "GPUS_PER_NODE=8\n"
+      "MODEL_PARALLEL_ARGS=(\n"
+      "    --tensor-model-parallel-size 4   # four-way\n"
+      "    --sequence-parallel\n"
+      ")\n"
+      "TRAINING_ARGS=(--micro-batch-size 1 --lr \"1.0e-4\")\n"
+      "echo ARGS=(--lr 9)\n"
+      "torchrun --nproc_per_node $GPUS_PER_NODE pretrain_gpt.py ${MODEL_PARALLEL_ARGS[@]} --seq-length 4096\n");
+  REQUIRE(flags.size() == 6);
+  CHECK(flags[0].name == "--tensor-model-parallel-size");
+  CHECK(flags[0].value == "4");
+  CHECK(flags[0].line == 3);
+  CHECK(flags[1].name == "--sequence-parallel");
+  CHECK(flags[1].value.empty());  // the array's ')' ends it: no value
+  CHECK(flags[1].line == 4);
+  CHECK(flags[2].name == "--micro-batch-size");
+  CHECK(flags[3].name == "--lr");
+  CHECK(flags[3].value == "1.0e-4");
+  CHECK(flags[3].line == 6);
+  CHECK(flags[4].name == "--nproc_per_node");  // echo's words (line 7) are data, never read
+  CHECK(flags[5].name == "--seq-length");
+  CHECK(flags[5].line == 8);
+}
+
 TEST_CASE("launch check: every committed recipe's run command agrees with its fields", "[launch]") {
   for (const std::string& stem :
        {kSeed, std::string("attune-tp2-pp8-ep8-vpp2-mt8k"), std::string("attune-48gpu-tp2-pp6-ep8")}) {

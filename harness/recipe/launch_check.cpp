@@ -207,12 +207,16 @@ int line_of(const std::string& text, size_t offset) {
   return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
 }
 
-/// The flags of simple command `c` (number `index`) of `command`, after its program.
+/// The flags of simple command `c` (number `index`) of `command`, after its program (every element of an array).
 void command_flags(const std::string& command, const ShellCommand& c, int index, std::vector<LaunchFlag>& out) {
-  const ShellWord* program = shell_program(c);
-  if (program == nullptr || program->expanded || is_data_command(program->text)) return;
   const std::vector<ShellWord>& w = c.words;
-  for (size_t i = static_cast<size_t>(program - w.data()) + 1; i < w.size(); ++i) {
+  size_t first = 0;  // an array's elements are all arguments
+  if (!c.array) {
+    const ShellWord* program = shell_program(c);
+    if (program == nullptr || program->expanded || is_data_command(program->text)) return;
+    first = static_cast<size_t>(program - w.data()) + 1;
+  }
+  for (size_t i = first; i < w.size(); ++i) {
     if (!is_flag(w[i])) continue;
     LaunchFlag f;
     f.offset = w[i].offset;

@@ -18,6 +18,8 @@ struct Heredoc {
   bool strip_tabs = false;  ///< `<<-`: leading tabs of the body's lines (and of the delimiter line) are removed
 };
 
+bool is_assignment(const ShellWord& w);
+
 /// The reader's state over one command text (see shell_commands()).
 class ShellReader {
  public:
@@ -37,6 +39,7 @@ class ShellReader {
   ShellCommand cmd_;
   ShellWord word_;
   bool in_word_ = false;
+  bool in_array_ = false;  ///< between NAME=( and its ')': the words are an array's elements
   Pending pending_ = Pending::kArgument;
   std::vector<Heredoc> heredocs_;
 
@@ -68,6 +71,9 @@ class ShellReader {
     const char c = s_[i_];
     if (c == '\\' && at(i_ + 1) == '\n') {
       i_ += 2;  // a line continuation: as if neither character were there
+    } else if (c == '\n' && in_array_) {
+      end_word();
+      ++i_;
     } else if (c == '\n') {
       end_word();
       end_command();
@@ -78,6 +84,13 @@ class ShellReader {
       ++i_;
     } else if (c == '#' && !in_word_) {
       while (i_ < s_.size() && s_[i_] != '\n') ++i_;
+    } else if (c == '(' && opens_array()) {
+      open_array();
+    } else if (c == ')' && in_array_) {
+      end_word();
+      end_command();
+      in_array_ = false;
+      ++i_;
     } else if (c == ';' || c == '&' || c == '|' || c == '(' || c == ')') {
       separator(c);
     } else if (c == '<' || c == '>') {
@@ -86,6 +99,28 @@ class ShellReader {
       start_word();
       word_char(c);
     }
+  }
+
+  /// Whether the '(' at i_ opens an array assignment: it follows, with no space, an unquoted word NAME= in an
+  /// assignment's place (before the command's program: `echo A=(` is not one).
+  bool opens_array() const {
+    if (!in_word_ || in_array_ || word_.quoted || word_.expanded || word_.text.size() < 2) return false;
+    if (!std::all_of(cmd_.words.begin(), cmd_.words.end(), [](const ShellWord& w) { return is_assignment(w); }))
+      return false;
+    const std::string& t = word_.text;
+    if (t.back() != '=' || std::isdigit(static_cast<unsigned char>(t[0]))) return false;
+    return std::all_of(t.begin(), t.end() - 1,
+                       [](char d) { return std::isalnum(static_cast<unsigned char>(d)) || d == '_'; });
+  }
+
+  /// NAME=( at i_: the command so far ends (the assignment's name dropped), and the elements that follow are one
+  /// array command up to the matching ')'.
+  void open_array() {
+    in_word_ = false;  // NAME= itself: not an argument
+    end_command();
+    cmd_.array = true;
+    in_array_ = true;
+    ++i_;
   }
 
   /// ';', '&', '|', '(' or ')' (and their doubled forms): the simple command ends. `&>` is a redirection.

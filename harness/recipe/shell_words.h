@@ -18,13 +18,17 @@ struct ShellWord {
   bool quoted = false;    ///< held a quote or a backslash (so `text` is not the word as written)
 };
 
-/// One simple command: its words, the program first (after any NAME=value assignments, which are kept).
+/// One simple command: its words, the program first (after any NAME=value assignments, which are kept). Or the
+/// elements of a bash array assignment, NAME=( ... ) (`array`): arguments with no program, which a later command
+/// passes as `${NAME[@]}` (Megatron-LM's example scripts build their flags so).
 struct ShellCommand {
   std::vector<ShellWord> words;
+  bool array = false;
 };
 
 /// The simple commands of `command` in order. Separators: a line end (outside quotes and continuations), ';', '&',
-/// '|', '(' and ')'. A word that starts with '#' starts a comment to the line's end. '<', '>', '>>', '&>', '<&',
+/// '|', '(' and ')'; after NAME=( the elements up to the matching ')' are one array command (line ends inside it
+/// separate words only). A word that starts with '#' starts a comment to the line's end. '<', '>', '>>', '&>', '<&',
 /// '>&', '<>', '>|' take the next word as their target, which is not an argument; `<<` and `<<-` take a delimiter
 /// and the here-document's lines that follow the line (up to the delimiter's line) are data, skipped; `<<<` takes
 /// its word as data. A quote left open runs to the command's end. Never throws.
