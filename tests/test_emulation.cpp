@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <tuple>
 #include <string>
 #include <vector>
@@ -145,7 +146,10 @@ std::string model_group_of(const json& kinds) {
   for (const json& k : kinds) {
     std::string kind = k.get<std::string>();
     if (kind.rfind("grad_", 0) == 0) kind = kind.substr(5);
-    if (kind == "tp" || kind == "dp" || kind == "ep" || kind == "edp" || kind == "pp") return kind;
+    try {
+      return recipebench::to_string(recipebench::parse_group_kind(kind));
+    } catch (const std::invalid_argument&) {  // "run", "pp_links": not a layout group
+    }
   }
   return "";
 }

@@ -17,17 +17,28 @@ WireBytes wire_bytes(const std::string& precision) {
 
 const char* to_string(CollectiveRole role) {
   switch (role) {
-    case CollectiveRole::kLayerEntry: return "layer entry";
-    case CollectiveRole::kLayerExit: return "layer exit";
-    case CollectiveRole::kEmbedding: return "embedding";
-    case CollectiveRole::kOutputLayer: return "output layer";
-    case CollectiveRole::kRoutingCounts: return "routing counts";
-    case CollectiveRole::kDispatch: return "dispatch";
-    case CollectiveRole::kCombine: return "combine";
-    case CollectiveRole::kPipelineSend: return "pipeline send";
-    case CollectiveRole::kPipelineRecv: return "pipeline receive";
-    case CollectiveRole::kGradientReduce: return "gradient reduce-scatter";
-    case CollectiveRole::kParameterGather: return "parameter all-gather";
+    case CollectiveRole::kLayerEntry:
+      return "layer entry";
+    case CollectiveRole::kLayerExit:
+      return "layer exit";
+    case CollectiveRole::kEmbedding:
+      return "embedding";
+    case CollectiveRole::kOutputLayer:
+      return "output layer";
+    case CollectiveRole::kRoutingCounts:
+      return "routing counts";
+    case CollectiveRole::kDispatch:
+      return "dispatch";
+    case CollectiveRole::kCombine:
+      return "combine";
+    case CollectiveRole::kPipelineSend:
+      return "pipeline send";
+    case CollectiveRole::kPipelineRecv:
+      return "pipeline receive";
+    case CollectiveRole::kGradientReduce:
+      return "gradient reduce-scatter";
+    case CollectiveRole::kParameterGather:
+      return "parameter all-gather";
   }
   return "?";
 }
@@ -77,8 +88,8 @@ void add_ep(const ModelConfig& m, const ChunkShape& s, bool backward, double rec
   const double forward_phases = backward ? recompute_fraction : 1.0;
   const double phases = backward ? 1.0 + recompute_fraction : 1.0;
   if (forward_phases * layers > 0)
-    out.push_back({GroupKind::kEp, Collective::kAllToAll, CollectiveRole::kRoutingCounts, s.ep,
-                   forward_phases * layers, counts_bytes});
+    out.push_back({GroupKind::kEp, Collective::kAllToAll, CollectiveRole::kRoutingCounts, s.ep, forward_phases * layers,
+                   counts_bytes});
   out.push_back({GroupKind::kEp, Collective::kAllToAll, CollectiveRole::kDispatch, s.ep, phases * layers, row_bytes});
   out.push_back({GroupKind::kEp, Collective::kAllToAll, CollectiveRole::kCombine, s.ep, phases * layers, row_bytes});
 }
@@ -115,12 +126,11 @@ std::vector<CollectiveUse> pass_collectives(const ModelConfig& m, const ChunkSha
   return out;
 }
 
-std::vector<CollectiveUse> optimizer_collectives(const MemoryPlan& memory, const RankMap& map, int pp,
-                                                 const WireBytes& wire) {
+std::vector<CollectiveUse> optimizer_collectives(const OptimizerShards& shards, const WireBytes& wire) {
   std::vector<CollectiveUse> out;
-  const OptimizerShards shards = optimizer_shards(memory, map, pp);
   const auto add = [&](GroupKind group, int ranks, double params) {
-    out.push_back({group, Collective::kReduceScatter, CollectiveRole::kGradientReduce, ranks, 1, params * wire.gradient});
+    out.push_back(
+        {group, Collective::kReduceScatter, CollectiveRole::kGradientReduce, ranks, 1, params * wire.gradient});
     out.push_back({group, Collective::kAllGather, CollectiveRole::kParameterGather, ranks, 1, params * wire.parameter});
   };
   if (shards.dense_groups > 1) add(GroupKind::kDp, shards.dense_groups, shards.dense);
@@ -143,7 +153,7 @@ std::vector<CollectiveUse> step_collectives(const Recipe& recipe, const ModelCon
     add_times(pass_collectives(m, s, true, rf, sizes), mb, out);
   }
   add_pipeline(map, m, recipe.workload.row_tokens, pp, sizes.wire, out);
-  const std::vector<CollectiveUse> optimizer = optimizer_collectives(memory, map, pp, sizes.wire);
+  const std::vector<CollectiveUse> optimizer = optimizer_collectives(optimizer_shards(memory, map, pp), sizes.wire);
   out.insert(out.end(), optimizer.begin(), optimizer.end());
   return out;
 }

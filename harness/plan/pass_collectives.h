@@ -17,7 +17,8 @@
 
 namespace recipebench {
 
-struct MemoryPlan;  // plan/memory_plan.h
+struct MemoryPlan;       // plan/memory_plan.h
+struct OptimizerShards;  // plan/step_time.h
 
 /// Bytes per element of each kind of buffer a run moves (docs/step-time.md, "Collectives").
 struct WireBytes {
@@ -92,12 +93,11 @@ std::vector<CollectiveUse> pass_collectives(const ModelConfig& m, const ChunkSha
 /// rows per microbatch x row tokens / CP / TP x h activation values (bytes of one send or receive).
 double pipeline_transfer_bytes(const RankMap& map, const ModelConfig& m, int64_t row_tokens, const WireBytes& wire);
 
-/// The distributed optimizer's collectives of a rank of pipeline rank `pp` per step: the gradient reduce-scatter
-/// (wire.gradient) and the parameter all-gather (wire.parameter) of the rank's full buffers, one each over DP of the
-/// dense parameters (with the experts when they are not apart, optimizer_shards) and over EDP of the experts apart;
-/// none for a group of one rank. Throws std::out_of_range for pp outside the plan.
-std::vector<CollectiveUse> optimizer_collectives(const MemoryPlan& memory, const RankMap& map, int pp,
-                                                 const WireBytes& wire);
+/// The distributed optimizer's collectives of a rank per step, from its shards (optimizer_shards of its pipeline
+/// rank): the gradient reduce-scatter (wire.gradient) and the parameter all-gather (wire.parameter) of the rank's
+/// full buffers, one each over DP of the dense parameters (with the experts when they are not apart) and over EDP of
+/// the experts apart; none for a group of one rank.
+std::vector<CollectiveUse> optimizer_collectives(const OptimizerShards& shards, const WireBytes& wire);
 
 /// The collectives of one step of a rank of pipeline rank `pp` (calls per step): every chunk's forward and backward
 /// passes over map.microbatches, the pipeline's sends and receives (each chunk's output forward but the model's

@@ -130,7 +130,7 @@ struct StepInputs {
   const NetworkModel& network;
   const StepTimeOptions& options;
   const std::optional<GpuScaling>& scaling;  ///< profile GPU -> recipe GPU; nullopt on the same GPU
-  CollectiveSizes sizes;                      ///< the recipe's wire bytes and the run's dispatcher
+  CollectiveSizes sizes;                     ///< the recipe's wire bytes and the run's dispatcher
 
   /// Target seconds / profile seconds of component c, the stack factor included.
   double scale(int c) const { return (scaling ? scaling->scale[c] : 1.0) * options.stack_factor; }
@@ -218,8 +218,9 @@ void time_stage_optimizer(const StepInputs& in, const MemoryPlan& memory, int p,
                           RankStepTime& rt) {
   const RankMap& map = in.map;
   const RankPlacement& q = first_rank_of_stage(map, p);
+  const OptimizerShards shards = optimizer_shards(memory, map, p);
   double rs = 0, ag = 0;
-  for (const CollectiveUse& u : optimizer_collectives(memory, map, p, in.sizes.wire)) {
+  for (const CollectiveUse& u : optimizer_collectives(shards, in.sizes.wire)) {
     const double seconds =
         u.calls * collective_seconds(u.op, u.bytes, u.ranks, in.link_of(group_members(map, q.rank, u.group)));
     (u.role == CollectiveRole::kGradientReduce ? rs : ag) += seconds;
@@ -231,8 +232,7 @@ void time_stage_optimizer(const StepInputs& in, const MemoryPlan& memory, int p,
   }
   rt.dp_exposed = (in.options.settings.overlap_grad_reduce ? std::max(0.0, rs - last_backward) : rs) +
                   (in.options.settings.overlap_param_gather ? std::max(0.0, ag - first_forward) : ag);
-  const double bytes = optimizer_step_bytes_per_param(in.recipe.optimizer, in.costs.kernels) *
-                       optimizer_shards(memory, map, p).shard_params();
+  const double bytes = optimizer_step_bytes_per_param(in.recipe.optimizer, in.costs.kernels) * shards.shard_params();
   const double bandwidth = in.costs.weight_stream_bytes_per_s;
   rt.optimizer = bandwidth > 0 ? bytes / bandwidth * in.optimizer_scale() : 0;
 }
@@ -254,22 +254,25 @@ void add_figures(const StepInputs& in, StepPrediction& out) {
   // No prediction past physics: a step that is not a finite positive time, or one faster than the GPU's peak, says
   // the inputs (profiles, stack factor, catalog) time less than the work; never printed or written as a figure.
   if (!(std::isfinite(out.step_seconds) && out.step_seconds > 0 && std::isfinite(out.gpu_hours)))
-    throw std::invalid_argument(fmt::format("a predicted step of {} s, expected a finite time > 0 s (from the "
-                                            "profiles {})",
-                                            out.step_seconds, fmt::join(in.costs.sources, ", ")));
+    throw std::invalid_argument(
+        fmt::format("a predicted step of {} s, expected a finite time > 0 s (from the "
+                    "profiles {})",
+                    out.step_seconds, fmt::join(in.costs.sources, ", ")));
   if (out.mfu && !(*out.mfu <= 1))
-    throw std::invalid_argument(fmt::format("a predicted MFU of {:.1f}%, expected at most 100% of the {}'s dense BF16 "
-                                            "peak: the profiles ({}) time less than the work",
-                                            *out.mfu * 100, recipe.gpu.type, fmt::join(in.costs.sources, ", ")));
+    throw std::invalid_argument(
+        fmt::format("a predicted MFU of {:.1f}%, expected at most 100% of the {}'s dense BF16 "
+                    "peak: the profiles ({}) time less than the work",
+                    *out.mfu * 100, recipe.gpu.type, fmt::join(in.costs.sources, ", ")));
 }
 
 std::vector<std::string> assumptions(const StepInputs& in) {
   const StepTimeOptions& o = in.options;
   std::vector<std::string> a;
   if (in.costs.sources.empty())
-    a.push_back(fmt::format("compute: analytical, no profile: each component's work by docs/step-time.md's formulas "
-                            "at the catalog's efficiencies on {} (catalog/efficiency.yaml; the curves in the notes)",
-                            in.costs.gpu));
+    a.push_back(
+        fmt::format("compute: analytical, no profile: each component's work by docs/step-time.md's formulas "
+                    "at the catalog's efficiencies on {} (catalog/efficiency.yaml; the curves in the notes)",
+                    in.costs.gpu));
   else
     a.push_back(
         fmt::format("compute: {} profile(s) on {} ({}); each component a fixed part per pass ({}) plus its work by "
@@ -280,11 +283,11 @@ std::vector<std::string> assumptions(const StepInputs& in) {
   for (const std::string& note : in.costs.notes) a.push_back(note);
   for (const std::string& source : in.costs.sources)  // a calibrated profile's factor (docs/step-time.md)
     if (source.find(" (calibrated x ") != std::string::npos) a.push_back("profile " + source);
-  a.push_back(fmt::format("optimizer step: {:g} bytes per parameter of the shard ({}, docs/optimizer.md) at {:.2f} "
-                          "TB/s ({} optimizer bandwidth)",
-                          optimizer_step_bytes_per_param(in.recipe.optimizer, in.costs.kernels),
-                          optimizer_state_label(in.recipe.optimizer), in.costs.weight_stream_bytes_per_s / 1e12,
-                          in.costs.sources.empty() ? "the catalog's" : "the profiles'"));
+  a.push_back(fmt::format(
+      "optimizer step: {:g} bytes per parameter of the shard ({}, docs/optimizer.md) at {:.2f} "
+      "TB/s ({} optimizer bandwidth)",
+      optimizer_step_bytes_per_param(in.recipe.optimizer, in.costs.kernels), optimizer_state_label(in.recipe.optimizer),
+      in.costs.weight_stream_bytes_per_s / 1e12, in.costs.sources.empty() ? "the catalog's" : "the profiles'"));
   if (o.stack_factor != 1) a.push_back(fmt::format("stack factor {:.3f} on every compute second", o.stack_factor));
   if (in.map.ep > 1)
     a.push_back(in.sizes.dispatch == EpDispatch::kFixedCapacity
@@ -293,9 +296,10 @@ std::vector<std::string> assumptions(const StepInputs& in) {
                                   in.sizes.capacity_tokens)
                     : std::string("EP dispatch host_splits, routing balanced: each rank's experts get its own tokens' "
                                   "top-k slots over the EP group"));
-  a.push_back(fmt::format("collectives as the torch backend issues them (plan/pass_collectives.h), {:g}-byte "
-                          "activations and parameters, {:g}-byte gradients ({})",
-                          in.sizes.wire.activation, in.sizes.wire.gradient, in.recipe.workload.precision));
+  a.push_back(
+      fmt::format("collectives as the torch backend issues them (plan/pass_collectives.h), {:g}-byte "
+                  "activations and parameters, {:g}-byte gradients ({})",
+                  in.sizes.wire.activation, in.sizes.wire.gradient, in.recipe.workload.precision));
   if (in.recipe.layout.recompute.granularity == "selective")
     a.push_back("selective recompute not modelled apart: no recompute cost counted");
   a.push_back("network: " + in.network.source +
@@ -328,8 +332,8 @@ std::optional<GpuScaling> scaling_to_recipe(const Recipe& recipe, const ModelCon
 StepPrediction predict_step(const Recipe& recipe, const ModelConfig& model, const RankMap& map, const UnitCosts& costs,
                             const NetworkModel& network, const StepTimeOptions& options) {
   const std::optional<GpuScaling> scaling = scaling_to_recipe(recipe, model, map, costs);
-  const StepInputs in{recipe, model, map, costs, network, options, scaling,
-                      collective_sizes(recipe, options.settings.ep_dispatch)};
+  const StepInputs in{recipe,  model,   map,     costs,
+                      network, options, scaling, collective_sizes(recipe, options.settings.ep_dispatch)};
   const int pp = map.pp;
   PassDurations durations;
   durations.forward.assign(pp, std::vector<double>(map.vpp, 0));
