@@ -27,8 +27,15 @@ per=$(( (inputs + jobs - 1) / jobs ))
 start=$(date +%s)
 pids=()
 stopped=0
-# A stop: each process finishes (or, at a second signal, abandons) its input and writes its counts.
-trap 'stopped=1; for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done' TERM INT
+# A stop: each process finishes (or, at a second signal, abandons) its input and writes its counts. The handler
+# keeps its own loop variable: it runs in the middle of the wait loop below, whose `p` it must not change (it did,
+# and the totals were read while the first process was still finishing its input).
+stop_all() {
+  local q
+  stopped=1
+  for q in "${pids[@]}"; do kill -TERM "$q" 2>/dev/null; done
+}
+trap stop_all TERM INT
 for j in $(seq 1 "$jobs"); do
   "$fuzz" --inputs "$per" ${SECONDS_LIMIT:+--seconds "$SECONDS_LIMIT"} --seed "$((20261130 + j))" --out "$out/seed-$j" --binary "$build/recipebench" \
     --via-binary "$via" "${extra[@]}" "${seeds[@]}" > "$out/seed-$j.log" 2>&1 &
@@ -37,6 +44,10 @@ done
 # `wait` returns early when a trapped signal arrives: wait again until every process has ended.
 for p in "${pids[@]}"; do while kill -0 "$p" 2>/dev/null; do wait "$p"; done; done
 cat "$out"/seed-*.log
+# Every process prints its totals line at every end it can catch; one without it was killed outright (SIGKILL).
+for j in $(seq 1 "$jobs"); do
+  grep -q '^recipebench_fuzz: [0-9]* inputs' "$out/seed-$j.log" || echo "fuzz bench: process $j printed no totals line"
+done
 # One figure summed over the processes' summary.json files.
 total() { cat "$out"/seed-*/summary.json 2>/dev/null | grep -o "\"$1\": [0-9]*" | awk '{s += $2} END {print s + 0}'; }
 summaries=$(ls "$out"/seed-*/summary.json 2>/dev/null | wc -l)

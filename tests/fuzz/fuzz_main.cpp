@@ -149,9 +149,16 @@ void print_totals(End end) {
   write_all(1, l.d, l.n);
 }
 
+/// Ends the binary a check is waiting for, if any, so it does not outlive the harness (async-signal-safe).
+void kill_binary_child() {
+  const pid_t child = g_binary_child.load();
+  if (child > 0) kill(child, SIGKILL);
+}
+
 void on_stop(int sig) {
   write_summary(End::kSignal, kHandlerWriter);
   if (g_stop) {  // a second signal: the current input is taking too long to wait for
+    kill_binary_child();
     print_totals(End::kSignal);
     _exit(128 + sig);
   }
@@ -166,6 +173,7 @@ void on_crash(int sig) {
   }
   const char msg[] = "recipebench_fuzz: CRASH (signal) on the input written to the crash file\n";
   write_all(2, msg, sizeof msg - 1);
+  kill_binary_child();
   write_summary(End::kCrash, kHandlerWriter);
   print_totals(End::kCrash);
   _exit(sig == SIGALRM ? 4 : 3);
@@ -218,6 +226,7 @@ void start_watchdog(double cpu_limit, double wall_limit) {
         std::ofstream(g_hang_path, std::ios::binary) << g_input;
         std::fprintf(stderr, "recipebench_fuzz: HANG: one input ran %.1f s of CPU (limit %.1f) in %.1f s (limit %.1f) "
                      "(written to %s)\n", cpu, cpu_limit, wall, wall_limit, g_hang_path);
+        kill_binary_child();
         write_summary(End::kHang, kWatchdogWriter);
         print_totals(End::kHang);
         _exit(4);

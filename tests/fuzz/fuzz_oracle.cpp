@@ -1,10 +1,12 @@
 #include "fuzz_oracle.h"
 
 #include <fcntl.h>
+#include <spawn.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -313,22 +315,52 @@ Verdict check_in_process(const std::string& text, InputKind kind) {
   }
 }
 
+namespace {
+
+/// Starts `argv` with stdout and stderr to `log`, the signals this harness catches back at their defaults (the
+/// harness's handlers must not run in the child before its exec), and in a process group of its own, so that a
+/// stop sent to the harness's group (Ctrl-C, `timeout`) lets the current input finish as documented instead of
+/// killing the binary under it (which would read as a finding). Returns the child's pid, or -1.
+pid_t spawn_binary(const std::vector<std::string>& argv, const std::string& log) {
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_addopen(&files, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&files, 1, 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t defaults, none;
+  sigemptyset(&defaults);
+  for (int sig : {SIGTERM, SIGINT, SIGSEGV, SIGFPE, SIGBUS, SIGILL, SIGABRT, SIGALRM}) sigaddset(&defaults, sig);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  if (posix_spawn(&pid, argv[0].c_str(), &files, &attr, args.data(), environ) != 0) pid = -1;
+  posix_spawnattr_destroy(&attr);
+  posix_spawn_file_actions_destroy(&files);
+  return pid;
+}
+
+}  // namespace
+
+std::atomic<pid_t> g_binary_child{0};
+
 Verdict check_through_binary(const std::string& text, InputKind kind, const std::string& binary,
                              const std::string& dir) {
   const std::string file = dir + (kind == InputKind::kRecipe ? "/via-binary.yaml" : "/via-binary.json");
   const std::string log = dir + "/via-binary.log";
   std::ofstream(file, std::ios::binary | std::ios::trunc) << text;
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    if (kind == InputKind::kRecipe)
-      execl(binary.c_str(), binary.c_str(), "validate", file.c_str(), nullptr);
-    else
-      execl(binary.c_str(), binary.c_str(), "report", file.c_str(), "--out", (dir + "/report").c_str(), nullptr);
-    _exit(127);
-  }
+  const std::vector<std::string> argv =
+      kind == InputKind::kRecipe ? std::vector<std::string>{binary, "validate", file}
+                                 : std::vector<std::string>{binary, "report", file, "--out", dir + "/report"};
+  const pid_t pid = spawn_binary(argv, log);
+  if (pid < 0) return finding("the binary could not be started: " + binary);
+  g_binary_child.store(pid);
   int status = 0;
   const auto start = std::chrono::steady_clock::now();
   for (int polls = 0; waitpid(pid, &status, WNOHANG) == 0; ++polls) {
@@ -338,10 +370,12 @@ Verdict check_through_binary(const std::string& text, InputKind kind, const std:
     if (over_cpu || std::chrono::steady_clock::now() - start > std::chrono::seconds(300)) {
       kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
+      g_binary_child.store(0);
       return finding(over_cpu ? "the binary hung (over 10 s of CPU)" : "the binary hung (over 300 s)");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  g_binary_child.store(0);
   if (WIFSIGNALED(status)) return finding("the binary died of signal " + std::to_string(WTERMSIG(status)));
   const int rc = WEXITSTATUS(status);
   if (rc > 2) return finding("exit status " + std::to_string(rc) + " (expected 0, 1 or 2)");

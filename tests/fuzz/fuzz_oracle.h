@@ -4,6 +4,9 @@
 // signal, or an error line without a location. Crashes and hangs end the harness itself (fuzz_main.cpp).
 #pragma once
 
+#include <sys/types.h>
+
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -22,9 +25,13 @@ struct Verdict {
 /// leaderboard); a run record through the report's reading of records.
 Verdict check_in_process(const std::string& text, InputKind kind);
 
+/// The pid of the binary check_through_binary is waiting for, or 0: the harness's signal handlers and watchdog
+/// kill it (SIGKILL) before they end the harness, so no child outlives it. Lock-free, so safe to read in a handler.
+extern std::atomic<pid_t> g_binary_child;
+
 /// Writes `text` to a file under `dir` and runs `binary validate FILE` (recipes) or `binary report FILE --out DIR`
 /// (run records) with a limit of 10 s of its CPU (300 s of wall time); checks the exit status and that every error
-/// line is located.
+/// line is located. The binary runs in a process group of its own with default signal handling (docs/fuzzing.md).
 Verdict check_through_binary(const std::string& text, InputKind kind, const std::string& binary,
                              const std::string& dir);
 

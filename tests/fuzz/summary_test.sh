@@ -9,7 +9,7 @@ d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 num() { grep -o "\"$2\": [0-9]*" "$1" | awk '{print $2}'; }
 ended() { grep -o '"ended": "[a-z-]*"' "$1" | cut -d'"' -f4; }
-fail() { echo "FAIL: $*"; for f in "$d"/*.log; do echo "== $f"; cat "$f"; done; exit 1; }
+fail() { echo "FAIL: $*"; for f in "$d"/*.log "$d"/*/seed-*/summary.json; do [ -e "$f" ] && { echo "== $f"; cat "$f"; }; done; exit 1; }
 
 # The totals line and summary.json of a stopped run agree, with inputs > 0 and the way it ended.
 stopped_true() {  # OUT LOG ENDED
@@ -59,6 +59,19 @@ elif [ "$1" = bench ]; then
   [ "$a" -gt 0 ] && [ "$b" -gt 0 ] || fail "a process counted 0 inputs"
   grep -q "^fuzz bench: $((a + b)) inputs in [0-9]* s over 2 processes (signal x2); 0 findings; 0 crashes; 0 hangs\$" "$d/bench.log" || fail "bench line"
   [ "$(num "$d/bench/summary.json" inputs)" = $((a + b)) ] && grep -q '"stopped": true' "$d/bench/summary.json" || fail "bench summary: $(cat "$d/bench/summary.json")"
+  # One process still finishing its input when the other has ended (case of the CI run of 2026-12-05: the script's
+  # signal handler changed the wait loop's variable, so the totals were read before process 1 had ended). A stand-in
+  # binary takes 2 s on process 1's inputs and every input goes through it (VIA=1); one TERM to the script only
+  # (--foreground), which passes it on: process 1 finishes its input, is waited for, and both totals lines count.
+  mkdir -p "$d/sb/tests"
+  ln -s "$(cd "$2" && pwd)/tests/recipebench_fuzz" "$d/sb/tests/recipebench_fuzz"
+  printf '#!/bin/sh\ncase "$2" in */seed-1/*) sleep 2 ;; esac\nexec "%s" "$@"\n' "$(cd "$2" && pwd)/recipebench" > "$d/sb/recipebench"
+  chmod +x "$d/sb/recipebench"
+  rc=0; BUILD_DIR="$d/sb" OUT="$d/slow" INPUTS=100000000 JOBS=2 VIA=1 timeout --foreground -s TERM 3 "$(dirname "$0")/../../bench/fuzz.sh" > "$d/slow.log" 2>&1 || rc=$?
+  [ $rc = 124 ] || fail "fuzz.sh with a slow process: exit $rc"
+  a=$(num "$d/slow/seed-1/summary.json" inputs); b=$(num "$d/slow/seed-2/summary.json" inputs)
+  [ "$(grep -c '^recipebench_fuzz: [0-9]* inputs .*; ended: signal$' "$d/slow.log")" = 2 ] || fail "slow: not 2 totals lines"
+  grep -q "^fuzz bench: $((a + b)) inputs in [0-9]* s over 2 processes (signal x2); 0 findings; 0 crashes; 0 hangs\$" "$d/slow.log" || fail "slow: bench line"
 else
   echo "usage: summary_test.sh harness FUZZ CASE_DIR | bench BUILD_DIR"; exit 2
 fi
