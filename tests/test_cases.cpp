@@ -20,26 +20,15 @@
 #include "util/input_file.h"
 
 using namespace recipebench;
+using recipebench::test::case_path;
+using recipebench::test::recipe_file_errors;
 using recipebench::test::source_path;
-
-namespace {
-
-std::string case_path(const std::string& rel) { return source_path("tests/data/cases/" + rel); }
-
-/// The diagnostics of one file, one line each.
-std::vector<std::string> errors_of(const std::string& file) {
-  std::vector<std::string> out;
-  for (const auto& d : validate_recipe_file(file).errors) out.push_back(d.to_string());
-  return out;
-}
-
-}  // namespace
 
 TEST_CASE("proxy-mfu-depth: a proxy recipe's N and MFU are those of the 4 layers that ran", "[cases]") {
   // N_active of the 4-layer Qwen3.5-35B-A3B = 752,328,704; MFU = 6 x N x 18871.26 / 989.4e12 = 0.0861.
-  CHECK(errors_of(case_path("proxy-mfu-depth/proxy4l-result-proxy-count.yaml")).empty());
+  CHECK(recipe_file_errors(case_path("proxy-mfu-depth/proxy4l-result-proxy-count.yaml")).empty());
   const std::string full = case_path("proxy-mfu-depth/proxy4l-result-full-count.yaml");
-  const auto errors = errors_of(full);
+  const auto errors = recipe_file_errors(full);
   REQUIRE(errors.size() == 2);
   CHECK(errors[0] == full +
                          ":46:8: error: result.mfu: 0.3372, expected 0.0861 = 6 x 752,328,704 (4-layer "
@@ -88,12 +77,12 @@ TEST_CASE("sp-row-tokens-tp: rows not divisible by TP under sequence parallel fa
   const std::string tail =
       ", expected row_tokens divisible by TP = 2 (sequence parallel splits every row's sequence "
       "over the TP ranks)";
-  CHECK(errors_of(tiny) ==
+  CHECK(recipe_file_errors(tiny) ==
         std::vector<std::string>{tiny +
                                  ":16:15: error: workload.row_tokens: 127-token rows, not divisible by TP 2 "
                                  "under sequence parallel" +
                                  tail});
-  CHECK(errors_of(stage) ==
+  CHECK(recipe_file_errors(stage) ==
         std::vector<std::string>{stage +
                                  ":20:15: error: workload.row_tokens: 8191-token rows, not divisible by TP 2 "
                                  "under sequence parallel" +
@@ -126,7 +115,7 @@ TEST_CASE("yaml-merge-key: '<<: *defaults' is merged, and equals the recipe writ
 
 TEST_CASE("single-step-window-cv: a one-step window is refused by validate as by run", "[cases]") {
   const std::string f = case_path("single-step-window-cv/attune-window-19-19.yaml");
-  CHECK(errors_of(f) == std::vector<std::string>{
+  CHECK(recipe_file_errors(f) == std::vector<std::string>{
                             f + ":92:3: error: result.window: window 19..19 holds 1 step, expected at least 2 (the "
                                 "step-time CV is a sample standard deviation: n - 1 >= 1)"});
   CHECK(window_problem(StepWindow{19, 19}, 20) ==
@@ -152,7 +141,7 @@ TEST_CASE("fuzz inputs: every one ends in one located error, none crashes", "[ca
   for (const auto& c : cases) {
     const std::string f = case_path(std::string("fuzz/") + c.file);
     INFO(c.file);
-    CHECK(errors_of(f) == std::vector<std::string>{f + c.error});
+    CHECK(recipe_file_errors(f) == std::vector<std::string>{f + c.error});
   }
 }
 
@@ -229,7 +218,7 @@ TEST_CASE("hf-mlp-only-layers: a config.json field that changes the model is ref
 TEST_CASE("convergence-pass-contradicts-figures (2026-12-02): a pass beside failing figures is refused at the verdict",
           "[cases]") {
   const std::string file = case_path("convergence-pass-contradicts-figures/attune-48gpu-claims-pass-corr0.2.yaml");
-  const auto errors = errors_of(file);
+  const auto errors = recipe_file_errors(file);
   REQUIRE(errors.size() == 2);
   CHECK(errors[0] == file +
                          ":116:13: error: correctness.convergence.result: pass, expected fail: 15 pointwise "

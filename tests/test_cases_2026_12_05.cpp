@@ -25,11 +25,11 @@
 #include "util/format.h"
 
 using namespace recipebench;
+using recipebench::test::case_path;
+using recipebench::test::recipe_file_errors;
 using recipebench::test::source_path;
 
 namespace {
-
-std::string case_path(const std::string& rel) { return source_path("tests/data/cases/" + rel); }
 
 /// Every error of a validation, one line each, joined by newlines (for Contains checks).
 std::string all_errors(const ValidatedRecipe& v) {

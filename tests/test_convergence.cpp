@@ -45,7 +45,7 @@ LossCurve curve_of(const RunRecord& r) {
   return c;
 }
 
-const ComparedField* field(const Comparison& c, const std::string& section, const std::string& name) {
+const ComparedField* compared_field(const Comparison& c, const std::string& section, const std::string& name) {
   for (const auto& f : c.fields)
     if (f.section == section && f.name == name) return &f;
   return nullptr;
@@ -221,20 +221,20 @@ TEST_CASE("compare-runs-no-convergence (2026-12-02): two runs' settings compared
   use_settings_as_written(*ea, read_json_file(fa));
   use_settings_as_written(*eb, read_json_file(fb));
   const Comparison c = compare_entries(*ea, *eb);
-  const ComparedField* seed = field(c, "settings", "seed");
+  const ComparedField* seed = compared_field(c, "settings", "seed");
   REQUIRE(seed);
   CHECK(seed->a == "1234");
   CHECK(seed->b == "7");
   CHECK(seed->differs);
-  const ComparedField* kernels = field(c, "settings", "kernels");
+  const ComparedField* kernels = compared_field(c, "settings", "kernels");
   REQUIRE(kernels);
   CHECK(kernels->a == "—");
   CHECK(kernels->b == "fused");
   CHECK(kernels->differs);
-  REQUIRE(field(c, "settings", "data.source"));
-  CHECK_FALSE(field(c, "settings", "data.source")->differs);
-  CHECK(field(c, "settings", "window")->a == "5:19");
-  CHECK(field(c, "stack", "recipebench_commit")->differs);
+  REQUIRE(compared_field(c, "settings", "data.source"));
+  CHECK_FALSE(compared_field(c, "settings", "data.source")->differs);
+  CHECK(compared_field(c, "settings", "window")->a == "5:19");
+  CHECK(compared_field(c, "stack", "recipebench_commit")->differs);
 }
 
 TEST_CASE("convergence: a realistic pair of committed run records (same seed, two commits) passes", "[convergence]") {

@@ -22,18 +22,13 @@
 #include "util/json_text.h"
 
 using namespace recipebench;
+using recipebench::test::case_path;
+using recipebench::test::recipe_file_errors;
 using recipebench::test::source_path;
 
 namespace {
 
 std::string fuzz_case(const std::string& rel) { return source_path("tests/data/cases/fuzz/" + rel); }
-
-/// The diagnostics of one recipe file, one line each.
-std::vector<std::string> errors_of(const std::string& file) {
-  std::vector<std::string> out;
-  for (const auto& d : validate_recipe_file(file).errors) out.push_back(d.to_string());
-  return out;
-}
 
 /// The diagnostics of recipe text, one line each.
 std::vector<std::string> text_errors(const std::string& text, const std::string& name) {
@@ -140,10 +135,10 @@ TEST_CASE("record-duplicate-keys-accepted: a key twice in a run record or config
 
 TEST_CASE("nul-key-exception: a key holding a NUL is a located error, no library message", "[cases][fuzz][yaml]") {
   const std::string f = fuzz_case("nul-key-exception/nul-key.yaml");
-  CHECK(errors_of(f) == std::vector<std::string>{f + ":24:3: error: layout.t\\x00p: a key holding the control "
+  CHECK(recipe_file_errors(f) == std::vector<std::string>{f + ":24:3: error: layout.t\\x00p: a key holding the control "
                                                      "character 0x00 (NUL), expected a plain field name"});
   const std::string top = fuzz_case("nul-key-exception/top-nul.yaml");
-  CHECK(errors_of(top) == std::vector<std::string>{top + ":2:1: error: \\x00: a key holding the control character "
+  CHECK(recipe_file_errors(top) == std::vector<std::string>{top + ":2:1: error: \\x00: a key holding the control character "
                                                          "0x00 (NUL), expected a plain field name"});
 }
 
@@ -176,7 +171,7 @@ TEST_CASE("yaml-deep-nesting-bad-file: nesting past the limit says so at every d
 }
 
 TEST_CASE("yaml-lone-cr-empty-file: lone CR line ends are line ends", "[cases][fuzz][yaml]") {
-  CHECK(errors_of(fuzz_case("yaml-lone-cr-empty-file/cr.yaml")).empty());
+  CHECK(recipe_file_errors(fuzz_case("yaml-lone-cr-empty-file/cr.yaml")).empty());
   CHECK(text_errors("a: 1\rb: [\r", "cr.yaml") ==
         std::vector<std::string>{"cr.yaml:3:1: error: malformed YAML: a '[' list that is never closed with ']' (the "
                                  "position is where the parser gave up), expected well-formed YAML"});
@@ -193,7 +188,7 @@ TEST_CASE("yaml-value-limit-blames-aliases: a long plain list is not blamed on a
 
 TEST_CASE("yaml-list-count-wrong: a list's bad item is the one error, no false count", "[cases][fuzz][schema]") {
   const std::string f = fuzz_case("yaml-list-count-wrong/window-a.yaml");
-  CHECK(errors_of(f) == std::vector<std::string>{f + ":43:12: error: bench.window[0]: string 'a', expected integer"});
+  CHECK(recipe_file_errors(f) == std::vector<std::string>{f + ":43:12: error: bench.window[0]: string 'a', expected integer"});
   const std::string tiny = test::read_file(fuzz_case("yaml-deep-nesting-bad-file/tiny.yaml"));
   std::string two_bad = tiny;
   two_bad.replace(two_bad.find("window: [5, 19]"), 15, "window: [a, b]");
@@ -220,11 +215,11 @@ TEST_CASE("hf-config-width-overflow: widths beyond the bound are refused, no wra
 TEST_CASE("bench-window-not-validated: bench.window and bench.steps are checked by validate, located",
           "[cases][fuzz]") {
   const std::string reversed = fuzz_case("bench-window-not-validated/reversed.yaml");
-  CHECK(errors_of(reversed) ==
+  CHECK(recipe_file_errors(reversed) ==
         std::vector<std::string>{reversed + ":43:11: error: bench.window: window 19..5 with 20 steps, expected 0 <= "
                                             "first <= last <= 19 (steps numbered from 0)"});
   const std::string steps3 = fuzz_case("bench-window-not-validated/steps3.yaml");
-  CHECK(errors_of(steps3) ==
+  CHECK(recipe_file_errors(steps3) ==
         std::vector<std::string>{steps3 + ":42:10: error: bench.steps: window 5..19 with 3 steps, expected 0 <= "
                                           "first <= last <= 2 (steps numbered from 0)"});
 }
@@ -234,14 +229,14 @@ TEST_CASE("bench-window-not-validated: bench.window and bench.steps are checked 
 TEST_CASE("yaml-collection-tags-ignored: tags on collections and core tags that do not fit are refused",
           "[cases][fuzz][yaml]") {
   const std::string d = fuzz_case("yaml-collection-tags-ignored/");
-  CHECK(errors_of(d + "python-map.yaml") ==
+  CHECK(recipe_file_errors(d + "python-map.yaml") ==
         std::vector<std::string>{d + "python-map.yaml:20:9: error: layout: unsupported tag "
                                      "'tag:yaml.org,2002:python/object:__main__.X' on a mapping, expected an untagged "
                                      "value"});
-  CHECK(errors_of(d + "set.yaml") ==
+  CHECK(recipe_file_errors(d + "set.yaml") ==
         std::vector<std::string>{d + "set.yaml:20:9: error: layout: unsupported tag 'tag:yaml.org,2002:set' on a "
                                      "mapping, expected an untagged value"});
-  CHECK(errors_of(d + "null-tp.yaml") ==
+  CHECK(recipe_file_errors(d + "null-tp.yaml") ==
         std::vector<std::string>{d + "null-tp.yaml:24:7: error: layout.tp: '1' tagged '!!null', which it is not, "
                                      "expected a value of the tagged type, or an untagged value"});
   CHECK(text_errors("a: !!seq [1]\nb: !!map {c: 1}\nc: !!float 1\nd: !!str [1]\n", "t.yaml").at(0) ==
@@ -260,7 +255,7 @@ TEST_CASE("unreadable-subfolder-skipped: a folder that cannot be opened is liste
   const std::vector<std::string> files = collect_files({dir.string()}, {".yaml", ".yml"});
   if (::geteuid() != 0) {
     CHECK(files == std::vector<std::string>{(dir / "locked").string(), (dir / "top.yaml").string()});
-    CHECK(errors_of((dir / "locked").string()) ==
+    CHECK(recipe_file_errors((dir / "locked").string()) ==
           std::vector<std::string>{(dir / "locked").string() +
                                    ": error: cannot be read: Permission denied, expected a readable folder"});
   } else {

@@ -22,11 +22,11 @@
 #include "util/format.h"
 
 using namespace recipebench;
+using recipebench::test::case_path;
+using recipebench::test::recipe_file_errors;
 using recipebench::test::source_path;
 
 namespace {
-
-std::string case_path(const std::string& rel) { return source_path("tests/data/cases/" + rel); }
 
 /// The leaderboard `report` builds from `files`, in that order: recipes validated, run records checked.
 Leaderboard board_of(const std::vector<std::string>& files) {

@@ -44,6 +44,10 @@ std::optional<ProfileComponent> profile_component_named(const std::string& name)
 /// run again to rebuild the activations (docs/distributed.md, "Recompute").
 enum class PassPhase { kForward, kBackward, kRecompute };
 constexpr int kPassPhases = 3;
+/// PassPhase's values as indices of the per-phase arrays (PhaseCells and the like).
+constexpr int kForwardIndex = static_cast<int>(PassPhase::kForward);
+constexpr int kBackwardIndex = static_cast<int>(PassPhase::kBackward);
+constexpr int kRecomputeIndex = static_cast<int>(PassPhase::kRecompute);
 /// "forward", "backward", "recompute".
 const char* to_string(PassPhase p);
 std::optional<PassPhase> pass_phase_named(const std::string& name);

@@ -1,5 +1,6 @@
 #include "catalog/hardware.h"
 #include "catalog/entry_reader.h"
+#include "util/format.h"
 #include "util/input_file.h"
 
 #include <yaml-cpp/yaml.h>
@@ -18,11 +19,6 @@ extern const char* const kCatalogInstancesYaml;
 extern const char* const kCatalogEfficiencyYaml;
 
 namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
 
 GpuSpec read_gpu(const EntryReader& r, const std::string& file) {
   GpuSpec g;
@@ -137,7 +133,7 @@ template <typename Spec>
 void check_unique_names(const std::vector<Spec>& list, const char* what) {
   for (size_t a = 0; a < list.size(); ++a)
     for (size_t b = a + 1; b < list.size(); ++b)
-      if (lower(list[a].name) == lower(list[b].name))
+      if (ascii_lower(list[a].name) == ascii_lower(list[b].name))
         throw CatalogError(list[b].origin, list[b].pointer + "/name", "'" + list[b].name + "' a second time",
                            std::string("one entry per ") + what + " name (the first is at " + list[a].pointer + ")");
 }
@@ -199,9 +195,9 @@ const EfficiencyCurve* HardwareCatalog::efficiency(const std::string& gpu_name, 
 }
 
 bool GpuSpec::answers_to(const std::string& spelling) const {
-  const std::string key = lower(spelling);
-  if (lower(name) == key) return true;
-  return std::any_of(aliases.begin(), aliases.end(), [&](const std::string& a) { return lower(a) == key; });
+  const std::string key = ascii_lower(spelling);
+  if (ascii_lower(name) == key) return true;
+  return std::any_of(aliases.begin(), aliases.end(), [&](const std::string& a) { return ascii_lower(a) == key; });
 }
 
 const GpuSpec* HardwareCatalog::gpu(const std::string& name) const {
@@ -211,9 +207,9 @@ const GpuSpec* HardwareCatalog::gpu(const std::string& name) const {
 }
 
 const InstanceSpec* HardwareCatalog::instance(const std::string& name) const {
-  const std::string key = lower(name);
+  const std::string key = ascii_lower(name);
   for (const auto& i : instances)
-    if (lower(i.name) == key || lower(i.label()) == key) return &i;
+    if (ascii_lower(i.name) == key || ascii_lower(i.label()) == key) return &i;
   return nullptr;
 }
 
@@ -227,14 +223,14 @@ const InstanceSpec* HardwareCatalog::default_instance(const std::string& gpu_nam
 }
 
 const GpuSpec* HardwareCatalog::gpu_in_device_name(const std::string& device_name) const {
-  const std::string device = lower(device_name);
+  const std::string device = ascii_lower(device_name);
   const GpuSpec* best = nullptr;
   size_t best_length = 0;
   for (const auto& g : gpus) {
     std::vector<std::string> spellings = g.aliases;
     spellings.push_back(g.name);
     for (const auto& s : spellings)
-      if (s.size() > best_length && device.find(lower(s)) != std::string::npos) {
+      if (s.size() > best_length && device.find(ascii_lower(s)) != std::string::npos) {
         best = &g;
         best_length = s.size();
       }
@@ -276,10 +272,10 @@ HardwareCatalog overlay(HardwareCatalog base, const HardwareCatalog& over) {
     if (!it->answers_to(replaced)) it->aliases.push_back(replaced);
   }
   lay_over(base.instances, over.instances,
-           [](const InstanceSpec& b, const InstanceSpec& s) { return lower(b.name) == lower(s.name); });
+           [](const InstanceSpec& b, const InstanceSpec& s) { return ascii_lower(b.name) == ascii_lower(s.name); });
   lay_over(base.efficiencies, over.efficiencies, [&](const EfficiencyCurve& b, const EfficiencyCurve& s) {
     const GpuSpec* g = base.gpu(s.gpu);
-    return b.operation == s.operation && (g ? g->answers_to(b.gpu) : lower(b.gpu) == lower(s.gpu));
+    return b.operation == s.operation && (g ? g->answers_to(b.gpu) : ascii_lower(b.gpu) == ascii_lower(s.gpu));
   });
   return base;
 }

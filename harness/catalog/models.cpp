@@ -6,6 +6,7 @@
 
 #include "catalog/checked_int.h"
 #include "metrics/metrics.h"
+#include "util/format.h"
 
 namespace recipebench {
 
@@ -133,11 +134,6 @@ std::vector<ModelConfig> make_registry() {
   return r;
 }
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
-  return s;
-}
-
 }  // namespace
 
 const std::vector<ModelConfig>& model_registry() {
@@ -146,9 +142,9 @@ const std::vector<ModelConfig>& model_registry() {
 }
 
 const ModelConfig* find_model(const std::string& name) {
-  const std::string key = lower(name);
+  const std::string key = ascii_lower(name);
   for (const auto& m : model_registry())
-    if (lower(m.name) == key) return &m;
+    if (ascii_lower(m.name) == key) return &m;
   return nullptr;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "record/run_record.h"
 
@@ -29,5 +30,10 @@ class RunReporter {
   /// `failure_shown`: the failure's message was already shown by another rank.
   virtual void finish(const RunRecord& /*record*/, const std::string& /*record_path*/, bool /*failure_shown*/) {}
 };
+
+/// `line` to every reporter's `message`, in order.
+inline void tell(const std::vector<RunReporter*>& reporters, const std::string& line) {
+  for (auto* r : reporters) r->message(line);
+}
 
 }  // namespace recipebench

@@ -5,7 +5,6 @@
 namespace recipebench {
 
 namespace {
-constexpr double kF32 = 4;  // the backend's compute dtype for norms, softmax and the delta rule (FP32)
 
 double shard_tokens(const MicrobatchShape& s) { return static_cast<double>(s.tokens) / s.tp; }
 

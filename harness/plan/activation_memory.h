@@ -9,6 +9,10 @@
 
 namespace recipebench {
 
+/// Bytes of one FP32 value: the backend's compute dtype for norms, softmax and the delta rule, and of master
+/// weights and gradients.
+constexpr double kF32 = 4;
+
 /// The torch backend's implementations that decide its memory, as they changed over its history, so that a run
 /// record is planned with the code that measured it (docs/memory-plan.md, "Five implementations").
 enum class TorchMemoryImpl {

@@ -11,9 +11,6 @@ namespace recipebench {
 
 namespace {
 
-constexpr int kForward = static_cast<int>(PassPhase::kForward);
-constexpr int kBackward = static_cast<int>(PassPhase::kBackward);
-constexpr int kRecompute = static_cast<int>(PassPhase::kRecompute);
 
 /// Reached rate of `op` on `gpu` at `key` (FLOP/s or bytes/s), with the note of where its curve came from (once).
 double reached_rate(const HardwareCatalog& catalog, const GpuSpec& gpu, Operation op, double key,
@@ -62,11 +59,11 @@ UnitCosts analytical_costs(const HardwareCatalog& catalog, const GpuSpec& gpu, c
     double per_unit = 0;
     for (const OperationWork& w : component_operations(comp, m, shape))
       if (w.work > 0) per_unit += (w.work / total) / reached_rate(catalog, gpu, w.operation, w.key, u.notes);
-    u.forward_pass[kForward][c] = per_unit;
-    u.backward_pass[kBackward][c] = 2 * per_unit;
-    u.backward_pass[kRecompute][c] = per_unit;
+    u.forward_pass[kForwardIndex][c] = per_unit;
+    u.backward_pass[kBackwardIndex][c] = 2 * per_unit;
+    u.backward_pass[kRecomputeIndex][c] = per_unit;
     u.measured_forward[c] = true;
-    u.measured_backward[kBackward][c] = u.measured_backward[kRecompute][c] = true;
+    u.measured_backward[kBackwardIndex][c] = u.measured_backward[kRecomputeIndex][c] = true;
     const bool weights = component_params(comp, m, shape) > 0;
     for (int kind = 0; kind < 2; ++kind)
       u.fixed_seconds_per_unit[kind][c] = weights ? 1 / u.weight_stream_bytes_per_s : 0;

@@ -7,9 +7,6 @@ namespace recipebench {
 
 namespace {
 
-constexpr int kForward = static_cast<int>(PassPhase::kForward);
-constexpr int kBackward = static_cast<int>(PassPhase::kBackward);
-constexpr int kRecompute = static_cast<int>(PassPhase::kRecompute);
 
 bool recomputed(ProfileComponent c) { return c != ProfileComponent::kEmbedding && c != ProfileComponent::kLmHeadLoss; }
 
@@ -188,12 +185,12 @@ void add_chunk_points(const ModelConfig& widths, const ProfiledChunk& ch, CellPo
     if (w <= 0) continue;
     for (int kind = 0; kind < 2; ++kind) {
       const bool backward = kind == 1;
-      const double y = backward ? ch.backward[kBackward][c] : ch.forward[kForward][c];
+      const double y = backward ? ch.backward[kBackwardIndex][c] : ch.forward[kForwardIndex][c];
       points[kind][c].push_back({fixed_regressor(comp, widths, ch.shape, backward), w, y, ch.shape.tokens,
                                  component_params(comp, widths, ch.shape) > 0});
     }
-    if (ch.backward[kRecompute][c] > 0) {
-      rec_s[c] += ch.backward[kRecompute][c];
+    if (ch.backward[kRecomputeIndex][c] > 0) {
+      rec_s[c] += ch.backward[kRecomputeIndex][c];
       rec_w[c] += w;
     }
   }
@@ -227,18 +224,18 @@ UnitCosts fit_unit_costs(const std::vector<ProfiledRank>& ranks) {
   const double per_byte = u.weight_stream_bytes_per_s > 0 ? 1 / u.weight_stream_bytes_per_s : 0;
   for (int c = 0; c < kProfileComponents; ++c) {
     u.measured_forward[c] = !points[0][c].empty();
-    u.measured_backward[kBackward][c] = !points[1][c].empty();
+    u.measured_backward[kBackwardIndex][c] = !points[1][c].empty();
     for (int kind = 0; kind < 2; ++kind) {
       if (points[kind][c].empty()) continue;
       bool two = false;
       // One microbatch size: the fixed part is the weights' streaming (none for a component without weights).
       const auto [a, k] = fit_cell(points[kind][c], points[kind][c].front().weights ? per_byte : 0.0, two);
       u.fixed_seconds_per_unit[kind][c] = a;
-      (kind == 0 ? u.forward_pass[kForward] : u.backward_pass[kBackward])[c] = k;
+      (kind == 0 ? u.forward_pass[kForwardIndex] : u.backward_pass[kBackwardIndex])[c] = k;
       u.fixed_fitted = u.fixed_fitted || two;
     }
-    u.measured_backward[kRecompute][c] = rec_w[c] > 0;
-    if (rec_w[c] > 0) u.backward_pass[kRecompute][c] = rec_s[c] / rec_w[c];
+    u.measured_backward[kRecomputeIndex][c] = rec_w[c] > 0;
+    if (rec_w[c] > 0) u.backward_pass[kRecomputeIndex][c] = rec_s[c] / rec_w[c];
   }
   u.between_seconds_per_param = between_p > 0 ? between_s / between_p : 0;
   return u;
@@ -248,7 +245,7 @@ std::array<ComponentCells, 2> achieved_flops(const UnitCosts& costs) {
   std::array<ComponentCells, 2> out{};
   for (int c = 0; c < kProfileComponents; ++c) {
     if (work_kind(component_at(c)) != WorkKind::kMatrix) continue;
-    const double f = costs.forward_pass[kForward][c], b = costs.backward_pass[kBackward][c];
+    const double f = costs.forward_pass[kForwardIndex][c], b = costs.backward_pass[kBackwardIndex][c];
     out[0][c] = f > 0 ? 1 / f : 0;
     out[1][c] = b > 0 ? 2 / b : 0;  // a backward does twice its forward's FLOP (input and weight gradients)
   }
@@ -267,16 +264,16 @@ PhaseCells pass_cells(const UnitCosts& costs, const ModelConfig& m, const ChunkS
                                   ", which this layout's chunk runs: add a profile of a rank that holds it");
     const double stream = costs.fixed_seconds_per_unit[backward ? 1 : 0][c] * fixed_regressor(comp, m, s, backward);
     if (!backward) {
-      out[kForward][c] = (stream + costs.forward_pass[kForward][c] * w) * o.scale[c];
+      out[kForwardIndex][c] = (stream + costs.forward_pass[kForwardIndex][c] * w) * o.scale[c];
       continue;
     }
-    out[kBackward][c] = (stream + costs.backward_pass[kBackward][c] * w) * o.scale[c];
+    out[kBackwardIndex][c] = (stream + costs.backward_pass[kBackwardIndex][c] * w) * o.scale[c];
     if (comp == ProfileComponent::kOther)
-      out[kBackward][c] += costs.between_seconds_per_param * chunk_params(m, s) * o.scale[c];
+      out[kBackwardIndex][c] += costs.between_seconds_per_param * chunk_params(m, s) * o.scale[c];
     if (o.recompute_fraction > 0 && recomputed(comp)) {
       const double per_unit =
-          costs.measured_backward[kRecompute][c] ? costs.backward_pass[kRecompute][c] : costs.forward_pass[kForward][c];
-      out[kRecompute][c] = per_unit * w * o.scale[c] * o.recompute_fraction;
+          costs.measured_backward[kRecomputeIndex][c] ? costs.backward_pass[kRecomputeIndex][c] : costs.forward_pass[kForwardIndex][c];
+      out[kRecomputeIndex][c] = per_unit * w * o.scale[c] * o.recompute_fraction;
     }
   }
   return out;

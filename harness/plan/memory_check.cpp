@@ -15,12 +15,6 @@ namespace recipebench {
 
 namespace {
 
-std::string gb(double bytes) {
-  char s[32];
-  std::snprintf(s, sizeof s, "%.1f", bytes / 1e9);
-  return s;
-}
-
 /// The plan of a changed recipe, nullopt when the change breaks the layout arithmetic or the rank map.
 std::optional<MemoryPlan> plan_of(Recipe r, const ModelConfig& model, const PlanOptions& o) {
   r.gpu.count = static_cast<int>(r.layout.world());
@@ -100,7 +94,7 @@ std::vector<FieldChanges> fields_for(const Recipe& recipe, const MemoryPlan& pla
 
 /// "layout.pp 8 (64 GPUs): the worst rank needs 150.1 GB".
 std::string fix_text(const LayoutFix& f) {
-  return f.field + " " + f.value + " (" + std::to_string(f.gpus) + " GPUs): the worst rank needs " + gb(f.peak) + " GB";
+  return f.field + " " + f.value + " (" + std::to_string(f.gpus) + " GPUs): the worst rank needs " + gigabytes_text(f.peak) + " GB";
 }
 
 /// Where the diagnostic points: the field's value in the file, else the layout block.
@@ -193,10 +187,10 @@ std::optional<Diagnostic> check_memory_fits(const Recipe& recipe, const std::str
   const std::vector<LayoutFix> fixes = layout_fixes(recipe, model, o, plan);
   std::string expected;
   if (!fixes.empty() && fixes.front().fits) {
-    expected = "a layout whose peak and reserve fit the " + plan.gpu + "'s " + gb(plan.gpu_memory) + " GB: ";
+    expected = "a layout whose peak and reserve fit the " + plan.gpu + "'s " + gigabytes_text(plan.gpu_memory) + " GB: ";
     for (size_t i = 0; i < fixes.size() && fixes[i].fits; ++i) expected += (i ? "; or " : "") + fix_text(fixes[i]);
   } else {
-    expected = "a peak and reserve within the " + plan.gpu + "'s " + gb(plan.gpu_memory) +
+    expected = "a peak and reserve within the " + plan.gpu + "'s " + gigabytes_text(plan.gpu_memory) +
                " GB, which no change of one field "
                "gives";
     for (size_t i = 0; i < fixes.size(); ++i) expected += (i ? "; " : " (") + fix_text(fixes[i]);

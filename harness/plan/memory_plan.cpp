@@ -13,8 +13,6 @@ namespace recipebench {
 
 namespace {
 
-constexpr double kF32 = 4;
-
 /// Parameters of one pipeline rank, split as the backend's optimizers split them.
 struct StageParams {
   double dense_tp = 0;   ///< TP-sharded dense parameters (this rank's shard)

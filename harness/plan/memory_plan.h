@@ -126,6 +126,9 @@ MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const Ran
 /// The plan as a table in GB (1 GB = 1e9 bytes), one column per kind of rank, and a fit line.
 std::string format_memory_plan(const MemoryPlan& plan);
 
+/// `bytes` in decimal gigabytes with one decimal, no unit: 80e9 -> "80.0" (the memory plan's cells and messages).
+std::string gigabytes_text(double bytes);
+
 /// `run --dry-run`'s memory section (also printed by `run` before step 0): the plan of `recipe` for `model` run as
 /// `o` says (its impl is the current code), as text. Throws std::invalid_argument for a layout the rank map refuses.
 std::string memory_plan_text(const Recipe& recipe, const ModelConfig& model, const PlanOptions& o);

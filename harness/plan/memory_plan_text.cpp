@@ -7,13 +7,13 @@
 
 namespace recipebench {
 
-namespace {
-
-std::string gb(double bytes) {
+std::string gigabytes_text(double bytes) {
   char s[32];
   std::snprintf(s, sizeof s, "%.1f", bytes / 1e9);
   return s;
 }
+
+namespace {
 
 std::string row(const std::string& label, const std::vector<std::string>& cells) {
   char s[96];
@@ -44,26 +44,26 @@ std::string format_memory_plan(const MemoryPlan& plan) {
                       std::to_string(r.layers) + " layers";
              }));
   out += row("parameters (dense + experts, billions)", cells([](const RankMemory& r) {
-               return gb(static_cast<double>(r.dense_params)) + " + " + gb(static_cast<double>(r.expert_params));
+               return gigabytes_text(static_cast<double>(r.dense_params)) + " + " + gigabytes_text(static_cast<double>(r.expert_params));
              }));
-  out += row("parameters", cells([](const RankMemory& r) { return gb(r.params); }));
-  out += row("gradients (FP32)", cells([](const RankMemory& r) { return gb(r.grads); }));
-  out += row(plan.optimizer_row, cells([](const RankMemory& r) { return gb(r.optimizer); }));
-  out += row("activations per microbatch", cells([](const RankMemory& r) { return gb(r.activations_per_microbatch); }));
+  out += row("parameters", cells([](const RankMemory& r) { return gigabytes_text(r.params); }));
+  out += row("gradients (FP32)", cells([](const RankMemory& r) { return gigabytes_text(r.grads); }));
+  out += row(plan.optimizer_row, cells([](const RankMemory& r) { return gigabytes_text(r.optimizer); }));
+  out += row("activations per microbatch", cells([](const RankMemory& r) { return gigabytes_text(r.activations_per_microbatch); }));
   out += row("microbatches (VPP: chunk passes) in flight",
              cells([](const RankMemory& r) { return std::to_string(r.microbatches_in_flight); }));
-  out += row("activations at the peak", cells([](const RankMemory& r) { return gb(r.activations_in_flight); }));
-  out += row("transient at the peak", cells([](const RankMemory& r) { return gb(r.transient); }));
-  out += row("peak", cells([](const RankMemory& r) { return gb(r.peak); }));
+  out += row("activations at the peak", cells([](const RankMemory& r) { return gigabytes_text(r.activations_in_flight); }));
+  out += row("transient at the peak", cells([](const RankMemory& r) { return gigabytes_text(r.transient); }));
+  out += row("peak", cells([](const RankMemory& r) { return gigabytes_text(r.peak); }));
   const RankMemory& w = plan.worst();
   char line[512];
   const std::string verdict = plan.fits()             ? "fits"
                               : plan.inside_reserve() ? "does NOT fit with its reserve"
                                                       : "does NOT fit; largest term: " + plan.largest_term();
   std::snprintf(line, sizeof line, "  peak at: %s (%s); %s memory %s GB: %s\n", w.peak_phase.c_str(),
-                w.transient_term.c_str(), plan.gpu.c_str(), gb(plan.gpu_memory).c_str(), verdict.c_str());
+                w.transient_term.c_str(), plan.gpu.c_str(), gigabytes_text(plan.gpu_memory).c_str(), verdict.c_str());
   out += line;
-  out += "  reserve beside the peak: " + plan.reserve.text(w.peak) + "; " + gb(std::abs(plan.spare_bytes())) +
+  out += "  reserve beside the peak: " + plan.reserve.text(w.peak) + "; " + gigabytes_text(std::abs(plan.spare_bytes())) +
          (plan.spare_bytes() >= 0 ? " GB to spare" : " GB short") + " (docs/memory-plan.md, \"Reserve\")\n";
   if (plan.experts_in_distributed_optimizer)
     out += "  (EP 1, TP 1: the experts are in the DP-sharded distributed optimizer with the dense parameters)\n";
@@ -81,15 +81,15 @@ std::string memory_overflow_message(const MemoryPlan& plan) {
   if (plan.fits()) return "";
   const RankMemory& w = plan.worst();
   const std::string needs =
-      "the " + w.kind + " (pipeline rank " + std::to_string(w.pp_rank) + ") needs " + gb(w.peak) + " GB at its peak";
+      "the " + w.kind + " (pipeline rank " + std::to_string(w.pp_rank) + ") needs " + gigabytes_text(w.peak) + " GB at its peak";
   const std::string largest = "largest term: " + plan.largest_term() + " (" +
-                              gb(std::max({w.params, w.grads, w.optimizer, w.activations_in_flight, w.transient})) +
+                              gigabytes_text(std::max({w.params, w.grads, w.optimizer, w.activations_in_flight, w.transient})) +
                               " GB)";
   if (plan.inside_reserve())
     return needs + " and a reserve of " + plan.reserve.text(w.peak) + " beside it (CUDA context, NCCL buffers, the " +
-           "plan's error; docs/memory-plan.md, \"Reserve\"), " + gb(-plan.spare_bytes()) + " GB more than the " +
-           plan.gpu + "'s " + gb(plan.gpu_memory) + " GB; " + largest;
-  return needs + ", more than the " + plan.gpu + "'s " + gb(plan.gpu_memory) + " GB; " + largest;
+           "plan's error; docs/memory-plan.md, \"Reserve\"), " + gigabytes_text(-plan.spare_bytes()) + " GB more than the " +
+           plan.gpu + "'s " + gigabytes_text(plan.gpu_memory) + " GB; " + largest;
+  return needs + ", more than the " + plan.gpu + "'s " + gigabytes_text(plan.gpu_memory) + " GB; " + largest;
 }
 
 std::string memory_plan_text(const Recipe& recipe, const ModelConfig& model, const PlanOptions& o) {

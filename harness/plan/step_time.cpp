@@ -22,9 +22,6 @@ namespace recipebench {
 
 namespace {
 
-constexpr int kForward = static_cast<int>(PassPhase::kForward);
-constexpr int kBackward = static_cast<int>(PassPhase::kBackward);
-constexpr int kRecompute = static_cast<int>(PassPhase::kRecompute);
 
 const RankPlacement& first_rank_of_stage(const RankMap& map, int pp) {
   if (map.stage_first_rank.size() == static_cast<size_t>(map.pp) && pp >= 0 && pp < map.pp) {  // the map's index
@@ -162,9 +159,9 @@ PassComm pass_comm(const StepInputs& in, const ChunkShape& s, const PhaseCells& 
     if (tp && u.role == CollectiveRole::kLayerEntry && u.op == Collective::kReduceScatter) entry_scatters += seconds;
   }
   if (backward && in.options.settings.overlap_tp_comm) {
-    const double hide = 0.5 * (cells[kBackward][static_cast<int>(ProfileComponent::kGdn)] +
-                               cells[kBackward][static_cast<int>(ProfileComponent::kAttention)] +
-                               cells[kBackward][static_cast<int>(ProfileComponent::kMoeSharedExpert)]);
+    const double hide = 0.5 * (cells[kBackwardIndex][static_cast<int>(ProfileComponent::kGdn)] +
+                               cells[kBackwardIndex][static_cast<int>(ProfileComponent::kAttention)] +
+                               cells[kBackwardIndex][static_cast<int>(ProfileComponent::kMoeSharedExpert)]);
     out.tp -= std::min(entry_scatters, hide);
   }
   return out;
@@ -193,7 +190,7 @@ void time_stage_passes(const StepInputs& in, int p, PassDurations& durations, Ra
     durations.backward[p][v] = cells_seconds(bwd) + bc.tp + bc.ep;
     for (int c = 0; c < kProfileComponents; ++c) {
       for (int ph = 0; ph < kPassPhases; ++ph) rt.compute[c] += mb * (fwd[ph][c] + bwd[ph][c]);
-      rt.recompute += mb * bwd[kRecompute][c];
+      rt.recompute += mb * bwd[kRecomputeIndex][c];
     }
     rt.tp_exposed += mb * (fc.tp + bc.tp);
     rt.ep_exposed += mb * (fc.ep + bc.ep);

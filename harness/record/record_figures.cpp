@@ -46,7 +46,7 @@ RecordFigures derive_record_figures(const RunRecord& r) {
   return f;
 }
 
-bool close(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max(std::fabs(a), std::fabs(b)) + 1e-12; }
+bool nearly_equal(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max(std::fabs(a), std::fabs(b)) + 1e-12; }
 
 std::string shown(const std::optional<double>& v) { return v ? fixed(*v, 6) : "null"; }
 
@@ -77,11 +77,11 @@ Diagnostics record_figures_problems(const RunRecord& r, const std::string& file)
       {"step_time_cv_percent", {m.window.step_time_cv_percent, f.window.step_time_cv_percent}},
       {"gpu_hours", {m.gpu_hours, f.gpu_hours}}};
   for (const auto& [field, v] : measured)
-    if (!close(v.first, v.second)) add(field, fixed(v.first, 6), fixed(v.second, 6) + from_steps);
-  if (m.mfu.has_value() != f.mfu.has_value() || (m.mfu && !close(*m.mfu, *f.mfu)))
+    if (!nearly_equal(v.first, v.second)) add(field, fixed(v.first, 6), fixed(v.second, 6) + from_steps);
+  if (m.mfu.has_value() != f.mfu.has_value() || (m.mfu && !nearly_equal(*m.mfu, *f.mfu)))
     add("mfu", shown(m.mfu), shown(f.mfu) + " (6 x mfu_inputs.active_params x tokens/s/GPU / mfu_inputs.peak_flops)");
   if (m.usd_per_million_tokens.has_value() != f.usd_per_million_tokens.has_value() ||
-      (m.usd_per_million_tokens && !close(*m.usd_per_million_tokens, *f.usd_per_million_tokens)))
+      (m.usd_per_million_tokens && !nearly_equal(*m.usd_per_million_tokens, *f.usd_per_million_tokens)))
     add("usd_per_million_tokens", shown(m.usd_per_million_tokens),
         shown(f.usd_per_million_tokens) + " (price.usd_per_gpu_hour / (tokens/s/GPU x 3600) x 1e6)");
   // The MFU inputs themselves: N of the registry model at the layers that ran, the catalog's peak for the GPU.
@@ -97,7 +97,7 @@ Diagnostics record_figures_problems(const RunRecord& r, const std::string& file)
   const double memory_gb =
       typed && g.contains("memory_gb") && g["memory_gb"].is_number() ? g["memory_gb"].get<double>() : 0;
   const GpuSpec* gpu = typed ? resolve_gpu(g["type"].get<std::string>(), memory_gb) : nullptr;
-  if (gpu && m.peak_flops > 0 && !close(m.peak_flops, gpu->peak_bf16_flops))
+  if (gpu && m.peak_flops > 0 && !nearly_equal(m.peak_flops, gpu->peak_bf16_flops))
     add("mfu_inputs.peak_flops", fixed(m.peak_flops, 0),
         fixed(gpu->peak_bf16_flops, 0) + " (the catalog's " + gpu->name + ")");
   return out;

@@ -72,11 +72,6 @@ Rows real_rows(const std::string& detail) {
   return {"real", "real rows", "real rows" + (detail.empty() ? std::string() : " (" + detail + ")")};
 }
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 /// The rows of figures measured by the recipe's own stack (a recipe's result, a command or import record): a
 /// workload.dataset or bench.data.source file is real rows; workload.rows saying "uniform random" or "random token"
 /// uniform random ids (the peer's); saying "synthetic", or bench.data.source synthetic, recipebench's synthetic rows
@@ -85,7 +80,7 @@ Rows recipe_rows(const Recipe& r) {
   const Json& w = r.doc.contains("workload") ? r.doc["workload"] : Json::object();
   if ((w.is_object() && w.contains("dataset") && !w["dataset"].is_null()) || r.bench.data.source == DataSource::kFile)
     return real_rows(r.workload.rows);
-  const std::string said = lower(r.workload.rows);
+  const std::string said = ascii_lower(r.workload.rows);
   if (said.find("uniform random") != std::string::npos || said.find("random token") != std::string::npos)
     return uniform_random_rows();
   if (said.find("synthetic") != std::string::npos || r.bench.data.source == DataSource::kSynthetic)
@@ -347,11 +342,6 @@ GroupKey group_key(const LeaderboardEntry& e) {
   return std::make_tuple(e.model, e.layers, e.gpu_type, e.row_tokens, e.global_batch, e.precision, e.rows_label);
 }
 
-std::string upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
 bool is_proxy(const LeaderboardGroup& g) { return g.layers > 0 && g.layers != g.layers_full; }
 
 /// A new group of `e`'s key: its shared facts and id.
@@ -390,7 +380,7 @@ void set_titles(std::vector<LeaderboardGroup>& groups) {
   };
   const auto parts = [](const LeaderboardGroup& g) {
     return std::vector<std::string>{with_commas(g.row_tokens) + "-token rows",
-                                    "global batch " + with_commas(g.global_batch), upper(g.precision),
+                                    "global batch " + with_commas(g.global_batch), ascii_upper(g.precision),
                                     g.entries.front().rows_label};
   };
   std::map<std::string, std::vector<std::set<std::string>>> seen;  // base -> each part's values

@@ -37,11 +37,6 @@ std::string counted_text(const Json& v, const std::string& noun) {
 
 std::string pct(double fraction, int decimals) { return fixed(100.0 * fraction, decimals) + "%"; }
 
-std::string upper(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::string humanize(const std::string& key) {
   std::string s = key;
   for (auto& c : s)
@@ -388,7 +383,7 @@ mu::data group_data(const LeaderboardGroup& g) {
   gd.set("gpu_type", g.gpu_type);
   gd.set("rows_text", with_commas(g.row_tokens) + "-token rows" + (g.rows.empty() ? "" : " (" + g.rows + ")"));
   gd.set("global_batch", std::to_string(g.global_batch));
-  gd.set("precision", upper(g.precision));
+  gd.set("precision", ascii_upper(g.precision));
   gd.set("bar_svg",
          svg::bar_chart_svg(bars_of(g), "bars-" + g.id, "Tokens/s per GPU by rank: " + g.model + " on " + g.gpu_type));
   std::vector<svg::ScatterPoint> pts;

@@ -22,11 +22,6 @@ namespace {
 
 using Clock = std::chrono::system_clock;
 
-/// The reporters' messages.
-void tell(const std::vector<RunReporter*>& reporters, const std::string& line) {
-  for (auto* r : reporters) r->message(line);
-}
-
 RunEnvironment host_environment(const BuildInfo& b) {
   struct utsname u {};
   uname(&u);

@@ -24,10 +24,6 @@ namespace {
 
 using Clock = std::chrono::system_clock;
 
-void tell(const std::vector<RunReporter*>& reporters, const std::string& line) {
-  for (auto* r : reporters) r->message(line);
-}
-
 /// The recipe, validated; its diagnostics reported. Throws Refusal when it is missing or fails a check.
 ValidatedRecipe load_recipe(const RunRequest& q, const std::vector<RunReporter*>& reporters) {
   ValidatedRecipe v;

@@ -1,6 +1,7 @@
 #include "util/format.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -100,6 +101,16 @@ size_t display_width(const std::string& s) {
 std::string pad_right(const std::string& s, size_t width) {
   const size_t w = display_width(s);
   return w >= width ? s : s + std::string(width - w, ' ');
+}
+
+std::string ascii_lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string ascii_upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
 }
 
 }  // namespace recipebench

@@ -28,6 +28,10 @@ std::string bytes_text(double bytes);
 size_t display_width(const std::string& s);
 /// `s` padded with spaces on the right to `width` display columns (display_width); unchanged when wider.
 std::string pad_right(const std::string& s, size_t width);
+/// `s` with its ASCII letters in lower case ("H100-SXM" -> "h100-sxm"); other bytes unchanged.
+std::string ascii_lower(std::string s);
+/// `s` with its ASCII letters in upper case ("tp" -> "TP"); other bytes unchanged.
+std::string ascii_upper(std::string s);
 /// Decimals as written in a number's text: "1075.50" -> 2, "3" -> 0, "8.6e-05" -> 6 (place of last digit).
 int printed_decimals(const std::string& text);
 

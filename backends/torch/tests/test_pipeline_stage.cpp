@@ -17,7 +17,7 @@ using rbt_test::rel_err;
 
 namespace {
 
-const recipebench::ModelConfig& tiny() { return *recipebench::find_model("Qwen3.5-tiny"); }
+const recipebench::ModelConfig& tiny_config() { return *recipebench::find_model("Qwen3.5-tiny"); }
 
 void clear_grads(Qwen35MoeForCausalLM& model) {
   for (auto& p : model->parameters()) p.mutable_grad() = torch::Tensor();
@@ -33,10 +33,10 @@ std::vector<torch::Tensor> grads(Qwen35MoeForCausalLM& model) {
 
 TEST_CASE("pipeline stages: PP2 with VPP2 chunks reproduce the model's loss and gradients", "[pipeline][model]") {
   torch::manual_seed(5);
-  Qwen35MoeForCausalLM model(tiny());  // 4 layers
+  Qwen35MoeForCausalLM model(tiny_config());  // 4 layers
   model->to(torch::kDouble);
   model->train();
-  const auto ids = torch::randint(0, tiny().vocab_size, {2, 40}, torch::kLong);
+  const auto ids = torch::randint(0, tiny_config().vocab_size, {2, 40}, torch::kLong);
   const auto mask = torch::randint(0, 2, {2, 40}, torch::kLong);
 
   clear_grads(model);
@@ -52,7 +52,7 @@ TEST_CASE("pipeline stages: PP2 with VPP2 chunks reproduce the model's loss and 
   CHECK_FALSE(first->has_head(1));
   CHECK(last->has_head(1));
   CHECK_FALSE(last->has_head(0));
-  CHECK_THROWS(first->loss_sum(torch::zeros({2, 40, tiny().hidden_size}, torch::kDouble), ids, mask));
+  CHECK_THROWS(first->loss_sum(torch::zeros({2, 40, tiny_config().hidden_size}, torch::kDouble), ids, mask));
 
   for (const bool recompute : {false, true}) {
     DYNAMIC_SECTION((recompute ? "with" : "without") << " full recompute per chunk") {
@@ -92,7 +92,7 @@ TEST_CASE("pipeline stages: PP2 with VPP2 chunks reproduce the model's loss and 
 
 TEST_CASE("pipeline stages: the stages' parameters are the model's, each once, in the model's order",
           "[pipeline][model]") {
-  Qwen35MoeForCausalLM model(tiny().with_layers(6));
+  Qwen35MoeForCausalLM model(tiny_config().with_layers(6));
   // PP 3 with a first/last split of 1 and 1: layers 0 | 1-4 | 5.
   std::vector<PipelineStage> stages{PipelineStage(model, std::vector<ChunkLayers>{{0, 1}}, true, false),
                                     PipelineStage(model, std::vector<ChunkLayers>{{1, 4}}, false, false),

@@ -53,7 +53,7 @@ std::vector<double> reference_adam(std::vector<double> w, const std::vector<std:
   return w;
 }
 
-std::vector<double> to_vec(const torch::Tensor& t) {
+std::vector<double> to_doubles(const torch::Tensor& t) {
   auto c = t.to(torch::kFloat64).contiguous();
   return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
 }
@@ -135,9 +135,9 @@ TEST_CASE("precision-aware Adam: BF16 + remainder masters equal the explicit FP3
     run_steps(b, pb, gs, lr);
     CHECK(torch::equal(a.master()[0], b.master()[0]));
     std::vector<std::vector<double>> g64;
-    for (const auto& g : gs) g64.push_back(to_vec(g));
-    const auto ref = reference_adam(to_vec(w0), g64, aware, lr);
-    CHECK(update_error(to_vec(b.master()[0]), ref, to_vec(w0)) < 1e-3);
+    for (const auto& g : gs) g64.push_back(to_doubles(g));
+    const auto ref = reference_adam(to_doubles(w0), g64, aware, lr);
+    CHECK(update_error(to_doubles(b.master()[0]), ref, to_doubles(w0)) < 1e-3);
   }
   // Negative control: a master kept in BF16 only (the remainder dropped after every step; FP32 moments kept) loses
   // the small updates to rounding.
@@ -148,10 +148,10 @@ TEST_CASE("precision-aware Adam: BF16 + remainder masters equal the explicit FP3
     auto w32 = w.to(torch::kFloat32);
     train::adamw_update_(w32, grads[s], m, v, lr, static_cast<int64_t>(s + 1), aware, true);
     w = w32.to(torch::kBFloat16);
-    g64.push_back(to_vec(grads[s]));
+    g64.push_back(to_doubles(grads[s]));
   }
-  const auto ref = reference_adam(to_vec(w0), g64, aware, lr);
-  CHECK(update_error(to_vec(w), ref, to_vec(w0)) > 1e-3);
+  const auto ref = reference_adam(to_doubles(w0), g64, aware, lr);
+  CHECK(update_error(to_doubles(w), ref, to_doubles(w0)) > 1e-3);
 }
 
 TEST_CASE("precision-aware Adam: BF16 moments are stored in BF16, stay within 1e-2 of FP64 and differ from FP32 "
@@ -166,15 +166,15 @@ TEST_CASE("precision-aware Adam: BF16 moments are stored in BF16, stay within 1e
   const auto w0 = (torch::randn({64, 128}) * 0.02).to(torch::kBFloat16);
   std::vector<torch::Tensor> grads;
   std::vector<std::vector<double>> g64;
-  for (int s = 0; s < 3; ++s) grads.push_back(torch::randn({64, 128}) * 1e-2), g64.push_back(to_vec(grads.back()));
+  for (int s = 0; s < 3; ++s) grads.push_back(torch::randn({64, 128}) * 1e-2), g64.push_back(to_doubles(grads.back()));
   auto pa = w0.clone().set_requires_grad(true), pb = w0.clone().set_requires_grad(true);
   train::MixedPrecisionAdam a({pa}, o), b({pb}, fp32_moments);
   run_steps(a, pa, grads, lr);
   run_steps(b, pb, grads, lr);
-  const auto ref = reference_adam(to_vec(w0), g64, o, lr);
-  const double err = update_error(to_vec(a.master()[0]), ref, to_vec(w0));
+  const auto ref = reference_adam(to_doubles(w0), g64, o, lr);
+  const double err = update_error(to_doubles(a.master()[0]), ref, to_doubles(w0));
   CHECK(err < 1e-2);
-  CHECK(err > update_error(to_vec(b.master()[0]), ref, to_vec(w0)));  // the FP32 moments' arm is closer
+  CHECK(err > update_error(to_doubles(b.master()[0]), ref, to_doubles(w0)));  // the FP32 moments' arm is closer
   CHECK_FALSE(torch::equal(a.master()[0], b.master()[0]));
 }
 

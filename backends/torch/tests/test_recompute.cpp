@@ -20,23 +20,23 @@ namespace {
 
 const recipebench::ModelConfig& tiny() { return *recipebench::find_model("Qwen3.5-tiny"); }
 
-struct LossAndGrads {
+struct LossAndNamedGrads {
   double loss = 0;
   std::vector<std::pair<std::string, torch::Tensor>> grads;  ///< named_parameters order; undefined where none
 };
 
-LossAndGrads loss_and_grads(Qwen35MoeForCausalLM& model, const torch::Tensor& ids, const torch::Tensor& mask) {
+LossAndNamedGrads loss_and_grads(Qwen35MoeForCausalLM& model, const torch::Tensor& ids, const torch::Tensor& mask) {
   for (auto& p : model->parameters()) p.mutable_grad() = torch::Tensor();
   const auto loss = model->sft_loss(ids, mask);
   loss.backward();
-  LossAndGrads r;
+  LossAndNamedGrads r;
   r.loss = loss.item<double>();
   for (const auto& np : model->named_parameters()) r.grads.emplace_back(np.key(), np.value().grad().clone());
   return r;
 }
 
 /// Loss and every parameter gradient of `got` equal those of `want` to `tol` (relative).
-void check_same(const LossAndGrads& want, const LossAndGrads& got, double tol) {
+void check_same(const LossAndNamedGrads& want, const LossAndNamedGrads& got, double tol) {
   CHECK(std::abs(got.loss - want.loss) <= tol * std::abs(want.loss));
   REQUIRE(got.grads.size() == want.grads.size());
   int compared = 0;
@@ -67,7 +67,7 @@ TEST_CASE("recompute: the tiny model's loss and every parameter gradient match t
     model->train();
     const auto ids = torch::randint(0, tiny().vocab_size, {2, 40}, torch::kLong);
     const auto mask = torch::randint(0, 2, {2, 40}, torch::kLong);
-    const LossAndGrads plain = loss_and_grads(model, ids, mask);
+    const LossAndNamedGrads plain = loss_and_grads(model, ids, mask);
     CHECK(plain.loss > 1.0);
     struct Case {
       RecomputeOptions::Method method;
@@ -82,7 +82,7 @@ TEST_CASE("recompute: the tiny model's loss and every parameter gradient match t
       DYNAMIC_SECTION((dtype == torch::kDouble ? "float64 " : "float32 ") << c.name) {
         model->model->recompute.method = c.method;
         model->model->recompute.num_layers = c.num_layers;
-        const LossAndGrads re = loss_and_grads(model, ids, mask);
+        const LossAndNamedGrads re = loss_and_grads(model, ids, mask);
         model->model->recompute = RecomputeOptions{};
         check_same(plain, re, tol);
       }
