@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The fuzz bench (docs/fuzzing.md): runs the in-process fuzz harness (build-harness/tests/recipebench_fuzz) over
-# mutants of every recipe, the tiny distributed fixtures and the field cases, for INPUTS inputs (default 10^6)
+# mutants of every recipe, catalog file and config.json (the catalog, the tiny distributed fixtures and the field
+# cases), and of the run records, for INPUTS inputs (default 10^6)
 # spread over JOBS processes with different seeds (default: the machine's cores), every VIA-th input also through
-# the recipebench binary (exit status and located error lines). Run records (*.json seeds) are fuzzed too (RECORDS=0:
-# recipes only) through the report's reading. Findings land in OUT (default bench/out-fuzz)/seed-<n>/.
+# the recipebench binary (exit status and located error lines). SURFACES (default recipe,record,config,catalog)
+# names the surfaces fuzzed (docs/fuzzing.md, "Surfaces"). Findings land in OUT (default bench/out-fuzz)/seed-<n>/.
 # SECONDS_LIMIT (when set) ends each process after that many seconds even short of INPUTS.
 # The totals come from each process's OUT/seed-<n>/summary.json, which the harness writes as it goes and at every
 # end (inputs, seconds, a signal, a crash, a hang), so they are true however a process ended; SIGTERM / SIGINT to
@@ -19,9 +20,8 @@ via=${VIA:-5000}
 out=${OUT:-bench/out-fuzz}
 fuzz="$build/tests/recipebench_fuzz"
 [ -x "$fuzz" ] || { echo "no $fuzz: cmake --preset harness && cmake --build --preset harness --target recipebench_fuzz"; exit 2; }
-seeds=(recipes tests/data/dist tests/data/cases)
-extra=()
-[ "${RECORDS:-1}" = 1 ] && extra+=(--records)
+seeds=(recipes catalog tests/data/dist tests/data/cases tests/data/catalog)
+extra=(--surfaces "${SURFACES:-recipe,record,config,catalog}")
 rm -rf "$out" && mkdir -p "$out"
 per=$(( (inputs + jobs - 1) / jobs ))
 start=$(date +%s)
@@ -54,8 +54,11 @@ summaries=$(ls "$out"/seed-*/summary.json 2>/dev/null | wc -l)
 inputs_run=$(total inputs); found=$(total findings); crashes=$(total crashes); hangs=$(total hangs)
 accepted=$(total accepted); via_binary=$(total through_binary); secs=$(( $(date +%s) - start ))
 ended=$(cat "$out"/seed-*/summary.json 2>/dev/null | grep -o '"ended": "[a-z-]*"' | cut -d'"' -f4 | sort | uniq -c | awk '{printf "%s%s x%s", (NR > 1 ? ", " : ""), $2, $1}')
-printf '{"inputs": %s, "through_binary": %s, "accepted": %s, "findings": %s, "crashes": %s, "hangs": %s, "seconds": %s, "processes": %s, "summaries": %s, "stopped": %s, "ended": "%s"}\n' \
+surface_json=""
+for s in recipe record config catalog; do surface_json+="${surface_json:+, }\"$s\": $(total "$s")"; done
+printf '{"inputs": %s, "through_binary": %s, "accepted": %s, "findings": %s, "crashes": %s, "hangs": %s, "seconds": %s, "processes": %s, "summaries": %s, "stopped": %s, "ended": "%s", "by_surface": {%s}}\n' \
   "$inputs_run" "$via_binary" "$accepted" "$found" "$crashes" "$hangs" "$secs" "$jobs" "$summaries" \
-  "$([ $stopped = 1 ] && echo true || echo false)" "$ended" > "$out/.summary.json.tmp" && mv "$out/.summary.json.tmp" "$out/summary.json"
+  "$([ $stopped = 1 ] && echo true || echo false)" "$ended" "$surface_json" > "$out/.summary.json.tmp" && mv "$out/.summary.json.tmp" "$out/summary.json"
 echo "fuzz bench: $inputs_run inputs in $secs s over $jobs processes ($ended); $found findings; $crashes crashes; $hangs hangs"
+echo "fuzz bench: inputs by surface: $(echo "$surface_json" | tr -d '"' | sed 's/: / /g')"
 [ "$found" = 0 ] && [ "$crashes" = 0 ] && [ "$hangs" = 0 ] && [ "$summaries" = "$jobs" ]

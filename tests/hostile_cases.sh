@@ -78,8 +78,12 @@ catalog)  # a catalog's figures in physical ranges, located; names of printable 
     "$rb" validate "$c/zz.yaml" --catalog "$c/price-huge.yaml"
   expect 0 "1 recipe: 1 passed, 0 failed (0 errors)" "$rb" validate "$c/zz.yaml" --catalog "$c/ok.yaml" ;;
 config)  # config.json faults found where the config is read, located, characters escaped
-  expect 1 "recipebench models: $data/kv3-of-4.json:1:316: error: num_key_value_heads: 3, expected a divisor of num_attention_heads (4)" \
-    "$rb" models --config "$data/kv3-of-4.json" ;;
+  expect 1 "$data/kv3-of-4.json:1:316: error: num_key_value_heads: 3, expected a divisor of num_attention_heads (4)" \
+    "$rb" models --config "$data/kv3-of-4.json"
+  # found by the fuzz harness's config surface (tests/data/cases/fuzz/surfaces-2026-12-05): the line starts with its place
+  cut="$src/tests/data/cases/fuzz/surfaces-2026-12-05/config-cut.json"
+  expect 1 "$cut:7:19: error: malformed JSON (syntax error while parsing object - unexpected end of input; expected '}'), expected well-formed JSON" \
+    "$rb" models --config "$cut" ;;
 plan-names)  # one file per ranked layout: exact max tokens in the name, never one layout's file over another's
   out=$(timeout 100 "$rb" plan --model Qwen3.5-35B-A3B --gpu H200 --count 8 --global-batch 64 --row-tokens 100 \
     --profile "$profile" --top 10 --out "$d/out") || fail "plan exit $?"

@@ -16,6 +16,7 @@
 #include "catalog/models.h"
 #include "logparse/log_reader.h"
 #include "recipe/source_doc.h"
+#include "recipe/catalog_file.h"
 #include "recipe/validate.h"
 #include "record/run_record_check.h"
 #include "test_util.h"
@@ -329,4 +330,20 @@ TEST_CASE("a .nan, .inf or 401-digit integer where a number belongs is said as w
   CHECK_THAT(with_tp("-.inf"), Catch::Contains("layout.tp: '-.inf' (an infinity), expected integer"));
   CHECK_THAT(with_tp(std::string(401, '7')),
              Catch::Contains("layout.tp: an integer of 401 characters (beyond 64 bits), expected integer"));
+}
+
+TEST_CASE("fuzz surfaces: a catalog file with lone CR line ends is read as its schema check reads it",
+          "[fuzz-cases][catalog]") {
+  // Found by the fuzz harness's catalog surface: the schema check took lone CRs as line ends, the catalog was then
+  // built from the raw text, which yaml-cpp read as one line ("yaml-cpp: error at line 1, column 36").
+  const LoadedCatalog loaded = load_catalog_file(case_path("fuzz/surfaces-2026-12-05/catalog-lone-cr.yaml"));
+  INFO((loaded.errors.empty() ? std::string() : loaded.errors[0].to_string()));
+  REQUIRE(loaded.ok());
+  const GpuSpec* zz = loaded.catalog.gpu("ZZ100");
+  REQUIRE(zz != nullptr);
+  CHECK(zz->peak_bf16_flops == 1000e12);
+  CHECK(zz->memory_bytes == 141e9);
+  const InstanceSpec* node = loaded.catalog.instance("zz.node");
+  REQUIRE(node != nullptr);
+  CHECK(node->gpu == "ZZ100");
 }

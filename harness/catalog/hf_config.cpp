@@ -447,7 +447,7 @@ ModelConfig load_hf_config(const std::string& path) {
   try {
     text = read_input_file(path);
   } catch (const InputFileError& e) {
-    throw std::invalid_argument(path + ": cannot read the model config: " + e.what());
+    throw std::invalid_argument(path + ": error: cannot read the model config: " + e.what());
   }
   Json j;
   try {

@@ -95,7 +95,7 @@ void add_models_command(CLI::App& app, std::function<int()>& run) {
         try {
           models.push_back(load_hf_config(*config));
         } catch (const std::invalid_argument& e) {
-          std::cerr << "recipebench models: " << e.what() << "\n";
+          std::cerr << e.what() << "\n";  // located: FILE[:LINE:COL]: error: ... (load_hf_config)
           return kFailed;
         }
       }

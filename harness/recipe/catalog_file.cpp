@@ -77,7 +77,8 @@ LoadedCatalog load_catalog_file(const std::string& file) {
   out.errors = schema_problems(sources.doc(file));
   if (!out.ok()) return out;
   try {
-    out.catalog = lay_over_checked(embedded_catalog(), text, file);
+    // The text as parse_yaml read it (lone CR line ends as LF: yaml-cpp alone would read a lone-CR file as one line).
+    out.catalog = lay_over_checked(embedded_catalog(), sources.doc(file).text, file);
   } catch (const CatalogError& e) {
     if (e.file != file) add_embedded(sources);
     out.errors.push_back(sources.locate(e));

@@ -75,7 +75,7 @@ RunModel run_model_of(const RunRequest& q, const Recipe& recipe) {
     try {
       widths = load_hf_config(*q.model_config);
     } catch (const std::invalid_argument& e) {
-      throw Refusal{kFailed, std::string("recipebench run: ") + e.what(), {}};
+      throw Refusal{kFailed, e.what(), {}};  // located: FILE[:LINE:COL]: error: ... (load_hf_config)
     }
   }
   const std::optional<int64_t> layers = q.emulate_rank ? std::nullopt : q.overrides.layers;

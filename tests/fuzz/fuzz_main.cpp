@@ -3,10 +3,13 @@
 // (docs/fuzzing.md). CTest runs it for a bounded budget (label fuzz); bench/fuzz.sh runs it for >= 10^6 inputs.
 //
 //   recipebench_fuzz [--seconds S] [--inputs N] [--seed X] [--out DIR] [--binary B --via-binary K] [--records]
-//                    SEED_FILE_OR_DIR...
+//                    [--surfaces recipe,record,config,catalog] SEED_FILE_OR_DIR...
 //
 //                    [--memory-mb M] [--hang-seconds H] [--stall-seconds W] [--slow-seconds T]
 //
+// The surfaces (docs/fuzzing.md, "Surfaces"): recipes (*.yaml), run records (*.json), Hugging Face config.json files
+// (*.json with a model_type), catalog files (*.yaml with a top-level gpus or instances list and no layout); recipes
+// only by default, --records adds run records, --surfaces names the set. The summary counts inputs per surface.
 // Both limits apply when given (the first reached ends the run); SIGTERM / SIGINT end it after the current input
 // (a second one at once), with the totals printed. Exit 0: no finding; 1: findings (each written to
 // DIR/finding-<n>.<ext> with its reason in DIR/findings.txt, flushed per finding); 2: usage. A crash or a hang ends
@@ -36,6 +39,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -53,6 +57,9 @@ namespace {
 std::string g_input;
 std::atomic<uint64_t> g_iteration{0};
 volatile sig_atomic_t g_stop = 0;  // SIGTERM / SIGINT: finish the current input, print the totals, exit
+// Set by the watchdog before it kills the binary and ends the process: the main loop counts nothing more (the
+// binary's death by that kill is not a finding).
+std::atomic<bool> g_ending{false};
 
 /// The running counts, read by the summary writer from the main loop, the watchdog and the signal handlers.
 struct Totals {
@@ -61,6 +68,7 @@ struct Totals {
   std::atomic<uint64_t> binary{0};     // inputs also run through the binary
   std::atomic<uint64_t> accepted{0};   // inputs recipebench took as valid
   std::atomic<uint64_t> findings{0};   // findings (a crash or a hang apart)
+  std::atomic<uint64_t> by_surface[kInputKinds] = {};  // inputs whose check ended, per InputKind
   uint64_t seed = 0;
   timespec start{};
 };
@@ -131,7 +139,11 @@ void write_summary(End end, Writer writer = kMainWriter) {
   j.s("{\"inputs\": ").u(inputs_at(end)).s(", \"through_binary\": ").u(g_totals.binary.load());
   j.s(", \"accepted\": ").u(g_totals.accepted.load()).s(", \"findings\": ").u(g_totals.findings.load());
   j.s(", \"crashes\": ").u(end == End::kCrash ? 1 : 0).s(", \"hangs\": ").u(end == End::kHang ? 1 : 0);
-  j.s(", \"seconds\": ").tenths(t).s(", \"seed\": ").u(g_totals.seed).s(", \"ended\": \"").s(end_name(end)).s("\"}\n");
+  j.s(", \"seconds\": ").tenths(t).s(", \"seed\": ").u(g_totals.seed).s(", \"ended\": \"").s(end_name(end));
+  j.s("\", \"by_surface\": {");
+  for (int k = 0; k < kInputKinds; ++k)
+    j.s(k ? ", \"" : "\"").s(surface_name(static_cast<InputKind>(k))).s("\": ").u(g_totals.by_surface[k].load());
+  j.s("}}\n");
   const int fd = ::open(g_summary_tmp[writer], O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) return;
   write_all(fd, j.d, j.n);
@@ -226,6 +238,7 @@ void start_watchdog(double cpu_limit, double wall_limit) {
         std::ofstream(g_hang_path, std::ios::binary) << g_input;
         std::fprintf(stderr, "recipebench_fuzz: HANG: one input ran %.1f s of CPU (limit %.1f) in %.1f s (limit %.1f) "
                      "(written to %s)\n", cpu, cpu_limit, wall, wall_limit, g_hang_path);
+        g_ending.store(true);
         kill_binary_child();
         write_summary(End::kHang, kWatchdogWriter);
         print_totals(End::kHang);
@@ -249,13 +262,28 @@ struct Options {
   std::string out = "fuzz-out";
   std::string binary;
   uint64_t via_binary = 0;     // every K-th input also through the binary (0: never)
-  bool records = false;        // also fuzz run records (*.json seeds) through the report's reading
+  bool surfaces[kInputKinds] = {true, false, false, false};  // the surfaces fuzzed, by InputKind (recipes by default)
   uint64_t memory_mb = 4096;   // the address-space cap (0: none)
   double hang_seconds = 10;    // one input over this CPU time ends the process (a hang)
   double stall_seconds = 300;  // one input over this wall time ends the process (a hang that waits)
   double slow_seconds = 5;     // one input over this CPU time is a finding
   std::vector<std::string> seeds;
 };
+
+/// --surfaces LIST: the comma-separated surface names (surface_name) to fuzz, replacing the default.
+void parse_surfaces(const std::string& list, Options& o) {
+  for (bool& s : o.surfaces) s = false;
+  std::stringstream in(list);
+  for (std::string name; std::getline(in, name, ',');) {
+    int k = 0;
+    while (k < kInputKinds && name != surface_name(static_cast<InputKind>(k))) ++k;
+    if (k == kInputKinds) {
+      std::fprintf(stderr, "recipebench_fuzz: --surfaces: %s, expected recipe, record, config or catalog\n", name.c_str());
+      std::exit(2);
+    }
+    o.surfaces[k] = true;
+  }
+}
 
 Options parse_args(int argc, char** argv) {
   Options o;
@@ -281,7 +309,9 @@ Options parse_args(int argc, char** argv) {
     else if (a == "--via-binary")
       o.via_binary = std::strtoull(next().c_str(), nullptr, 10);
     else if (a == "--records")
-      o.records = true;
+      o.surfaces[static_cast<int>(InputKind::kRunRecord)] = true;
+    else if (a == "--surfaces")
+      parse_surfaces(next(), o);
     else if (a == "--memory-mb")
       o.memory_mb = std::strtoull(next().c_str(), nullptr, 10);
     else if (a == "--hang-seconds")
@@ -313,14 +343,26 @@ struct Seed {
   InputKind kind;
 };
 
-std::vector<Seed> load_seeds(const std::vector<std::string>& paths, bool records) {
+/// The surface a seed file belongs to: by extension, then content (a config.json names its model_type; a catalog
+/// file has a top-level gpus or instances list and no layout). nullopt: not a seed.
+std::optional<InputKind> seed_kind(const fs::path& p, const std::string& text) {
+  const std::string ext = p.extension().string();
+  auto top_level = [&](const char* key) {
+    return text.rfind(key, 0) == 0 || text.find(std::string("\n") + key) != std::string::npos;
+  };
+  if (ext == ".yaml" || ext == ".yml")
+    return (top_level("gpus:") || top_level("instances:")) && !top_level("layout:") ? InputKind::kCatalog
+                                                                                     : InputKind::kRecipe;
+  if (ext == ".json") return text.find("\"model_type\"") != std::string::npos ? InputKind::kHfConfig : InputKind::kRunRecord;
+  return std::nullopt;
+}
+
+std::vector<Seed> load_seeds(const std::vector<std::string>& paths, const Options& o) {
   std::vector<Seed> out;
   auto add = [&](const fs::path& p) {
-    const std::string ext = p.extension().string();
-    if (ext == ".yaml" || ext == ".yml")
-      out.push_back({read_file(p), InputKind::kRecipe});
-    else if (ext == ".json" && records)
-      out.push_back({read_file(p), InputKind::kRunRecord});
+    std::string text = read_file(p);
+    const std::optional<InputKind> kind = seed_kind(p, text);
+    if (kind && o.surfaces[static_cast<int>(*kind)]) out.push_back({std::move(text), *kind});
   };
   for (const auto& s : paths) {
     if (fs::is_directory(s)) {
@@ -357,6 +399,7 @@ Verdict check_input(const Options& o, const std::string& input, InputKind kind, 
     v = Verdict{false, v.accepted, over};
   if (v.ok && o.via_binary && !o.binary.empty() && i % o.via_binary == 0) {
     v = check_through_binary(input, kind, o.binary, o.out);
+    while (g_ending.load()) std::this_thread::sleep_for(std::chrono::seconds(1));  // the watchdog ends the process
     g_totals.binary.fetch_add(1);
   }
   return v;
@@ -367,7 +410,7 @@ void record_finding(const Options& o, std::ofstream& log, const std::string& inp
                     const std::string& reason) {
   const uint64_t n = g_totals.findings.fetch_add(1) + 1;
   const std::string file =
-      o.out + "/finding-" + std::to_string(n) + (kind == InputKind::kRecipe ? ".yaml" : ".json");
+      o.out + "/finding-" + std::to_string(n) + surface_extension(kind);
   std::ofstream(file, std::ios::binary) << input;
   log << file << ": " << reason << std::endl;
   std::fprintf(stderr, "recipebench_fuzz: FINDING %s: %s\n", file.c_str(), reason.c_str());
@@ -397,6 +440,7 @@ End fuzz_loop(const Options& o, const std::vector<Seed>& seeds) {
     g_iteration.store(i + 1);
     const Verdict v = check_input(o, g_input, seed.kind, i);
     g_totals.inputs.fetch_add(1);
+    g_totals.by_surface[static_cast<int>(seed.kind)].fetch_add(1);
     g_totals.in_check.store(0);
     g_totals.accepted.fetch_add(v.accepted ? 1 : 0);
     if (!v.ok) {
@@ -410,12 +454,18 @@ End fuzz_loop(const Options& o, const std::vector<Seed>& seeds) {
 
 int main(int argc, char** argv) {
   const Options o = parse_args(argc, argv);
-  const std::vector<Seed> seeds = load_seeds(o.seeds, o.records);
+  const std::vector<Seed> seeds = load_seeds(o.seeds, o);
   if (seeds.empty()) {
     std::fprintf(stderr, "recipebench_fuzz: no *.yaml or *.json seeds under the given paths\n");
     return 2;
   }
   fs::create_directories(o.out);
+  set_scratch_dir(o.out);
+  for (const Seed& s : seeds)
+    if (s.kind == InputKind::kRecipe) {
+      set_probe_recipe(s.text);
+      break;
+    }
   std::snprintf(g_crash_path, sizeof g_crash_path, "%s/crash.input", o.out.c_str());
   std::snprintf(g_hang_path, sizeof g_hang_path, "%s/hang.input", o.out.c_str());
   std::snprintf(g_summary_path, sizeof g_summary_path, "%s/summary.json", o.out.c_str());

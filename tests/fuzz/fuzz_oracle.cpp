@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -22,7 +23,11 @@
 #include <yaml-cpp/mark.h>
 #include <yaml-cpp/parser.h>
 
+#include "catalog/hardware.h"
+#include "catalog/hf_config.h"
+#include "catalog/models.h"
 #include "layout/rank_map.h"
+#include "recipe/catalog_file.h"
 #include "recipe/result_check.h"
 #include "recipe/run_model.h"
 #include "recipe/validate.h"
@@ -213,6 +218,66 @@ Verdict check_recipe(const std::string& text) {
   return out;
 }
 
+std::string g_scratch_dir = ".";
+std::string g_probe_recipe;
+
+/// A refusal of a config.json: one line naming config.json (and, for a field, the field) and true of the input.
+Verdict check_config_refusal(const std::string& message, const std::string& text) {
+  if (message.rfind("config.json", 0) != 0) return finding("a config.json refusal without the file: " + message);
+  if (message.find('\n') != std::string::npos) return finding("a diagnostic that spans lines: " + message);
+  if (const std::string why = untrue_message(message, text); !why.empty()) return finding(why + ": " + message);
+  return {};
+}
+
+/// A config.json as `models --config` and `model_params.config` read it (catalog/hf_config.h).
+Verdict check_hf_config(const std::string& text) {
+  Json config;
+  try {
+    config = parse_json_text(text);
+  } catch (const JsonTextError& e) {
+    if (e.line < 1 || e.column < 1) return finding(std::string("a JSON error without line:col: ") + e.what());
+    return {};
+  }
+  ModelConfig m;
+  try {
+    m = model_config_from_hf(config, "config.json", config.is_object() ? model_name_from_hf(config) : "");
+  } catch (const std::invalid_argument& e) {
+    return check_config_refusal(e.what(), text);
+  }
+  const ParamCounts c = count_params(m);
+  if (!(c.total > 0) || !(c.active > 0) || c.active > c.total)
+    return finding("an accepted config.json counts total " + std::to_string(c.total) + ", active " +
+                   std::to_string(c.active) + " parameters");
+  Verdict out;
+  out.accepted = true;
+  return out;
+}
+
+/// Finite and positive (a peak, a capacity, a bandwidth of an accepted catalog).
+bool positive_figure(double v) { return std::isfinite(v) && v > 0; }
+
+/// A catalog file as `--catalog` reads it (recipe/catalog_file.h), from the scratch folder.
+Verdict check_catalog(const std::string& text) {
+  const std::string file = g_scratch_dir + "/catalog-input.yaml";
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << text;
+  const LoadedCatalog loaded = load_catalog_file(file);
+  for (const auto& d : loaded.errors) {
+    const std::string s = d.to_string();
+    if (d.file.empty() || (d.line < 1 && d.path.empty())) return finding("a catalog error without its place: " + s);
+    if (s.find('\n') != std::string::npos) return finding("a diagnostic that spans lines: " + s);
+    if (d.file == file)
+      if (const std::string why = untrue_message(s, text); !why.empty()) return finding(why + ": " + s);
+  }
+  if (!loaded.ok()) return {};
+  for (const GpuSpec& g : loaded.catalog.gpus)
+    if (!positive_figure(g.peak_bf16_flops) || !positive_figure(g.memory_bytes) ||
+        !positive_figure(g.memory_bandwidth))
+      return finding("an accepted catalog with GPU " + g.name + " of a peak, memory or bandwidth not finite and > 0");
+  Verdict out;
+  out.accepted = true;
+  return out;
+}
+
 Verdict check_record(const std::string& text) {
   // Read as the report reads a record file (util/json_text.h: duplicate keys, overflowing numbers and deep nesting
   // refused where they are, objects built in linear time); a refusal must be located and true.
@@ -307,9 +372,28 @@ std::string json_duplicate_key(const std::string& text) {
   return sax.duplicate.empty() ? std::string() : "the key '" + sax.duplicate + "' twice in one object";
 }
 
+const char* surface_name(InputKind kind) {
+  static const char* const names[] = {"recipe", "record", "config", "catalog"};
+  return names[static_cast<int>(kind)];
+}
+
+const char* surface_extension(InputKind kind) {
+  return kind == InputKind::kRecipe || kind == InputKind::kCatalog ? ".yaml" : ".json";
+}
+
+void set_scratch_dir(const std::string& dir) { g_scratch_dir = dir; }
+
+void set_probe_recipe(const std::string& text) { g_probe_recipe = text; }
+
 Verdict check_in_process(const std::string& text, InputKind kind) {
   try {
-    return kind == InputKind::kRecipe ? check_recipe(text) : check_record(text);
+    switch (kind) {
+      case InputKind::kRecipe: return check_recipe(text);
+      case InputKind::kRunRecord: return check_record(text);
+      case InputKind::kHfConfig: return check_hf_config(text);
+      case InputKind::kCatalog: return check_catalog(text);
+    }
+    return {};
   } catch (const std::exception& e) {
     return finding(std::string("an exception escaped (the CLI would print it without a location): ") + e.what());
   }
@@ -346,18 +430,32 @@ pid_t spawn_binary(const std::vector<std::string>& argv, const std::string& log)
   return pid;
 }
 
+/// The command that reads `file`, an input of `kind`, through the binary.
+std::vector<std::string> binary_command(InputKind kind, const std::string& binary, const std::string& file,
+                                        const std::string& dir) {
+  switch (kind) {
+    case InputKind::kRecipe: return {binary, "validate", file};
+    case InputKind::kRunRecord: return {binary, "report", file, "--out", dir + "/report"};
+    case InputKind::kHfConfig: return {binary, "models", "--config", file};
+    case InputKind::kCatalog: {
+      const std::string probe = dir + "/catalog-probe.yaml";
+      std::ofstream(probe, std::ios::binary | std::ios::trunc) << g_probe_recipe;
+      return {binary, "validate", "--catalog", file, probe};
+    }
+  }
+  return {binary};
+}
+
 }  // namespace
 
 std::atomic<pid_t> g_binary_child{0};
 
 Verdict check_through_binary(const std::string& text, InputKind kind, const std::string& binary,
                              const std::string& dir) {
-  const std::string file = dir + (kind == InputKind::kRecipe ? "/via-binary.yaml" : "/via-binary.json");
+  const std::string file = dir + "/via-binary" + surface_extension(kind);
   const std::string log = dir + "/via-binary.log";
   std::ofstream(file, std::ios::binary | std::ios::trunc) << text;
-  const std::vector<std::string> argv =
-      kind == InputKind::kRecipe ? std::vector<std::string>{binary, "validate", file}
-                                 : std::vector<std::string>{binary, "report", file, "--out", dir + "/report"};
+  const std::vector<std::string> argv = binary_command(kind, binary, file, dir);
   const pid_t pid = spawn_binary(argv, log);
   if (pid < 0) return finding("the binary could not be started: " + binary);
   g_binary_child.store(pid);
@@ -390,9 +488,11 @@ Verdict check_through_binary(const std::string& text, InputKind kind, const std:
                           std::regex("^" + std::regex_replace(file, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") +
                                      ":[0-9]+:[0-9]+: error: .+")))
       return finding("an error line without file:line:col: " + line);
-    if (kind == InputKind::kRunRecord && line.find(": error: ") != std::string::npos &&
-        !std::regex_match(line, located))
+    if ((kind == InputKind::kRunRecord || kind == InputKind::kHfConfig) &&
+        line.find(": error: ") != std::string::npos && !std::regex_match(line, located))
       return finding("an error line without the file: " + line);
+    if (kind == InputKind::kCatalog && line.rfind(file, 0) == 0 && !std::regex_match(line, located))
+      return finding("a catalog error line without line:col: " + line);
   }
   Verdict out;
   out.accepted = rc == 0;

@@ -12,7 +12,23 @@
 
 namespace recipebench::fuzz {
 
-enum class InputKind { kRecipe, kRunRecord };
+/// The input surfaces the harness fuzzes (docs/fuzzing.md, "Surfaces"): a recipe (validate), a run record (the
+/// report's reading), a Hugging Face config.json (`models --config`, `model_params.config`), a hardware catalog file
+/// (`--catalog`).
+enum class InputKind { kRecipe, kRunRecord, kHfConfig, kCatalog };
+constexpr int kInputKinds = 4;
+
+/// "recipe", "record", "config", "catalog": the surfaces' names in the summary and on the command line.
+const char* surface_name(InputKind kind);
+
+/// The file extension of a kind's inputs: ".yaml" or ".json".
+const char* surface_extension(InputKind kind);
+
+/// The folder where in-process checks that read a file (a catalog) write their input, one per process.
+void set_scratch_dir(const std::string& dir);
+
+/// The recipe a catalog input is validated with through the binary (written under the scratch folder).
+void set_probe_recipe(const std::string& text);
 
 /// The outcome of one input: ok (no finding) or the reason; accepted when recipebench took it as valid.
 struct Verdict {
@@ -22,15 +38,19 @@ struct Verdict {
 };
 
 /// Checks `text` in this process: a recipe through validate_recipe_text (then, when valid, the rank map and the
-/// leaderboard); a run record through the report's reading of records.
+/// leaderboard); a run record through the report's reading of records; a config.json through model_config_from_hf
+/// (a refusal names config.json and its field; an accepted model counts finite, positive parameters, active at most
+/// total); a catalog file through load_catalog_file (located diagnostics; an accepted catalog holds finite, positive
+/// peaks, memory and bandwidths).
 Verdict check_in_process(const std::string& text, InputKind kind);
 
 /// The pid of the binary check_through_binary is waiting for, or 0: the harness's signal handlers and watchdog
 /// kill it (SIGKILL) before they end the harness, so no child outlives it. Lock-free, so safe to read in a handler.
 extern std::atomic<pid_t> g_binary_child;
 
-/// Writes `text` to a file under `dir` and runs `binary validate FILE` (recipes) or `binary report FILE --out DIR`
-/// (run records) with a limit of 10 s of its CPU (300 s of wall time); checks the exit status and that every error
+/// Writes `text` to a file under `dir` and runs `binary validate FILE` (recipes), `binary report FILE --out DIR`
+/// (run records), `binary models --config FILE` (configs) or `binary validate --catalog FILE PROBE` (catalogs; PROBE is
+/// the recipe set_probe_recipe gave) with a limit of 10 s of its CPU (300 s of wall time); checks the exit status and that every error
 /// line is located. The binary runs in a process group of its own with default signal handling (docs/fuzzing.md).
 Verdict check_through_binary(const std::string& text, InputKind kind, const std::string& binary,
                              const std::string& dir);
