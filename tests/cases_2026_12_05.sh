@@ -1,6 +1,7 @@
 #!/bin/sh
 # The cases of 2026-12-05 (issue 48) through the binary, as a user runs them: cases_2026_12_05.sh RECIPEBENCH SOURCE
-# WORKDIR PART, PART one of report-layout, cpu-suggestions, cli-habits, predict-notes, cosmetic, mfu-printed. Prints what failed;
+# WORKDIR PART, PART one of report-layout, cpu-suggestions, cli-habits, predict-notes, cosmetic, mfu-printed,
+# layout-pricing. Prints what failed;
 # exit 1 then.
 set -u
 rb=$1; src=$2; work=$3; part=$4
@@ -134,6 +135,30 @@ mfu-printed)
     --window 5:29 >"$work/i.txt" 2>&1 || fail "import: $(cat "$work/i.txt")"
   grep -qE '^window 5\.\.29: .*, MFU 29\.[0-9]% \(6N\)' "$work/i.txt" || fail "6N figure: $(cat "$work/i.txt")"
   grep -q "^  the log's own figures over the window: MFU 38.0%" "$work/i.txt" || fail "printed MFU: $(cat "$work/i.txt")"
+  ;;
+layout-pricing)
+  # predict-unmodelled-layout-fields: validate warns at a label that contradicts the fields; predict's header shows
+  # the layout the fields say, CP's exchange in the assumptions, flex named as priced as alltoall (analytical mode:
+  # no profile needed for the collectives).
+  d=$cases/predict-unmodelled-layout-fields
+  "$rb" validate "$d/cp2-dp2.yaml" >"$work/v.txt" 2>&1 || fail "validate: $(cat "$work/v.txt")"
+  grep -q 'cp2-dp2.yaml:56:10: warning: layout.label: "TP2 PP6 EP8 DP4": DP4 (layout.dp 2), no CP (layout.cp 2)' \
+    "$work/v.txt" || fail "label warning: $(cat "$work/v.txt")"
+  "$rb" predict "$d/cp2-dp2.yaml" >"$work/p.txt" 2>&1 || fail "predict: $(cat "$work/p.txt")"
+  grep -q '^recipebench predict: .*(Qwen3.5-397B-A17B, TP2 PP6 CP2 EP8 DP2, 48 x B200); layout.label "TP2 PP6 EP8 DP4" disagrees' \
+    "$work/p.txt" || fail "header: $(cat "$work/p.txt")"
+  grep -q "CP 2: ring attention's exchange of keys and values" "$work/p.txt" || fail "CP assumption: $(cat "$work/p.txt")"
+  "$rb" predict "$d/flex-deepep.yaml" >"$work/f.txt" 2>&1 || fail "predict flex: $(cat "$work/f.txt")"
+  grep -q '^  not modelled: layout.dispatcher: flex (not modelled apart: priced as alltoall' "$work/f.txt" ||
+    fail "flex: $(cat "$work/f.txt")"
+  # predicted-vs-measured-not-linked: compare takes plan's proposal beside the measured seed of the same layout.
+  p=$cases/predicted-vs-measured-not-linked/plan-tp2-pp8-vpp2-ep8-dp4-split6-mt16k-recompute.yaml
+  "$rb" compare "$src/recipes/qwen3.5-397b-a17b/b200/attune-tp2-pp8-ep8-vpp2-mt16k.yaml" "$p" >"$work/c.txt" 2>&1 ||
+    fail "compare: $(cat "$work/c.txt")"
+  grep -q '^note: B (.*) is a prediction (predicted 2026-12-05), not a measurement' "$work/c.txt" ||
+    fail "compare note: $(cat "$work/c.txt")"
+  grep -q '^prediction error: predicted / measured tokens/s/GPU - 1 = +80.3% (2,222.6 predicted, 1,232.5 measured' \
+    "$work/c.txt" || fail "compare error: $(cat "$work/c.txt")"
   ;;
 *)
   fail "unknown part $part"

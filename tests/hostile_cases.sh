@@ -148,7 +148,7 @@ usage)  # one form for every ranged option; an empty value shown; compare's refu
   rc=0; out=$(timeout 60 "$rb" plan --model Qwen3.5-35B-A3B --gpu '' --count 8 --global-batch 64 --row-tokens 8192 2>&1) || rc=$?
   [ "$rc" -eq 2 ] || fail "--gpu '': exit $rc"
   echo "$out" | grep -qF "<command line>: error: --gpu: '' (empty), expected a GPU of the catalog (" || fail "--gpu '': $out"
-  expect 1 "$u/tiny.yaml:14:9: error: result: none (status proposed), expected a recipe with a result (status measured) or a run record of a complete run" \
+  expect 1 "$u/tiny.yaml:14:9: error: result: none (status proposed), expected a recipe with a result (status measured), a proposed recipe with a prediction block (plan --out), or a run record of a complete run" \
     "$rb" compare "$u/tiny.yaml" "$u/run-record.json"
   rc=0; out=$(timeout 60 "$rb" run "$u/tiny-tp2-pp2-ep2-dp2.yaml" --emulate-rank 0 --layers 3 --steps 3 --window 1:2 \
     --out "$d/runs" 2>&1) || rc=$?

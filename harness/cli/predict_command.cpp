@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "calibration.h"
 #include "commands.h"
@@ -14,6 +15,7 @@
 #include "plan/prediction_text.h"
 #include "plan/step_time.h"
 #include "predict_inputs.h"
+#include "recipe/layout_check.h"
 #include "recipe/run_model.h"
 #include "recipe/validate.h"
 #include "settings/resolved_run.h"
@@ -62,14 +64,22 @@ std::optional<ResolvedRun> resolve_predicted_run(const PredictArgs& args, const 
   return run;
 }
 
+/// "; layout.label \"TP2 PP6 EP8 DP4\" disagrees with the fields: DP4 (layout.dp 2), no CP (layout.cp 2)", or empty
+/// when the recipe's label agrees (label_disagreements).
+std::string label_note(const RecipeLayout& l) {
+  const std::vector<std::string> problems = label_disagreements(l);
+  if (problems.empty()) return "";
+  return fmt::format("; layout.label \"{}\" disagrees with the fields: {}", l.label, fmt::join(problems, ", "));
+}
+
 /// Prints the prediction and its basis as text or JSON (schema recipebench-prediction/1).
 void print_prediction(const PredictArgs& args, const ResolvedRun& run, const PredictSetup& setup,
                       const StepPrediction& p, const PredictionBasis& basis) {
   const Recipe& recipe = *run.recipe;
   const std::string& model = run.model.model.name;
   if (args.format != "json") {
-    std::cout << fmt::format("recipebench predict: {} ({}, {}, {} x {})\n", args.recipe, model, recipe.layout.label,
-                             recipe.gpu.count, recipe.gpu.type)
+    std::cout << fmt::format("recipebench predict: {} ({}, {}, {} x {}){}\n", args.recipe, model,
+                             layout_label(recipe.layout), recipe.gpu.count, recipe.gpu.type, label_note(recipe.layout))
               << basis_text(basis) << prediction_text(p) << "  " << achieved_flops_text(setup.costs) << "\n";
     return;
   }
@@ -78,7 +88,9 @@ void print_prediction(const PredictArgs& args, const ResolvedRun& run, const Pre
   j["schema"] = "recipebench-prediction/1";
   j["recipe"] = args.recipe;
   j["model"] = model;
-  j["layout"] = recipe.layout.label;
+  j["layout"] = layout_label(recipe.layout);  // as the fields say it; the recipe's own words apart
+  j["layout_label"] = recipe.layout.label;
+  j["layout_label_disagrees"] = label_disagreements(recipe.layout);
   j["gpu"] = fmt::format("{} x {}", recipe.gpu.count, recipe.gpu.type);
   j["profiles"] = setup.costs.sources;
   j["profile_notes"] = setup.costs.notes;

@@ -18,6 +18,8 @@ const char* to_string(GroupKind kind) {
       return "edp";
     case GroupKind::kPp:
       return "pp";
+    case GroupKind::kCp:
+      return "cp";
   }
   return "?";
 }
@@ -43,6 +45,8 @@ bool same_group(const RankPlacement& q, const RankPlacement& me, GroupKind kind)
       return q.etp == me.etp && q.ep == me.ep && q.pp == me.pp;
     case GroupKind::kPp:
       return q.tp == me.tp && q.cp == me.cp && q.dp == me.dp;
+    case GroupKind::kCp:
+      return q.tp == me.tp && q.dp == me.dp && q.pp == me.pp;
   }
   return false;
 }
@@ -67,6 +71,9 @@ std::vector<int> grid_members(const RankMap& map, const RankPlacement& me, Group
       break;
     case GroupKind::kEdp:
       stride = map.etp * map.ep, first -= me.edp * stride, size = map.edp;
+      break;
+    case GroupKind::kCp:
+      stride = map.tp, first -= me.cp * stride, size = map.cp;
       break;
   }
   std::vector<int> members;

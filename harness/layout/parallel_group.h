@@ -17,11 +17,14 @@ enum class GroupKind {
   kEp,   ///< same (etp, edp, pp): the expert-parallel group
   kEdp,  ///< same (etp, ep, pp): the ranks holding the same experts
   kPp,   ///< same (tp, cp, dp): one pipeline
+  kCp,   ///< same (tp, dp, pp): one context-parallel group (the step-time model's ring exchange of keys and values;
+         ///< the torch backend makes none: it runs CP 1)
 };
 
-/// "tp", "dp", "ep", "edp", "pp" (also the prefix of the torch backend's subgroup store names).
+/// "tp", "dp", "ep", "edp", "pp", "cp" (also the prefix of the torch backend's subgroup store names).
 const char* to_string(GroupKind kind);
-/// The GroupKind spelled `s`; throws std::invalid_argument for another spelling (e.g. "cp": no CP groups yet).
+/// The GroupKind of a recorded group spelled `s` (tp, dp, ep, edp, pp); throws std::invalid_argument for another
+/// spelling, "cp" included (the torch backend records no CP groups: it runs CP 1).
 GroupKind parse_group_kind(const std::string& s);
 
 /// The members (run ranks, ascending) of `rank`'s group of `kind` in `map`. Throws std::invalid_argument for a rank

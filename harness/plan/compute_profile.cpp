@@ -307,6 +307,7 @@ std::vector<ChunkShape> chunk_shapes(const RankMap& map, const ModelConfig& m, i
     s.row_tokens = row_tokens;
     s.tp = map.tp;
     s.ep = map.ep;
+    s.cp = map.cp;
     out.push_back(s);
   }
   return out;

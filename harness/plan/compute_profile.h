@@ -43,6 +43,7 @@ struct ChunkShape {
   int64_t row_tokens = 0;        ///< tokens of one row: the causal attention's sequence length
   int tp = 1;                    ///< TP; with sequence parallel the MoE block, norms and sends see tokens / TP
   int ep = 1;                    ///< EP: the chunk holds experts / EP of each MoE layer (ETP 1)
+  int cp = 1;                    ///< CP: the row's tokens over CP ranks (tokens is already divided by it)
 
   int64_t layers() const { return gdn_layers + attention_layers; }
 };

@@ -98,12 +98,13 @@ std::vector<std::string> searched_dimensions(const LayoutSpace& space, int nvlin
 
 std::vector<std::string> left_out_dimensions(int64_t row_tokens) {
   std::vector<std::string> out = {
-      "CP > 1: the torch backend runs CP 1 and the step-time model prices no CP communication",
+      "CP > 1: the torch backend runs CP 1 (the step-time model prices ring attention's exchange of keys and values "
+      "but not Gated DeltaNet's state passing)",
       "ETP > 1: the torch backend runs ETP 1 (TP folded into EP)",
       "selective recompute and recompute of several layers per unit: the torch backend runs full (uniform or block) "
       "or none; the search tries full uniform 1 layer",
-      "dispatchers other than alltoall (allgather, DeepEP flex): the torch backend runs alltoall, the step-time model "
-      "prices alltoall only",
+      "dispatchers other than alltoall (allgather, DeepEP flex): the torch backend runs alltoall (the step-time model "
+      "prices allgather by its own collectives, flex as alltoall)",
       "CPU offload of optimizer state or activations: the torch backend runs none",
       "FP32 masters with BF16 moments: BF16 + remainder masters hold the same FP32 value in less memory"};
   if (row_tokens >= 32768)
@@ -112,15 +113,6 @@ std::vector<std::string> left_out_dimensions(int64_t row_tokens) {
                     "the usual answer for long rows, is not searched)",
                     row_tokens));
   return out;
-}
-
-std::string layout_label(const RecipeLayout& l) {
-  std::string s = fmt::format("TP{} PP{}", l.tp, l.pp);
-  if (l.vpp > 1) s += fmt::format(" VPP{}", l.vpp);
-  if (l.ep > 1) s += fmt::format(" EP{}", l.ep);
-  s += fmt::format(" DP{}", l.dp);
-  if (l.first_stage_layers) s += fmt::format(" first {} / last {}", *l.first_stage_layers, *l.last_stage_layers);
-  return s;
 }
 
 Recipe base_recipe(const LayoutRequest& r) {

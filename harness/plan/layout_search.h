@@ -12,6 +12,7 @@
 #include "plan/compute_profile.h"
 #include "plan/memory_plan.h"
 #include "plan/step_time.h"
+#include "recipe/layout_check.h"  // layout_label: a proposal is named by its fields
 #include "recipe/recipe.h"
 
 namespace recipebench {
@@ -114,8 +115,5 @@ std::vector<std::string> searched_dimensions(const LayoutSpace& space, int nvlin
 /// layers, the dispatchers, offload, FP32 masters with BF16 moments); with rows of `row_tokens` >= 32,768 a line
 /// that whole rows sit on one GPU since CP is not searched.
 std::vector<std::string> left_out_dimensions(int64_t row_tokens);
-
-/// "TP2 PP8 VPP2 EP8 DP4" (+ " first 6 / last 6" with an uneven split).
-std::string layout_label(const RecipeLayout& l);
 
 }  // namespace recipebench

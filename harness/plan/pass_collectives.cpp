@@ -27,10 +27,14 @@ const char* to_string(CollectiveRole role) {
       return "output layer";
     case CollectiveRole::kRoutingCounts:
       return "routing counts";
+    case CollectiveRole::kRoutingMap:
+      return "routing map";
     case CollectiveRole::kDispatch:
       return "dispatch";
     case CollectiveRole::kCombine:
       return "combine";
+    case CollectiveRole::kContextExchange:
+      return "context exchange";
     case CollectiveRole::kPipelineSend:
       return "pipeline send";
     case CollectiveRole::kPipelineRecv:
@@ -47,6 +51,7 @@ CollectiveSizes collective_sizes(const Recipe& recipe, EpDispatch dispatch) {
   CollectiveSizes s;
   s.wire = wire_bytes(recipe.workload.precision);
   s.dispatch = dispatch;
+  s.dispatcher = recipe.layout.dispatcher;
   s.capacity_tokens = ep_capacity_tokens(recipe.layout);
   return s;
 }
@@ -75,10 +80,9 @@ void add_tp(const ModelConfig& m, const ChunkShape& s, bool backward, double rec
   if (s.lm_head) add(backward ? scatter : gather, CollectiveRole::kOutputLayer, 1);
 }
 
-/// EP's collectives of one pass (see pass_collectives).
-void add_ep(const ModelConfig& m, const ChunkShape& s, bool backward, double recompute_fraction,
-            const CollectiveSizes& sizes, std::vector<CollectiveUse>& out) {
-  if (s.ep <= 1) return;
+/// EP's collectives of one pass with the alltoall dispatcher (see pass_collectives).
+void add_ep_alltoall(const ModelConfig& m, const ChunkShape& s, bool backward, double recompute_fraction,
+                     const CollectiveSizes& sizes, std::vector<CollectiveUse>& out) {
   const double layers = static_cast<double>(s.layers());
   const double rows = sizes.dispatch == EpDispatch::kFixedCapacity
                           ? static_cast<double>(s.ep) * static_cast<double>(sizes.capacity_tokens * m.top_k)
@@ -92,6 +96,53 @@ void add_ep(const ModelConfig& m, const ChunkShape& s, bool backward, double rec
                    counts_bytes});
   out.push_back({GroupKind::kEp, Collective::kAllToAll, CollectiveRole::kDispatch, s.ep, phases * layers, row_bytes});
   out.push_back({GroupKind::kEp, Collective::kAllToAll, CollectiveRole::kCombine, s.ep, phases * layers, row_bytes});
+}
+
+/// EP's collectives of one pass with the allgather dispatcher (see pass_collectives): the gathered buffer holds every
+/// EP rank's T / TP tokens once (not top-k times).
+void add_ep_allgather(const ModelConfig& m, const ChunkShape& s, bool backward, double recompute_fraction,
+                      const CollectiveSizes& sizes, std::vector<CollectiveUse>& out) {
+  const double layers = static_cast<double>(s.layers());
+  const double gathered = static_cast<double>(s.ep) * static_cast<double>(s.tokens) / s.tp;  // tokens of the group
+  const double token_bytes = gathered * static_cast<double>(m.hidden_size) * sizes.wire.activation;
+  const double map_bytes = gathered * static_cast<double>(m.num_experts) * 5;  // FP32 probability + bool per expert
+  const double forward_phases = backward ? recompute_fraction : 1.0;
+  const Collective gather = Collective::kAllGather, scatter = Collective::kReduceScatter;
+  const auto add = [&](Collective op, CollectiveRole role, double calls, double bytes) {
+    if (calls > 0) out.push_back({GroupKind::kEp, op, role, s.ep, calls, bytes});
+  };
+  add(gather, CollectiveRole::kRoutingMap, forward_phases * layers, map_bytes);
+  add(gather, CollectiveRole::kDispatch, forward_phases * layers, token_bytes);
+  add(scatter, CollectiveRole::kCombine, forward_phases * layers, token_bytes);
+  if (backward) {
+    add(scatter, CollectiveRole::kDispatch, layers, token_bytes);
+    add(gather, CollectiveRole::kCombine, layers, token_bytes);
+  }
+}
+
+/// EP's collectives of one pass (see pass_collectives): flex (DeepEP) is priced as alltoall.
+void add_ep(const ModelConfig& m, const ChunkShape& s, bool backward, double recompute_fraction,
+            const CollectiveSizes& sizes, std::vector<CollectiveUse>& out) {
+  if (s.ep <= 1) return;
+  if (sizes.dispatcher == Dispatcher::kAllgather)
+    add_ep_allgather(m, s, backward, recompute_fraction, sizes, out);
+  else
+    add_ep_alltoall(m, s, backward, recompute_fraction, sizes, out);
+}
+
+/// CP's ring exchange of one pass (see pass_collectives): each ring step a send and a receive of one K,V chunk.
+void add_cp(const ModelConfig& m, const ChunkShape& s, bool backward, double recompute_fraction,
+            const CollectiveSizes& sizes, std::vector<CollectiveUse>& out) {
+  if (s.cp <= 1 || s.attention_layers == 0) return;
+  const double layers = static_cast<double>(s.attention_layers);
+  const double ring_steps = s.cp - 1;
+  // The forward-kind phases (the forward, a backward's recompute) pass the keys and values once around the ring; a
+  // backward phase passes them again and their gradients.
+  const double steps = layers * ring_steps * (backward ? recompute_fraction + 2.0 : 1.0);
+  if (steps <= 0) return;
+  const double bytes = context_exchange_bytes(m, s, sizes.wire);
+  out.push_back({GroupKind::kCp, Collective::kSend, CollectiveRole::kContextExchange, s.cp, steps, bytes});
+  out.push_back({GroupKind::kCp, Collective::kRecv, CollectiveRole::kContextExchange, s.cp, steps, bytes});
 }
 
 /// `uses` with every call count multiplied by `times`, appended to `out`.
@@ -123,7 +174,13 @@ std::vector<CollectiveUse> pass_collectives(const ModelConfig& m, const ChunkSha
   std::vector<CollectiveUse> out;
   add_tp(m, s, backward, recompute_fraction, sizes, out);
   add_ep(m, s, backward, recompute_fraction, sizes, out);
+  add_cp(m, s, backward, recompute_fraction, sizes, out);
   return out;
+}
+
+double context_exchange_bytes(const ModelConfig& m, const ChunkShape& s, const WireBytes& wire) {
+  return 2.0 * static_cast<double>(s.tokens) * static_cast<double>(m.num_kv_heads * m.head_dim) / s.tp *
+         wire.activation;
 }
 
 std::vector<CollectiveUse> optimizer_collectives(const OptimizerShards& shards, const WireBytes& wire) {

@@ -38,17 +38,19 @@ enum class CollectiveRole {
   kLayerExit,        ///< TP: a mixer's or MoE block's reduce-scatter (its backward: all-gather)
   kEmbedding,        ///< TP: the embedding's reduce-scatter (its backward: all-gather)
   kOutputLayer,      ///< TP: the output layer's sequence gather (its backward: reduce-scatter)
-  kRoutingCounts,    ///< EP: the rows per expert each rank sends, before a dispatch
+  kRoutingCounts,    ///< EP: the rows per expert each rank sends, before a dispatch (alltoall dispatcher)
+  kRoutingMap,       ///< EP: the routing map and probabilities gathered with the tokens (allgather dispatcher)
   kDispatch,         ///< EP: the routed rows to their experts' ranks
   kCombine,          ///< EP: the experts' outputs back
+  kContextExchange,  ///< CP: one ring step of an attention layer's keys and values (their gradients in a backward)
   kPipelineSend,     ///< PP: hidden states (forward) or their gradients (backward) to a pipeline neighbour
   kPipelineRecv,     ///< PP: the same from a neighbour
   kGradientReduce,   ///< DP / EDP: the distributed optimizer's gradient reduce-scatter
   kParameterGather,  ///< DP / EDP: the distributed optimizer's parameter all-gather
 };
 
-/// "layer entry", "layer exit", "embedding", "output layer", "routing counts", "dispatch", "combine", "pipeline send",
-/// "pipeline receive", "gradient reduce-scatter", "parameter all-gather".
+/// "layer entry", "layer exit", "embedding", "output layer", "routing counts", "routing map", "dispatch", "combine",
+/// "context exchange", "pipeline send", "pipeline receive", "gradient reduce-scatter", "parameter all-gather".
 const char* to_string(CollectiveRole role);
 
 /// One collective a rank issues: its group, operation and role, how many calls and the bytes of one call
@@ -65,11 +67,12 @@ struct CollectiveUse {
 /// What the collectives' sizes depend on beyond a chunk's shape.
 struct CollectiveSizes {
   WireBytes wire;
-  EpDispatch dispatch = EpDispatch::kHostSplits;
+  EpDispatch dispatch = EpDispatch::kHostSplits;    ///< the torch backend's all-to-all sizing (bench.ep_dispatch)
+  Dispatcher dispatcher = Dispatcher::kAlltoall;    ///< layout.dispatcher (flex is priced as alltoall)
   int64_t capacity_tokens = 0;  ///< fixed_capacity: tokens per rank sizing each peer's block (ep_capacity_tokens)
 };
 
-/// The sizes of `recipe`'s collectives: wire_bytes(workload.precision), and the dispatcher `dispatch` (the run's
+/// The sizes of `recipe`'s collectives: wire_bytes(workload.precision), layout.dispatcher, and `dispatch` (the run's
 /// effective bench.ep_dispatch) with ep_capacity_tokens. Throws as wire_bytes.
 CollectiveSizes collective_sizes(const Recipe& recipe, EpDispatch dispatch);
 
@@ -80,14 +83,28 @@ CollectiveSizes collective_sizes(const Recipe& recipe, EpDispatch dispatch);
 ///     phase the mirror (two reduce-scatters at the entries, two all-gathers at the exits); the embedding's
 ///     reduce-scatter (forward) and all-gather (backward); the output layer's all-gather (forward) and
 ///     reduce-scatter (backward).
-///   EP > 1, per MoE layer and phase: the dispatch's and the combine's all-to-all of the rank's routed rows
-///     (host_splits: T / TP x top-k rows, balanced routing; fixed_capacity: EP blocks of capacity_tokens x top-k
-///     rows, padding included), and per forward-kind phase the routing counts' all-to-all (EP x local experts
-///     int64 values).
-/// Each as the torch backend issues it (docs/step-time.md, "Collectives"; held to a run's traffic by
-/// tests/test_emulation.cpp).
+///   EP > 1, per MoE layer and phase, by layout.dispatcher:
+///     alltoall (and flex, DeepEP's fused kernels, priced as alltoall: no formula of its own): the dispatch's and
+///     the combine's all-to-all of the rank's routed rows (host_splits: T / TP x top-k rows, balanced routing;
+///     fixed_capacity: EP blocks of capacity_tokens x top-k rows, padding included), and per forward-kind phase the
+///     routing counts' all-to-all (EP x local experts int64 values);
+///     allgather (Megatron-LM's MoEAllGatherTokenDispatcher): the dispatch an all-gather of every EP rank's T / TP
+///     tokens (each token once, EP x T / TP x h values: nccl-tests' size of the gathered buffer), the combine a
+///     reduce-scatter of the same buffer back; a backward phase the mirror (reduce-scatter at the dispatch,
+///     all-gather at the combine); per forward-kind phase the all-gather of the routing map and probabilities
+///     (EP x T / TP x E x 5 bytes: an FP32 probability and a bool per expert).
+///   CP > 1, per attention layer (Megatron-LM / Transformer Engine's ring attention, the P2P exchange): per
+///     forward-kind phase CP - 1 ring steps, each a send and a receive of the rank's keys and values (2 x T x
+///     num_kv_heads x head_dim / TP values); per backward phase 2 (CP - 1) (the keys and values again, and their
+///     gradients). Gated DeltaNet layers' state passing between CP ranks is not listed (not modelled).
+/// TP and alltoall EP as the torch backend issues them (docs/step-time.md, "Collectives"; held to a run's traffic by
+/// tests/test_emulation.cpp); the allgather dispatcher and CP by the formulas above (the torch backend runs neither).
 std::vector<CollectiveUse> pass_collectives(const ModelConfig& m, const ChunkShape& s, bool backward,
                                             double recompute_fraction, const CollectiveSizes& sizes);
+
+/// The bytes of one CP ring step of one attention layer: the keys and values of the rank's T tokens, 2 x T x
+/// num_kv_heads x head_dim / TP activation values (docs/step-time.md, "Collectives").
+double context_exchange_bytes(const ModelConfig& m, const ChunkShape& s, const WireBytes& wire);
 
 /// The pipeline transfer of one microbatch between neighbours: the chunk's sequence-parallel shard of hidden states,
 /// rows per microbatch x row tokens / CP / TP x h activation values (bytes of one send or receive).

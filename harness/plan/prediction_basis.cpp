@@ -94,17 +94,24 @@ std::vector<std::string> not_modelled(const Recipe& recipe, const RunSettings& s
   std::vector<std::string> out;
   if (l.cp > 1)
     out.push_back(
-        fmt::format("layout.cp: {} (context parallelism's exchange of keys and values is not priced, and "
-                    "each pass is timed on whole rows)",
+        fmt::format("layout.cp: {} (ring attention's exchange of keys and values is priced, see the assumptions; "
+                    "Gated DeltaNet's state passing between CP ranks is not, and the profiles' torch backend runs CP "
+                    "1: each pass is timed as CP 1's work on the rank's tokens)",
                     l.cp));
+  if (l.tp > 1 && !l.sequence_parallel)
+    out.push_back(
+        fmt::format("layout.sequence_parallel: false with TP {} (priced as sequence parallel: TP's all-gathers and "
+                    "reduce-scatters, the MoE block and the norms on T / TP tokens; without it, all-reduces and T)",
+                    l.tp));
   if (l.effective_etp() > 1)
     out.push_back(
         fmt::format("layout.etp: {} (the experts' tensor-parallel collectives are not priced: experts timed "
                     "as with ETP 1)",
                     l.effective_etp()));
-  if (l.dispatcher != Dispatcher::kAlltoall)
+  if (l.dispatcher == Dispatcher::kFlex || l.dispatcher == Dispatcher::kDeepep)
     out.push_back("layout.dispatcher: " + to_string(l.dispatcher) +
-                  " (priced as the alltoall dispatcher's all-to-alls of the routed rows)");
+                  " (not modelled apart: priced as alltoall, the all-to-alls of the routed rows; DeepEP's fused "
+                  "dispatch and combine have no formula here)");
   if (l.recompute.granularity == "selective")
     out.push_back(
         "layout.recompute.granularity: selective (timed as no recompute: its attention core's recompute "

@@ -26,6 +26,7 @@ Json rank_json(const RankStepTime& r) {
               {"recompute_seconds", r.recompute},
               {"tp_exposed_seconds", r.tp_exposed},
               {"ep_exposed_seconds", r.ep_exposed},
+              {"cp_exposed_seconds", r.cp_exposed},
               {"pipeline_idle_seconds", r.pipeline_idle},
               {"p2p_wait_seconds", r.p2p_wait},
               {"dp_exposed_seconds", r.dp_exposed},
@@ -103,11 +104,13 @@ std::string breakdown_line(const RankStepTime& r) {
     parts += fmt::format("{}{} {:.3f}", parts.empty() ? "" : ", ", to_string(static_cast<ProfileComponent>(c)),
                          r.compute[c]);
   }
+  // CP's exposed exchange only where the layout has one (CP 1 lines read as before).
+  const std::string cp = r.cp_exposed > 0 ? fmt::format(", CP {:.3f}", r.cp_exposed) : "";
   return fmt::format(
-      "compute {:.3f} s ({}; of which recompute {:.3f}), exposed TP {:.3f}, EP {:.3f}, pipeline idle {:.3f} "
+      "compute {:.3f} s ({}; of which recompute {:.3f}), exposed TP {:.3f}, EP {:.3f}{}, pipeline idle {:.3f} "
       "(transfers {:.3f}), DP {:.3f}, optimizer {:.3f}",
-      compute_seconds(r), parts, r.recompute, r.tp_exposed, r.ep_exposed, r.pipeline_idle, r.p2p_wait, r.dp_exposed,
-      r.optimizer);
+      compute_seconds(r), parts, r.recompute, r.tp_exposed, r.ep_exposed, cp, r.pipeline_idle, r.p2p_wait,
+      r.dp_exposed, r.optimizer);
 }
 
 std::string prediction_text(const StepPrediction& p) {

@@ -141,22 +141,31 @@ struct StepInputs {
 
 /// Collectives of one pass on one chunk, seconds (exposed part).
 struct PassComm {
-  double tp = 0, ep = 0;
+  double tp = 0, ep = 0, cp = 0;
+};
+
+/// The links of a pipeline rank's TP, EP and CP groups (of its first rank).
+struct PassLinks {
+  Link tp, ep, cp;
+  const Link& of(GroupKind g) const { return g == GroupKind::kTp ? tp : g == GroupKind::kCp ? cp : ep; }
 };
 
 /// The seconds of one pass's collectives (pass_collectives: TP's sequence-parallel gathers and scatters, EP's
-/// all-to-alls) on their groups' links. With overlap_tp_comm a backward pass's reduce-scatters at the column-parallel
-/// entries (one per mixer, one per shared expert) run beside the weight gradients: hidden up to half the backward
-/// seconds of the mixers and the shared expert.
+/// dispatch and combine, CP's ring exchange) on their groups' links. With overlap_tp_comm a backward pass's
+/// reduce-scatters at the column-parallel entries (one per mixer, one per shared expert) run beside the weight
+/// gradients: hidden up to half the backward seconds of the mixers and the shared expert. CP's ring steps (a send
+/// and a receive at once: the sends' seconds) run beside the attention layers' compute, as ring attention overlaps
+/// each step's exchange with the previous chunk's attention: exposed beyond the pass's attention seconds.
 PassComm pass_comm(const StepInputs& in, const ChunkShape& s, const PhaseCells& cells, bool backward,
-                   double recompute_fraction, const Link& tp_link, const Link& ep_link) {
+                   double recompute_fraction, const PassLinks& links) {
   PassComm out;
   double entry_scatters = 0;
   for (const CollectiveUse& u : pass_collectives(in.model, s, backward, recompute_fraction, in.sizes)) {
-    const bool tp = u.group == GroupKind::kTp;
-    const double seconds = u.calls * collective_seconds(u.op, u.bytes, u.ranks, tp ? tp_link : ep_link);
-    (tp ? out.tp : out.ep) += seconds;
-    if (tp && u.role == CollectiveRole::kLayerEntry && u.op == Collective::kReduceScatter) entry_scatters += seconds;
+    if (u.op == Collective::kRecv) continue;  // a ring step's receive runs beside its send
+    const double seconds = u.calls * collective_seconds(u.op, u.bytes, u.ranks, links.of(u.group));
+    (u.group == GroupKind::kTp ? out.tp : u.group == GroupKind::kCp ? out.cp : out.ep) += seconds;
+    if (u.group == GroupKind::kTp && u.role == CollectiveRole::kLayerEntry && u.op == Collective::kReduceScatter)
+      entry_scatters += seconds;
   }
   if (backward && in.options.settings.overlap_tp_comm) {
     const double hide = 0.5 * (cells[kBackwardIndex][static_cast<int>(ProfileComponent::kGdn)] +
@@ -164,16 +173,20 @@ PassComm pass_comm(const StepInputs& in, const ChunkShape& s, const PhaseCells& 
                                cells[kBackwardIndex][static_cast<int>(ProfileComponent::kMoeSharedExpert)]);
     out.tp -= std::min(entry_scatters, hide);
   }
+  double attention = 0;
+  for (int ph = 0; ph < kPassPhases; ++ph) attention += cells[ph][static_cast<int>(ProfileComponent::kAttention)];
+  out.cp = std::max(0.0, out.cp - attention);
   return out;
 }
 
-/// Pipeline rank `p`'s passes: each chunk's forward and backward durations (compute + exposed TP and EP), and the
-/// rank's compute by component, recompute, exposed TP and EP per step and mean passes into `rt`.
+/// Pipeline rank `p`'s passes: each chunk's forward and backward durations (compute + exposed TP, EP and CP), and the
+/// rank's compute by component, recompute, exposed TP, EP and CP per step and mean passes into `rt`.
 void time_stage_passes(const StepInputs& in, int p, PassDurations& durations, RankStepTime& rt) {
   const RankMap& map = in.map;
   const RankPlacement& q = first_rank_of_stage(map, p);
-  const Link tp_link = in.link_of(group_members(map, q.rank, GroupKind::kTp));
-  const Link ep_link = map.ep > 1 ? in.link_of(group_members(map, q.rank, GroupKind::kEp)) : in.network.nvlink;
+  const PassLinks links{in.link_of(group_members(map, q.rank, GroupKind::kTp)),
+                        map.ep > 1 ? in.link_of(group_members(map, q.rank, GroupKind::kEp)) : in.network.nvlink,
+                        map.cp > 1 ? in.link_of(group_members(map, q.rank, GroupKind::kCp)) : in.network.nvlink};
   PassCostOptions o;
   for (int c = 0; c < kProfileComponents; ++c) o.scale[c] = in.scale(c);
   const double mb = static_cast<double>(map.microbatches);
@@ -184,16 +197,17 @@ void time_stage_passes(const StepInputs& in, int p, PassDurations& durations, Ra
     o.recompute_fraction = recompute_fraction(in.recipe.layout.recompute, s.layers());
     const PhaseCells fwd = pass_cells(in.costs, in.model, s, false, o);
     const PhaseCells bwd = pass_cells(in.costs, in.model, s, true, o);
-    const PassComm fc = pass_comm(in, s, fwd, false, 0, tp_link, ep_link);
-    const PassComm bc = pass_comm(in, s, bwd, true, o.recompute_fraction, tp_link, ep_link);
-    durations.forward[p][v] = cells_seconds(fwd) + fc.tp + fc.ep;
-    durations.backward[p][v] = cells_seconds(bwd) + bc.tp + bc.ep;
+    const PassComm fc = pass_comm(in, s, fwd, false, 0, links);
+    const PassComm bc = pass_comm(in, s, bwd, true, o.recompute_fraction, links);
+    durations.forward[p][v] = cells_seconds(fwd) + fc.tp + fc.ep + fc.cp;
+    durations.backward[p][v] = cells_seconds(bwd) + bc.tp + bc.ep + bc.cp;
     for (int c = 0; c < kProfileComponents; ++c) {
       for (int ph = 0; ph < kPassPhases; ++ph) rt.compute[c] += mb * (fwd[ph][c] + bwd[ph][c]);
       rt.recompute += mb * bwd[kRecomputeIndex][c];
     }
     rt.tp_exposed += mb * (fc.tp + bc.tp);
     rt.ep_exposed += mb * (fc.ep + bc.ep);
+    rt.cp_exposed += mb * (fc.cp + bc.cp);
     rt.forward_pass += durations.forward[p][v] / map.vpp;
     rt.backward_pass += durations.backward[p][v] / map.vpp;
   }
@@ -262,6 +276,25 @@ void add_figures(const StepInputs& in, StepPrediction& out) {
                     *out.mfu * 100, recipe.gpu.type, fmt::join(in.costs.sources, ", ")));
 }
 
+/// The assumption line of EP's dispatch: the dispatcher's collectives (flex priced as alltoall) and their sizing.
+std::string ep_assumption(const StepInputs& in) {
+  const Dispatcher d = in.sizes.dispatcher;
+  if (d == Dispatcher::kAllgather)
+    return "EP dispatcher allgather (Megatron-LM's MoEAllGatherTokenDispatcher): every EP rank's tokens all-gathered "
+           "with the routing map and probabilities, the experts' outputs reduce-scattered back (EP x the tokens of a "
+           "rank, each once)";
+  const std::string flex =
+      d == Dispatcher::kAlltoall ? ""
+                                 : "EP dispatcher " + to_string(d) +
+                                       " (DeepEP's fused dispatch) not modelled apart: priced as alltoall; ";
+  return flex + (in.sizes.dispatch == EpDispatch::kFixedCapacity
+                     ? fmt::format("EP dispatch fixed_capacity: each all-to-all sends EP blocks of {} tokens x top-k "
+                                   "rows, padding included (layout.max_tokens_per_gpu / TP)",
+                                   in.sizes.capacity_tokens)
+                     : std::string("EP dispatch host_splits, routing balanced: each rank's experts get its own "
+                                   "tokens' top-k slots over the EP group"));
+}
+
 std::vector<std::string> assumptions(const StepInputs& in) {
   const StepTimeOptions& o = in.options;
   std::vector<std::string> a;
@@ -286,13 +319,14 @@ std::vector<std::string> assumptions(const StepInputs& in) {
       optimizer_step_bytes_per_param(in.recipe.optimizer, in.costs.kernels), optimizer_state_label(in.recipe.optimizer),
       in.costs.weight_stream_bytes_per_s / 1e12, in.costs.sources.empty() ? "the catalog's" : "the profiles'"));
   if (o.stack_factor != 1) a.push_back(fmt::format("stack factor {:.3f} on every compute second", o.stack_factor));
-  if (in.map.ep > 1)
-    a.push_back(in.sizes.dispatch == EpDispatch::kFixedCapacity
-                    ? fmt::format("EP dispatch fixed_capacity: each all-to-all sends EP blocks of {} tokens x top-k "
-                                  "rows, padding included (layout.max_tokens_per_gpu / TP)",
-                                  in.sizes.capacity_tokens)
-                    : std::string("EP dispatch host_splits, routing balanced: each rank's experts get its own tokens' "
-                                  "top-k slots over the EP group"));
+  if (in.map.ep > 1) a.push_back(ep_assumption(in));
+  if (in.map.cp > 1)
+    a.push_back(fmt::format(
+        "CP {}: ring attention's exchange of keys and values, {} ring step(s) per attention layer per forward, twice "
+        "that per backward (keys and values, and their gradients), each a send and a receive of 2 x T x "
+        "{} KV heads x {} / TP values, hidden behind the attention layers' compute up to its seconds; Gated "
+        "DeltaNet's state passing between CP ranks not modelled",
+        in.map.cp, in.map.cp - 1, in.model.num_kv_heads, in.model.head_dim));
   a.push_back(
       fmt::format("collectives as the torch backend issues them (plan/pass_collectives.h), {:g}-byte "
                   "activations and parameters, {:g}-byte gradients ({})",

@@ -1,7 +1,13 @@
 #include "recipe/layout_check.h"
 
+#include <algorithm>
+#include <array>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "util/format.h"
 
@@ -249,6 +255,56 @@ Diagnostics check_dispatcher_stated(const Recipe& r, const ModelConfig* model, c
                                 : "EP " + std::to_string(r.layout.ep) + " splits experts";
   return {src.at("/layout/dispatcher", "missing (" + why + ")",
                  "one of " + enum_choices<Dispatcher>() + " (the MoE token dispatcher; a dense model needs none)")};
+}
+
+std::string layout_label(const RecipeLayout& l) {
+  std::string s = fmt::format("TP{} PP{}", l.tp, l.pp);
+  if (l.vpp > 1) s += fmt::format(" VPP{}", l.vpp);
+  if (l.cp > 1) s += fmt::format(" CP{}", l.cp);
+  if (l.ep > 1) s += fmt::format(" EP{}", l.ep);
+  if (l.etp && *l.etp > 1) s += fmt::format(" ETP{}", *l.etp);
+  s += fmt::format(" DP{}", l.dp);
+  if (l.first_stage_layers && l.last_stage_layers)
+    s += fmt::format(" first {} / last {}", *l.first_stage_layers, *l.last_stage_layers);
+  return s;
+}
+
+std::vector<std::string> label_disagreements(const RecipeLayout& l) {
+  const std::array<std::pair<const char*, int>, 7> degrees{{{"TP", l.tp},
+                                                            {"PP", l.pp},
+                                                            {"VPP", l.vpp},
+                                                            {"CP", l.cp},
+                                                            {"EP", l.ep},
+                                                            {"ETP", l.effective_etp()},
+                                                            {"DP", l.dp}}};
+  std::vector<std::string> out;
+  std::array<bool, 7> named{};
+  static const std::regex token(R"(\b(TP|PP|VPP|CP|EP|ETP|DP)([0-9]+)\b)");
+  for (auto it = std::sregex_iterator(l.label.begin(), l.label.end(), token); it != std::sregex_iterator(); ++it) {
+    for (size_t i = 0; i < degrees.size(); ++i) {
+      if ((*it)[1].str() != degrees[i].first) continue;
+      named[i] = true;
+      const std::string value = (*it)[2].str();
+      if (value != std::to_string(degrees[i].second))
+        out.push_back(fmt::format("{}{} (layout.{} {})", degrees[i].first, value, ascii_lower(degrees[i].first),
+                                  degrees[i].second));
+    }
+  }
+  const bool names_degrees = std::find(named.begin(), named.end(), true) != named.end();
+  for (const size_t i : {size_t{2}, size_t{3}})  // VPP, CP: a split the reader must not miss
+    if (names_degrees && !named[i] && degrees[i].second > 1)
+      out.push_back(fmt::format("no {} (layout.{} {})", degrees[i].first, ascii_lower(degrees[i].first),
+                                degrees[i].second));
+  return out;
+}
+
+Diagnostics check_layout_label(const Recipe& recipe, const SourceDoc& src) {
+  const std::vector<std::string> problems = label_disagreements(recipe.layout);
+  if (problems.empty()) return {};
+  Diagnostic d = src.at("/layout/label", fmt::format("\"{}\": {}", recipe.layout.label, fmt::join(problems, ", ")),
+                        "a label the layout's fields agree with (they say " + layout_label(recipe.layout) + ")");
+  d.severity = "warning";
+  return {d};
 }
 
 void require_layout(const Recipe& recipe, const ModelConfig* model) {

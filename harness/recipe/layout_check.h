@@ -31,6 +31,21 @@ Diagnostics check_layout(const Recipe& recipe, const ModelConfig* model, const S
 /// written recipe only (validate): a recipe built in code carries its dispatcher.
 Diagnostics check_dispatcher_stated(const Recipe& recipe, const ModelConfig* model, const SourceDoc& src);
 
+/// The layout as its fields say it: "TP<tp> PP<pp>", " VPP<vpp>" and " CP<cp>" above 1, " EP<ep>" above 1,
+/// " ETP<etp>" where stated above 1, " DP<dp>", and " first F / last L" for a stated uneven split (e.g. "TP2 PP8
+/// VPP2 EP8 DP4 first 6 / last 6"). plan names its proposals by it; predict shows it in place of layout.label.
+std::string layout_label(const RecipeLayout& l);
+
+/// Where layout.label contradicts the layout's fields: each degree the label names (TP, PP, VPP, CP, EP, ETP, DP
+/// followed by a number, as a word) that differs from its field ("DP4 (layout.dp 2)"), and "no CP" / "no VPP" where
+/// the label names degrees but not a CP or VPP above 1 that the fields set. Empty when the label agrees or names no
+/// degree. ETP is held to layout.etp (TP when not stated).
+std::vector<std::string> label_disagreements(const RecipeLayout& l);
+
+/// validate's warning where layout.label disagrees with the fields (label_disagreements), located at /layout/label:
+/// found the label and its disagreements, expected a label of the fields (layout_label). Empty when it agrees.
+Diagnostics check_layout_label(const Recipe& recipe, const SourceDoc& src);
+
 /// check_layout without a source document, for a backend before it starts (a recipe built in code, or the model a
 /// run actually builds: --layers, --model-config). Throws std::invalid_argument with the first problem as
 /// "<field path>: <found>, expected <expected>".

@@ -507,6 +507,11 @@ void LeaderboardBuilder::add(const Recipe& r) {
   else
     recipe_unranked_.push_back(r.file + ": no result (status " + r.status + ")");
   if (r.doc.contains("prediction")) predicted_.push_back(r);
+  if (r.result) {
+    Recipe kept = r;
+    kept.doc = r.doc.contains("bench") ? Json{{"bench", r.doc["bench"]}} : Json::object();
+    measured_.push_back(std::move(kept));
+  }
 }
 
 void LeaderboardBuilder::add(const RunRecordInput& in) {
@@ -521,11 +526,15 @@ Leaderboard LeaderboardBuilder::finish() {
   Leaderboard board;
   board.unranked = std::move(recipe_unranked_);
   board.unranked.insert(board.unranked.end(), run_unranked_.begin(), run_unranked_.end());
-  board.predictions = predicted_entries(predicted_);
+  board.predictions = predicted_entries(predicted_, measured_);
   std::vector<LeaderboardEntry> entries =
       options_.fold_repeated_runs ? fold_repeated_runs(std::move(entries_)) : std::move(entries_);
   make_ids_unique(entries);  // ids are link targets and compare slots in the page
   board.groups = group_and_rank(std::move(entries));
+  for (PredictedEntry& p : board.predictions)  // the measured recipe's row on the page, the link's target
+    for (const LeaderboardGroup& g : board.groups)
+      for (const LeaderboardEntry& e : g.entries)
+        if (e.kind == "recipe" && !p.measured_file.empty() && e.file == p.measured_file) p.measured_id = e.id;
   Json inputs = Json::array();
   for (const auto* files : {&recipe_files_, &run_files_})
     for (const std::string& f : *files) inputs.push_back(f);

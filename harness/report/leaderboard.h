@@ -161,6 +161,9 @@ class LeaderboardBuilder {
   std::vector<LeaderboardEntry> entries_;
   std::vector<std::string> recipe_unranked_, run_unranked_, recipe_files_, run_files_;
   std::vector<Recipe> predicted_;  ///< recipes with a prediction block (report/predictions.h)
+  /// Recipes with a result, their document cut to its bench block (what setup_differences reads): a prediction of
+  /// the same layout is linked to them (report/predictions.h).
+  std::vector<Recipe> measured_;
 };
 
 /// The JSON form, described by schema/leaderboard.schema.json.

@@ -474,6 +474,12 @@ mu::data prediction_row(const PredictedEntry& p) {
   row.set("usd", p.usd_per_million_tokens ? fmt::format("{:.2f}", *p.usd_per_million_tokens) : "-");
   row.set("measured", p.measured_tokens_per_s_per_gpu ? fixed(*p.measured_tokens_per_s_per_gpu, 1) : "-");
   row.set("error", p.error() ? fmt::format("{:+.1f}%", *p.error() * 100) : "-");
+  if (!p.measured_id.empty() && p.measured_file != p.file) row.set("measured_id", p.measured_id);
+  if (!p.measured_file.empty() && p.measured_file != p.file) {
+    std::string of = "measured: " + p.measured_file;
+    for (const std::string& d : p.measured_differences) of += "; differs in " + d;
+    row.set("measured_of", of);
+  }
   row.set("predicted", p.predicted);
   row.set("profiles", std::to_string(p.profiles.size()));
   return row;
