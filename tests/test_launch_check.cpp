@@ -3,6 +3,7 @@
 // the recipe's field with the flag's file line.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -222,9 +223,15 @@ std::string seed_with_run(const std::string& run) {
   return text.replace(from, to - from, run);
 }
 
-/// The one disagreement of `text` (the seed with an edited run:), as found.
+/// The one disagreement of `text` (the seed with an edited run:) with a flag the command passes, as found (a
+/// short run: leaves out the seed's --sequence-parallel and --use-precision-aware-optimizer: disagreements too, of
+/// the switches left out, tested below).
 std::string only_found(const std::string& text) {
-  const Diagnostics e = errors_of(text);
+  Diagnostics e = errors_of(text);
+  e.erase(std::remove_if(
+              e.begin(), e.end(),
+              [](const Diagnostic& d) { return d.found.find("the run command does not pass") != std::string::npos; }),
+          e.end());
   REQUIRE(e.size() == 1);
   return e[0].found;
 }
@@ -298,4 +305,172 @@ TEST_CASE("scalar source: every byte of a scalar's value at its file line and co
   CHECK(d[6].line == 13);
   // Not a string, or not there: nothing.
   CHECK(scalar_source_marks(doc, "/nosuch").empty());
+}
+
+namespace {
+
+const std::string kMegatron = "launch-check-misses-megatron-flags/";
+
+/// The text of the case's input `name` (a Mixtral-8x7B recipe: TP2 EP8 DP8 on 16 H100, 4,096-token rows, 1 row per
+/// microbatch, global batch 256, sequence parallel; mixtral-config.json: 32 layers, 8 experts, top-2).
+std::string megatron_case(const std::string& name) { return test::read_file(test::case_path(kMegatron + name)); }
+
+/// `text` with `from` replaced by `to` (once; `from` must be there).
+std::string edited(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+/// The launch check's diagnostics of recipe text `text` (validated as the case folder's file `name`, so its
+/// model_params.config resolves), "line:col path: found": first those validate --strict fails on, then the others.
+std::vector<std::string> launch_said(const std::string& text, const std::string& name = "v.yaml") {
+  const ValidatedRecipe v = validate_recipe_text(text, test::case_path(kMegatron + name));
+  std::vector<std::string> out;
+  auto add = [&](const Diagnostic& d, const char* tag) {
+    out.push_back(std::string(tag) + std::to_string(d.line) + ":" + std::to_string(d.column) + " " + d.path + ": " +
+                  d.found);
+  };
+  for (const Diagnostic& d : v.launch) add(d, "");
+  for (const Diagnostic& d : v.warnings)
+    if (d.found.find("the run command") != std::string::npos) add(d, "(not strict) ");
+  return out;
+}
+
+std::vector<std::string> case_said(const std::string& name) { return launch_said(megatron_case(name), name); }
+
+}  // namespace
+
+TEST_CASE("launch case megatron flags: each input's warnings, exactly", "[launch]") {
+  using V = std::vector<std::string>;
+  // What was caught before stays caught: flags inside bash arrays, $NAME of the block's own assignments resolved.
+  CHECK(case_said("arrays.yaml") ==
+        V{"23:7 layout.tp: 2, but the run command passes --tensor-model-parallel-size 4 (line 48)",
+          "(not strict) 1:1 optimizer.lr: 1e-05 (not stated: the default), but the run command passes --lr 1.0e-4 "
+          "(line 57)"});
+  // No --use-dynamic-batch-size: --seq-length and --micro-batch-size are the row length and the rows per
+  // microbatch; the model's shape flags against mixtral-config.json (32 layers, 8 experts, top-2).
+  CHECK(case_said("mbs-seqlen.yaml") ==
+        V{"32:24 layout.rows_per_microbatch: 1, but the run command passes --micro-batch-size 4 (line 41)",
+          "17:15 workload.row_tokens: 4096, but the run command passes --seq-length 2048 (line 42)",
+          "4:11 model_params.config: the model's num_layers 32, but the run command passes --num-layers 16 (line 44)",
+          "4:11 model_params.config: the model's num_experts 8, but the run command passes --num-experts 4 (line 45)",
+          "4:11 model_params.config: the model's top_k (experts per token) 2, but the run command passes "
+          "--moe-router-topk 1 (line 46)"});
+  CHECK(case_said("switch-absent.yaml") ==
+        V{"30:22 layout.sequence_parallel: true, but the run command does not pass --sequence-parallel (Megatron-LM: "
+          "absent is off)"});
+  CHECK(case_said("env-vars.yaml") ==
+        V{"23:7 layout.tp: 2, but the run command passes --tensor-model-parallel-size $TP (= 4) (line 41)",
+          "27:7 layout.ep: 8, but the run command passes --expert-model-parallel-size ${EP} (= 4) (line 42)",
+          "19:17 workload.global_batch: 256, but the run command passes --global-batch-size $GBS (= 512) (line 44)"});
+  CHECK(case_said("vpp-layers-flag.yaml") ==
+        V{"25:8 layout.vpp: 1, but the run command passes --num-layers-per-virtual-pipeline-stage 4 (line 44): 32 "
+          "layers / PP 1 / 4 = VPP 8"});
+  CHECK(case_said("torchtitan.yaml") ==
+        V{"23:7 layout.tp: 2, but the run command passes --parallelism.tensor_parallel_degree 4 (line 38)",
+          "27:7 layout.ep: 8, but the run command passes --parallelism.expert_parallel_degree 2 (line 38)",
+          "19:17 workload.global_batch: 256, but the run command passes --training.global_batch_size 64 (line 38)",
+          "17:15 workload.row_tokens: 4096, but the run command passes --training.seq_len 8192 (line 38)"});
+  // torchrun's elastic --nnodes=1:2 inside srun's bash -c: at most 2 nodes of 8 GPUs, the recipe's 16.
+  CHECK(case_said("srun-elastic.yaml").empty());
+}
+
+TEST_CASE("launch case megatron flags: row length, microbatch and the model's shape, variants", "[launch]") {
+  using V = std::vector<std::string>;
+  const std::string mbs = megatron_case("mbs-seqlen.yaml");
+  // Dynamic batching (slime): --seq-length and --micro-batch-size are not the rows; the model's flags still count.
+  CHECK(launch_said(edited(mbs, "    --micro-batch-size 4 \\\n",
+                           "    --use-dynamic-batch-size \\\n    "
+                           "--micro-batch-size 4 \\\n"))
+            .size() == 3);
+  // Agreeing values in any spelling: '=' forms; the whole shape of mixtral-config.json.
+  const std::string agree =
+      "run: |\n  torchrun --nproc_per_node=8 --nnodes=2 pretrain_gpt.py --tensor-model-parallel-size 2 \\\n"
+      "    --expert-model-parallel-size 8 --sequence-parallel --micro-batch-size=1 --seq-length=4096 \\\n"
+      "    --num-layers 32 --hidden-size 4096 --num-attention-heads 32 --num-query-groups 8 --num-experts 8 \\\n"
+      "    --moe-router-topk 2 --ffn-hidden-size 14336 --global-batch-size 256\n";
+  const std::string head = mbs.substr(0, mbs.find("run: |\n"));
+  CHECK(launch_said(head + agree).empty());
+  // Each width that disagrees is its own warning, with the model's figure and the command's.
+  CHECK(launch_said(head + edited(edited(agree, "--hidden-size 4096", "--hidden-size 2048"), "--ffn-hidden-size 14336",
+                                  "--ffn-hidden-size 7168")) ==
+        V{"4:11 model_params.config: the model's hidden_size 4096, but the run command passes --hidden-size 2048 "
+          "(line 39)",
+          "4:11 model_params.config: the model's intermediate_size 14336, but the run command passes "
+          "--ffn-hidden-size 7168 (line 40)"});
+  // A recipe of the registry's model (no config.json) is located at model:.
+  const std::string registry = edited(edited(head, "model_params:\n  config: mixtral-config.json\n", ""),
+                                      "model: Mixtral-8x7B", "model: Qwen3.5-397B-A17B");
+  const V reg = launch_said(registry + edited(agree, "--moe-router-topk 2", "--moe-router-topk 10"));
+  CHECK(std::find(reg.begin(), reg.end(),
+                  "2:8 model: the model's num_layers 60, but the run command passes --num-layers 32 (line 37)") !=
+        reg.end());
+}
+
+TEST_CASE("launch case megatron flags: switches left out, variables and the older VPP flag, variants", "[launch]") {
+  using V = std::vector<std::string>;
+  const std::string absent = megatron_case("switch-absent.yaml");
+  // The converse: the switch present while the recipe says false.
+  CHECK(launch_said(edited(edited(absent, "sequence_parallel: true", "sequence_parallel: false"),
+                           "    --global-batch-size 256", "    --global-batch-size 256 --sequence-parallel")) ==
+        V{"30:22 layout.sequence_parallel: false, but the run command passes --sequence-parallel (line 40)"});
+  // An expansion the block does not resolve could pass the switch: not judged.
+  CHECK(launch_said(edited(absent, "    --global-batch-size 256", "    --global-batch-size 256 $EXTRA_ARGS")).empty());
+  // An array the block assigns is seen: the switch is still missing.
+  CHECK(launch_said(edited(absent, "  torchrun", "  ARGS=(--lr 1e-5)\n  torchrun") + "    ${ARGS[@]}\n").size() == 1);
+  // The precision-aware optimizer: bf16_remainder masters without --use-precision-aware-optimizer.
+  CHECK(launch_said(edited(absent, "run: |\n", "optimizer:\n  master_weights: bf16_remainder\nrun: |\n")) ==
+        V{"30:22 layout.sequence_parallel: true, but the run command does not pass --sequence-parallel (Megatron-LM: "
+          "absent is off)",
+          "37:19 optimizer.master_weights: bf16_remainder, but the run command does not pass "
+          "--use-precision-aware-optimizer (Megatron-LM: absent is off)"});
+  // Variables: export, '=' forms, a chain; a prefix assignment is the program's environment, not the shell's $TP;
+  // a variable set after its use or never is said, not compared (a warning validate --strict does not fail on).
+  const std::string vars = megatron_case("env-vars.yaml");
+  CHECK(launch_said(edited(edited(edited(vars, "TP=4", "export TP=2"), "EP=4", "A=8 EP=$A"), "GBS=512", "GBS=256"))
+            .empty());
+  CHECK(launch_said(edited(vars, "--tensor-model-parallel-size $TP", "--tensor-model-parallel-size=$TP")).front() ==
+        "23:7 layout.tp: 2, but the run command passes --tensor-model-parallel-size $TP (= 4) (line 41)");
+  CHECK(launch_said(edited(edited(vars, "  TP=4\n", ""), "torchrun", "TP=2 torchrun")).back() ==
+        "(not strict) 23:7 layout.tp: not compared: the run command passes --tensor-model-parallel-size $TP (line 40), "
+        "a value the run block does not set");
+  CHECK(launch_said(edited(vars, "--nnodes=2", "--nnodes=$NODES")).back() ==
+        "(not strict) 8:10 gpu.count: not compared: the run command passes --nnodes $NODES (line 40), a value the run "
+        "block does not set");
+  // --num-layers-per-virtual-pipeline-stage: VPP = 32 / PP / value; the model's layers when --num-layers is absent.
+  const std::string vpp = megatron_case("vpp-layers-flag.yaml");
+  CHECK(launch_said(edited(vpp, "-stage 4", "-stage 32")).empty());
+  CHECK(launch_said(edited(edited(vpp, "    --num-layers 32 \\\n", ""), "-stage 4", "-stage 5")) ==
+        V{"25:8 layout.vpp: 1, but the run command passes --num-layers-per-virtual-pipeline-stage 5 (line 43): 32 "
+          "layers / PP 1 / 5, not a whole VPP"});
+}
+
+TEST_CASE("launch case megatron flags: TorchTitan's flags and torchrun's elastic nodes, variants", "[launch]") {
+  using V = std::vector<std::string>;
+  const std::string titan = megatron_case("torchtitan.yaml");
+  const std::string head = titan.substr(0, titan.find("run: |\n"));
+  CHECK(launch_said(head + "run: |\n  torchrun --nproc_per_node=8 --nnodes=2 -m torchtitan.train \\\n"
+                           "    --parallelism.tensor_parallel_degree=2 --parallelism.expert_parallel_degree=8 \\\n"
+                           "    --parallelism.data_parallel_shard_degree=-1 --training.global_batch_size=256 \\\n"
+                           "    --training.seq_len=4096 --training.local_batch_size=1\n")
+            .empty());
+  CHECK(launch_said(head + "run: |\n  torchrun --nproc_per_node=8 --nnodes=2 -m torchtitan.train \\\n"
+                           "    --parallelism.data_parallel_shard_degree 4 --training.local_batch_size 2 \\\n"
+                           "    --parallelism.pipeline_parallel_degree=1 --parallelism.context_parallel_degree=2\n") ==
+        V{"29:7 layout.dp: 8, but the run command passes --parallelism.data_parallel_shard_degree 4 (line 38)",
+          "32:24 layout.rows_per_microbatch: 1, but the run command passes --training.local_batch_size 2 (line 38)",
+          "26:7 layout.cp: 1, but the run command passes --parallelism.context_parallel_degree 2 (line 39)"});
+  // Elastic MIN:MAX compared by its MAX; inside bash -c the flags are read, each at its own line.
+  const std::string srun = megatron_case("srun-elastic.yaml");
+  CHECK(launch_said(edited(srun, "--nnodes=1:2", "--nnodes=1:4")) ==
+        V{"8:10 gpu.count: 16 GPUs (8 per node), but the run command passes --nnodes 1:4 (line 37): torchrun's "
+          "elastic MIN:MAX, at most 4 nodes"});
+  CHECK(launch_said(edited(srun, "--tensor-model-parallel-size 2", "--tensor-model-parallel-size 4")) ==
+        V{"23:7 layout.tp: 2, but the run command passes --tensor-model-parallel-size 4 (line 38)"});
+  CHECK(launch_said(edited(edited(srun, "bash -c \"", "sh -lc '"), "256\"", "256'")).empty());
+  CHECK(launch_said(
+            edited(edited(edited(srun, "bash -c \"", "sh -lc '"), "256\"", "256'"), "--sequence-parallel ", "")) ==
+        V{"30:22 layout.sequence_parallel: true, but the run command does not pass --sequence-parallel (Megatron-LM: "
+          "absent is off)"});
 }

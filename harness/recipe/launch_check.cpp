@@ -1,9 +1,11 @@
 #include "recipe/launch_check.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <optional>
+#include <set>
 
 #include "recipe/scalar_source.h"
 #include "recipe/shell_words.h"
@@ -18,12 +20,22 @@ bool is_flag(const ShellWord& w) { return w.text.size() > 2 && w.text.compare(0,
 
 enum class FlagKind { kInt, kNumber, kWord, kSwitch };
 
+/// When a flag's row applies (docs/launch-check.md, "The flags compared").
+enum class When {
+  kAlways,
+  kFixedBatches,  ///< Megatron-LM without --use-dynamic-batch-size: rows of row_tokens, rows_per_microbatch each
+  kUnpipelined,   ///< PP 1 (TorchTitan's local batch is then the microbatch)
+  kPipelined,     ///< PP > 1 (TorchTitan's pipeline microbatch)
+  kNotAuto,       ///< a TorchTitan degree or batch: -1 (derived by TorchTitan) is not compared
+};
+
 /// One launch flag that states a recipe field: where the field is, how to compare, and the recipe's value as text.
 struct FieldFlag {
   const char* flag;
   const char* pointer;  ///< the recipe field's JSON pointer
   FlagKind kind;
   std::string (*recipe_value)(const Recipe&);  ///< "" when the recipe leaves the field absent
+  When when = When::kAlways;
 };
 
 /// The recipe's value of layout field `F` (an integer) as text.
@@ -92,6 +104,50 @@ const FieldFlag kFieldFlags[] = {
      [](const Recipe& r) { return std::to_string(r.gpu.per_node); }},
     {"--nproc_per_node", "/gpu/per_node", FlagKind::kInt,
      [](const Recipe& r) { return std::to_string(r.gpu.per_node); }},
+    {"--seq-length", "/workload/row_tokens", FlagKind::kInt,
+     [](const Recipe& r) { return std::to_string(r.workload.row_tokens); }, When::kFixedBatches},
+    {"--micro-batch-size", "/layout/rows_per_microbatch", FlagKind::kInt,
+     [](const Recipe& r) { return opt(r.layout.rows_per_microbatch); }, When::kFixedBatches},
+    // TorchTitan (torchtitan/config/job_config.py: Parallelism, Training).
+    {"--parallelism.tensor_parallel_degree", "/layout/tp", FlagKind::kInt, layout_int<&RecipeLayout::tp>},
+    {"--parallelism.pipeline_parallel_degree", "/layout/pp", FlagKind::kInt, layout_int<&RecipeLayout::pp>},
+    {"--parallelism.context_parallel_degree", "/layout/cp", FlagKind::kInt, layout_int<&RecipeLayout::cp>},
+    {"--parallelism.expert_parallel_degree", "/layout/ep", FlagKind::kInt, layout_int<&RecipeLayout::ep>},
+    {"--parallelism.expert_tensor_parallel_degree", "/layout/etp", FlagKind::kInt,
+     [](const Recipe& r) { return std::to_string(r.layout.effective_etp()); }},
+    {"--parallelism.data_parallel_shard_degree", "/layout/dp", FlagKind::kInt, layout_int<&RecipeLayout::dp>,
+     When::kNotAuto},
+    {"--training.global_batch_size", "/workload/global_batch", FlagKind::kInt,
+     [](const Recipe& r) { return std::to_string(r.workload.global_batch); }, When::kNotAuto},
+    {"--training.seq_len", "/workload/row_tokens", FlagKind::kInt,
+     [](const Recipe& r) { return std::to_string(r.workload.row_tokens); }},
+    {"--training.local_batch_size", "/layout/rows_per_microbatch", FlagKind::kInt,
+     [](const Recipe& r) { return opt(r.layout.rows_per_microbatch); }, When::kUnpipelined},
+    {"--parallelism.pipeline_parallel_microbatch_size", "/layout/rows_per_microbatch", FlagKind::kInt,
+     [](const Recipe& r) { return opt(r.layout.rows_per_microbatch); }, When::kPipelined},
+};
+
+/// One Megatron-LM flag that states the model's shape, and the model's value (0: the model has none).
+struct ModelFlag {
+  const char* flag;
+  const char* field;  ///< the model's field as recipebench names it (config.json's name in parentheses)
+  int64_t (*model_value)(const ModelConfig&);
+};
+
+/// Megatron-LM's model-shape flags (megatron/training/arguments.py). --ffn-hidden-size is the dense MLP's width, and
+/// the experts' when --moe-ffn-hidden-size is not given: a model without dense layers compares it with the experts'.
+const ModelFlag kModelFlags[] = {
+    {"--num-layers", "num_layers", [](const ModelConfig& m) { return m.num_layers; }},
+    {"--hidden-size", "hidden_size", [](const ModelConfig& m) { return m.hidden_size; }},
+    {"--num-attention-heads", "num_attention_heads", [](const ModelConfig& m) { return m.num_attention_heads; }},
+    {"--num-query-groups", "num_key_value_heads", [](const ModelConfig& m) { return m.num_kv_heads; }},
+    {"--num-experts", "num_experts", [](const ModelConfig& m) { return m.num_experts; }},
+    {"--moe-router-topk", "top_k (experts per token)", [](const ModelConfig& m) { return m.top_k; }},
+    {"--moe-ffn-hidden-size", "expert intermediate_size", [](const ModelConfig& m) { return m.expert_ffn; }},
+    {"--ffn-hidden-size", "intermediate_size",
+     [](const ModelConfig& m) { return m.intermediate_size > 0 ? m.intermediate_size : m.expert_ffn; }},
+    {"--moe-shared-expert-intermediate-size", "shared expert intermediate_size",
+     [](const ModelConfig& m) { return m.shared_expert_ffn; }},
 };
 
 /// `text` read as Python's int() reads a command-line value (argparse's type=int): blanks around it, a sign ('+'
@@ -139,6 +195,9 @@ bool same_value(FlagKind kind, const std::string& value, const std::string& reci
   return false;
 }
 
+/// The flag's value as the message shows it: "4", or "$TP (= 4)" when a variable of the block gave it.
+std::string shown(const LaunchFlag& f) { return f.written.empty() ? f.value : f.written + " (= " + f.value + ")"; }
+
 /// " (line N)": the file line where the flag at byte `offset` of the run command is written, traced through the
 /// scalar's style (recipe/scalar_source.h); "" when it cannot be traced.
 std::string file_line(const std::vector<SourceMark>& marks, size_t offset) {
@@ -147,17 +206,23 @@ std::string file_line(const std::vector<SourceMark>& marks, size_t offset) {
 }
 
 /// Adds the disagreement of the recipe's field at `pointer` (its value `recipe_text`, "" when absent) with flag `f`
-/// (written as `flag_text`): to `out.stated` when the recipe writes the field, else to `out.unstated`.
+/// (written as `flag_text`, followed by its line and `why` when given): to `out.stated` when the recipe writes the
+/// field, else to `out.unstated`. `expected` replaces the default expectation when given.
 void disagreement(const SourceDoc& src, const std::string& pointer, const std::string& recipe_text, const LaunchFlag& f,
-                  const std::string& flag_text, const std::vector<SourceMark>& marks, LaunchCheck& out) {
+                  const std::string& flag_text, const std::vector<SourceMark>& marks, LaunchCheck& out,
+                  const std::string& why = "", const std::string& expected = "") {
   const bool stated = src.node(pointer) != nullptr;
   const std::string value = recipe_text.empty() ? "absent"
                             : stated            ? recipe_text
                                                 : recipe_text + " (not stated: the default)";
-  Diagnostic d =
-      src.at(pointer, value + ", but the run command passes " + escape_controls(flag_text) + file_line(marks, f.offset),
-             src.path(pointer) + (stated ? " as the command ran it, or a run command that matches the recipe"
-                                         : " stated as the command ran it"));
+  Diagnostic d = src.at(pointer,
+                        value + ", but the run command passes " + escape_controls(flag_text) +
+                            file_line(marks, f.offset) + (why.empty() ? "" : ": " + why),
+                        !expected.empty() ? expected
+                        : stated          ? src.path(pointer) +
+                                       " as the command ran it, or a run command that matches "
+                                       "the recipe"
+                                 : src.path(pointer) + " stated as the command ran it");
   d.severity = "warning";
   (stated ? out.stated : out.unstated).push_back(std::move(d));
 }
@@ -178,16 +243,24 @@ void check_precision_aware(const Recipe& r, const SourceDoc& src, const std::vec
                "--use-precision-aware-optimizer (" + masters + " masters)", marks, out);
 }
 
-/// slime's --actor-num-nodes and torchrun's --nnodes: nodes x GPUs per node = gpu.count.
+void unresolved_flag(const SourceDoc& src, const std::string& pointer, const LaunchFlag& f,
+                     const std::vector<SourceMark>& marks, LaunchCheck& out);
+
+/// slime's --actor-num-nodes and torchrun's --nnodes: nodes x GPUs per node = gpu.count. torchrun's elastic
+/// MIN:MAX is compared by its MAX (the nodes it runs on when all join).
 void check_nodes(const Recipe& r, const SourceDoc& src, const LaunchFlag& f, const std::vector<SourceMark>& marks,
                  LaunchCheck& out) {
   if (f.name != "--actor-num-nodes" && f.name != "--nnodes") return;
-  if (!f.literal || r.gpu.per_node <= 0) return;
+  if (!f.literal) return unresolved_flag(src, "/gpu/count", f, marks, out);
+  if (r.gpu.per_node <= 0) return;
   const int64_t nodes = (r.gpu.count + r.gpu.per_node - 1) / r.gpu.per_node;
-  if (same_value(FlagKind::kInt, f.value, std::to_string(nodes)) && r.gpu.count % r.gpu.per_node == 0) return;
+  const size_t colon = f.name == "--nnodes" ? f.value.find(':') : std::string::npos;
+  const std::string most = colon == std::string::npos ? f.value : f.value.substr(colon + 1);
+  if (same_value(FlagKind::kInt, most, std::to_string(nodes)) && r.gpu.count % r.gpu.per_node == 0) return;
   disagreement(src, "/gpu/count",
                std::to_string(r.gpu.count) + " GPUs (" + std::to_string(r.gpu.per_node) + " per node)", f,
-               f.name + " " + f.value, marks, out);
+               f.name + " " + shown(f), marks, out,
+               colon == std::string::npos ? "" : "torchrun's elastic MIN:MAX, at most " + most + " nodes");
 }
 
 /// The flags argparse keeps: of a flag given twice in one command, the last.
@@ -207,8 +280,92 @@ int line_of(const std::string& text, size_t offset) {
   return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
 }
 
+bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+/// A shell variable set in the run block: NAME=value alone on its command (or after export / declare / local /
+/// readonly / typeset), at byte `offset`; `known` false when its value is an expansion the check cannot resolve.
+struct Assignment {
+  std::string name, value;
+  size_t offset = 0;
+  bool known = true;
+};
+
+using Assignments = std::vector<Assignment>;
+
+/// `text` (a word with expansions as written) with each $NAME and ${NAME} replaced by the last assignment to NAME
+/// before byte `at`; nullopt when an expansion is anything else or names a variable not set (or set unknown) there,
+/// `unresolved` then holding that expansion as written.
+std::optional<std::string> resolve(const std::string& text, const Assignments& vars, size_t at,
+                                   std::string& unresolved) {
+  std::string out;
+  for (size_t k = 0; k < text.size(); ++k) {
+    if (text[k] != '$') {
+      if (text[k] == '`') return unresolved = text, std::nullopt;
+      out += text[k];
+      continue;
+    }
+    const bool braced = k + 1 < text.size() && text[k + 1] == '{';
+    size_t n = k + (braced ? 2 : 1), e = n;
+    while (e < text.size() && is_name_char(text[e])) ++e;
+    const bool closed = !braced || (e < text.size() && text[e] == '}');
+    const std::string written = text.substr(k, e - k + (braced && closed ? 1 : 0));
+    if (e == n || !closed || std::isdigit(static_cast<unsigned char>(text[n])))
+      return unresolved = written, std::nullopt;
+    const std::string name = text.substr(n, e - n);
+    const Assignment* a = nullptr;
+    for (const Assignment& v : vars)
+      if (v.name == name && v.offset < at) a = &v;
+    if (a == nullptr || !a->known) return unresolved = written, std::nullopt;
+    out += a->value;
+    k = e - (braced ? 0 : 1);
+  }
+  return out;
+}
+
+/// The variables the run block's commands set, in order (see Assignment).
+Assignments assignments(const std::vector<ShellCommand>& commands) {
+  static const std::set<std::string> kSetters = {"export", "declare", "local", "readonly", "typeset"};
+  Assignments out;
+  for (const ShellCommand& c : commands) {
+    if (c.array) {
+      out.push_back({c.name, "", c.words.empty() ? 0 : c.words.front().offset, false});
+      continue;
+    }
+    const ShellWord* program = shell_program(c);
+    if (program != nullptr && (program->expanded || !kSetters.count(program->text))) continue;
+    for (const ShellWord& w : c.words) {
+      const size_t eq = w.text.find('=');
+      if (eq == std::string::npos || eq == 0 || !std::all_of(w.text.begin(), w.text.begin() + eq, is_name_char))
+        continue;
+      Assignment a{w.text.substr(0, eq), w.text.substr(eq + 1), w.offset, true};
+      std::string unresolved;
+      if (w.expanded) {
+        const std::optional<std::string> v = resolve(a.value, out, w.offset, unresolved);
+        a.known = v.has_value();
+        a.value = v.value_or("");
+      }
+      out.push_back(std::move(a));
+    }
+  }
+  return out;
+}
+
+/// Sets flag `f`'s value from word `w` (its text from byte `from`), resolving the block's variables.
+void set_value(LaunchFlag& f, const ShellWord& w, size_t from, const Assignments& vars) {
+  f.value = w.text.substr(from);
+  f.literal = !w.expanded;
+  if (!w.expanded) return;
+  std::string unresolved;
+  if (const std::optional<std::string> v = resolve(f.value, vars, w.offset, unresolved)) {
+    f.written = f.value;
+    f.value = *v;
+    f.literal = true;
+  }
+}
+
 /// The flags of simple command `c` (number `index`) of `command`, after its program (every element of an array).
-void command_flags(const std::string& command, const ShellCommand& c, int index, std::vector<LaunchFlag>& out) {
+void command_flags(const std::string& command, const ShellCommand& c, int index, const Assignments& vars,
+                   std::vector<LaunchFlag>& out) {
   const std::vector<ShellWord>& w = c.words;
   size_t first = 0;  // an array's elements are all arguments
   if (!c.array) {
@@ -222,19 +379,96 @@ void command_flags(const std::string& command, const ShellCommand& c, int index,
     f.offset = w[i].offset;
     f.line = line_of(command, f.offset);
     f.command = index;
-    f.literal = !w[i].expanded;
     const size_t eq = w[i].text.find('=');
     if (eq != std::string::npos) {
       f.name = w[i].text.substr(0, eq);
-      f.value = w[i].text.substr(eq + 1);
+      set_value(f, w[i], eq + 1, vars);
     } else {
       f.name = w[i].text;
-      if (i + 1 < w.size() && !is_flag(w[i + 1])) {
-        f.value = w[++i].text;
-        f.literal = !w[i].expanded;
-      }
+      f.literal = !w[i].expanded;
+      if (i + 1 < w.size() && !is_flag(w[i + 1])) set_value(f, w[++i], 0, vars);
     }
     out.push_back(std::move(f));
+  }
+}
+
+/// The command string a shell runs with -c (`bash -c "torchrun ..."`, `sh -lc '...'`), as a job script or a
+/// launcher's command line starts one (`srun ... bash -c "..."`, `timeout 600 bash -c ...`): the word after an
+/// option of letters holding 'c' that follows the program bash, sh, dash, zsh or ksh (a path's last part), the
+/// command's program or one of its arguments; nullptr when `c` runs no such string.
+const ShellWord* shell_c_string(const ShellCommand& c) {
+  static const std::set<std::string> kShells = {"bash", "sh", "dash", "zsh", "ksh"};
+  const ShellWord* program = c.array ? nullptr : shell_program(c);
+  if (program == nullptr || program->expanded || is_data_command(program->text)) return nullptr;
+  const ShellWord* end = c.words.data() + c.words.size();
+  for (const ShellWord* shell = program; shell < end; ++shell) {
+    const size_t slash = shell->text.rfind('/');
+    if (shell->expanded || !kShells.count(slash == std::string::npos ? shell->text : shell->text.substr(slash + 1)))
+      continue;
+    for (const ShellWord* w = shell + 1; w < end; ++w) {
+      const std::string& t = w->text;
+      if (t.size() < 2 || t[0] != '-' || t[1] == '-' ||
+          !std::all_of(t.begin() + 1, t.end(), [](char d) { return std::isalpha(static_cast<unsigned char>(d)) != 0; }))
+        break;
+      if (t.find('c') != std::string::npos) return w + 1 < end ? w + 1 : nullptr;
+    }
+  }
+  return nullptr;
+}
+
+/// The arguments of the block's launch commands that are expansions the check cannot see into: a word that is not a
+/// flag's value and is neither an array the block assigns (${NAME[@]}) nor a variable it resolves. Such a word may
+/// pass any flag, so a flag's absence is not read as a switch left off while one exists.
+std::vector<std::string> opaque_arguments(const std::vector<ShellCommand>& commands, const Assignments& vars) {
+  std::vector<std::string> out;
+  for (const ShellCommand& c : commands) {
+    const ShellWord* program = c.array ? nullptr : shell_program(c);
+    if (!c.array && (program == nullptr || program->expanded || is_data_command(program->text))) continue;
+    const size_t first = c.array ? 0 : static_cast<size_t>(program - c.words.data()) + 1;
+    if (const ShellWord* inner = shell_c_string(c)) {  // a shell's -c string: its own commands' arguments
+      for (std::string& o : opaque_arguments(shell_commands(inner->text), vars)) out.push_back(std::move(o));
+      if (!inner->expanded) continue;
+    }
+    for (size_t i = first; i < c.words.size(); ++i) {
+      const ShellWord& w = c.words[i];
+      const bool value = i > first && is_flag(c.words[i - 1]) && c.words[i - 1].text.find('=') == std::string::npos;
+      if (!w.expanded || is_flag(w) || value) continue;
+      bool array = false;
+      for (const Assignment& a : vars)
+        array = array || (!a.known && a.offset < w.offset &&
+                          (w.text == "${" + a.name + "[@]}" || w.text == "${" + a.name + "[*]}"));
+      std::string unresolved;
+      if (!array && !resolve(w.text, vars, w.offset, unresolved)) out.push_back(w.text);
+    }
+  }
+  return out;
+}
+
+/// Reads the flags of `text` into `out`: the run block itself (`text` is `block`), or a shell's -c string within it
+/// whose word starts at byte `base` of the block (`outer`: the block's variables set before it, which the outer
+/// shell expands; each flag's offset is then found in the block from `base` on, as written). Simple commands are
+/// numbered from `next`; -c strings are read to a depth of 4.
+void read_flags(const std::string& block, const std::string& text, size_t base, const Assignments& outer, int& next,
+                int depth, std::vector<LaunchFlag>& out) {
+  const std::vector<ShellCommand> commands = shell_commands(text);
+  Assignments vars = outer;
+  for (Assignment& a : assignments(commands)) vars.push_back(std::move(a));
+  size_t cursor = base;
+  for (const ShellCommand& c : commands) {
+    const size_t first = out.size();
+    command_flags(text, c, next++, vars, out);
+    for (size_t i = first; i < out.size() && &text != &block; ++i) {
+      const size_t at = block.find(out[i].name, cursor);
+      out[i].offset = at == std::string::npos ? base : at;
+      out[i].line = line_of(block, out[i].offset);
+      cursor = at == std::string::npos ? cursor : at + 1;
+    }
+    const ShellWord* inner = depth < 4 ? shell_c_string(c) : nullptr;
+    if (inner == nullptr) continue;
+    Assignments before;
+    for (const Assignment& a : vars)
+      if (a.offset < inner->offset) before.push_back({a.name, a.value, 0, a.known});
+    read_flags(block, inner->text, &text == &block ? inner->offset : base, before, next, depth + 1, out);
   }
 }
 
@@ -242,27 +476,162 @@ void command_flags(const std::string& command, const ShellCommand& c, int index,
 
 std::vector<LaunchFlag> launch_flags(const std::string& command) {
   std::vector<LaunchFlag> out;
-  const std::vector<ShellCommand> commands = shell_commands(command);
-  for (size_t i = 0; i < commands.size(); ++i) command_flags(command, commands[i], static_cast<int>(i), out);
+  int next = 0;
+  read_flags(command, command, 0, {}, next, 0, out);
   return out;
 }
 
-LaunchCheck check_launch_command(const Recipe& r, const SourceDoc& src) {
+namespace {
+
+/// What the whole run block says beyond single flags.
+struct BlockFacts {
+  bool dynamic_batches = false;  ///< --use-dynamic-batch-size (slime)
+  bool megatron = false;         ///< passes a Megatron-LM parallel-size or batch flag
+  std::vector<std::string> opaque;
+};
+
+BlockFacts block_facts(const std::string& command, const std::vector<LaunchFlag>& flags) {
+  static const std::set<std::string> kMegatron = {"--tensor-model-parallel-size",
+                                                  "--pipeline-model-parallel-size",
+                                                  "--expert-model-parallel-size",
+                                                  "--context-parallel-size",
+                                                  "--global-batch-size",
+                                                  "--micro-batch-size",
+                                                  "--seq-length",
+                                                  "--num-layers"};
+  BlockFacts b;
+  for (const LaunchFlag& f : flags) {
+    b.dynamic_batches = b.dynamic_batches || f.name == "--use-dynamic-batch-size";
+    b.megatron = b.megatron || kMegatron.count(f.name) > 0;
+  }
+  const std::vector<ShellCommand> commands = shell_commands(command);
+  b.opaque = opaque_arguments(commands, assignments(commands));
+  return b;
+}
+
+/// Whether row `row` applies to this recipe and command (When), given the flag's value.
+bool row_applies(const FieldFlag& row, const Recipe& r, const BlockFacts& b, const LaunchFlag& f) {
+  switch (row.when) {
+    case When::kAlways:
+      return true;
+    case When::kFixedBatches:
+      return !b.dynamic_batches && !row.recipe_value(r).empty();
+    case When::kUnpipelined:
+      return r.layout.pp == 1 && !row.recipe_value(r).empty();
+    case When::kPipelined:
+      return r.layout.pp > 1 && !row.recipe_value(r).empty();
+    case When::kNotAuto:
+      return python_int(f.value) != std::optional<int64_t>(-1);
+  }
+  return true;
+}
+
+/// A compared flag whose value is a variable the block does not set: said, not compared (a warning).
+void unresolved_flag(const SourceDoc& src, const std::string& pointer, const LaunchFlag& f,
+                     const std::vector<SourceMark>& marks, LaunchCheck& out) {
+  Diagnostic d =
+      src.at(pointer,
+             "not compared: the run command passes " + escape_controls(f.name + " " + f.value) +
+                 file_line(marks, f.offset) + ", a value the run block does not set",
+             "a literal value, or NAME=value earlier in the run block, to compare with " + src.path(pointer));
+  d.severity = "warning";
+  out.unstated.push_back(std::move(d));
+}
+
+/// The recipe's model against Megatron-LM's model-shape flags, located at model_params.config (else model).
+void check_model_flags(const ModelConfig& m, const SourceDoc& src, const LaunchFlag& f,
+                       const std::vector<SourceMark>& marks, LaunchCheck& out) {
+  const std::string pointer = src.node("/model_params/config") ? "/model_params/config" : "/model";
+  for (const ModelFlag& row : kModelFlags) {
+    if (f.name != row.flag) continue;
+    if (!f.literal) return unresolved_flag(src, pointer, f, marks, out);
+    const int64_t want = row.model_value(m);
+    if (want <= 0 && f.name != "--num-experts") return;  // the model has no such width (a dense model's experts)
+    if (same_value(FlagKind::kInt, f.value, std::to_string(want))) return;
+    disagreement(src, pointer, "the model's " + std::string(row.field) + " " + std::to_string(want), f,
+                 f.name + " " + shown(f), marks, out, "",
+                 "a model (" + src.path(pointer) + ") as the command ran it, or a run command that matches the model");
+  }
+}
+
+/// Megatron-LM's older VPP spelling: --num-layers-per-virtual-pipeline-stage N is VPP = layers / PP / N (layers
+/// from --num-layers, else the model's; PP from the command, else the recipe's).
+void check_vpp_layers(const Recipe& r, const ModelConfig* m, const SourceDoc& src, const std::vector<LaunchFlag>& flags,
+                      const std::vector<SourceMark>& marks, LaunchCheck& out) {
+  const LaunchFlag* per = nullptr;
+  int64_t layers = m ? m->num_layers : 0, pp = r.layout.pp;  // 0: not known
+  for (const LaunchFlag& f : flags) {
+    if (f.name == "--num-layers-per-virtual-pipeline-stage") per = &f;
+    if (f.name == "--num-layers" && f.literal) layers = python_int(f.value).value_or(0);
+    if (f.name == "--pipeline-model-parallel-size" && f.literal) pp = python_int(f.value).value_or(0);
+  }
+  if (per == nullptr) return;
+  if (!per->literal) return unresolved_flag(src, "/layout/vpp", *per, marks, out);
+  const int64_t n = python_int(per->value).value_or(0);
+  if (layers <= 0 || pp <= 0 || n <= 0) return;
+  const std::string sum = std::to_string(layers) + " layers / PP " + std::to_string(pp) + " / " + per->value;
+  const bool whole = layers % (pp * n) == 0;
+  if (whole && layers / (pp * n) == r.layout.vpp) return;
+  disagreement(src, "/layout/vpp", std::to_string(r.layout.vpp), *per, per->name + " " + shown(*per), marks, out,
+               sum + (whole ? " = VPP " + std::to_string(layers / (pp * n)) : ", not a whole VPP"));
+}
+
+/// A Megatron-LM switch the recipe sets that the command leaves out (absent is off in Megatron-LM), unless an
+/// argument the check cannot see into (an unresolved expansion) could pass it.
+void check_absent_switches(const Recipe& r, const SourceDoc& src, const std::vector<LaunchFlag>& flags,
+                           const BlockFacts& b, LaunchCheck& out) {
+  if (!b.megatron || !b.opaque.empty()) return;
+  struct Switch {
+    const char* flag;
+    const char* pointer;
+    bool recipe_on;
+    const char* recipe_text;
+  };
+  const Switch switches[] = {
+      {"--sequence-parallel", "/layout/sequence_parallel", r.layout.sequence_parallel, "true"},
+      {"--use-precision-aware-optimizer", "/optimizer/master_weights",
+       to_string(r.optimizer.master_weights) == "bf16_remainder", "bf16_remainder"},
+  };
+  for (const Switch& s : switches) {
+    const bool passed = std::any_of(flags.begin(), flags.end(), [&](const LaunchFlag& f) { return f.name == s.flag; });
+    if (!s.recipe_on || passed) continue;
+    const bool stated = src.node(s.pointer) != nullptr;
+    Diagnostic d = src.at(
+        s.pointer,
+        std::string(s.recipe_text) + ", but the run command does not pass " + s.flag + " (Megatron-LM: absent is off)",
+        src.path(s.pointer) + " as the command ran it, or " + s.flag + " in the run command");
+    d.severity = "warning";
+    (stated ? out.stated : out.unstated).push_back(std::move(d));
+  }
+}
+
+}  // namespace
+
+LaunchCheck check_launch_command(const Recipe& r, const SourceDoc& src, const ModelConfig* model) {
   LaunchCheck out;
   if (!src.value.is_object() || !src.value.contains("run") || !src.value["run"].is_string()) return out;
-  const std::vector<LaunchFlag> flags = last_of_each(launch_flags(src.value["run"].get<std::string>()));
+  const std::string command = src.value["run"].get<std::string>();
+  const std::vector<LaunchFlag> flags = last_of_each(launch_flags(command));
   const std::vector<SourceMark> marks = scalar_source_marks(src, "/run");
+  const BlockFacts facts = block_facts(command, flags);
   for (const LaunchFlag& f : flags) {
     check_nodes(r, src, f, marks, out);
+    if (model != nullptr) check_model_flags(*model, src, f, marks, out);
     for (const FieldFlag& row : kFieldFlags) {
-      if (f.name != row.flag || !f.literal) continue;
+      if (f.name != row.flag || !row_applies(row, r, facts, f)) continue;
+      if (!f.literal) {
+        unresolved_flag(src, row.pointer, f, marks, out);
+        continue;
+      }
       const std::string recipe = row.recipe_value(r);
       if (same_value(row.kind, f.value, recipe)) continue;
-      disagreement(src, row.pointer, recipe, f, row.kind == FlagKind::kSwitch ? f.name : f.name + " " + f.value, marks,
+      disagreement(src, row.pointer, recipe, f, row.kind == FlagKind::kSwitch ? f.name : f.name + " " + shown(f), marks,
                    out);
     }
   }
   check_precision_aware(r, src, flags, marks, out);
+  check_vpp_layers(r, model, src, flags, marks, out);
+  check_absent_switches(r, src, flags, facts, out);
   return out;
 }
 

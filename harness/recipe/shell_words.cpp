@@ -117,8 +117,10 @@ class ShellReader {
   /// array command up to the matching ')'.
   void open_array() {
     in_word_ = false;  // NAME= itself: not an argument
+    std::string name = word_.text.substr(0, word_.text.size() - 1);
     end_command();
     cmd_.array = true;
+    cmd_.name = std::move(name);
     in_array_ = true;
     ++i_;
   }

@@ -24,6 +24,7 @@ struct ShellWord {
 struct ShellCommand {
   std::vector<ShellWord> words;
   bool array = false;
+  std::string name;  ///< the array's NAME when `array`
 };
 
 /// The simple commands of `command` in order. Separators: a line end (outside quotes and continuations), ';', '&',

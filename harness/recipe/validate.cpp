@@ -126,7 +126,7 @@ ValidatedRecipe check_document(ValidatedRecipe out, std::shared_ptr<const Source
   for (auto& d : check_dispatcher_stated(*out.recipe, architecture, src)) out.errors.push_back(std::move(d));
   for (auto& d : check_layout_label(*out.recipe, src)) out.warnings.push_back(std::move(d));
   if (!out.recipe->gpu.type_written.empty()) out.warnings.push_back(gpu_type_resolved(*out.recipe, src));
-  LaunchCheck launch = check_launch_command(*out.recipe, src);
+  LaunchCheck launch = check_launch_command(*out.recipe, src, architecture);
   out.launch = std::move(launch.stated);
   for (auto& d : launch.unstated) out.warnings.push_back(std::move(d));
   check_bench_window(*out.recipe, src, out.errors);
