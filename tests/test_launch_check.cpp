@@ -121,6 +121,39 @@ TEST_CASE("launch flags: the elements of a bash array assignment are arguments a
   CHECK(flags[5].line == 8);
 }
 
+TEST_CASE("launch flags: the block's variables resolved, a shell's -c string read, each flag at its line", "[launch]") {
+  const auto flags = launch_flags(
+      "A=2\nexport B=3; python3 t.py --pp ${B} --cp $C --tp=$A$A\n"
+      "srun --nodes=2 bash -c \"torchrun --nnodes=1:2 \\\n  x.py --tensor-model-parallel-size $A\"\nA=5\n");
+  REQUIRE(flags.size() == 6);
+  CHECK(flags[0].name == "--pp");
+  CHECK(flags[0].value == "3");  // export B=3 earlier on the line
+  CHECK(flags[0].written == "${B}");
+  CHECK(flags[0].literal);
+  CHECK(flags[1].name == "--cp");
+  CHECK_FALSE(flags[1].literal);  // $C: set nowhere in the block
+  CHECK(flags[2].value == "22");
+  CHECK(flags[3].name == "--nodes");
+  CHECK(flags[4].name == "--nnodes");  // inside the -c string
+  CHECK(flags[4].value == "1:2");
+  CHECK(flags[4].line == 3);
+  CHECK(flags[5].name == "--tensor-model-parallel-size");
+  CHECK(flags[5].value == "2");  // A=5 comes after: not what the command saw
+  CHECK(flags[5].line == 4);
+  CHECK(flags[5].offset == std::string("A=2\nexport B=3; python3 t.py --pp ${B} --cp $C --tp=$A$A\nsrun --nodes=2 "
+                                       "bash -c \"torchrun --nnodes=1:2 \\\n  x.py ")
+                               .size());
+  // Many assignments and uses stay linear: 20,000 of each, the last flag resolved at its line.
+  std::string big;
+  for (int i = 0; i < 20000; ++i) big += "V" + std::to_string(i) + "=" + std::to_string(i) + "\n";
+  big += "torchrun x.py";
+  for (int i = 0; i < 20000; ++i) big += " --f" + std::to_string(i) + " $V" + std::to_string(i);
+  const auto many = launch_flags(big);
+  REQUIRE(many.size() == 20000);
+  CHECK(many.back().value == "19999");
+  CHECK(many.back().line == 20001);
+}
+
 TEST_CASE("launch check: every committed recipe's run command agrees with its fields", "[launch]") {
   for (const std::string& stem :
        {kSeed, std::string("attune-tp2-pp8-ep8-vpp2-mt8k"), std::string("attune-48gpu-tp2-pp6-ep8")}) {

@@ -4,8 +4,10 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "recipe/scalar_source.h"
 #include "recipe/shell_words.h"
@@ -265,38 +267,49 @@ void check_nodes(const Recipe& r, const SourceDoc& src, const LaunchFlag& f, con
 
 /// The flags argparse keeps: of a flag given twice in one command, the last.
 std::vector<LaunchFlag> last_of_each(const std::vector<LaunchFlag>& flags) {
+  std::set<std::pair<int, std::string>> seen;
   std::vector<LaunchFlag> out;
-  for (size_t i = 0; i < flags.size(); ++i) {
-    bool overridden = false;
-    for (size_t j = i + 1; j < flags.size() && !overridden; ++j)
-      overridden = flags[j].command == flags[i].command && flags[j].name == flags[i].name;
-    if (!overridden) out.push_back(flags[i]);
-  }
+  for (auto f = flags.rbegin(); f != flags.rend(); ++f)
+    if (seen.insert({f->command, f->name}).second) out.push_back(*f);
+  std::reverse(out.begin(), out.end());
   return out;
-}
-
-/// Line (1-based) of byte `offset` of `text`.
-int line_of(const std::string& text, size_t offset) {
-  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
 }
 
 bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 /// A shell variable set in the run block: NAME=value alone on its command (or after export / declare / local /
-/// readonly / typeset), at byte `offset`; `known` false when its value is an expansion the check cannot resolve.
+/// readonly / typeset), or an array NAME=( ... ), at byte `offset`; `known` false when its value is an expansion the
+/// check cannot resolve (or an array: its elements are read as flags instead).
 struct Assignment {
   std::string name, value;
   size_t offset = 0;
   bool known = true;
+  bool array = false;
 };
 
-using Assignments = std::vector<Assignment>;
+/// The variables of one command text (the run block, or a shell's -c string within it, whose expansions the
+/// enclosing text's variables set before the string resolve).
+struct Scope {
+  std::map<std::string, std::vector<Assignment>> vars;  ///< each name's assignments in order of offset
+  const Scope* outer = nullptr;                         ///< the enclosing text's, for a -c string
+  size_t outer_at = 0;                                  ///< the -c string's offset in the enclosing text
+
+  /// The last assignment to `name` before byte `at` (else the enclosing text's before the string); nullptr if none.
+  const Assignment* find(const std::string& name, size_t at) const {
+    const auto it = vars.find(name);
+    if (it != vars.end()) {
+      const auto p = std::lower_bound(it->second.begin(), it->second.end(), at,
+                                      [](const Assignment& v, size_t x) { return v.offset < x; });
+      if (p != it->second.begin()) return &*(p - 1);
+    }
+    return outer != nullptr ? outer->find(name, outer_at) : nullptr;
+  }
+};
 
 /// `text` (a word with expansions as written) with each $NAME and ${NAME} replaced by the last assignment to NAME
 /// before byte `at`; nullopt when an expansion is anything else or names a variable not set (or set unknown) there,
 /// `unresolved` then holding that expansion as written.
-std::optional<std::string> resolve(const std::string& text, const Assignments& vars, size_t at,
-                                   std::string& unresolved) {
+std::optional<std::string> resolve(const std::string& text, const Scope& vars, size_t at, std::string& unresolved) {
   std::string out;
   for (size_t k = 0; k < text.size(); ++k) {
     if (text[k] != '$') {
@@ -311,10 +324,7 @@ std::optional<std::string> resolve(const std::string& text, const Assignments& v
     const std::string written = text.substr(k, e - k + (braced && closed ? 1 : 0));
     if (e == n || !closed || std::isdigit(static_cast<unsigned char>(text[n])))
       return unresolved = written, std::nullopt;
-    const std::string name = text.substr(n, e - n);
-    const Assignment* a = nullptr;
-    for (const Assignment& v : vars)
-      if (v.name == name && v.offset < at) a = &v;
+    const Assignment* a = vars.find(text.substr(n, e - n), at);
     if (a == nullptr || !a->known) return unresolved = written, std::nullopt;
     out += a->value;
     k = e - (braced ? 0 : 1);
@@ -322,13 +332,12 @@ std::optional<std::string> resolve(const std::string& text, const Assignments& v
   return out;
 }
 
-/// The variables the run block's commands set, in order (see Assignment).
-Assignments assignments(const std::vector<ShellCommand>& commands) {
+/// Adds the variables `commands` set, in order (see Assignment), to `scope`.
+void add_assignments(const std::vector<ShellCommand>& commands, Scope& scope) {
   static const std::set<std::string> kSetters = {"export", "declare", "local", "readonly", "typeset"};
-  Assignments out;
   for (const ShellCommand& c : commands) {
     if (c.array) {
-      out.push_back({c.name, "", c.words.empty() ? 0 : c.words.front().offset, false});
+      scope.vars[c.name].push_back({c.name, "", c.words.empty() ? 0 : c.words.front().offset, false, true});
       continue;
     }
     const ShellWord* program = shell_program(c);
@@ -337,21 +346,20 @@ Assignments assignments(const std::vector<ShellCommand>& commands) {
       const size_t eq = w.text.find('=');
       if (eq == std::string::npos || eq == 0 || !std::all_of(w.text.begin(), w.text.begin() + eq, is_name_char))
         continue;
-      Assignment a{w.text.substr(0, eq), w.text.substr(eq + 1), w.offset, true};
+      Assignment a{w.text.substr(0, eq), w.text.substr(eq + 1), w.offset, true, false};
       std::string unresolved;
       if (w.expanded) {
-        const std::optional<std::string> v = resolve(a.value, out, w.offset, unresolved);
+        const std::optional<std::string> v = resolve(a.value, scope, w.offset, unresolved);
         a.known = v.has_value();
         a.value = v.value_or("");
       }
-      out.push_back(std::move(a));
+      scope.vars[a.name].push_back(std::move(a));
     }
   }
-  return out;
 }
 
 /// Sets flag `f`'s value from word `w` (its text from byte `from`), resolving the block's variables.
-void set_value(LaunchFlag& f, const ShellWord& w, size_t from, const Assignments& vars) {
+void set_value(LaunchFlag& f, const ShellWord& w, size_t from, const Scope& vars) {
   f.value = w.text.substr(from);
   f.literal = !w.expanded;
   if (!w.expanded) return;
@@ -364,8 +372,7 @@ void set_value(LaunchFlag& f, const ShellWord& w, size_t from, const Assignments
 }
 
 /// The flags of simple command `c` (number `index`) of `command`, after its program (every element of an array).
-void command_flags(const std::string& command, const ShellCommand& c, int index, const Assignments& vars,
-                   std::vector<LaunchFlag>& out) {
+void command_flags(const ShellCommand& c, int index, const Scope& vars, std::vector<LaunchFlag>& out) {
   const std::vector<ShellWord>& w = c.words;
   size_t first = 0;  // an array's elements are all arguments
   if (!c.array) {
@@ -377,7 +384,6 @@ void command_flags(const std::string& command, const ShellCommand& c, int index,
     if (!is_flag(w[i])) continue;
     LaunchFlag f;
     f.offset = w[i].offset;
-    f.line = line_of(command, f.offset);
     f.command = index;
     const size_t eq = w[i].text.find('=');
     if (eq != std::string::npos) {
@@ -419,56 +425,55 @@ const ShellWord* shell_c_string(const ShellCommand& c) {
 /// The arguments of the block's launch commands that are expansions the check cannot see into: a word that is not a
 /// flag's value and is neither an array the block assigns (${NAME[@]}) nor a variable it resolves. Such a word may
 /// pass any flag, so a flag's absence is not read as a switch left off while one exists.
-std::vector<std::string> opaque_arguments(const std::vector<ShellCommand>& commands, const Assignments& vars) {
+std::vector<std::string> opaque_arguments(const std::vector<ShellCommand>& commands, const Scope& vars) {
   std::vector<std::string> out;
   for (const ShellCommand& c : commands) {
     const ShellWord* program = c.array ? nullptr : shell_program(c);
     if (!c.array && (program == nullptr || program->expanded || is_data_command(program->text))) continue;
     const size_t first = c.array ? 0 : static_cast<size_t>(program - c.words.data()) + 1;
     if (const ShellWord* inner = shell_c_string(c)) {  // a shell's -c string: its own commands' arguments
-      for (std::string& o : opaque_arguments(shell_commands(inner->text), vars)) out.push_back(std::move(o));
+      const std::vector<ShellCommand> inner_commands = shell_commands(inner->text);
+      Scope scope{{}, &vars, inner->offset};
+      add_assignments(inner_commands, scope);
+      for (std::string& o : opaque_arguments(inner_commands, scope)) out.push_back(std::move(o));
       if (!inner->expanded) continue;
     }
     for (size_t i = first; i < c.words.size(); ++i) {
       const ShellWord& w = c.words[i];
       const bool value = i > first && is_flag(c.words[i - 1]) && c.words[i - 1].text.find('=') == std::string::npos;
       if (!w.expanded || is_flag(w) || value) continue;
-      bool array = false;
-      for (const Assignment& a : vars)
-        array = array || (!a.known && a.offset < w.offset &&
-                          (w.text == "${" + a.name + "[@]}" || w.text == "${" + a.name + "[*]}"));
+      const std::string& t = w.text;  // ${NAME[@]} or ${NAME[*]}: an array the block assigns is read
+      const bool whole_array = t.size() > 6 && t.compare(0, 2, "${") == 0 &&
+                               (t.compare(t.size() - 4, 4, "[@]}") == 0 || t.compare(t.size() - 4, 4, "[*]}") == 0);
+      const Assignment* a = whole_array ? vars.find(t.substr(2, t.size() - 6), w.offset) : nullptr;
       std::string unresolved;
-      if (!array && !resolve(w.text, vars, w.offset, unresolved)) out.push_back(w.text);
+      if (!(a != nullptr && a->array) && !resolve(t, vars, w.offset, unresolved)) out.push_back(t);
     }
   }
   return out;
 }
 
 /// Reads the flags of `text` into `out`: the run block itself (`text` is `block`), or a shell's -c string within it
-/// whose word starts at byte `base` of the block (`outer`: the block's variables set before it, which the outer
+/// whose word starts at byte `base` of the block (`vars.outer`: the enclosing text's variables, which the enclosing
 /// shell expands; each flag's offset is then found in the block from `base` on, as written). Simple commands are
 /// numbered from `next`; -c strings are read to a depth of 4.
-void read_flags(const std::string& block, const std::string& text, size_t base, const Assignments& outer, int& next,
-                int depth, std::vector<LaunchFlag>& out) {
+void read_flags(const std::string& block, const std::string& text, size_t base, Scope vars, int& next, int depth,
+                std::vector<LaunchFlag>& out) {
   const std::vector<ShellCommand> commands = shell_commands(text);
-  Assignments vars = outer;
-  for (Assignment& a : assignments(commands)) vars.push_back(std::move(a));
+  add_assignments(commands, vars);
   size_t cursor = base;
   for (const ShellCommand& c : commands) {
     const size_t first = out.size();
-    command_flags(text, c, next++, vars, out);
+    command_flags(c, next++, vars, out);
     for (size_t i = first; i < out.size() && &text != &block; ++i) {
       const size_t at = block.find(out[i].name, cursor);
       out[i].offset = at == std::string::npos ? base : at;
-      out[i].line = line_of(block, out[i].offset);
       cursor = at == std::string::npos ? cursor : at + 1;
     }
     const ShellWord* inner = depth < 4 ? shell_c_string(c) : nullptr;
-    if (inner == nullptr) continue;
-    Assignments before;
-    for (const Assignment& a : vars)
-      if (a.offset < inner->offset) before.push_back({a.name, a.value, 0, a.known});
-    read_flags(block, inner->text, &text == &block ? inner->offset : base, before, next, depth + 1, out);
+    if (inner != nullptr)
+      read_flags(block, inner->text, &text == &block ? inner->offset : base, Scope{{}, &vars, inner->offset}, next,
+                 depth + 1, out);
   }
 }
 
@@ -477,7 +482,11 @@ void read_flags(const std::string& block, const std::string& text, size_t base, 
 std::vector<LaunchFlag> launch_flags(const std::string& command) {
   std::vector<LaunchFlag> out;
   int next = 0;
-  read_flags(command, command, 0, {}, next, 0, out);
+  read_flags(command, command, 0, Scope{}, next, 0, out);
+  std::vector<size_t> breaks;  // the offsets of the line ends: a flag's line by binary search
+  for (size_t k = command.find('\n'); k != std::string::npos; k = command.find('\n', k + 1)) breaks.push_back(k);
+  for (LaunchFlag& f : out)
+    f.line = 1 + static_cast<int>(std::lower_bound(breaks.begin(), breaks.end(), f.offset) - breaks.begin());
   return out;
 }
 
@@ -505,7 +514,9 @@ BlockFacts block_facts(const std::string& command, const std::vector<LaunchFlag>
     b.megatron = b.megatron || kMegatron.count(f.name) > 0;
   }
   const std::vector<ShellCommand> commands = shell_commands(command);
-  b.opaque = opaque_arguments(commands, assignments(commands));
+  Scope vars;
+  add_assignments(commands, vars);
+  b.opaque = opaque_arguments(commands, vars);
   return b;
 }
 

@@ -32,7 +32,8 @@ struct LaunchFlag {
 /// and the word after it its value unless that word is itself a flag (then the flag is a switch). A flag given twice
 /// in one command comes twice, in order (the last one is what argparse keeps). A value of $NAME or ${NAME} (alone or
 /// within the word) is resolved from the last NAME=value (or `export NAME=value`) written earlier in the command
-/// text with a literal value; the flag keeps the value as written in LaunchFlag::written.
+/// text with a literal value; the flag keeps the value as written in LaunchFlag::written. The string a shell runs
+/// with -c (`srun ... bash -c "torchrun ..."`) is read as commands too, its flags located where they are written.
 std::vector<LaunchFlag> launch_flags(const std::string& command);
 
 /// The run command's disagreements with the recipe, each a diagnostic of severity "warning".
