@@ -467,10 +467,14 @@ TEST_CASE("launch case megatron flags: switches left out, variables and the olde
         "23:7 layout.tp: 2, but the run command passes --tensor-model-parallel-size $TP (= 4) (line 41)");
   CHECK(launch_said(edited(edited(vars, "  TP=4\n", ""), "torchrun", "TP=2 torchrun")).back() ==
         "(not strict) 23:7 layout.tp: not compared: the run command passes --tensor-model-parallel-size $TP (line 40), "
-        "a value the run block does not set");
+        "a value not set literally earlier in the run block");
   CHECK(launch_said(edited(vars, "--nnodes=2", "--nnodes=$NODES")).back() ==
-        "(not strict) 8:10 gpu.count: not compared: the run command passes --nnodes $NODES (line 40), a value the run "
-        "block does not set");
+        "(not strict) 8:10 gpu.count: not compared: the run command passes --nnodes $NODES (line 40), a value not set "
+        "literally earlier in the run block");
+  // An assignment of a value the check does not evaluate (arithmetic) is no value either.
+  CHECK(launch_said(edited(vars, "GBS=512", "GBS=$((128 * 2))")).back() ==
+        "(not strict) 19:17 workload.global_batch: not compared: the run command passes --global-batch-size $GBS (line "
+        "44), a value not set literally earlier in the run block");
   // --num-layers-per-virtual-pipeline-stage: VPP = 32 / PP / value; the model's layers when --num-layers is absent.
   const std::string vpp = megatron_case("vpp-layers-flag.yaml");
   CHECK(launch_said(edited(vpp, "-stage 4", "-stage 32")).empty());

@@ -543,7 +543,7 @@ void unresolved_flag(const SourceDoc& src, const std::string& pointer, const Lau
   Diagnostic d =
       src.at(pointer,
              "not compared: the run command passes " + escape_controls(f.name + " " + f.value) +
-                 file_line(marks, f.offset) + ", a value the run block does not set",
+                 file_line(marks, f.offset) + ", a value not set literally earlier in the run block",
              "a literal value, or NAME=value earlier in the run block, to compare with " + src.path(pointer));
   d.severity = "warning";
   out.unstated.push_back(std::move(d));
