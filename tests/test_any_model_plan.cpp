@@ -51,16 +51,17 @@ TEST_CASE("Llama-3.1-8B at 8,192 tokens: the forward's matrix work is 2N per tok
   const ModelConfig m = hf_model("llama-3.1-8b.json");
   REQUIRE(m.family == ModelFamily::kTransformer);
   // N_active (models --config): 32 layers x (attention 41,943,040 = q 4,096^2 + k, v 2 x 4,096 x 1,024 + o 4,096^2;
-  // SwiGLU 176,160,768 = 3 x 4,096 x 14,336) + output layer 4,096 x 128,256 = 525,336,576 -> 6,979,321,856.
-  CHECK(count_params(m).active == 6979321856);
+  // SwiGLU 176,160,768 = 3 x 4,096 x 14,336) = 6,979,321,856 + output layer 4,096 x 128,256 = 525,336,576
+  // -> 7,504,658,432.
+  CHECK(count_params(m).active == 7504658432);
   // Causal attention per token and forward: L x S x Hq x (d_qk + d_v) = 32 x 8,192 x 32 x 256 = 2,147,483,648 (QK^T and
-  // AV over S / 2 keys on average, 2 FLOP each); so per token 2 x 6,979,321,856 + 2,147,483,648 = 16,106,127,360.
+  // AV over S / 2 keys on average, 2 FLOP each); so per token 2 x 7,504,658,432 + 2,147,483,648 = 17,156,800,512.
   const ChunkShape s = whole_model(m, 8192);
-  CHECK(matrix_work(m, s) == Approx(8192.0 * 16106127360.0).epsilon(1e-12));
+  CHECK(matrix_work(m, s) == Approx(8192.0 * 17156800512.0).epsilon(1e-12));
   // Training (forward + 2 x backward) = 6N + 3 x the forward's attention = 6N + half of the MFU convention's attention
   // term (attention_flops_per_token counts the full [S x S] product, docs/metrics.md).
   CHECK(3 * matrix_work(m, s) / 8192 ==
-        Approx(6.0 * 6979321856 + attention_flops_per_token(m, 8192) / 2).epsilon(1e-12));
+        Approx(6.0 * 7504658432 + attention_flops_per_token(m, 8192) / 2).epsilon(1e-12));
   CHECK(component_work(ProfileComponent::kDenseMlp, m, s) == Approx(32.0 * 6 * 4096 * 14336 * 8192));
   // No experts: no MoE component has work, not even the memory-bound ones.
   for (ProfileComponent c : {ProfileComponent::kMoeRouter, ProfileComponent::kMoeExperts,

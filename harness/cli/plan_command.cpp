@@ -458,17 +458,18 @@ Json plan_json(const PlanArgs& args, const Recipe& base, const ModelConfig& mode
 /// The search of `req` from the profiles of `args`; nullopt (the reason printed) when profiles or the model refuse.
 std::optional<LayoutSearch> plan_search(const PlanArgs& args, const LayoutRequest& req, const Recipe& base,
                                         const LayoutSpace& space, std::optional<LoadedProfiles>& loaded, int& rc) {
+  const bool torch_family = req.model.family == ModelFamily::kQwen35;  // only the torch backend's are profiled
+  if (!torch_family && !args.profiles.empty()) {
+    usage_error("--profile", std::to_string(args.profiles.size()) + " given",
+                "none for " + req.model.name + " " + family_clause(req.model) +
+                    " (no backend of recipebench profiles it; the analytical mode times it)");
+    rc = kUsage;
+    return std::nullopt;
+  }
   loaded = load_profiles(args.profiles, req.model.name);
   rc = kFailed;
   if (!loaded) return std::nullopt;
-  if (req.model.family != ModelFamily::kQwen35) {  // only the torch backend's models can be profiled
-    if (!args.profiles.empty()) {
-      usage_error("--profile", std::to_string(args.profiles.size()) + " given",
-                  "none for " + req.model.name + " " + family_clause(req.model) +
-                      " (no backend of recipebench profiles it; the analytical mode times it)");
-      rc = kUsage;
-      return std::nullopt;
-    }
+  if (!torch_family) {
     std::cerr << "recipebench plan: " << req.model.name << " " << family_clause(req.model)
               << ", which no recipebench backend builds: the layouts are ranked by the analytical mode (its layer "
                  "kinds' work at the catalog's efficiencies, nothing measured; docs/step-time.md, Modes) and held to "
