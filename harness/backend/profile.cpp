@@ -7,7 +7,7 @@ namespace recipebench {
 namespace {
 constexpr std::array<const char*, kProfileComponents> kComponentNames = {
     "embedding",   "gdn",         "attention", "moe_router",   "moe_shared_expert", "moe_dispatch",
-    "moe_experts", "moe_combine", "moe_rest",  "lm_head_loss", "other"};
+    "moe_experts", "moe_combine", "moe_rest",  "lm_head_loss", "other",     "dense_mlp"};
 constexpr std::array<const char*, kPassPhases> kPhaseNames = {"forward", "backward", "recompute"};
 }  // namespace
 

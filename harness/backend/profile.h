@@ -31,11 +31,15 @@ enum class ProfileComponent {
   kMoeRest,          ///< the rest of the MoE block: the shared expert's gate, the sum of routed and shared
   kLmHeadLoss,       ///< the output layer and the cross-entropy (TP: the sequence gather, vocab-parallel loss)
   kOther,            ///< everything else of the pass: norms, residuals, casts, receives, gradient copies
+  /// A dense SwiGLU MLP (gate, up, down; TP column / row parallel): the feed-forward of a dense layer of a
+  /// config.json family (Llama, DeepSeek-V3's leading layers). The torch backend's model has none; only the
+  /// analytical mode (plan/analytical_costs.h) times it. Last, so that the indices of the others stay.
+  kDenseMlp,
 };
-constexpr int kProfileComponents = 11;
+constexpr int kProfileComponents = 12;
 
 /// "embedding", "gdn", "attention", "moe_router", "moe_shared_expert", "moe_dispatch", "moe_experts", "moe_combine",
-/// "moe_rest", "lm_head_loss", "other": the record's keys.
+/// "moe_rest", "lm_head_loss", "other", "dense_mlp": the record's keys.
 const char* to_string(ProfileComponent c);
 /// The component named `name` (to_string's spelling), or nullopt.
 std::optional<ProfileComponent> profile_component_named(const std::string& name);
@@ -54,6 +58,13 @@ std::optional<PassPhase> pass_phase_named(const std::string& name);
 
 /// Seconds per component of one phase, indexed by ProfileComponent.
 using ComponentCells = std::array<double, kProfileComponents>;
+/// Every cell 1: the identity of a per-component scale.
+constexpr ComponentCells unit_cells() {
+  ComponentCells c{};
+  for (size_t i = 0; i < c.size(); ++i) c[i] = 1;
+  return c;
+}
+inline constexpr ComponentCells kUnitCells = unit_cells();
 
 /// One pass of a step's pipeline schedule under --profile. seconds = the sum of every cell (the timer charges
 /// every moment of the pass to one cell; measured between device synchronisations, seconds).

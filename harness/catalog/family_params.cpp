@@ -76,6 +76,7 @@ ParamCounts count_transformer_params(const ModelConfig& m) {
   c.output_layer = (h * vocab).v;  // a token passes through it also when it is tied to the embedding
   const Block attention = m.attention == AttentionKind::kMla ? mla_attention(m) : gqa_attention(m);
   c.attention_layer = attention.active.v;
+  c.attention_layer_total = attention.total.v;
   const Checked dense = m.intermediate_size > 0 ? swiglu(m, m.intermediate_size, m.mlp_bias) : c64(0);
   c.dense_mlp_layer = dense.v;
   const Block moe = m.num_experts > 0 ? moe_block(m) : Block{};

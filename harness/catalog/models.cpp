@@ -38,14 +38,19 @@ std::string family_clause(const ModelConfig& m) {
   return m.family == ModelFamily::kStated ? "is known by its stated counts only" : "is a " + family_label(m) + " model";
 }
 
+AttentionHeadDims attention_head_dims(const ModelConfig& m) {
+  const bool mla = m.family == ModelFamily::kTransformer && m.attention == AttentionKind::kMla;
+  AttentionHeadDims d;
+  d.qk = mla ? static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim) : static_cast<double>(m.head_dim);
+  d.v = mla ? static_cast<double>(m.v_head_dim) : static_cast<double>(m.head_dim);
+  return d;
+}
+
 double attention_flops_per_token(const ModelConfig& m, int64_t row_tokens) {
   if (!m.architecture_known()) return 0;
-  const bool mla = m.family == ModelFamily::kTransformer && m.attention == AttentionKind::kMla;
-  const double qk =
-      mla ? static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim) : static_cast<double>(m.head_dim);
-  const double v = mla ? static_cast<double>(m.v_head_dim) : static_cast<double>(m.head_dim);
+  const AttentionHeadDims d = attention_head_dims(m);
   return attention_flops_per_token(static_cast<double>(m.num_full_attention_layers()),
-                                   static_cast<double>(m.num_attention_heads), qk, v, static_cast<double>(row_tokens));
+                                   static_cast<double>(m.num_attention_heads), d.qk, d.v, static_cast<double>(row_tokens));
 }
 
 ParamCounts count_params(const ModelConfig& m) {
@@ -67,6 +72,7 @@ ParamCounts count_params(const ModelConfig& m) {
   const Checked kv_out = c64(m.num_kv_heads) * head_dim;
   c.attention_layer = (h * q_out + two * h * kv_out + heads * head_dim * h).v;
   const Checked attention_norms = two * head_dim;  // q_norm, k_norm
+  c.attention_layer_total = (c64(c.attention_layer) + attention_norms).v;
 
   // Gated DeltaNet: in_proj_qkv, in_proj_z, in_proj_b, in_proj_a, depthwise conv1d (no bias), out_proj.
   const Checked kd = c64(m.linear_num_key_heads) * c64(m.linear_key_head_dim);

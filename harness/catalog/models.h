@@ -111,6 +111,9 @@ struct ParamCounts {
   int64_t moe_layer_active = 0;  ///< active weights of one MoE block (top_k experts + shared + gates)
   int64_t moe_layer_total = 0;   ///< all weights of one MoE block (all experts)
   int64_t dense_mlp_layer = 0;   ///< weights of one dense MLP block (kTransformer dense layers)
+  /// Every weight of one attention mixer with its norms and per-head scalars (kTransformer: GQA's q/k norms and
+  /// sinks, MLA's two latent norms); attention_layer otherwise.
+  int64_t attention_layer_total = 0;
 };
 
 /// Counts parameters of `m` (see ParamCounts). For Qwen3.5-397B-A17B, active == 16,331,407,360. A kTransformer
@@ -131,6 +134,13 @@ ParamCounts count_transformer_params(const ModelConfig& m);
 /// Gated DeltaNet layers add none), their query heads and head dims (MLA: qk_nope + qk_rope for the scores,
 /// v_head_dim for the values). 0 for a model of stated counts (its layers are not known).
 double attention_flops_per_token(const ModelConfig& m, int64_t row_tokens);
+
+/// The head widths of `m`'s softmax attention: the scores' (query and key: qk_nope + qk_rope for MLA, head_dim
+/// otherwise) and the values' (v_head_dim for MLA, head_dim otherwise), elements.
+struct AttentionHeadDims {
+  double qk = 0, v = 0;
+};
+AttentionHeadDims attention_head_dims(const ModelConfig& m);
 
 /// The registry: Qwen3.5-397B-A17B, -122B-A10B, -35B-A3B and the tiny CPU test member.
 const std::vector<ModelConfig>& model_registry();

@@ -78,12 +78,18 @@ struct PreparedRun {
 };
 
 /// The stack factor in [0.01, 100] at which the prediction meets `measured` (the prediction falls as the factor
-/// grows): bisection on log(factor), 60 halvings.
+/// grows): bisection on log(factor), 60 halvings; a factor so small that the prediction passes the GPU's dense peak
+/// (predict_step refuses it: an analytical prediction near the measurement meets that below ~0.5) counts as too fast.
 double solve_factor(PreparedRun& r, double measured) {
   double lo = std::log(kMinStackFactor), hi = std::log(kMaxStackFactor);
   for (int i = 0; i < 60; ++i) {
     const double mid = (lo + hi) / 2;
-    (r.tps(std::exp(mid)) > measured ? lo : hi) = mid;
+    bool faster = true;  // a factor whose prediction passes the GPU's peak (predict_step refuses it) is too fast
+    try {
+      faster = r.tps(std::exp(mid)) > measured;
+    } catch (const std::invalid_argument&) {
+    }
+    (faster ? lo : hi) = mid;
   }
   return std::exp((lo + hi) / 2);
 }
@@ -103,7 +109,7 @@ std::optional<Mismatch> mismatch(const MeasuredRun& m, const std::optional<RunMo
                     target.gpu.type +
                         " (the target's GPU: a factor measured on another GPU would carry that GPU's stack, not the "
                         "target's)"};
-  if (!model || model->model.family != target_model.family)
+  if (!model || model->model.family != target_model.family || model->model.model_type != target_model.model_type)
     return Mismatch{
         "model", m.recipe.model,
         fmt::format("a model of the target's family ({}, {})", target_model.name, family_label(target_model))};

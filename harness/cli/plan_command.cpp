@@ -14,6 +14,7 @@
 
 #include "backends/torch/torch_backend_registration.h"
 #include "catalog/hardware.h"
+#include "catalog/hf_config.h"
 #include "commands.h"
 #include "option_checks.h"
 #include "plan/layout_search.h"
@@ -35,6 +36,7 @@ namespace {
 
 struct PlanArgs {
   std::string model, gpu, instance, out;
+  std::string model_config;  ///< --model-config: a Hugging Face config.json (instead of --model)
   int count = 0, top = 5;
   std::optional<int> per_node;  ///< --per-node; absent: the instance's GPUs
   int64_t global_batch = 0, row_tokens = 0;
@@ -117,6 +119,7 @@ Json planned_doc(const PlannedLayout& p, const std::vector<std::string>& profile
                              {"global_batch", r.workload.global_batch},
                              {"precision", r.workload.precision}}},
            {"layout", layout}};
+  if (r.model_params && r.model_params->config) doc["model_params"] = Json{{"config", *r.model_params->config}};
   if (!optimizer.empty()) doc["optimizer"] = optimizer;
   doc["run"] = megatron_command(r);  // the layout for Megatron-LM; validate's launch check holds it to the fields
   doc["bench"] = bench;
@@ -195,7 +198,8 @@ void print_no_layout(const LayoutSearch& search) {
 /// The stacks that run `r`'s layout: recipebench's torch backend where its declared capabilities
 /// (backends/torch/torch_backend_registration.h) list every layout field plan sets, and Megatron-LM, which runs every
 /// layout plan searches (CP, ETP, the dispatchers and the three optimizer-state forms included).
-std::vector<std::string> stacks_for(const Recipe& r) {
+std::vector<std::string> stacks_for(const Recipe& r, const ModelConfig& m) {
+  if (m.family != ModelFamily::kQwen35) return {"Megatron-LM"};  // the torch backend builds Qwen3.5 only
   const BackendCapabilities caps = torch_backend_capabilities();
   const RecipeLayout& l = r.layout;
   auto has = [](const auto& list, const auto& v) { return std::find(list.begin(), list.end(), v) != list.end(); };
@@ -206,17 +210,20 @@ std::vector<std::string> stacks_for(const Recipe& r) {
 }
 
 /// The top `top` layouts, each one's breakdown, and the assumptions of the first.
-void print_ranked(const LayoutSearch& search, size_t top) {
+void print_ranked(const LayoutSearch& search, size_t top, const ModelConfig& m) {
   std::cout << "   #  layout                           max tok recompute  optimizer      peak GB  spare   step s  "
                "tokens/s/GPU    MFU  $/1M\n";
   for (size_t i = 0; i < top; ++i) std::cout << row_text(i, search.ranked[i], search.gpu_memory_bytes) << "\n";
   std::string others;
   for (size_t i = 0; i < top; ++i) {
-    const std::vector<std::string> stacks = stacks_for(search.ranked[i].recipe);
+    const std::vector<std::string> stacks = stacks_for(search.ranked[i].recipe, m);
     if (stacks.front() != "recipebench torch") others += fmt::format(" #{} only {};", i + 1, stacks.front());
   }
-  std::cout << "  stacks: every row runs on recipebench's torch backend and Megatron-LM"
-            << (others.empty() ? "" : " except:" + others.substr(0, others.size() - 1)) << "\n";
+  if (m.family != ModelFamily::kQwen35)
+    std::cout << "  stacks: Megatron-LM (recipebench's torch backend does not build " << m.name << ")\n";
+  else
+    std::cout << "  stacks: every row runs on recipebench's torch backend and Megatron-LM"
+              << (others.empty() ? "" : " except:" + others.substr(0, others.size() - 1)) << "\n";
   std::cout << "  where each step goes (the rank that ends last, seconds per step):\n";
   for (size_t i = 0; i < top; ++i) {
     const StepPrediction& p = search.ranked[i].prediction;
@@ -230,13 +237,13 @@ void print_ranked(const LayoutSearch& search, size_t top) {
 /// The top `top` layouts written into args.out as proposed recipes (atomically), by rank: each one's path, or "" for
 /// a layout the torch backend cannot run (never written as a torch recipe; stacks_for says which stack runs it).
 std::vector<std::string> write_planned(const LayoutSearch& search, size_t top, const LoadedProfiles& loaded,
-                                       const PlanArgs& args) {
+                                       const PlanArgs& args, const ModelConfig& m) {
   std::vector<std::string> profile_files, paths;
   for (const ProfiledRank& r : loaded.ranks) profile_files.push_back(r.source);
   std::vector<std::pair<std::string, std::string>> files;
   std::set<std::string> taken;
   for (size_t i = 0; i < top; ++i) {
-    if (stacks_for(search.ranked[i].recipe).front() != "recipebench torch") {
+    if (stacks_for(search.ranked[i].recipe, m).front() != "recipebench torch") {
       paths.push_back("");
       continue;
     }
@@ -306,14 +313,33 @@ bool plan_instance(const PlanArgs& args, const GpuSpec& gpu, const InstanceSpec*
 
 /// The request of `args` with its model and GPU from the catalogs; nullopt (a located usage error printed) when
 /// either is unknown.
-std::optional<LayoutRequest> plan_request(const PlanArgs& args) {
-  const ModelConfig* model = find_model(args.model);
-  if (model == nullptr) {
-    std::string names;
-    for (const ModelConfig& m : model_registry()) names += (names.empty() ? "" : ", ") + m.name;
-    usage_error("--model", args.model, "a model of the registry (" + names + ")");
+/// The model of `args`: --model-config's config.json (the formula of its family, as `models --config` counts it)
+/// or --model's registry entry; nullopt (a located error printed) when neither gives one.
+std::optional<ModelConfig> plan_model(const PlanArgs& args) {
+  if (!args.model_config.empty()) {
+    try {
+      // Named by the file's stem (llama-3.1-70b.json: llama-3.1-70b), or by its architectures[0] for a file named
+      // config.json (a Hugging Face snapshot's), as load_hf_config names it.
+      ModelConfig m = load_hf_config(args.model_config);
+      const std::string stem = std::filesystem::path(args.model_config).stem().string();
+      if (stem != "config" && !stem.empty()) m.name = stem;
+      return m;
+    } catch (const std::invalid_argument& e) {  // located: "FILE:line:col: error: field: found, expected ..."
+      std::cerr << "recipebench plan: " << e.what() << "\n";
+    }
     return std::nullopt;
   }
+  if (const ModelConfig* model = find_model(args.model)) return *model;
+  std::string names;
+  for (const ModelConfig& m : model_registry()) names += (names.empty() ? "" : ", ") + m.name;
+  usage_error("--model", args.model,
+              "a model of the registry (" + names + "), or --model-config FILE for a Hugging Face config.json");
+  return std::nullopt;
+}
+
+std::optional<LayoutRequest> plan_request(const PlanArgs& args) {
+  const std::optional<ModelConfig> model = plan_model(args);
+  if (!model) return std::nullopt;
   const GpuSpec* gpu = find_gpu(args.gpu);
   if (gpu == nullptr) {
     std::string names;
@@ -361,7 +387,7 @@ void print_header(const PlanArgs& args, const Recipe& base, const LayoutSearch& 
 }
 
 /// One proposal as JSON: its rank, layout fields, optimizer state, memory, the stacks that run it, the prediction.
-Json proposal_json(size_t i, const PlannedLayout& p, double gpu_bytes) {
+Json proposal_json(size_t i, const PlannedLayout& p, double gpu_bytes, const ModelConfig& m) {
   const RecipeLayout& l = p.recipe.layout;
   Json layout{{"label", l.label}};
   layout.update(layout_degrees_json(l));
@@ -378,16 +404,17 @@ Json proposal_json(size_t i, const PlannedLayout& p, double gpu_bytes) {
               {"peak_bytes", p.peak_bytes},
               {"reserve_bytes", p.reserve_bytes},
               {"spare_bytes", gpu_bytes - p.peak_bytes - p.reserve_bytes},
-              {"stacks", stacks_for(p.recipe)},
+              {"stacks", stacks_for(p.recipe, m)},
               {"run", megatron_command(p.recipe)},
               {"prediction", prediction_to_json(p.prediction)}};
 }
 
 /// The whole answer as JSON (schema recipebench-plan/1, beside predict's recipebench-prediction/1).
-Json plan_json(const PlanArgs& args, const Recipe& base, const LayoutSearch& search, const LayoutSpace& space,
-               size_t top, double seconds) {
+Json plan_json(const PlanArgs& args, const Recipe& base, const ModelConfig& model, const LayoutSearch& search,
+               const LayoutSpace& space, size_t top, double seconds) {
   Json proposals = Json::array(), closest = Json::array();
-  for (size_t i = 0; i < top; ++i) proposals.push_back(proposal_json(i, search.ranked[i], search.gpu_memory_bytes));
+  for (size_t i = 0; i < top; ++i)
+    proposals.push_back(proposal_json(i, search.ranked[i], search.gpu_memory_bytes, model));
   for (const MemoryMiss& m : search.closest)
     closest.push_back(Json{{"layout", m.recipe.layout.label},
                            {"max_tokens_per_gpu", m.recipe.layout.max_tokens_per_gpu},
@@ -403,6 +430,7 @@ Json plan_json(const PlanArgs& args, const Recipe& base, const LayoutSearch& sea
   for (const auto& [why, n] : search.unpredicted) unpredicted[why] = n;
   return Json{{"schema", "recipebench-plan/1"},
               {"model", base.model},
+              {"memory_plan", model.family == ModelFamily::kQwen35 ? "torch backend" : "analytical"},
               {"gpu", Json{{"type", base.gpu.type},
                            {"count", base.gpu.count},
                            {"per_node", base.gpu.per_node},
@@ -430,10 +458,23 @@ Json plan_json(const PlanArgs& args, const Recipe& base, const LayoutSearch& sea
 /// The search of `req` from the profiles of `args`; nullopt (the reason printed) when profiles or the model refuse.
 std::optional<LayoutSearch> plan_search(const PlanArgs& args, const LayoutRequest& req, const Recipe& base,
                                         const LayoutSpace& space, std::optional<LoadedProfiles>& loaded, int& rc) {
+  const bool torch_family = req.model.family == ModelFamily::kQwen35;  // only the torch backend's are profiled
+  if (!torch_family && !args.profiles.empty()) {
+    usage_error("--profile", std::to_string(args.profiles.size()) + " given",
+                "none for " + req.model.name + " " + family_clause(req.model) +
+                    " (no backend of recipebench profiles it; the analytical mode times it)");
+    rc = kUsage;
+    return std::nullopt;
+  }
   loaded = load_profiles(args.profiles, req.model.name);
   rc = kFailed;
   if (!loaded) return std::nullopt;
-  if (loaded->ranks.empty())
+  if (!torch_family) {
+    std::cerr << "recipebench plan: " << req.model.name << " " << family_clause(req.model)
+              << ", which no recipebench backend builds: the layouts are ranked by the analytical mode (its layer "
+                 "kinds' work at the catalog's efficiencies, nothing measured; docs/step-time.md, Modes) and held to "
+                 "the analytical memory plan (docs/memory-plan.md, \"Analytical plan\")\n";
+  } else if (loaded->ranks.empty())
     std::cerr << "recipebench plan: no profile of " << req.model.name << " among the " << args.profiles.size()
               << " given: "
               << (loaded->family_ranks.empty()
@@ -454,6 +495,10 @@ std::optional<LayoutSearch> plan_search(const PlanArgs& args, const LayoutReques
 }
 
 int run_plan(const PlanArgs& args) {
+  if (args.model.empty() == args.model_config.empty()) {
+    usage_error("--model", "absent", "--model NAME or --model-config FILE");
+    return kUsage;
+  }
   if (!args.out.empty() && refuse_output_folder(args.out)) return kUsage;  // before the search
   const std::optional<LayoutRequest> request = plan_request(args);
   if (!request) return kUsage;
@@ -463,6 +508,10 @@ int run_plan(const PlanArgs& args) {
   } catch (const std::invalid_argument& e) {
     usage_error("--instance", args.instance, e.what());
     return kUsage;
+  }
+  if (!args.model_config.empty()) {  // the written recipes name the config.json their counts come from
+    base.model_params.emplace();
+    base.model_params->config = std::filesystem::absolute(args.model_config).lexically_normal().string();
   }
   LayoutSpace space;
   space.optimizer_forms.clear();
@@ -475,9 +524,9 @@ int run_plan(const PlanArgs& args) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const size_t top = std::min(search->ranked.size(), static_cast<size_t>(std::max(1, args.top)));
   std::vector<std::string> paths;
-  if (!search->ranked.empty() && !args.out.empty()) paths = write_planned(*search, top, *loaded, args);
+  if (!search->ranked.empty() && !args.out.empty()) paths = write_planned(*search, top, *loaded, args, request->model);
   if (args.format == "json") {
-    Json j = plan_json(args, base, *search, space, top, seconds);
+    Json j = plan_json(args, base, request->model, *search, space, top, seconds);
     for (size_t i = 0; i < paths.size(); ++i)
       j["proposals"][i]["file"] = paths[i].empty() ? Json(nullptr) : Json(paths[i]);
     std::cout << j.dump(2) << "\n";
@@ -488,10 +537,10 @@ int run_plan(const PlanArgs& args) {
     print_no_layout(*search);
     return kFailed;
   }
-  print_ranked(*search, top);
+  print_ranked(*search, top, request->model);
   for (size_t i = 0; i < paths.size(); ++i)
     std::cout << (paths[i].empty() ? fmt::format("  #{} not written: recipebench's torch backend cannot run it ({})",
-                                                 i + 1, stacks_for(search->ranked[i].recipe).front())
+                                                 i + 1, stacks_for(search->ranked[i].recipe, request->model).front())
                                    : "  wrote " + paths[i])
               << "\n";
   return kOk;
@@ -504,7 +553,13 @@ void add_plan_command(CLI::App& app, std::function<int()>& run) {
                                  "Rank every layout of a model on N GPUs that fits, by predicted tokens/s/GPU, "
                                  "and write the best as proposed recipes (docs/step-time.md)");
   auto args = std::make_shared<PlanArgs>();
-  cmd->add_option("--model", args->model, "Registry model (recipebench models)")->required();
+  auto* model = cmd->add_option("--model", args->model, "Registry model (recipebench models)");
+  auto* config = cmd->add_option("--model-config", args->model_config,
+                                 "Hugging Face config.json of the model instead of a registry name (the families "
+                                 "`recipebench models --config` counts; timed by the analytical mode)")
+                     ->check(CLI::ExistingFile);
+  model->excludes(config);
+  config->excludes(model);
   cmd->add_option("--gpu", args->gpu,
                   "GPU of the hardware catalog, by name or alias (docs/catalog.md; --catalog FILE adds your own)")
       ->required();

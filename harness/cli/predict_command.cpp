@@ -48,11 +48,11 @@ std::optional<ResolvedRun> resolve_predicted_run(const PredictArgs& args, const 
   for (const SwitchFlag& f : args.switches)
     if (f.option->count() > 0) set_switch_text(*f.row, f.value ? "true" : "false", overlay);
   const std::optional<RunModel> model = run_model(recipe);
-  if (!model || model->model.family != ModelFamily::kQwen35) {  // the profiles are the torch backend's passes
+  if (!model || !model->model.architecture_known()) {  // the work formulas need the layers and widths
     std::cerr << args.recipe << ": error: model: " << recipe.model
               << (model ? " " + family_clause(model->model) : std::string())
-              << ", expected a model of the Qwen3.5 MoE / Qwen3-Next family (the step-time model times the torch "
-                 "backend's passes; docs/step-time.md)\n";
+              << ", expected a model whose layers and widths are known (the registry's, or model_params.config: "
+                 "its config.json; docs/step-time.md)\n";
     return std::nullopt;
   }
   ResolvedRun run = resolve_run(recipe, merged_options(recipe, overlay), *model);
@@ -111,7 +111,19 @@ int run_predict(const PredictArgs& args) {
   const RankMap& map = *run->map;
   std::optional<LoadedProfiles> loaded = load_profiles(args.profiles, run->model.full.name);
   if (!loaded) return kFailed;
-  if (loaded->ranks.empty() && loaded->family_ranks.empty()) {
+  const bool torch_family = model.family == ModelFamily::kQwen35;  // only its passes can be profiled
+  if (!torch_family && (!loaded->ranks.empty() || !loaded->family_ranks.empty())) {
+    std::cerr << "recipebench predict: error: --profile: profiles of the torch backend's models, expected none for "
+              << model.name << " " << family_clause(model) << " (no backend of recipebench profiles it; the "
+              << "analytical mode times it)\n";
+    return kUsage;
+  }
+  if (!torch_family && recipe.gpu.type != "CPU" && args.format != "json")
+    std::cerr << "recipebench predict: no profile of " << model.name << " can be made (" << family_clause(model)
+              << ": recipebench's torch backend builds Qwen3.5 MoE / Qwen3-Next only): the analytical mode "
+                 "(catalog efficiencies, nothing measured) answers; calibrate it with --calibrate on a measured "
+                 "run of the recipe's stack\n";
+  if (torch_family && loaded->ranks.empty() && loaded->family_ranks.empty()) {
     const bool cpu = recipe.gpu.type == "CPU";  // no catalog efficiencies for CPU cores: only a profile times them
     if (cpu || args.format != "json")
       std::cerr << "recipebench predict: no profile of " << run->model.full.name << " among the "

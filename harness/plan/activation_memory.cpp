@@ -70,7 +70,36 @@ double moe_activation_bytes(const ModelConfig& m, const MicrobatchShape& s) {
   return bytes;
 }
 
+namespace {
+
+/// Per token, before / TP: the attention mixer's term of transformer_layer_activation_bytes.
+double transformer_attention_per_token(const ModelConfig& m, double p) {
+  const double h = static_cast<double>(m.hidden_size), heads = static_cast<double>(m.num_attention_heads);
+  const double lse = kF32 * heads;
+  if (m.attention == AttentionKind::kMla) {
+    const AttentionHeadDims d = attention_head_dims(m);
+    return p * h + 2 * p * m.q_lora_rank + p * (2 * m.kv_lora_rank + m.qk_rope_head_dim) +
+           p * heads * (2 * d.qk + 2 * d.v) + lse;
+  }
+  const double q = heads * m.head_dim, kv = static_cast<double>(m.num_kv_heads) * m.head_dim;
+  return p * h + p * (q + 2 * kv) + p * q + lse;
+}
+
+}  // namespace
+
+double transformer_layer_activation_bytes(const ModelConfig& m, int64_t layer, const MicrobatchShape& s) {
+  const double p = s.param_bytes, h = static_cast<double>(m.hidden_size);
+  double per_token = 2 * p * h + transformer_attention_per_token(m, p);
+  if (layer < m.dense_layers || m.num_experts == 0)
+    per_token += p * h + 3 * p * m.intermediate_size;
+  else
+    per_token += p * h + kF32 * m.num_experts + m.top_k * (2 * p * h + 3 * p * m.expert_ffn) +
+                 3 * p * m.shared_expert_ffn;
+  return per_token * shard_tokens(s);
+}
+
 double layer_activation_bytes(const ModelConfig& m, int64_t layer, const MicrobatchShape& s) {
+  if (m.family == ModelFamily::kTransformer) return transformer_layer_activation_bytes(m, layer, s);
   const double norms = 2 * rms_norm_bytes(shard_tokens(s) * m.hidden_size);
   const double mixer = m.is_full_attention(layer) ? attention_activation_bytes(m, s) : gdn_activation_bytes(m, s);
   return norms + mixer + moe_activation_bytes(m, s);

@@ -77,8 +77,25 @@ struct MicrobatchShape {
 /// hidden] x [hidden x vocab]) stay large enough to run at full tensor-core rate.
 constexpr int64_t kLmLossChunkTokens = 4096;
 
-/// Bytes one decoder layer keeps for its backward pass without recompute (mixer, both RMSNorms, MoE block).
+/// Bytes one decoder layer keeps for its backward pass without recompute (mixer, both RMSNorms, MoE block): the
+/// torch backend's code for Qwen3.5, transformer_layer_activation_bytes for a config.json family.
 double layer_activation_bytes(const ModelConfig& m, int64_t layer, const MicrobatchShape& s);
+/// A config.json family's decoder layer (ModelFamily::kTransformer), which no recipebench backend runs: the
+/// standard per-layer count of Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer
+/// Models" (arXiv 2205.05198, section 4: 34 s b h + 5 a s^2 b bytes per layer, / t with tensor and sequence
+/// parallelism), term by term for the layer's kinds, with p = s.param_bytes per element, per token and / TP:
+///   norms      2 p h (the two RMSNorms' inputs; Korthikanti's 4 s b h)
+///   GQA        p h + p (q + 2 kv) + p q + 4 Hq (the projections' input, Q K V, the attention output = o_proj's
+///              input, the fused kernel's FP32 log-sum-exp per head; no [s x s] scores: fused attention)
+///   MLA        p h + 2 p q_lora + p (2 kv_lora + rope) + p Hq (2 d_qk + 2 d_v) + 4 Hq (the input, the latent q and
+///              its norm, the latent kv with its rope part and norm, Q K V, the output, the log-sum-exp)
+///   dense MLP  p h + 3 p I (the input, the gate and up outputs, their product = down_proj's input)
+///   MoE        p h + 4 E + k (2 p h + 3 p F) + 3 p Fs (the input, the FP32 router probabilities, per routed slot
+///              the dispatched row, its SwiGLU's three and its output; the shared expert's three)
+/// Assumed: no dropout (Korthikanti's 1-byte masks and the 5 a s / h score terms are gone with fused attention),
+/// balanced routing (each rank's experts receive k x its tokens), every layer kept (no recompute; the plan's
+/// recompute settings apply on top as for the torch backend).
+double transformer_layer_activation_bytes(const ModelConfig& m, int64_t layer, const MicrobatchShape& s);
 /// Bytes of the Gated DeltaNet mixer alone (inputs, projections, conv, chunked delta rule, gated norm).
 double gdn_activation_bytes(const ModelConfig& m, const MicrobatchShape& s);
 /// Bytes of the gated attention mixer alone.

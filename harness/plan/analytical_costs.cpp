@@ -47,6 +47,7 @@ const EfficiencyCurve* efficiency_or_borrowed(const HardwareCatalog& catalog, co
 UnitCosts analytical_costs(const HardwareCatalog& catalog, const GpuSpec& gpu, const ModelConfig& m, ChunkShape shape) {
   shape.gdn_layers = std::max<int64_t>(shape.gdn_layers, 1);
   shape.attention_layers = std::max<int64_t>(shape.attention_layers, 1);
+  shape.dense_mlp_layers = every_component_layers(m);
   shape.embedding = shape.lm_head = true;
   UnitCosts u;
   u.gpu = gpu.name;

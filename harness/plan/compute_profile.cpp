@@ -29,17 +29,28 @@ WorkKind work_kind(ProfileComponent c) {
     case ProfileComponent::kMoeRest:
     case ProfileComponent::kOther:
       return WorkKind::kMemory;
+    case ProfileComponent::kDenseMlp:
+      return WorkKind::kMatrix;
   }
   return WorkKind::kMemory;
 }
 
 const char* to_string(WorkKind k) { return k == WorkKind::kMatrix ? "matrix" : "memory"; }
 
+double moe_layers(const ModelConfig& m, const ChunkShape& s) {
+  return m.num_experts > 0 ? static_cast<double>(s.layers() - s.dense_mlp_layers) : 0.0;
+}
+
+int64_t every_component_layers(const ModelConfig& m) {
+  return m.family == ModelFamily::kTransformer && m.dense_layers > 0 && m.intermediate_size > 0 ? 1 : 0;
+}
+
 double component_work(ProfileComponent c, const ModelConfig& m, const ChunkShape& s) {
   const ParamCounts p = count_params(m);
   const double per_rank_tokens = static_cast<double>(s.tokens) / s.tp;  // T / TP
   const double h = static_cast<double>(m.hidden_size);
   const double layers = static_cast<double>(s.layers());
+  const double moe = moe_layers(m, s);
   switch (c) {
     case ProfileComponent::kGdn: {
       const double state =
@@ -47,23 +58,27 @@ double component_work(ProfileComponent c, const ModelConfig& m, const ChunkShape
       return s.gdn_layers * (2.0 * p.gdn_layer + state) * per_rank_tokens;
     }
     case ProfileComponent::kAttention: {
-      const double core = 2.0 * s.row_tokens * m.num_attention_heads * m.head_dim;
+      const AttentionHeadDims d = attention_head_dims(m);
+      const double core = static_cast<double>(s.row_tokens) * m.num_attention_heads * (d.qk + d.v);
       return s.attention_layers * (2.0 * p.attention_layer + core) * per_rank_tokens;
     }
     case ProfileComponent::kMoeRouter:
-      return layers * 2.0 * h * m.num_experts * per_rank_tokens;
+      return moe * 2.0 * h * m.num_experts * per_rank_tokens;
     case ProfileComponent::kMoeSharedExpert:
-      return layers * 6.0 * h * m.shared_expert_ffn * per_rank_tokens;
+      return moe * 6.0 * h * m.shared_expert_ffn * per_rank_tokens;
     case ProfileComponent::kMoeExperts:
-      return layers * 6.0 * h * m.expert_ffn * m.top_k * per_rank_tokens;
+      return moe * 6.0 * h * m.expert_ffn * m.top_k * per_rank_tokens;
+    case ProfileComponent::kDenseMlp:
+      return s.dense_mlp_layers * 6.0 * h * m.intermediate_size * per_rank_tokens;
     case ProfileComponent::kLmHeadLoss:
       return s.lm_head ? 2.0 * h * m.vocab_size * per_rank_tokens : 0.0;
     case ProfileComponent::kEmbedding:
       return s.embedding ? h * kActivationBytes * per_rank_tokens : 0.0;
     case ProfileComponent::kMoeDispatch:
     case ProfileComponent::kMoeCombine:
-      return layers * m.top_k * h * kActivationBytes * per_rank_tokens;
+      return moe * m.top_k * h * kActivationBytes * per_rank_tokens;
     case ProfileComponent::kMoeRest:
+      return moe * h * kActivationBytes * per_rank_tokens;
     case ProfileComponent::kOther:
       return layers * h * kActivationBytes * per_rank_tokens;
   }
@@ -83,7 +98,6 @@ void calibrate(ProfiledRank& r, double factor) {
 
 double component_params(ProfileComponent c, const ModelConfig& m, const ChunkShape& s) {
   const double h = static_cast<double>(m.hidden_size);
-  const double layers = static_cast<double>(s.layers());
   const ParamCounts p = count_params(m);
   switch (c) {
     case ProfileComponent::kGdn:
@@ -91,11 +105,13 @@ double component_params(ProfileComponent c, const ModelConfig& m, const ChunkSha
     case ProfileComponent::kAttention:
       return s.attention_layers * static_cast<double>(p.attention_layer) / s.tp;
     case ProfileComponent::kMoeRouter:
-      return layers * h * m.num_experts;
+      return moe_layers(m, s) * h * m.num_experts;
     case ProfileComponent::kMoeSharedExpert:
-      return layers * 3 * h * m.shared_expert_ffn / s.tp;
+      return moe_layers(m, s) * 3 * h * m.shared_expert_ffn / s.tp;
     case ProfileComponent::kMoeExperts:
-      return layers * static_cast<double>(m.num_experts) / s.ep * 3 * h * m.expert_ffn;
+      return moe_layers(m, s) * static_cast<double>(m.num_experts) / s.ep * 3 * h * m.expert_ffn;
+    case ProfileComponent::kDenseMlp:
+      return s.dense_mlp_layers * static_cast<double>(p.dense_mlp_layer) / s.tp;
     case ProfileComponent::kLmHeadLoss:
       return s.lm_head ? h * m.vocab_size / s.tp : 0.0;
     case ProfileComponent::kEmbedding:
@@ -299,8 +315,10 @@ std::vector<ChunkShape> chunk_shapes(const RankMap& map, const ModelConfig& m, i
   std::vector<ChunkShape> out;
   for (const LayerRange& range : first->layers) {
     ChunkShape s;
-    for (int64_t i = range.first; i < range.first + range.count; ++i)
+    for (int64_t i = range.first; i < range.first + range.count; ++i) {
       (m.is_full_attention(i) ? s.attention_layers : s.gdn_layers) += 1;
+      if (m.family == ModelFamily::kTransformer && i < m.dense_layers) s.dense_mlp_layers += 1;
+    }
     s.embedding = pp == 0 && range.virtual_stage == 0;
     s.lm_head = pp == map.pp - 1 && range.virtual_stage == map.vpp - 1;
     s.tokens = map.rows_per_microbatch * row_tokens / map.cp;

@@ -44,26 +44,41 @@ struct ChunkShape {
   int tp = 1;                    ///< TP; with sequence parallel the MoE block, norms and sends see tokens / TP
   int ep = 1;                    ///< EP: the chunk holds experts / EP of each MoE layer (ETP 1)
   int cp = 1;                    ///< CP: the row's tokens over CP ranks (tokens is already divided by it)
+  /// Decoder layers of the chunk whose feed-forward is a dense SwiGLU MLP (a config.json family's dense layers:
+  /// all of Llama's, DeepSeek-V3's first_k_dense_replace); the others' is the MoE block. 0 for Qwen3.5.
+  int64_t dense_mlp_layers = 0;
 
   int64_t layers() const { return gdn_layers + attention_layers; }
 };
 
+/// The chunk's decoder layers with an MoE block: its layers less the dense-MLP ones; 0 for a model without experts.
+double moe_layers(const ModelConfig& m, const ChunkShape& s);
+
+/// The dense-MLP layers a shape of one GDN and one attention layer (the shape the analytical mode and the GPU
+/// scaling price every component on) takes so that both its feed-forward kinds are priced: 1 when `m` has dense
+/// MLP layers, else 0 (the other layer then carries the MoE block where the model has one).
+int64_t every_component_layers(const ModelConfig& m);
+
 /// The work of component `c` in one forward pass of `s` on one rank of `m` (BF16 activations, 2 bytes):
 ///   gdn        G (2 P_gdn + Hv 4 dk dv) T / TP        (projections; the delta rule's state update and read-out)
-///   attention  A (2 P_attn + 2 S Hq d) T / TP         (projections; causal QK^T and AV over S / 2 keys on average)
-///   moe_router L 2 h E T / TP;   moe_shared_expert L 6 h Fs T / TP;   moe_experts L 6 h F k T / TP (balanced
+///   attention  A (2 P_attn + S Hq (d_qk + d_v)) T / TP (projections; causal QK^T and AV over S / 2 keys on average)
+///   moe_router M 2 h E T / TP;   moe_shared_expert M 6 h Fs T / TP;   moe_experts M 6 h F k T / TP (balanced
 ///              routing: a rank's experts receive its own tokens' k slots over the EP group, whatever EP and ETP)
+///   dense_mlp  D 6 h I T / TP (a dense SwiGLU's gate, up and down GEMMs)
 ///   lm_head_loss 2 h V T / TP (vocab-parallel)                                           [FLOP]
-///   embedding h 2 T / TP;  moe_dispatch and moe_combine L k h 2 T / TP;  moe_rest L h 2 T / TP;
+///   embedding h 2 T / TP;  moe_dispatch and moe_combine M k h 2 T / TP;  moe_rest M h 2 T / TP;
 ///   other L h 2 T / TP                                                                   [bytes]
-/// with G, A, L the chunk's GDN, attention and all layers, T its tokens, S the row's tokens, P_gdn / P_attn the
-/// active weights of one mixer (count_params), Hv, dk, dv the GDN value heads and head widths, Hq and d the
-/// attention heads and head width, h hidden, E experts, k top-k, F / Fs the routed / shared expert widths, V the
+/// with G, A, L the chunk's GDN, attention and all layers, M its MoE layers (moe_layers), D its dense-MLP layers,
+/// T its tokens, S the row's tokens, P_gdn / P_attn the active weights of one mixer (count_params: GQA or MLA
+/// for a config.json family), Hv, dk, dv the GDN value heads and head widths, Hq the attention heads, d_qk / d_v
+/// their score and value widths (attention_head_dims: head_dim for both but MLA's qk_nope + qk_rope and v_head_dim),
+/// h hidden, E experts, k top-k, F / Fs the routed / shared expert widths, I the dense MLP's width, V the
 /// vocabulary. Formulas: docs/step-time.md ("Work"). 0 where the chunk has no such component.
 double component_work(ProfileComponent c, const ModelConfig& m, const ChunkShape& s);
 
 /// The weights of component `c` in the chunk on one rank (elements): a mixer's projections / TP, the router, the
-/// shared expert / TP, the chunk's experts / EP, the output layer and the embedding / TP (vocab-parallel); 0 for
+/// shared expert / TP, the chunk's experts / EP, a dense MLP / TP, the output layer and the embedding / TP
+/// (vocab-parallel); 0 for
 /// the memory-bound parts without weights.
 double component_params(ProfileComponent c, const ModelConfig& m, const ChunkShape& s);
 
@@ -158,7 +173,7 @@ struct PassCostOptions {
   /// recomputed layers over the chunk's; none: 0).
   double recompute_fraction = 0;
   /// Per component: target seconds = profile seconds x this (GPU scaling x any stack factor); 1 = the profile's GPU.
-  ComponentCells scale{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  ComponentCells scale = kUnitCells;
 };
 
 /// The seconds of one forward (`backward` false) or backward pass of a chunk of shape `s`, by phase and component:

@@ -28,6 +28,8 @@ std::vector<OperationWork> component_operations(ProfileComponent c, const ModelC
       return {{Operation::kDenseGemm, total, std::min(tokens, static_cast<double>(m.num_experts))}};
     case ProfileComponent::kMoeSharedExpert:
       return {{Operation::kDenseGemm, total, std::min(tokens, static_cast<double>(m.shared_expert_ffn))}};
+    case ProfileComponent::kDenseMlp:
+      return {{Operation::kDenseGemm, total, std::min(tokens, static_cast<double>(m.intermediate_size))}};
     case ProfileComponent::kMoeExperts: {
       const double per_expert = m.num_experts > 0 ? tokens * m.top_k * s.ep / m.num_experts : 0;
       return {{Operation::kGroupedGemm, total, per_expert}};
@@ -76,6 +78,7 @@ GpuScaling per_operation_scaling(const HardwareCatalog& catalog, const GpuSpec& 
                                  const ModelConfig& m, ChunkShape shape) {
   shape.gdn_layers = std::max<int64_t>(shape.gdn_layers, 1);
   shape.attention_layers = std::max<int64_t>(shape.attention_layers, 1);
+  shape.dense_mlp_layers = every_component_layers(m);
   shape.embedding = shape.lm_head = true;
   GpuScaling out;
   auto remember = [&](const OperationScale& s) {

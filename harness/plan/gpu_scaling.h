@@ -53,7 +53,7 @@ struct OperationScale {
 
 /// The scale of every component and of the optimizer step from GPU `from` to GPU `to` at the target's chunk shape.
 struct GpuScaling {
-  ComponentCells scale{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};  ///< target seconds / profile seconds per component
+  ComponentCells scale = kUnitCells;  ///< target seconds / profile seconds per component
   double optimizer_scale = 1;                              ///< the optimizer step's
   /// Each operation met, once: what carried it (efficiencies and sources, or the fallback).
   std::vector<OperationScale> operations;

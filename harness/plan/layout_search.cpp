@@ -300,7 +300,7 @@ std::vector<Candidate> candidates(const LayoutRequest& r, const LayoutSpace& spa
         for (int vpp : space.vpp) {
           if (vpp > 1 && pp < 2) continue;
           for (int ep : divisors(static_cast<int64_t>(r.count) / pp)) {
-            if (r.model.num_experts % ep != 0) continue;
+            if (r.model.num_experts == 0 ? ep > 1 : r.model.num_experts % ep != 0) continue;  // a dense model: EP 1
             for (int rows : space.rows_per_microbatch)
               for (bool recompute : {false, true})
                 if (!recompute || space.try_recompute)

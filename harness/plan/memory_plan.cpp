@@ -22,6 +22,28 @@ struct StageParams {
   double dense() const { return dense_tp + dense_rep; }
 };
 
+/// A config.json family's layer `i` (ModelFamily::kTransformer) from its exact counts (count_params, as `models
+/// --config` gives them): the attention with its norms / TP, the two layer norms replicated; a dense layer's MLP /
+/// TP; an MoE layer's routed experts / EP, its shared expert / TP and the rest of the block (router, its biases)
+/// replicated.
+void add_transformer_layer_params(const ModelConfig& m, const ParamCounts& c, int64_t i, int tp, int ep,
+                                  StageParams& s) {
+  const double h = static_cast<double>(m.hidden_size);
+  s.dense_tp += static_cast<double>(c.attention_layer_total) / tp;
+  s.dense_rep += 2 * h;
+  if (i < m.dense_layers || m.num_experts == 0) {
+    s.dense_tp += static_cast<double>(c.dense_mlp_layer) / tp;
+    s.largest = std::max(s.largest, h * m.intermediate_size);
+    return;
+  }
+  const double expert = 3 * h * m.expert_ffn + (m.expert_bias ? 2.0 * m.expert_ffn + h : 0.0);
+  const double experts = expert * m.num_experts, shared = 3 * h * m.shared_expert_ffn;
+  s.experts += experts / ep;
+  s.dense_tp += shared / tp;
+  s.dense_rep += static_cast<double>(c.moe_layer_total) - experts - shared;
+  s.largest = std::max(s.largest, static_cast<double>(m.num_experts) / ep * 2 * m.expert_ffn * h);
+}
+
 void add_layer_params(const ModelConfig& m, int64_t i, int tp, int ep, StageParams& s) {
   const double h = static_cast<double>(m.hidden_size);
   if (m.is_full_attention(i)) {
@@ -44,8 +66,12 @@ void add_layer_params(const ModelConfig& m, int64_t i, int tp, int ep, StagePara
 
 StageParams stage_params(const ModelConfig& m, const RankPlacement& q, const RankMap& map) {
   StageParams s;
+  const bool transformer = m.family == ModelFamily::kTransformer;
+  const ParamCounts counts = transformer ? count_params(m) : ParamCounts{};
   for (const auto& lr : q.layers)
-    for (int64_t i = lr.first; i < lr.first + lr.count; ++i) add_layer_params(m, i, map.tp, map.ep, s);
+    for (int64_t i = lr.first; i < lr.first + lr.count; ++i)
+      transformer ? add_transformer_layer_params(m, counts, i, map.tp, map.ep, s)
+                  : add_layer_params(m, i, map.tp, map.ep, s);
   const double table = static_cast<double>(m.vocab_size) * m.hidden_size / map.tp;
   if (q.pp == 0) s.dense_tp += table, s.largest = std::max(s.largest, table);
   if (q.pp == map.pp - 1) s.dense_tp += table, s.dense_rep += m.hidden_size, s.largest = std::max(s.largest, table);
@@ -338,6 +364,7 @@ MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const Ran
   plan.reserve = o.reserve.value_or(measured_reserve(o.device));
   plan.optimizer_state = optimizer_state_label(recipe.optimizer);
   plan.optimizer_row = optimizer_row_label(recipe.optimizer);
+  plan.analytical = model.family != ModelFamily::kQwen35;
   MicrobatchShape shape;
   shape.rows = map.rows_per_microbatch;
   shape.tokens = map.rows_per_microbatch * recipe.workload.row_tokens;
@@ -355,7 +382,7 @@ MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const Ran
     shape.ep_capacity_rows = static_cast<int64_t>(map.ep) * (recipe.layout.max_tokens_per_gpu / map.tp) * model.top_k;
   plan.ep_capacity_rows = shape.ep_capacity_rows;
   const bool experts_apart = map.ep > 1 || map.tp > 1;
-  plan.experts_in_distributed_optimizer = !experts_apart && map.world > 1;
+  plan.experts_in_distributed_optimizer = !experts_apart && map.world > 1 && model.num_experts > 0;
   plan.expert_state_shards = experts_apart && map.world > 1 ? map.edp : 1;
   const bool kept_shard = o.overlap_param_gather.value_or(recipe.bench.overlap_param_gather.value_or(false));
   // The first rank of each pipeline rank: from the map's index when it has one (a plan of 65,536 GPUs: `plan`'s

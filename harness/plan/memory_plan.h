@@ -74,6 +74,10 @@ struct MemoryPlan {
   std::string optimizer_state = "FP32 masters and Adam moments";
   /// The plan table's row label of the optimizer state (at most about 44 characters).
   std::string optimizer_row = "optimizer state (FP32 masters, moments)";
+  /// The model is not one the torch backend builds (a config.json family): the plan is the analytical plan of the
+  /// recipe's own stack (parameters from the exact counts, activations by transformer_layer_activation_bytes:
+  /// Korthikanti et al. 2022), its optimizer, loss and reserve terms read as the torch backend holds them.
+  bool analytical = false;
   std::vector<RankMemory> ranks;  ///< one per pipeline rank, in pipeline order
   std::vector<size_t> kinds;      ///< indices of ranks shown: first, the middle rank with the largest peak, last
 

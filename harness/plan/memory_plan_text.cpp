@@ -36,7 +36,13 @@ std::string format_memory_plan(const MemoryPlan& plan) {
     for (const RankMemory* r : k) c.push_back(f(*r));
     return c;
   };
-  std::string out = "memory plan per GPU (GB; torch backend; docs/memory-plan.md):\n";
+  std::string out =
+      plan.analytical
+          ? "memory plan per GPU (GB; analytical: the recipe's stack, not recipebench's torch backend, which does not "
+            "build this model; parameters from the exact counts, activations by Korthikanti et al. 2022's per-layer "
+            "formula for each layer kind, optimizer, loss and reserve as the torch backend holds them; "
+            "docs/memory-plan.md, \"Analytical plan\"):\n"
+          : "memory plan per GPU (GB; torch backend; docs/memory-plan.md):\n";
   out += row("", cells([](const RankMemory& r) { return r.kind + " " + std::to_string(r.pp_rank); }));
   out += row("holds", cells([](const RankMemory& r) {
                return std::string(r.embedding ? "emb" : "") + (r.embedding && r.output_layer ? "+" : "") +

@@ -83,7 +83,7 @@ void add_tp(const ModelConfig& m, const ChunkShape& s, bool backward, double rec
 /// EP's collectives of one pass with the alltoall dispatcher (see pass_collectives).
 void add_ep_alltoall(const ModelConfig& m, const ChunkShape& s, bool backward, double recompute_fraction,
                      const CollectiveSizes& sizes, std::vector<CollectiveUse>& out) {
-  const double layers = static_cast<double>(s.layers());
+  const double layers = moe_layers(m, s);
   const double rows = sizes.dispatch == EpDispatch::kFixedCapacity
                           ? static_cast<double>(s.ep) * static_cast<double>(sizes.capacity_tokens * m.top_k)
                           : static_cast<double>(s.tokens) / s.tp * static_cast<double>(m.top_k);
@@ -102,7 +102,7 @@ void add_ep_alltoall(const ModelConfig& m, const ChunkShape& s, bool backward, d
 /// EP rank's T / TP tokens once (not top-k times).
 void add_ep_allgather(const ModelConfig& m, const ChunkShape& s, bool backward, double recompute_fraction,
                       const CollectiveSizes& sizes, std::vector<CollectiveUse>& out) {
-  const double layers = static_cast<double>(s.layers());
+  const double layers = moe_layers(m, s);
   const double gathered = static_cast<double>(s.ep) * static_cast<double>(s.tokens) / s.tp;  // tokens of the group
   const double token_bytes = gathered * static_cast<double>(m.hidden_size) * sizes.wire.activation;
   const double map_bytes = gathered * static_cast<double>(m.num_experts) * 5;  // FP32 probability + bool per expert
@@ -123,7 +123,7 @@ void add_ep_allgather(const ModelConfig& m, const ChunkShape& s, bool backward, 
 /// EP's collectives of one pass (see pass_collectives): flex (DeepEP) is priced as alltoall.
 void add_ep(const ModelConfig& m, const ChunkShape& s, bool backward, double recompute_fraction,
             const CollectiveSizes& sizes, std::vector<CollectiveUse>& out) {
-  if (s.ep <= 1) return;
+  if (s.ep <= 1 || !(moe_layers(m, s) > 0)) return;  // a dense layer's MLP issues none
   if (sizes.dispatcher == Dispatcher::kAllgather)
     add_ep_allgather(m, s, backward, recompute_fraction, sizes, out);
   else

@@ -79,11 +79,12 @@ CollectiveSizes collective_sizes(const Recipe& recipe, EpDispatch dispatch);
 /// The collectives of one microbatch's pass through chunk `s` of a rank of `m` (calls per pass), T the chunk's tokens
 /// and h the hidden size:
 ///   TP > 1, per decoder layer and forward-kind phase (forward; backward's recompute x `recompute_fraction`):
-///     two sequence-parallel all-gathers of [T, h] (entries) and two reduce-scatters of [T, h] (exits); a backward
+///     two sequence-parallel all-gathers of [T, h] (entries) and two reduce-scatters of [T, h] (exits), one pair for
+///     the mixer (GDN, gated attention, GQA or MLA) and one for the feed-forward (MoE block or dense MLP); a backward
 ///     phase the mirror (two reduce-scatters at the entries, two all-gathers at the exits); the embedding's
 ///     reduce-scatter (forward) and all-gather (backward); the output layer's all-gather (forward) and
 ///     reduce-scatter (backward).
-///   EP > 1, per MoE layer and phase, by layout.dispatcher:
+///   EP > 1, per MoE layer (moe_layers: none for a dense MLP layer) and phase, by layout.dispatcher:
 ///     alltoall (and flex, DeepEP's fused kernels, priced as alltoall: no formula of its own): the dispatch's and
 ///     the combine's all-to-all of the rank's routed rows (host_splits: T / TP x top-k rows, balanced routing;
 ///     fixed_capacity: EP blocks of capacity_tokens x top-k rows, padding included), and per forward-kind phase the

@@ -177,8 +177,23 @@ PredictionBasis prediction_basis(const Recipe& recipe, const ModelConfig& model,
   if (b.mode != PredictionMode::kProfiledCpu) {
     const MemoryPlan plan = plan_memory(recipe, model, map, plan_options(settings, Device::kCuda));
     b.memory = PredictedMemory{plan.worst().peak, plan.gpu_memory, plan.largest_term(), plan.reserve};
+    b.memory_analytical = plan.analytical;
   }
   b.not_modelled = not_modelled(recipe, settings);
+  if (model.family == ModelFamily::kTransformer) {
+    b.not_modelled.push_back(
+        "model: " + model.name + " " + family_clause(model) +
+        ", which no recipebench backend builds: its passes are the work of its layer kinds (" +
+        (model.attention == AttentionKind::kMla ? "MLA attention, its latent projections as dense GEMMs"
+                                                : "GQA attention") +
+        (model.dense_layers > 0 ? ", dense SwiGLU MLP" : "") + (model.num_experts > 0 ? ", MoE" : "") +
+        ") at the catalog's per-operation efficiencies, as a stack of Megatron-like kernels would run them" +
+        (model.model_type == "mistral" || model.model_type == "gpt_oss"
+             ? "; its sliding-window attention is timed as full causal attention"
+             : ""));
+    if (b.mode == PredictionMode::kAnalytical && stack_factor == 1)
+      b.error_band += "; never checked on a " + family_label(model) + " model";
+  }
   b.measured = measured_beside(recipe, p);
   return b;
 }
@@ -212,8 +227,10 @@ std::string basis_text(const PredictionBasis& b) {
   }
   if (b.memory) {
     const PredictedMemory& m = *b.memory;
-    out += fmt::format("  memory (the torch backend's plan, docs/memory-plan.md): peak {:.1f} GB and reserve {} of "
-                       "{:.1f} GB",
+    out += fmt::format("  memory ({}, docs/memory-plan.md): peak {:.1f} GB and reserve {} of {:.1f} GB",
+                       b.memory_analytical ? "the analytical plan of the recipe's stack (Korthikanti et al. 2022 "
+                                             "activations; not the torch backend's, which does not build this model)"
+                                           : "the torch backend's plan",
                        m.peak_bytes / 1e9, m.reserve.text(m.peak_bytes), m.gpu_bytes / 1e9);
     out += m.fits() ? ": fits\n"
                     : " (largest term: " + m.largest_term +
@@ -229,7 +246,8 @@ Json basis_json(const PredictionBasis& b) {
          {"stack_factor", b.stack_factor},  {"not_modelled", b.not_modelled},
          {"calibration", b.calibration}};
   j["scaling"] = b.scaling ? scaling_json(*b.scaling, b.profile_gpu, b.target_gpu) : Json();
-  j["memory"] = b.memory ? Json{{"peak_bytes", b.memory->peak_bytes},
+  j["memory"] = b.memory ? Json{{"plan", b.memory_analytical ? "analytical" : "torch backend"},
+                                {"peak_bytes", b.memory->peak_bytes},
                                 {"gpu_bytes", b.memory->gpu_bytes},
                                 {"fits", b.memory->fits()},
                                 {"largest_term", b.memory->largest_term}}

@@ -58,6 +58,7 @@ struct PredictionBasis {
   double stack_factor = 1;
   std::vector<std::string> calibration;   ///< how the stack factor was fitted (predict --calibrate); empty if not
   std::optional<PredictedMemory> memory;  ///< nullopt on the CPU (no GPU memory to hold it against)
+  bool memory_analytical = false;         ///< the memory plan is the analytical one (MemoryPlan::analytical)
   std::vector<std::string> not_modelled;  ///< "layout.cp: 2 (...)": recipe fields and switches not priced
   std::optional<MeasuredBeside> measured;
 };

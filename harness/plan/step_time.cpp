@@ -170,7 +170,8 @@ PassComm pass_comm(const StepInputs& in, const ChunkShape& s, const PhaseCells& 
   if (backward && in.options.settings.overlap_tp_comm) {
     const double hide = 0.5 * (cells[kBackwardIndex][static_cast<int>(ProfileComponent::kGdn)] +
                                cells[kBackwardIndex][static_cast<int>(ProfileComponent::kAttention)] +
-                               cells[kBackwardIndex][static_cast<int>(ProfileComponent::kMoeSharedExpert)]);
+                               cells[kBackwardIndex][static_cast<int>(ProfileComponent::kMoeSharedExpert)] +
+                               cells[kBackwardIndex][static_cast<int>(ProfileComponent::kDenseMlp)]);
     out.tp -= std::min(entry_scatters, hide);
   }
   double attention = 0;

@@ -22,13 +22,13 @@ std::string dry_run_text(const std::string& path, const ResolvedRun& r, const Ho
   const Recipe& recipe = *r.recipe;
   const bool layers_known = model.architecture_known();
   if (layers_known && !r.map) throw std::invalid_argument(r.map_problem);
-  if (model.family != ModelFamily::kQwen35) {  // the plan models the torch backend's family only
+  if (!layers_known)
     return "recipebench run --dry-run: " + path + "\n  model " + model.name + " (" + family_label(model) + "), " +
-           recipe.layout.label + "\n" +
-           (layers_known ? format_rank_map(*r.map)
-                         : "  rank map: not built (the model's layers are not known, only its counts)\n") +
-           "  memory plan: not made (it models recipebench's torch backend, Qwen3.5 MoE / Qwen3-Next only)\n";
-  }
+           recipe.layout.label + "\n  rank map: not built (the model's layers are not known, only its counts)\n" +
+           "  memory plan: not made (no layers to plan)\n";
+  if (model.family != ModelFamily::kQwen35)  // a config.json family: the plan is the analytical one (its header)
+    return "recipebench run --dry-run: " + path + "\n  model " + model.name + " (" + family_label(model) + "), " +
+           recipe.layout.label + "\n" + format_rank_map(*r.map) + run_plan_text(r, host);
   return "recipebench run --dry-run: " + path + "\n  model " + model.name + " (" + std::to_string(model.num_layers) +
          " layers), " + recipe.layout.label + "\n" + format_rank_map(*r.map) + run_plan_text(r, host);
 }
