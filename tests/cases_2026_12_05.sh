@@ -1,7 +1,7 @@
 #!/bin/sh
 # The cases of 2026-12-05 (issue 48) through the binary, as a user runs them: cases_2026_12_05.sh RECIPEBENCH SOURCE
 # WORKDIR PART, PART one of report-layout, cpu-suggestions, cli-habits, predict-notes, cosmetic, mfu-printed,
-# layout-pricing. Prints what failed;
+# layout-pricing, predict-memory-measured. Prints what failed;
 # exit 1 then.
 set -u
 rb=$1; src=$2; work=$3; part=$4
@@ -111,6 +111,37 @@ predict-notes)
   for v in $(echo "$line" | sed 's/([^)]*)//g' | grep -oE '[0-9]+'); do
     test "$v" -le 989 || fail "a rate above H200's 989 TFLOP/s printed as one: $line"
   done
+  ;;
+predict-memory-measured)
+  # predict-cross-gpu-no-caveat: the seed's B200 recipe predicted from H200 profiles says how (scaled operation by
+  # operation), what the pair was checked to give, and the recipe's own measured figures beside the prediction.
+  # predict-no-memory-check: the seed's 48-GPU layout as a proposal with recompute full / none / selective: predict
+  # runs validate's memory plan (fits at 163.5 GB; 310.5 GB does not fit, said beside the figures) and names the
+  # selective recompute it times as none.
+  e=$src/reports/bench/h200-2026-12-02-emulate-profile/attune-tp2-pp8-ep8-vpp2-mt16k
+  f=$src/reports/bench/h200-2026-12-03-predict/call2/seed-attune-48gpu-tp2-pp6-ep8
+  p=""; for k in first middle last; do p="$p --profile $(ls "$e-$k-profile"/*.json) --profile $(ls "$f-$k"/*.json)"; done
+  # shellcheck disable=SC2086
+  "$rb" predict "$src/recipes/qwen3.5-397b-a17b/b200/attune-tp2-pp8-ep8-vpp2-mt16k.yaml" $p >"$work/s.txt" 2>&1 ||
+    fail "predict seed: $(cat "$work/s.txt")"
+  grep -q '^  how obtained: profiled on another GPU, scaled: profiles measured on H200, carried to B200' "$work/s.txt" ||
+    fail "how obtained: $(cat "$work/s.txt")"
+  grep -q "^  trust: checked this pair: " "$work/s.txt" || fail "trust: $(cat "$work/s.txt")"
+  grep -qE '^  measured \(the recipe.s result, 2026-10-18\): 1,232.5 tokens/s/GPU, MFU 5.4%, \$3.21 per 1M tokens; the prediction is \+[0-9.]+% of it$' \
+    "$work/s.txt" || fail "measured beside the prediction: $(cat "$work/s.txt")"
+  d=$cases/predict-no-memory-check
+  for r in 48gpu-full-recompute 48gpu-no-recompute 48gpu-selective; do
+    # shellcheck disable=SC2086
+    "$rb" predict "$d/$r.yaml" $p >"$work/$r.txt" 2>&1 || fail "predict $r: $(cat "$work/$r.txt")"
+  done
+  grep -q '^  memory (the torch backend.s plan, docs/memory-plan.md): peak 163.5 GB and reserve 16.1 GB (3.0 GB + 8% of the peak) of 180.0 GB: fits$' \
+    "$work/48gpu-full-recompute.txt" || fail "full: $(grep memory "$work/48gpu-full-recompute.txt")"
+  for r in 48gpu-no-recompute 48gpu-selective; do
+    grep -q '^  memory (the torch backend.s plan, docs/memory-plan.md): peak 310.5 GB .*: DOES NOT FIT; the figures below are of a run that would run out of memory$' \
+      "$work/$r.txt" || fail "$r: $(grep memory "$work/$r.txt")"
+  done
+  grep -q '^  not modelled: layout.recompute.granularity: selective (timed as no recompute' "$work/48gpu-selective.txt" ||
+    fail "selective: $(cat "$work/48gpu-selective.txt")"
   ;;
 cosmetic)
   # cosmetic-output: $ and GPU-hours below two decimals keep two significant digits; MI300X's link is Infinity Fabric.
