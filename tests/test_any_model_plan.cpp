@@ -112,7 +112,7 @@ TEST_CASE("the analytical mode prices every layer kind of a config.json family o
   }
 }
 
-TEST_CASE("EP's all-to-alls run on the MoE layers only; TP's entries and exits on every layer", "[any-model]") {
+TEST_CASE("EP's all-to-alls run on the MoE layers only and TP's entries and exits on every layer", "[any-model]") {
   const ModelConfig m = hf_model("deepseek-v3.json");
   ChunkShape s;  // layers 0-4: the 3 dense layers and 2 MoE layers
   s.attention_layers = 5;
