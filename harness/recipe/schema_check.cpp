@@ -142,8 +142,7 @@ void describe_plain_text(const SourceNode& node, std::string& found) {
   const std::string& t = node.text;
   const bool digits =
       t.size() > 1 && t.find_first_not_of("0123456789", t[0] == '-' || t[0] == '+') == std::string::npos;
-  std::string lower;
-  for (char ch : t) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::string lower = ascii_lower(t);
   if (lower == ".nan")
     found = "'" + t + "' (NaN: not a number)";
   else if (lower == ".inf" || lower == "+.inf" || lower == "-.inf")

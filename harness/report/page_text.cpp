@@ -5,12 +5,12 @@
 #include <cstdint>
 
 #include "record/run_record.h"
+#include "util/format.h"
 
 namespace recipebench {
 
 bool is_http_url(const std::string& url) {
-  std::string lower;
-  for (char c : url.substr(0, 8)) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = ascii_lower(url.substr(0, 8));
   size_t host = 0;
   if (lower.rfind("https://", 0) == 0)
     host = 8;

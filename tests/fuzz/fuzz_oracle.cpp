@@ -60,14 +60,35 @@ double process_cpu_seconds(pid_t pid) {
   return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
+/// A message about `text` stays on one line and is true of it (untrue_message).
+Verdict check_message(const std::string& message, const std::string& text) {
+  if (message.find('\n') != std::string::npos || message.find('\r') != std::string::npos)
+    return finding("a diagnostic that spans lines: " + message);
+  if (const std::string why = untrue_message(message, text); !why.empty()) return finding(why + ": " + message);
+  return {};
+}
+
+/// `text` read as JSON into `out` as the report and the config reader read it (util/json_text.h). False when it is
+/// refused; `refusal` is then ok, or a finding when the refusal has no line:col or is untrue.
+bool read_json_input(const std::string& text, Json& out, Verdict& refusal) {
+  try {
+    out = parse_json_text(text);
+    return true;
+  } catch (const JsonTextError& e) {
+    if (e.line < 1 || e.column < 1)
+      refusal = finding(std::string("a JSON error without line:col: ") + e.what());
+    else
+      refusal = check_message(e.what(), text);
+    return false;
+  }
+}
+
 /// Every diagnostic names the input and a line and column, stays on one line and is true of the input.
 Verdict check_diagnostics(const Diagnostics& errors, const std::string& file, const std::string& text) {
   for (const auto& d : errors) {
     const std::string s = d.to_string();
     if (d.file != file || d.line < 1 || d.column < 1) return finding("an error without file:line:col: " + s);
-    if (s.find('\n') != std::string::npos || s.find('\r') != std::string::npos)
-      return finding("a diagnostic that spans lines: " + s);
-    if (const std::string why = untrue_message(s, text); !why.empty()) return finding(why + ": " + s);
+    if (Verdict v = check_message(s, text); !v.ok) return v;
   }
   return {};
 }
@@ -224,20 +245,13 @@ std::string g_probe_recipe;
 /// A refusal of a config.json: one line naming config.json (and, for a field, the field) and true of the input.
 Verdict check_config_refusal(const std::string& message, const std::string& text) {
   if (message.rfind("config.json", 0) != 0) return finding("a config.json refusal without the file: " + message);
-  if (message.find('\n') != std::string::npos) return finding("a diagnostic that spans lines: " + message);
-  if (const std::string why = untrue_message(message, text); !why.empty()) return finding(why + ": " + message);
-  return {};
+  return check_message(message, text);
 }
 
 /// A config.json as `models --config` and `model_params.config` read it (catalog/hf_config.h).
 Verdict check_hf_config(const std::string& text) {
   Json config;
-  try {
-    config = parse_json_text(text);
-  } catch (const JsonTextError& e) {
-    if (e.line < 1 || e.column < 1) return finding(std::string("a JSON error without line:col: ") + e.what());
-    return {};
-  }
+  if (Verdict refusal; !read_json_input(text, config, refusal)) return refusal;
   ModelConfig m;
   try {
     m = model_config_from_hf(config, "config.json", config.is_object() ? model_name_from_hf(config) : "");
@@ -264,9 +278,11 @@ Verdict check_catalog(const std::string& text) {
   for (const auto& d : loaded.errors) {
     const std::string s = d.to_string();
     if (d.file.empty() || (d.line < 1 && d.path.empty())) return finding("a catalog error without its place: " + s);
-    if (s.find('\n') != std::string::npos) return finding("a diagnostic that spans lines: " + s);
-    if (d.file == file)
-      if (const std::string why = untrue_message(s, text); !why.empty()) return finding(why + ": " + s);
+    if (d.file == file) {
+      if (Verdict v = check_message(s, text); !v.ok) return v;
+    } else if (s.find('\n') != std::string::npos) {  // an embedded file's entry broken by the override
+      return finding("a diagnostic that spans lines: " + s);
+    }
   }
   if (!loaded.ok()) return {};
   for (const GpuSpec& g : loaded.catalog.gpus)
@@ -282,13 +298,7 @@ Verdict check_record(const std::string& text) {
   // Read as the report reads a record file (util/json_text.h: duplicate keys, overflowing numbers and deep nesting
   // refused where they are, objects built in linear time); a refusal must be located and true.
   Json record;
-  try {
-    record = parse_json_text(text);
-  } catch (const JsonTextError& e) {
-    if (e.line < 1 || e.column < 1) return finding(std::string("a JSON error without line:col: ") + e.what());
-    if (const std::string why = untrue_message(e.what(), text); !why.empty()) return finding(why + ": " + e.what());
-    return {};
-  }
+  if (Verdict refusal; !read_json_input(text, record, refusal)) return refusal;
   if (!record.is_object()) return {};
   // The report's own checks (record/run_record_check.h): a refused record must carry its file and field.
   const CheckedRunRecord checked = check_run_record(record, "fuzz.json");
