@@ -19,7 +19,9 @@ namespace recipebench::cli {
 void add_validate_command(CLI::App& app, std::function<int()>& run);
 void add_report_command(CLI::App& app, std::function<int()>& run);
 void add_models_command(CLI::App& app, std::function<int()>& run);
-void add_run_command(CLI::App& app, std::function<int()>& run);
+/// `args`: the command line after the program's name, handed on unchanged when `run` becomes the binary that has the
+/// run's backend (backend_handoff.h).
+void add_run_command(CLI::App& app, std::function<int()>& run, std::vector<std::string> args);
 void add_compare_command(CLI::App& app, std::function<int()>& run);
 void add_converge_command(CLI::App& app, std::function<int()>& run);
 void add_import_command(CLI::App& app, std::function<int()>& run);

@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
   add_validate_command(app, run);
   add_report_command(app, run);
   add_models_command(app, run);
-  add_run_command(app, run);
+  add_run_command(app, run, {argv + 1, argv + argc});
   add_compare_command(app, run);
   add_converge_command(app, run);
   add_import_command(app, run);

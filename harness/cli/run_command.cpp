@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <variant>
 
+#include "backend_handoff.h"
 #include "commands.h"
 #include "console/console_reporter.h"
 #include "default_recipe.h"
@@ -120,11 +121,11 @@ void add_options(CLI::App& cmd, Args& a) {
 
 }  // namespace
 
-void add_run_command(CLI::App& app, std::function<int()>& run) {
+void add_run_command(CLI::App& app, std::function<int()>& run, std::vector<std::string> args) {
   auto* cmd = app.add_subcommand("run", "Run a recipe's training steps on a backend and write a run record");
   auto a = std::make_shared<Args>();
   add_options(*cmd, *a);
-  cmd->callback([&run, a] {
+  cmd->callback([&run, a, args = std::move(args)] {
     RunRequest q = a->request;
     if (a->window) q.overrides.window = parse_window(*a->window);
     if (a->device) q.overrides.device = parse_enum<Device>(*a->device);  // one of them: CLI11 checked it
@@ -137,7 +138,8 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
       q.recipe_path = a->recipe;
     }
     q.build = BuildInfo{RECIPEBENCH_VERSION, RECIPEBENCH_GIT_COMMIT, RECIPEBENCH_BUILD_TYPE};
-    run = [q]() -> int {
+    run = [q, args]() -> int {
+      hand_off_run(q, args);  // a backend this binary only declares: returns only when nothing is handed on
       if (refuse_output_folder(q.out_dir)) return kUsage;  // before the recipe is read
       ConsoleReporter console;
       return run_recipe(q, {&console}).exit_code;

@@ -196,9 +196,12 @@ std::optional<Refusal> backend_in_build(const Admission& a) {
   if (std::find(names.begin(), names.end(), name) != names.end()) return std::nullopt;
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  // Declared, not built (the torch-less binary without recipebench-torch beside it: docs/architecture.md).
+  const std::string where =
+      a.caps ? "; recipebench-" + name + ", which runs it, is not beside this binary (a build without libtorch)" : "";
   return Refusal{kUsage,
                  "recipebench run: no backend '" + name + "' in this build (available: " +
-                     (list.empty() ? "none: configure with libtorch for the torch backend" : list) + ")",
+                     (list.empty() ? "none: configure with libtorch for the torch backend" : list) + ")" + where,
                  {}};
 }
 

@@ -131,6 +131,19 @@ RunOutcome drive(const RunRequest& q, const ValidatedRecipe& v, const std::vecto
 
 }  // namespace
 
+std::optional<std::string> run_backend(const RunRequest& q) {
+  try {
+    std::error_code ec;
+    if (!q.recipe_text && !std::filesystem::is_regular_file(q.recipe_path, ec)) return std::nullopt;
+    const ValidatedRecipe v =
+        q.recipe_text ? validate_recipe_text(*q.recipe_text, q.recipe_path) : validate_recipe_file(q.recipe_path);
+    if (!v.ok()) return std::nullopt;
+    return merged_options(*v.recipe, q.overrides).settings.backend;
+  } catch (const std::exception&) {  // run_recipe reads it again and reports what failed
+    return std::nullopt;
+  }
+}
+
 RunOutcome run_recipe(const RunRequest& request, const std::vector<RunReporter*>& reporters) {
   // SIGINT / SIGTERM are noted, then end the run with a failed record; a dry run writes no record and keeps the
   // signals' default action, so it stops at once whatever it is computing.

@@ -59,4 +59,9 @@ struct RunOutcome {
 /// written).
 RunOutcome run_recipe(const RunRequest& request, const std::vector<RunReporter*>& reporters);
 
+/// The backend `request` runs on, as run_recipe resolves it (settings/resolved_run.h merged_options: --backend, else
+/// the recipe's bench.backend, else torch), read without reporting anything; nullopt when the recipe is missing or
+/// fails validation (run_recipe then reports why). Throws nothing.
+std::optional<std::string> run_backend(const RunRequest& request);
+
 }  // namespace recipebench
