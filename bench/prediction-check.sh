@@ -63,7 +63,7 @@ def band(mode, calibrated, source_gpu, target_gpu, errors, source, what):
             "min_error": min(errors), "max_error": max(errors), "source": source, "what": what}
 def errs(m, skip_first=False):
     return [summary["rows"][r][m]["error"] for r in (rows[1:] if skip_first else rows)]
-here = str(out) + " (bash bench/prediction-check.sh)"
+here = str(out) + ", by bash bench/prediction-check.sh"
 seed = "the seed's three B200 rows (slime + Megatron-LM, measured 2026-10-18)"
 same = json.load(open("reports/bench/h200-2026-12-03-predict/call1/summary.json"))
 h100 = json.load(open("reports/bench/h100-2026-12-05-crossgpu/summary.json"))
