@@ -13,7 +13,9 @@ namespace recipebench {
 /// backend on one H200 (the committed seed profiles of reports/bench/h200-2026-12-02-emulate-profile and
 /// h200-2026-12-03-predict/call2): the `other` component's forward time per layer that does not grow with the
 /// tokens (0.345 ms, least squares over the six ranks' 384 forward passes at 4,096 and 8,192 tokens per rank) over
-/// the 22 kernels that pass launches per layer (two RMSNorms of 10 eager kernels each, two residual adds).
+/// the 22 kernels that pass launches per layer (two RMSNorms of 10 eager kernels each, two residual adds). Measured
+/// under --profile, which synchronises at every component's boundary: the launch cost where the GPU waits for the
+/// host, so an upper figure for a stack whose host runs ahead; host time, the same on every GPU.
 constexpr double kSecondsPerKernelLaunch = 0.345e-3 / 22;
 
 /// Bytes the memory-bound kernels of component `c` move in one forward pass of chunk `s` (BF16, 2 bytes an
