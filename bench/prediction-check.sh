@@ -6,10 +6,11 @@
 # profile, the 48-GPU ranks of reports/bench/h200-2026-12-03-predict/call2): carried operation by operation (the
 # catalog's efficiencies), by the ratio of peaks alone (bench/peak-ratio-catalog.yaml laid over the catalog), both
 # calibrated on the mt16k row (--calibrate); and in the analytical mode (no profile), raw and calibrated.
-# Writes OUT/predictions/*.json, OUT/table.md and OUT/summary.json.
+# Writes OUT/predictions/*.json, OUT/table.md, OUT/summary.json and OUT/error-bands.json (the error band of each
+# mode, embedded in the binary: harness/CMakeLists.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rb=${RB:-build/recipebench}
+rb=${RB:-build/recipebench}  # RB=build-harness/recipebench after `cmake --preset harness`
 out=${1:-reports/bench/prediction-check-2026-12-05}
 mkdir -p "$out/predictions"
 seed=recipes/qwen3.5-397b-a17b/b200
@@ -52,4 +53,35 @@ for row in rows:
 (out / "table.md").write_text("\n".join(table) + "\n")
 json.dump(summary, open(out / "summary.json", "w"), indent=2)
 print("\n".join(table))
+
+# The error band of each mode (docs/step-time.md, "What a prediction says about itself"): embedded in the binary
+# (harness/CMakeLists.txt) and printed beside every prediction. The profiled same-GPU and H200 -> H100 rows are read
+# from the reports that measured them; the seed's rows from this check (a calibrated mode's calibration row left out).
+def band(mode, calibrated, source_gpu, target_gpu, errors, source, what):
+    return {"mode": mode, "calibrated": calibrated, "from": source_gpu, "to": target_gpu, "rows": len(errors),
+            "mean_abs_error": sum(abs(e) for e in errors) / len(errors), "max_abs_error": max(abs(e) for e in errors),
+            "min_error": min(errors), "max_error": max(errors), "source": source, "what": what}
+def errs(m, skip_first=False):
+    return [summary["rows"][r][m]["error"] for r in (rows[1:] if skip_first else rows)]
+here = str(out) + ", by bash bench/prediction-check.sh"
+seed = "the seed's three B200 rows (slime + Megatron-LM, measured 2026-10-18)"
+same = json.load(open("reports/bench/h200-2026-12-03-predict/call1/summary.json"))
+h100 = json.load(open("reports/bench/h100-2026-12-05-crossgpu/summary.json"))
+same_errors = [s["relative_error"] for s in same["shapes"] if not s["calibration_shape"]]
+bands = [
+    band("profiled_same_gpu", False, "H200", "H200", same_errors,
+         "reports/bench/h200-2026-12-03-predict/call1/summary.json",
+         "the 35B-A3B proxy's shapes of the profile's widths on one H200 (step time), the profile calibrated by its "
+         f"plain twin ({100 * same['raw_mean_absolute_error']:.1f}% mean from a --profile record alone)"),
+    band("profiled_other_gpu", False, "H200", "H100", [s["per-operation"]["error"] for s in h100["shapes"]],
+         "reports/bench/h100-2026-12-05-crossgpu/summary.json",
+         "the 35B-A3B proxy's shapes measured on one H100 (step time), predicted from the H200 profile"),
+    band("profiled_other_gpu", False, "H200", "B200", errs("per-operation"), here, seed + " from the seed's H200 emulated ranks"),
+    band("profiled_other_gpu", True, "H200", "B200", errs("per-operation-calibrated", True), here,
+         "the seed's other two B200 rows, the stack factor fitted on " + rows[0]),
+    band("analytical", False, "", "B200", errs("analytical"), here, seed + ", no profile"),
+    band("analytical", True, "", "B200", errs("analytical-calibrated", True), here,
+         "the seed's other two B200 rows, no profile, the stack factor fitted on " + rows[0]),
+]
+json.dump({"schema": "recipebench-error-bands/1", "bands": bands}, open(out / "error-bands.json", "w"), indent=2)
 PY

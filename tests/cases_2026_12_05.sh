@@ -126,7 +126,7 @@ predict-memory-measured)
     fail "predict seed: $(cat "$work/s.txt")"
   grep -q '^  how obtained: profiled on another GPU, scaled: profiles measured on H200, carried to B200' "$work/s.txt" ||
     fail "how obtained: $(cat "$work/s.txt")"
-  grep -q "^  trust: checked this pair: " "$work/s.txt" || fail "trust: $(cat "$work/s.txt")"
+  grep -q "^  trust: checked: .* over 3 row(s): the seed.s three B200 rows" "$work/s.txt" || fail "trust: $(cat "$work/s.txt")"
   grep -qE '^  measured \(the recipe.s result, 2026-10-18\): 1,232.5 tokens/s/GPU, MFU 5.4%, \$3.21 per 1M tokens; the prediction is \+[0-9.]+% of it$' \
     "$work/s.txt" || fail "measured beside the prediction: $(cat "$work/s.txt")"
   d=$cases/predict-no-memory-check

@@ -4,10 +4,14 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <fstream>
+#include <sstream>
 
 #include "catalog/hardware.h"
 #include "catalog/models.h"
 #include "plan/analytical_costs.h"
+#include "plan/analytical_work.h"
+#include "plan/error_bands.h"
 #include "plan/gpu_scaling.h"
 
 using namespace recipebench;
@@ -96,8 +100,14 @@ TEST_CASE("analytical unit costs by hand: work share over efficiency x peak, twi
   gb.points = {{100, 0.2}, {10000, 0.6}};
   const int shared = static_cast<int>(ProfileComponent::kMoeSharedExpert);
   const int fwd = static_cast<int>(PassPhase::kForward), bwd = static_cast<int>(PassPhase::kBackward);
-  CHECK(u.forward_pass[fwd][shared] == Approx(1 / (gb.at(512) * 300e12)));
-  CHECK(u.backward_pass[bwd][shared] == Approx(2 / (gb.at(512) * 300e12)));
+  // Beside its FLOP (6 h Fs per token), its SwiGLU moves 6 Fs bytes per token at GA's borrowed memory-bound
+  // fraction of GB's bandwidth (0.5 x 4 TB/s): 1 / (h x 2e12) seconds per FLOP more, h = 2,048.
+  const double per_flop = 1 / (gb.at(512) * 300e12) + 1 / (2048 * 2e12);
+  CHECK(u.forward_pass[fwd][shared] == Approx(per_flop));
+  CHECK(u.backward_pass[bwd][shared] == Approx(2 * per_flop));
+  // Its launches: 5 kernels per layer forward (a gated shared expert), twice that backward, 15.7 us each.
+  CHECK(u.launch_seconds_per_run[0][shared] == Approx(5 * 0.345e-3 / 22));
+  CHECK(u.launch_seconds_per_run[1][shared] == Approx(10 * 0.345e-3 / 22));
   // GB has no optimizer curve: GA's fraction of peak is borrowed (0.5 of GB's 4 TB/s), and said.
   CHECK(u.weight_stream_bytes_per_s == Approx(0.5 * 4e12));
   bool borrowed = false;
@@ -141,4 +151,89 @@ TEST_CASE("catalog efficiencies: each problem located at its field", "[predictio
     CHECK(e.efficiency(gpu, Operation::kDenseGemm) != nullptr);
     CHECK(e.efficiency(gpu, Operation::kGatedDeltaNet) != nullptr);
   }
+}
+
+TEST_CASE("analytical memory traffic of one layer of each kind by hand: Qwen3.5-397B-A17B, 8,192 tokens, TP 2",
+          "[prediction-modes]") {
+  const ModelConfig m = *find_model("Qwen3.5-397B-A17B");  // h 4096, top-10 of 512, Fs 1024, GDN 16 x 128 / 64 x 128
+  ChunkShape s;
+  s.gdn_layers = 1;
+  s.attention_layers = 1;
+  s.tokens = s.row_tokens = 8192;
+  s.tp = 2;  // t = 4,096 tokens per rank
+  const double t = 4096;
+  auto bytes = [&](ProfileComponent c) { return analytical_memory_bytes(c, m, s); };
+  // Two layers of two norms (4 h) and two residual adds (6 h): 20 h bytes a layer.
+  CHECK(bytes(ProfileComponent::kOther) == 2 * 20 * 4096 * t);  // 671,088,640
+  CHECK(bytes(ProfileComponent::kOther) == 671088640.0);
+  // Two MoE layers: the permutation and the sort by local expert, each k h read and written: 8 k h bytes.
+  CHECK(bytes(ProfileComponent::kMoeDispatch) == 2 * 8 * 10 * 4096 * t);  // 2,684,354,560
+  CHECK(bytes(ProfileComponent::kMoeCombine) == 2 * (6 * 10 * 4096 + 2 * 4096) * t);
+  CHECK(bytes(ProfileComponent::kMoeRest) == 2 * 10 * 4096 * t);  // the gated shared expert: gate 4 h, sum 6 h
+  // GDN: convolution over 2 x 2,048 + 8,192 channels (read, written), L2 norms of q and k (4 x 2,048), gated norm
+  // (3 x 8,192): 57,344 elements, 114,688 bytes a token.
+  CHECK(bytes(ProfileComponent::kGdn) == 114688 * t);
+  // Gated attention, 32 query and 2 KV heads of 256: norms and rotary 4 x 34 x 256, the gate 3 x 32 x 256.
+  CHECK(bytes(ProfileComponent::kAttention) == 2 * (4 * 34 * 256 + 3 * 32 * 256) * t);
+  CHECK(bytes(ProfileComponent::kMoeExperts) == 2 * 6 * 1024 * 10 * t);
+  CHECK(bytes(ProfileComponent::kLmHeadLoss) == 0);  // the chunk holds no LM head
+  CHECK(component_runs(ProfileComponent::kOther, m, s) == 2);
+  CHECK(component_runs(ProfileComponent::kMoeSharedExpert, m, s) == 2);
+  CHECK(component_runs(ProfileComponent::kEmbedding, m, s) == 0);
+}
+
+TEST_CASE("analytical launches: a pass pays kernels x 15.7 us per layer, a recompute the forward's",
+          "[prediction-modes]") {
+  const HardwareCatalog c = two_gpus();
+  const ModelConfig m = *find_model("Qwen3.5-35B-A3B");
+  ChunkShape s;
+  s.gdn_layers = 3;
+  s.attention_layers = 1;
+  s.tokens = s.row_tokens = 4096;
+  const UnitCosts u = analytical_costs(c, *c.gpu("GB"), m, s);
+  const int other = static_cast<int>(ProfileComponent::kOther);
+  const double work = component_work(ProfileComponent::kOther, m, s);
+  PassCostOptions o;
+  o.recompute_fraction = 1;
+  const PhaseCells fwd = pass_cells(u, m, s, false, o), bwd = pass_cells(u, m, s, true, o);
+  // other: 4 layers x 4 kernels forward, 8 backward; its bytes 20 h t at 2 TB/s (GA's 0.5 of GB's 4 TB/s).
+  const double launch = 0.345e-3 / 22, bytes_s = 20.0 * 2048 * 4096 * 4 / 2e12;
+  CHECK(work > 0);
+  CHECK(fwd[static_cast<int>(PassPhase::kForward)][other] == Approx(bytes_s + 16 * launch));
+  CHECK(bwd[static_cast<int>(PassPhase::kBackward)][other] == Approx(2 * bytes_s + 32 * launch));
+  CHECK(bwd[static_cast<int>(PassPhase::kRecompute)][other] == Approx(bytes_s + 16 * launch));
+}
+
+TEST_CASE("error bands: the validation's table read as written, and the embedded one the report's file",
+          "[prediction-modes]") {
+  const std::string text = R"({"schema": "recipebench-error-bands/1", "bands": [
+    {"mode": "analytical", "calibrated": false, "from": "", "to": "B200", "rows": 3, "mean_abs_error": 1.5,
+     "max_abs_error": 1.6, "min_error": 1.4, "max_error": 1.6, "source": "r", "what": "w"},
+    {"mode": "profiled_other_gpu", "calibrated": true, "from": "H200", "to": "B200", "rows": 2,
+     "mean_abs_error": 0.0046, "max_abs_error": 0.0071, "min_error": -0.0019, "max_error": 0.0071, "source": "s",
+     "what": "v"}]})";
+  const std::vector<ErrorBand> bands = read_error_bands(text, "t.json");
+  REQUIRE(bands.size() == 2);
+  const ErrorBand* a = find_error_band(bands, PredictionMode::kAnalytical, false, "", "B200");
+  REQUIRE(a != nullptr);
+  CHECK(a->rows == 3);
+  CHECK(find_error_band(bands, PredictionMode::kAnalytical, false, "", "H100") == nullptr);
+  CHECK(find_error_band(bands, PredictionMode::kProfiledOtherGpu, false, "H200", "B200") == nullptr);
+  const ErrorBand* p = find_error_band(bands, PredictionMode::kProfiledOtherGpu, true, "H200", "B200");
+  REQUIRE(p != nullptr);
+  CHECK(error_band_text(*p) == "0.5% mean absolute error, 0.7% at most (-0.2% to +0.7%) over 2 row(s): v (s)");
+  CHECK_THROWS_WITH(read_error_bands(R"({"schema": "recipebench-error-bands/1", "bands": [{"mode": "guess"}]})",
+                                     "t.json"),
+                    Catch::Contains("t.json: bands[0].mode: \"guess\", expected profiled_same_gpu"));
+  // The embedded table is the report's file, as bench/prediction-check.sh wrote it.
+  std::ifstream in(std::string(RECIPEBENCH_SOURCE_DIR) + "/reports/bench/prediction-check-2026-12-05/error-bands.json");
+  std::stringstream file;
+  file << in.rdbuf();
+  const std::vector<ErrorBand> committed = read_error_bands(file.str(), "error-bands.json");
+  REQUIRE(committed.size() == error_bands().size());
+  for (size_t i = 0; i < committed.size(); ++i) CHECK(committed[i].mean_abs_error == error_bands()[i].mean_abs_error);
+  const ErrorBand* same = find_error_band(error_bands(), PredictionMode::kProfiledSameGpu, false, "H200", "H200");
+  REQUIRE(same != nullptr);
+  CHECK(same->rows == 11);                            // the proxy's 11 shapes beside the calibration one
+  CHECK(same->mean_abs_error == Approx(0.0312).epsilon(0.01));  // 3.1% (reports/bench/h200-2026-12-03-predict)
 }

@@ -171,8 +171,11 @@ std::vector<std::string> calibration_lines(const Calibration& c) {
         fmt::format("calibrated on {} ({}): measured {} tokens/s/GPU, predicted {} uncalibrated: factor "
                     "{:.3f}; {:+.1f}% at the fitted factor",
                     p.file, p.layout, fixed(p.measured, 1), fixed(p.uncalibrated, 1), p.factor, 100 * p.residual));
-  out.push_back(fmt::format("stack factor {:.3f} on every compute second (the geometric mean over {} measured run{})",
-                            c.stack_factor, c.points.size(), c.points.size() == 1 ? "" : "s"));
+  out.push_back(fmt::format(
+      "stack factor {:.3f} on every compute second (the geometric mean over {} measured run{}; one factor for every "
+      "class of operation: a factor per class is not fitted, since runs of one model and stack differ too little in "
+      "their classes' shares to tell them apart)",
+      c.stack_factor, c.points.size(), c.points.size() == 1 ? "" : "s"));
   return out;
 }
 

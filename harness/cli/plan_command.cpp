@@ -15,6 +15,7 @@
 #include "backends/torch/torch_backend_registration.h"
 #include "catalog/hardware.h"
 #include "catalog/hf_config.h"
+#include "calibration.h"
 #include "commands.h"
 #include "option_checks.h"
 #include "plan/layout_search.h"
@@ -42,6 +43,7 @@ struct PlanArgs {
   int64_t global_batch = 0, row_tokens = 0;
   std::vector<std::string> profiles;
   double stack_factor = 1;
+  std::vector<std::string> calibrate;  ///< measured runs of the GPU to fit the stack factor on (as predict's)
   std::string format = "text";
   std::optional<double> memory_reserve_gb;  ///< --memory-reserve; absent: the measured reserve
   std::vector<std::string> optimizer_states{"fp32", "bf16_remainder", "bf16_moments"};
@@ -456,7 +458,8 @@ Json plan_json(const PlanArgs& args, const Recipe& base, const ModelConfig& mode
 }
 
 /// The search of `req` from the profiles of `args`; nullopt (the reason printed) when profiles or the model refuse.
-std::optional<LayoutSearch> plan_search(const PlanArgs& args, const LayoutRequest& req, const Recipe& base,
+/// With --calibrate, the stack factor fitted on the measured runs (said on stderr) replaces args.stack_factor.
+std::optional<LayoutSearch> plan_search(PlanArgs& args, const LayoutRequest& req, const Recipe& base,
                                         const LayoutSpace& space, std::optional<LoadedProfiles>& loaded, int& rc) {
   const bool torch_family = req.model.family == ModelFamily::kQwen35;  // only the torch backend's are profiled
   if (!torch_family && !args.profiles.empty()) {
@@ -483,6 +486,15 @@ std::optional<LayoutSearch> plan_search(const PlanArgs& args, const LayoutReques
                             " (another size of the family) time it at its widths")
               << " (docs/step-time.md, Modes); profile one rank of each kind of a layout with `recipebench run "
                  "RECIPE --emulate-rank R --profile` for a measured ranking\n";
+  if (!args.calibrate.empty()) {  // as predict's (cli/calibration.h): each run predicted as the candidates are
+    const std::optional<Calibration> fitted = fit_calibration(args.calibrate, base, req.model, *loaded);
+    if (!fitted) {
+      rc = kUsage;
+      return std::nullopt;
+    }
+    args.stack_factor = fitted->stack_factor;
+    for (const std::string& line : calibration_lines(*fitted)) std::cerr << "recipebench plan: " << line << "\n";
+  }
   try {
     ChunkShape shape;  // one row per microbatch, TP 1, EP 1: the shape the analytical mode's curves are read at
     shape.tokens = shape.row_tokens = req.row_tokens;
@@ -494,7 +506,7 @@ std::optional<LayoutSearch> plan_search(const PlanArgs& args, const LayoutReques
   }
 }
 
-int run_plan(const PlanArgs& args) {
+int run_plan(PlanArgs args) {
   if (args.model.empty() == args.model_config.empty()) {
     usage_error("--model", "absent", "--model NAME or --model-config FILE");
     return kUsage;
@@ -593,6 +605,11 @@ void add_plan_command(CLI::App& app, std::function<int()>& run) {
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--stack-factor", args->stack_factor, "Multiply every compute second by this (0.01 to 100)")
       ->check(number_from_to(kMinStackFactor, kMaxStackFactor));
+  cmd->add_option("--calibrate", args->calibrate,
+                  "Measured runs of --gpu to fit the stack factor on, as predict's: recipes with a measured result "
+                  "or run records of whole runs (ours or imported)")
+      ->check(CLI::ExistingFile)
+      ->excludes("--stack-factor");
   cmd->callback([&run, args] { run = [args] { return run_plan(*args); }; });
 }
 

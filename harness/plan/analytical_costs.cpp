@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "plan/analytical_work.h"
 #include "plan/gpu_scaling.h"
 
 namespace recipebench {
@@ -53,22 +54,35 @@ UnitCosts analytical_costs(const HardwareCatalog& catalog, const GpuSpec& gpu, c
   u.gpu = gpu.name;
   u.model = m.name;
   u.weight_stream_bytes_per_s = reached_rate(catalog, gpu, Operation::kOptimizer, 0, u.notes);
+  std::string kernels;  // "embedding 1, gdn 14, ...": the forward kernels of each component the model runs
+  const double memory_rate = reached_rate(catalog, gpu, Operation::kMemoryBound, 0, u.notes);
   for (int c = 0; c < kProfileComponents; ++c) {
     const ProfileComponent comp = static_cast<ProfileComponent>(c);
     const double total = component_work(comp, m, shape);
     if (!(total > 0)) continue;
-    double per_unit = 0;
-    for (const OperationWork& w : component_operations(comp, m, shape))
-      if (w.work > 0) per_unit += (w.work / total) / reached_rate(catalog, gpu, w.operation, w.key, u.notes);
+    // The bytes its memory-bound kernels really move (plan/analytical_work.h): the whole of a memory-bound
+    // component, beside the FLOP of a matrix one.
+    double seconds = analytical_memory_bytes(comp, m, shape) / memory_rate;
+    if (work_kind(comp) == WorkKind::kMatrix)
+      for (const OperationWork& w : component_operations(comp, m, shape))
+        if (w.work > 0) seconds += w.work / reached_rate(catalog, gpu, w.operation, w.key, u.notes);
+    const double per_unit = seconds / total;
+    kernels += fmt::format("{}{} {}", kernels.empty() ? "" : ", ", to_string(comp), forward_kernels(comp, m));
     u.forward_pass[kForwardIndex][c] = per_unit;
     u.backward_pass[kBackwardIndex][c] = 2 * per_unit;
     u.backward_pass[kRecomputeIndex][c] = per_unit;
     u.measured_forward[c] = true;
     u.measured_backward[kBackwardIndex][c] = u.measured_backward[kRecomputeIndex][c] = true;
     const bool weights = component_params(comp, m, shape) > 0;
-    for (int kind = 0; kind < 2; ++kind)
+    for (int kind = 0; kind < 2; ++kind) {
       u.fixed_seconds_per_unit[kind][c] = weights ? 1 / u.weight_stream_bytes_per_s : 0;
+      u.launch_seconds_per_run[kind][c] = (kind + 1) * forward_kernels(comp, m) * kSecondsPerKernelLaunch;
+    }
   }
+  u.notes.push_back(fmt::format(
+      "host: each kernel launch {:.1f} us (measured on the torch backend's H200 profiles, plan/analytical_work.h), "
+      "kernels per layer of a fused stack (forward, twice that backward): {}",
+      kSecondsPerKernelLaunch * 1e6, kernels));
   return u;
 }
 

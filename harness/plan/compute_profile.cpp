@@ -85,6 +85,32 @@ double component_work(ProfileComponent c, const ModelConfig& m, const ChunkShape
   return 0;
 }
 
+double component_runs(ProfileComponent c, const ModelConfig& m, const ChunkShape& s) {
+  switch (c) {
+    case ProfileComponent::kEmbedding:
+      return s.embedding ? 1 : 0;
+    case ProfileComponent::kLmHeadLoss:
+      return s.lm_head ? 1 : 0;
+    case ProfileComponent::kGdn:
+      return static_cast<double>(s.gdn_layers);
+    case ProfileComponent::kAttention:
+      return static_cast<double>(s.attention_layers);
+    case ProfileComponent::kDenseMlp:
+      return static_cast<double>(s.dense_mlp_layers);
+    case ProfileComponent::kOther:
+      return static_cast<double>(s.layers());
+    case ProfileComponent::kMoeSharedExpert:
+      return m.shared_expert_ffn > 0 ? moe_layers(m, s) : 0.0;
+    case ProfileComponent::kMoeRouter:
+    case ProfileComponent::kMoeDispatch:
+    case ProfileComponent::kMoeExperts:
+    case ProfileComponent::kMoeCombine:
+    case ProfileComponent::kMoeRest:
+      return moe_layers(m, s);
+  }
+  return 0;
+}
+
 void calibrate(ProfiledRank& r, double factor) {
   if (!(factor > 0) || !std::isfinite(factor))
     throw std::invalid_argument(r.source + ": calibration factor " + std::to_string(factor) + ", expected > 0");
@@ -278,7 +304,9 @@ PhaseCells pass_cells(const UnitCosts& costs, const ModelConfig& m, const ChunkS
     if (!costs.measured_forward[c])
       throw std::invalid_argument(std::string("the profile never measured ") + to_string(comp) +
                                   ", which this layout's chunk runs: add a profile of a rank that holds it");
-    const double stream = costs.fixed_seconds_per_unit[backward ? 1 : 0][c] * fixed_regressor(comp, m, s, backward);
+    const double runs = component_runs(comp, m, s);
+    const double stream = costs.fixed_seconds_per_unit[backward ? 1 : 0][c] * fixed_regressor(comp, m, s, backward) +
+                          costs.launch_seconds_per_run[backward ? 1 : 0][c] * runs;
     if (!backward) {
       out[kForwardIndex][c] = (stream + costs.forward_pass[kForwardIndex][c] * w) * o.scale[c];
       continue;
@@ -289,7 +317,8 @@ PhaseCells pass_cells(const UnitCosts& costs, const ModelConfig& m, const ChunkS
     if (o.recompute_fraction > 0 && recomputed(comp)) {
       const double per_unit =
           costs.measured_backward[kRecomputeIndex][c] ? costs.backward_pass[kRecomputeIndex][c] : costs.forward_pass[kForwardIndex][c];
-      out[kRecomputeIndex][c] = per_unit * w * o.scale[c] * o.recompute_fraction;
+      out[kRecomputeIndex][c] =
+          (per_unit * w + costs.launch_seconds_per_run[0][c] * runs) * o.scale[c] * o.recompute_fraction;
     }
   }
   return out;

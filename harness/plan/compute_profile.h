@@ -76,6 +76,11 @@ int64_t every_component_layers(const ModelConfig& m);
 /// vocabulary. Formulas: docs/step-time.md ("Work"). 0 where the chunk has no such component.
 double component_work(ProfileComponent c, const ModelConfig& m, const ChunkShape& s);
 
+/// How many times a pass of chunk `s` runs component `c`: its layers of that kind (gdn G, attention A, the MoE parts
+/// M (the shared expert where the model has one), dense_mlp D, other L), 1 for the embedding or the LM head where
+/// the chunk holds it, else 0.
+double component_runs(ProfileComponent c, const ModelConfig& m, const ChunkShape& s);
+
 /// The weights of component `c` in the chunk on one rank (elements): a mixer's projections / TP, the router, the
 /// shared expert / TP, the chunk's experts / EP, a dense MLP / TP, the output layer and the embedding / TP
 /// (vocab-parallel); 0 for
@@ -143,6 +148,10 @@ struct UnitCosts {
   /// rest; with two or more sizes: fitted with the work by least squares (fixed_fitted).
   std::array<ComponentCells, 2> fixed_seconds_per_unit{};
   bool fixed_fitted = false;  ///< some fixed cost came from a fit over several microbatch sizes
+  /// Each pass's host cost of launching a component's kernels, [0 forward, 1 backward][component]: seconds per run
+  /// of the component in the pass (component_runs); a recompute costs the forward's. The analytical mode's
+  /// (plan/analytical_work.h: kernels x kSecondsPerKernelLaunch); 0 for a profile, whose seconds hold it.
+  std::array<ComponentCells, 2> launch_seconds_per_run{};
   /// Seconds outside the passes per microbatch and per weight of the rank (between_passes_seconds over
   /// microbatches x chunk_params of every chunk): added to each backward pass by its chunk's weights.
   double between_seconds_per_param = 0;
@@ -177,8 +186,8 @@ struct PassCostOptions {
 };
 
 /// The seconds of one forward (`backward` false) or backward pass of a chunk of shape `s`, by phase and component:
-/// each component's fixed part (costs.fixed_seconds_per_unit of its streamed weights or layers) plus its work at
-/// the fitted seconds per unit; a backward pass's `other` also carries the seconds between passes for the
+/// each component's fixed part (costs.fixed_seconds_per_unit of its streamed weights or layers, and
+/// costs.launch_seconds_per_run per run) plus its work at the fitted seconds per unit; a backward pass's `other` also carries the seconds between passes for the
 /// chunk's weights. A backward pass's recompute phase is the decoder components' recompute cost (the profile's
 /// recompute seconds per unit where it measured them, else its forward's: the chunk's forward run again) x
 /// recompute_fraction. Throws std::invalid_argument when the shape has work in a cell the profile never measured (e.g.

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "catalog/hardware.h"
+#include "plan/error_bands.h"
 #include "plan/memory_plan.h"
 #include "recipe/enums.h"
 #include "settings/switches.h"
@@ -34,46 +35,32 @@ PredictionMode mode_of(const UnitCosts& costs, const Recipe& recipe) {
   return costs.gpu == recipe.gpu.type ? PredictionMode::kProfiledSameGpu : PredictionMode::kProfiledOtherGpu;
 }
 
-/// The checks of docs/step-time.md ("Checked"), by mode: how far the mode was off where it was measured.
+/// ", fit --calibrate on a measured run of the target (then X% mean over N rows)" where the table holds the mode's
+/// calibrated band of the pair and the prediction is not calibrated.
+std::string calibrate_hint(const std::vector<ErrorBand>& bands, PredictionMode mode, bool calibrated,
+                           const std::string& from, const std::string& to) {
+  if (calibrated) return "";
+  const ErrorBand* c = find_error_band(bands, mode, true, from, to);
+  return c == nullptr ? "" : fmt::format("; fit --calibrate on a measured run of the target GPU (then {:.1f}% mean "
+                                         "absolute error over {} row(s))", 100 * c->mean_abs_error, c->rows);
+}
+
+/// The error the mode showed where it was checked (the validation's table, plan/error_bands.h), in words: the band
+/// of this pair, else that it was never checked there and the bands of the mode that were.
 std::string error_band(PredictionMode mode, double stack_factor, const std::string& from, const std::string& to) {
-  const std::string where = " (reports/bench/prediction-check-2026-12-05; docs/step-time.md, Checked)";
+  if (mode == PredictionMode::kProfiledCpu) return "not checked against measurements (CPU development runs)";
   const bool calibrated = stack_factor != 1;
-  switch (mode) {
-    case PredictionMode::kProfiledSameGpu:
-      return "checked on one H200: 3.1% mean absolute error, 7.4% at most, over 11 proxy shapes of the profile's "
-             "widths, calibrated by a plain run (13.0% / 19.7% from a --profile record alone); layouts and widths "
-             "far from the profiles' are not checked (reports/bench/h200-2026-12-03-predict)";
-    case PredictionMode::kProfiledOtherGpu: {
-      if (from == "H200" && to == "H100" && !calibrated)
-        return "checked this pair on one H100: 2.8% mean absolute error, 4.7% at most, over the 35B-A3B proxy's 12 "
-               "shapes at 2 layers from the H200 profile at 4 (the ratio of peaks alone 1.8%); the seed's widths and "
-               "cluster layouts on H100 not checked (reports/bench/h100-2026-12-05-crossgpu)";
-      const std::string pair = from == "H200" && to == "B200"
-                                   ? std::string("this pair")
-                                   : "only H200 -> B200 and H200 -> H100 (" + from + " -> " + to + " itself never)";
-      if (calibrated)
-        return "with a stack factor fitted on one measured row of the target: -0.2% and +0.7% on the seed's other "
-               "two B200 rows; checked " +
-               pair + where;
-      return "checked " + pair +
-             ": +78% to +82% on the seed's three B200 rows (one ratio of peaks gave +81% to +92%; the rest is the "
-             "seed's stack against the torch backend's); fit "
-             "--calibrate on a measured run of the target GPU (then -0.2% / +0.7%)" +
-             where;
-    }
-    case PredictionMode::kProfiledCpu:
-      return "not checked against measurements (CPU development runs)";
-    case PredictionMode::kAnalytical:
-      if (calibrated)
-        return "analytical with a stack factor fitted on one measured row of the target: +9.5% and +6.1% on the "
-               "seed's other two B200 rows" +
-               where;
-      return "analytical, uncalibrated: +212% to +240% on the seed's three B200 rows (kernel efficiencies only: no "
-             "launch overhead, no stack; an upper bound, not an estimate); fit --calibrate on a measured run of the "
-             "target GPU (then +9.5% / +6.1%)" +
-             where;
-  }
-  return "";
+  const std::vector<ErrorBand>& bands = error_bands();
+  if (const ErrorBand* b = find_error_band(bands, mode, calibrated, from, to))
+    return "checked: " + error_band_text(*b) + calibrate_hint(bands, mode, calibrated, from, to);
+  std::string checked;
+  for (const ErrorBand& b : bands)
+    if (b.mode == mode && b.calibrated == calibrated)
+      checked += fmt::format("{}{}{}: {:.1f}% mean absolute error over {} row(s) ({})", checked.empty() ? "" : "; ",
+                             b.from.empty() ? "" : b.from + " -> ", b.to, 100 * b.mean_abs_error, b.rows, b.source);
+  const std::string pair = mode == PredictionMode::kAnalytical ? to : from + " -> " + to;
+  return "never checked on " + pair +
+         (checked.empty() ? std::string(" (no check of this mode)") : "; checked only " + checked);
 }
 
 /// The switches the step-time model does not price that the run sets away from their defaults.

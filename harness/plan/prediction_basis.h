@@ -12,6 +12,7 @@
 #include "catalog/models.h"
 #include "layout/rank_map.h"
 #include "plan/compute_profile.h"
+#include "plan/error_bands.h"
 #include "plan/memory_plan.h"
 #include "plan/step_time.h"
 #include "recipe/recipe.h"
@@ -19,14 +20,6 @@
 #include "util/json.h"
 
 namespace recipebench {
-
-/// Where a prediction's compute comes from (a closed set).
-enum class PredictionMode {
-  kProfiledSameGpu,   ///< profiles measured on the recipe's own GPU type
-  kProfiledOtherGpu,  ///< profiles of another GPU, carried operation by operation (plan/gpu_scaling.h)
-  kProfiledCpu,       ///< CPU profiles for a CPU recipe (development runs: not validated)
-  kAnalytical,        ///< no profile: the catalog's per-operation efficiencies of the recipe's GPU
-};
 
 /// "profiled, same GPU", "profiled on another GPU, scaled", "profiled on the CPU", "analytical, no profile".
 std::string to_string(PredictionMode mode);
