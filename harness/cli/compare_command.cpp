@@ -143,8 +143,8 @@ void add_compare_command(CLI::App& app, std::function<int()>& run) {
     std::optional<double> price;
   };
   auto args = std::make_shared<Args>();
-  cmd->add_option("A", args->a, "A recipe (*.yaml) or run record (*.json)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("B", args->b, "A recipe (*.yaml) or run record (*.json)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("A", args->a, "A recipe (*.yaml) or run record (*.json)")->required()->check(existing_file("a recipe (*.yaml) or a run record (*.json)"));
+  cmd->add_option("B", args->b, "A recipe (*.yaml) or run record (*.json)")->required()->check(existing_file("a recipe (*.yaml) or a run record (*.json)"));
   cmd->add_option("--usd-per-gpu-hour", args->price, "Price both at this $/GPU-hour instead of the catalog's")
       ->check(finite_positive());
   cmd->callback([&run, args] {

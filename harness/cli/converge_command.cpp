@@ -210,12 +210,12 @@ void add_converge_command(CLI::App& app, std::function<int()>& run) {
   ConvergenceThresholds& t = a->thresholds;
   cmd->add_option("REFERENCE", a->reference, "The reference run: a run record (*.json) or a training log")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(existing_file("a run record (*.json) or a training log"));
   cmd->add_option("CANDIDATE", a->candidate, "The candidate run: a run record (*.json) or a training log")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(existing_file("a run record (*.json) or a training log"));
   cmd->add_option("--recipe", a->recipe, "The recipe the logs' runs followed (needed for a log; as import reads it)")
-      ->check(CLI::ExistingFile);
+      ->check(existing_file("a recipe file (*.yaml)"));
   cmd->add_option("--log-format", a->log_format,
                   "megatron, torchtitan, hf or regex:<pattern> (default: the recipe's bench.log_format, else "
                   "detected)")
@@ -251,7 +251,7 @@ void add_converge_command(CLI::App& app, std::function<int()>& run) {
       ->check(integer_in(2, 1LL << 40));
   cmd->add_option("--write-recipe", a->write_recipe,
                   "Write the check's correctness.convergence block into this recipe (the rest of the file kept)")
-      ->check(CLI::ExistingFile);
+      ->check(existing_file("a recipe file (*.yaml)"));
   cmd->add_option("--note", a->note, "The block's note (default: the two inputs and the thresholds)");
   cmd->callback([&run, a] {
     for (const std::string* f : {&a->reference, &a->candidate})

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "util/format.h"
@@ -73,6 +74,26 @@ inline CLI::Validator integer_in(long long min, long long max) {
         return "";
       },
       "INTEGER in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+}
+
+/// A CLI11 validator for a path that must name a regular file, saying what it found and what the option takes
+/// (`what`, e.g. "a recipe file (*.yaml)"): "recipes (a folder), expected a recipe file (*.yaml)",
+/// "x.yaml: no such file, expected ...", "/dev/null (not a regular file), expected ..." (a FIFO or a device would
+/// hang or never end). CLI11 puts the option's name first; the command exits 2.
+inline CLI::Validator existing_file(const std::string& what) {
+  return CLI::Validator(
+      [what](std::string& s) -> std::string {
+        namespace fs = std::filesystem;
+        std::error_code ec;
+        const fs::file_status st = fs::status(s, ec);
+        const std::string expected = ", expected " + what;
+        if (s.empty()) return "'' (empty)" + expected;
+        if (!fs::exists(st)) return s + ": no such file" + expected;
+        if (fs::is_directory(st)) return s + " (a folder)" + expected;
+        if (!fs::is_regular_file(st)) return s + " (not a regular file)" + expected;
+        return "";
+      },
+      "FILE");
 }
 
 }  // namespace recipebench::cli

@@ -569,7 +569,7 @@ void add_plan_command(CLI::App& app, std::function<int()>& run) {
   auto* config = cmd->add_option("--model-config", args->model_config,
                                  "Hugging Face config.json of the model instead of a registry name (the families "
                                  "`recipebench models --config` counts; timed by the analytical mode)")
-                     ->check(CLI::ExistingFile);
+                     ->check(existing_file("a Hugging Face config.json"));
   model->excludes(config);
   config->excludes(model);
   cmd->add_option("--gpu", args->gpu,
@@ -592,7 +592,7 @@ void add_plan_command(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--top", args->top, "Layouts shown and written (default 5)")->check(integer_in(1, 1000));
   cmd->add_option("--out", args->out, "Write the top layouts as proposed recipes into this folder");
   cmd->add_option("--profile", args->profiles, "Profiles of the model (run records of `run --profile`)")
-      ->check(CLI::ExistingFile);
+      ->check(existing_file("a run record of `run --profile` (*.json)"));
   cmd->add_option("--memory-reserve", args->memory_reserve_gb,
                   "GB held back beside each layout's planned peak (CUDA context, NCCL buffers, the plan's error); "
                   "default: 3 GB + 8% of the peak, measured (docs/memory-plan.md, \"Reserve\")")
@@ -608,7 +608,7 @@ void add_plan_command(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--calibrate", args->calibrate,
                   "Measured runs of --gpu to fit the stack factor on, as predict's: recipes with a measured result "
                   "or run records of whole runs (ours or imported)")
-      ->check(CLI::ExistingFile)
+      ->check(existing_file("a recipe with a measured result or a run record"))
       ->excludes("--stack-factor");
   cmd->callback([&run, args] { run = [args] { return run_plan(*args); }; });
 }

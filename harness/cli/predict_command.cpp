@@ -164,17 +164,17 @@ void add_predict_command(CLI::App& app, std::function<int()>& run) {
                                  "Predict a recipe's step time, tokens/s/GPU, MFU and cost from measured profiles "
                                  "(docs/step-time.md)");
   auto args = std::make_shared<PredictArgs>();
-  cmd->add_option("recipe", args->recipe, "The recipe (*.yaml)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("recipe", args->recipe, "The recipe (*.yaml)")->required()->check(existing_file("a recipe file (*.yaml)"));
   cmd->add_option("--profile", args->profiles,
                   "Run records of `run --profile` or `run --emulate-rank R --profile` (one per rank kind)")
-      ->check(CLI::ExistingFile);
+      ->check(existing_file("a run record of `run --profile` (*.json)"));
   cmd->add_option("--stack-factor", args->stack_factor,
                   "Multiply every compute second by this (a stack's speed against the profiled one's; 0.01 to 100)")
       ->check(number_from_to(kMinStackFactor, kMaxStackFactor));
   cmd->add_option("--calibrate", args->calibrate,
                   "Measured runs of the recipe's GPU type to fit the stack factor on: recipes with a measured result "
                   "or run records of whole runs (ours or imported)")
-      ->check(CLI::ExistingFile)
+      ->check(existing_file("a recipe with a measured result or a run record"))
       ->excludes("--stack-factor");
   cmd->add_option("--format", args->format, "text or json")->check(CLI::IsMember({"text", "json"}));
   // The switches the step-time model prices, as `run` spells them (settings/switches.h, SwitchPricing).
