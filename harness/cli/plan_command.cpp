@@ -181,7 +181,7 @@ double spare_gb(double gpu_bytes, double peak, double reserve) { return (gpu_byt
 std::string row_text(size_t i, const PlannedLayout& p, double gpu_bytes) {
   const RecipeLayout& l = p.recipe.layout;
   return fmt::format(
-      "  {:>2}  {:<32} {:>6} {:>13}  {:<9} {:<14} {:>6.1f} {:>6.1f}  {:>7.3f}  {:>10}  {:>5}  {:>6}", i + 1, l.label,
+      "  {:>2}  {:<44} {:>6} {:>13}  {:<9} {:<14} {:>6.1f} {:>6.1f}  {:>7.3f}  {:>10}  {:>5}  {:>6}", i + 1, l.label,
       tokens_label(l.max_tokens_per_gpu), recompute_text(l.recompute), to_string(l.dispatcher),
       to_string(p.optimizer_form), p.peak_bytes / 1e9,
       spare_gb(gpu_bytes, p.peak_bytes, p.reserve_bytes), p.prediction.step_seconds,
@@ -227,13 +227,20 @@ std::vector<StackVerdict> stacks_for(const Recipe& r, const ModelConfig& m) {
   return proposal_stacks(r, m, torch_backend_capabilities());
 }
 
-/// "recipebench torch, Megatron-LM; not TorchTitan: <why>" for one proposal.
+/// "recipebench torch, Megatron-LM; not TorchTitan: <its first reason> (+N more)" for one proposal.
 std::string stacks_line(const std::vector<StackVerdict>& verdicts) {
   std::string runs, not_runs;
-  for (const StackVerdict& v : verdicts)
-    (v.runs ? runs : not_runs) += fmt::format("{}{}", (v.runs ? runs : not_runs).empty() ? "" : "; ",
-                                              v.runs ? to_string(v.stack) : std::string(to_string(v.stack)) + " (" + v.why_not + ")");
-  return runs + (not_runs.empty() ? "" : "; not " + not_runs);
+  for (const StackVerdict& v : verdicts) {
+    if (v.runs) {
+      runs += (runs.empty() ? "" : ", ") + std::string(to_string(v.stack));
+      continue;
+    }
+    const size_t cut = v.why_not.find("; ");
+    const size_t more = static_cast<size_t>(std::count(v.why_not.begin(), v.why_not.end(), ';'));
+    not_runs += fmt::format("; not {}: {}{}", to_string(v.stack), v.why_not.substr(0, cut),
+                            more > 0 ? fmt::format(" (+{} more)", more) : "");
+  }
+  return runs + not_runs;
 }
 
 /// Every line of `text` with `prefix` before it.
@@ -260,7 +267,7 @@ void print_commands(const LayoutSearch& search, size_t top, const ModelConfig& m
 
 /// The top `top` layouts, each one's breakdown, and the assumptions of the first.
 void print_ranked(const LayoutSearch& search, size_t top, const ModelConfig& m) {
-  std::cout << "   #  layout                           max tok     recompute  dispatch  optimizer      peak GB  spare   "
+  std::cout << "   #  layout                                       max tok     recompute  dispatch  optimizer      peak GB  spare   "
                "step s  tokens/s/GPU    MFU  $/1M\n";
   for (size_t i = 0; i < top; ++i) std::cout << row_text(i, search.ranked[i], search.gpu_memory_bytes) << "\n";
   std::cout << "  stacks that run each row (recipebench torch by its declared capabilities; Megatron-LM runs every "

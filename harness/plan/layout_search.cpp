@@ -120,11 +120,11 @@ std::vector<std::string> pruning_rules(const LayoutSpace& space, int64_t row_tok
       "use; priced as alltoall, so it would tie there)");
   if (space.try_recompute)
     out.push_back(
-        "recompute only where no recompute does not fit (recompute costs time, never memory the plan would miss); "
-        "there selective, the fewest full-block layers per stage that fit (bisected) and full uniform 1 layer, each "
-        "proposed where it fits");
-  out.push_back("optimizer state: per layout and recompute, the first form that fits (the others are slower to "
-                "converge or no faster)");
+        "recompute only where no recompute does not fit (recompute costs time); there full uniform 1 layer first "
+        "(the least memory: where it does not fit, no recompute does), then with its optimizer-state form selective "
+        "(where it fits) and full block over the fewest layers per virtual stage that fit (bisected)");
+  out.push_back("optimizer state: per layout, the first form that fits (without recompute, else with full recompute); "
+                "the others are less precise or no faster");
   out.push_back("ETP = TP only for TP > 1 (ETP 1 is TP folded into EP)");
   return out;
 }
@@ -348,8 +348,8 @@ std::optional<std::pair<Recipe, Planned>> fewest_block_layers(SearchState& st, c
 /// is engaged where its own no-effect rule says it applies on the candidate's rank map (settings/switches.h
 /// engage_priced_switches); the memory is planned as `run` would run it (plan_options of those settings, the search's
 /// reserve) for each variant (optimizer-state form, overlap_param_gather) until one fits, first without recompute;
-/// only where that does not fit, selective, full block over the fewest layers that fit and full uniform 1 layer, each
-/// proposed where it fits. The prediction reads the settings `run` would merge from the variant that fits.
+/// only where that does not fit, full uniform 1 layer, and where it fits, with its state form, selective and full
+/// block over the fewest layers that fit, each proposed where it fits. The prediction reads the settings `run` would merge from the variant that fits.
 void consider(Recipe rec, SearchState& st) {
   LayoutSearch& out = st.out;
   ++out.considered;
@@ -373,22 +373,26 @@ void consider(Recipe rec, SearchState& st) {
   }
   Recipe last_rec = rec;
   if (st.space.try_recompute) {
-    std::vector<std::pair<Recipe, Planned>> tries;
-    Recipe sel = rec;
-    sel.layout.recompute = RecipeRecompute{"selective", "", 0};
-    tries.push_back({sel, plan_variants(sel, st.r.model, *map, vs, out.reserve)});
-    if (auto block = fewest_block_layers(st, rec, *map, vs)) tries.push_back(std::move(*block));
+    // Full uniform 1 layer first (the least memory): where it does not fit, nothing with recompute does. Its state
+    // form (the most precise that fits with it) is the one selective and block are tried with.
     Recipe full = rec;
     full.layout.recompute = RecipeRecompute{"full", "uniform", 1};
-    tries.push_back({full, plan_variants(full, st.r.model, *map, vs, out.reserve)});
-    for (auto& [t, p] : tries) {
-      inside = inside || p.inside_reserve;
-      if (p.memory.fits()) {
-        any = true;
-        propose(st, t, p);
-      } else {
-        last = p, last_rec = t;
-      }
+    Planned pf = plan_variants(full, st.r.model, *map, vs, out.reserve);
+    inside = inside || pf.inside_reserve;
+    last = pf, last_rec = full;
+    if (pf.memory.fits()) {
+      std::vector<Variant> same_form;
+      for (const Variant& v : vs)
+        if (v.form == pf.variant.form) same_form.push_back(v);
+      std::vector<std::pair<Recipe, Planned>> tries;
+      Recipe sel = rec;
+      sel.layout.recompute = RecipeRecompute{"selective", "", 0};
+      Planned ps = plan_variants(sel, st.r.model, *map, same_form, out.reserve);
+      if (ps.memory.fits()) tries.push_back({sel, ps});
+      if (auto block = fewest_block_layers(st, rec, *map, same_form)) tries.push_back(std::move(*block));
+      tries.push_back({full, pf});
+      any = true;
+      for (auto& [t, p] : tries) propose(st, t, p);
     }
   }
   if (any) {
