@@ -425,8 +425,8 @@ void print_header(const PlanArgs& args, const Recipe& base, const LayoutSearch& 
                   double seconds) {
   std::cout << fmt::format(
       "recipebench plan: {} on {} x {} ({}), global batch {} rows of {} tokens\n  {} layouts considered, {} "
-      "pass the layout check, {} fit {:.0f} GB by the memory plan with a reserve of {} beside the peak ({} more "
-      "fit only inside it){}; searched in {:.2f} s\n",
+      "pass the layout check, {} fit {:.0f} GB by the memory plan (with recompute, once per choice that fits) "
+      "with a reserve of {} beside the peak ({} more fit only inside it){}; searched in {:.2f} s\n",
       base.model, args.count, base.gpu.type, topology_text(base), args.global_batch, args.row_tokens, search.considered,
       search.layout_ok, search.fit, search.gpu_memory_bytes / 1e9, reserve_rule(search.reserve), search.inside_reserve,
       unpredicted_text(search), seconds);

@@ -307,6 +307,7 @@ int64_t largest_chunk_layers(const RecipeLayout& l, int64_t layers) {
 /// Predicts `rec` (planned as `p`) into the search's ranked list, or counts why it could not be predicted.
 void propose(SearchState& st, const Recipe& rec, const Planned& p) {
   const double peak = p.memory.worst().peak;
+  ++st.out.fit;
   try {
     const RankMap& map = *st.stage_maps.of(rec, st.r.model);
     st.out.ranked.push_back({rec, predict_step(rec, st.r.model, map, st.costs, st.network, p.variant.options), peak,
@@ -367,7 +368,6 @@ void consider(Recipe rec, SearchState& st) {
   Planned last = plan_variants(rec, st.r.model, *map, vs, out.reserve);
   bool inside = last.inside_reserve, any = last.memory.fits();
   if (any) {
-    ++out.fit;
     propose(st, rec, last);
     return;
   }
@@ -395,10 +395,7 @@ void consider(Recipe rec, SearchState& st) {
       for (auto& [t, p] : tries) propose(st, t, p);
     }
   }
-  if (any) {
-    ++out.fit;
-    return;
-  }
+  if (any) return;
   out.inside_reserve += inside;
   const double peak = last.memory.worst().peak;
   out.closest.push_back({last_rec, peak, last.memory.reserve.bytes(peak), last.memory.inside_reserve(),

@@ -94,7 +94,7 @@ struct LayoutSearch {
   std::vector<PlannedLayout> ranked;  ///< fitting layouts, fastest (tokens/s/GPU) first
   std::vector<MemoryMiss> closest;    ///< when few fit: the layouts over memory with the smallest peaks, 5 at most
   int64_t considered = 0, layout_ok = 0;
-  int64_t fit = 0;        ///< layouts that fit the memory plan (with the reserve)
+  int64_t fit = 0;        ///< layouts that fit the memory plan (with the reserve), each recompute choice one layout
   int64_t predicted = 0;  ///< of those, the layouts the step-time model predicted (ranked.size())
   int64_t inside_reserve = 0;  ///< layouts whose peak fits the memory but not with the reserve beside it
   std::vector<std::pair<std::string, int64_t>> refusals;  ///< layout-check problems (field path) and how often
