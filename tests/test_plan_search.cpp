@@ -1,7 +1,8 @@
 // plan's search space and headroom (harness/plan/layout_search.h, plan/memory_plan.h, plan/topology.h,
-// plan/megatron_command.h; issue 44): the optimizer-state forms it tries per layout, the memory reserve beside each
-// planned peak and the measurements it comes from, the seed's measured B200 layouts among the proposals for 48 and
-// 64 GPUs, GB200's NVLink domain, and each proposal's Megatron-LM command against the launch check.
+// plan/megatron_command.h, plan/torchtitan_command.h, plan/proposal_stacks.h; issue 44): the optimizer-state forms it
+// tries per layout, the memory reserve beside each planned peak and the measurements it comes from, the seed's measured
+// B200 layouts among the proposals for 48 and 64 GPUs, GB200's NVLink domain, CP / ETP / dispatchers / recompute and
+// the stacks of each proposal, and every proposal's Megatron-LM and TorchTitan commands against the launch check.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -230,54 +231,6 @@ SourceDoc run_doc(const std::string& command) {
 
 }  // namespace
 
-TEST_CASE("every proposal's Megatron-LM command round-trips through the launch check with no warning",
-          "[plan][megatron]") {
-  struct Ask {
-    std::string model, gpu;
-    int count;
-    int64_t batch;
-  };
-  int checked = 0;
-  for (const Ask& a : {Ask{"Qwen3.5-397B-A17B", "B200", 48, 128}, Ask{"Qwen3.5-397B-A17B", "B200", 64, 128},
-                       Ask{"Qwen3.5-35B-A3B", "H100", 8, 128}, Ask{"Qwen3.5-35B-A3B", "GB200", 144, 288}}) {
-    LayoutRequest req;
-    req.model = *find_model(a.model);
-    req.gpu = a.gpu;
-    req.count = a.count;
-    req.per_node = default_instance_for_gpu(a.gpu)->gpus;
-    req.global_batch = a.batch;
-    req.row_tokens = 8192;
-    const std::vector<ProfiledRank> profiles = a.model == "Qwen3.5-35B-A3B" ? proxy_profiles() : seed_profiles();
-    const LayoutSearch s =
-        search_layouts(req, fit_unit_costs(profiles), recipe_network(base_recipe(req)), StepTimeOptions{});
-    REQUIRE(s.ranked.size() >= 3);
-    for (size_t i = 0; i < s.ranked.size() && i < 20; ++i, ++checked) {
-      const Recipe& r = s.ranked[i].recipe;
-      const std::string cmd = megatron_command(r);
-      const LaunchCheck c = check_launch_command(r, run_doc(cmd));
-      INFO(cmd);
-      CHECK(c.stated.empty());
-      CHECK(c.unstated.empty());
-      // The command states every field the check compares: the same fields come back.
-      std::map<std::string, std::string> flags;
-      for (const LaunchFlag& f : launch_flags(cmd)) flags[f.name] = f.value;
-      CHECK(flags.at("--tensor-model-parallel-size") == std::to_string(r.layout.tp));
-      CHECK(flags.at("--pipeline-model-parallel-size") == std::to_string(r.layout.pp));
-      CHECK(flags.at("--expert-model-parallel-size") == std::to_string(r.layout.ep));
-      CHECK(flags.at("--micro-batch-size") == std::to_string(*r.layout.rows_per_microbatch));
-      CHECK(flags.count("--use-precision-aware-optimizer") ==
-            (r.optimizer.master_weights == MasterWeights::kBf16Remainder ? 1u : 0u));
-      CHECK(std::stoi(flags.at("--nnodes")) * std::stoi(flags.at("--nproc-per-node")) == a.count);
-      // A command that disagrees is caught: TP doubled.
-      std::string wrong = cmd;
-      const std::string tp = "--tensor-model-parallel-size " + std::to_string(r.layout.tp);
-      wrong.replace(wrong.find(tp), tp.size(), "--tensor-model-parallel-size " + std::to_string(2 * r.layout.tp));
-      CHECK(check_launch_command(r, run_doc(wrong)).unstated.size() + check_launch_command(r, run_doc(wrong)).stated.size() == 1);
-    }
-  }
-  CHECK(checked >= 40);
-}
-
 namespace {
 
 /// A request of plan's: `model` on `count` `gpu`, `batch` rows of `row_tokens` tokens.
@@ -316,7 +269,7 @@ std::string flag_or_absent(const std::map<std::string, std::string>& flags, cons
 
 /// Checks that Megatron-LM's command of `r` states every layout field plan sets, and that the launch check finds
 /// nothing to say about it (nor about TorchTitan's, where TorchTitan runs the layout). Returns the commands checked.
-int round_trip(const Recipe& r, const ModelConfig& m) {
+int round_trip(const Recipe& r, const ModelConfig& m, bool check_changed_tp) {
   const RecipeLayout& l = r.layout;
   const std::string cmd = megatron_command(r);
   INFO(cmd);
@@ -348,6 +301,13 @@ int round_trip(const Recipe& r, const ModelConfig& m) {
         (r.optimizer.master_weights == MasterWeights::kBf16Remainder ? 1u : 0u));
   CHECK(f.count("--exp-avg-dtype") == (r.optimizer.exp_avg_dtype == StateDtype::kBf16 ? 1u : 0u));
   CHECK(std::stoi(f.at("--nnodes")) * std::stoi(f.at("--nproc-per-node")) == r.gpu.count);
+  if (check_changed_tp) {  // a command that disagrees is caught: TP doubled, one warning
+    std::string wrong = cmd;
+    const std::string tp = "--tensor-model-parallel-size " + std::to_string(l.tp);
+    wrong.replace(wrong.find(tp), tp.size(), "--tensor-model-parallel-size " + std::to_string(2 * l.tp));
+    const LaunchCheck w = check_launch_command(r, run_doc(wrong));
+    CHECK(w.stated.size() + w.unstated.size() == 1);
+  }
   if (!torchtitan_refusals(r, m).empty()) {
     CHECK_THROWS_AS(torchtitan_command(r, m), std::invalid_argument);
     return 1;
@@ -451,7 +411,7 @@ TEST_CASE("every proposal of six requests round-trips: Megatron-LM's and TorchTi
   const auto check_all = [&](const LayoutSearch& s, const ModelConfig& m) {
     REQUIRE_FALSE(s.ranked.empty());
     for (const PlannedLayout& p : s.ranked) {
-      const int n = round_trip(p.recipe, m);
+      const int n = round_trip(p.recipe, m, &p - s.ranked.data() < 5);
       commands += n;
       torchtitan += n - 1;
       flex += p.recipe.layout.dispatcher == Dispatcher::kFlex;
