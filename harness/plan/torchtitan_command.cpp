@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "plan/optimizer_traffic.h"  // optimizer_state_label
+
 namespace recipebench {
 
 std::vector<std::string> torchtitan_refusals(const Recipe& r, const ModelConfig& m) {
