@@ -19,9 +19,12 @@ case $part in
 optimizer-state)
   # plan-ignores-optimizer-state-options: the seed's measured 48 x B200 layout is proposed with its bf16_remainder
   # state (163.5 GB), written with its optimizer block, and validate --strict accepts what plan writes.
-  "$rb" plan --model Qwen3.5-397B-A17B --gpu B200 --count 48 --global-batch 128 --row-tokens 8192 $p397 --top 5 \
+  # (#19 of the wider search of issue 44: block recompute, BF16 moments and allgather rank above it.) Every file
+  # written, torch recipes and Megatron-LM ones (bench.backend command), passes validate --strict.
+  "$rb" plan --model Qwen3.5-397B-A17B --gpu B200 --count 48 --global-batch 128 --row-tokens 8192 $p397 --top 20 \
     --out "$work/p48" >"$work/o.txt" 2>&1 || fail "plan 48: $(cat "$work/o.txt")"
-  grep -qE '^ +[0-9]+  TP2 PP6 EP8 DP4 +8k +full  bf16_remainder +163\.5 ' "$work/o.txt" || fail "48: $(cat "$work/o.txt")"
+  grep -qE '^ +[0-9]+  TP2 PP6 EP8 DP4 +8k +full  alltoall  bf16_remainder +163\.5 ' "$work/o.txt" || fail "48: $(cat "$work/o.txt")"
+  grep -q '^  backend: "command"' "$work"/p48/*-allgather-*.yaml || fail "allgather: not the command backend's"
   f=$work/p48/plan-tp2-pp6-ep8-dp4-mt8k-recompute-bf16rem.yaml
   grep -q '^  master_weights: "bf16_remainder"' "$f" || fail "optimizer block: $(cat "$f")"
   # Its Megatron-LM command (run:) states the same layout and state form; validate --strict holds it to the fields.
@@ -33,9 +36,9 @@ optimizer-state)
     --optimizer-state fp32 >"$work/o.txt" 2>&1
   grep -qE '^ +[0-9]+  TP2 PP6 EP8 DP4 +8k +full' "$work/o.txt" && fail "fp32 only proposes the seed's layout"
   # 35B-A3B on one 8 x H100 node: TP2 PP2 EP4 DP2 with BF16 moments at 67.7 GB, the case's recipe validates.
-  "$rb" plan --model Qwen3.5-35B-A3B --gpu H100 --count 8 --global-batch 128 --row-tokens 8192 $p35 --top 9 \
+  "$rb" plan --model Qwen3.5-35B-A3B --gpu H100 --count 8 --global-batch 128 --row-tokens 8192 $p35 --top 25 \
     >"$work/o.txt" 2>&1 || fail "plan 35B on 8 H100: $(cat "$work/o.txt")"
-  grep -qE 'TP2 PP2 EP4 DP2 +8k +full  bf16_moments +67\.7 ' "$work/o.txt" || fail "35B: $(cat "$work/o.txt")"
+  grep -qE 'TP2 PP2 EP4 DP2 +8k +full  alltoall  bf16_moments +67\.7 ' "$work/o.txt" || fail "35B: $(cat "$work/o.txt")"
   "$rb" validate --strict "$cases/plan-ignores-optimizer-state-options/h100-35b-tp2-pp2-ep4-dp2-bf16moments.yaml" \
     >"$work/v.txt" 2>&1 || fail "case recipe: $(cat "$work/v.txt")"
   ;;
@@ -99,10 +102,12 @@ json)
   grep -q '^  "schema": "recipebench-plan/1",$' "$j" || fail "schema: $(head -3 "$j")"
   grep -q '^    "memory_bytes": 141000000000.0' "$j" || fail "memory_bytes"
   grep -q '^    "fixed_bytes": 3000000000.0,$' "$j" && grep -q '^    "fraction_of_peak": 0.08$' "$j" || fail "reserve"
-  grep -q '^    "CP > 1: ' "$j" || fail "not_searched"
+  grep -q '^    "CPU offload of optimizer state' "$j" || fail "not_searched"
+  grep -q '^    "CP > 1 only for rows of 16384 tokens or more' "$j" || fail "pruned"
   test "$(grep -c '^      "rank": [12],$' "$j")" -eq 2 || fail "proposals"
   grep -q '^      "optimizer_state": "bf16_moments",$' "$j" || fail "optimizer_state"
-  test "$(grep -c '^        "recipebench torch",$' "$j")" -eq 2 || fail "stacks"
+  test "$(grep -c '^        "Megatron-LM"$' "$j")" -eq 2 || fail "stacks"
+  grep -q '^        "TorchTitan": "no Qwen3.5 / Qwen3-Next model' "$j" || fail "not_stacks"
   grep -q '^      "spare_bytes": -' "$j" && fail "a proposal inside the reserve"
   test "$(grep -c '^      "file": ".*/out/plan-.*\.yaml"' "$j")" -eq 2 || fail "files"
   grep -q '^        "tokens_per_s_per_gpu": [1-9]' "$j" || fail "prediction"
@@ -110,8 +115,12 @@ json)
   "$rb" plan --model Qwen3.5-35B-A3B --gpu H200 --count 64 --global-batch 64 --row-tokens 131072 $p35 --top 1 \
     >"$work/o.txt" 2>&1 || fail "128k: $(cat "$work/o.txt")"
   grep -q '^  not searched:' "$work/o.txt" || fail "not searched: $(cat "$work/o.txt")"
-  grep -q 'rows of 131072 tokens: every proposal holds whole rows on one GPU' "$work/o.txt" || fail "long rows note"
-  grep -q "^  stacks: every row runs on recipebench's torch backend and Megatron-LM" "$work/o.txt" || fail "stacks"
+  # 128k-token rows: CP searched (up to 32: 4,096 tokens per CP rank), the best proposal has it, for Megatron-LM.
+  grep -q 'CP > 1 only with one row per microbatch and at least 4096 tokens per CP rank (CP up to 32' "$work/o.txt" ||
+    fail "CP rule: $(cat "$work/o.txt")"
+  grep -qE '^ +1  TP[0-9]+ PP[0-9]+( VPP[0-9]+)? CP[0-9]+ ' "$work/o.txt" || fail "no CP: $(cat "$work/o.txt")"
+  grep -qE '^ +1  Megatron-LM; not recipebench torch: CP [0-9]+' "$work/o.txt" || fail "stacks: $(cat "$work/o.txt")"
+  grep -qE -- '^ +--context-parallel-size ([2-9]|[1-9][0-9]) ' "$work/o.txt" || fail "run: $(cat "$work/o.txt")"
   ;;
 *) fail "unknown part $part" ;;
 esac

@@ -1,17 +1,26 @@
 // plan's search space and headroom (harness/plan/layout_search.h, plan/memory_plan.h, plan/topology.h,
-// plan/megatron_command.h; issue 44): the optimizer-state forms it tries per layout, the memory reserve beside each
-// planned peak and the measurements it comes from, the seed's measured B200 layouts among the proposals for 48 and
-// 64 GPUs, GB200's NVLink domain, and each proposal's Megatron-LM command against the launch check.
+// plan/megatron_command.h, plan/torchtitan_command.h, plan/proposal_stacks.h; issue 44): the optimizer-state forms it
+// tries per layout, the memory reserve beside each planned peak and the measurements it comes from, the seed's measured
+// B200 layouts among the proposals for 48 and 64 GPUs, GB200's NVLink domain, CP / ETP / dispatchers / recompute and
+// the stacks of each proposal, and every proposal's Megatron-LM and TorchTitan commands against the launch check.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include "catalog/hardware.h"
 #include "plan/compute_profile.h"
 #include "plan/layout_search.h"
+#include "backends/torch/torch_backend_registration.h"
+#include "catalog/hf_config.h"
+#include "plan/analytical_costs.h"
 #include "plan/megatron_command.h"
+#include "plan/proposal_stacks.h"
+#include "plan/torchtitan_command.h"
 #include "plan/memory_check.h"
 #include "plan/memory_plan.h"
 #include "plan/step_time.h"
@@ -73,7 +82,9 @@ const PlannedLayout* find_seed_layout(const LayoutSearch& search, const std::str
   for (const PlannedLayout& p : search.ranked) {
     const RecipeLayout& l = p.recipe.layout;
     if (layout_label(l) == layout_label(s) && l.max_tokens_per_gpu == s.max_tokens_per_gpu &&
-        l.recompute.granularity == s.recompute.granularity)
+        l.recompute.granularity == s.recompute.granularity && l.recompute.method == s.recompute.method &&
+        l.recompute.num_layers == s.recompute.num_layers && l.dispatcher == s.dispatcher &&
+        l.effective_etp() == s.effective_etp())
       return &p;
   }
   return nullptr;
@@ -220,50 +231,236 @@ SourceDoc run_doc(const std::string& command) {
 
 }  // namespace
 
-TEST_CASE("every proposal's Megatron-LM command round-trips through the launch check with no warning",
-          "[plan][megatron]") {
-  struct Ask {
-    std::string model, gpu;
-    int count;
-    int64_t batch;
-  };
-  int checked = 0;
-  for (const Ask& a : {Ask{"Qwen3.5-397B-A17B", "B200", 48, 128}, Ask{"Qwen3.5-397B-A17B", "B200", 64, 128},
-                       Ask{"Qwen3.5-35B-A3B", "H100", 8, 128}, Ask{"Qwen3.5-35B-A3B", "GB200", 144, 288}}) {
-    LayoutRequest req;
-    req.model = *find_model(a.model);
-    req.gpu = a.gpu;
-    req.count = a.count;
-    req.per_node = default_instance_for_gpu(a.gpu)->gpus;
-    req.global_batch = a.batch;
-    req.row_tokens = 8192;
-    const std::vector<ProfiledRank> profiles = a.model == "Qwen3.5-35B-A3B" ? proxy_profiles() : seed_profiles();
-    const LayoutSearch s =
-        search_layouts(req, fit_unit_costs(profiles), recipe_network(base_recipe(req)), StepTimeOptions{});
-    REQUIRE(s.ranked.size() >= 3);
-    for (size_t i = 0; i < s.ranked.size() && i < 20; ++i, ++checked) {
-      const Recipe& r = s.ranked[i].recipe;
-      const std::string cmd = megatron_command(r);
-      const LaunchCheck c = check_launch_command(r, run_doc(cmd));
-      INFO(cmd);
-      CHECK(c.stated.empty());
-      CHECK(c.unstated.empty());
-      // The command states every field the check compares: the same fields come back.
-      std::map<std::string, std::string> flags;
-      for (const LaunchFlag& f : launch_flags(cmd)) flags[f.name] = f.value;
-      CHECK(flags.at("--tensor-model-parallel-size") == std::to_string(r.layout.tp));
-      CHECK(flags.at("--pipeline-model-parallel-size") == std::to_string(r.layout.pp));
-      CHECK(flags.at("--expert-model-parallel-size") == std::to_string(r.layout.ep));
-      CHECK(flags.at("--micro-batch-size") == std::to_string(*r.layout.rows_per_microbatch));
-      CHECK(flags.count("--use-precision-aware-optimizer") ==
-            (r.optimizer.master_weights == MasterWeights::kBf16Remainder ? 1u : 0u));
-      CHECK(std::stoi(flags.at("--nnodes")) * std::stoi(flags.at("--nproc-per-node")) == a.count);
-      // A command that disagrees is caught: TP doubled.
-      std::string wrong = cmd;
-      const std::string tp = "--tensor-model-parallel-size " + std::to_string(r.layout.tp);
-      wrong.replace(wrong.find(tp), tp.size(), "--tensor-model-parallel-size " + std::to_string(2 * r.layout.tp));
-      CHECK(check_launch_command(r, run_doc(wrong)).unstated.size() + check_launch_command(r, run_doc(wrong)).stated.size() == 1);
-    }
+namespace {
+
+/// A request of plan's: `model` on `count` `gpu`, `batch` rows of `row_tokens` tokens.
+LayoutRequest plan_request_of(const ModelConfig& model, const std::string& gpu, int count, int64_t batch,
+                              int64_t row_tokens) {
+  LayoutRequest req;
+  req.model = model;
+  req.gpu = gpu;
+  req.count = count;
+  req.per_node = default_instance_for_gpu(gpu)->gpus;
+  req.global_batch = batch;
+  req.row_tokens = row_tokens;
+  return req;
+}
+
+/// plan's search of `req` in the analytical mode (a config.json model: nothing measured).
+LayoutSearch analytical_search(const LayoutRequest& req) {
+  ChunkShape shape;
+  shape.tokens = shape.row_tokens = req.row_tokens;
+  const UnitCosts u = analytical_costs(hardware_catalog(), *find_gpu(req.gpu), req.model, shape);
+  return search_layouts(req, u, recipe_network(base_recipe(req)), StepTimeOptions{});
+}
+
+/// The last value of each flag of `cmd` (launch_flags' words), "" for a switch.
+std::map<std::string, std::string> flag_values(const std::string& cmd) {
+  std::map<std::string, std::string> flags;
+  for (const LaunchFlag& f : launch_flags(cmd)) flags[f.name] = f.value;
+  return flags;
+}
+
+/// `flags[name]`, or "absent".
+std::string flag_or_absent(const std::map<std::string, std::string>& flags, const std::string& name) {
+  const auto it = flags.find(name);
+  return it == flags.end() ? "absent" : it->second;
+}
+
+/// Checks that Megatron-LM's command of `r` states every layout field plan sets, and that the launch check finds
+/// nothing to say about it (nor about TorchTitan's, where TorchTitan runs the layout). Returns the commands checked.
+int round_trip(const Recipe& r, const ModelConfig& m, bool check_changed_tp) {
+  const RecipeLayout& l = r.layout;
+  const std::string cmd = megatron_command(r);
+  INFO(cmd);
+  const LaunchCheck c = check_launch_command(r, run_doc(cmd));
+  CHECK(c.stated.empty());
+  CHECK(c.unstated.empty());
+  const std::map<std::string, std::string> f = flag_values(cmd);
+  CHECK(f.at("--tensor-model-parallel-size") == std::to_string(l.tp));
+  CHECK(f.at("--pipeline-model-parallel-size") == std::to_string(l.pp));
+  CHECK(flag_or_absent(f, "--num-virtual-stages-per-pipeline-rank") ==
+        (l.vpp > 1 ? std::to_string(l.vpp) : "absent"));
+  CHECK(f.at("--context-parallel-size") == std::to_string(l.cp));
+  CHECK(f.at("--expert-model-parallel-size") == std::to_string(l.ep));
+  CHECK(f.at("--expert-tensor-parallel-size") == std::to_string(l.effective_etp()));
+  CHECK(f.at("--moe-token-dispatcher-type") == to_string(l.dispatcher));
+  CHECK(f.count("--moe-enable-deepep") == (l.dispatcher == Dispatcher::kFlex ? 1u : 0u));
+  CHECK(flag_or_absent(f, "--decoder-first-pipeline-num-layers") ==
+        (l.first_stage_layers ? std::to_string(*l.first_stage_layers) : "absent"));
+  CHECK(f.count("--sequence-parallel") == (l.sequence_parallel ? 1u : 0u));
+  CHECK(flag_or_absent(f, "--recompute-granularity") ==
+        (l.recompute.granularity == "none" ? "absent" : l.recompute.granularity));
+  CHECK(flag_or_absent(f, "--recompute-method") == (l.recompute.granularity == "full" ? l.recompute.method : "absent"));
+  CHECK(flag_or_absent(f, "--recompute-num-layers") ==
+        (l.recompute.granularity == "full" ? std::to_string(l.recompute.num_layers) : "absent"));
+  CHECK(f.at("--micro-batch-size") == std::to_string(*l.rows_per_microbatch));
+  CHECK(f.at("--global-batch-size") == std::to_string(r.workload.global_batch));
+  CHECK(f.at("--seq-length") == std::to_string(r.workload.row_tokens));
+  CHECK(f.count("--use-precision-aware-optimizer") ==
+        (r.optimizer.master_weights == MasterWeights::kBf16Remainder ? 1u : 0u));
+  CHECK(f.count("--exp-avg-dtype") == (r.optimizer.exp_avg_dtype == StateDtype::kBf16 ? 1u : 0u));
+  CHECK(std::stoi(f.at("--nnodes")) * std::stoi(f.at("--nproc-per-node")) == r.gpu.count);
+  if (check_changed_tp) {  // a command that disagrees is caught: TP doubled, one warning
+    std::string wrong = cmd;
+    const std::string tp = "--tensor-model-parallel-size " + std::to_string(l.tp);
+    wrong.replace(wrong.find(tp), tp.size(), "--tensor-model-parallel-size " + std::to_string(2 * l.tp));
+    const LaunchCheck w = check_launch_command(r, run_doc(wrong));
+    CHECK(w.stated.size() + w.unstated.size() == 1);
   }
-  CHECK(checked >= 40);
+  if (!torchtitan_refusals(r, m).empty()) {
+    CHECK_THROWS_AS(torchtitan_command(r, m), std::invalid_argument);
+    return 1;
+  }
+  const std::string tt = torchtitan_command(r, m);
+  INFO(tt);
+  const LaunchCheck ct = check_launch_command(r, run_doc(tt));
+  CHECK(ct.stated.empty());
+  CHECK(ct.unstated.empty());
+  const std::map<std::string, std::string> g = flag_values(tt);
+  CHECK(g.at("--parallelism.tensor_parallel_degree") == std::to_string(l.tp));
+  CHECK(g.at("--parallelism.context_parallel_degree") == std::to_string(l.cp));
+  CHECK(g.at("--parallelism.pipeline_parallel_degree") == std::to_string(l.pp));
+  CHECK(g.at("--parallelism.expert_parallel_degree") == std::to_string(l.ep));
+  CHECK(g.at("--parallelism.expert_tensor_parallel_degree") == std::to_string(l.effective_etp()));
+  CHECK(g.at("--parallelism.data_parallel_shard_degree") == std::to_string(l.dp));
+  CHECK(g.at("--activation_checkpoint.mode") == l.recompute.granularity);
+  CHECK(g.at(l.pp > 1 ? "--parallelism.pipeline_parallel_microbatch_size" : "--training.local_batch_size") ==
+        std::to_string(*l.rows_per_microbatch));
+  if (l.pp > 1) {  // VPP: layers per stage x PP x VPP = the model's layers
+    CHECK(std::stoi(g.at("--parallelism.pipeline_parallel_layers_per_stage")) * l.pp * l.vpp == m.num_layers);
+    CHECK(g.at("--parallelism.pipeline_parallel_schedule") == (l.vpp > 1 ? "Interleaved1F1B" : "1F1B"));
+  }
+  CHECK(std::stoi(g.at("--nnodes")) * std::stoi(g.at("--nproc_per_node")) == r.gpu.count);
+  return 2;
+}
+
+}  // namespace
+
+TEST_CASE("plan's search space: CP for long rows, ETP, the dispatchers, selective and block recompute, each proposal "
+          "marked with the stacks that run it",
+          "[plan][search-space]") {
+  const BackendCapabilities torch = torch_backend_capabilities();
+  // 64 B200, the seed's request: no CP (8,192-token rows), ETP = TP and allgather within a node, block recompute.
+  const LayoutSearch s64 = seed_search(64);
+  std::map<std::string, int> seen;
+  for (const PlannedLayout& p : s64.ranked) {
+    const RecipeLayout& l = p.recipe.layout;
+    CHECK(l.cp == 1);
+    // allgather only within the 8-GPU NVLink domain, flex (DeepEP) only beyond it.
+    if (l.dispatcher == Dispatcher::kAllgather) CHECK(l.ep * l.effective_etp() <= 8);
+    if (l.dispatcher == Dispatcher::kFlex) CHECK(l.ep * l.effective_etp() > 8);
+    if (l.effective_etp() > 1) CHECK(l.effective_etp() == l.tp);
+    if (l.recompute.method == "block") {
+      CHECK(l.recompute.num_layers >= 1);
+      // fewer than the largest virtual stage's layers (all of them would be full uniform 1's memory)
+      const int stage = l.first_stage_layers ? std::max(*l.first_stage_layers, (60 - 2 * *l.first_stage_layers) / (l.pp - 2))
+                                             : 60 / l.pp;
+      CHECK(l.recompute.num_layers < stage / l.vpp);
+    }
+    ++seen[l.recompute.granularity + " " + l.recompute.method];
+    ++seen[l.effective_etp() > 1 ? "etp" : "etp1"];
+    ++seen[to_string(l.dispatcher)];
+    CHECK(fits_with_reserve(p.peak_bytes, s64.gpu_memory_bytes, s64.reserve));
+    // The torch backend runs exactly the proposals its declaration lists (CP, ETP, dispatcher, recompute).
+    const std::vector<StackVerdict> v = proposal_stacks(p.recipe, *find_model("Qwen3.5-397B-A17B"), torch);
+    const bool declared = l.cp == 1 && l.effective_etp() == 1 && l.dispatcher == Dispatcher::kAlltoall &&
+                          l.recompute.granularity != "selective";
+    CHECK(torch_runs(v) == declared);
+    CHECK(running_stacks(v).at(declared ? 1 : 0) == "Megatron-LM");
+    CHECK_FALSE(v.at(2).runs);  // TorchTitan has no Qwen3.5 model
+    CHECK_THAT(v.at(2).why_not, Catch::Contains("no Qwen3.5 / Qwen3-Next model"));
+  }
+  CHECK(seen["full block"] > 0);
+  CHECK(seen["full uniform"] > 0);
+  CHECK(seen["etp"] > 0);
+  CHECK(seen["allgather"] > 0);
+  CHECK(seen["alltoall"] > 0);
+  // Recompute only where none does not fit: no layout is proposed both with and without it.
+  std::map<std::string, std::set<std::string>> recompute_of;
+  for (const PlannedLayout& p : s64.ranked) {
+    const RecipeLayout& l = p.recipe.layout;
+    recompute_of[l.label + std::to_string(l.max_tokens_per_gpu) + to_string(l.dispatcher)].insert(
+        l.recompute.granularity);
+  }
+  for (const auto& [layout, kinds] : recompute_of) CHECK((kinds.count("none") == 0 || kinds.size() == 1));
+  // 131,072-token rows on 64 H200 (case plan-search-space-and-cli): CP proposed, one row per microbatch and at least
+  // 4,096 tokens per CP rank; never the torch backend's.
+  LayoutRequest req = plan_request_of(*find_model("Qwen3.5-35B-A3B"), "H200", 64, 64, 131072);
+  const LayoutSearch lr =
+      search_layouts(req, fit_unit_costs(proxy_profiles()), recipe_network(base_recipe(req)), StepTimeOptions{});
+  int with_cp = 0;
+  for (const PlannedLayout& p : lr.ranked) {
+    const RecipeLayout& l = p.recipe.layout;
+    if (l.cp == 1) continue;
+    ++with_cp;
+    CHECK(*l.rows_per_microbatch == 1);
+    CHECK(131072 / l.cp >= 4096);
+    CHECK_FALSE(torch_runs(proposal_stacks(p.recipe, req.model, torch)));
+    CHECK_THAT(proposal_stacks(p.recipe, req.model, torch).front().why_not, Catch::Contains("CP "));
+  }
+  CHECK(with_cp > 0);
+  CHECK_THAT(pruning_rules(LayoutSpace{}, 131072).front(), Catch::Contains("CP up to 32 for rows of 131072 tokens"));
+  CHECK_THAT(pruning_rules(LayoutSpace{}, 8192).front(), Catch::Contains("CP > 1 only for rows of 16384 tokens"));
+}
+
+TEST_CASE("every proposal of six requests round-trips: Megatron-LM's and TorchTitan's commands through the launch "
+          "check, the same fields and no warning",
+          "[plan][megatron][torchtitan]") {
+  int commands = 0, torchtitan = 0, flex = 0, cp = 0, selective_or_block = 0;
+  const auto check_all = [&](const LayoutSearch& s, const ModelConfig& m) {
+    REQUIRE_FALSE(s.ranked.empty());
+    for (const PlannedLayout& p : s.ranked) {
+      const int n = round_trip(p.recipe, m, &p - s.ranked.data() < 5);
+      commands += n;
+      torchtitan += n - 1;
+      flex += p.recipe.layout.dispatcher == Dispatcher::kFlex;
+      cp += p.recipe.layout.cp > 1;
+      selective_or_block += p.recipe.layout.recompute.granularity == "selective" || p.recipe.layout.recompute.method == "block";
+    }
+  };
+  check_all(seed_search(48), *find_model("Qwen3.5-397B-A17B"));
+  check_all(seed_search(64), *find_model("Qwen3.5-397B-A17B"));
+  {  // 128 B200: EP 16 spans two nodes, where flex is searched
+    const LayoutSearch s = seed_search(128);
+    check_all(s, *find_model("Qwen3.5-397B-A17B"));
+  }
+  {
+    LayoutRequest req = plan_request_of(*find_model("Qwen3.5-35B-A3B"), "H200", 64, 64, 131072);
+    check_all(search_layouts(req, fit_unit_costs(proxy_profiles()), recipe_network(base_recipe(req)), StepTimeOptions{}),
+              req.model);
+  }
+  for (const char* file : {"llama-3.1-8b.json", "qwen3-30b-a3b.json"}) {  // TorchTitan runs these families
+    const ModelConfig m = load_hf_config(test::source_path(std::string("tests/data/hf_configs/") + file));
+    check_all(analytical_search(plan_request_of(m, "H100", 16, 256, 8192)), m);
+  }
+  CHECK(flex > 0);
+  CHECK(cp > 0);
+  CHECK(selective_or_block > 0);
+  CHECK(torchtitan > 20);
+  CHECK(commands > 500);
+}
+
+TEST_CASE("the seed's three measured commands round-trip through the launch check with no warning",
+          "[plan][megatron][launch]") {
+  for (const std::string stem :
+       {"attune-48gpu-tp2-pp6-ep8", "attune-tp2-pp8-ep8-vpp2-mt16k", "attune-tp2-pp8-ep8-vpp2-mt8k"}) {
+    const std::string file = test::seed_recipe(stem);
+    const ValidatedRecipe v = validate_recipe_file(file);
+    REQUIRE(v.ok());
+    std::ifstream in(file);
+    std::stringstream text;
+    text << in.rdbuf();
+    const SourceDoc doc = parse_yaml(text.str(), file);
+    const LaunchCheck c = check_launch_command(*v.recipe, doc, find_model(v.recipe->model));
+    INFO(stem);
+    CHECK(c.stated.empty());
+    CHECK(c.unstated.empty());
+    // The command states the layout: its TP, PP, EP and the precision-aware optimizer come back from its flags.
+    const std::map<std::string, std::string> f = flag_values(doc.value["run"].get<std::string>());
+    CHECK(f.at("--tensor-model-parallel-size") == "2");
+    CHECK(f.at("--expert-model-parallel-size") == "8");
+    CHECK(f.at("--pipeline-model-parallel-size") == std::to_string(v.recipe->layout.pp));
+    CHECK(f.count("--use-precision-aware-optimizer") == 1);
+  }
 }

@@ -403,7 +403,8 @@ TEST_CASE("plan engages each priced switch where run's own no-effect rule applie
   const UnitCosts u = fit_unit_costs({synthetic_rank(proxy, whole_model(proxy, 8192, 4096))});
   LayoutSpace space;
   space.tp = {2};
-  space.vpp = {1};
+  space.max_vpp = 1;
+  space.try_etp = false;  // ETP 1: the experts' optimizer over the TP ranks, below
   space.rows_per_microbatch = {1};
   space.try_recompute = false;
   const LayoutSearch s = search_layouts(req, u, fast_network(1e9), StepTimeOptions{}, space);

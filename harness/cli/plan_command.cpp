@@ -22,6 +22,8 @@
 #include "plan/megatron_command.h"
 #include "plan/optimizer_traffic.h"
 #include "plan/prediction_text.h"
+#include "plan/proposal_stacks.h"
+#include "plan/torchtitan_command.h"
 #include "plan/topology.h"
 #include "predict_inputs.h"
 #include "recipe/diagnostic.h"
@@ -62,6 +64,18 @@ void usage_error(const std::string& field, const std::string& found, const std::
   std::cerr << Diagnostic{"<command line>", 0, 0, field, found, expected}.to_string() << "\n";
 }
 
+/// layout.recompute as the recipe writes it: the granularity, and for full its method and layers.
+Json recompute_json(const RecipeRecompute& rc) {
+  if (rc.granularity != "full") return Json{{"granularity", rc.granularity}};
+  return Json{{"granularity", rc.granularity}, {"method", rc.method}, {"num_layers", rc.num_layers}};
+}
+
+/// "none", "selective", "full" (uniform 1 layer: every layer) or "full block 3" / "full uniform 2".
+std::string recompute_text(const RecipeRecompute& rc) {
+  if (rc.granularity != "full" || (rc.method == "uniform" && rc.num_layers == 1)) return rc.granularity;
+  return fmt::format("full {} {}", rc.method, rc.num_layers);
+}
+
 /// A planned layout's parallel degrees as the recipe's layout block writes them: tp, pp, vpp, cp, ep, etp, dp and
 /// sequence_parallel.
 Json layout_degrees_json(const RecipeLayout& l) {
@@ -73,7 +87,8 @@ Json layout_degrees_json(const RecipeLayout& l) {
 
 /// The recipe document of a planned layout: the fields validate reads, the layout, the bench switches the
 /// prediction assumed, and the prediction block.
-Json planned_doc(const PlannedLayout& p, const std::vector<std::string>& profiles, double stack_factor) {
+Json planned_doc(const PlannedLayout& p, const std::vector<std::string>& profiles, double stack_factor, bool torch,
+                 const ModelConfig& m) {
   const Recipe& r = p.recipe;
   const RecipeLayout& l = r.layout;
   Json gpu{{"type", r.gpu.type}, {"memory_gb", r.gpu.memory_gb}, {"count", r.gpu.count}, {"per_node", r.gpu.per_node}};
@@ -86,17 +101,17 @@ Json planned_doc(const PlannedLayout& p, const std::vector<std::string>& profile
                               optimizer_state_label(r.optimizer))},
   };
   layout.update(layout_degrees_json(l));
+  layout["summary"] = layout["summary"].get<std::string>() + ", dispatcher " + to_string(l.dispatcher);
   if (l.first_stage_layers)
     layout["layer_split"] = Json{{"first", *l.first_stage_layers}, {"last", *l.last_stage_layers}};
   layout["max_tokens_per_gpu"] = l.max_tokens_per_gpu;
   layout["rows_per_microbatch"] = *l.rows_per_microbatch;
-  layout["recompute"] = l.recompute.granularity == "none" ? Json{{"granularity", "none"}}
-                                                          : Json{{"granularity", l.recompute.granularity},
-                                                                 {"method", l.recompute.method},
-                                                                 {"num_layers", l.recompute.num_layers}};
-  layout["dispatcher"] = "alltoall";
-  Json bench{{"backend", "torch"}};
-  bench.update(bench_switches_json(r.bench));
+  layout["recompute"] = recompute_json(l.recompute);
+  layout["dispatcher"] = to_string(l.dispatcher);
+  // A layout the torch backend runs is a torch recipe with the switches predicted; another is the command
+  // backend's, its Megatron-LM command in `run` (the switches are that command's flags).
+  Json bench{{"backend", torch ? "torch" : "command"}};
+  if (torch) bench.update(bench_switches_json(r.bench));
   Json optimizer = Json::object();  // the state form planned; absent fields are the FP32 defaults
   if (r.optimizer.master_weights == MasterWeights::kBf16Remainder) optimizer["master_weights"] = "bf16_remainder";
   if (r.optimizer.exp_avg_dtype == StateDtype::kBf16) optimizer["exp_avg_dtype"] = "bf16";
@@ -124,6 +139,7 @@ Json planned_doc(const PlannedLayout& p, const std::vector<std::string>& profile
   if (r.model_params && r.model_params->config) doc["model_params"] = Json{{"config", *r.model_params->config}};
   if (!optimizer.empty()) doc["optimizer"] = optimizer;
   doc["run"] = megatron_command(r);  // the layout for Megatron-LM; validate's launch check holds it to the fields
+  if (torchtitan_refusals(r, m).empty()) doc["x-torchtitan-run"] = torchtitan_command(r, m);
   doc["bench"] = bench;
   doc["prediction"] = prediction;
   return doc;
@@ -138,10 +154,17 @@ std::string tokens_label(int64_t tokens) {
 std::string file_name(const Recipe& r) {
   std::string name = fmt::format("plan-tp{}-pp{}", r.layout.tp, r.layout.pp);
   if (r.layout.vpp > 1) name += fmt::format("-vpp{}", r.layout.vpp);
-  name += fmt::format("-ep{}-dp{}", r.layout.ep, r.layout.dp);
+  if (r.layout.cp > 1) name += fmt::format("-cp{}", r.layout.cp);
+  name += fmt::format("-ep{}", r.layout.ep);
+  if (r.layout.effective_etp() > 1) name += fmt::format("-etp{}", r.layout.effective_etp());
+  name += fmt::format("-dp{}", r.layout.dp);
+  if (r.layout.dispatcher != Dispatcher::kAlltoall) name += "-" + to_string(r.layout.dispatcher);
   if (r.layout.first_stage_layers) name += fmt::format("-split{}", *r.layout.first_stage_layers);
   name += "-mt" + tokens_label(r.layout.max_tokens_per_gpu);
-  if (r.layout.recompute.granularity != "none") name += "-recompute";
+  const RecipeRecompute& rc = r.layout.recompute;
+  if (rc.granularity == "selective") name += "-selective";
+  if (rc.granularity == "full")
+    name += rc.method == "block" ? fmt::format("-recompute-block{}", rc.num_layers) : "-recompute";
   if (r.optimizer.master_weights == MasterWeights::kBf16Remainder)
     name += r.optimizer.exp_avg_dtype == StateDtype::kBf16 ? "-bf16moments" : "-bf16rem";
   return name + ".yaml";
@@ -158,8 +181,9 @@ double spare_gb(double gpu_bytes, double peak, double reserve) { return (gpu_byt
 std::string row_text(size_t i, const PlannedLayout& p, double gpu_bytes) {
   const RecipeLayout& l = p.recipe.layout;
   return fmt::format(
-      "  {:>2}  {:<32} {:>6} {:>9}  {:<14} {:>6.1f} {:>6.1f}  {:>7.3f}  {:>10}  {:>5}  {:>6}", i + 1, l.label,
-      tokens_label(l.max_tokens_per_gpu), l.recompute.granularity, to_string(p.optimizer_form), p.peak_bytes / 1e9,
+      "  {:>2}  {:<44} {:>6} {:>13}  {:<9} {:<14} {:>6.1f} {:>6.1f}  {:>7.3f}  {:>10}  {:>5}  {:>6}", i + 1, l.label,
+      tokens_label(l.max_tokens_per_gpu), recompute_text(l.recompute), to_string(l.dispatcher),
+      to_string(p.optimizer_form), p.peak_bytes / 1e9,
       spare_gb(gpu_bytes, p.peak_bytes, p.reserve_bytes), p.prediction.step_seconds,
       fixed(p.prediction.tokens_per_s_per_gpu, 1),
       p.prediction.mfu ? fmt::format("{:.1f}%", *p.prediction.mfu * 100) : "-",
@@ -192,40 +216,64 @@ void print_no_layout(const LayoutSearch& search) {
   for (const MemoryMiss& m : search.closest)
     std::cout << fmt::format("    {} {} {} {}: peak {:.1f} GB + reserve {:.1f} GB of {:.0f} ({})\n",
                              m.recipe.layout.label, tokens_label(m.recipe.layout.max_tokens_per_gpu),
-                             m.recipe.layout.recompute.granularity, to_string(m.optimizer_form), m.peak_bytes / 1e9,
+                             recompute_text(m.recipe.layout.recompute), to_string(m.optimizer_form), m.peak_bytes / 1e9,
                              m.reserve_bytes / 1e9, search.gpu_memory_bytes / 1e9,
                              m.inside_reserve ? "inside the reserve" : "largest term: " + m.largest_term);
 }
 
-/// The stacks that run `r`'s layout: recipebench's torch backend where its declared capabilities
-/// (backends/torch/torch_backend_registration.h) list every layout field plan sets, and Megatron-LM, which runs every
-/// layout plan searches (CP, ETP, the dispatchers and the three optimizer-state forms included).
-std::vector<std::string> stacks_for(const Recipe& r, const ModelConfig& m) {
-  if (m.family != ModelFamily::kQwen35) return {"Megatron-LM"};  // the torch backend builds Qwen3.5 only
-  const BackendCapabilities caps = torch_backend_capabilities();
-  const RecipeLayout& l = r.layout;
-  auto has = [](const auto& list, const auto& v) { return std::find(list.begin(), list.end(), v) != list.end(); };
-  const bool torch = has(caps.cp, l.cp) && has(caps.etp, l.effective_etp()) && has(caps.dispatchers, l.dispatcher) &&
-                     has(caps.recompute, l.recompute.granularity);
-  if (torch) return {"recipebench torch", "Megatron-LM"};
-  return {"Megatron-LM"};
+/// The stacks that run `r`'s layout (plan/proposal_stacks.h): recipebench's torch backend by its declared
+/// capabilities (backends/torch/torch_backend_registration.h), Megatron-LM, TorchTitan.
+std::vector<StackVerdict> stacks_for(const Recipe& r, const ModelConfig& m) {
+  return proposal_stacks(r, m, torch_backend_capabilities());
+}
+
+/// "recipebench torch, Megatron-LM; not TorchTitan: <its first reason> (+N more)" for one proposal.
+std::string stacks_line(const std::vector<StackVerdict>& verdicts) {
+  std::string runs, not_runs;
+  for (const StackVerdict& v : verdicts) {
+    if (v.runs) {
+      runs += (runs.empty() ? "" : ", ") + std::string(to_string(v.stack));
+      continue;
+    }
+    const size_t cut = v.why_not.find("; ");
+    const size_t more = static_cast<size_t>(std::count(v.why_not.begin(), v.why_not.end(), ';'));
+    not_runs += fmt::format("; not {}: {}{}", to_string(v.stack), v.why_not.substr(0, cut),
+                            more > 0 ? fmt::format(" (+{} more)", more) : "");
+  }
+  return runs + not_runs;
+}
+
+/// Every line of `text` with `prefix` before it.
+std::string indented(const std::string& text, const std::string& prefix) {
+  std::string out;
+  size_t start = 0;
+  for (size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1)
+    out += prefix + text.substr(start, end - start + 1);
+  return out;
+}
+
+/// Each of the top `top` layouts' commands: Megatron-LM's, and TorchTitan's where it runs the layout (else why not).
+void print_commands(const LayoutSearch& search, size_t top, const ModelConfig& m) {
+  for (size_t i = 0; i < top; ++i) {
+    const Recipe& r = search.ranked[i].recipe;
+    std::cout << fmt::format("  #{} run: (Megatron-LM)\n", i + 1) << indented(megatron_command(r), "    ");
+    const std::vector<std::string> tt = torchtitan_refusals(r, m);
+    if (tt.empty())
+      std::cout << fmt::format("  #{} run: (TorchTitan)\n", i + 1) << indented(torchtitan_command(r, m), "    ");
+    else
+      std::cout << fmt::format("  #{} TorchTitan: not this layout: {}\n", i + 1, tt.front());
+  }
 }
 
 /// The top `top` layouts, each one's breakdown, and the assumptions of the first.
 void print_ranked(const LayoutSearch& search, size_t top, const ModelConfig& m) {
-  std::cout << "   #  layout                           max tok recompute  optimizer      peak GB  spare   step s  "
-               "tokens/s/GPU    MFU  $/1M\n";
+  std::cout << "   #  layout                                       max tok     recompute  dispatch  optimizer      peak GB  spare   "
+               "step s  tokens/s/GPU    MFU  $/1M\n";
   for (size_t i = 0; i < top; ++i) std::cout << row_text(i, search.ranked[i], search.gpu_memory_bytes) << "\n";
-  std::string others;
-  for (size_t i = 0; i < top; ++i) {
-    const std::vector<std::string> stacks = stacks_for(search.ranked[i].recipe, m);
-    if (stacks.front() != "recipebench torch") others += fmt::format(" #{} only {};", i + 1, stacks.front());
-  }
-  if (m.family != ModelFamily::kQwen35)
-    std::cout << "  stacks: Megatron-LM (recipebench's torch backend does not build " << m.name << ")\n";
-  else
-    std::cout << "  stacks: every row runs on recipebench's torch backend and Megatron-LM"
-              << (others.empty() ? "" : " except:" + others.substr(0, others.size() - 1)) << "\n";
+  std::cout << "  stacks that run each row (recipebench torch by its declared capabilities; Megatron-LM runs every "
+               "layout searched):\n";
+  for (size_t i = 0; i < top; ++i)
+    std::cout << fmt::format("  {:>2}  {}\n", i + 1, stacks_line(stacks_for(search.ranked[i].recipe, m)));
   std::cout << "  where each step goes (the rank that ends last, seconds per step):\n";
   for (size_t i = 0; i < top; ++i) {
     const StepPrediction& p = search.ranked[i].prediction;
@@ -234,10 +282,12 @@ void print_ranked(const LayoutSearch& search, size_t top, const ModelConfig& m) 
   }
   std::cout << "  assumptions:\n";
   for (const std::string& a : search.ranked.front().prediction.assumptions) std::cout << "    - " << a << "\n";
+  print_commands(search, top, m);
 }
 
-/// The top `top` layouts written into args.out as proposed recipes (atomically), by rank: each one's path, or "" for
-/// a layout the torch backend cannot run (never written as a torch recipe; stacks_for says which stack runs it).
+/// The top `top` layouts written into args.out as proposed recipes (atomically), by rank, each one's path: a layout
+/// the torch backend runs as a torch recipe; another (never a torch recipe) as the command backend's, its Megatron-LM
+/// command as `run`.
 std::vector<std::string> write_planned(const LayoutSearch& search, size_t top, const LoadedProfiles& loaded,
                                        const PlanArgs& args, const ModelConfig& m) {
   std::vector<std::string> profile_files, paths;
@@ -245,10 +295,7 @@ std::vector<std::string> write_planned(const LayoutSearch& search, size_t top, c
   std::vector<std::pair<std::string, std::string>> files;
   std::set<std::string> taken;
   for (size_t i = 0; i < top; ++i) {
-    if (stacks_for(search.ranked[i].recipe, m).front() != "recipebench torch") {
-      paths.push_back("");
-      continue;
-    }
+    const bool torch = torch_runs(stacks_for(search.ranked[i].recipe, m));
     // One file per ranked layout: a name already taken by a better-ranked layout gets the rank ("-n3").
     std::string name = file_name(search.ranked[i].recipe);
     if (!taken.insert(name).second) {
@@ -257,9 +304,10 @@ std::vector<std::string> write_planned(const LayoutSearch& search, size_t top, c
     }
     paths.push_back((std::filesystem::path(args.out) / name).string());
     files.push_back({paths.back(),
-                     "# Proposed by recipebench plan: a predicted layout, not a measurement "
-                     "(docs/step-time.md).\n" +
-                         yaml_text(planned_doc(search.ranked[i], profile_files, args.stack_factor))});
+                     "# Proposed by recipebench plan: a predicted layout, not a measurement (docs/step-time.md).\n" +
+                         std::string(torch ? "" : "# For Megatron-LM (the command backend runs its run: command); "
+                                                  "recipebench's torch backend does not run this layout.\n") +
+                         yaml_text(planned_doc(search.ranked[i], profile_files, args.stack_factor, torch, m))});
   }
   write_files_atomically(files);
   return paths;
@@ -377,15 +425,17 @@ void print_header(const PlanArgs& args, const Recipe& base, const LayoutSearch& 
                   double seconds) {
   std::cout << fmt::format(
       "recipebench plan: {} on {} x {} ({}), global batch {} rows of {} tokens\n  {} layouts considered, {} "
-      "pass the layout check, {} fit {:.0f} GB by the memory plan with a reserve of {} beside the peak ({} more "
-      "fit only inside it){}; searched in {:.2f} s\n",
+      "pass the layout check, {} fit {:.0f} GB by the memory plan (with recompute, once per choice that fits) "
+      "with a reserve of {} beside the peak ({} more fit only inside it){}; searched in {:.2f} s\n",
       base.model, args.count, base.gpu.type, topology_text(base), args.global_batch, args.row_tokens, search.considered,
       search.layout_ok, search.fit, search.gpu_memory_bytes / 1e9, reserve_rule(search.reserve), search.inside_reserve,
       unpredicted_text(search), seconds);
   std::cout << "  searched:\n";
   for (const std::string& d : searched_dimensions(space, search.nvlink_gpus)) std::cout << "    - " << d << "\n";
   std::cout << "  not searched:\n";
-  for (const std::string& d : left_out_dimensions(args.row_tokens)) std::cout << "    - " << d << "\n";
+  for (const std::string& d : left_out_dimensions()) std::cout << "    - " << d << "\n";
+  std::cout << "  pruned:\n";
+  for (const std::string& d : pruning_rules(space, args.row_tokens)) std::cout << "    - " << d << "\n";
 }
 
 /// One proposal as JSON: its rank, layout fields, optimizer state, memory, the stacks that run it, the prediction.
@@ -395,10 +445,14 @@ Json proposal_json(size_t i, const PlannedLayout& p, double gpu_bytes, const Mod
   layout.update(layout_degrees_json(l));
   layout.update(Json{{"max_tokens_per_gpu", l.max_tokens_per_gpu},
                      {"rows_per_microbatch", *l.rows_per_microbatch},
-                     {"recompute", l.recompute.granularity},
-                     {"dispatcher", "alltoall"}});
+                     {"recompute", recompute_json(l.recompute)},
+                     {"dispatcher", to_string(l.dispatcher)}});
   layout["layer_split"] =
       l.first_stage_layers ? Json{{"first", *l.first_stage_layers}, {"last", *l.last_stage_layers}} : Json(nullptr);
+  const std::vector<StackVerdict> stacks = stacks_for(p.recipe, m);
+  Json not_stacks = Json::object();  // stack -> why it cannot run the layout
+  for (const StackVerdict& v : stacks)
+    if (!v.runs) not_stacks[to_string(v.stack)] = v.why_not;
   return Json{{"rank", i + 1},
               {"layout", layout},
               {"optimizer_state", to_string(p.optimizer_form)},
@@ -406,8 +460,11 @@ Json proposal_json(size_t i, const PlannedLayout& p, double gpu_bytes, const Mod
               {"peak_bytes", p.peak_bytes},
               {"reserve_bytes", p.reserve_bytes},
               {"spare_bytes", gpu_bytes - p.peak_bytes - p.reserve_bytes},
-              {"stacks", stacks_for(p.recipe, m)},
+              {"stacks", running_stacks(stacks)},
+              {"not_stacks", not_stacks},
               {"run", megatron_command(p.recipe)},
+              {"torchtitan_run", torchtitan_refusals(p.recipe, m).empty() ? Json(torchtitan_command(p.recipe, m))
+                                                                          : Json(nullptr)},
               {"prediction", prediction_to_json(p.prediction)}};
 }
 
@@ -420,7 +477,7 @@ Json plan_json(const PlanArgs& args, const Recipe& base, const ModelConfig& mode
   for (const MemoryMiss& m : search.closest)
     closest.push_back(Json{{"layout", m.recipe.layout.label},
                            {"max_tokens_per_gpu", m.recipe.layout.max_tokens_per_gpu},
-                           {"recompute", m.recipe.layout.recompute.granularity},
+                           {"recompute", recompute_json(m.recipe.layout.recompute)},
                            {"optimizer_state", to_string(m.optimizer_form)},
                            {"peak_bytes", m.peak_bytes},
                            {"reserve_bytes", m.reserve_bytes},
@@ -444,7 +501,8 @@ Json plan_json(const PlanArgs& args, const Recipe& base, const ModelConfig& mode
                                {"fixed_bytes", search.reserve.fixed_bytes},
                                {"fraction_of_peak", search.reserve.fraction}}},
               {"searched", searched_dimensions(space, search.nvlink_gpus)},
-              {"not_searched", left_out_dimensions(args.row_tokens)},
+              {"not_searched", left_out_dimensions()},
+              {"pruned", pruning_rules(space, args.row_tokens)},
               {"counts", Json{{"considered", search.considered},
                               {"layout_ok", search.layout_ok},
                               {"fit", search.fit},
@@ -551,9 +609,10 @@ int run_plan(PlanArgs args) {
   }
   print_ranked(*search, top, request->model);
   for (size_t i = 0; i < paths.size(); ++i)
-    std::cout << (paths[i].empty() ? fmt::format("  #{} not written: recipebench's torch backend cannot run it ({})",
-                                                 i + 1, stacks_for(search->ranked[i].recipe, request->model).front())
-                                   : "  wrote " + paths[i])
+    std::cout << "  wrote " << paths[i]
+              << (torch_runs(stacks_for(search->ranked[i].recipe, request->model))
+                      ? ""
+                      : " (for Megatron-LM, bench.backend command: recipebench's torch backend does not run it)")
               << "\n";
   return kOk;
 }

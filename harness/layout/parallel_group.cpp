@@ -85,6 +85,7 @@ std::vector<int> grid_members(const RankMap& map, const RankPlacement& me, Group
 }  // namespace
 
 std::vector<int> group_members(const RankMap& map, int rank, GroupKind kind) {
+  if (map.stages_only) return grid_members(map, rank_placement(map, rank), kind);  // build_stage_map's map
   if (rank < 0 || rank >= static_cast<int>(map.ranks.size()))
     throw std::invalid_argument("rank " + std::to_string(rank) + " is not in the layout's " +
                                 std::to_string(map.ranks.size()) + " ranks");

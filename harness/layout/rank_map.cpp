@@ -71,8 +71,11 @@ std::atomic<int64_t> g_rank_map_builds{0};
 
 int64_t rank_map_builds() { return g_rank_map_builds.load(); }
 
-RankMap build_rank_map(const Recipe& r, const ModelConfig& model) {
-  ++g_rank_map_builds;
+namespace {
+
+/// The map of `r` without its ranks: the grid, the layer split and batches (build_rank_map's first part), and each
+/// pipeline stage's layers by virtual stage into `stage_chunks`.
+RankMap map_header(const Recipe& r, const ModelConfig& model, std::vector<std::vector<LayerRange>>& stage_chunks) {
   const RecipeLayout& L = r.layout;
   RankMap m;
   m.world = static_cast<int>(L.world());
@@ -95,7 +98,7 @@ RankMap build_rank_map(const Recipe& r, const ModelConfig& model) {
   m.schedule = L.pp == 1 ? "no pipeline" : L.vpp == 1 ? "1F1B" : "interleaved 1F1B (VPP " + std::to_string(L.vpp) + ")";
 
   // Layers of virtual stage v on pipeline rank p: chunk v of every stage, stages in order, then chunk v + 1.
-  std::vector<std::vector<LayerRange>> stage_chunks(L.pp);
+  stage_chunks.assign(static_cast<size_t>(L.pp), {});
   int64_t offset = 0;
   for (int v = 0; v < L.vpp; ++v)
     for (int p = 0; p < L.pp; ++p) {
@@ -103,14 +106,47 @@ RankMap build_rank_map(const Recipe& r, const ModelConfig& model) {
       stage_chunks[p].push_back(LayerRange{v, offset, n});
       offset += n;
     }
+  return m;
+}
 
+}  // namespace
+
+RankMap build_rank_map(const Recipe& r, const ModelConfig& model) {
+  ++g_rank_map_builds;
+  std::vector<std::vector<LayerRange>> stage_chunks;
+  RankMap m = map_header(r, model, stage_chunks);
   m.ranks.reserve(static_cast<size_t>(m.world));
-  m.stage_first_rank.assign(static_cast<size_t>(L.pp), m.ranks.max_size());
+  m.stage_first_rank.assign(static_cast<size_t>(m.pp), m.ranks.max_size());
   for (int rank = 0; rank < m.world; ++rank) {
     RankPlacement q = placement(m, rank);
     q.layers = stage_chunks[q.pp];
     size_t& first = m.stage_first_rank[static_cast<size_t>(q.pp)];
     if (first == m.ranks.max_size()) first = m.ranks.size();
+    m.ranks.push_back(std::move(q));
+  }
+  return m;
+}
+
+RankPlacement rank_placement(const RankMap& map, int rank) {
+  if (rank < 0 || rank >= map.world)
+    throw std::invalid_argument("rank " + std::to_string(rank) + " is not in the layout's " +
+                                std::to_string(map.world) + " ranks");
+  RankPlacement q = placement(map, rank);
+  const size_t stage = static_cast<size_t>(q.pp);
+  if (stage < map.stage_first_rank.size() && map.stage_first_rank[stage] < map.ranks.size())
+    q.layers = map.ranks[map.stage_first_rank[stage]].layers;
+  return q;
+}
+
+RankMap build_stage_map(const Recipe& r, const ModelConfig& model) {
+  std::vector<std::vector<LayerRange>> stage_chunks;
+  RankMap m = map_header(r, model, stage_chunks);
+  m.stages_only = true;
+  const int stage_ranks = m.tp * m.cp * m.dp;  // pp is the attention grid's outermost coordinate
+  for (int p = 0; p < m.pp; ++p) {
+    RankPlacement q = placement(m, p * stage_ranks);
+    q.layers = stage_chunks[static_cast<size_t>(p)];
+    m.stage_first_rank.push_back(m.ranks.size());
     m.ranks.push_back(std::move(q));
   }
   return m;

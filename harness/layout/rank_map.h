@@ -39,6 +39,9 @@ struct RankMap {
   /// Index in `ranks` of each pipeline stage's first rank, filled by build_rank_map (empty in a map made by hand):
   /// a stage's layers without a scan of every rank (plan/memory_plan.h, plan's search of 65,536 GPUs).
   std::vector<size_t> stage_first_rank;
+  /// True for build_stage_map's map: `ranks` holds each stage's first rank only, in stage order; any other rank's
+  /// placement is rank_placement's arithmetic.
+  bool stages_only = false;
 };
 
 /// Builds the rank map of a validated recipe's layout for `model`. Layers of virtual stage v on pipeline rank p
@@ -47,6 +50,17 @@ struct RankMap {
 /// layout's arithmetic does not hold (validate reports the same problems with locations), or when `model` is known
 /// by its stated counts only (ModelFamily::kStated: no layer count to split).
 RankMap build_rank_map(const Recipe& recipe, const ModelConfig& model);
+
+/// Rank `rank`'s placement in `map` by the grids' arithmetic (attention: TP fastest, then CP, DP, PP; experts: ETP,
+/// EP, EDP, PP), with its stage's layers and the map's microbatches: what build_rank_map puts at index `rank`.
+/// Throws std::invalid_argument for a rank outside the world.
+RankPlacement rank_placement(const RankMap& map, int rank);
+
+/// build_rank_map's map with only each pipeline stage's first rank in `ranks` (stage_first_rank indexes them), in
+/// O(PP) instead of O(GPUs): what the memory plan and the switches' rules read (plan's search plans every layout on
+/// it and builds the whole map only for the layouts that fit). Not for the groups (plan/topology.h needs every rank);
+/// not counted by rank_map_builds. Throws as build_rank_map.
+RankMap build_stage_map(const Recipe& recipe, const ModelConfig& model);
 
 /// The tokens per rank that size the fixed-capacity EP dispatcher's blocks (bench.ep_dispatch fixed_capacity):
 /// layout.max_tokens_per_gpu / TP, a sequence-parallel rank routing its 1 / TP of the microbatch's tokens

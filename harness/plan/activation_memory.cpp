@@ -98,6 +98,20 @@ double transformer_layer_activation_bytes(const ModelConfig& m, int64_t layer, c
   return per_token * shard_tokens(s);
 }
 
+double attention_core_activation_bytes(const ModelConfig& m, int64_t layer, const MicrobatchShape& s) {
+  const double p = s.param_bytes, heads = static_cast<double>(m.num_attention_heads) / s.tp;
+  if (m.family == ModelFamily::kTransformer) {
+    const double d_v = m.attention == AttentionKind::kMla ? static_cast<double>(attention_head_dims(m).v)
+                                                          : static_cast<double>(m.head_dim);
+    return (p * heads * d_v + kF32 * heads) * static_cast<double>(s.tokens);
+  }
+  if (!m.is_full_attention(layer)) return 0;
+  const double T = static_cast<double>(s.tokens);
+  double per_token = 4 * p * heads * static_cast<double>(m.head_dim);
+  if (!s.sdpa) per_token += (kF32 + p) * heads * T;
+  return per_token * T;
+}
+
 double layer_activation_bytes(const ModelConfig& m, int64_t layer, const MicrobatchShape& s) {
   if (m.family == ModelFamily::kTransformer) return transformer_layer_activation_bytes(m, layer, s);
   const double norms = 2 * rms_norm_bytes(shard_tokens(s) * m.hidden_size);

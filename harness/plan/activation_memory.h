@@ -80,6 +80,14 @@ constexpr int64_t kLmLossChunkTokens = 4096;
 /// Bytes one decoder layer keeps for its backward pass without recompute (mixer, both RMSNorms, MoE block): the
 /// torch backend's code for Qwen3.5, transformer_layer_activation_bytes for a config.json family.
 double layer_activation_bytes(const ModelConfig& m, int64_t layer, const MicrobatchShape& s);
+
+/// Bytes of layer `layer`'s activations that selective recompute (Megatron-LM's --recompute-granularity selective,
+/// its default module core_attn) frees: the attention core's own tensors, kept again by recomputing the core from
+/// its inputs in the backward pass. Per full-attention layer: the query, key and value heads repeated to the query
+/// heads and the attention's output (4 x [T x heads / TP x head_dim] in the dtype; Qwen3.5), or the core's output
+/// and its log-sum-exp (a config.json transformer), plus the explicit [seq, seq] softmax where no fused attention
+/// runs. 0 for a Gated DeltaNet layer (no attention core). Bytes; docs/memory-plan.md, "Recompute".
+double attention_core_activation_bytes(const ModelConfig& m, int64_t layer, const MicrobatchShape& s);
 /// A config.json family's decoder layer (ModelFamily::kTransformer), which no recipebench backend runs: the
 /// standard per-layer count of Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer
 /// Models" (arXiv 2205.05198, section 4: 34 s b h + 5 a s^2 b bytes per layer, / t with tensor and sequence

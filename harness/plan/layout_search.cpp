@@ -82,37 +82,62 @@ std::string joined(const std::vector<T>& values) {
 }  // namespace
 
 std::vector<std::string> searched_dimensions(const LayoutSpace& space, int nvlink_gpus) {
-  std::vector<std::string> forms;
+  std::vector<std::string> forms, dispatchers;
   for (OptimizerForm f : space.optimizer_forms) forms.push_back(to_string(f));
+  for (Dispatcher d : space.dispatchers) dispatchers.push_back(to_string(d) + (d == Dispatcher::kFlex ? " (priced as alltoall)" : ""));
   return {
       fmt::format("TP {} (within one scale-up domain: {} GPUs; sequence parallel when > 1)", joined(space.tp),
                   nvlink_gpus),
-      "PP: every divisor of GPUs / TP up to the layers; the even layer split and lighter first and last stages",
-      fmt::format("VPP {} (where every stage's layers divide)", joined(space.vpp)),
-      "EP: divisors of the stage's GPUs and of the experts; ETP 1; CP 1; DP = GPUs / (TP PP)",
+      space.try_cp ? "CP 1, 2, 4, ... (powers of two; ring attention's exchange priced, see the pruning rules)" : "CP 1",
+      "PP: every divisor of GPUs / (TP CP) up to the layers; the even layer split and lighter first and last stages",
+      space.max_vpp > 0 ? fmt::format("VPP 1 to {} (where every stage's layers divide)", space.max_vpp)
+                        : "VPP: every degree where every stage's layers divide (up to one layer per virtual stage)",
+      space.try_etp ? "ETP 1 (TP folded into EP) and ETP = TP" : "ETP 1",
+      "EP: divisors of the stage's GPUs / ETP and of the experts; DP = GPUs / (TP CP PP)",
+      "dispatcher " + joined(dispatchers) + " (EP > 1)",
       fmt::format("rows per microbatch {} (max tokens per GPU = rows x row tokens)", joined(space.rows_per_microbatch)),
-      space.try_recompute ? "recompute none, full (uniform, 1 layer)" : "recompute none",
+      space.try_recompute ? "recompute none, selective (Megatron-LM's core_attn), full block (the fewest layers per "
+                            "stage that fit), full uniform 1 layer"
+                          : "recompute none",
       "optimizer state " + joined(forms) + " (the first that fits, per layout)",
       "the priced overlap switches on where they apply (overlap_param_gather also off where it costs the fit)"};
 }
 
-std::vector<std::string> left_out_dimensions(int64_t row_tokens) {
-  std::vector<std::string> out = {
-      "CP > 1: the torch backend runs CP 1 (the step-time model prices ring attention's exchange of keys and values "
-      "but not Gated DeltaNet's state passing)",
-      "ETP > 1: the torch backend runs ETP 1 (TP folded into EP)",
-      "selective recompute and recompute of several layers per unit: the torch backend runs full (uniform or block) "
-      "or none; the search tries full uniform 1 layer",
-      "dispatchers other than alltoall (allgather, DeepEP flex): the torch backend runs alltoall (the step-time model "
-      "prices allgather by its own collectives, flex as alltoall)",
-      "CPU offload of optimizer state or activations: the torch backend runs none",
-      "FP32 masters with BF16 moments: BF16 + remainder masters hold the same FP32 value in less memory"};
-  if (row_tokens >= 32768)
+std::vector<std::string> pruning_rules(const LayoutSpace& space, int64_t row_tokens) {
+  std::vector<std::string> out;
+  if (space.try_cp)
+    out.push_back(row_tokens >= space.cp_from_row_tokens
+                      ? fmt::format("CP > 1 only with one row per microbatch and at least {} tokens per CP rank (CP "
+                                    "up to {} for rows of {} tokens)",
+                                    space.cp_min_rank_tokens, std::max<int64_t>(1, row_tokens / space.cp_min_rank_tokens),
+                                    row_tokens)
+                      : fmt::format("CP > 1 only for rows of {} tokens or more: rows of {} fit whole on one GPU's "
+                                    "microbatch, so CP 1",
+                                    space.cp_from_row_tokens, row_tokens));
+  out.push_back(
+      "dispatcher: EP 1 has none to choose (alltoall written); allgather only where ETP x EP stays within the NVLink "
+      "domain (it gathers every EP rank's tokens), flex (DeepEP) only where ETP x EP spans more than one (its "
+      "use; priced as alltoall, so it would tie there)");
+  if (space.try_recompute)
     out.push_back(
-        fmt::format("rows of {} tokens: every proposal holds whole rows on one GPU (context parallelism, "
-                    "the usual answer for long rows, is not searched)",
-                    row_tokens));
+        "recompute only where no recompute does not fit (recompute costs time); there full uniform 1 layer first "
+        "(the least memory: where it does not fit, no recompute does), then with its optimizer-state form selective "
+        "(where it fits) and full block over the fewest layers per virtual stage that fit (bisected)");
+  out.push_back("optimizer state: per layout, the first form that fits (without recompute, else with full recompute); "
+                "the others are less precise or no faster");
+  out.push_back("ETP = TP only for TP > 1 (ETP 1 is TP folded into EP)");
   return out;
+}
+
+std::vector<std::string> left_out_dimensions() {
+  return {"CPU offload of optimizer state or activations: the memory plan and the step-time model do not price host "
+          "traffic, and the torch backend runs none",
+          "TP beyond the NVLink domain: TP's collectives run on every layer",
+          "ETP other than 1 and TP",
+          "recompute uniform over several layers per unit: full block over the fewest layers that fit saves the "
+          "same memory with less recompute",
+          "selective recompute of modules other than core_attn (--recompute-modules): not in the memory plan",
+          "FP32 masters with BF16 moments: BF16 + remainder masters hold the same FP32 value in less memory"};
 }
 
 Recipe base_recipe(const LayoutRequest& r) {
@@ -145,46 +170,51 @@ Recipe base_recipe(const LayoutRequest& r) {
 
 namespace {
 
-/// One point of the space: the degrees and choices a candidate layout is made of.
+/// One point of the space: the degrees and choices a candidate layout is made of (its recompute is chosen by
+/// `consider`, by what fits).
 struct Candidate {
-  int tp = 1, pp = 1, vpp = 1, dp = 1, ep = 1, rows = 1;
+  int tp = 1, cp = 1, pp = 1, vpp = 1, dp = 1, ep = 1, etp = 1, rows = 1;
   std::pair<std::optional<int>, std::optional<int>> split;
-  bool recompute = false;
+  Dispatcher dispatcher = Dispatcher::kAlltoall;
 };
 
-/// The proposed recipe of candidate `c`: `base` with its layout (ETP 1, sequence parallel with TP); its switches are
-/// engaged by `consider` once its rank map is known.
+/// The proposed recipe of candidate `c`: `base` with its layout (sequence parallel with TP, no recompute); its
+/// switches are engaged by `consider` once its rank map is known.
 Recipe candidate_recipe(const Recipe& base, const Candidate& c) {
   Recipe rec = base;
   RecipeLayout& l = rec.layout;
   l.tp = c.tp;
+  l.cp = c.cp;
   l.pp = c.pp;
   l.vpp = c.vpp;
   l.dp = c.dp;
   l.ep = c.ep;
-  l.etp = 1;
+  l.etp = c.etp;
   l.sequence_parallel = c.tp > 1;
   l.first_stage_layers = c.split.first;
   l.last_stage_layers = c.split.second;
   l.rows_per_microbatch = c.rows;
   l.max_tokens_per_gpu = c.rows * base.workload.row_tokens;
-  if (c.recompute) l.recompute = RecipeRecompute{"full", "uniform", 1};
+  l.dispatcher = c.dispatcher;
   l.label = layout_label(l);
   return rec;
 }
 
-/// The rank map of the last layout built, kept for the next candidates of the same layout (they differ in rows per
-/// microbatch or recompute): a change of rows sets the map's microbatch counts (O(GPUs) integers) instead of building
-/// it again (O(GPUs) placements, each with its layer ranges): a quarter of the builds of a search.
+/// The rank map of the last layout built, kept for the next candidates of the same layout (they differ in dispatcher,
+/// rows per microbatch or recompute): a change of rows sets the map's microbatch counts (O(GPUs) integers) instead of
+/// building it again (O(GPUs) placements, each with its layer ranges). `build` makes the map: build_stage_map (the
+/// stages' first ranks, for the memory plan) or build_rank_map (every rank, for the prediction).
 class RankMaps {
  public:
+  explicit RankMaps(RankMap (*build)(const Recipe&, const ModelConfig&)) : build_(build) {}
+
   const std::optional<RankMap>& of(const Recipe& rec, const ModelConfig& model) {
     const RecipeLayout& l = rec.layout;
-    const std::vector<int64_t> key{l.tp, l.pp, l.vpp, l.dp, l.ep, l.first_stage_layers.value_or(-1),
-                                   l.last_stage_layers.value_or(-1)};
+    const std::vector<int64_t> key{l.tp, l.cp, l.pp, l.vpp, l.dp, l.ep, l.effective_etp(),
+                                   l.first_stage_layers.value_or(-1), l.last_stage_layers.value_or(-1)};
     const int64_t rows = rows_per_microbatch(l.max_tokens_per_gpu, rec.workload.row_tokens);
     if (!map_ || key != key_ || rows < 1) {
-      map_ = build_rank_map(rec, model), key_ = key;
+      map_ = build_(rec, model), key_ = key;
     } else if (map_->rows_per_microbatch != rows) {  // build_rank_map's microbatch counts, for these rows
       map_->rows_per_microbatch = rows;
       map_->microbatches = rec.workload.global_batch / l.dp / rows;
@@ -194,6 +224,7 @@ class RankMaps {
   }
 
  private:
+  RankMap (*build_)(const Recipe&, const ModelConfig&);
   std::vector<int64_t> key_;
   std::optional<RankMap> map_;
 };
@@ -252,61 +283,192 @@ Planned plan_variants(Recipe& rec, const ModelConfig& model, const RankMap& map,
   return out;
 }
 
-/// Checks, plans and predicts one candidate into `out` (counts, ranked, closest) and `refusals`. Every priced
-/// switch is engaged where its own no-effect rule says it applies on the candidate's rank map
-/// (settings/switches.h engage_priced_switches); the memory is planned as `run` would run it (plan_options of those
-/// settings, the search's reserve) for each variant (optimizer-state form, overlap_param_gather) until one fits,
-/// and the prediction reads the settings `run` would merge from that variant.
-void consider(Recipe rec, const LayoutRequest& r, const UnitCosts& costs, const NetworkModel& network,
-              const StepTimeOptions& options, const std::vector<OptimizerForm>& forms, RankMaps& maps,
-              LayoutSearch& out, std::map<std::string, int64_t>& refusals,
-              std::map<std::string, int64_t>& unpredicted) {
-  ++out.considered;
+/// What `consider` shares between candidates: the request, costs, network, options, space and the counts.
+struct SearchState {
+  const LayoutRequest& r;
+  const UnitCosts& costs;
+  const NetworkModel& network;
+  const StepTimeOptions& options;
+  const LayoutSpace& space;
+  /// The layouts' maps: build_stage_map's (O(PP): each stage's first rank; groups by the grid's arithmetic).
+  RankMaps stage_maps;
+  LayoutSearch& out;
+  std::map<std::string, int64_t> refusals, unpredicted;
+};
+
+/// The layers of `l`'s largest virtual stage (chunk) for a model of `layers` layers.
+int64_t largest_chunk_layers(const RecipeLayout& l, int64_t layers) {
+  int64_t stage = layers / l.pp;
+  if (l.first_stage_layers && l.pp > 2)
+    stage = std::max<int64_t>(*l.first_stage_layers, (layers - 2 * *l.first_stage_layers) / (l.pp - 2));
+  return stage / std::max(1, l.vpp);
+}
+
+/// Predicts `rec` (planned as `p`) into the search's ranked list, or counts why it could not be predicted.
+void propose(SearchState& st, const Recipe& rec, const Planned& p) {
+  const double peak = p.memory.worst().peak;
+  ++st.out.fit;
   try {
-    require_layout(rec, &r.model);
+    const RankMap& map = *st.stage_maps.of(rec, st.r.model);
+    st.out.ranked.push_back({rec, predict_step(rec, st.r.model, map, st.costs, st.network, p.variant.options), peak,
+                             p.memory.reserve.bytes(peak), p.variant.form});
+    ++st.out.predicted;
   } catch (const std::invalid_argument& e) {
-    ++refusals[refusal_field(e.what())];
-    return;
-  }
-  ++out.layout_ok;
-  const std::optional<RankMap>& map = maps.of(rec, r.model);
-  StepTimeOptions o = options;
-  engage_priced_switches(SwitchContext{rec, o.settings, map}, rec.bench);
-  const Planned p = plan_variants(rec, r.model, *map, variants(rec.bench, options, forms), out.reserve);
-  const double peak = p.memory.worst().peak, reserve = p.memory.reserve.bytes(peak);
-  if (!p.memory.fits()) {
-    out.inside_reserve += p.inside_reserve;
-    out.closest.push_back({rec, peak, reserve, p.memory.inside_reserve(), p.memory.largest_term(), p.variant.form});
-    return;
-  }
-  ++out.fit;
-  try {
-    out.ranked.push_back(
-        {rec, predict_step(rec, r.model, *map, costs, network, p.variant.options), peak, reserve, p.variant.form});
-    ++out.predicted;
-  } catch (const std::invalid_argument& e) {
-    ++unpredicted[e.what()];
+    ++st.unpredicted[e.what()];
   }
 }
 
-/// Every candidate of `space` for `r`, in the order TP, PP, layer split, VPP, EP, rows, recompute.
+/// The fewest layers per virtual stage whose full block recompute lets `rec` fit, bisected between 1 and the
+/// largest chunk's layers - 1 (every layer is full uniform 1's memory), with its plan; nullopt where none fits.
+std::optional<std::pair<Recipe, Planned>> fewest_block_layers(SearchState& st, const Recipe& rec, const RankMap& map,
+                                                              const std::vector<Variant>& vs) {
+  const auto plan_block = [&](int64_t n) {
+    Recipe b = rec;
+    b.layout.recompute = RecipeRecompute{"full", "block", static_cast<int>(n)};
+    Planned p = plan_variants(b, st.r.model, map, vs, st.out.reserve);
+    return std::make_pair(std::move(b), std::move(p));
+  };
+  int64_t lo = 1, hi = largest_chunk_layers(rec.layout, st.r.model.num_layers) - 1;
+  if (hi < 1) return std::nullopt;
+  auto best = plan_block(hi);
+  if (!best.second.memory.fits()) return std::nullopt;
+  while (lo < hi) {  // fits(hi); find the least n that fits
+    const int64_t mid = (lo + hi) / 2;
+    auto p = plan_block(mid);
+    if (p.second.memory.fits()) {
+      hi = mid;
+      best = std::move(p);
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return best;
+}
+
+/// Checks, plans and predicts one candidate into the search's counts, ranked and closest lists. Every priced switch
+/// is engaged where its own no-effect rule says it applies on the candidate's rank map (settings/switches.h
+/// engage_priced_switches); the memory is planned as `run` would run it (plan_options of those settings, the search's
+/// reserve) for each variant (optimizer-state form, overlap_param_gather) until one fits, first without recompute;
+/// only where that does not fit, full uniform 1 layer, and where it fits, with its state form, selective and full
+/// block over the fewest layers that fit, each proposed where it fits. The prediction reads the settings `run` would merge from the variant that fits.
+void consider(Recipe rec, SearchState& st) {
+  LayoutSearch& out = st.out;
+  ++out.considered;
+  try {
+    require_layout(rec, &st.r.model);
+  } catch (const std::invalid_argument& e) {
+    ++st.refusals[refusal_field(e.what())];
+    return;
+  }
+  ++out.layout_ok;
+  const std::optional<RankMap>& map = st.stage_maps.of(rec, st.r.model);
+  StepTimeOptions o = st.options;
+  engage_priced_switches(SwitchContext{rec, o.settings, map}, rec.bench);
+  const std::vector<Variant> vs = variants(rec.bench, st.options, st.space.optimizer_forms);
+  Planned last = plan_variants(rec, st.r.model, *map, vs, out.reserve);
+  bool inside = last.inside_reserve, any = last.memory.fits();
+  if (any) {
+    propose(st, rec, last);
+    return;
+  }
+  Recipe last_rec = rec;
+  if (st.space.try_recompute) {
+    // Full uniform 1 layer first (the least memory): where it does not fit, nothing with recompute does. Its state
+    // form (the most precise that fits with it) is the one selective and block are tried with.
+    Recipe full = rec;
+    full.layout.recompute = RecipeRecompute{"full", "uniform", 1};
+    Planned pf = plan_variants(full, st.r.model, *map, vs, out.reserve);
+    inside = inside || pf.inside_reserve;
+    last = pf, last_rec = full;
+    if (pf.memory.fits()) {
+      std::vector<Variant> same_form;
+      for (const Variant& v : vs)
+        if (v.form == pf.variant.form) same_form.push_back(v);
+      std::vector<std::pair<Recipe, Planned>> tries;
+      Recipe sel = rec;
+      sel.layout.recompute = RecipeRecompute{"selective", "", 0};
+      Planned ps = plan_variants(sel, st.r.model, *map, same_form, out.reserve);
+      if (ps.memory.fits()) tries.push_back({sel, ps});
+      if (auto block = fewest_block_layers(st, rec, *map, same_form)) tries.push_back(std::move(*block));
+      tries.push_back({full, pf});
+      any = true;
+      for (auto& [t, p] : tries) propose(st, t, p);
+    }
+  }
+  if (any) return;
+  out.inside_reserve += inside;
+  const double peak = last.memory.worst().peak;
+  out.closest.push_back({last_rec, peak, last.memory.reserve.bytes(peak), last.memory.inside_reserve(),
+                         last.memory.largest_term(), last.variant.form});
+}
+
+/// The CP degrees searched for `r`: 1, and powers of two from 2 while each CP rank keeps at least
+/// space.cp_min_rank_tokens of a row, for rows of at least space.cp_from_row_tokens (pruning_rules).
+std::vector<int> cp_degrees(const LayoutRequest& r, const LayoutSpace& space) {
+  std::vector<int> out{1};
+  if (!space.try_cp || r.row_tokens < space.cp_from_row_tokens) return out;
+  for (int64_t cp = 2; r.row_tokens / cp >= space.cp_min_rank_tokens && cp <= r.count; cp *= 2)
+    out.push_back(static_cast<int>(cp));
+  return out;
+}
+
+int64_t gcd64(int64_t a, int64_t b) { return b == 0 ? a : gcd64(b, a % b); }
+
+/// The VPP degrees of a PP `pp` split `split` of `layers`: every divisor of each stage's layers (1 alone for PP 1),
+/// at most space.max_vpp when it is set.
+std::vector<int> vpp_degrees(int64_t layers, int pp, const std::pair<std::optional<int>, std::optional<int>>& split,
+                             const LayoutSpace& space) {
+  if (pp < 2) return {1};
+  int64_t g = layers / pp;
+  if (split.first) g = gcd64(*split.first, (layers - 2 * *split.first) / (pp - 2));
+  std::vector<int> out;
+  for (int v : divisors(g))
+    if (space.max_vpp <= 0 || v <= space.max_vpp) out.push_back(v);
+  return out;
+}
+
+/// The dispatchers searched for an expert group of ETP x EP GPUs with an NVLink domain of `nvlink` (pruning_rules):
+/// EP 1 none to choose (alltoall); else alltoall, allgather within the domain, flex beyond it.
+std::vector<Dispatcher> dispatchers_for(int ep, int etp, int nvlink, const LayoutSpace& space) {
+  if (ep == 1) return {Dispatcher::kAlltoall};
+  std::vector<Dispatcher> out;
+  const bool within = static_cast<int64_t>(ep) * etp <= nvlink;
+  for (Dispatcher d : space.dispatchers)
+    if (d == Dispatcher::kAlltoall || (d == Dispatcher::kAllgather && within) || (d == Dispatcher::kFlex && !within))
+      out.push_back(d);
+  return out;
+}
+
+/// ETP 1, and ETP = TP for a model with experts and TP > 1 (pruning_rules).
+std::vector<int> etp_degrees(int tp, bool moe, const LayoutSpace& space) {
+  if (tp > 1 && moe && space.try_etp) return {1, tp};
+  return {1};
+}
+
+/// Every candidate of `space` for `r`, in the order TP, CP, PP, layer split, VPP, ETP, EP, dispatcher, rows.
 std::vector<Candidate> candidates(const LayoutRequest& r, const LayoutSpace& space, int nvlink) {
   std::vector<Candidate> out;
+  const bool moe = r.model.num_experts > 0;
   for (int tp : space.tp) {
     if (tp > nvlink || r.count % tp != 0) continue;
-    for (int pp : divisors(r.count / tp)) {
-      if (pp > r.model.num_layers) continue;
-      for (const auto& split : layer_splits(r.model.num_layers, pp))
-        for (int vpp : space.vpp) {
-          if (vpp > 1 && pp < 2) continue;
-          for (int ep : divisors(static_cast<int64_t>(r.count) / pp)) {
-            if (r.model.num_experts == 0 ? ep > 1 : r.model.num_experts % ep != 0) continue;  // a dense model: EP 1
-            for (int rows : space.rows_per_microbatch)
-              for (bool recompute : {false, true})
-                if (!recompute || space.try_recompute)
-                  out.push_back({tp, pp, vpp, r.count / tp / pp, ep, rows, split, recompute});
-          }
-        }
+    for (int cp : cp_degrees(r, space)) {
+      if ((r.count / tp) % cp != 0) continue;
+      for (int pp : divisors(r.count / tp / cp)) {
+        if (pp > r.model.num_layers) continue;
+        for (const auto& split : layer_splits(r.model.num_layers, pp))
+          for (int vpp : vpp_degrees(r.model.num_layers, pp, split, space))
+            for (int etp : etp_degrees(tp, moe, space)) {
+              if ((r.count / pp) % etp != 0) continue;
+              for (int ep : divisors(static_cast<int64_t>(r.count) / pp / etp)) {
+                if (!moe ? ep > 1 : r.model.num_experts % ep != 0) continue;  // a dense model: EP 1
+                for (Dispatcher d : dispatchers_for(ep, etp, nvlink, space))
+                  for (int rows : space.rows_per_microbatch) {
+                    if (cp > 1 && rows > 1) continue;  // a long row: one per microbatch
+                    out.push_back({tp, cp, pp, vpp, r.count / tp / cp / pp, ep, etp, rows, split, d});
+                  }
+              }
+            }
+      }
     }
   }
   return out;
@@ -320,14 +482,11 @@ LayoutSearch search_layouts(const LayoutRequest& r, const UnitCosts& costs, cons
   LayoutSearch out;
   out.gpu_memory_bytes = base.gpu.memory_gb * 1e9;
   out.reserve = r.reserve.value_or(measured_reserve(Device::kCuda));
-  std::map<std::string, int64_t> refusals, unpredicted;
-  RankMaps maps;
+  SearchState st{r, costs, network, options, space, RankMaps(build_stage_map), out, {}, {}};
   // TP within NVLink: the node, or the instance's NVLink domain where it is larger (plan/topology.h).
   const int nvlink = nvlink_island(find_instance(base.gpu.instance), base.gpu.per_node);
   out.nvlink_gpus = nvlink;
-  for (const Candidate& c : candidates(r, space, nvlink))
-    consider(candidate_recipe(base, c), r, costs, network, options, space.optimizer_forms, maps, out, refusals,
-             unpredicted);
+  for (const Candidate& c : candidates(r, space, nvlink)) consider(candidate_recipe(base, c), st);
   std::stable_sort(out.ranked.begin(), out.ranked.end(), [](const PlannedLayout& a, const PlannedLayout& b) {
     return a.prediction.tokens_per_s_per_gpu > b.prediction.tokens_per_s_per_gpu;
   });
@@ -335,9 +494,9 @@ LayoutSearch search_layouts(const LayoutRequest& r, const UnitCosts& costs, cons
                    [](const MemoryMiss& a, const MemoryMiss& b) { return a.peak_bytes < b.peak_bytes; });
   if (out.closest.size() > 5) out.closest.resize(5);
   const auto most_first = [](const auto& x, const auto& y) { return x.second > y.second; };
-  for (const auto& [field, n] : refusals) out.refusals.push_back({field, n});
+  for (const auto& [field, n] : st.refusals) out.refusals.push_back({field, n});
   std::stable_sort(out.refusals.begin(), out.refusals.end(), most_first);
-  for (const auto& [why, n] : unpredicted) out.unpredicted.push_back({why, n});
+  for (const auto& [why, n] : st.unpredicted) out.unpredicted.push_back({why, n});
   std::stable_sort(out.unpredicted.begin(), out.unpredicted.end(), most_first);
   return out;
 }

@@ -44,19 +44,28 @@ struct LayoutRequest {
   std::optional<MemoryReserve> reserve;
 };
 
-/// The space searched: TP (1, 2, 4, 8 up to a node, sequence parallel when > 1), PP (every divisor of
-/// count / TP up to the layers; the even split, and first = last stages lighter by whole layers where the rest
-/// splits evenly), VPP (1..4 where every stage's layers divide), EP (divisors of the stage's ranks and of the
-/// experts; ETP 1, CP 1: what the torch backend runs), DP = count / (TP PP), rows per microbatch (1, 2, 4, 8;
-/// max tokens per GPU = rows x row tokens), recompute (none, full uniform 1 layer), the optimizer-state forms (the
-/// first of `optimizer_forms` whose plan fits, with the reserve beside the peak). Every switch the step-time model
+/// The space searched (docs/step-time.md, "Planning layouts"), with its pruning rules, each stated in plan's output
+/// (pruning_rules): TP (1, 2, 4, 8 up to the NVLink domain, sequence parallel when > 1); CP (powers of two) only
+/// where a row has at least `cp_from_row_tokens` tokens, each CP rank keeping `cp_min_rank_tokens` or more, with one
+/// row per microbatch; PP (every divisor of GPUs / (TP CP) up to the layers; the even layer split, and first = last
+/// stages lighter by whole layers where the rest splits evenly); VPP (every degree up to `max_vpp`, 0: no bound,
+/// where every stage's layers divide: up to one layer per virtual stage); ETP 1 and, with TP > 1, ETP = TP; EP
+/// (divisors of the stage's GPUs / ETP and of the experts); the dispatcher (EP > 1: alltoall; allgather where ETP x
+/// EP stays within the NVLink domain; flex, priced as alltoall, where it spans more than one); DP = GPUs / (TP CP PP);
+/// rows per microbatch (max tokens per GPU = rows x row tokens); recompute none, and only where none does not fit:
+/// selective, full block with the fewest layers per stage that fit, full uniform 1 layer; the optimizer-state forms
+/// (the first of `optimizer_forms` whose plan fits, with the reserve beside the peak). Every switch the step-time model
 /// prices is on where its own no-effect rule says it has an effect on the layout (settings/switches.h
 /// engage_priced_switches), as `run` would apply it.
 struct LayoutSpace {
   std::vector<int> tp{1, 2, 4, 8};
-  std::vector<int> vpp{1, 2, 3, 4};
+  int max_vpp = 0;
   std::vector<int> rows_per_microbatch{1, 2, 4, 8};
   bool try_recompute = true;
+  bool try_cp = true, try_etp = true;
+  int64_t cp_from_row_tokens = 16384;  ///< CP > 1 only for rows of at least this many tokens
+  int64_t cp_min_rank_tokens = 4096;   ///< and at most row_tokens / this
+  std::vector<Dispatcher> dispatchers{Dispatcher::kAlltoall, Dispatcher::kAllgather, Dispatcher::kFlex};
   std::vector<OptimizerForm> optimizer_forms{OptimizerForm::kFp32, OptimizerForm::kBf16Remainder,
                                              OptimizerForm::kBf16Moments};
 };
@@ -85,7 +94,7 @@ struct LayoutSearch {
   std::vector<PlannedLayout> ranked;  ///< fitting layouts, fastest (tokens/s/GPU) first
   std::vector<MemoryMiss> closest;    ///< when few fit: the layouts over memory with the smallest peaks, 5 at most
   int64_t considered = 0, layout_ok = 0;
-  int64_t fit = 0;        ///< layouts that fit the memory plan (with the reserve)
+  int64_t fit = 0;        ///< layouts that fit the memory plan (with the reserve), each recompute choice one layout
   int64_t predicted = 0;  ///< of those, the layouts the step-time model predicted (ranked.size())
   int64_t inside_reserve = 0;  ///< layouts whose peak fits the memory but not with the reserve beside it
   std::vector<std::pair<std::string, int64_t>> refusals;  ///< layout-check problems (field path) and how often
@@ -111,9 +120,12 @@ LayoutSearch search_layouts(const LayoutRequest& r, const UnitCosts& costs, cons
 /// ("TP 1, 2, 4, 8 (within one scale-up domain ...: 8 GPUs; ...)", ...): what `plan` prints as searched.
 std::vector<std::string> searched_dimensions(const LayoutSpace& space, int nvlink_gpus);
 
-/// What the search leaves out, one line each with why (CP, ETP > 1, selective recompute and recompute of several
-/// layers, the dispatchers, offload, FP32 masters with BF16 moments); with rows of `row_tokens` >= 32,768 a line
-/// that whole rows sit on one GPU since CP is not searched.
-std::vector<std::string> left_out_dimensions(int64_t row_tokens);
+/// The rules that prune `space` for rows of `row_tokens` (CP by row length, the dispatchers by the EP group's span,
+/// recompute only where none does not fit, ...), one line each with why: what `plan` prints as pruned.
+std::vector<std::string> pruning_rules(const LayoutSpace& space, int64_t row_tokens);
+
+/// What the search leaves out, one line each with why (offload, TP beyond the NVLink domain, ETP other than 1 and TP,
+/// recompute uniform of several layers, FP32 masters with BF16 moments).
+std::vector<std::string> left_out_dimensions();
 
 }  // namespace recipebench

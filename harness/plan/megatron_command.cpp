@@ -28,6 +28,7 @@ void parallel_flags(const RecipeLayout& l, std::vector<std::string>& out) {
     }
   }
   out.push_back(std::string("--moe-token-dispatcher-type ") + to_string(l.dispatcher));
+  if (l.dispatcher == Dispatcher::kFlex) out.push_back("--moe-enable-deepep");  // flex runs DeepEP's kernels
 }
 
 /// Batches, the optimizer-state form (--use-precision-aware-optimizer keeps BF16 + remainder masters), the
@@ -57,6 +58,8 @@ std::string megatron_command(const Recipe& r) {
   parallel_flags(r.layout, flags);
   step_flags(r, flags);
   std::string out = "# Megatron-LM (pretrain_gpt.py); MODEL_ARGS: the model's widths, DATA_ARGS: tokenizer and data\n";
+  if (r.layout.dispatcher == Dispatcher::kFlex)
+    out += "# flex with DeepEP: --moe-enable-deepep (Megatron-Core 0.13; later --moe-flex-dispatcher-backend deepep)\n";
   out += fmt::format("torchrun --nnodes {} --nproc-per-node {} pretrain_gpt.py \\\n", r.gpu.count / r.gpu.per_node,
                      r.gpu.per_node);
   out += "  ${MODEL_ARGS[@]} ${DATA_ARGS[@]}";

@@ -72,6 +72,8 @@ StageParams stage_params(const ModelConfig& m, const RankPlacement& q, const Ran
     for (int64_t i = lr.first; i < lr.first + lr.count; ++i)
       transformer ? add_transformer_layer_params(m, counts, i, map.tp, map.ep, s)
                   : add_layer_params(m, i, map.tp, map.ep, s);
+  // ETP > 1 (Megatron-LM's expert tensor parallelism): each expert's weights split over ETP ranks as well as EP.
+  s.experts /= std::max(1, map.etp);
   const double table = static_cast<double>(m.vocab_size) * m.hidden_size / map.tp;
   if (q.pp == 0) s.dense_tp += table, s.largest = std::max(s.largest, table);
   if (q.pp == map.pp - 1) s.dense_tp += table, s.dense_rep += m.hidden_size, s.largest = std::max(s.largest, table);
@@ -133,7 +135,9 @@ double add_states(const StageParams& s, const RankMap& map, double p, bool exper
   const StateBytes b = state_bytes(o, p);
   r.params = p * (s.dense() + s.experts);
   if (map.world == 1) return add_replicated(s.dense() + s.experts, s.largest, b, fused, r);
-  double step = add_distributed(s.dense() + (experts_apart ? 0 : s.experts), map.dp, p, kept_shard, b, r);
+  // The dense state is sharded over DP x CP (Megatron-LM's distributed optimizer; CP 1 on the torch backend).
+  double step = add_distributed(s.dense() + (experts_apart ? 0 : s.experts), map.dp * std::max(1, map.cp), p,
+                                kept_shard, b, r);
   if (!experts_apart) return step;
   if (map.edp > 1) return std::max(step, add_distributed(s.experts, map.edp, p, kept_shard, b, r));
   return std::max(step, add_replicated(s.experts, s.largest, b, fused, r));
@@ -153,12 +157,13 @@ struct ChunkActivations {
 ChunkActivations chunk_activations(const ModelConfig& m, const LayerRange& lr, const RecipeRecompute& rc,
                                    const MicrobatchShape& s) {
   ChunkActivations a;
-  const bool full = rc.granularity == "full";
+  const bool full = rc.granularity == "full", selective = rc.granularity == "selective";
   const int n = rc.num_layers > 0 ? rc.num_layers : 1;
   const bool block = rc.method == "block";
   double unit = 0;
   for (int64_t j = 0; j < lr.count; ++j) {
-    const double layer = layer_activation_bytes(m, lr.first + j, s);
+    const double layer = layer_activation_bytes(m, lr.first + j, s) -
+                         (selective ? attention_core_activation_bytes(m, lr.first + j, s) : 0);
     if (!full || (block && j >= n)) {
       a.kept += layer;
       continue;
@@ -367,7 +372,8 @@ MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const Ran
   plan.analytical = model.family != ModelFamily::kQwen35;
   MicrobatchShape shape;
   shape.rows = map.rows_per_microbatch;
-  shape.tokens = map.rows_per_microbatch * recipe.workload.row_tokens;
+  // CP > 1: each CP rank holds 1 / CP of every row (Megatron-LM's context parallelism; CP 1 on the torch backend).
+  shape.tokens = map.rows_per_microbatch * recipe.workload.row_tokens / std::max(1, map.cp);
   shape.tp = map.tp;
   const bool cuda = o.device == Device::kCuda;
   shape.param_bytes = torch_compute_bytes(recipe.workload.precision, cuda);

@@ -38,7 +38,7 @@ int next_in_pipeline(const RankMap& map, const RankPlacement& q) {
   const int next = (q.pp + 1) % map.pp;
   const std::vector<int> pipeline = group_members(map, q.rank, GroupKind::kPp);
   for (int r : pipeline)
-    if (map.ranks[static_cast<size_t>(r)].pp == next) return r;
+    if ((map.stages_only ? rank_placement(map, r) : map.ranks[static_cast<size_t>(r)]).pp == next) return r;
   throw std::invalid_argument("rank map without the pipeline neighbour of rank " + std::to_string(q.rank));
 }
 

@@ -127,6 +127,8 @@ const FieldFlag kFieldFlags[] = {
      [](const Recipe& r) { return opt(r.layout.rows_per_microbatch); }, When::kUnpipelined},
     {"--parallelism.pipeline_parallel_microbatch_size", "/layout/rows_per_microbatch", FlagKind::kInt,
      [](const Recipe& r) { return opt(r.layout.rows_per_microbatch); }, When::kPipelined},
+    {"--activation_checkpoint.mode", "/layout/recompute/granularity", FlagKind::kWord,
+     [](const Recipe& r) { return r.layout.recompute.granularity; }},
 };
 
 /// One Megatron-LM flag that states the model's shape, and the model's value (0: the model has none).
