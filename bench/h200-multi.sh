@@ -45,7 +45,7 @@ import numpy as np
 out = sys.argv[1]
 def load(name):
     rec = json.load(open(glob.glob(f"{out}/parity-{name}/*.json")[0]))
-    return [s["loss"] for s in rec["steps"]], np.fromfile(f"{out}/parity-{name}.bin", dtype=np.float32)
+    return [s["loss"] for s in rec["steps"]], np.fromfile(f"{out}/parity-{name}.bin", dtype=np.float64)
 l1, p1 = load("one")
 for f in sorted(glob.glob(f"{out}/parity-*.bin")):
     name = f.split("parity-")[1][:-4]

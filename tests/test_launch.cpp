@@ -92,3 +92,21 @@ TEST_CASE("launcher: --nproc ranks that cannot fit the host are refused with the
   CHECK(here.cores >= 1);
   CHECK(here.available_bytes > 0);
 }
+
+TEST_CASE("launcher: --oversubscribe lifts the 4 ranks per core guard only when asked, never the memory one",
+          "[launch]") {
+  HostCapacity host;
+  host.cores = 2;
+  host.available_bytes = uint64_t{21} << 30;  // 21 GiB: 84 ranks of 256 MiB
+  CHECK(nproc_refusal(8, host, false).empty());
+  CHECK(nproc_refusal(16, host, false) ==
+        "--nproc 16: 16 ranks on 2 cores: at most 4 ranks per core (8 ranks) fit this host; --oversubscribe starts "
+        "them anyway (each rank gets a share of a core: for tests, not timings)");
+  CHECK(nproc_refusal(16, host, true).empty());
+  CHECK(nproc_refusal(64, host, true).empty());  // 64 x 256 MiB = 16 GiB
+  CHECK(ranks_fit_problem(64, host, true).empty());
+  // Memory short: refused with or without the option, and the option is not offered.
+  CHECK(nproc_refusal(85, host, true) ==
+        "--nproc 85: 85 ranks need at least 85 x 256 MiB = 21.2 GiB of memory; this host has 21.0 GiB available");
+  CHECK(nproc_refusal(85, host, false).find("--oversubscribe") == std::string::npos);
+}

@@ -5,9 +5,11 @@
 #include <torch/version.h>
 
 #include <chrono>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "backend/backend.h"
 #include "backend_support.h"
@@ -35,9 +37,15 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using torch_backend::check_backend_support;
 
-/// RunHooks::fail_rank / fail_step: this rank throws at that step (the failure-handling tests).
+/// RunHooks::fail_rank / fail_step: whether this rank fails at `step` as `kind` (the failure-handling tests).
+bool injected(const RunOptions& o, int step, FailKind kind) {
+  return o.hooks.fail_rank && o.hooks.fail_step && *o.hooks.fail_rank == o.place.rank &&
+         *o.hooks.fail_step == step && o.hooks.fail_kind == kind;
+}
+
+/// FailKind::kThrow: this rank throws at that step (kill and nan_loss act inside the step: StepChecks).
 void fail_if_injected(const RunOptions& o, int step) {
-  if (o.hooks.fail_rank && o.hooks.fail_step && *o.hooks.fail_rank == o.place.rank && *o.hooks.fail_step == step)
+  if (injected(o, step, FailKind::kThrow))
     throw RunError("injected failure on rank " + std::to_string(o.place.rank) + " at step " + std::to_string(step) +
                        " (hooks fail_rank, fail_step: RECIPEBENCH_FAIL_RANK, RECIPEBENCH_FAIL_STEP)",
                    step);
@@ -134,7 +142,8 @@ void run_steps(train::RunContext& ctx, const Recipe& recipe, train::RankModel& m
     const train::StepBatch batch = batcher.next();  // not timed
     fail_if_injected(o, step);
     const double lr = train::learning_rate(recipe.optimizer, step, s.steps);
-    const train::StepChecks checks{&host_sync, o.hooks.inject_sync_step == step};
+    const train::StepChecks checks{&host_sync, o.hooks.inject_sync_step == step, injected(o, step, FailKind::kKill),
+                                   injected(o, step, FailKind::kNanLoss)};
     const train::StepResult r = train::train_step(ctx, model, optimizer, batch, lr, step, s.profile, checks);
     tail = r.end;
     std::optional<dist::WaitSecondsByKind> waits;
@@ -168,15 +177,33 @@ void train_run(train::RunContext& ctx, const ResolvedRun& r, const std::function
 /// A failure of a rank as the RunError the harness records. On several ranks the first rank to fail shows its
 /// message; the others stop quietly (rank 0's run record carries the first failure's message when the store still
 /// answers).
-RunError run_failure(const std::exception& e, dist::ProcessGroup* group, int step) {
+/// A communication error (not a RunError) may come from a rank that died without a word: `run --nproc`'s launcher
+/// notes such a rank (launch/launch.h launch_note_text). Waits up to 3 s for the note; "" when none comes.
+std::string launch_note(const std::string& path) {
+  if (path.empty()) return "";
+  for (int i = 0; i < 30; ++i) {
+    std::ifstream in(path);
+    std::string line;
+    if (in && std::getline(in, line) && !line.empty()) return line;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return "";
+}
+
+RunError run_failure(const std::exception& e, dist::ProcessGroup* group, int step, const std::string& note_path) {
   const auto* run_error = dynamic_cast<const RunError*>(&e);
   const int at = run_error ? run_error->step() : step;
   if (!group) {
     if (run_error) return *run_error;
     return RunError((step >= 0 ? "step " + std::to_string(step) + ": " : std::string()) + e.what(), at);
   }
-  const bool first = group->report_failure(e.what());
-  std::string message = e.what();
+  std::string what = e.what();
+  if (!run_error)
+    if (const std::string note = launch_note(note_path); !note.empty())
+      what = note + (step >= 0 ? " during step " + std::to_string(step) : std::string()) + " (the launcher saw it); " +
+             "this rank then failed: " + what;
+  const bool first = group->report_failure(what);
+  std::string message = what;
   if (!first) {
     const std::string f = group->first_failure();
     message = f.empty() ? "stopped after another rank failed (" + message + ")" : "stopped after " + f;
@@ -210,7 +237,7 @@ class TorchBackend : public Backend {
     try {
       train_run(ctx, r, on_step, on_model_built, step);
     } catch (const std::exception& e) {
-      throw run_failure(e, ctx.group.get(), step);
+      throw run_failure(e, ctx.group.get(), step, r.options.place.launch_note_path);
     }
   }
 };

@@ -106,6 +106,9 @@ void add_options(CLI::App& cmd, Args& a) {
                  "Ranks to start on this host (one process each; CPU: Gloo). Without it the rank comes from "
                  "torchrun-style (RANK, WORLD_SIZE...) or Slurm variables (docs/distributed.md)")
       ->check(integer_in(1, 1024));
+  cmd.add_flag("--oversubscribe", q.oversubscribe,
+               "With --nproc: start the ranks even past 4 per core of this host (tests of large layouts on a small "
+               "host; the timings mean nothing). Without it such a --nproc is refused");
   cmd.add_option("--log-format", b.log_format,
                  "Command backend: how to read its step lines, megatron, torchtitan, hf or regex:<pattern> "
                  "(default: the recipe's bench.log_format, else detected; refused by a backend that reads no log)");

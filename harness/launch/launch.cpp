@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "launch/run_guard.h"
 #include "util/host.h"
 
 namespace recipebench {
@@ -127,9 +128,9 @@ HostCapacity host_capacity() {
   return h;
 }
 
-std::string ranks_fit_problem(int nproc, const HostCapacity& host) {
+std::string ranks_fit_problem(int nproc, const HostCapacity& host, bool oversubscribe) {
   const long most = kMaxRanksPerCore * host.cores;
-  if (nproc > most)
+  if (nproc > most && !oversubscribe)
     return std::to_string(nproc) + " ranks on " + std::to_string(host.cores) + " cores: at most " +
            std::to_string(kMaxRanksPerCore) + " ranks per core (" + std::to_string(most) + " ranks) fit this host";
   const uint64_t need = static_cast<uint64_t>(nproc) * kMinRankBytes;
@@ -163,12 +164,30 @@ std::vector<std::string> own_arguments() {
   return args;
 }
 
+/// Writes `text` to the launch note at `path` whole (a temporary file renamed over it: a rank never reads half).
+void write_launch_note(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << text;
+  }
+  std::rename(tmp.c_str(), path.c_str());
+}
+
+/// A fresh path for the launch note of one launch (nothing is created there until a rank dies of a signal).
+std::string launch_note_path() {
+  char dir[] = "/tmp/recipebench-launch-XXXXXX";
+  if (!mkdtemp(dir)) throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
+  return std::string(dir) + "/note";
+}
+
 /// What every rank of one local launch shares: its command line, the rendezvous port and OMP_NUM_THREADS.
 struct LaunchPlan {
   int nproc = 1;
   std::vector<std::string> args;
   std::string port;
   std::string threads;
+  std::string note;  ///< the launch note's path (RECIPEBENCH_LAUNCH_NOTE, launch_note_text)
 };
 
 /// In a forked child: dies with the launcher, sets rank `r`'s torchrun-style environment and execs this binary
@@ -185,6 +204,7 @@ struct LaunchPlan {
   setenv("MASTER_ADDR", "127.0.0.1", 1);
   setenv("MASTER_PORT", plan.port.c_str(), 1);
   setenv("RECIPEBENCH_LAUNCHED", "1", 1);
+  setenv("RECIPEBENCH_LAUNCH_NOTE", plan.note.c_str(), 1);
   setenv("OMP_NUM_THREADS", plan.threads.c_str(), 0);
   std::vector<char*> argv;
   for (const auto& a : plan.args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -217,8 +237,9 @@ std::vector<pid_t> fork_ranks(const LaunchPlan& plan) {
 class RankWatch {
  public:
   using Clock = std::chrono::steady_clock;
-  RankWatch(std::vector<pid_t> pids, double grace_seconds)
+  RankWatch(std::vector<pid_t> pids, double grace_seconds, std::string note)
       : pids_(std::move(pids)),
+        note_(std::move(note)),
         done_(pids_.size(), false),
         alive_(static_cast<int>(pids_.size())),
         grace_(grace_seconds) {}
@@ -272,6 +293,7 @@ class RankWatch {
     first_failed_ = r;
     if (!stop_from_) stop_from_ = Clock::now();
     result_ = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    if (WIFSIGNALED(status)) write_launch_note(note_, launch_note_text(r, status));
     if (alive_ > 0)
       std::fprintf(stderr, "recipebench run: rank %d %s; stopping the other ranks\n", r,
                    WIFEXITED(status) ? ("exited with status " + std::to_string(WEXITSTATUS(status))).c_str()
@@ -283,6 +305,7 @@ class RankWatch {
   }
 
   std::vector<pid_t> pids_;
+  std::string note_;
   std::vector<bool> done_;
   int alive_;
   double grace_;
@@ -318,9 +341,21 @@ int wait_ranks(RankWatch& watch, const std::function<void(int status)>& on_lead_
 
 }  // namespace
 
-int launch_local(int nproc, double grace_seconds, const std::function<void(int status)>& on_lead_died) {
-  if (const std::string problem = ranks_fit_problem(nproc, host_capacity()); !problem.empty())
-    throw std::invalid_argument("--nproc " + std::to_string(nproc) + ": " + problem);
+std::string launch_note_text(int rank, int status) { return "rank " + std::to_string(rank) + " " + wait_status_text(status); }
+
+std::string nproc_refusal(int nproc, const HostCapacity& host, bool oversubscribe) {
+  const std::string problem = ranks_fit_problem(nproc, host, oversubscribe);
+  if (problem.empty()) return "";
+  const bool cores_only = ranks_fit_problem(nproc, host, /*oversubscribe=*/true).empty();
+  return "--nproc " + std::to_string(nproc) + ": " + problem +
+         (cores_only ? "; --oversubscribe starts them anyway (each rank gets a share of a core: for tests, not timings)"
+                     : "");
+}
+
+int launch_local(int nproc, double grace_seconds, const std::function<void(int status)>& on_lead_died,
+                 bool oversubscribe) {
+  if (const std::string refusal = nproc_refusal(nproc, host_capacity(), oversubscribe); !refusal.empty())
+    throw std::invalid_argument(refusal);
   LaunchPlan plan;
   plan.nproc = nproc;
   plan.args = own_arguments();
@@ -337,8 +372,12 @@ int launch_local(int nproc, double grace_seconds, const std::function<void(int s
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
 
-  RankWatch watch(fork_ranks(plan), grace_seconds);
+  plan.note = launch_note_path();
+  RankWatch watch(fork_ranks(plan), grace_seconds, plan.note);
   const int result = wait_ranks(watch, on_lead_died);
+  std::remove(plan.note.c_str());
+  std::remove((plan.note + ".tmp").c_str());
+  rmdir(plan.note.substr(0, plan.note.rfind('/')).c_str());
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   return result;

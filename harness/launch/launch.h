@@ -52,8 +52,17 @@ constexpr uint64_t kMinRankBytes = uint64_t{256} << 20;
 
 /// "" when `nproc` ranks fit `host`, else why not with the arithmetic, e.g. "1000 ranks need at least 1000 x 256
 /// MiB = 250.0 GiB of memory; this host has 21.3 GiB available" or "1000 ranks on 2 cores: at most 4 ranks per
-/// core (8 ranks) fit this host".
-std::string ranks_fit_problem(int nproc, const HostCapacity& host);
+/// core (8 ranks) fit this host". `oversubscribe` (run --oversubscribe): the cores are not checked, the memory is.
+std::string ranks_fit_problem(int nproc, const HostCapacity& host, bool oversubscribe = false);
+
+/// The launch note (docs/distributed.md, "Failures"): when a rank dies of a signal (it reported nothing), the
+/// launcher writes this line, e.g. "rank 37 died of signal 9 (SIGKILL)", to the file named by the ranks'
+/// RECIPEBENCH_LAUNCH_NOTE, so that rank 0's failed record can say which rank it was.
+std::string launch_note_text(int rank, int status);
+
+/// "" when launch_local may start `nproc` ranks on `host`, else its refusal: "--nproc N: " + ranks_fit_problem's
+/// reason, and where only the cores are short (not the memory), that --oversubscribe starts them anyway.
+std::string nproc_refusal(int nproc, const HostCapacity& host, bool oversubscribe);
 
 /// Starts `nproc` copies of this binary (/proc/self/exe with this process's arguments, /proc/self/cmdline) as
 /// ranks 0..nproc-1 on this host: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1, a free
@@ -61,12 +70,14 @@ std::string ranks_fit_problem(int nproc, const HostCapacity& host);
 /// SIGINT and SIGTERM received here are forwarded to the ranks. When a rank exits non-zero (or dies of a
 /// signal), the others get `grace_seconds` to stop on their own (their collectives fail), then SIGTERM, then
 /// SIGKILL 5 s later; each rank also dies with this process (PR_SET_PDEATHSIG), so none is orphaned.
-/// Throws std::invalid_argument before forking when the ranks do not fit this host (ranks_fit_problem).
+/// Throws std::invalid_argument before forking when the ranks do not fit this host (ranks_fit_problem with
+/// `oversubscribe`; a refusal for the cores alone names --oversubscribe, which starts them anyway).
 /// Returns 0 when every rank exited 0 (also after a forwarded signal that came too late to stop the run), 128 + the
 /// signal when a forwarded SIGINT/SIGTERM stopped it, else the exit status of the first rank that failed (1 for a
 /// signal).
 /// `on_lead_died`, when given, is called once with rank 0's wait status when rank 0 is killed by a signal (it then
 /// writes no run record; the caller writes the `failed` one).
-int launch_local(int nproc, double grace_seconds = 10.0, const std::function<void(int status)>& on_lead_died = {});
+int launch_local(int nproc, double grace_seconds = 10.0, const std::function<void(int status)>& on_lead_died = {},
+                 bool oversubscribe = false);
 
 }  // namespace recipebench

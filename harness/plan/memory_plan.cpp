@@ -85,18 +85,21 @@ StageParams stage_params(const ModelConfig& m, const RankPlacement& q, const Ran
 /// master (none for FP32 parameters: they are their own; 2 for the BF16 + remainder form), each moment (4 or 2), and
 /// the FP32 working copies the step makes of what is not stored in FP32 (master, moments: transient, during the
 /// step only).
+/// `work`: the bytes of the dtype the optimizer computes and keeps its gradients in, 4 (FP32), 8 for FP64 parameters
+/// (workload.precision fp64: float64 end to end, docs/determinism.md "Precision").
 struct StateBytes {
-  double master = 0, moments = 0, step_copies = 0;
+  double master = 0, moments = 0, step_copies = 0, work = kF32;
 };
 
 StateBytes state_bytes(const RecipeOptimizer& o, double p) {
   StateBytes b;
-  const bool own_master = p == kF32;
+  b.work = p == 8 ? 8 : kF32;
+  const bool own_master = p == b.work;
   const bool remainder = o.master_weights == MasterWeights::kBf16Remainder && !own_master;
   b.master = own_master ? 0 : remainder ? 2 : kF32;
-  b.moments = (o.exp_avg_dtype == StateDtype::kBf16 ? 2 : kF32) + (o.exp_avg_sq_dtype == StateDtype::kBf16 ? 2 : kF32);
-  b.step_copies = kF32 * ((remainder ? 1 : 0) + (o.exp_avg_dtype == StateDtype::kBf16 ? 1 : 0) +
-                          (o.exp_avg_sq_dtype == StateDtype::kBf16 ? 1 : 0));
+  b.moments = (o.exp_avg_dtype == StateDtype::kBf16 ? 2 : b.work) + (o.exp_avg_sq_dtype == StateDtype::kBf16 ? 2 : b.work);
+  b.step_copies = b.work * ((remainder ? 1 : 0) + (o.exp_avg_dtype == StateDtype::kBf16 ? 1 : 0) +
+                            (o.exp_avg_sq_dtype == StateDtype::kBf16 ? 1 : 0));
   return b;
 }
 
@@ -109,10 +112,10 @@ StateBytes state_bytes(const RecipeOptimizer& o, double p) {
 /// bytes: the FP32 working copies of the shard (state_bytes) and, with remainders, the shard's BF16 half read from
 /// the all-gather buffer.
 double add_distributed(double n, double shards, double p, bool kept_shard, const StateBytes& b, RankMemory& r) {
-  r.grads += kF32 * n * (1 + 1 / shards);
-  const double master = p == kF32 ? kF32 : b.master;
+  r.grads += b.work * n * (1 + 1 / shards);
+  const double master = p == b.work ? b.work : b.master;
   r.optimizer +=
-      (master + b.moments) * n / shards + p * n + (kept_shard && shards > 1 && p != kF32 ? p * n / shards : 0);
+      (master + b.moments) * n / shards + p * n + (kept_shard && shards > 1 && p != b.work ? p * n / shards : 0);
   return (b.step_copies + (b.master == 2 ? p : 0)) * n / shards;
 }
 
@@ -120,7 +123,7 @@ double add_distributed(double n, double shards, double p, bool kept_shard, const
 /// accumulators, master weights and Adam moments (state_bytes). Returns the step's transient bytes: the FP32
 /// working copies of the largest tensor (`largest` parameters) on libtorch's path, none with the fused kernels.
 double add_replicated(double n, double largest, const StateBytes& b, bool fused, RankMemory& r) {
-  r.grads += kF32 * n;
+  r.grads += b.work * n;
   r.optimizer += (b.master + b.moments) * n;
   return fused ? 0 : b.step_copies * largest;
 }

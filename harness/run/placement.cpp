@@ -45,7 +45,7 @@ std::optional<int> place_ranks(const RunRequest& q, const Recipe& recipe, const 
                         std::to_string(world) + " ranks (TP x CP x DP x PP)",
                     {}};
     try {
-      return launch_local(*nproc, 10.0, on_lead_died);
+      return launch_local(*nproc, 10.0, on_lead_died, q.oversubscribe);
     } catch (const std::invalid_argument& e) {  // the ranks do not fit this host: refused before forking
       throw Refusal{kUsage, std::string("recipebench run: ") + e.what(), {}};
     }

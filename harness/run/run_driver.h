@@ -32,6 +32,7 @@ struct RunRequest {
                                            ///< --format (log_format), --timeout (timeout_seconds)
   std::optional<std::string> model_config;  ///< --model-config: a Hugging Face config.json instead of the registry's
   std::optional<int> nproc;                 ///< --nproc: ranks to start on this host
+  bool oversubscribe = false;               ///< --oversubscribe: --nproc may start more than 4 ranks per core
   std::optional<int> emulate_rank;          ///< --emulate-rank: run this rank of the layout alone (run/emulation.h)
   std::optional<std::string> import_log;    ///< `recipebench import LOG`: the command backend reads LOG, runs nothing
   bool profile = false;

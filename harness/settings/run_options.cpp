@@ -22,10 +22,30 @@ std::optional<int> env_int(const char* name) {
 }
 }  // namespace
 
+const char* fail_kind_name(FailKind k) {
+  switch (k) {
+    case FailKind::kKill:
+      return "kill";
+    case FailKind::kNanLoss:
+      return "nan_loss";
+    case FailKind::kThrow:
+      break;
+  }
+  return "throw";
+}
+
+FailKind fail_kind_from(const std::string& text) {
+  for (FailKind k : {FailKind::kThrow, FailKind::kKill, FailKind::kNanLoss})
+    if (text == fail_kind_name(k)) return k;
+  throw std::invalid_argument("RECIPEBENCH_FAIL_KIND=" + text + ", expected throw, kill or nan_loss");
+}
+
 void apply_environment_hooks(RunOptions& o) {
   if (const auto t = env_int("RECIPEBENCH_DIST_TIMEOUT")) o.place.dist_timeout_seconds = *t;
   if (const auto r = env_int("RECIPEBENCH_FAIL_RANK")) o.hooks.fail_rank = *r;
   if (const auto s = env_int("RECIPEBENCH_FAIL_STEP")) o.hooks.fail_step = *s;
+  if (const char* k = std::getenv("RECIPEBENCH_FAIL_KIND"); k && *k) o.hooks.fail_kind = fail_kind_from(k);
+  if (const char* n = std::getenv("RECIPEBENCH_LAUNCH_NOTE"); n && *n) o.place.launch_note_path = n;
   if (const char* dump = std::getenv("RECIPEBENCH_DUMP_PARAMS"); dump && *dump) o.hooks.dump_params_path = dump;
   if (const char* dump = std::getenv("RECIPEBENCH_DUMP_INIT_PARAMS"); dump && *dump)
     o.hooks.dump_init_params_path = dump;
@@ -62,6 +82,7 @@ Json RunOptions::to_json(bool per_rank_backend) const {
     Json h = Json::object();
     if (hooks.fail_rank) h["fail_rank"] = *hooks.fail_rank;
     if (hooks.fail_step) h["fail_step"] = *hooks.fail_step;
+    if (hooks.fail_rank || hooks.fail_step) h["fail_kind"] = fail_kind_name(hooks.fail_kind);
     if (!hooks.dump_params_path.empty()) h["dump_params"] = hooks.dump_params_path;
     if (!hooks.dump_init_params_path.empty()) h["dump_init_params"] = hooks.dump_init_params_path;
     if (hooks.inject_sync_step) h["inject_sync_step"] = *hooks.inject_sync_step;

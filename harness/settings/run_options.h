@@ -64,6 +64,9 @@ struct RankPlace {
   std::string master_addr = "127.0.0.1";  ///< rank 0's host: the c10d TCPStore of the rendezvous
   int master_port = 29500;
   int dist_timeout_seconds = 300;  ///< bound on the rendezvous and on every collective (seconds)
+  /// Where `run --nproc`'s launcher notes a rank that died of a signal (RECIPEBENCH_LAUNCH_NOTE, launch/launch.h
+  /// launch_note_text); empty: not started by that launcher.
+  std::string launch_note_path;
 };
 
 /// The command backend's settings (docs/command-backend.md); unused by the others.
@@ -75,10 +78,18 @@ struct CommandSettings {
   std::string import_log;  ///< `recipebench import`: read this finished log instead of launching the command
 };
 
+/// How the failure of RunHooks::fail_rank at fail_step comes (RECIPEBENCH_FAIL_KIND; docs/distributed.md).
+enum class FailKind {
+  kThrow,    ///< "throw": the rank throws a RunError before the step (the default)
+  kKill,     ///< "kill": the rank sends itself SIGKILL mid-step (after its forward and backward passes)
+  kNanLoss,  ///< "nan_loss": the rank's own part of the step's loss sum is NaN
+};
+
 /// Test hooks of a run, explicit so that a run record shows them (settings.hooks); unset in a normal run.
 struct RunHooks {
-  std::optional<int> fail_rank, fail_step;  ///< rank fail_rank throws a RunError at step fail_step (failure tests)
-  std::string dump_params_path;             ///< rank 0 writes the final parameters here (float32, the one-rank
+  std::optional<int> fail_rank, fail_step;  ///< rank fail_rank fails at step fail_step (failure tests), as fail_kind
+  FailKind fail_kind = FailKind::kThrow;
+  std::string dump_params_path;             ///< rank 0 writes the final parameters here (float64, the one-rank
                                             ///< model's parameters() order); empty: no dump
   std::string dump_init_params_path;        ///< the same for the initial parameters, right after the model is built
   /// Every rank reads a value of a CUDA tensor on the host (.item(), a synchronising call) inside the step's
@@ -115,10 +126,16 @@ struct RunOptions {
 };
 
 /// Fills the distributed timeout and the test hooks from the environment, where set: RECIPEBENCH_DIST_TIMEOUT
-/// (seconds), RECIPEBENCH_FAIL_RANK and RECIPEBENCH_FAIL_STEP, RECIPEBENCH_DUMP_PARAMS (a file path),
+/// (seconds), RECIPEBENCH_FAIL_RANK, RECIPEBENCH_FAIL_STEP and RECIPEBENCH_FAIL_KIND (throw, kill, nan_loss),
+/// RECIPEBENCH_DUMP_PARAMS (a file path), RECIPEBENCH_LAUNCH_NOTE (set by the launcher, RankPlace),
 /// RECIPEBENCH_INJECT_SYNC_STEP (a step), RECIPEBENCH_DUMP_TRAFFIC (a path prefix); see docs/distributed.md. The ranks
 /// a launcher starts inherit the variables. Throws std::invalid_argument naming the variable when a number does not
 /// parse.
 void apply_environment_hooks(RunOptions& options);
+
+/// "throw", "kill" or "nan_loss" (the record's settings.hooks.fail_kind).
+const char* fail_kind_name(FailKind kind);
+/// The FailKind named `text` (fail_kind_name); throws std::invalid_argument naming RECIPEBENCH_FAIL_KIND otherwise.
+FailKind fail_kind_from(const std::string& text);
 
 }  // namespace recipebench

@@ -72,7 +72,11 @@ inline at::Tensor grouped_mm(const at::Tensor& a, const at::Tensor& b, const at:
 }
 
 /// True when fused_adamw() can run on `x`: libtorch 2.x with at::_fused_adamw_ and a CUDA tensor.
-inline bool fused_adamw_usable(const at::Tensor& x) { return RECIPEBENCH_TORCH_HAS_FUSED_ADAMW && x.is_cuda(); }
+/// Whether fused_adamw below runs on state like `x`: libtorch 2.x, CUDA, FP32 (an FP64 run's state takes the
+/// per-tensor ops: docs/determinism.md, "Precision").
+inline bool fused_adamw_usable(const at::Tensor& x) {
+  return RECIPEBENCH_TORCH_HAS_FUSED_ADAMW && x.is_cuda() && x.scalar_type() == at::kFloat;
+}
 
 /// One AdamW step over lists of FP32 tensors with one multi-tensor CUDA kernel (PyTorch's fused AdamW):
 /// w <- w (1 - lr wd) - lr (m / (1 - b1^t)) / (sqrt(v) / sqrt(1 - b2^t) + eps), with m, v updated first.

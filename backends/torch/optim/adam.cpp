@@ -73,19 +73,18 @@ MixedPrecisionAdam::MixedPrecisionAdam(std::vector<torch::Tensor> params, const 
                                        GradientGroups groups, AdamKernels kernels)
     : params_(std::move(params)), o_(options), groups_(groups) {
   torch::NoGradGuard no_grad;
-  const auto m_dtype = state_scalar_type(o_.exp_avg_dtype), v_dtype = state_scalar_type(o_.exp_avg_sq_dtype);
   for (const auto& p : params_) {
     const bool remainder = p.scalar_type() == torch::kBFloat16 && o_.master_weights == MasterWeights::kBf16Remainder;
-    const auto f32 = p.options().dtype(torch::kFloat32);
-    // The master: the parameter itself (FP32), an FP32 copy, or the BF16 parameter + a remainder of zeros (a BF16
-    // value's FP32 bits end in 16 zeros).
-    master_.push_back(p.scalar_type() == torch::kFloat32 ? p.detach()
-                      : remainder                         ? torch::Tensor()
-                                                          : p.detach().to(torch::kFloat32));
+    const auto work = p.options().dtype(optimizer_float_type(p.scalar_type()));  // FP32, FP64 for FP64 parameters
+    // The master: the parameter itself (FP32 or FP64), an FP32 copy, or the BF16 parameter + a remainder of zeros (a
+    // BF16 value's FP32 bits end in 16 zeros).
+    master_.push_back(p.scalar_type() == work.dtype() ? p.detach()
+                      : remainder                      ? torch::Tensor()
+                                                       : p.detach().to(work.dtype()));
     remainders_.push_back(remainder ? torch::zeros(p.sizes(), p.options().dtype(torch::kInt16)) : torch::Tensor());
-    grads_.push_back(torch::zeros(p.sizes(), f32));
-    exp_avg_.push_back(torch::zeros(p.sizes(), f32.dtype(m_dtype)));
-    exp_avg_sq_.push_back(torch::zeros(p.sizes(), f32.dtype(v_dtype)));
+    grads_.push_back(torch::zeros(p.sizes(), work));
+    exp_avg_.push_back(torch::zeros(p.sizes(), work.dtype(state_scalar_type(o_.exp_avg_dtype, p.scalar_type()))));
+    exp_avg_sq_.push_back(torch::zeros(p.sizes(), work.dtype(state_scalar_type(o_.exp_avg_sq_dtype, p.scalar_type()))));
     decay_.push_back(p.dim() >= 2);
   }
   written_.assign(params_.size(), true);  // the accumulators start at zero
@@ -124,7 +123,7 @@ void MixedPrecisionAdam::accumulate_grads() {
       grads.push_back(g);
       overwrite.push_back(!written_[i]);
     } else if (written_[i]) {
-      grads_[i].add_(g);  // FP32 += any float dtype, converted on the fly (no FP32 copy of g)
+      grads_[i].add_(g);  // FP32 (FP64) += any float dtype, converted on the fly (no FP32 copy of g)
     } else {
       grads_[i].copy_(g);  // the step's first gradient: no zeroing pass before it
     }
@@ -225,22 +224,23 @@ void MixedPrecisionAdam::fused_ops_step(double lr) {
       torch_model::compat::fused_adamw(w[d], g[d], m[d], v[d], s[d], lr, o_.adam_beta1, o_.adam_beta2,
                                        d ? o_.weight_decay : 0.0, o_.adam_eps);
   for (size_t i = 0; i < params_.size(); ++i)
-    if (params_[i].scalar_type() != torch::kFloat32) params_[i].copy_(master_[i]);
+    if (params_[i].scalar_type() != master_[i].scalar_type()) params_[i].copy_(master_[i]);
 }
 
 void MixedPrecisionAdam::tensor_step(size_t i, double lr) {
   const bool remainder = remainders_[i].defined();
   auto w = remainder ? reconstruct_master(params_[i].detach(), remainders_[i]) : master_[i];
-  const bool m_fp32 = exp_avg_[i].scalar_type() == torch::kFloat32, v_fp32 = exp_avg_sq_[i].scalar_type() == torch::kFloat32;
-  auto m = m_fp32 ? exp_avg_[i] : exp_avg_[i].to(torch::kFloat32);
-  auto v = v_fp32 ? exp_avg_sq_[i] : exp_avg_sq_[i].to(torch::kFloat32);
+  const auto work = w.scalar_type();  // FP32, FP64 for an FP64 parameter (optimizer_float_type)
+  const bool m_own = exp_avg_[i].scalar_type() == work, v_own = exp_avg_sq_[i].scalar_type() == work;
+  auto m = m_own ? exp_avg_[i] : exp_avg_[i].to(work);
+  auto v = v_own ? exp_avg_sq_[i] : exp_avg_sq_[i].to(work);
   adamw_update_(w, grads_[i], m, v, lr, t_, o_, decay_[i]);
-  if (!m_fp32) exp_avg_[i].copy_(m);  // rounded to nearest even
-  if (!v_fp32) exp_avg_sq_[i].copy_(v);
+  if (!m_own) exp_avg_[i].copy_(m);  // rounded to nearest even
+  if (!v_own) exp_avg_sq_[i].copy_(v);
   if (remainder) {
     auto p = params_[i].detach();
     split_master(w, p, remainders_[i]);
-  } else if (params_[i].scalar_type() != torch::kFloat32) {
+  } else if (params_[i].scalar_type() != master_[i].scalar_type()) {
     params_[i].copy_(master_[i]);
   }
 }

@@ -77,14 +77,15 @@ void DistributedAdam::init_shard() {
   auto gather_dtype = params_.empty() ? torch::kFloat32 : params_[0].scalar_type();
   for (const auto& p : params_)
     if (p.scalar_type() != gather_dtype) gather_dtype = torch::kFloat32;
-  const auto f32 = torch::TensorOptions().dtype(torch::kFloat32).device(device);
-  grad_flat_ = torch::zeros({layout_.flat_numel}, f32);
-  param_flat_ = torch::zeros({layout_.flat_numel}, f32.dtype(gather_dtype));
-  // The master weights of the shard: FP32, or with optimizer.master_weights bf16_remainder and BF16 parameters the
-  // shard's BF16 half is its part of param_flat_ (what it sent in the last all-gather) + an int16 remainder.
+  // The gradient buffers, their reductions, the masters and the update: FP32, FP64 when the parameters are FP64.
+  const auto work = torch::TensorOptions().dtype(optimizer_float_type(gather_dtype)).device(device);
+  grad_flat_ = torch::zeros({layout_.flat_numel}, work);
+  param_flat_ = torch::zeros({layout_.flat_numel}, work.dtype(gather_dtype));
+  // The master weights of the shard: FP32 (FP64), or with optimizer.master_weights bf16_remainder and BF16 parameters
+  // the shard's BF16 half is its part of param_flat_ (what it sent in the last all-gather) + an int16 remainder.
   const bool remainder = gather_dtype == torch::kBFloat16 && o_.master_weights == MasterWeights::kBf16Remainder;
-  if (remainder) remainder_ = torch::zeros({layout_.shard_numel}, f32.dtype(torch::kInt16));
-  else master_ = torch::zeros({layout_.shard_numel}, f32);
+  if (remainder) remainder_ = torch::zeros({layout_.shard_numel}, work.dtype(torch::kInt16));
+  else master_ = torch::zeros({layout_.shard_numel}, work);
   std::vector<int64_t> numels;
   for (size_t i = 0; i < params_.size(); ++i) {
     const auto& p = params_[i];
@@ -95,13 +96,11 @@ void DistributedAdam::init_shard() {
   for (const ShardSegment& s : shard_segments(layout_, numels, group_.rank(), world)) {
     const auto& p = params_[s.param];
     segments_.push_back(Segment{s.shard_offset, s.n, p.dim() >= 2});
-    if (!remainder)
-      master_.narrow(0, s.shard_offset, s.n)
-          .copy_(p.detach().reshape({-1}).narrow(0, s.param_offset, s.n).to(torch::kFloat32));
+    if (!remainder) master_.narrow(0, s.shard_offset, s.n).copy_(p.detach().reshape({-1}).narrow(0, s.param_offset, s.n));
   }
-  grad_shard_ = torch::zeros({layout_.shard_numel}, f32);
-  exp_avg_ = torch::zeros({layout_.shard_numel}, f32.dtype(state_scalar_type(o_.exp_avg_dtype)));
-  exp_avg_sq_ = torch::zeros({layout_.shard_numel}, f32.dtype(state_scalar_type(o_.exp_avg_sq_dtype)));
+  grad_shard_ = torch::zeros({layout_.shard_numel}, work);
+  exp_avg_ = torch::zeros({layout_.shard_numel}, work.dtype(state_scalar_type(o_.exp_avg_dtype, gather_dtype)));
+  exp_avg_sq_ = torch::zeros({layout_.shard_numel}, work.dtype(state_scalar_type(o_.exp_avg_sq_dtype, gather_dtype)));
 }
 
 void DistributedAdam::install_hooks() {
@@ -144,7 +143,7 @@ void DistributedAdam::fold(size_t i) {
   if (!ready_.empty() && ready_[i])
     throw std::logic_error("distributed optimizer: parameter " + std::to_string(i) +
                            " got a gradient after its bucket's reduce-scatter was launched");
-  grad_views_[i].add_(g);  // FP32 += any float dtype, converted on the fly (no FP32 copy of g)
+  grad_views_[i].add_(g);  // FP32 (FP64) += any float dtype, converted on the fly (no FP32 copy of g)
   g = torch::Tensor();
 }
 
@@ -249,8 +248,8 @@ void DistributedAdam::step(double lr) {
 }
 
 bool DistributedAdam::plain_state() const {
-  return !remainder_.defined() && exp_avg_.scalar_type() == torch::kFloat32 &&
-         exp_avg_sq_.scalar_type() == torch::kFloat32;
+  return !remainder_.defined() && exp_avg_.scalar_type() == grad_shard_.scalar_type() &&
+         exp_avg_sq_.scalar_type() == grad_shard_.scalar_type();
 }
 
 torch::Tensor DistributedAdam::plain_update(double lr) {
@@ -280,14 +279,15 @@ torch::Tensor DistributedAdam::plain_update(double lr) {
 }
 
 torch::Tensor DistributedAdam::precision_aware_update(double lr) {
-  // FP32 working copies of what is stored otherwise (the memory plan's "optimizer step" transient).
+  // FP32 (FP64) working copies of what is stored otherwise (the memory plan's "optimizer step" transient).
   auto w = remainder_.defined() ? reconstruct_master(own_param_shard(), remainder_) : master_;
-  const bool m_fp32 = exp_avg_.scalar_type() == torch::kFloat32, v_fp32 = exp_avg_sq_.scalar_type() == torch::kFloat32;
-  auto m = m_fp32 ? exp_avg_ : exp_avg_.to(torch::kFloat32);
-  auto v = v_fp32 ? exp_avg_sq_ : exp_avg_sq_.to(torch::kFloat32);
+  const auto work = grad_shard_.scalar_type();
+  const bool m_own = exp_avg_.scalar_type() == work, v_own = exp_avg_sq_.scalar_type() == work;
+  auto m = m_own ? exp_avg_ : exp_avg_.to(work);
+  auto v = v_own ? exp_avg_sq_ : exp_avg_sq_.to(work);
   decay_and_update(w, m, v, lr);
-  if (!m_fp32) exp_avg_.copy_(m);  // rounded to nearest even
-  if (!v_fp32) exp_avg_sq_.copy_(v);
+  if (!m_own) exp_avg_.copy_(m);  // rounded to nearest even
+  if (!v_own) exp_avg_sq_.copy_(v);
   if (!remainder_.defined()) return master_.to(param_flat_.scalar_type());
   auto shard = torch::empty_like(w, w.options().dtype(torch::kBFloat16));
   split_master(w, shard, remainder_);

@@ -49,8 +49,12 @@ torch::Tensor reconstruct_master(const torch::Tensor& hi, const torch::Tensor& r
   return as_signed(u, k32, torch::kInt32).view(torch::kFloat32).view(hi.sizes());
 }
 
-torch::ScalarType state_scalar_type(StateDtype dtype) {
-  return dtype == StateDtype::kBf16 ? torch::kBFloat16 : torch::kFloat32;
+torch::ScalarType optimizer_float_type(torch::ScalarType param) {
+  return param == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
+}
+
+torch::ScalarType state_scalar_type(StateDtype dtype, torch::ScalarType param) {
+  return dtype == StateDtype::kBf16 ? torch::kBFloat16 : optimizer_float_type(param);
 }
 
 }  // namespace recipebench::train

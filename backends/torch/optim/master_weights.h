@@ -22,7 +22,13 @@ void split_master(const torch::Tensor& master, torch::Tensor& hi, torch::Tensor&
 /// shape: bits ((hi - (remainder < 0)) mod 2^16) << 16 | (remainder mod 2^16).
 torch::Tensor reconstruct_master(const torch::Tensor& hi, const torch::Tensor& remainder);
 
-/// The libtorch dtype of an optimizer.exp_avg_dtype / exp_avg_sq_dtype: kFloat32 or kBFloat16.
-torch::ScalarType state_scalar_type(StateDtype dtype);
+/// The dtype the optimizer computes in (and keeps its gradient buffers, masters and FP32-declared moments in) for a
+/// parameter of dtype `param`: kFloat64 for an FP64 parameter (workload.precision fp64: float64 end to end, no FP32
+/// copy, docs/determinism.md "Precision"), else kFloat32.
+torch::ScalarType optimizer_float_type(torch::ScalarType param);
+
+/// The libtorch dtype of an optimizer.exp_avg_dtype / exp_avg_sq_dtype for a parameter of dtype `param`: kBFloat16
+/// for bf16, else optimizer_float_type(param) (fp32 moments of an FP64 parameter are kept in FP64).
+torch::ScalarType state_scalar_type(StateDtype dtype, torch::ScalarType param);
 
 }  // namespace recipebench::train

@@ -9,9 +9,9 @@ namespace recipebench::train {
 
 namespace {
 
-/// This rank's parameter `p` as the one-rank tensor: float32 on the CPU, its EP and TP shards gathered.
+/// This rank's parameter `p` as the one-rank tensor: float64 on the CPU (exact for every compute dtype), its EP and TP shards gathered.
 torch::Tensor whole_parameter(const torch::Tensor& p, const RankModel& model) {
-  torch::Tensor c = p.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+  torch::Tensor c = p.detach().to(torch::kCPU, torch::kFloat64).contiguous();
   if (model.ep && model.is_expert(p)) {
     auto full = torch::empty({c.numel() * model.ep->size()}, c.options());
     model.ep->group.all_gather(c.reshape({-1}), full);
@@ -41,12 +41,12 @@ void dump_parameters(const std::string& path, const RankModel& model, const RunC
       c = whole_parameter(mine.at(next++), model);
       if (ctx.me.dp == 0 && ctx.me.tp == 0 && ctx.rank != 0) ctx.group->isend(c, 0, static_cast<int>(i))->wait();
     } else if (ctx.rank == 0) {
-      c = torch::empty(model.param_info[i].shape, torch::kFloat32);
+      c = torch::empty(model.param_info[i].shape, torch::kFloat64);
       ctx.group->irecv(c, src, static_cast<int>(i))->wait();
     }
     if (ctx.rank == 0) {
       names << model.param_info[i].name << ' ' << c.numel() << '\n';
-      out.write(static_cast<const char*>(c.data_ptr()), static_cast<std::streamsize>(c.numel() * sizeof(float)));
+      out.write(static_cast<const char*>(c.data_ptr()), static_cast<std::streamsize>(c.numel() * sizeof(double)));
     }
   }
   if (next != mine.size())

@@ -8,7 +8,7 @@
 
 namespace recipebench::train {
 
-/// Rank 0 writes every parameter of the one-rank model, float32, one after the other in its parameters() order, to
+/// Rank 0 writes every parameter of the one-rank model, float64 (exact for FP32 and BF16 parameters too), one after the other in its parameters() order, to
 /// `path`. Each parameter comes from rank 0's pipeline (DP rank 0, TP rank 0): the stage holding it sends it to
 /// rank 0; the expert shards of the stage's EP group and the TP shards of its TP groups are gathered first (every
 /// rank of the stage takes part), so the file has the one-rank model's layout. Beside it, `path`.names holds one line

@@ -28,6 +28,8 @@ struct StepResult {
 struct StepChecks {
   const HostSyncCheck* host_sync = nullptr;  ///< checks the no-synchronisation region (first forward to the norm)
   bool inject_sync = false;                  ///< RunHooks::inject_sync_step is this step: a .item() in that region
+  bool kill_mid_step = false;  ///< FailKind::kKill on this rank at this step: SIGKILL to itself after its passes
+  bool nan_loss = false;       ///< FailKind::kNanLoss on this rank at this step: its own loss sum made NaN
 };
 
 /// Step `step` at learning rate `lr`: per-token normalisation over the whole global batch (each microbatch's loss
