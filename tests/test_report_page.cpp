@@ -147,16 +147,18 @@ TEST_CASE("the YAML is inlined for a group's first 3 entries, the rest link thei
   std::vector<Recipe> copies;
   for (int i = 0; i < 4; ++i) {
     copies.push_back(r);
-    copies.back().result->tokens_per_s_per_gpu = 2000 - i;  // #4 is the last copy, id ...-4 (make_ids_unique)
+    copies.back().result->tokens_per_s_per_gpu = 2000 - i;
   }
-  const std::string html = leaderboard_to_html(build_leaderboard(copies, {}));
+  const Leaderboard board = build_leaderboard(copies, {});
+  const std::string html = leaderboard_to_html(board);
   size_t inlined = 0;
   for (size_t at = html.find("<pre class=\"yaml\">"); at != std::string::npos; at = html.find("<pre class=\"yaml\">", at + 1))
     ++inlined;
   CHECK(inlined == 3);
-  // #4 downloads the copy `report` writes beside the page.
-  CHECK(html.find("<a class=\"download\" href=\"leaderboard-recipes/attune-tp2-pp8-ep8-vpp2-mt16k-4.yaml.txt\"") !=
-        std::string::npos);
+  // #4 downloads the copy `report` writes beside the page, named by its id (the copies' ids: make_ids_unique).
+  const LeaderboardEntry& fourth = board.groups[0].entries[3];
+  CHECK(recipe_copy_path(fourth) == "leaderboard-recipes/" + fourth.id + ".yaml.txt");
+  CHECK(html.find("<a class=\"download\" href=\"" + recipe_copy_path(fourth) + "\"") != std::string::npos);
 }
 
 TEST_CASE("leaderboard-vs-seed-page: an imported log's entry shows its stack's commit, recipebench apart",
