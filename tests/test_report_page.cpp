@@ -110,10 +110,12 @@ TEST_CASE("leaderboard-vs-seed-page: the entry card in the seed's order, ending 
   const std::string html = leaderboard_to_html(board);
   const std::string card = between(html, "<article class=\"entry\" id=\"" + first.id + "\"", "</article>");
   std::vector<size_t> at;
-  for (const char* part : {"<div class=\"notes\">", "<dt>Author</dt><dd>ATTUNE <a class=\"cite\" "
-                           "href=\"https://arxiv.org/abs/2610.17528\"", "<dt>Tokens/s per GPU</dt>",
-                           "<h4>Correctness</h4>", "<h4>Stack</h4>", "<h4>Environment</h4>", "<h4>Patches</h4>",
-                           "<h4>How to run</h4>", "<h4>Recipe</h4>", "<pre class=\"yaml\">"}) {
+  for (const char* part :
+       {"<div class=\"notes\">",
+        "<dt>Author</dt><dd>ATTUNE <a class=\"cite\" "
+        "href=\"https://arxiv.org/abs/2610.17528\"",
+        "<dt>Tokens/s per GPU</dt>", "<h4>Correctness</h4>", "<h4>Stack</h4>", "<h4>Environment</h4>",
+        "<h4>Patches</h4>", "<h4>How to run</h4>", "<h4>Recipe</h4>", "<pre class=\"yaml\">"}) {
     at.push_back(card.find(part));
     INFO(part);
     CHECK(at.back() != std::string::npos);
@@ -125,7 +127,8 @@ TEST_CASE("leaderboard-vs-seed-page: the entry card in the seed's order, ending 
   // The Download of an inlined YAML: a data: URI of the file's bytes (a file:// page's link to a file is no download).
   CHECK(card.find("<a class=\"download\" href=\"data:application/yaml;base64," + base64(read_input_file(first.file)) +
                   "\" download=\"attune-tp2-pp8-ep8-vpp2-mt16k.yaml\">Download</a>") != std::string::npos);
-  const std::string pre = between(card, "<pre class=\"yaml\">", "</pre>").substr(std::string("<pre class=\"yaml\">").size());
+  const std::string pre =
+      between(card, "<pre class=\"yaml\">", "</pre>").substr(std::string("<pre class=\"yaml\">").size());
   CHECK(unescaped(pre) == read_input_file(first.file));  // byte for byte
   CHECK(recipe_copy_path(first) == "leaderboard-recipes/attune-tp2-pp8-ep8-vpp2-mt16k.yaml.txt");
 }
@@ -135,7 +138,8 @@ TEST_CASE("a recipe naming its repository is linked; one that is not http(s) is 
   r.doc["repository"] = "https://github.com/example/recipes/blob/main/attune-tp2-pp8-ep8-vpp2-mt16k.yaml";
   std::string html = leaderboard_to_html(build_leaderboard({r}, {}));
   CHECK(html.find("<a class=\"repository\" href=\"https://github.com/example/recipes/blob/main/"
-                  "attune-tp2-pp8-ep8-vpp2-mt16k.yaml\" rel=\"noopener noreferrer\">Repository</a>") != std::string::npos);
+                  "attune-tp2-pp8-ep8-vpp2-mt16k.yaml\" rel=\"noopener noreferrer\">Repository</a>") !=
+        std::string::npos);
   r.doc["repository"] = "javascript:alert(1)";
   html = leaderboard_to_html(build_leaderboard({r}, {}));
   CHECK(html.find("class=\"repository\"") == std::string::npos);
@@ -152,7 +156,8 @@ TEST_CASE("the YAML is inlined for a group's first 3 entries, the rest link thei
   const Leaderboard board = build_leaderboard(copies, {});
   const std::string html = leaderboard_to_html(board);
   size_t inlined = 0;
-  for (size_t at = html.find("<pre class=\"yaml\">"); at != std::string::npos; at = html.find("<pre class=\"yaml\">", at + 1))
+  for (size_t at = html.find("<pre class=\"yaml\">"); at != std::string::npos;
+       at = html.find("<pre class=\"yaml\">", at + 1))
     ++inlined;
   CHECK(inlined == 3);
   // #4 downloads the copy `report` writes beside the page, named by its id (the copies' ids: make_ids_unique).
@@ -211,9 +216,9 @@ TEST_CASE("leaderboard-vs-seed-page: an imported log's entry shows its stack's c
 TEST_CASE("stack_commit finds the commit a stack names, and nothing else", "[report][page][provenance]") {
   CHECK(stack_commit(Json{{"megatron_lm", "commit 1dcf0daf (megatron-core 0.16.0rc0)"}}) == "1dcf0daf");
   CHECK(stack_commit(Json{{"commit", "v1.2"}, {"megatron_lm", "commit 1dcf0daf"}}) == "v1.2");
-  CHECK(stack_commit(Json{{"framework", "recommit 1dcf0daf"}}).empty());     // not the word commit
-  CHECK(stack_commit(Json{{"framework", "commit 1dcf0"}}).empty());          // too short for a hash
-  CHECK(stack_commit(Json{{"framework", "commit 1dcf0dafzz"}}).empty());     // not a hexadecimal word
+  CHECK(stack_commit(Json{{"framework", "recommit 1dcf0daf"}}).empty());  // not the word commit
+  CHECK(stack_commit(Json{{"framework", "commit 1dcf0"}}).empty());       // too short for a hash
+  CHECK(stack_commit(Json{{"framework", "commit 1dcf0dafzz"}}).empty());  // not a hexadecimal word
   CHECK(stack_commit(Json{{"pytorch", "2.11.0 (CUDA 12.9 build)"}}).empty());
   CHECK(stack_commit(Json::array()).empty());
 }
@@ -238,8 +243,8 @@ TEST_CASE("the rank key's spread over an entry's runs: median, runs, CV", "[repo
 TEST_CASE("predicted-vs-measured (2026-12-05): the measured entry's card links the prediction of its layout",
           "[report][page]") {
   std::vector<Recipe> recipes = seed_and_mixtral();
-  recipes.push_back(page_recipe(
-      case_path("predicted-vs-measured-not-linked/plan-tp2-pp8-vpp2-ep8-dp4-split6-mt16k-recompute.yaml")));
+  recipes.push_back(
+      page_recipe(case_path("predicted-vs-measured-not-linked/plan-tp2-pp8-vpp2-ep8-dp4-split6-mt16k-recompute.yaml")));
   const std::string html = leaderboard_to_html(build_leaderboard(recipes, {}));
   const std::string card = between(html, "<article class=\"entry\" id=\"attune-tp2-pp8-ep8-vpp2-mt16k\"", "</article>");
   CHECK(card.find("<dt>Predicted</dt><dd><a href=\"#predicted\">2,222.6 tokens/s/GPU by ") != std::string::npos);
@@ -250,10 +255,28 @@ TEST_CASE("predicted-vs-measured (2026-12-05): the measured entry's card links t
 
 TEST_CASE("base64 and data: URIs as RFC 4648 and RFC 2397 write them", "[report][page]") {
   // RFC 4648, section 10's test vectors.
-  const std::pair<const char*, const char*> vectors[] = {{"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},
-                                                         {"foo", "Zm9v"},  {"foob", "Zm9vYg=="},  {"fooba", "Zm9vYmE="},
+  const std::pair<const char*, const char*> vectors[] = {{"", ""},
+                                                         {"f", "Zg=="},
+                                                         {"fo", "Zm8="},
+                                                         {"foo", "Zm9v"},
+                                                         {"foob", "Zm9vYg=="},
+                                                         {"fooba", "Zm9vYmE="},
                                                          {"foobar", "Zm9vYmFy"}};
   for (const auto& [in, out] : vectors) CHECK(base64(in) == out);
   CHECK(base64(std::string("\xff\x00\xfe", 3)) == "/wD+");
   CHECK(data_uri("application/yaml", "a: 1\n") == "data:application/yaml;base64,YTogMQo=");
+}
+
+TEST_CASE("MoE routing: as the recipe states it, natural for recipebench's own runs, else not stated",
+          "[report][page]") {
+  Recipe r = page_recipe(source_path("recipes/qwen3.5-397b-a17b/b200/attune-tp2-pp8-ep8-vpp2-mt16k.yaml"));
+  std::string html = leaderboard_to_html(build_leaderboard({r}, {}));
+  CHECK(html.find("<dt>MoE routing</dt><dd>not stated</dd>") != std::string::npos);
+  CHECK(html.find("MoE routing: natural (the router's own top-k choices) or forced balanced") != std::string::npos);
+  r.doc["layout"]["moe_routing"] = "forced_balanced";
+  html = leaderboard_to_html(build_leaderboard({r}, {}));
+  CHECK(html.find("<dt>MoE routing</dt><dd>forced balanced</dd>") != std::string::npos);
+  r.doc["layout"]["dispatcher"] = nullptr;  // a dense model: no routing to state
+  html = leaderboard_to_html(build_leaderboard({r}, {}));
+  CHECK(html.find("<dt>MoE routing</dt>") == std::string::npos);
 }

@@ -272,8 +272,10 @@ LeaderboardEntry entry_from_run(const RunRecordInput& in, const ReportOptions& o
   e.steps = step_series(rec);
   // Who recorded it, apart from what trained: a command's or an imported log's run was trained by the recipe's
   // stack, at the commit that stack names; recipebench only ran or parsed it (docs/report.md, "Provenance").
-  e.recorded_by = "recipebench " + rec.environment.recipebench_version + " (" + rec.environment.recipebench_commit + ")";
-  e.commit = rec.log.is_null() ? rec.environment.recipebench_commit : stack_commit(rec.recipe.value("stack", Json::object()));
+  e.recorded_by =
+      "recipebench " + rec.environment.recipebench_version + " (" + rec.environment.recipebench_commit + ")";
+  e.commit = rec.log.is_null() ? rec.environment.recipebench_commit
+                               : stack_commit(rec.recipe.value("stack", Json::object()));
   e.started_at = rec.started_at;
   e.repeat_key = rec.recipe_path + '\n' + e.backend + '\n' + what_is_measured(e.details["measurement"]["settings"]).dump();
   return e;

@@ -61,7 +61,8 @@ constexpr int kInlineYamlRanks = 3;
 std::string unwrapped(const std::string& notes) {
   std::string out;
   for (size_t i = 0; i < notes.size(); ++i) {
-    const bool lone = notes[i] == '\n' && (i + 1 >= notes.size() || notes[i + 1] != '\n') && (i == 0 || notes[i - 1] != '\n');
+    const bool lone =
+        notes[i] == '\n' && (i + 1 >= notes.size() || notes[i + 1] != '\n') && (i == 0 || notes[i - 1] != '\n');
     out += lone ? ' ' : notes[i];
   }
   while (!out.empty() && (out.back() == ' ' || out.back() == '\n')) out.pop_back();
@@ -174,8 +175,23 @@ mu::data speed_fact(const LeaderboardEntry& e) {
 /// The MFU fact: the figure, and the formula with its N and its peak denominator named (docs/metrics.md, "MFU").
 mu::data mfu_fact(const LeaderboardEntry& e) {
   return fact("MFU", pct(*e.mfu, 1) + " (N = " + with_commas(e.active_params) + " active parameters per token)",
-              "computed: 6 x N x tokens/s/GPU / " + fixed(e.peak_flops / 1e12, 0) + " TFLOP/s, the dense BF16 peak of one " +
-                  e.gpu_type + "; attention FLOPs not counted");
+              "computed: 6 x N x tokens/s/GPU / " + fixed(e.peak_flops / 1e12, 0) +
+                  " TFLOP/s, the dense BF16 peak of one " + e.gpu_type + "; attention FLOPs not counted");
+}
+
+/// MoE routing of an entry with experts (a layout with a dispatcher): as the recipe states it (layout.moe_routing),
+/// natural for recipebench's own runs (its router's top-k choices), else "not stated"; nothing for a dense model.
+/// Most published MoE figures are forced-balanced, which is faster: the footer says so (docs/report.md).
+void routing_fact(const LeaderboardEntry& e, mu::data& facts) {
+  const Json& dispatcher = e.layout.value("dispatcher", Json());
+  if (!dispatcher.is_string()) return;
+  const Json& stated = e.layout.value("moe_routing", Json());
+  const bool own_run = e.kind == "run" && !e.details["measurement"].contains("log");
+  const std::string routing = stated.is_string() ? stated.get<std::string>() : own_run ? "natural" : "";
+  // Short: the footer says what each means and why it matters (a board of 500 stays under 2 MB).
+  facts << fact("MoE routing", routing == "forced_balanced" ? "forced balanced"
+                               : routing.empty()            ? "not stated"
+                                                            : routing);
 }
 
 mu::data facts_of(const LeaderboardEntry& e) {
@@ -196,6 +212,7 @@ mu::data facts_of(const LeaderboardEntry& e) {
   else
     facts << fact("$ / 1M tokens", "—", e.price_source);
   if (d.contains("measurement")) measurement_facts(e, facts);
+  routing_fact(e, facts);
   if (e.mfu) facts << mfu_fact(e);
   if (d.contains("result_mfu_note")) facts << fact("MFU note", text(d["result_mfu_note"]), "the recipe's");
   if (e.step_time_cv_percent) facts << fact("Step-time CV", fixed(*e.step_time_cv_percent, 2) + "%");
