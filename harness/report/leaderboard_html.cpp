@@ -176,7 +176,7 @@ mu::data speed_fact(const LeaderboardEntry& e) {
 mu::data mfu_fact(const LeaderboardEntry& e) {
   return fact("MFU", pct(*e.mfu, 1) + " (N = " + with_commas(e.active_params) + " active parameters per token)",
               "computed: 6 x N x tokens/s/GPU / " + fixed(e.peak_flops / 1e12, 0) +
-                  " TFLOP/s, the dense BF16 peak of one " + e.gpu_type + "; attention FLOPs not counted");
+                  " TFLOP/s, the dense BF16 peak of one " + e.gpu_type);  // the footer: attention not counted
 }
 
 /// MoE routing of an entry with experts (a layout with a dispatcher): as the recipe states it (layout.moe_routing),
@@ -208,7 +208,7 @@ mu::data facts_of(const LeaderboardEntry& e) {
   facts << speed_fact(e);
   if (e.usd_per_million_tokens)
     facts << fact("$ / 1M tokens", "$" + fixed(*e.usd_per_million_tokens, 2),
-                  "computed at $" + fixed(e.usd_per_gpu_hour, 4) + " per GPU-hour, the cost basis: " + e.price_source);
+                  "computed at $" + fixed(e.usd_per_gpu_hour, 4) + "/GPU-hour; cost basis: " + e.price_source);
   else
     facts << fact("$ / 1M tokens", "—", e.price_source);
   if (d.contains("measurement")) measurement_facts(e, facts);

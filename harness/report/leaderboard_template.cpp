@@ -65,7 +65,7 @@ div.notes { border-left: 4px solid #d9a400; background: #fff8e1; padding: 6px 12
 div.notes p { margin: 0; white-space: pre-line; }
 div.notes h4 { margin: 0 0 2px; font-size: 13px; color: var(--muted); }
 details.yaml summary { cursor: pointer; }
-p.recipe-links { margin: 0 0 6px; }
+article.entry h4 + p code { overflow-wrap: anywhere; }
 @media print { .js-only, .controls { display: none !important; } article.entry { break-inside: avoid; } }
 )CSS";
 
@@ -269,7 +269,7 @@ const char* const kArticleTemplate = R"TPL(<article class="entry" id="{{id}}" da
 {{/has_patches}}{{#run}}<h4>How to run</h4>
 {{#run_same}}<p class="muted same">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>.</p>{{/run_same}}{{^run_same}}<pre>{{run}}</pre>{{/run_same}}
 {{/run}}{{#recipe}}<h4>Recipe</h4>
-<p class="recipe-links"><code>{{file}}</code>{{#download}} · <a class="download" href="{{download}}" download="{{download_name}}">Download</a>{{/download}}{{#repository}} · <a class="repository" href="{{repository}}" rel="noopener noreferrer">Repository</a>{{/repository}}{{#repository_not_link}} · <span class="muted">repository {{repository_not_link}} (not a link)</span>{{/repository_not_link}}</p>
+<p><code>{{file}}</code>{{#download}} · <a class="download" href="{{download}}" download="{{download_name}}">Download</a>{{/download}}{{#repository}} · <a class="repository" href="{{repository}}" rel="noopener noreferrer">Repository</a>{{/repository}}{{#repository_not_link}} · <span class="muted">repository {{repository_not_link}} (not a link)</span>{{/repository_not_link}}</p>
 {{#yaml}}<details class="yaml"><summary>The recipe's YAML ({{yaml_lines}})</summary><pre class="yaml">{{yaml}}</pre></details>{{/yaml}}{{#yaml_elsewhere}}<p class="muted">{{yaml_elsewhere}}</p>{{/yaml_elsewhere}}
 {{/recipe}}</article>
 )TPL";
