@@ -1,7 +1,7 @@
 #!/bin/sh
 # The cases of 2026-12-05 (issue 48) through the binary, as a user runs them: cases_2026_12_05.sh RECIPEBENCH SOURCE
 # WORKDIR PART, PART one of report-layout, cpu-suggestions, cli-habits, predict-notes, cosmetic, mfu-printed,
-# layout-pricing, predict-memory-measured. Prints what failed;
+# layout-pricing, predict-memory-measured, seed-page. Prints what failed;
 # exit 1 then.
 set -u
 rb=$1; src=$2; work=$3; part=$4
@@ -193,6 +193,33 @@ layout-pricing)
     fail "compare note: $(cat "$work/c.txt")"
   grep -q '^prediction error: predicted / measured tokens/s/GPU - 1 = +80.3% (2,222.6 predicted, 1,232.5 measured' \
     "$work/c.txt" || fail "compare error: $(cat "$work/c.txt")"
+  ;;
+seed-page)
+  # leaderboard-vs-seed-page: report of the seed's three recipes and an imported Megatron-LM log (its recipe's stack
+  # names commit 5f2e1c9a): copies of the recipes byte for byte beside the page; "(cite)", "How to run" and the YAML
+  # per recipe; the imported entry's commit is its stack's, recipebench "Recorded by"; its window its own; a later
+  # report over the output folder reads no copy as a recipe.
+  d=$cases/leaderboard-vs-seed-page
+  "$rb" import "$d/megatron-mixtral.log" --recipe "$d/mixtral-stack-commit.yaml" --out "$work/in" --steps 30 \
+    --window 5:29 >"$work/i.txt" 2>&1 || fail "import: $(cat "$work/i.txt")"
+  cp "$src"/recipes/qwen3.5-397b-a17b/b200/attune-*.yaml "$work/in/"
+  "$rb" report "$work/in" --out "$work/board" >"$work/r.txt" 2>&1 || fail "report: $(cat "$work/r.txt")"
+  h=$work/board/leaderboard.html
+  for f in "$work"/in/attune-*.yaml; do
+    cmp -s "$f" "$work/board/leaderboard-recipes/$(basename "$f").txt" || fail "no byte-for-byte copy of $f"
+  done
+  for what in '(cite)' '<h4>How to run</h4>' 'schema_version: 1' '<div class="notes">'; do
+    [ "$(grep -o -- "$what" "$h" | wc -l)" = 3 ] || fail "$what: $(grep -c -- "$what" "$h") lines, expected 3 entries"
+  done
+  grep -q '<dt>Trained by</dt><dd>Megatron-LM core_r0.12.0, commit 5f2e1c9a' "$h" || fail "Trained by"
+  grep -q '<dt>Recorded by</dt><dd>recipebench ' "$h" || fail "Recorded by"
+  grep -q '<code title="5f2e1c9a">5f2e1c9</code>' "$h" || fail "the imported entry's Commit cell"
+  grep -q '(measured over steps 5..29)' "$h" || fail "the imported entry's own window"
+  grep -q 'GPUs (measured, steps 5\.\.19)' "$h" && fail "a fixed window in the footer"
+  # Again into the same folder, then a report over it: leaderboard.json is an earlier report, the copies are .txt.
+  "$rb" report "$work/in" --out "$work/board" >"$work/r2.txt" 2>&1 || fail "report again: $(cat "$work/r2.txt")"
+  "$rb" report "$work/board" --out "$work/b2" >"$work/r3.txt" 2>&1
+  [ $? = 2 ] && grep -q 'no recipe or run record' "$work/r3.txt" || fail "report over the output: $(cat "$work/r3.txt")"
   ;;
 *)
   fail "unknown part $part"

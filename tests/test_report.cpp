@@ -150,10 +150,11 @@ TEST_CASE("the HTML page is self-contained, escaped and lists the rows in rank o
   REQUIRE(r3 != std::string::npos);
   CHECK(r1 < r2);
   CHECK(r2 < r3);
-  // Each row links to its detail section; the author's https URL is a link.
+  // Each row links to its detail section; the author's https URL is its "(cite)" link, as on the seed page.
   CHECK(html.find("href=\"#attune-tp2-pp8-ep8-vpp2-mt16k\"") != std::string::npos);
   CHECK(html.find("<article class=\"entry\" id=\"attune-tp2-pp8-ep8-vpp2-mt16k\"") != std::string::npos);
-  CHECK(html.find("<a href=\"https://arxiv.org/abs/2610.17528\"") != std::string::npos);
+  CHECK(html.find("ATTUNE <a class=\"cite\" href=\"https://arxiv.org/abs/2610.17528\" rel=\"noopener noreferrer\">(cite)</a>") !=
+        std::string::npos);
   // One bar chart and one cost scatter for the group.
   CHECK(html.find("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" id=\"bars-qwen3-5-397b-a17b-b200") !=
         std::string::npos);

@@ -21,6 +21,7 @@
 #include "util/atomic_file.h"
 #include "util/dir_lock.h"
 #include "util/host.h"
+#include "util/input_file.h"
 #include "util/output_folder.h"
 
 namespace recipebench::cli {
@@ -198,6 +199,34 @@ std::vector<std::pair<std::string, std::string>> leaderboard_files(const Leaderb
   return files;
 }
 
+/// A byte-for-byte copy of each ranked recipe's file at its recipe_copy_path under `out` (the page's Download links),
+/// each written atomically, one at a time (a board of thousands never holds every recipe's bytes at once).
+/// Throws std::runtime_error when a copy cannot be read or written.
+void write_recipe_copies(const Leaderboard& board, const std::string& out) {
+  std::vector<std::string> names;  // the copies' file names, whose hidden temporaries a killed report may have left
+  std::filesystem::path folder;
+  for (const LeaderboardGroup& g : board.groups)
+    for (const LeaderboardEntry& e : g.entries)
+      if (const std::string copy = recipe_copy_path(e); !copy.empty()) {
+        folder = (std::filesystem::path(out) / copy).parent_path();
+        names.push_back(std::filesystem::path(copy).filename().string());
+      }
+  if (names.empty()) return;
+  std::filesystem::create_directories(folder);
+  remove_leftover_temp_files(folder.string(), names);
+  for (const LeaderboardGroup& g : board.groups)
+    for (const LeaderboardEntry& e : g.entries) {
+      const std::string copy = recipe_copy_path(e);
+      if (copy.empty()) continue;
+      const std::filesystem::path to = std::filesystem::path(out) / copy;
+      try {
+        write_file_atomic(to.string(), read_input_file(e.file));
+      } catch (const InputFileError& ex) {
+        throw std::runtime_error(e.file + ": cannot be copied beside the page: " + ex.what());
+      }
+    }
+}
+
 /// Writes leaderboard.json, .html and .csv into `out` together, under the folder's lock; false (after printing
 /// why) when they could not be written.
 bool write_leaderboard(const Leaderboard& board, const std::string& out) {
@@ -209,6 +238,7 @@ bool write_leaderboard(const Leaderboard& board, const std::string& out) {
     if (const int n = remove_leftover_temp_files(out, {"leaderboard.json", "leaderboard.html", "leaderboard.csv"}))
       std::cerr << "recipebench report: removed " << n << " temporary file" << (n == 1 ? "" : "s") << " left in " << out
                 << " by an interrupted report\n";
+    write_recipe_copies(board, out);
     write_files_atomically(leaderboard_files(board, out));
   } catch (const std::runtime_error& e) {
     std::cerr << "recipebench report: " << e.what() << "\n";

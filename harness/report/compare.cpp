@@ -59,6 +59,11 @@ void stack_fields(const LeaderboardEntry& e, std::vector<EntryField>& out) {
   if (!d.contains("measurement")) return;
   const Json env = d["measurement"].value("environment", Json::object());
   if (!env.is_object()) return;
+  if (d["measurement"].contains("log")) {  // the recipe's stack trained it; recipebench only ran it or read its log
+    if (!e.commit.empty()) out.push_back({"stack", "commit", e.commit});
+    out.push_back({"source", "recorded by", e.recorded_by});
+    return;
+  }
   for (const char* k : {"compiler", "recipebench_version", "recipebench_commit", "build_type"})
     if (env.contains(k)) out.push_back({"stack", k, as_text(env[k])});
   const Json dev = env.value("device", Json::object());

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -38,7 +40,7 @@ std::string slug(const std::string& s) {
 
 Json details_of(const Recipe& r) {
   Json d = Json::object();
-  for (const char* key : {"stack", "env", "patches", "run", "correctness", "notes"})
+  for (const char* key : {"stack", "env", "patches", "run", "correctness", "notes", "repository"})
     if (r.doc.contains(key) && !r.doc[key].is_null()) d[key] = r.doc[key];
   if (r.doc["workload"].contains("dataset")) d["dataset"] = r.doc["workload"]["dataset"];
   if (r.doc.contains("result") && r.doc["result"].is_object()) {
@@ -268,7 +270,12 @@ LeaderboardEntry entry_from_run(const RunRecordInput& in, const ReportOptions& o
   if (!rec.log.is_null()) e.details["measurement"]["log"] = rec.log;
   e.details.erase("correctness");
   e.steps = step_series(rec);
-  e.commit = rec.environment.recipebench_commit;
+  // Who recorded it, apart from what trained: a command's or an imported log's run was trained by the recipe's
+  // stack, at the commit that stack names; recipebench only ran or parsed it (docs/report.md, "Provenance").
+  e.recorded_by =
+      "recipebench " + rec.environment.recipebench_version + " (" + rec.environment.recipebench_commit + ")";
+  e.commit = rec.log.is_null() ? rec.environment.recipebench_commit
+                               : stack_commit(rec.recipe.value("stack", Json::object()));
   e.started_at = rec.started_at;
   e.repeat_key = rec.recipe_path + '\n' + e.backend + '\n' + what_is_measured(e.details["measurement"]["settings"]).dump();
   return e;
@@ -286,6 +293,43 @@ std::vector<double> run_trend(const LeaderboardEntry& e) {
 std::string short_commit(const std::string& commit) {
   const bool hex = commit.size() >= 7 && commit.find_first_not_of("0123456789abcdef") == std::string::npos;
   return hex ? commit.substr(0, 7) : commit;
+}
+
+std::optional<RunSpread> run_spread(const LeaderboardEntry& e) {
+  if (e.earlier_runs.empty()) return std::nullopt;
+  std::vector<double> t = run_trend(e);
+  RunSpread s;
+  s.runs = t.size();
+  double mean = 0;
+  for (double v : t) mean += v / static_cast<double>(t.size());
+  double ss = 0;
+  for (double v : t) ss += (v - mean) * (v - mean);
+  s.cv_percent = mean > 0 ? 100 * std::sqrt(ss / static_cast<double>(t.size() - 1)) / mean : 0;
+  std::sort(t.begin(), t.end());
+  const size_t h = t.size() / 2;
+  s.median = t.size() % 2 ? t[h] : (t[h - 1] + t[h]) / 2;
+  return s;
+}
+
+std::string stack_commit(const Json& stack) {
+  if (!stack.is_object()) return "";
+  if (stack.contains("commit") && stack["commit"].is_string()) return stack["commit"].get<std::string>();
+  static const std::regex word("(?:^|[^A-Za-z])commit ([0-9a-f]{7,40})(?![0-9a-zA-Z])");
+  for (const auto& [key, value] : stack.items()) {
+    std::smatch m;
+    if (value.is_string() && std::regex_search(value.get_ref<const std::string&>(), m, word)) return m[1].str();
+  }
+  return "";
+}
+
+std::string window_text(const LeaderboardEntry& e) {
+  const StepSeries& s = e.steps;
+  if (s.window_last < s.window_first) return "";
+  return "steps " + std::to_string(s.window_first) + ".." + std::to_string(s.window_last);
+}
+
+std::string recipe_copy_path(const LeaderboardEntry& e) {
+  return e.kind == "recipe" ? "leaderboard-recipes/" + e.id + ".yaml.txt" : "";
 }
 
 bool optimised_build(const std::string& build_type) {
@@ -331,6 +375,9 @@ LeaderboardEntry entry_of_recipe(const Recipe& r, const ReportOptions& options) 
   e.step_time_cv_percent = res.step_time_cv_percent;
   e.gpu_hours = res.gpu_hours;
   e.measured = res.measured;
+  e.steps.window_first = res.window.first;
+  e.steps.window_last = res.window.last;
+  e.commit = stack_commit(r.doc.value("stack", Json::object()));
   return e;
 }
 
@@ -420,8 +467,23 @@ std::vector<LeaderboardGroup> group_and_rank(std::vector<LeaderboardEntry> entri
     describe_real_rows(g);
     out.push_back(std::move(g));
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const LeaderboardGroup& a, const LeaderboardGroup& b) { return !is_proxy(a) && is_proxy(b); });
+  // Full-size groups first, then proxies; within each, the group measured most recently first (the newest
+  // measurement of its entries), so that the board opens on what was measured last, not on a name's letters.
+  const auto newest = [](const LeaderboardGroup& g) {
+    std::string day;
+    for (const LeaderboardEntry& e : g.entries) day = std::max(day, e.measured.substr(0, 10));
+    return day;
+  };
+  std::vector<std::pair<std::string, size_t>> order;
+  for (size_t i = 0; i < out.size(); ++i) order.emplace_back(newest(out[i]), i);
+  std::stable_sort(order.begin(), order.end(), [&out](const auto& a, const auto& b) {
+    const bool pa = is_proxy(out[a.second]), pb = is_proxy(out[b.second]);
+    if (pa != pb) return pb;
+    return a.first > b.first;
+  });
+  std::vector<LeaderboardGroup> sorted;
+  for (const auto& [_, i] : order) sorted.push_back(std::move(out[i]));
+  out = std::move(sorted);
   set_titles(out);
   return out;
 }
@@ -583,6 +645,13 @@ Json trend_json(const LeaderboardEntry& e) {
               {"change_from_first", change(t.front())}};
 }
 
+/// The rank key's spread over an entry's runs (run_spread); null for an entry of one run.
+Json spread_json(const LeaderboardEntry& e) {
+  const std::optional<RunSpread> s = run_spread(e);
+  if (!s) return nullptr;
+  return Json{{"runs", s->runs}, {"median", s->median}, {"cv_percent", s->cv_percent}};
+}
+
 /// One entry of the leaderboard's JSON (schema/leaderboard.schema.json).
 Json entry_json(const LeaderboardEntry& e) {
   return Json{
@@ -609,6 +678,9 @@ Json entry_json(const LeaderboardEntry& e) {
       {"layout", Json{{"label", e.layout_label}, {"highlights", e.layout_highlights}, {"summary", e.layout_summary}}},
       {"measured", e.measured},
       {"commit", e.commit.empty() ? Json(nullptr) : Json(e.commit)},
+      {"recorded_by", e.recorded_by.empty() ? Json(nullptr) : Json(e.recorded_by)},
+      {"window", window_text(e).empty() ? Json(nullptr) : Json(window_text(e))},
+      {"spread", spread_json(e)},
       {"started_at", e.started_at.empty() ? Json(nullptr) : Json(e.started_at)},
       {"earlier_runs", earlier_runs_json(e)},
       {"trend", trend_json(e)},

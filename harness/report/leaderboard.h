@@ -72,8 +72,14 @@ struct LeaderboardEntry {
   std::string hardware;  ///< run records: the device the backend measured on (e.g. "1 x NVIDIA H200")
   Json details;          ///< stack, env, patches, run, correctness, dataset, notes (as in the recipe)
   Json layout;           ///< the recipe's layout block (degrees, recompute, dispatcher, ...), for comparisons
-  StepSeries steps;      ///< run records: steps 0..N-1; recipes: empty
-  std::string commit;      ///< run records: environment.recipebench_commit; recipes: empty (no recipebench ran them)
+  StepSeries steps;  ///< run records: steps 0..N-1 and the window; recipes: no steps, result.window
+  /// The commit of the code that trained: recipebench's own runs: environment.recipebench_commit; a command's or an
+  /// imported log's run and a recipe: the commit its stack names (stack_commit), else empty (docs/report.md,
+  /// "Provenance").
+  std::string commit;
+  /// Run records: "recipebench <version> (<commit>)", the build that ran or parsed the run, shown apart from the
+  /// stack that trained; recipes: empty.
+  std::string recorded_by;
   std::string started_at;  ///< run records: started_at (UTC ISO 8601); recipes: empty
   /// Run records: what makes two runs repeats of one another, besides the group: the recipe file, the backend label
   /// and the settings that say what was measured (steps, window, layers, device, ranks, rows, profile; not the
@@ -84,6 +90,31 @@ struct LeaderboardEntry {
 
 /// Tokens/s/GPU of an entry's runs, oldest first, the entry's own (the latest) last: its trend.
 std::vector<double> run_trend(const LeaderboardEntry& e);
+
+/// The spread of the rank key over an entry's runs (the ranked latest and its earlier runs): how many, their
+/// median tokens/s/GPU and coefficient of variation (100 x sample standard deviation / mean, %).
+struct RunSpread {
+  size_t runs = 0;
+  double median = 0;
+  double cv_percent = 0;
+};
+
+/// run_spread of an entry with earlier runs; nullopt for an entry of one run (no spread to show).
+std::optional<RunSpread> run_spread(const LeaderboardEntry& e);
+
+/// The commit a recipe's stack block names: a member named "commit", else the first word of 7 to 40 hexadecimal
+/// digits after "commit " in a member's text ("commit 1dcf0daf (megatron-core 0.16.0rc0)" -> "1dcf0daf"); empty
+/// when it names none.
+std::string stack_commit(const Json& stack);
+
+/// The entry's timed window in words, "steps 5..29" (a recipe's result.window, a run's settings.window); empty when
+/// unknown.
+std::string window_text(const LeaderboardEntry& e);
+
+/// Where `report` writes a copy of a recipe entry's file, byte for byte, relative to the page (the page's Download
+/// link): "leaderboard-recipes/<id>.yaml.txt", not .yaml, so that a later `report` over the folder does not read the
+/// copies as recipes; empty for run records.
+std::string recipe_copy_path(const LeaderboardEntry& e);
 
 /// The first 7 characters of a commit hash ("25cb23d"); other text (e.g. "unknown") as it is.
 std::string short_commit(const std::string& commit);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -17,6 +18,7 @@
 #include "report/page_text.h"
 #include "report/svg_chart.h"
 #include "util/format.h"
+#include "util/input_file.h"
 
 namespace recipebench {
 
@@ -37,6 +39,10 @@ std::string counted_text(const Json& v, const std::string& noun) {
 
 std::string pct(double fraction, int decimals) { return fixed(100.0 * fraction, decimals) + "%"; }
 
+/// "+12.3%" / "-4.0%": a change as a signed percentage.
+std::string signed_pct(double fraction) { return fmt::format("{:+.1f}%", 100 * fraction); }
+
+
 std::string humanize(const std::string& key) {
   std::string s = key;
   for (auto& c : s)
@@ -46,6 +52,22 @@ std::string humanize(const std::string& key) {
 
 /// Number text for data-* sort keys: full precision, empty when unknown.
 std::string raw(const std::optional<double>& v) { return v ? shortest(*v) : std::string(); }
+
+/// A group's entries whose recipe YAML the page shows in full (recipe_block), as the seed's page shows its three;
+/// the others link their copy (a board of 500 stays under 2 MB: tests/browser/big_board.test.js).
+constexpr int kInlineYamlRanks = 3;
+
+/// Notes as paragraphs: a single line break (the YAML's wrapping) becomes a space, a blank line stays.
+std::string unwrapped(const std::string& notes) {
+  std::string out;
+  for (size_t i = 0; i < notes.size(); ++i) {
+    const bool lone =
+        notes[i] == '\n' && (i + 1 >= notes.size() || notes[i + 1] != '\n') && (i == 0 || notes[i - 1] != '\n');
+    out += lone ? ' ' : notes[i];
+  }
+  while (!out.empty() && (out.back() == ' ' || out.back() == '\n')) out.pop_back();
+  return out;
+}
 
 /// One row of a facts list: label, text, and optionally a note, a link (http(s) only) or code styling.
 mu::data fact(const std::string& label, const std::string& value, const std::string& note = "",
@@ -59,20 +81,68 @@ mu::data fact(const std::string& label, const std::string& value, const std::str
   return f;
 }
 
+/// The author's fact as the seed page writes it: the name, then "(cite)" linking to author.url (http(s) only).
+mu::data author_fact(const LeaderboardEntry& e) {
+  mu::data f = fact("Author", e.author);
+  if (is_http_url(e.author_url)) f.set("cite", e.author_url);
+  return f;
+}
+
+/// A fact's value when `v` is a number: `digits` decimals; else empty.
+std::string number_text(const Json& v, int digits) { return v.is_number() ? fixed(v.get<double>(), digits) : ""; }
+
+/// What the stack itself printed beside our figures (a command's or an imported log's run: log.printed, the
+/// window's means), and why its MFU differs from ours (docs/metrics.md, "MFU").
+void printed_facts(const LeaderboardEntry& e, const Json& log, mu::data& facts) {
+  const Json& p = log.value("printed", Json::object());
+  if (!p.is_object()) return;
+  std::string said;
+  if (p.contains("mfu") && p["mfu"].is_number()) said = "MFU " + pct(p["mfu"].get<double>(), 1);
+  if (const std::string t = number_text(p.value("tflops_per_gpu", Json()), 1); !t.empty())
+    said += (said.empty() ? "" : ", ") + t + " TFLOP/s per GPU";
+  if (said.empty()) return;
+  std::string ours = e.mfu ? "ours: MFU " + pct(*e.mfu, 1) + " by 6 x N_active; " : "";
+  facts << fact("Stack-reported", said,
+                ours + "the stack's own FLOPs count (attention and other terms included, its own peak), window mean "
+                       "of what the log printed; not comparable across stacks");
+}
+
 void measurement_facts(const LeaderboardEntry& e, mu::data& facts) {
   const Json& m = e.details["measurement"];
-  facts << fact("Measured by", "recipebench, backend " + e.backend + ", on " + e.hardware);
+  const bool from_log = m.contains("log") && m["log"].is_object();
+  if (from_log) {
+    // The stack that trained is the recipe's, at the commit it names; recipebench only ran it or read its log.
+    const Json& stack = e.details.value("stack", Json::object());
+    const std::string framework = stack.is_object() ? stack.value("framework", std::string()) : "";
+    facts << fact("Trained by", (framework.empty() ? "the recipe's stack (its Stack below)" : framework) +
+                                    (e.commit.empty() ? "" : ", commit " + e.commit),
+                  "the recipe's stack; timed by its own log");
+    facts << fact("Recorded by", e.recorded_by,
+                  (e.backend.rfind("import", 0) == 0 ? "parsed the log" : "ran the command and parsed its log") +
+                      std::string(" with ") + text(m["log"].value("parser", Json("?"))) +
+                      "; not the stack that trained");
+    printed_facts(e, m["log"], facts);
+  } else {
+    facts << fact("Measured by", "recipebench, backend " + e.backend + ", on " + e.hardware);
+  }
   facts << fact("Mean step time", fixed(m.value("mean_step_seconds", 0.0), 3) + " s");
-  if (m.value("peak_memory_bytes", Json(0)).is_number() && m.value("peak_memory_bytes", 0.0) > 0)
-    facts << fact("Peak memory", fixed(m["peak_memory_bytes"].get<double>() / 1e9, 1) + " GB");
+  if (m.value("peak_memory_bytes", Json(0)).is_number() && m.value("peak_memory_bytes", 0.0) > 0) {
+    const double gb = m["peak_memory_bytes"].get<double>() / 1e9;
+    facts << fact("Peak memory", fixed(gb, 1) + " GB" +
+                                     (e.gpu_memory_gb > 0 ? " of " + shortest(e.gpu_memory_gb) + " GB (headroom " +
+                                                                fixed(e.gpu_memory_gb - gb, 1) + " GB)"
+                                                          : ""),
+                  "the most any GPU held during the run");
+  }
   if (m.contains("final_loss") && m["final_loss"].is_number())
     facts << fact("Final loss", fixed(m["final_loss"].get<double>(), 4));
-  else if (m.contains("log"))
+  else if (from_log)
     facts << fact("Final loss", "not in the log");
+  if (from_log) return;  // recipebench's build is not the run's environment
   std::string versions;
   for (const EntryField& f : entry_fields(e))
     if (f.section == "stack") versions += (versions.empty() ? "" : "; ") + f.name + " " + f.value;
-  facts << fact("Environment", versions);
+  facts << fact("Environment", versions, "this build of recipebench measured it");
 }
 
 void correctness_facts(const Json& c, mu::data& facts) {
@@ -92,10 +162,42 @@ void correctness_facts(const Json& c, mu::data& facts) {
                                           ". " + text(t.value("detail", Json())));
 }
 
+/// The tokens/s/GPU fact: the figure, its window, and its spread over the runs when there are several.
+mu::data speed_fact(const LeaderboardEntry& e) {
+  std::string note = "measured";
+  if (const std::string w = window_text(e); !w.empty()) note += " over " + w;
+  if (const std::optional<RunSpread> sp = run_spread(e))
+    note += "; the latest of " + std::to_string(sp->runs) + " runs: median " + fixed(sp->median, 1) + ", CV " +
+            fixed(sp->cv_percent, 2) + "% across runs";
+  return fact("Tokens/s per GPU", fixed(e.tokens_per_s_per_gpu, 2), note);
+}
+
+/// The MFU fact: the figure, and the formula with its N and its peak denominator named (docs/metrics.md, "MFU").
+mu::data mfu_fact(const LeaderboardEntry& e) {
+  return fact("MFU", pct(*e.mfu, 1) + " (N = " + with_commas(e.active_params) + " active parameters per token)",
+              "computed: 6 x N x tokens/s/GPU / " + fixed(e.peak_flops / 1e12, 0) +
+                  " TFLOP/s, the dense BF16 peak of one " + e.gpu_type);  // the footer: attention not counted
+}
+
+/// MoE routing of an entry with experts (a layout with a dispatcher): as the recipe states it (layout.moe_routing),
+/// natural for recipebench's own runs (its router's top-k choices), else "not stated"; nothing for a dense model.
+/// Most published MoE figures are forced-balanced, which is faster: the footer says so (docs/report.md).
+void routing_fact(const LeaderboardEntry& e, mu::data& facts) {
+  const Json& dispatcher = e.layout.value("dispatcher", Json());
+  if (!dispatcher.is_string()) return;
+  const Json& stated = e.layout.value("moe_routing", Json());
+  const bool own_run = e.kind == "run" && !e.details["measurement"].contains("log");
+  const std::string routing = stated.is_string() ? stated.get<std::string>() : own_run ? "natural" : "";
+  // Short: the footer says what each means and why it matters (a board of 500 stays under 2 MB).
+  facts << fact("MoE routing", routing == "forced_balanced" ? "forced balanced"
+                               : routing.empty()            ? "not stated"
+                                                            : routing);
+}
+
 mu::data facts_of(const LeaderboardEntry& e) {
   const Json& d = e.details;
   mu::data facts{mu::data::type::list};
-  facts << fact("Author", e.author, "", e.author_url);
+  facts << author_fact(e);
   if (!e.author_url.empty() && !is_http_url(e.author_url)) facts << fact("Author URL", e.author_url, "not a link");
   std::string gpus = std::to_string(e.gpus) + " x " + e.gpu_type;
   if (e.gpu_memory_gb > 0) gpus += " " + shortest(e.gpu_memory_gb) + " GB";
@@ -103,17 +205,16 @@ mu::data facts_of(const LeaderboardEntry& e) {
       " (" + (e.instance.empty() ? std::string() : e.instance + ", ") + std::to_string(e.gpus_per_node) + " per node)";
   facts << fact("GPUs", gpus);
   facts << fact("Layout", e.layout_summary.empty() ? e.layout_label : e.layout_summary);
-  facts << fact("Tokens/s per GPU", fixed(e.tokens_per_s_per_gpu, 2), "measured");
+  facts << speed_fact(e);
   if (e.usd_per_million_tokens)
     facts << fact("$ / 1M tokens", "$" + fixed(*e.usd_per_million_tokens, 2),
-                  "computed at $" + fixed(e.usd_per_gpu_hour, 4) + "/GPU-hour; " + e.price_source);
+                  "computed at $" + fixed(e.usd_per_gpu_hour, 4) + "/GPU-hour; cost basis: " + e.price_source);
   else
     facts << fact("$ / 1M tokens", "—", e.price_source);
   if (d.contains("measurement")) measurement_facts(e, facts);
-  if (e.mfu)
-    facts << fact("MFU", pct(*e.mfu, 1),
-                  "computed: 6 x N x tokens/s/GPU / " + shortest(e.peak_flops) +
-                      " FLOP/s; N = " + with_commas(e.active_params) + " active parameters per token");
+  routing_fact(e, facts);
+  if (e.mfu) facts << mfu_fact(e);
+  if (d.contains("result_mfu_note")) facts << fact("MFU note", text(d["result_mfu_note"]), "the recipe's");
   if (e.step_time_cv_percent) facts << fact("Step-time CV", fixed(*e.step_time_cv_percent, 2) + "%");
   facts << fact("Measured", e.measured);
   if (e.gpu_hours) facts << fact("GPU-hours", fixed(*e.gpu_hours, 2));
@@ -129,7 +230,7 @@ mu::data facts_of(const LeaderboardEntry& e) {
   }
   const bool said = e.rows.empty() || rows.find(e.rows) != std::string::npos;
   facts << fact("Rows", rows, said ? "" : "the recipe's workload.rows: " + e.rows);
-  facts << fact(e.kind == "run" ? "Run record" : "Recipe file", e.file, "", "", true);
+  if (e.kind == "run") facts << fact("Run record", e.file, "", "", true);
   return facts;
 }
 
@@ -198,12 +299,56 @@ void block_data(const LeaderboardEntry& e, SeenBlocks& seen, mu::data& a) {
     seen.repeat("run", text(d["run"]), e, a);
   }
   if (d.contains("notes") && !text(d["notes"]).empty()) {
-    a.set("notes", text(d["notes"]));
+    a.set("notes", unwrapped(text(d["notes"])));
     seen.repeat("notes", text(d["notes"]), e, a);
   }
 }
 
-mu::data article_data(const LeaderboardEntry& e, SeenBlocks& seen) {
+/// The recipe section of a recipe entry: its file, its Download link, the repository link the recipe names, and its
+/// YAML, byte for byte, for the group's first kInlineYamlRanks entries: their Download is a data: URI of the bytes
+/// (Chromium downloads it from a page opened as a file too); the others' is the copy `report` writes beside the page
+/// (recipe_copy_path), so that a board of thousands stays small.
+void recipe_block(const LeaderboardEntry& e, mu::data& a) {
+  if (e.kind != "recipe") return;
+  mu::data r;
+  r.set("file", e.file);
+  r.set("download", recipe_copy_path(e));
+  r.set("download_name", std::filesystem::path(e.file).filename().string());
+  if (e.details.contains("repository")) {
+    const std::string url = text(e.details["repository"]);
+    r.set(is_http_url(url) ? "repository" : "repository_not_link", url);
+  }
+  if (e.rank <= kInlineYamlRanks) {
+    try {
+      const std::string yaml = read_input_file(e.file);
+      const auto lines = std::count(yaml.begin(), yaml.end(), '\n');
+      r.set("download", data_uri("application/yaml", yaml));  // a file:// page's link to a file is no download
+      r.set("yaml", yaml);
+      r.set("yaml_lines", counted(lines, "line"));
+    } catch (const std::exception& ex) {
+      r.set("yaml_elsewhere", std::string("The recipe file could not be read again: ") + ex.what());
+    }
+  }
+  a.set("recipe", r);
+}
+
+/// The predictions of an entry's layout (PredictedEntry::measured_id), by entry id: its card links them.
+using PredictionsOf = std::multimap<std::string, const PredictedEntry*>;
+
+/// "Predicted" facts of a measured entry: each prediction of its layout, its figure and error, linking the
+/// page's Predicted table (docs/report.md).
+void prediction_facts(const LeaderboardEntry& e, const PredictionsOf& predicted, mu::data& facts) {
+  const auto [from, to] = predicted.equal_range(e.id);
+  for (auto it = from; it != to; ++it) {
+    const PredictedEntry& p = *it->second;
+    mu::data f = fact("Predicted", fixed(p.tokens_per_s_per_gpu, 1) + " tokens/s/GPU by " + p.file,
+                      p.error() ? "error " + signed_pct(*p.error()) + ": predicted / measured - 1, this layout" : "");
+    f.set("href_local", "#predicted");
+    facts << f;
+  }
+}
+
+mu::data article_data(const LeaderboardEntry& e, SeenBlocks& seen, const PredictionsOf& predicted) {
   mu::data a;
   a.set("id", e.id);
   a.set("rank", std::to_string(e.rank));
@@ -215,8 +360,11 @@ mu::data article_data(const LeaderboardEntry& e, SeenBlocks& seen) {
   a.set("gpu_type", e.gpu_type);
   a.set("backend", e.backend.empty() ? "recipe" : e.backend);
   step_charts(e, a);
-  a.set("facts", facts_of(e));
+  mu::data facts = facts_of(e);
+  prediction_facts(e, predicted, facts);
+  a.set("facts", facts);
   block_data(e, seen, a);
+  recipe_block(e, a);
   return a;
 }
 
@@ -242,8 +390,6 @@ std::string svg_cut(const std::string& s, size_t n) {
   return s.substr(0, n);
 }
 
-/// "+12.3%" / "-4.0%": a change as a signed percentage.
-std::string signed_pct(double fraction) { return fmt::format("{:+.1f}%", 100 * fraction); }
 
 /// The fold of an entry's earlier runs: a summary (how many, the sparkline, the change from the previous run) and
 /// one line per earlier run, newest first (date, commit, tokens/s/GPU, change from it to the latest).
@@ -274,6 +420,9 @@ void earlier_runs_data(const LeaderboardEntry& e, mu::data& r) {
     runs << line;
   }
   fold.set("runs", runs);
+  if (const std::optional<RunSpread> sp = run_spread(e))
+    fold.set("spread", "median " + fixed(sp->median, 1) + " over " + std::to_string(sp->runs) + " runs, CV " +
+                           fixed(sp->cv_percent, 2) + "%");
   r.set("fold", fold);
 }
 
@@ -370,7 +519,35 @@ void render_into(mu::mustache& tmpl, const mu::data& data, std::string& out) {
 /// Where the groups' sections go in the rendered page: a comment no input can produce (every input is escaped).
 constexpr const char* kGroupsMark = "<!--recipebench:groups-->";
 
-mu::data group_data(const LeaderboardGroup& g) {
+/// The subtitle's rows, as the seed page says them: "8,192-token rows of SFT conversations", "4,096-token synthetic
+/// learnable rows (seeded), 67.6% of tokens supervised", "4,096-token rows of uniform random token ids, every token a
+/// loss target"; one level of brackets at most.
+std::string group_rows_text(const LeaderboardGroup& g) {
+  const std::string tokens = with_commas(g.row_tokens) + "-token";
+  if (g.rows_kind == "real") {
+    std::set<std::string> said;
+    for (const LeaderboardEntry& e : g.entries) said.insert(e.rows);
+    if (said.size() == 1 && !said.begin()->empty()) return tokens + " rows of " + *said.begin();
+    return tokens + " real rows" + (said.size() > 1 ? " (each entry names its own)" : "");
+  }
+  if (g.rows_kind == "uniform_random") return tokens + " rows of " + g.rows;  // "uniform random token ids, ..."
+  return tokens + " " + g.rows;
+}
+
+/// Which optional columns a group's table shows: $ / 1M tokens, MFU, step-time CV, commit and earlier runs, each
+/// only when some entry of the group has it (a column of "—" in every row says nothing; docs/report.md).
+void set_shown_columns(const LeaderboardGroup& g, mu::data& gd) {
+  const auto any = [&g](auto has) { return std::any_of(g.entries.begin(), g.entries.end(), has); };
+  const std::pair<const char*, bool> shown[] = {
+      {"show_usd", any([](const LeaderboardEntry& e) { return e.usd_per_million_tokens.has_value(); })},
+      {"show_mfu", any([](const LeaderboardEntry& e) { return e.mfu.has_value(); })},
+      {"show_cv", any([](const LeaderboardEntry& e) { return e.step_time_cv_percent.has_value(); })},
+      {"show_commit", any([](const LeaderboardEntry& e) { return !e.commit.empty(); })},
+      {"show_runs", any([](const LeaderboardEntry& e) { return !e.earlier_runs.empty(); })}};
+  for (const auto& [key, on] : shown) gd.set(key, on ? mu::data::type::bool_true : mu::data::type::bool_false);
+}
+
+mu::data group_data(const LeaderboardGroup& g, const PredictionsOf& predicted) {
   mu::data gd;
   gd.set("id", g.id);
   gd.set("model", g.model);
@@ -381,7 +558,7 @@ mu::data group_data(const LeaderboardGroup& g) {
                             (runs ? " (and " + std::to_string(runs) + " earlier run" + (runs == 1 ? ")" : "s)") : ""));
   gd.set("best", fixed(g.entries.front().tokens_per_s_per_gpu, 1));
   gd.set("gpu_type", g.gpu_type);
-  gd.set("rows_text", with_commas(g.row_tokens) + "-token rows" + (g.rows.empty() ? "" : " (" + g.rows + ")"));
+  gd.set("rows_text", group_rows_text(g));
   gd.set("global_batch", std::to_string(g.global_batch));
   gd.set("precision", ascii_upper(g.precision));
   gd.set("bar_svg",
@@ -399,9 +576,10 @@ mu::data group_data(const LeaderboardGroup& g) {
   SeenBlocks seen;
   for (const auto& e : g.entries) {
     rows << row_data(e);
-    render_into(article_template(), article_data(e, seen), articles);  // one entry's data at a time
+    render_into(article_template(), article_data(e, seen, predicted), articles);  // one entry's data at a time
   }
   gd.set("rows", rows);
+  set_shown_columns(g, gd);
   gd.set("articles_html", articles);
   gd.set("entries_word", g.entries.size() == 1 ? "Entry" : "Entries");
   if (g.entries.size() >= 2) gd.set("default_compare", comparison_data(compare_entries(g.entries[0], g.entries[1])));
@@ -503,16 +681,22 @@ std::string leaderboard_to_html(const Leaderboard& board) {
   page.set("csp", "default-src 'none'; style-src " + csp_hash_source(kLeaderboardCss) + "; script-src " +
                       csp_hash_source(kLeaderboardScript) + "; img-src data:; base-uri 'none'; form-action 'none'");
   if (board.context.contains("generated_at")) page.set("generated_at", text(board.context["generated_at"]));
+  if (board.context.contains("recipebench_version"))
+    page.set("recipebench_version", text(board.context["recipebench_version"]));
   std::set<std::string> statuses, gpu_types, backends;
+  PredictionsOf predicted;
+  for (const PredictedEntry& p : board.predictions)
+    if (!p.measured_id.empty() && p.measured_file != p.file) predicted.emplace(p.measured_id, &p);
   mu::data index{mu::data::type::list};
   std::string groups;  // each group rendered on its own: its template data is freed before the next is made
   for (const auto& g : board.groups) {
     for (const auto& e : g.entries) {
+      if (e.kind == "recipe") page.set("has_copies", mu::data::type::bool_true);
       statuses.insert(e.status);
       gpu_types.insert(e.gpu_type);
       backends.insert(e.backend.empty() ? "recipe" : e.backend);
     }
-    const mu::data gd = group_data(g);
+    const mu::data gd = group_data(g, predicted);
     mu::data line;
     for (const char* key : {"id", "title", "entry_count", "best"}) line.set(key, *gd.get(key));
     index << line;

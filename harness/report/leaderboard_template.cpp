@@ -16,8 +16,9 @@ header.page p { margin: 0; }
 .controls label { margin-right: 16px; font-size: 14px; }
 .controls h2 { font-size: 17px; margin: 0 0 4px; }
 section.group { margin-top: 24px; }
-section.group > p.muted { margin: 2px 0 0; }
-section.group h2 { font-size: 21px; margin: 0 0 2px; }
+section.group > p.muted, section.group > p.subtitle { margin: 2px 0 0; }
+section.group > p.subtitle { color: var(--muted); font-size: 16px; }
+section.group h2 { font-size: 26px; margin: 0 0 2px; }
 .charts { display: flex; flex-wrap: wrap; gap: 12px; align-items: flex-start; margin-top: 12px; }
 svg.chart { max-width: 100%; height: auto; font-family: system-ui, sans-serif; }
 table.board { width: 100%; border-collapse: collapse; margin-top: 10px; font-size: 14px; font-variant-numeric: tabular-nums; }
@@ -60,6 +61,11 @@ details.runs summary svg.spark { vertical-align: middle; }
 details.runs .trend { display: block; color: var(--muted); font-size: 12px; padding-left: 16px; }
 ol.runs { margin: 4px 0 0; padding-left: 18px; font-size: 12px; color: var(--muted); }
 footer { margin-top: 40px; font-size: 13px; }
+div.notes { border-left: 4px solid #d9a400; background: #fff8e1; padding: 6px 12px; margin: 8px 0 12px; }
+div.notes p { margin: 0; white-space: pre-line; }
+div.notes h4 { margin: 0 0 2px; font-size: 13px; color: var(--muted); }
+details.yaml summary { cursor: pointer; }
+article.entry h4 + p code { overflow-wrap: anywhere; }
 @media print { .js-only, .controls { display: none !important; } article.entry { break-inside: avoid; } }
 )CSS";
 
@@ -214,7 +220,7 @@ const char* const kLeaderboardTemplate = R"TPL(<!DOCTYPE html>
 {{/predictions}}</tbody></table></section>{{/has_predictions}}
 {{#has_unranked}}<section class="group unranked"><h2>Not ranked</h2><ul>{{#unranked}}<li>{{.}}</li>{{/unranked}}</ul></section>{{/has_unranked}}
 <section id="compare" class="controls js-only" hidden><h2>Compare two entries</h2><div id="cmp-out"></div></section>
-<footer class="muted"><p>Tokens/s per GPU: window tokens / window seconds / GPUs (measured, steps 5..19). $ / 1M tokens: price per GPU-hour / (tokens/s/GPU x 3600) x 1e6 (computed). MFU: 6 x N_active x tokens/s/GPU / peak dense BF16 FLOP/s (computed). Step-time CV: 100 x sample standard deviation / mean of window step times (measured). Definitions: docs/metrics.md. Also in this folder: leaderboard.json, leaderboard.csv.</p></footer>
+<footer class="muted"><p>Tokens/s per GPU: window tokens / window seconds / GPUs over the entry's own timed window (measured; each entry's card names its steps). $ / 1M tokens: price per GPU-hour / (tokens/s/GPU x 3600) x 1e6 (computed; each card names its price and where it comes from). MFU: 6 x N_active x tokens/s/GPU / the GPU's peak dense BF16 FLOP/s (computed; attention FLOPs not counted, so lower than a framework's MFU that counts them: each card names N and the peak). Step-time CV: 100 x sample standard deviation / mean of window step times (measured). MoE routing: natural (the router's own top-k choices) or forced balanced (tokens spread evenly over the experts, as most published MoE figures are measured, and faster), as the recipe states it (layout.moe_routing); recipebench's own runs route naturally. A column with no figure for any entry of a group is left out of its table. Definitions: docs/metrics.md. Also in this folder: leaderboard.json, leaderboard.csv{{#has_copies}}, and leaderboard-recipes/ (a byte-for-byte copy of each ranked recipe, the cards' Download links){{/has_copies}}.</p>{{#recipebench_version}}<p>Made by recipebench {{recipebench_version}}{{#generated_at}} on {{generated_at}}{{/generated_at}}.</p>{{/recipebench_version}}</footer>
 </main>
 <script type="application/json" id="compare-data">{{{compare_json}}}</script>
 <script>{{{script}}}</script>
@@ -226,11 +232,11 @@ const char* const kLeaderboardTemplate = R"TPL(<!DOCTYPE html>
 // page's {{{groups_html}}} (leaderboard_html.cpp, group_data).
 const char* const kGroupTemplate = R"TPL(<section class="group" id="{{id}}">
 <h2>{{title}}</h2>
-<p class="muted">Ranked by tokens/s per GPU · {{rows_text}} · global batch {{global_batch}} · {{precision}}</p>
+<p class="subtitle">Ranked by tokens/s per GPU · {{rows_text}} · global batch {{global_batch}} · {{precision}}</p>
 <table class="board">
-<thead><tr><th class="js-only">Compare</th><th data-key="rank" data-dir="asc">#</th><th class="num" data-key="tps" data-dir="desc">Tokens/s per GPU</th><th class="num" data-key="usd" data-dir="asc">$ / 1M tokens</th><th class="num" data-key="gpus" data-dir="asc">GPUs</th><th data-key="layout" data-type="text" data-dir="asc">Layout</th><th class="num" data-key="mfu" data-dir="desc">MFU</th><th class="num" data-key="cv" data-dir="asc">Step-time CV</th><th data-key="measured" data-type="text" data-dir="desc">Measured</th><th>Commit</th><th>Earlier runs</th><th data-key="author" data-type="text" data-dir="asc">Author</th><th></th></tr></thead>
+<thead><tr><th data-key="rank" data-dir="asc">#</th><th class="num" data-key="tps" data-dir="desc">Tokens/s per GPU</th>{{#show_usd}}<th class="num" data-key="usd" data-dir="asc">$ / 1M tokens</th>{{/show_usd}}<th class="num" data-key="gpus" data-dir="asc">GPUs</th><th data-key="layout" data-type="text" data-dir="asc">Layout</th>{{#show_mfu}}<th class="num" data-key="mfu" data-dir="desc">MFU</th>{{/show_mfu}}{{#show_cv}}<th class="num" data-key="cv" data-dir="asc">Step-time CV</th>{{/show_cv}}<th data-key="measured" data-type="text" data-dir="desc">Measured</th>{{#show_commit}}<th>Commit</th>{{/show_commit}}{{#show_runs}}<th>Earlier runs</th>{{/show_runs}}<th data-key="author" data-type="text" data-dir="asc">Author</th><th></th><th class="js-only">Compare</th></tr></thead>
 <tbody>
-{{#rows}}<tr id="row-{{id}}" data-id="{{id}}" data-rank="{{rank}}" data-tps="{{tps_raw}}" data-usd="{{usd_raw}}" data-gpus="{{gpus}}" data-layout="{{layout_label}}" data-mfu="{{mfu_raw}}" data-cv="{{cv_raw}}" data-measured="{{measured}}" data-author="{{author}}" data-status="{{status}}" data-gpu="{{gpu_type}}" data-backend="{{backend}}"><td class="js-only"><input type="checkbox" class="pick" value="{{id}}" aria-label="compare {{id}}"></td><td class="rank">#{{rank}}</td><td class="num">{{tps}}</td><td class="num">{{usd}}</td><td class="num">{{gpus}}</td><td><span class="layout-label">{{layout_label}}</span>{{#layout_hl}}<span class="layout-hl">{{layout_hl}}</span>{{/layout_hl}}</td><td class="num">{{mfu}}</td><td class="num">{{cv}}</td><td class="date">{{measured}}</td><td class="commit">{{#commit_full}}<code title="{{commit_full}}">{{commit}}</code>{{/commit_full}}{{^commit_full}}{{commit}}{{/commit_full}}</td><td class="fold">{{#fold}}<details class="runs"><summary>{{{spark_svg}}} {{summary}}<span class="trend">{{change}}</span></summary><ol class="runs">{{#runs}}<li title="{{file}}">{{measured}} · <code title="{{commit_full}}">{{commit}}</code> · {{tps}}{{#differ}} <span class="differ" title="{{differ_full}}">({{differ}})</span>{{/differ}}</li>{{/runs}}</ol></details>{{/fold}}{{^fold}}<span class="muted">—</span>{{/fold}}</td><td>{{author}}</td><td class="link"><a href="#{{id}}">{{link_word}} ›</a></td></tr>
+{{#rows}}<tr id="row-{{id}}" data-id="{{id}}" data-rank="{{rank}}" data-tps="{{tps_raw}}" data-usd="{{usd_raw}}" data-gpus="{{gpus}}" data-layout="{{layout_label}}" data-mfu="{{mfu_raw}}" data-cv="{{cv_raw}}" data-measured="{{measured}}" data-author="{{author}}" data-status="{{status}}" data-gpu="{{gpu_type}}" data-backend="{{backend}}"><td class="rank">#{{rank}}</td><td class="num">{{tps}}</td>{{#show_usd}}<td class="num">{{usd}}</td>{{/show_usd}}<td class="num">{{gpus}}</td><td><span class="layout-label">{{layout_label}}</span>{{#layout_hl}}<span class="layout-hl">{{layout_hl}}</span>{{/layout_hl}}</td>{{#show_mfu}}<td class="num">{{mfu}}</td>{{/show_mfu}}{{#show_cv}}<td class="num">{{cv}}</td>{{/show_cv}}<td class="date">{{measured}}</td>{{#show_commit}}<td class="commit">{{#commit_full}}<code title="{{commit_full}}">{{commit}}</code>{{/commit_full}}{{^commit_full}}{{commit}}{{/commit_full}}</td>{{/show_commit}}{{#show_runs}}<td class="fold">{{#fold}}<details class="runs"><summary>{{{spark_svg}}} {{summary}}<span class="trend">{{change}}</span><span class="trend spread">{{spread}}</span></summary><ol class="runs">{{#runs}}<li title="{{file}}">{{measured}} · <code title="{{commit_full}}">{{commit}}</code> · {{tps}}{{#differ}} <span class="differ" title="{{differ_full}}">({{differ}})</span>{{/differ}}</li>{{/runs}}</ol></details>{{/fold}}{{^fold}}<span class="muted">—</span>{{/fold}}</td>{{/show_runs}}<td>{{author}}</td><td class="link"><a href="#{{id}}">{{link_word}} ›</a></td><td class="js-only"><input type="checkbox" class="pick" value="{{id}}" aria-label="compare {{id}}"></td></tr>
 {{/rows}}</tbody>
 </table>
 <div class="charts">{{{bar_svg}}}{{{scatter_svg}}}</div>
@@ -247,10 +253,11 @@ const char* const kGroupTemplate = R"TPL(<section class="group" id="{{id}}">
 const char* const kArticleTemplate = R"TPL(<article class="entry" id="{{id}}" data-id="{{id}}" data-status="{{status}}" data-gpu="{{gpu_type}}" data-backend="{{backend}}">
 <h3>#{{rank}} {{id}} <span class="tag">{{tag}}</span></h3>
 <p><strong>{{tps}} tokens/s/GPU</strong> · {{layout_label}}{{#layout_hl}} · {{layout_hl}}{{/layout_hl}}</p>
-{{#has_charts}}<div class="charts">{{{step_svg}}}{{{loss_svg}}}</div>{{/has_charts}}
-<dl class="facts">
-{{#facts}}<dt>{{label}}</dt><dd>{{#href}}<a href="{{href}}" rel="noopener noreferrer">{{text}}</a>{{/href}}{{^href}}{{#code}}<code>{{text}}</code>{{/code}}{{^code}}{{text}}{{/code}}{{/href}}{{#note}} <span class="muted">({{note}})</span>{{/note}}</dd>
+{{#notes}}<div class="notes"><h4>Notes</h4>{{#notes_same}}<p class="muted same">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>.</p>{{/notes_same}}{{^notes_same}}<p>{{notes}}</p>{{/notes_same}}</div>
+{{/notes}}<dl class="facts">
+{{#facts}}<dt>{{label}}</dt><dd>{{#href_local}}<a href="{{href_local}}">{{text}}</a>{{/href_local}}{{^href_local}}{{#href}}<a href="{{href}}" rel="noopener noreferrer">{{text}}</a>{{/href}}{{^href}}{{#code}}<code>{{text}}</code>{{/code}}{{^code}}{{text}}{{/code}}{{/href}}{{/href_local}}{{#cite}} <a class="cite" href="{{cite}}" rel="noopener noreferrer">(cite)</a>{{/cite}}{{#note}} <span class="muted">({{note}})</span>{{/note}}</dd>
 {{/facts}}</dl>
+{{#has_charts}}<div class="charts">{{{step_svg}}}{{{loss_svg}}}</div>{{/has_charts}}
 {{#has_correctness}}<h4>Correctness</h4>
 {{#correctness_same}}<p class="muted same">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>.</p>{{/correctness_same}}{{^correctness_same}}<dl class="facts">{{#correctness}}<dt>{{label}}</dt><dd>{{text}}</dd>{{/correctness}}</dl>{{/correctness_same}}
 {{/has_correctness}}{{#has_stack}}<h4>Stack</h4>
@@ -259,11 +266,12 @@ const char* const kArticleTemplate = R"TPL(<article class="entry" id="{{id}}" da
 {{#env_same}}<p class="muted same">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>.</p>{{/env_same}}{{^env_same}}<pre>{{env}}</pre>{{/env_same}}
 {{/env}}{{#has_patches}}<h4>Patches</h4>
 {{#patches_same}}<p class="muted same">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>.</p>{{/patches_same}}{{^patches_same}}<ul>{{#patches}}<li><code>{{.}}</code></li>{{/patches}}</ul>{{/patches_same}}
-{{/has_patches}}{{#run}}<h4>Command</h4>
+{{/has_patches}}{{#run}}<h4>How to run</h4>
 {{#run_same}}<p class="muted same">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>.</p>{{/run_same}}{{^run_same}}<pre>{{run}}</pre>{{/run_same}}
-{{/run}}{{#notes}}<h4>Notes</h4>
-{{#notes_same}}<p class="muted same">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>.</p>{{/notes_same}}{{^notes_same}}<p>{{notes}}</p>{{/notes_same}}
-{{/notes}}</article>
+{{/run}}{{#recipe}}<h4>Recipe</h4>
+<p><code>{{file}}</code>{{#download}} · <a class="download" href="{{download}}" download="{{download_name}}">Download</a>{{/download}}{{#repository}} · <a class="repository" href="{{repository}}" rel="noopener noreferrer">Repository</a>{{/repository}}{{#repository_not_link}} · <span class="muted">repository {{repository_not_link}} (not a link)</span>{{/repository_not_link}}</p>
+{{#yaml}}<details class="yaml"><summary>The recipe's YAML ({{yaml_lines}})</summary><pre class="yaml">{{yaml}}</pre></details>{{/yaml}}{{#yaml_elsewhere}}<p class="muted">{{yaml_elsewhere}}</p>{{/yaml_elsewhere}}
+{{/recipe}}</article>
 )TPL";
 
 }  // namespace recipebench

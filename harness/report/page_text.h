@@ -20,6 +20,13 @@ std::string script_json(const Json& v);
 /// JSON text already written (e.g. by parts, with Json::dump) made safe the same way as script_json.
 std::string script_text(const std::string& json_text);
 
+/// `bytes` in base64 (RFC 4648, section 4: the + / alphabet, '=' padding).
+std::string base64(const std::string& bytes);
+
+/// A data: URI of `bytes` (RFC 2397), base64: "data:<media_type>;base64,...". The page's Download link of a recipe
+/// whose YAML it shows: a download Chromium gives byte for byte, also from a page opened as a file.
+std::string data_uri(const std::string& media_type, const std::string& bytes);
+
 /// The Content-Security-Policy source of an inline element's text: "'sha256-<base64 of its SHA-256>'"
 /// (CSP Level 2, hash-source), so that only the report's own script and style run.
 std::string csp_hash_source(const std::string& text);
