@@ -77,7 +77,7 @@ cli-habits)
   # plan-search-space-and-cli (the CLI part): a mistyped option named with the option it means; help SUBCOMMAND.
   "$rb" plan --model Qwen3.5-35B-A3B --gpu H100 --gpus 8 --global-batch 128 --row-tokens 8192 >"$work/o.txt" 2>&1
   test $? -eq 2 || fail "--gpus: exit"
-  grep -q "^recipebench plan: unknown option '--gpus' (did you mean '--count'?); its options: " "$work/o.txt" ||
+  grep -q "^<command line>: error: plan: unknown option '--gpus' (did you mean '--count'?); its options: " "$work/o.txt" ||
     fail "--gpus: $(cat "$work/o.txt")"
   "$rb" plan --model Qwen3.5-35B-A3B --gpu H100 --count 8 --global-batch 128 --seq-length 8192 >"$work/o.txt" 2>&1
   grep -q "unknown option '--seq-length' (did you mean '--row-tokens'?)" "$work/o.txt" || fail "--seq-length: $(cat "$work/o.txt")"

@@ -177,7 +177,7 @@ regex-limit)  # a match PCRE2 gives up on is a line error at its line, never "no
   p1='regex:^peer step (?<step>[0-9]+) time_s (?<seconds>[0-9.e+-]+) loss (?<loss>[0-9.e+-]+) tokens (?<tokens>[0-9]+)(?:(?: |\s)*x)?\s*$'
   expect 1 "  $r/trailing-blanks.log:11:1: error: $hit" \
     "$rb" import "$r/trailing-blanks.log" --recipe "$r/rec.yaml" --out "$d/a" --log-format "$p1"
-  expect 1 "recipebench run: failed: the log has 1 line(s) recipebench cannot read:" \
+  expect 1 "$r/trailing-blanks.log: error: the log has 1 line(s) recipebench cannot read:" \
     "$rb" import "$r/trailing-blanks.log" --recipe "$r/rec.yaml" --out "$d/a2" --log-format "$p1"
   p2='regex:^(?:a|a)*b|^peer step (?<step>[0-9]+) time_s (?<seconds>[0-9.e+-]+) loss (?<loss>[0-9.e+-]+) tokens (?<tokens>[0-9]+)$'
   t0=$(date +%s%N)

@@ -154,16 +154,16 @@ TEST_CASE("plan-search-space-and-cli: an unknown option is named with the option
       {"run", {{"--emulate-rank", true}, {"--dry-run", false}}}};
   using cli::unknown_option_message;
   CHECK(unknown_option_message("plan", {"--model", "X", "--gpus", "8"}, options) ==
-        "recipebench plan: unknown option '--gpus' (did you mean '--count'?); its options: --model, --gpu, --count, "
+        "<command line>: error: plan: unknown option '--gpus' (did you mean '--count'?); its options: --model, --gpu, --count, "
         "--row-tokens, --help (recipebench help plan)");
   CHECK_THAT(*unknown_option_message("plan", {"--seq-length=8192"}, options),
-             Catch::StartsWith("recipebench plan: unknown option '--seq-length' (did you mean '--row-tokens'?)"));
+             Catch::StartsWith("<command line>: error: plan: unknown option '--seq-length' (did you mean '--row-tokens'?)"));
   CHECK_THAT(*unknown_option_message("plan", {"--modle", "X"}, options),
-             Catch::StartsWith("recipebench plan: unknown option '--modle' (did you mean '--model'?)"));
+             Catch::StartsWith("<command line>: error: plan: unknown option '--modle' (did you mean '--model'?)"));
   CHECK_THAT(*unknown_option_message("plan", {"--dry-run"}, options),
-             Catch::StartsWith("recipebench plan: unknown option '--dry-run' (an option of run, not of plan)"));
+             Catch::StartsWith("<command line>: error: plan: unknown option '--dry-run' (an option of run, not of plan)"));
   CHECK_THAT(*unknown_option_message("plan", {"--zzzzzz"}, options),
-             Catch::StartsWith("recipebench plan: unknown option '--zzzzzz'; its options:"));
+             Catch::StartsWith("<command line>: error: plan: unknown option '--zzzzzz'; its options:"));
   // A value that looks like an option is the value of the option before it; nothing after `--` is read.
   CHECK_FALSE(unknown_option_message("converge", {"a.json", "--note", "--not-an-option"}, options));
   CHECK_FALSE(unknown_option_message("plan", {"--count", "8", "--", "--gpus"}, options));

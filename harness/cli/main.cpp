@@ -73,6 +73,7 @@ int main(int argc, char** argv) {
   add_plan_command(app, run);
   std::string catalog_file;  // --catalog FILE of the commands that read the hardware catalog (docs/catalog.md)
   add_catalog_option(app, catalog_file);
+  app.failure_message(command_line_failure);  // CLI11's refusals at <command line> (subcommand_hint.h)
   std::vector<std::string> names;
   for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) names.push_back(sub->get_name());
   if (argc > 1 && std::string(argv[1]) == "help") return print_help(app, names, argc > 2 ? argv[2] : "");

@@ -4,6 +4,8 @@
 #include <numeric>
 #include <utility>
 
+#include "util/input_file.h"
+
 namespace recipebench::cli {
 
 size_t edit_distance(const std::string& a, const std::string& b) {
@@ -34,7 +36,7 @@ std::optional<std::string> unknown_subcommand_message(const std::string& word,
       nearest = s;
     }
   }
-  return "recipebench: unknown subcommand '" + word + "'" +
+  return "<command line>: error: unknown subcommand '" + escape_controls(word) + "'" +
          (nearest.empty() ? std::string() : " (did you mean '" + nearest + "'?)") + "; subcommands: " + list;
 }
 
@@ -84,7 +86,7 @@ std::string unknown_option_text(const std::string& subcommand, const std::string
                                 const std::map<std::string, std::vector<OptionSpec>>& options) {
   const std::vector<OptionSpec>& own = options.at(subcommand);
   std::string hint = suggestion(name, own);
-  std::string text = "recipebench " + subcommand + ": unknown option '" + name + "'";
+  std::string text = "<command line>: error: " + subcommand + ": unknown option '" + escape_controls(name) + "'";
   if (!hint.empty()) {
     text += " (did you mean '" + hint + "'?)";
   } else {
@@ -116,6 +118,10 @@ std::optional<std::string> unknown_option_message(const std::string& subcommand,
     if (known->takes_value && a.find('=') == std::string::npos) ++i;  // its value, whatever it looks like
   }
   return std::nullopt;
+}
+
+std::string command_line_failure(const CLI::App*, const CLI::Error& e) {
+  return "<command line>: error: " + escape_controls(e.what()) + "\nRun with --help for more information.\n";
 }
 
 }  // namespace recipebench::cli

@@ -105,7 +105,11 @@ void ConsoleReporter::finish(const RunRecord& r, const std::string& record_path,
   }
   if (!r.complete() || !r.metrics) {
     const std::string why = r.error ? r.error->message : std::string();
-    if (!failure_shown) fmt::print(err_, "recipebench run: failed: {}\n", why);
+    // An import's failure is its log's (too few steps, unreadable lines): said at the log's file, as every other
+    // error of an input is (docs/fuzzing.md, "Surfaces").
+    const std::string& log = r.options.command.import_log;
+    if (!failure_shown && !log.empty()) fmt::print(err_, "{}: error: {}\n", log, why);
+    if (!failure_shown && log.empty()) fmt::print(err_, "recipebench run: failed: {}\n", why);
     fmt::print(err_, "  run record (status failed): {}\n", record_path);
     std::fflush(err_);
     return;

@@ -3,13 +3,18 @@
 // (docs/fuzzing.md). CTest runs it for a bounded budget (label fuzz); bench/fuzz.sh runs it for >= 10^6 inputs.
 //
 //   recipebench_fuzz [--seconds S] [--inputs N] [--seed X] [--out DIR] [--binary B --via-binary K] [--records]
-//                    [--surfaces recipe,record,config,catalog] SEED_FILE_OR_DIR...
+//                    [--surfaces recipe,record,config,catalog,profile,log,run,args | all]
+//                    [--profile-probe RECIPE] [--import-probe RECIPE] SEED_FILE_OR_DIR...
 //
 //                    [--memory-mb M] [--hang-seconds H] [--stall-seconds W] [--slow-seconds T]
 //
 // The surfaces (docs/fuzzing.md, "Surfaces"): recipes (*.yaml), run records (*.json), Hugging Face config.json files
-// (*.json with a model_type), catalog files (*.yaml with a top-level gpus or instances list and no layout); recipes
-// only by default, --records adds run records, --surfaces names the set. The summary counts inputs per surface.
+// (*.json with a model_type), catalog files (*.yaml with a top-level gpus or instances list and no layout), profiles
+// (*.json run records with passes: `predict PROFILE_PROBE --profile` / `--calibrate`), training logs (*.log, their
+// format guessed from their lines and written on a first `#log-format:` line: `import LOG --recipe IMPORT_PROBE`),
+// recipes with a top-level `run:` command (the launch check), `predict` / `plan` arguments (*.args, one a line,
+// "@RECIPE" the profile probe; every such input through the binary); recipes only by default, --records adds run
+// records, --surfaces names the set. The summary counts inputs per surface.
 // Both limits apply when given (the first reached ends the run); SIGTERM / SIGINT end it after the current input
 // (a second one at once), with the totals printed. Exit 0: no finding; 1: findings (each written to
 // DIR/finding-<n>.<ext> with its reason in DIR/findings.txt, flushed per finding); 2: usage. A crash or a hang ends
@@ -262,7 +267,9 @@ struct Options {
   std::string out = "fuzz-out";
   std::string binary;
   uint64_t via_binary = 0;     // every K-th input also through the binary (0: never)
-  bool surfaces[kInputKinds] = {true, false, false, false};  // the surfaces fuzzed, by InputKind (recipes by default)
+  bool surfaces[kInputKinds] = {true};  // the surfaces fuzzed, by InputKind (recipes by default)
+  std::string profile_probe;  // the recipe profiles and arguments are predicted with (default: the first recipe seed)
+  std::string import_probe;   // the recipe logs are imported with (default: the first recipe seed)
   uint64_t memory_mb = 4096;   // the address-space cap (0: none)
   double hang_seconds = 10;    // one input over this CPU time ends the process (a hang)
   double stall_seconds = 300;  // one input over this wall time ends the process (a hang that waits)
@@ -272,13 +279,14 @@ struct Options {
 
 /// --surfaces LIST: the comma-separated surface names (surface_name) to fuzz, replacing the default.
 void parse_surfaces(const std::string& list, Options& o) {
-  for (bool& s : o.surfaces) s = false;
+  for (bool& s : o.surfaces) s = list == "all";
+  if (list == "all") return;
   std::stringstream in(list);
   for (std::string name; std::getline(in, name, ',');) {
     int k = 0;
     while (k < kInputKinds && name != surface_name(static_cast<InputKind>(k))) ++k;
     if (k == kInputKinds) {
-      std::fprintf(stderr, "recipebench_fuzz: --surfaces: %s, expected recipe, record, config or catalog\n", name.c_str());
+      std::fprintf(stderr, "recipebench_fuzz: --surfaces: %s, expected recipe, record, config, catalog, profile, log, run, args or all\n", name.c_str());
       std::exit(2);
     }
     o.surfaces[k] = true;
@@ -312,6 +320,10 @@ Options parse_args(int argc, char** argv) {
       o.surfaces[static_cast<int>(InputKind::kRunRecord)] = true;
     else if (a == "--surfaces")
       parse_surfaces(next(), o);
+    else if (a == "--profile-probe")
+      o.profile_probe = next();
+    else if (a == "--import-probe")
+      o.import_probe = next();
     else if (a == "--memory-mb")
       o.memory_mb = std::strtoull(next().c_str(), nullptr, 10);
     else if (a == "--hang-seconds")
@@ -344,25 +356,55 @@ struct Seed {
 };
 
 /// The surface a seed file belongs to: by extension, then content (a config.json names its model_type; a catalog
-/// file has a top-level gpus or instances list and no layout). nullopt: not a seed.
-std::optional<InputKind> seed_kind(const fs::path& p, const std::string& text) {
+/// file has a top-level gpus or instances list and no layout; a profile holds passes; a recipe with a top-level
+/// `run:` is a run command's). A profile or a run command whose surface is not fuzzed stays a record or a recipe.
+/// nullopt: not a seed.
+std::optional<InputKind> seed_kind(const fs::path& p, const std::string& text, const Options& o) {
   const std::string ext = p.extension().string();
   auto top_level = [&](const char* key) {
     return text.rfind(key, 0) == 0 || text.find(std::string("\n") + key) != std::string::npos;
   };
-  if (ext == ".yaml" || ext == ".yml")
-    return (top_level("gpus:") || top_level("instances:")) && !top_level("layout:") ? InputKind::kCatalog
-                                                                                     : InputKind::kRecipe;
-  if (ext == ".json") return text.find("\"model_type\"") != std::string::npos ? InputKind::kHfConfig : InputKind::kRunRecord;
+  auto on = [&](InputKind k) { return o.surfaces[static_cast<int>(k)]; };
+  if (ext == ".yaml" || ext == ".yml") {
+    if ((top_level("gpus:") || top_level("instances:")) && !top_level("layout:")) return InputKind::kCatalog;
+    return top_level("run:") && on(InputKind::kRunCommand) ? InputKind::kRunCommand : InputKind::kRecipe;
+  }
+  if (ext == ".json") {
+    if (text.find("\"model_type\"") != std::string::npos) return InputKind::kHfConfig;
+    return text.find("\"passes\"") != std::string::npos && on(InputKind::kProfile) ? InputKind::kProfile
+                                                                                   : InputKind::kRunRecord;
+  }
+  if (ext == ".log") return InputKind::kLog;
+  if (ext == ".args") return InputKind::kArgs;
   return std::nullopt;
+}
+
+/// The format a log seed is read with, guessed from its lines ("" to have it detected): the `regex:` pattern of the
+/// peer format's step lines (tests/hostile_cases.sh), else Megatron-LM's, TorchTitan's or the Hugging Face
+/// Trainer's step line.
+std::string log_format_of(const std::string& text) {
+  if (text.find("peer step ") != std::string::npos)
+    return "regex:^peer step (?<step>[0-9]+) time_s (?<seconds>[0-9.e+-]+) loss (?<loss>[0-9.e+-]+) tokens "
+           "(?<tokens>[0-9]+)( memory_gb (?<memory_gb>[0-9.e+-]+))?$";
+  if (text.find("elapsed time per iteration") != std::string::npos) return "megatron";
+  if (text.find("[titan]") != std::string::npos || text.find("step:") != std::string::npos) return "torchtitan";
+  if (text.find("'loss'") != std::string::npos || text.find("\"loss\"") != std::string::npos) return "hf";
+  return "";
 }
 
 std::vector<Seed> load_seeds(const std::vector<std::string>& paths, const Options& o) {
   std::vector<Seed> out;
   auto add = [&](const fs::path& p) {
     std::string text = read_file(p);
-    const std::optional<InputKind> kind = seed_kind(p, text);
-    if (kind && o.surfaces[static_cast<int>(*kind)]) out.push_back({std::move(text), *kind});
+    const std::optional<InputKind> kind = seed_kind(p, text, o);
+    if (!kind || !o.surfaces[static_cast<int>(*kind)]) return;
+    if (*kind == InputKind::kLog) {  // read with its format and detected (docs/fuzzing.md, "Surfaces")
+      const std::string format = log_format_of(text);
+      if (!format.empty()) out.push_back({std::string(kLogFormatLine) + " " + format + "\n" + text, *kind});
+      out.push_back({std::string(kLogFormatLine) + "\n" + text, *kind});
+      return;
+    }
+    out.push_back({std::move(text), *kind});
   };
   for (const auto& s : paths) {
     if (fs::is_directory(s)) {
@@ -397,7 +439,8 @@ Verdict check_input(const Options& o, const std::string& input, InputKind kind, 
   use.peak_after = peak_rss_bytes();
   if (const std::string over = resource_overrun(use, o.slow_seconds); v.ok && !over.empty())
     v = Verdict{false, v.accepted, over};
-  if (v.ok && o.via_binary && !o.binary.empty() && i % o.via_binary == 0) {
+  const bool turn = o.via_binary && (i % o.via_binary == 0 || kind == InputKind::kArgs);  // arguments: only there
+  if (v.ok && turn && !o.binary.empty()) {
     v = check_through_binary(input, kind, o.binary, o.out);
     while (g_ending.load()) std::this_thread::sleep_for(std::chrono::seconds(1));  // the watchdog ends the process
     g_totals.binary.fetch_add(1);
@@ -415,6 +458,16 @@ void record_finding(const Options& o, std::ofstream& log, const std::string& inp
   log << file << ": " << reason << std::endl;
   std::fprintf(stderr, "recipebench_fuzz: FINDING %s: %s\n", file.c_str(), reason.c_str());
   write_summary(End::kRunning);
+}
+
+/// A mutant of `seed` by its surface's mutator (mutator.h).
+std::string mutant(Mutator& mutator, const Seed& seed, const std::vector<std::string>& donors) {
+  switch (seed.kind) {
+    case InputKind::kRunCommand: return mutator.mutate_command(seed.text, donors);
+    case InputKind::kArgs: return mutator.mutate_args(seed.text, donors);
+    case InputKind::kLog: return mutator.mutate_log(seed.text, donors);
+    default: return mutator.mutate(seed.text, donors);
+  }
 }
 
 /// The seeds first (the field cases' fuzz inputs among them), then mutants, until a limit, a signal or 20
@@ -435,7 +488,7 @@ End fuzz_loop(const Options& o, const std::vector<Seed>& seeds) {
     if (o.inputs && g_totals.inputs.load() >= o.inputs) return End::kInputs;
     if (o.seconds > 0 && t >= o.seconds * 10) return End::kSeconds;
     const Seed& seed = seeds[i < seeds.size() ? i : (i * 2654435761u) % seeds.size()];
-    g_input = i < seeds.size() ? seed.text : mutator.mutate(seed.text, donors);
+    g_input = i < seeds.size() ? seed.text : mutant(mutator, seed, donors);
     g_totals.in_check.store(1);
     g_iteration.store(i + 1);
     const Verdict v = check_input(o, g_input, seed.kind, i);
@@ -466,6 +519,8 @@ int main(int argc, char** argv) {
       set_probe_recipe(s.text);
       break;
     }
+  if (!o.profile_probe.empty()) set_profile_probe(read_file(o.profile_probe));
+  if (!o.import_probe.empty()) set_import_probe(read_file(o.import_probe));
   std::snprintf(g_crash_path, sizeof g_crash_path, "%s/crash.input", o.out.c_str());
   std::snprintf(g_hang_path, sizeof g_hang_path, "%s/hang.input", o.out.c_str());
   std::snprintf(g_summary_path, sizeof g_summary_path, "%s/summary.json", o.out.c_str());

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <spawn.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <regex>
@@ -27,10 +29,15 @@
 #include "catalog/hf_config.h"
 #include "catalog/models.h"
 #include "layout/rank_map.h"
+#include "logparse/line_text.h"
+#include "logparse/log_reader.h"
+#include "plan/compute_profile.h"
+#include "recipe/launch_check.h"
 #include "recipe/catalog_file.h"
 #include "recipe/result_check.h"
 #include "recipe/run_model.h"
 #include "recipe/validate.h"
+#include "record/profile_source.h"
 #include "record/run_record_check.h"
 #include "report/leaderboard.h"
 #include "util/json_text.h"
@@ -216,8 +223,8 @@ struct DuplicateKeySax : nlohmann::json_sax<nlohmann::json> {
   }
 };
 
-Verdict check_recipe(const std::string& text) {
-  const ValidatedRecipe v = validate_recipe_text(text, kRecipeName);
+/// A validated recipe's diagnostics located and true; a valid one gives its rank map and a leaderboard.
+Verdict check_validated(const ValidatedRecipe& v, const std::string& text) {
   Verdict out = check_diagnostics(v.errors, kRecipeName, text);
   if (!out.ok || !v.ok()) return out;
   out.accepted = true;
@@ -238,6 +245,8 @@ Verdict check_recipe(const std::string& text) {
   (void)leaderboard_to_html(board);
   return out;
 }
+
+Verdict check_recipe(const std::string& text) { return check_validated(validate_recipe_text(text, kRecipeName), text); }
 
 std::string g_scratch_dir = ".";
 std::string g_probe_recipe;
@@ -291,6 +300,124 @@ Verdict check_catalog(const std::string& text) {
       return finding("an accepted catalog with GPU " + g.name + " of a peak, memory or bandwidth not finite and > 0");
   Verdict out;
   out.accepted = true;
+  return out;
+}
+
+std::string g_profile_probe;
+std::string g_import_probe;
+
+/// The field path of a refusal: a Diagnostic names its file and (line:col or) a path; one line, true of the input.
+Verdict check_located(const Diagnostic& d, const std::string& file, const std::string& text, const char* what) {
+  const std::string s = d.to_string();
+  if (d.file != file || (d.path.empty() && d.line < 1)) return finding(std::string(what) + " without its file and field: " + s);
+  return check_message(s, text);
+}
+
+/// An accepted profile as measurements, read apart from profiled_rank's own checks (docs/step-time.md, "Profiles as
+/// measurements"): every cell finite and >= 0, a component with work timed > 0 in its own phase, and its implied
+/// rate over forward + backward at most 2 x the GPU's dense BF16 peak (HBM bandwidth for a memory-bound one).
+std::string bad_profile(const ProfiledRank& r) {
+  const GpuSpec* gpu = r.gpu == "CPU" ? nullptr : find_gpu(r.gpu);
+  if (!(std::isfinite(r.optimizer_seconds) && r.optimizer_seconds >= 0)) return "optimizer seconds not finite, >= 0";
+  if (!std::isfinite(r.between_passes_seconds)) return "between-passes seconds not finite";
+  const auto fwd = static_cast<size_t>(PassPhase::kForward), bwd = static_cast<size_t>(PassPhase::kBackward);
+  for (const ProfiledChunk& ch : r.chunks) {
+    for (const PhaseCells* cells : {&ch.forward, &ch.backward})
+      for (const ComponentCells& phase : *cells)
+        for (double v : phase)
+          if (!(std::isfinite(v) && v >= 0)) return "a cell of " + std::to_string(v) + " s";
+    for (int c = 0; c < kProfileComponents; ++c) {
+      const auto comp = static_cast<ProfileComponent>(c);
+      const double work = component_work(comp, r.widths, ch.shape);
+      if (!(work > 0)) continue;
+      const double f = ch.forward[fwd][static_cast<size_t>(c)], b = ch.backward[bwd][static_cast<size_t>(c)];
+      if (!(f > 0) || !(b > 0)) return std::string("a component with work and no time: ") + to_string(comp);
+      const bool matrix = work_kind(comp) == WorkKind::kMatrix;
+      const double limit = gpu ? (matrix ? gpu->peak_bf16_flops : gpu->memory_bandwidth) : 0;
+      if (gpu && work * (matrix ? 3 : 2) / (f + b) > 2.0 * limit * (1 + 1e-9))
+        return std::string("an implied rate above 2 x the GPU's peak: ") + to_string(comp);
+    }
+  }
+  return {};
+}
+
+/// A profile (or calibration) record as predict reads it: as `report` checks it, then profiled_rank.
+Verdict check_profile(const std::string& text) {
+  Json record;
+  if (Verdict refusal; !read_json_input(text, record, refusal)) return refusal;
+  if (!record.is_object()) return {};
+  const CheckedRunRecord checked = check_run_record(record, "fuzz.json");
+  if (!checked.ok()) {
+    for (const auto& d : checked.errors)
+      if (Verdict v = check_located(d, "fuzz.json", text, "a refused profile"); !v.ok) return v;
+    return {};
+  }
+  try {
+    const ProfiledRank r = profiled_rank(*checked.record, "fuzz.json");
+    if (const std::string bad = bad_profile(r); !bad.empty()) return finding("a profile accepted with " + bad);
+  } catch (const InputError& e) {
+    return check_located(e.diagnostic(), "fuzz.json", text, "a refused profile");
+  }
+  Verdict out;
+  out.accepted = true;
+  return out;
+}
+
+/// A log input split into its format line's spec ("" when absent or empty: detected) and the log.
+std::pair<std::string, std::string> split_log_input(const std::string& text) {
+  const std::string prefix = kLogFormatLine;
+  if (text.rfind(prefix, 0) != 0) return {"", text};
+  const size_t nl = text.find('\n');
+  std::string spec = text.substr(prefix.size(), nl == std::string::npos ? std::string::npos : nl - prefix.size());
+  const size_t a = spec.find_first_not_of(' ');
+  spec = a == std::string::npos ? "" : spec.substr(a);
+  return {spec, nl == std::string::npos ? "" : text.substr(nl + 1)};
+}
+
+/// A log as import reads it (logparse/log_reader.h), line by line with each line's CPU time bounded; every problem
+/// at the log's line and column, on one line.
+Verdict check_log(const std::string& text) {
+  const auto [spec_text, log] = split_log_input(text);
+  std::optional<LogFormatSpec> spec;
+  if (!spec_text.empty() && !(spec = parse_log_format(spec_text))) return {};  // the CLI refuses it (through the binary)
+  const LogContext context{"fuzz.log", 4096, 64, 8};
+  std::optional<LogReader> reader;
+  try {
+    reader.emplace(spec, context);
+  } catch (const std::invalid_argument& e) {  // a pattern PCRE2 refuses
+    return check_message(e.what(), text);
+  }
+  std::istringstream in(log);
+  for (std::string line; read_log_line(in, line);) {
+    timespec t0{}, t1{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    reader->feed(line);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+    const double cpu = static_cast<double>(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+    if (cpu > kLogLineSeconds)
+      return finding("a log line took " + std::to_string(cpu) + " s of CPU to read (" + std::to_string(line.size()) +
+                     " bytes; bound " + std::to_string(kLogLineSeconds) + " s)");
+  }
+  const ParsedLog parsed = reader->result();
+  for (const Diagnostic& d : parsed.problems) {
+    if (d.file != "fuzz.log" || d.line < 1 || d.column < 1)
+      return finding("a log problem without file:line:col: " + d.to_string());
+    if (Verdict v = check_message(d.to_string(), text); !v.ok) return v;
+  }
+  Verdict out;
+  out.accepted = parsed.problems.empty() && !parsed.steps.empty();
+  return out;
+}
+
+/// A recipe with a `run:` command: validated (errors and the launch check's warnings located), and the command's
+/// text split into flags.
+Verdict check_run_command(const std::string& text) {
+  const ValidatedRecipe v = validate_recipe_text(text, kRecipeName);
+  Verdict out = check_validated(v, text);
+  if (!out.ok) return out;
+  if (Verdict w = check_diagnostics(v.launch, kRecipeName, text); !w.ok) return w;
+  if (v.source && v.source->value.is_object() && v.source->value.contains("run") && v.source->value["run"].is_string())
+    (void)launch_flags(v.source->value["run"].get<std::string>());
   return out;
 }
 
@@ -383,13 +510,24 @@ std::string json_duplicate_key(const std::string& text) {
 }
 
 const char* surface_name(InputKind kind) {
-  static const char* const names[] = {"recipe", "record", "config", "catalog"};
+  static const char* const names[] = {"recipe", "record", "config", "catalog", "profile", "log", "run", "args"};
   return names[static_cast<int>(kind)];
 }
 
 const char* surface_extension(InputKind kind) {
-  return kind == InputKind::kRecipe || kind == InputKind::kCatalog ? ".yaml" : ".json";
+  switch (kind) {
+    case InputKind::kRecipe:
+    case InputKind::kCatalog:
+    case InputKind::kRunCommand: return ".yaml";
+    case InputKind::kLog: return ".log";
+    case InputKind::kArgs: return ".args";
+    default: return ".json";
+  }
 }
+
+void set_profile_probe(const std::string& text) { g_profile_probe = text; }
+
+void set_import_probe(const std::string& text) { g_import_probe = text; }
 
 void set_scratch_dir(const std::string& dir) { g_scratch_dir = dir; }
 
@@ -402,6 +540,10 @@ Verdict check_in_process(const std::string& text, InputKind kind) {
       case InputKind::kRunRecord: return check_record(text);
       case InputKind::kHfConfig: return check_hf_config(text);
       case InputKind::kCatalog: return check_catalog(text);
+      case InputKind::kProfile: return check_profile(text);
+      case InputKind::kLog: return check_log(text);
+      case InputKind::kRunCommand: return check_run_command(text);
+      case InputKind::kArgs: return {};
     }
     return {};
   } catch (const std::exception& e) {
@@ -452,26 +594,96 @@ std::vector<std::string> binary_command(InputKind kind, const std::string& binar
       std::ofstream(probe, std::ios::binary | std::ios::trunc) << g_probe_recipe;
       return {binary, "validate", "--catalog", file, probe};
     }
+    case InputKind::kRunCommand: return {binary, "validate", file};
+    case InputKind::kProfile: {  // --profile, and every other time --calibrate (a measured run's record)
+      static uint64_t turn = 0;
+      const std::string probe = dir + "/profile-probe.yaml";
+      std::ofstream(probe, std::ios::binary | std::ios::trunc) << (g_profile_probe.empty() ? g_probe_recipe : g_profile_probe);
+      return {binary, "predict", probe, ++turn % 2 ? "--profile" : "--calibrate", file};
+    }
+    case InputKind::kLog:
+    case InputKind::kArgs: break;  // binary_argv
   }
   return {binary};
+}
+
+/// The arguments of an args input: one a line, "@RECIPE" the profile probe (or the recipe probe) written under
+/// `dir`; a NUL ends its argument (argv cannot hold one); each argument at most 128 KiB - 1 bytes and 1 MiB in all
+/// (the kernel's MAX_ARG_STRLEN and ARG_MAX would refuse the exec: a shell cannot pass more either).
+std::vector<std::string> args_command(const std::string& text, const std::string& binary, const std::string& dir) {
+  const std::string probe = dir + "/args-probe.yaml";
+  std::ofstream(probe, std::ios::binary | std::ios::trunc) << (g_profile_probe.empty() ? g_probe_recipe : g_profile_probe);
+  std::vector<std::string> argv{binary};
+  size_t bytes = 0;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line) && bytes < (size_t{1} << 20) && argv.size() < 100000;) {
+    line = line.substr(0, line.find('\0'));
+    argv.push_back(line == "@RECIPE" ? probe : line.substr(0, std::min((size_t{128} << 10) - 1, (size_t{1} << 20) - bytes)));
+    bytes += argv.back().size() + 1;
+  }
+  return argv;
 }
 
 }  // namespace
 
 std::atomic<pid_t> g_binary_child{0};
 
+namespace {
+
+/// The command line of `text`, an input of `kind`, written to `file` where the command reads a file.
+std::vector<std::string> binary_argv(const std::string& text, InputKind kind, const std::string& binary,
+                                     const std::string& file, const std::string& dir) {
+  if (kind == InputKind::kArgs) return args_command(text, binary, dir);
+  if (kind != InputKind::kLog) {
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << text;
+    return binary_command(kind, binary, file, dir);
+  }
+  const auto [spec, log] = split_log_input(text);
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << log;
+  const std::string probe = dir + "/import-probe.yaml", out = dir + "/import-runs";
+  std::ofstream(probe, std::ios::binary | std::ios::trunc) << (g_import_probe.empty() ? g_probe_recipe : g_import_probe);
+  std::error_code ec;
+  std::filesystem::remove_all(out, ec);
+  std::vector<std::string> argv{binary, "import", file, "--recipe", probe, "--out", out};
+  if (!spec.empty()) argv.insert(argv.end(), {"--log-format", spec.substr(0, spec.find('\0'))});
+  return argv;
+}
+
+/// The newer surfaces' error lines (profile, log, run, args): each starts (after its indent) with one of the
+/// command's words (a file it read) or `<command line>`, then optional :LINE:COL, then ": error: "; a refusal
+/// (`failed`: exit 1 or 2) says at least one.
+Verdict check_error_lines_located(std::ifstream& in, const std::vector<std::string>& argv, bool failed) {
+  bool any = false;
+  for (std::string line; std::getline(in, line); any = any || line.find("error:") != std::string::npos) {
+    if (line.find("error:") == std::string::npos && line.find("terminate called") == std::string::npos) continue;
+    const std::string l = line.substr(std::min(line.find_first_not_of(' '), line.size()));
+    bool located = false;
+    for (size_t k = 0; k <= argv.size() && !located; ++k) {
+      const std::string place = k == argv.size() ? std::string("<command line>") : argv[k];
+      if (k == 0 || place.empty() || l.rfind(place, 0) != 0) continue;
+      static const std::regex rest(R"(^(:[0-9]+:[0-9]+)?: (error|warning): \S.*)");
+      located = std::regex_match(l.substr(place.size(), 4096), rest);
+    }
+    if (!located) return finding("an error line without its place: " + line.substr(0, 2048));
+  }
+  if (failed && !any) return finding("a refusal without an error line");
+  return {};
+}
+
+}  // namespace
+
 Verdict check_through_binary(const std::string& text, InputKind kind, const std::string& binary,
                              const std::string& dir) {
   const std::string file = dir + "/via-binary" + surface_extension(kind);
   const std::string log = dir + "/via-binary.log";
-  std::ofstream(file, std::ios::binary | std::ios::trunc) << text;
-  const std::vector<std::string> argv = binary_command(kind, binary, file, dir);
+  const std::vector<std::string> argv = binary_argv(text, kind, binary, file, dir);
   const pid_t pid = spawn_binary(argv, log);
   if (pid < 0) return finding("the binary could not be started: " + binary);
   g_binary_child.store(pid);
   int status = 0;
+  rusage usage{};
   const auto start = std::chrono::steady_clock::now();
-  for (int polls = 0; waitpid(pid, &status, WNOHANG) == 0; ++polls) {
+  for (int polls = 0; wait4(pid, &status, WNOHANG, &usage) == 0; ++polls) {
     // A hang: 10 s of the child's CPU, or 300 s of wall time (a run under nice on a busy machine may get a small
     // share of a core, so wall time alone would call a slow start a hang).
     const bool over_cpu = polls % 100 == 0 && process_cpu_seconds(pid) > 10;
@@ -488,6 +700,21 @@ Verdict check_through_binary(const std::string& text, InputKind kind, const std:
   const int rc = WEXITSTATUS(status);
   if (rc > 2) return finding("exit status " + std::to_string(rc) + " (expected 0, 1 or 2)");
   std::ifstream in(log);
+  if (kind == InputKind::kArgs) {  // predict / plan: bounded time and memory (issue 49, "Targets")
+    const double cpu = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                       (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+    const double limit = argv.size() > 1 && argv[1] == "predict" ? kPredictCpuSeconds : 10;
+    if (cpu > limit) return finding("the binary took " + std::to_string(cpu) + " s of CPU (bound " + std::to_string(limit) + " s)");
+    if (static_cast<uint64_t>(usage.ru_maxrss) * 1024 > kPredictPeakBytes)
+      return finding("the binary's peak memory was " + std::to_string(usage.ru_maxrss >> 10) + " MiB (bound 512 MiB)");
+  }
+  if (kind == InputKind::kProfile || kind == InputKind::kLog || kind == InputKind::kRunCommand ||
+      kind == InputKind::kArgs) {
+    if (Verdict v = check_error_lines_located(in, argv, rc != 0); !v.ok) return v;
+    Verdict out;
+    out.accepted = rc == 0;
+    return out;
+  }
   const std::regex located("^" + std::regex_replace(file, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") +
                            "(:[0-9]+:[0-9]+)?: error: .+");
   for (std::string line; std::getline(in, line);) {

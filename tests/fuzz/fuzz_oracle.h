@@ -14,15 +14,35 @@ namespace recipebench::fuzz {
 
 /// The input surfaces the harness fuzzes (docs/fuzzing.md, "Surfaces"): a recipe (validate), a run record (the
 /// report's reading), a Hugging Face config.json (`models --config`, `model_params.config`), a hardware catalog file
-/// (`--catalog`).
-enum class InputKind { kRecipe, kRunRecord, kHfConfig, kCatalog };
-constexpr int kInputKinds = 4;
+/// (`--catalog`), a profile or calibration record (`predict --profile` / `--calibrate`), a training log with its
+/// format on a first `#log-format:` line (`import --log-format`), a recipe's `run:` command (the launch check), and
+/// `predict` / `plan` arguments (one a line).
+enum class InputKind { kRecipe, kRunRecord, kHfConfig, kCatalog, kProfile, kLog, kRunCommand, kArgs };
+constexpr int kInputKinds = 8;
 
-/// "recipe", "record", "config", "catalog": the surfaces' names in the summary and on the command line.
+/// "recipe", "record", "config", "catalog", "profile", "log", "run", "args": the surfaces' names in the summary and
+/// on the command line.
 const char* surface_name(InputKind kind);
 
-/// The file extension of a kind's inputs: ".yaml" or ".json".
+/// The file extension of a kind's inputs: ".yaml", ".json", ".log" or ".args".
 const char* surface_extension(InputKind kind);
+
+/// The first line of a log input: "#log-format: SPEC" (SPEC empty: the format is detected), the rest the log.
+constexpr const char* kLogFormatLine = "#log-format:";
+
+/// The recipe `predict` reads a profile input with (`predict PROBE --profile FILE`): a recipe of the profiles'
+/// model; and the recipe `import` reads a log input with.
+void set_profile_probe(const std::string& text);
+void set_import_probe(const std::string& text);
+
+/// The most CPU seconds one log line may take to read (a `regex:` pattern near PCRE2's match limit costs
+/// milliseconds, docs/fuzzing.md "Surfaces"): a line over it is a finding.
+constexpr double kLogLineSeconds = 0.5;
+
+/// The bounds of one `predict` / `plan` run through the binary (issue 49, "Targets"): CPU seconds (predict; plan's
+/// search up to the hang limit) and peak resident memory.
+constexpr double kPredictCpuSeconds = 5;
+constexpr uint64_t kPredictPeakBytes = uint64_t{512} << 20;
 
 /// The folder where in-process checks that read a file (a catalog) write their input, one per process.
 void set_scratch_dir(const std::string& dir);
@@ -42,6 +62,13 @@ struct Verdict {
 /// (a refusal names config.json and its field; an accepted model counts finite, positive parameters, active at most
 /// total); a catalog file through load_catalog_file (located diagnostics; an accepted catalog holds finite, positive
 /// peaks, memory and bandwidths).
+/// A profile: read as a run record, then as predict reads it (record/profile_source.h profiled_rank): a refusal names
+/// the file and a field path on one line; an accepted profile holds finite, non-negative cells, a positive time for
+/// every component with work, and at most 2 x the GPU's peak (bandwidth) implied (no prediction from a bad profile).
+/// A log: read line by line as import reads it (each line's CPU time at most kLogLineSeconds), every problem
+/// located at the log's line and column; a `regex:` pattern PCRE2 refuses is refused on one line. A `run:` command:
+/// validate (the launch check's warnings located too) and launch_flags on the command's text. Arguments: nothing in
+/// process (their check is through the binary).
 Verdict check_in_process(const std::string& text, InputKind kind);
 
 /// The pid of the binary check_through_binary is waiting for, or 0: the harness's signal handlers and watchdog
@@ -50,7 +77,10 @@ extern std::atomic<pid_t> g_binary_child;
 
 /// Writes `text` to a file under `dir` and runs `binary validate FILE` (recipes), `binary report FILE --out DIR`
 /// (run records), `binary models --config FILE` (configs) or `binary validate --catalog FILE PROBE` (catalogs; PROBE is
-/// the recipe set_probe_recipe gave) with a limit of 10 s of its CPU (300 s of wall time); checks the exit status and that every error
+/// the recipe set_probe_recipe gave), `binary predict PROBE --profile FILE` (and `--calibrate FILE` on odd
+/// inputs), `binary import LOG --recipe PROBE --log-format F`, `binary validate FILE` (run commands) or
+/// `binary ARGS...` (arguments; the bounds kPredictCpuSeconds and kPredictPeakBytes, errors at `<command line>`)
+/// with a limit of 10 s of its CPU (300 s of wall time); checks the exit status and that every error
 /// line is located. The binary runs in a process group of its own with default signal handling (docs/fuzzing.md).
 Verdict check_through_binary(const std::string& text, InputKind kind, const std::string& binary,
                              const std::string& dir);

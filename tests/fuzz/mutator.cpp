@@ -555,4 +555,230 @@ std::string Mutator::apply(Mutation m, const std::string& text, const std::vecto
   return join_lines(lines);
 }
 
+namespace {
+
+/// Flags the launch check compares (recipe/launch_check.h) and a few it does not.
+const char* const kLaunchFlags[] = {
+    "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--num-layers-per-virtual-pipeline-stage",
+    "--context-parallel-size", "--expert-model-parallel-size", "--expert-tensor-parallel-size", "--global-batch-size",
+    "--micro-batch-size", "--seq-length", "--num-layers", "--hidden-size", "--num-experts", "--moe-router-topk",
+    "--sequence-parallel", "--recompute-granularity", "--recompute-num-layers", "--lr", "--min-lr", "--adam-beta1",
+    "--adam-eps", "--weight-decay", "--nnodes", "--nproc-per-node", "--nproc_per_node", "--actor-num-nodes",
+    "--actor-num-gpus-per-node", "--parallelism.tensor_parallel_degree", "--training.local_batch_size",
+    "--decoder-first-pipeline-num-layers", "--max-tokens-per-gpu", "--use-dynamic-batch-size",
+    "--moe-token-dispatcher-type", "--exp-avg-dtype", "--use-precision-aware-optimizer", "--unknown-flag", "-", "--"};
+
+/// Values of a flag, an option or a log's number: bounds and past them, empty, signs, bases, unicode digits, huge.
+const char* const kArgValues[] = {
+    "0", "-1", "1", "2", "3", "+2", "-0", "0x10", "010", "1_000", "2.0", "1e3", "1e309", "-1e309", "1e-320", "nan",
+    "NaN", "inf", "-inf", "2147483647", "2147483648", "4294967296", "9223372036854775807", "9223372036854775808",
+    "18446744073709551616", "99999999999999999999999999999", "131072", "131073", "1048576", "16777216", "33554432",
+    "67108864", "0.01", "0.0099", "100", "100.1", "", " ", "''", "\"\"", "\xd9\xa3", "\xef\xbc\x98", "\xe2\x80\x8b" "8",
+    "8\xe2\x80\xae", "\xff\xfe", "H100", "H200", "B200", "CPU", "Qwen3.5-35B-A3B", "Qwen3.5-397B-A17B", "Qwen9",
+    "1:4", "4:", ":", "$((2**63))", "-5", "--", "=", "json", "text", "fp32", "bf16", "/", "/dev/null", "/etc",
+    "/nonexistent/file.json", "a\tb", "\xed\xa0\x80"};
+
+const char* const kArgOptions[] = {"--calibrate", "--count", "--format", "--global-batch", "--gpu", "--instance",
+                                   "--memory-reserve", "--model", "--model-config", "--optimizer-state", "--out",
+                                   "--per-node", "--profile", "--row-tokens", "--stack-factor", "--top", "--catalog",
+                                   "--help", "--nope", "@RECIPE"};
+
+/// The first and one-past-last line of the `run:` value in `lines` (a top-level `run:` key), or {npos, npos}.
+std::pair<size_t, size_t> run_block(const std::vector<std::string>& lines) {
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].rfind("run:", 0) != 0) continue;
+    size_t end = i + 1;
+    while (end < lines.size() && (lines[end].empty() || lines[end][0] == ' ' || lines[end][0] == '\t')) ++end;
+    return {i, end};
+  }
+  return {std::string::npos, std::string::npos};
+}
+
+}  // namespace
+
+std::string Mutator::command_value() {
+  return pick(3) ? kArgValues[pick(std::size(kArgValues))] : extreme_number();
+}
+
+void Mutator::command_step(std::vector<std::string>& block, const std::string& indent) {
+  const size_t at = pick(block.size() + 1);
+  const std::string flag = kLaunchFlags[pick(std::size(kLaunchFlags))];
+  switch (pick(10)) {
+    case 0:  // a flag and its value, continued or not
+      block.insert(block.begin() + at, indent + flag + (pick(4) ? " " : "=") + command_value() + (pick(2) ? " \\" : ""));
+      break;
+    case 1:  // a value of a flag already there
+      if (!block.empty()) {
+        std::string& l = block[pick(block.size())];
+        const size_t dash = l.find("--");
+        if (dash != std::string::npos) {
+          const size_t sp = l.find_first_of(" =", dash);
+          if (sp != std::string::npos) {
+            const size_t end = l.find(' ', sp + 1);
+            l = l.substr(0, sp + 1) + command_value() + (end == std::string::npos ? "" : l.substr(end));
+          }
+        }
+      }
+      break;
+    case 2:  // a line continuation removed or added (also before a CR, or doubled)
+      if (!block.empty()) {
+        std::string& l = block[pick(block.size())];
+        if (!l.empty() && l.back() == '\\') l.pop_back();
+        else l += pick_count({0, 1, 2}) == 0 ? " \\" : (pick(2) ? " \\\r" : " \\\\");
+      }
+      break;
+    case 3: {  // a quote opened, closed or around a flag
+      if (block.empty()) break;
+      std::string& l = block[pick(block.size())];
+      const char* q[] = {"'", "\"", "\\'", "\"'", "'\"", "$'", "\\\""};
+      l.insert(pick(l.size() + 1), q[pick(std::size(q))]);
+      break;
+    }
+    case 4:  // a variable as a value, and maybe its assignment
+      block.insert(block.begin() + at, indent + flag + " " + (pick(2) ? "$V" : pick(2) ? "${V:-4}" : "\"${V}\"") + " \\");
+      if (pick(2)) block.insert(block.begin(), indent + (pick(2) ? "export " : "") + "V=" + command_value());
+      break;
+    case 5:  // a here-document holding flags, closed or not
+      block.insert(block.begin() + at, indent + "cat <<" + (pick(2) ? "EOF" : "'EOF'") + " > /tmp/args");
+      block.insert(block.begin() + at + 1, indent + flag + " " + command_value());
+      if (pick(3)) block.insert(block.begin() + at + 2, indent + "EOF");
+      break;
+    case 6:  // the command wrapped in bash -c "...", or a command substitution
+      if (!block.empty()) {
+        block.front() = indent + (pick(2) ? "bash -c \"" : "srun bash -c '") + block.front().substr(
+            std::min(block.front().find_first_not_of(' '), block.front().size()));
+        if (pick(2)) block.back() += pick(2) ? "\"" : "'";
+      } else {
+        block.push_back(indent + "torchrun $(echo " + flag + " " + command_value() + ")");
+      }
+      break;
+    case 7:  // a comment holding a flag, or a flag after a ';' / '&&' / '|'
+      block.insert(block.begin() + at, indent + (pick(2) ? "# " : pick(2) ? "true; torchrun " : "true && x | y ") + flag +
+                                           " " + command_value());
+      break;
+    case 8:  // a flag's line repeated (the last value wins)
+      if (!block.empty()) block.insert(block.begin() + at, block[pick(block.size())]);
+      break;
+    default:  // a line dropped
+      if (!block.empty()) block.erase(block.begin() + pick(block.size()));
+  }
+}
+
+std::string Mutator::mutate_command(const std::string& recipe, const std::vector<std::string>& donors) {
+  std::vector<std::string> lines = split_lines(recipe);
+  const auto [first, end] = run_block(lines);
+  if (first == std::string::npos) return mutate(recipe, donors);
+  // A one-line `run: cmd` becomes the block's one line (kept on the key's line); a block (`run: |`, `>-`, a folded
+  // plain or quoted scalar) keeps its lines.
+  const std::string head = lines[first];
+  const std::string rest = head.substr(std::min<size_t>(4, head.size()));
+  const bool one_line = end == first + 1 && rest.find_first_not_of(" |>-+0123456789") != std::string::npos;
+  std::vector<std::string> block(lines.begin() + static_cast<long>(first) + 1, lines.begin() + static_cast<long>(end));
+  std::string indent = "  ";
+  if (!block.empty()) indent = block.front().substr(0, std::min(block.front().find_first_not_of(" \t"), block.front().size()));
+  if (one_line) block = {rest.substr(std::min(rest.find_first_not_of(' '), rest.size()))}, indent = "";
+  for (size_t k = 0, steps = 1 + pick(3); k < steps; ++k) command_step(block, indent);
+  std::string text = join_lines(block);
+  if (pick(4) == 0) text = mutate(text, donors);
+  std::vector<std::string> out(lines.begin(), lines.begin() + static_cast<long>(first));
+  if (one_line) {
+    out.push_back("run: " + text);
+  } else {
+    out.push_back(head);
+    out.push_back(text);
+  }
+  out.insert(out.end(), lines.begin() + static_cast<long>(end), lines.end());
+  return join_lines(out);
+}
+
+std::string Mutator::mutate_args(const std::string& args, const std::vector<std::string>& donors) {
+  std::vector<std::string> lines = split_lines(args);
+  for (size_t k = 0, steps = 1 + pick(3); k < steps; ++k) {
+    const size_t at = 1 + pick(lines.size());  // the subcommand (line 0) stays, but for a general step
+    const std::string option = kArgOptions[pick(std::size(kArgOptions))];
+    switch (pick(7)) {
+      case 0:  // a value
+        if (lines.size() > 1) {
+          std::string& l = lines[1 + pick(lines.size() - 1)];
+          if (l.rfind("--", 0) != 0) l = command_value();
+        }
+        break;
+      case 1:  // an option and a value
+        lines.insert(lines.begin() + static_cast<long>(std::min(at, lines.size())), {option, command_value()});
+        break;
+      case 2:  // an option as --opt=value
+        lines.insert(lines.begin() + static_cast<long>(std::min(at, lines.size())), option + "=" + command_value());
+        break;
+      case 3:  // a huge value (up to a MiB) or a long number
+        if (lines.size() > 1) lines[1 + pick(lines.size() - 1)] = pick(2) ? std::string(pick_count({1000, 100000, 1000000}), '9')
+                                                                           : std::string(pick_count({256, 70000}), 'x');
+        break;
+      case 4:  // a line dropped
+        if (lines.size() > 1) lines.erase(lines.begin() + static_cast<long>(1 + pick(lines.size() - 1)));
+        break;
+      case 5:  // a line repeated
+        if (lines.size() > 1) lines.insert(lines.begin() + static_cast<long>(std::min(at, lines.size())), lines[1 + pick(lines.size() - 1)]);
+        break;
+      default:  // a general step (the subcommand line too)
+        return mutate(join_lines(lines), donors);
+    }
+  }
+  return join_lines(lines);
+}
+
+std::string Mutator::regex_step(const std::string& pattern) {
+  const char* bits[] = {"(",    ")",       "[",       "]",         "(?<step>",  "(?<seconds>", "(?<x>a)\\k<y>",
+                        "*",    "+{2,}",   "(a|a)*",  "(?:a+)+",   "\\",        "(?R)",        "(?<step>[0-9]+)",
+                        "{99999}", "(?C1)", "\\p{Xx}", "(*LIMIT_MATCH=1)", "(?i", "\\1", "(?<seconds>.*)*$"};
+  std::string p = pattern;
+  p.insert(pick(p.size() + 1), bits[pick(std::size(bits))]);
+  return p;
+}
+
+std::string Mutator::mutate_log(const std::string& log, const std::vector<std::string>& donors) {
+  std::vector<std::string> lines = split_lines(log);
+  if (lines.size() < 2) return mutate(log, donors);
+  const std::string prefix = "#log-format:";
+  const bool has_format = lines[0].rfind(prefix, 0) == 0;
+  const size_t body = has_format ? 1 : 0;
+  switch (pick(5)) {
+    case 0: {  // the format: another, none, or the pattern mutated (with lines that make it backtrack)
+      if (!has_format) break;
+      const std::string spec = lines[0].substr(prefix.size());
+      const char* formats[] = {" megatron", " torchtitan", " hf", " regex:", " regex:(", " ", " MEGATRON", " regex:.*"};
+      if (spec.rfind(" regex:", 0) == 0 && pick(4)) {
+        lines[0] = prefix + regex_step(spec);
+        if (pick(2)) lines.insert(lines.begin() + 1 + static_cast<long>(pick(lines.size() - 1)),
+                                  std::string(pick_count({15, 30, 5000}), 'a') + (pick(2) ? "!" : "b"));
+      } else {
+        lines[0] = prefix + formats[pick(std::size(formats))];
+      }
+      break;
+    }
+    case 1: {  // a number of a line made extreme
+      std::string& l = lines[body + pick(lines.size() - body)];
+      size_t d = l.find_first_of("0123456789", pick(l.size() + 1));
+      if (d == std::string::npos) d = l.find_first_of("0123456789");
+      if (d == std::string::npos) break;
+      const size_t e = l.find_first_not_of("0123456789.eE+-", d);
+      l = l.substr(0, d) + command_value() + (e == std::string::npos ? "" : l.substr(e));
+      break;
+    }
+    case 2:  // a line repeated (a step twice, out of order) or dropped
+      if (pick(2)) lines.insert(lines.begin() + static_cast<long>(body + pick(lines.size() - body)), lines[body + pick(lines.size() - body)]);
+      else lines.erase(lines.begin() + static_cast<long>(body + pick(lines.size() - body)));
+      break;
+    case 3:  // a long line (to the 1 MiB a log line keeps, and past it)
+      lines.insert(lines.begin() + static_cast<long>(body + pick(lines.size() - body)),
+                   lines[body + pick(lines.size() - body)] + std::string(pick_count({1000, 70000, (size_t{1} << 20) + 5}), pick(2) ? ' ' : '9'));
+      break;
+    default: {  // a general step on the log, the format line kept
+      std::vector<std::string> rest(lines.begin() + static_cast<long>(body), lines.end());
+      std::string text = mutate(join_lines(rest), donors);
+      return has_format ? lines[0] + "\n" + text : text;
+    }
+  }
+  return join_lines(lines);
+}
+
 }  // namespace recipebench::fuzz

@@ -62,6 +62,21 @@ class Mutator {
   std::string mutate(const std::string& seed, const std::vector<std::string>& donors,
                      std::vector<Mutation>* applied = nullptr);
 
+  /// A mutant of a recipe's `run:` command (the top-level `run:` value, its block lines or its one line): flags
+  /// inserted or given odd values, quotes opened or closed, variables and their assignments, line continuations
+  /// added or removed, here-documents, `bash -c "..."` wrappers, comments; one in four also a general step on the
+  /// command's lines (docs/fuzzing.md, "Surfaces").
+  std::string mutate_command(const std::string& recipe, const std::vector<std::string>& donors);
+
+  /// A mutant of `predict` / `plan` arguments (one a line): a value at or past its bound, empty, unicode or huge; an
+  /// option inserted, dropped, repeated or joined with `=`; one in five also a general step.
+  std::string mutate_args(const std::string& args, const std::vector<std::string>& donors);
+
+  /// A mutant of a log input (a `#log-format:` line, then the log): a number of a step line made extreme, a step
+  /// line repeated or cut, the `regex:` pattern mutated (groups, quantifiers nested to PCRE2's limits, unbalanced
+  /// brackets, backreferences) with lines that make it backtrack; else a general step.
+  std::string mutate_log(const std::string& log, const std::vector<std::string>& donors);
+
   /// One step of kind `m` on `text`.
   std::string apply(Mutation m, const std::string& text, const std::vector<std::string>& donors);
 
@@ -81,6 +96,9 @@ class Mutator {
   void many_keys_yaml(std::vector<std::string>& lines);
   void long_list_yaml(std::vector<std::string>& lines);
   std::string tiny_document();
+  std::string command_value();
+  void command_step(std::vector<std::string>& block, const std::string& indent);
+  std::string regex_step(const std::string& pattern);
   size_t pick_count(std::initializer_list<size_t> counts) { return counts.begin()[pick(counts.size())]; }
   std::mt19937_64 rng_;
 };
