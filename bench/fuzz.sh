@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The fuzz bench (docs/fuzzing.md): runs the in-process fuzz harness (build-harness/tests/recipebench_fuzz) over
 # mutants of every recipe, catalog file and config.json (the catalog, the tiny distributed fixtures and the field
-# cases), and of the run records, for INPUTS inputs (default 10^6)
+# cases), of the run records, the committed profile (predict --profile / --calibrate), the training logs of each
+# import format and their regex: patterns (tests/data/logs, the cases' logs), the recipes' run: commands and
+# predict / plan arguments (tests/data/cases/fuzz/args), for INPUTS inputs (default 10^6)
 # spread over JOBS processes with different seeds (default: the machine's cores), every VIA-th input also through
-# the recipebench binary (exit status and located error lines). SURFACES (default recipe,record,config,catalog)
-# names the surfaces fuzzed (docs/fuzzing.md, "Surfaces"). Findings land in OUT (default bench/out-fuzz)/seed-<n>/.
+# the recipebench binary (exit status and located error lines; every args input). SURFACES (default all: recipe,
+# record,config,catalog,profile,log,run,args) names the surfaces fuzzed (docs/fuzzing.md, "Surfaces"). Findings land in OUT (default bench/out-fuzz)/seed-<n>/.
 # SECONDS_LIMIT (when set) ends each process after that many seconds even short of INPUTS.
 # The totals come from each process's OUT/seed-<n>/summary.json, which the harness writes as it goes and at every
 # end (inputs, seconds, a signal, a crash, a hang), so they are true however a process ended; SIGTERM / SIGINT to
@@ -20,8 +22,10 @@ via=${VIA:-5000}
 out=${OUT:-bench/out-fuzz}
 fuzz="$build/tests/recipebench_fuzz"
 [ -x "$fuzz" ] || { echo "no $fuzz: cmake --preset harness && cmake --build --preset harness --target recipebench_fuzz"; exit 2; }
-seeds=(recipes catalog tests/data/dist tests/data/cases tests/data/catalog)
-extra=(--surfaces "${SURFACES:-recipe,record,config,catalog}")
+seeds=(recipes catalog tests/data/dist tests/data/cases tests/data/catalog tests/data/logs
+       reports/bench/h200-2026-12-03-predict/call1/profile-2x8k)
+extra=(--surfaces "${SURFACES:-all}" --profile-probe bench/predict-shapes/mb4-8k.yaml
+       --import-probe tests/data/command/megatron-h100-dp8.yaml)
 rm -rf "$out" && mkdir -p "$out"
 per=$(( (inputs + jobs - 1) / jobs ))
 start=$(date +%s)
@@ -55,7 +59,7 @@ inputs_run=$(total inputs); found=$(total findings); crashes=$(total crashes); h
 accepted=$(total accepted); via_binary=$(total through_binary); secs=$(( $(date +%s) - start ))
 ended=$(cat "$out"/seed-*/summary.json 2>/dev/null | grep -o '"ended": "[a-z-]*"' | cut -d'"' -f4 | sort | uniq -c | awk '{printf "%s%s x%s", (NR > 1 ? ", " : ""), $2, $1}')
 surface_json=""
-for s in recipe record config catalog; do surface_json+="${surface_json:+, }\"$s\": $(total "$s")"; done
+for s in recipe record config catalog profile log run args; do surface_json+="${surface_json:+, }\"$s\": $(total "$s")"; done
 printf '{"inputs": %s, "through_binary": %s, "accepted": %s, "findings": %s, "crashes": %s, "hangs": %s, "seconds": %s, "processes": %s, "summaries": %s, "stopped": %s, "ended": "%s", "by_surface": {%s}}\n' \
   "$inputs_run" "$via_binary" "$accepted" "$found" "$crashes" "$hangs" "$secs" "$jobs" "$summaries" \
   "$([ $stopped = 1 ] && echo true || echo false)" "$ended" "$surface_json" > "$out/.summary.json.tmp" && mv "$out/.summary.json.tmp" "$out/summary.json"
