@@ -64,7 +64,7 @@ out-folder)  # one output-folder rule for every command that writes, checked bef
   for p in /usr/share/rb-plan /usr/lib/rb-runs /etc/rb-runs; do [ ! -e "$p" ] || fail "$p written"; done ;;
 stack-factor)  # a stack factor within 0.01 to 100, else a usage error before anything runs
   for sf in 1e-300 1e308 2.2e-308; do
-    expect 2 "--stack-factor: $sf, expected a finite number from 0.01 to 100" "$rb" predict "$mb4" --profile "$profile" --stack-factor "$sf"
+    expect 2 "<command line>: error: --stack-factor: $sf, expected a finite number from 0.01 to 100" "$rb" predict "$mb4" --profile "$profile" --stack-factor "$sf"
   done ;;
 catalog)  # a catalog's figures in physical ranges, located; names of printable ASCII
   c="$data/catalog"
@@ -134,16 +134,16 @@ usage)  # one form for every ranged option; an empty value shown; compare's refu
   u="$data/usage"
   P="--model Qwen3.5-35B-A3B --gpu H200 --global-batch 64 --row-tokens 8192 --profile $profile --top 1"
   # shellcheck disable=SC2086
-  { expect 2 "--count: 0, expected an integer from 1 to 131072" "$rb" plan $P --count 0
-    expect 2 "--top: 0, expected an integer from 1 to 1000" "$rb" plan $P --count 8 --top 0
-    expect 2 "--per-node: 0, expected an integer from 1 to 1024" "$rb" plan $P --count 8 --per-node 0
-    expect 2 "--global-batch: '1.5' is not an integer, expected an integer from 1 to 1099511627776" \
+  { expect 2 "<command line>: error: --count: 0, expected an integer from 1 to 131072" "$rb" plan $P --count 0
+    expect 2 "<command line>: error: --top: 0, expected an integer from 1 to 1000" "$rb" plan $P --count 8 --top 0
+    expect 2 "<command line>: error: --per-node: 0, expected an integer from 1 to 1024" "$rb" plan $P --count 8 --per-node 0
+    expect 2 "<command line>: error: --global-batch: '1.5' is not an integer, expected an integer from 1 to 1099511627776" \
       "$rb" plan --model Qwen3.5-35B-A3B --gpu H200 --count 8 --global-batch 1.5 --row-tokens 8192
-    expect 2 "--memory-reserve: -1, expected a finite number from 0 to 10000" "$rb" plan $P --count 8 --memory-reserve -1
+    expect 2 "<command line>: error: --memory-reserve: -1, expected a finite number from 0 to 10000" "$rb" plan $P --count 8 --memory-reserve -1
     expect 2 "<command line>: error: --count: 8 GPUs, expected whole nodes of 3 GPUs (--per-node): 6, 9, ...; or --per-node with a divisor of 8 (2, 4, 8)" \
       "$rb" plan $P --count 8 --per-node 3; }
-  expect 2 "--memory-reserve: -1, expected a finite number from 0 to 10000" "$rb" validate "$u/tiny.yaml" --memory-reserve -1
-  expect 2 "--min-steps: 1, expected an integer from 2 to 1099511627776" \
+  expect 2 "<command line>: error: --memory-reserve: -1, expected a finite number from 0 to 10000" "$rb" validate "$u/tiny.yaml" --memory-reserve -1
+  expect 2 "<command line>: error: --min-steps: 1, expected an integer from 2 to 1099511627776" \
     "$rb" converge "$u/run-record.json" "$u/run-record.json" --min-steps 1
   rc=0; out=$(timeout 60 "$rb" plan --model Qwen3.5-35B-A3B --gpu '' --count 8 --global-batch 64 --row-tokens 8192 2>&1) || rc=$?
   [ "$rc" -eq 2 ] || fail "--gpu '': exit $rc"
@@ -197,7 +197,7 @@ bounded)  # the largest global batch, plan's GPU bound and 2^20 layers: answers 
     --global-batch 1099511627776 --row-tokens 8192 --profile "$profile" --top 1) 2>&1) || rc=$?
   [ "$rc" -eq 0 ] || fail "plan --global-batch 2^40: exit $rc: $(echo "$out" | tail -2)"
   # plan-count-limit-takes-minutes: above 131,072 GPUs, refused at once.
-  expect 2 "--count: 1048576, expected an integer from 1 to 131072" "$rb" plan --model Qwen3.5-397B-A17B --gpu B200 \
+  expect 2 "<command line>: error: --count: 1048576, expected an integer from 1 to 131072" "$rb" plan --model Qwen3.5-397B-A17B --gpu B200 \
     --count 1048576 --global-batch 1048576 --row-tokens 8192 --profile "$profile"
   # run-model-config-refusal-quadratic: 2^20 layers refused with the layers that fit, by bisection (was hours).
   t0=$(date +%s%N)
