@@ -556,12 +556,15 @@ namespace {
 /// Starts `argv` with stdout and stderr to `log`, the signals this harness catches back at their defaults (the
 /// harness's handlers must not run in the child before its exec), and in a process group of its own, so that a
 /// stop sent to the harness's group (Ctrl-C, `timeout`) lets the current input finish as documented instead of
-/// killing the binary under it (which would read as a finding). Returns the child's pid, or -1.
-pid_t spawn_binary(const std::vector<std::string>& argv, const std::string& log) {
+/// killing the binary under it (which would read as a finding). In `cwd` when given (the arguments surface: a
+/// relative `--out` a mutant names is written under the scratch folder, never into the checkout). Returns the
+/// child's pid, or -1.
+pid_t spawn_binary(const std::vector<std::string>& argv, const std::string& log, const std::string& cwd = "") {
   posix_spawn_file_actions_t files;
   posix_spawn_file_actions_init(&files);
   posix_spawn_file_actions_addopen(&files, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&files, 1, 2);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&files, cwd.c_str());  // after the log is opened
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t defaults, none;
@@ -676,8 +679,16 @@ Verdict check_through_binary(const std::string& text, InputKind kind, const std:
                              const std::string& dir) {
   const std::string file = dir + "/via-binary" + surface_extension(kind);
   const std::string log = dir + "/via-binary.log";
-  const std::vector<std::string> argv = binary_argv(text, kind, binary, file, dir);
-  const pid_t pid = spawn_binary(argv, log);
+  std::vector<std::string> argv = binary_argv(text, kind, binary, file, dir);
+  std::string cwd;
+  if (kind == InputKind::kArgs) {  // run in the scratch folder: its own path and the probe's made absolute
+    std::error_code ec;
+    cwd = std::filesystem::absolute(dir, ec).string();
+    argv[0] = std::filesystem::absolute(argv[0], ec).string();
+    for (size_t k = 1; k < argv.size(); ++k)
+      if (argv[k] == dir + "/args-probe.yaml") argv[k] = cwd + "/args-probe.yaml";
+  }
+  const pid_t pid = spawn_binary(argv, log, cwd);
   if (pid < 0) return finding("the binary could not be started: " + binary);
   g_binary_child.store(pid);
   int status = 0;
