@@ -661,9 +661,14 @@ Verdict check_error_lines_located(std::ifstream& in, const std::vector<std::stri
     if (line.find("error:") == std::string::npos && line.find("terminate called") == std::string::npos) continue;
     const std::string l = line.substr(std::min(line.find_first_not_of(' '), line.size()));
     bool located = false;
-    for (size_t k = 0; k <= argv.size() && !located; ++k) {
-      const std::string place = k == argv.size() ? std::string("<command line>") : argv[k];
-      if (k == 0 || place.empty() || l.rfind(place, 0) != 0) continue;
+    for (size_t k = 0; k <= 2 * argv.size() && !located; ++k) {  // a word, the value of a --opt=value word
+      const size_t w = k / 2, eq = w < argv.size() ? argv[w].find('=') : std::string::npos;
+      const std::string place = w == argv.size() ? std::string("<command line>")
+                                : k % 2 == 0     ? argv[w]
+                                : eq == std::string::npos ? std::string()
+                                                          : argv[w].substr(eq + 1);
+      if (k % 2 == 1 && w == argv.size()) continue;
+      if (w == 0 || place.empty() || l.rfind(place, 0) != 0) continue;
       static const std::regex rest(R"(^(:[0-9]+:[0-9]+)?: (error|warning): \S.*)");
       located = std::regex_match(l.substr(place.size(), 4096), rest);
     }
@@ -721,7 +726,9 @@ Verdict check_through_binary(const std::string& text, InputKind kind, const std:
   }
   if (kind == InputKind::kProfile || kind == InputKind::kLog || kind == InputKind::kRunCommand ||
       kind == InputKind::kArgs) {
-    if (Verdict v = check_error_lines_located(in, argv, rc != 0); !v.ok) return v;
+    // plan's exit 1 is a result ("no layout serves this request", said with its reasons), not a refusal
+    const bool refused = kind == InputKind::kArgs ? rc == 2 : rc != 0;
+    if (Verdict v = check_error_lines_located(in, argv, refused); !v.ok) return v;
     Verdict out;
     out.accepted = rc == 0;
     return out;
