@@ -115,7 +115,7 @@ std::vector<std::string> pruning_rules(const LayoutSpace& space, int64_t row_tok
                                     "microbatch, so CP 1",
                                     space.cp_from_row_tokens, row_tokens));
   out.push_back(
-      "dispatcher: EP 1 has none to choose (alltoall written); allgather only where ETP x EP stays within the NVLink "
+      "dispatcher: EP 1 has none to choose (alltoall written); allgather only where ETP x EP stays within the scale-up "
       "domain (it gathers every EP rank's tokens), flex (DeepEP) only where ETP x EP spans more than one (its "
       "use; priced as alltoall, so it would tie there)");
   if (space.try_recompute)
@@ -132,7 +132,7 @@ std::vector<std::string> pruning_rules(const LayoutSpace& space, int64_t row_tok
 std::vector<std::string> left_out_dimensions() {
   return {"CPU offload of optimizer state or activations: the memory plan and the step-time model do not price host "
           "traffic, and the torch backend runs none",
-          "TP beyond the NVLink domain: TP's collectives run on every layer",
+          "TP beyond the scale-up domain: TP's collectives run on every layer",
           "ETP other than 1 and TP",
           "recompute uniform over several layers per unit: full block over the fewest layers that fit saves the "
           "same memory with less recompute",
