@@ -133,7 +133,7 @@ TEST_CASE("leaderboard-vs-seed-page: the entry card in the seed's order, ending 
   CHECK(recipe_copy_path(first) == "leaderboard-recipes/attune-tp2-pp8-ep8-vpp2-mt16k.yaml.txt");
 }
 
-TEST_CASE("a recipe naming its repository is linked; one that is not http(s) is text", "[report][page]") {
+TEST_CASE("a recipe naming its repository is linked and one that is not http(s) is text", "[report][page]") {
   Recipe r = page_recipe(source_path("recipes/qwen3.5-397b-a17b/b200/attune-tp2-pp8-ep8-vpp2-mt16k.yaml"));
   r.doc["repository"] = "https://github.com/example/recipes/blob/main/attune-tp2-pp8-ep8-vpp2-mt16k.yaml";
   std::string html = leaderboard_to_html(build_leaderboard({r}, {}));
