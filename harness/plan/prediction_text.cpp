@@ -87,8 +87,10 @@ std::string achieved_flops_text(const UnitCosts& costs) {
     if (a[0][c] > 0 || a[1][c] > 0)
       parts += fmt::format("{}{} {} / {}", parts.empty() ? "" : ", ", to_string(static_cast<ProfileComponent>(c)),
                            rate_text(a[0][c], peak, &implausible), rate_text(a[1][c], peak, &implausible));
-  std::string text = fmt::format(
-      "profile's achieved TFLOP/s on {} (forward / backward, by docs/step-time.md's work): {}", costs.gpu, parts);
+  // No profile read (the analytical mode): the rates are the catalog's efficiencies restated, nothing achieved.
+  const char* whose = costs.sources.empty() ? "the analytical mode's implied" : "profile's achieved";
+  std::string text = fmt::format("{} TFLOP/s on {} (forward / backward, by docs/step-time.md's work): {}", whose,
+                                 costs.gpu, parts);
   if (implausible)
     text += fmt::format(
         "; n/a: a rate above the {}'s {:.0f} TFLOP/s peak is implausible (the pass does other work "

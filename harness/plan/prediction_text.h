@@ -22,7 +22,8 @@ std::string prediction_text(const StepPrediction& p);
 /// The profile's achieved FLOP/s of each matrix component ({component: {"forward": FLOP/s, "backward": FLOP/s}}),
 /// on the profile's own GPU (achieved_flops).
 Json achieved_flops_json(const UnitCosts& costs);
-/// The same as one line: "profile's achieved TFLOP/s on H200 (forward / backward): gdn 210 / 180, ...".
+/// The same as one line: "profile's achieved TFLOP/s on H200 (forward / backward): gdn 210 / 180, ..." ("the
+/// analytical mode's implied TFLOP/s ..." when no profile was read: `costs.sources` empty).
 std::string achieved_flops_text(const UnitCosts& costs);
 
 /// One line of the breakdown of `r` ("compute 6.12 s (gdn 1.2, experts 2.0, ...), TP 0.31, EP 0.52, ...").
