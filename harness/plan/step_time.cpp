@@ -250,6 +250,15 @@ void time_stage_optimizer(const StepInputs& in, const MemoryPlan& memory, int p,
 }
 
 /// tokens/s/GPU, MFU, $ per 1M tokens and GPU-hours of `out.step_seconds` (docs/metrics.md's formulas).
+/// What timed the step, for a refusal: the profiles read (or the analytical mode's catalog efficiencies) and a
+/// stack factor other than 1, e.g. "the analytical mode's catalog efficiencies x stack factor 0.01".
+std::string timing_inputs_text(const StepInputs& in) {
+  std::string s = in.costs.sources.empty() ? std::string("the analytical mode's catalog efficiencies")
+                                           : fmt::format("the profiles ({})", fmt::join(in.costs.sources, ", "));
+  if (in.options.stack_factor != 1) s += fmt::format(" x stack factor {}", in.options.stack_factor);
+  return s;
+}
+
 void add_figures(const StepInputs& in, StepPrediction& out) {
   const Recipe& recipe = in.recipe;
   out.tokens_per_step = static_cast<double>(recipe.workload.global_batch) * recipe.workload.row_tokens;
@@ -266,15 +275,12 @@ void add_figures(const StepInputs& in, StepPrediction& out) {
   // No prediction past physics: a step that is not a finite positive time, or one faster than the GPU's peak, says
   // the inputs (profiles, stack factor, catalog) time less than the work; never printed or written as a figure.
   if (!(std::isfinite(out.step_seconds) && out.step_seconds > 0 && std::isfinite(out.gpu_hours)))
-    throw std::invalid_argument(
-        fmt::format("a predicted step of {} s, expected a finite time > 0 s (from the "
-                    "profiles {})",
-                    out.step_seconds, fmt::join(in.costs.sources, ", ")));
+    throw std::invalid_argument(fmt::format("a predicted step of {} s, expected a finite time > 0 s (from {})",
+                                            out.step_seconds, timing_inputs_text(in)));
   if (out.mfu && !(*out.mfu <= 1))
-    throw std::invalid_argument(
-        fmt::format("a predicted MFU of {:.1f}%, expected at most 100% of the {}'s dense BF16 "
-                    "peak: the profiles ({}) time less than the work",
-                    *out.mfu * 100, recipe.gpu.type, fmt::join(in.costs.sources, ", ")));
+    throw std::invalid_argument(fmt::format(
+        "a predicted MFU of {:.1f}%, expected at most 100% of the {}'s dense BF16 peak: {} time less than the work",
+        *out.mfu * 100, recipe.gpu.type, timing_inputs_text(in)));
 }
 
 /// The assumption line of EP's dispatch: the dispatcher's collectives (flex priced as alltoall) and their sizing.

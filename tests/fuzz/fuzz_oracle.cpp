@@ -40,6 +40,7 @@
 #include "record/profile_source.h"
 #include "record/run_record_check.h"
 #include "report/leaderboard.h"
+#include "util/input_file.h"
 #include "util/json_text.h"
 
 namespace recipebench::fuzz {
@@ -668,9 +669,12 @@ Verdict check_error_lines_located(std::ifstream& in, const std::vector<std::stri
                                 : eq == std::string::npos ? std::string()
                                                           : argv[w].substr(eq + 1);
       if (k % 2 == 1 && w == argv.size()) continue;
-      if (w == 0 || place.empty() || l.rfind(place, 0) != 0) continue;
+      if (w == 0 || place.empty()) continue;
+      // The product prints a path with its invisible and control characters escaped (util/input_file.h).
+      const std::string shown = l.rfind(place, 0) == 0 ? place : escape_controls(place);
+      if (l.rfind(shown, 0) != 0) continue;
       static const std::regex rest(R"(^(:[0-9]+:[0-9]+)?: (error|warning): \S.*)");
-      located = std::regex_match(l.substr(place.size(), 4096), rest);
+      located = std::regex_match(l.substr(shown.size(), 4096), rest);
     }
     if (!located) return finding("an error line without its place: " + line.substr(0, 2048));
   }
