@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -12,7 +13,9 @@
 namespace recipebench::cli {
 
 std::string sibling_for_backend(const std::string& backend) {
-  if (make_backend(backend) || !backend_capabilities(backend)) return "";  // runs it here, or no such backend
+  const std::vector<std::string> built = backend_names();
+  if (std::find(built.begin(), built.end(), backend) != built.end() || !backend_capabilities(backend))
+    return "";  // runs it here, or no such backend
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) return "";

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "plan/torchrun_text.h"
+
 namespace recipebench {
 
 namespace {
@@ -60,11 +62,8 @@ std::string megatron_command(const Recipe& r) {
   std::string out = "# Megatron-LM (pretrain_gpt.py); MODEL_ARGS: the model's widths, DATA_ARGS: tokenizer and data\n";
   if (r.layout.dispatcher == Dispatcher::kFlex)
     out += "# flex with DeepEP: --moe-enable-deepep (Megatron-Core 0.13; later --moe-flex-dispatcher-backend deepep)\n";
-  out += fmt::format("torchrun --nnodes {} --nproc-per-node {} pretrain_gpt.py \\\n", r.gpu.count / r.gpu.per_node,
-                     r.gpu.per_node);
-  out += "  ${MODEL_ARGS[@]} ${DATA_ARGS[@]}";
-  for (const std::string& f : flags) out += " \\\n  " + f;
-  return out + "\n";
+  return torchrun_lines(out, r.gpu.count / r.gpu.per_node, r.gpu.per_node, "--nproc-per-node", "pretrain_gpt.py",
+                        "${MODEL_ARGS[@]} ${DATA_ARGS[@]}", flags);
 }
 
 }  // namespace recipebench

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "plan/optimizer_traffic.h"  // optimizer_state_label
+#include "plan/torchrun_text.h"
 
 namespace recipebench {
 
@@ -58,12 +59,10 @@ std::string torchtitan_command(const Recipe& r, const ModelConfig& m) {
   f.push_back(fmt::format("--training.local_batch_size {}",
                           l.pp > 1 ? r.workload.global_batch / l.dp : *l.rows_per_microbatch));
   f.push_back("--activation_checkpoint.mode " + std::string(l.recompute.granularity == "full" ? "full" : "none"));
-  std::string out = "# TorchTitan (torchtitan.train); CONFIG_FILE: the model's TOML (model.name / flavor, tokenizer, data)\n";
-  out += fmt::format("torchrun --nnodes {} --nproc_per_node {} -m torchtitan.train \\\n", r.gpu.count / r.gpu.per_node,
-                     r.gpu.per_node);
-  out += "  --job.config_file ${CONFIG_FILE}";
-  for (const std::string& s : f) out += " \\\n  " + s;
-  return out + "\n";
+  return torchrun_lines(
+      "# TorchTitan (torchtitan.train); CONFIG_FILE: the model's TOML (model.name / flavor, tokenizer, data)\n",
+      r.gpu.count / r.gpu.per_node, r.gpu.per_node, "--nproc_per_node", "-m torchtitan.train",
+      "--job.config_file ${CONFIG_FILE}", f);
 }
 
 }  // namespace recipebench
