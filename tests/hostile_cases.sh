@@ -65,6 +65,17 @@ out-folder)  # one output-folder rule for every command that writes, checked bef
 stack-factor)  # a stack factor within 0.01 to 100, else a usage error before anything runs
   for sf in 1e-300 1e308 2.2e-308; do
     expect 2 "<command line>: error: --stack-factor: $sf, expected a finite number from 0.01 to 100" "$rb" predict "$mb4" --profile "$profile" --stack-factor "$sf"
+  done
+  # The fuzz bench's finding (reports/bench/fuzz-2026-12-05-all-surfaces, seed-1/finding-2.args): a factor in range
+  # that times the step past physics is refused at the factor, with or without a profile, in either format.
+  past=', expected a factor at which the step takes no less than the work at the GPU'"'"'s peak (a predicted MFU of'
+  for p in "" "--profile=$profile"; do
+    for f in text json; do
+      rc=0; out=$("$rb" predict "$mb4" $p --stack-factor 0.01 --format $f 2>&1) || rc=$?
+      [ "$rc" -eq 1 ] || fail "predict --stack-factor 0.01 $p --format $f: exit $rc"
+      line=$(echo "$out" | grep 'error:')
+      case $line in "<command line>: error: --stack-factor: 0.01$past"*) ;; *) fail "$p $f: $line" ;; esac
+    done
   done ;;
 catalog)  # a catalog's figures in physical ranges, located; names of printable ASCII
   c="$data/catalog"
@@ -109,7 +120,26 @@ launch)  # the launch check reads the command as the shell splits it, and names 
   expect 1 "$data/launch-lines/folded.yaml:61:7: $w (line 169), expected layout.tp as the command ran it, or a run command that matches the recipe" \
     "$rb" validate --strict "$data/launch-lines/folded.yaml"
   expect 1 "$data/launch-lines/double-quoted.yaml:61:7: $w (line 146), expected layout.tp as the command ran it, or a run command that matches the recipe" \
-    "$rb" validate --strict "$data/launch-lines/double-quoted.yaml" ;;
+    "$rb" validate --strict "$data/launch-lines/double-quoted.yaml"
+  # The fuzz bench's finding (reports/bench/fuzz-2026-12-05-all-surfaces, seed-2/finding-2.yaml, 10 MB: generated
+  # here): one 10 MB line in run: took 5.55 s of CPU and 500 MB in the launch check. The schema bounds run: at 1 MiB,
+  # refused before the check reads a word; a block just under the bound is read whole in bounded memory.
+  seed="$src/recipes/qwen3.5-397b-a17b/b200/attune-tp2-pp8-ep8-vpp2-mt16k.yaml"
+  big() {  # big NAME COUNT WORD [SEP]: COUNT copies of WORD (SEP between, default a blank) on one line after a flag
+    awk -v n="$2" -v w="$3" -v sep="${4- }" '{print} /--debug-train-only/ {printf "    "; for (i = 0; i < n; i++) printf "%s%s", w, sep; print " \\"}' \
+      "$seed" > "$d/$1.yaml"
+  }
+  limit='characters, expected at most 1048576 characters (1 MiB): a launch script, not data (the launch check reads every word of it)'
+  for v in "flags 1500000 --lr_1 _" "brace 1100000 x" "quotes 200000 a_\"b\" _" "dollars 120000 \$(a)_\${b} _"; do
+    set -- $v
+    big "big-$1" "$2" "$(echo "$3" | tr _ ' ')" "$(echo "${4-}" | tr _ ' ')"
+    rc=0; out=$( (ulimit -v 1000000; timeout 30 "$rb" validate "$d/big-$1.yaml") 2>&1) || rc=$?
+    [ "$rc" -eq 1 ] || fail "big-$1: exit $rc: $(echo "$out" | head -c 300)"
+    echo "$out" | grep -q "^$d/big-$1.yaml:146:6: error: run: a string of [0-9]* $limit\$" || fail "big-$1: $(echo "$out" | head -c 300)"
+  done
+  big under-limit 140000 "--lr 1"
+  rc=0; out=$( (ulimit -v 1000000; timeout 30 "$rb" validate "$d/under-limit.yaml") 2>&1) || rc=$?
+  [ "$rc" -eq 0 ] || fail "a run block under 1 MiB: exit $rc: $(echo "$out" | head -c 300)" ;;
 plan-unpredicted)  # layouts that fit the memory but cannot be predicted: counted apart with why, never blamed on memory
   mid="$src/reports/bench/h200-2026-12-02-emulate-profile/attune-tp2-pp8-ep8-vpp2-mt16k-middle-profile/attune-tp2-pp8-ep8-vpp2-mt16k-20261202T210849Z.json"
   why="the profile never measured embedding, which this layout's chunk runs: add a profile of a rank that holds it"

@@ -15,11 +15,13 @@
 #include "plan/prediction_text.h"
 #include "plan/step_time.h"
 #include "predict_inputs.h"
+#include "recipe/diagnostic.h"
 #include "recipe/layout_check.h"
 #include "recipe/run_model.h"
 #include "recipe/validate.h"
 #include "settings/resolved_run.h"
 #include "settings/switches.h"
+#include "util/input_file.h"
 
 namespace recipebench::cli {
 
@@ -99,6 +101,18 @@ void print_prediction(const PredictArgs& args, const ResolvedRun& run, const Pre
   std::cout << j.dump(2) << "\n";
 }
 
+/// The refusal of a prediction past physics (`why`: BeyondPhysics's text) placed where its cause was given: the
+/// `--stack-factor` value on the command line, else the first measured run --calibrate fitted the factor on, else
+/// the recipe (docs/step-time.md, "Refusals").
+std::string beyond_physics_diagnostic(const PredictArgs& args, const std::string& why) {
+  if (args.stack_factor != 1)
+    return Diagnostic{"<command line>", 0, 0, "--stack-factor", fmt::format("{}", args.stack_factor),
+                      "a factor at which the step takes no less than the work at the GPU's peak (" + why + ")"}
+        .to_string();
+  const std::string& place = args.calibrate.empty() ? args.recipe : args.calibrate.front();
+  return escape_controls(place) + ": error: " + why;
+}
+
 /// Validate -> resolve -> load the profiles -> predict -> print.
 int run_predict(const PredictArgs& args) {
   ValidatedRecipe v = validate_recipe_file(args.recipe);
@@ -150,6 +164,9 @@ int run_predict(const PredictArgs& args) {
     PredictionBasis basis = prediction_basis(recipe, model, map, run->settings(), setup.costs, stack_factor, p);
     if (calibration) basis.calibration = calibration_lines(*calibration);
     print_prediction(args, *run, setup, p, basis);
+  } catch (const BeyondPhysics& e) {
+    std::cerr << beyond_physics_diagnostic(args, e.what()) << "\n";
+    return kFailed;
   } catch (const std::invalid_argument& e) {
     std::cerr << "recipebench predict: error: " << e.what() << "\n";
     return kFailed;

@@ -275,10 +275,10 @@ void add_figures(const StepInputs& in, StepPrediction& out) {
   // No prediction past physics: a step that is not a finite positive time, or one faster than the GPU's peak, says
   // the inputs (profiles, stack factor, catalog) time less than the work; never printed or written as a figure.
   if (!(std::isfinite(out.step_seconds) && out.step_seconds > 0 && std::isfinite(out.gpu_hours)))
-    throw std::invalid_argument(fmt::format("a predicted step of {} s, expected a finite time > 0 s (from {})",
+    throw BeyondPhysics(fmt::format("a predicted step of {} s, expected a finite time > 0 s (from {})",
                                             out.step_seconds, timing_inputs_text(in)));
   if (out.mfu && !(*out.mfu <= 1))
-    throw std::invalid_argument(fmt::format(
+    throw BeyondPhysics(fmt::format(
         "a predicted MFU of {:.1f}%, expected at most 100% of the {}'s dense BF16 peak: {} time less than the work",
         *out.mfu * 100, recipe.gpu.type, timing_inputs_text(in)));
 }

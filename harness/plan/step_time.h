@@ -6,6 +6,7 @@
 #pragma once
 
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -84,13 +85,21 @@ struct StepPrediction {
 std::optional<GpuScaling> scaling_to_recipe(const Recipe& recipe, const ModelConfig& model, const RankMap& map,
                                             const UnitCosts& costs);
 
+/// The step-time model's refusal of a prediction past physics: a step that is not a finite time > 0 s, or one whose
+/// MFU is above 100% of the GPU's dense BF16 peak (docs/step-time.md, "Refusals"). what() says the figure and what
+/// timed it (the profiles, the analytical mode's catalog efficiencies, a stack factor); the command places it (the
+/// `--stack-factor` value on the command line where one was given, else the recipe).
+struct BeyondPhysics : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
 /// Predicts one step of `recipe` (validated) on `map` (its rank map for `model`, the model that runs) from
 /// `costs`, timed on `network`. Per pipeline rank and chunk: the forward and backward passes' compute
 /// (pass_cells, x the per-operation scaling_to_recipe x stack_factor; recompute as layout.recompute says), plus their exposed TP and EP
 /// collectives; the pipeline by time_pipeline with the PP transfers on their links; then each rank's DP / EDP
 /// reduce-scatter and all-gather (what the overlap switches do not hide) and its optimizer step; the step is the
 /// rank that ends last. Throws std::invalid_argument when the profile lacks a component the layout runs, or the
-/// schedule cannot be played (pipeline_schedule's errors).
+/// schedule cannot be played (pipeline_schedule's errors); BeyondPhysics when the figures are past physics.
 StepPrediction predict_step(const Recipe& recipe, const ModelConfig& model, const RankMap& map, const UnitCosts& costs,
                             const NetworkModel& network, const StepTimeOptions& options = {});
 

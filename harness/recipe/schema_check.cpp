@@ -189,6 +189,13 @@ std::string describe_violation(const std::string& keyword, const Json& failed, J
   } else if (keyword == "pattern") {
     expected = failed.contains("description") ? sentence(failed["description"].get<std::string>())
                                               : "text matching " + failed["pattern"].get<std::string>();
+  } else if (keyword == "maxLength") {  // the text itself is not repeated: it is the problem (up to 16 MiB)
+    size_t code_points = 0;  // RapidJSON's maxLength counts code points
+    for (const char c : node_value.is_string() ? node_value.get_ref<const std::string&>() : std::string())
+      code_points += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    found = "a string of " + counted(static_cast<int64_t>(code_points), "character");
+    expected = failed.contains("x-range") ? failed["x-range"].get<std::string>()  // the limit stated with its why
+                                          : "at most " + counted(failed["maxLength"].get<int64_t>(), "character");
   } else if (keyword == "minLength") {
     expected = "at least " + failed["minLength"].dump() + " characters";
   } else if (keyword == "minItems") {
