@@ -23,7 +23,7 @@ out=${OUT:-bench/out-fuzz}
 fuzz="$build/tests/recipebench_fuzz"
 [ -x "$fuzz" ] || { echo "no $fuzz: cmake --preset harness && cmake --build --preset harness --target recipebench_fuzz"; exit 2; }
 seeds=(recipes catalog tests/data/dist tests/data/cases tests/data/catalog tests/data/logs
-       reports/bench/h200-2026-12-03-predict/call1/profile-2x8k)
+       reports/bench/h200-2026-12-03-predict/call1)
 extra=(--surfaces "${SURFACES:-all}" --profile-probe bench/predict-shapes/mb4-8k.yaml
        --import-probe tests/data/command/megatron-h100-dp8.yaml)
 rm -rf "$out" && mkdir -p "$out"

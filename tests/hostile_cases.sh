@@ -186,6 +186,11 @@ usage)  # one form for every ranged option; an empty value shown; compare's refu
   [ "$out" = "<command line>: error: --layers: 3, expected with --emulate-rank, layers of rank 0's pipeline stage 0: 1 to 2 (each of its 1 virtual stages keeps one at least)
 recipebench run: --layers: refused for this rank; nothing was run" ] || fail "--layers 3: $out" ;;
 predict-profiles)  # every --profile accounted for: another model's named, a file given twice read once, a leaderboard refused
+  # The fuzz bench's profile surface (2026-12-06): the pipeline's first stage of the 4-layer proxy (no attention layer)
+  # times a one-stage layout: refused at the profile, not behind "recipebench predict: error:".
+  stage0="$src/reports/bench/h200-2026-12-03-predict/call1/two-pp2-rank0/proxy4l-2gpu-pp2-bf16-20261203T082749Z.json"
+  expect 1 "$stage0: error: the profile never measured attention, which this layout's chunk runs: add a profile of a rank that holds it" \
+    "$rb" predict "$mb4" --profile "$stage0"
   first="$src/reports/bench/h200-2026-12-02-emulate-profile/attune-tp2-pp8-ep8-vpp2-mt16k-first-profile/attune-tp2-pp8-ep8-vpp2-mt16k-20261202T210818Z.json"
   rc=0; out=$(timeout 60 "$rb" predict "$mb4" --profile "$profile" --profile "$first" 2>&1) || rc=$?
   [ "$rc" -eq 0 ] || fail "another model's profile beside: exit $rc"

@@ -113,6 +113,15 @@ std::string beyond_physics_diagnostic(const PredictArgs& args, const std::string
   return escape_controls(place) + ": error: " + why;
 }
 
+/// The refusal of a layout the profiles cannot time (`why`: ProfileGap's text) at the profile given, or at the
+/// --profile option when several were given (their union lacks the component).
+std::string profile_gap_diagnostic(const PredictArgs& args, const std::string& why) {
+  if (args.profiles.size() == 1) return escape_controls(args.profiles.front()) + ": error: " + why;
+  return Diagnostic{"<command line>", 0, 0, "--profile", fmt::format("{}", fmt::join(args.profiles, ", ")),
+                    "profiles that together measured every component the layout runs (" + why + ")"}
+      .to_string();
+}
+
 /// Validate -> resolve -> load the profiles -> predict -> print.
 int run_predict(const PredictArgs& args) {
   ValidatedRecipe v = validate_recipe_file(args.recipe);
@@ -164,6 +173,9 @@ int run_predict(const PredictArgs& args) {
     PredictionBasis basis = prediction_basis(recipe, model, map, run->settings(), setup.costs, stack_factor, p);
     if (calibration) basis.calibration = calibration_lines(*calibration);
     print_prediction(args, *run, setup, p, basis);
+  } catch (const ProfileGap& e) {
+    std::cerr << profile_gap_diagnostic(args, e.what()) << "\n";
+    return kFailed;
   } catch (const BeyondPhysics& e) {
     std::cerr << beyond_physics_diagnostic(args, e.what()) << "\n";
     return kFailed;

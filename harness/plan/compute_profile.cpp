@@ -302,7 +302,7 @@ PhaseCells pass_cells(const UnitCosts& costs, const ModelConfig& m, const ChunkS
     const double w = component_work(comp, m, s);
     if (w <= 0) continue;
     if (!costs.measured_forward[c])
-      throw std::invalid_argument(std::string("the profile never measured ") + to_string(comp) +
+      throw ProfileGap(std::string("the profile never measured ") + to_string(comp) +
                                   ", which this layout's chunk runs: add a profile of a rank that holds it");
     const double runs = component_runs(comp, m, s);
     const double stream = costs.fixed_seconds_per_unit[backward ? 1 : 0][c] * fixed_regressor(comp, m, s, backward) +

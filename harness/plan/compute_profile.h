@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -185,13 +186,20 @@ struct PassCostOptions {
   ComponentCells scale = kUnitCells;
 };
 
+/// A layout's work in a component the profiles never measured (e.g. an LM head from profiles of middle stages only):
+/// the profiles given cannot time it. what() names the component; the command places it at the profile file (or
+/// the --profile option when several were given together).
+struct ProfileGap : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
 /// The seconds of one forward (`backward` false) or backward pass of a chunk of shape `s`, by phase and component:
 /// each component's fixed part (costs.fixed_seconds_per_unit of its streamed weights or layers, and
 /// costs.launch_seconds_per_run per run) plus its work at the fitted seconds per unit; a backward pass's `other` also carries the seconds between passes for the
 /// chunk's weights. A backward pass's recompute phase is the decoder components' recompute cost (the profile's
 /// recompute seconds per unit where it measured them, else its forward's: the chunk's forward run again) x
-/// recompute_fraction. Throws std::invalid_argument when the shape has work in a cell the profile never measured (e.g.
-/// an LM head from a profile of middle stages only), naming the component.
+/// recompute_fraction. Throws ProfileGap when the shape has work in a cell the profile never measured (e.g. an LM
+/// head from a profile of middle stages only), naming the component.
 PhaseCells pass_cells(const UnitCosts& costs, const ModelConfig& m, const ChunkShape& s, bool backward,
                       const PassCostOptions& o = {});
 

@@ -404,6 +404,10 @@ std::vector<Seed> load_seeds(const std::vector<std::string>& paths, const Option
       out.push_back({std::string(kLogFormatLine) + "\n" + text, *kind});
       return;
     }
+    // A run record is also a calibration record (`predict --calibrate` reads a measured run's record): with the
+    // profile surface on, each is fuzzed there too, not only as its mutated profiles (docs/fuzzing.md, "Surfaces").
+    if (*kind == InputKind::kRunRecord && o.surfaces[static_cast<int>(InputKind::kProfile)])
+      out.push_back({text, InputKind::kProfile});
     out.push_back({std::move(text), *kind});
   };
   for (const auto& s : paths) {
