@@ -136,9 +136,11 @@ int run_predict(const PredictArgs& args) {
   if (!loaded) return kFailed;
   const bool torch_family = model.family == ModelFamily::kQwen35;  // only its passes can be profiled
   if (!torch_family && (!loaded->ranks.empty() || !loaded->family_ranks.empty())) {
-    std::cerr << "recipebench predict: error: --profile: profiles of the torch backend's models, expected none for "
-              << model.name << " " << family_clause(model) << " (no backend of recipebench profiles it; the "
-              << "analytical mode times it)\n";
+    std::cerr << Diagnostic{"<command line>", 0, 0, "--profile", "profiles of the torch backend's models",
+                            "none: " + model.name + " " + family_clause(model) +
+                                " (no backend of recipebench profiles it; the analytical mode times it)"}
+                     .to_string()
+              << "\n";
     return kUsage;
   }
   if (!torch_family && recipe.gpu.type != "CPU" && args.format != "json")
