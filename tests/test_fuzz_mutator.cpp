@@ -309,6 +309,19 @@ TEST_CASE("found by the fuzz bench of 2026-12-03: a number where a closed object
   CHECK(check_in_process(read_file(file), InputKind::kRunRecord).reason == "");
 }
 
+TEST_CASE("found by the fuzz bench of 2026-12-06: an array of one element is 'an array of 1 item'", "[fuzz][findings]") {
+  // A run record whose settings.data.supervised_token_ratio is [0.5] (a mutant): the message said "an array of 1
+  // items". Every count an input decides is said through counted() (util/format.h) since.
+  const std::string file = source_path("tests/data/cases/fuzz/findings/array-of-one-item.json");
+  const CheckedRunRecord checked = check_run_record(parse_json_text(read_file(file)), file);
+  REQUIRE_FALSE(checked.ok());
+  std::vector<std::string> errors;
+  for (const auto& d : checked.errors) errors.push_back(d.path + ": " + d.found);
+  CHECK(std::find(errors.begin(), errors.end(), "settings.data.supervised_token_ratio: an array of 1 item") !=
+        errors.end());
+  CHECK(check_in_process(read_file(file), InputKind::kRunRecord).reason == "");
+}
+
 TEST_CASE("found by the clean fuzz bench of 2026-12-03: a count of 1 in the singular, and no rank map for a model "
           "of unknown layers",
           "[fuzz][findings]") {

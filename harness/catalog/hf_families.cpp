@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "catalog/hf_reader.h"
+#include "util/format.h"
 
 namespace recipebench::hf {
 
@@ -147,7 +148,7 @@ void read_common(const Reader& r, ModelConfig& m, int64_t default_head_dim) {
   if (default_head_dim == 0 && !r.has("head_dim") && m.hidden_size % m.num_attention_heads != 0)
     r.fail("head_dim",
            "missing, and hidden_size " + std::to_string(m.hidden_size) + " not divisible by " +
-               std::to_string(m.num_attention_heads) + " heads",
+               counted(m.num_attention_heads, "head"),
            "an integer >= 1");
   m.head_dim = r.integer_or("head_dim", default_head_dim ? default_head_dim : m.hidden_size / m.num_attention_heads, 1);
   m.tie_word_embeddings = boolean(r, "tie_word_embeddings", false);

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "recipe/layout_check.h"
+#include "util/format.h"
 
 namespace recipebench {
 
@@ -130,7 +131,7 @@ RankMap build_rank_map(const Recipe& r, const ModelConfig& model) {
 RankPlacement rank_placement(const RankMap& map, int rank) {
   if (rank < 0 || rank >= map.world)
     throw std::invalid_argument("rank " + std::to_string(rank) + " is not in the layout's " +
-                                std::to_string(map.world) + " ranks");
+                                counted(map.world, "rank"));
   RankPlacement q = placement(map, rank);
   const size_t stage = static_cast<size_t>(q.pp);
   if (stage < map.stage_first_rank.size() && map.stage_first_rank[stage] < map.ranks.size())

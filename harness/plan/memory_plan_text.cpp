@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "plan/memory_plan.h"
+#include "util/format.h"
 
 namespace recipebench {
 
@@ -47,7 +48,7 @@ std::string format_memory_plan(const MemoryPlan& plan) {
   out += row("holds", cells([](const RankMemory& r) {
                return std::string(r.embedding ? "emb" : "") + (r.embedding && r.output_layer ? "+" : "") +
                       (r.output_layer ? "output" : "") + (r.embedding || r.output_layer ? ", " : "") +
-                      std::to_string(r.layers) + " layers";
+                      counted(r.layers, "layer");
              }));
   out += row("parameters (dense + experts, billions)", cells([](const RankMemory& r) {
                return gigabytes_text(static_cast<double>(r.dense_params)) + " + " + gigabytes_text(static_cast<double>(r.expert_params));

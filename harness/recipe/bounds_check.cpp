@@ -73,7 +73,7 @@ void check_recompute(const Recipe& r, const ModelConfig* model, const SourceDoc&
   if (!model || model->num_layers <= 0) return;
   const int64_t chunk = largest_chunk_layers(r, *model);
   if (chunk > 0 && rc.num_layers > chunk)
-    out.push_back(src.at(at, std::to_string(rc.num_layers) + " layers",
+    out.push_back(src.at(at, counted(rc.num_layers, "layer"),
                          "at most " + std::to_string(chunk) + ", the layers of the largest model chunk (a stage's " +
                              "layers / VPP " + std::to_string(r.layout.vpp) + " of " +
                              std::to_string(model->num_layers) + " layers over PP " + std::to_string(r.layout.pp) +

@@ -11,6 +11,7 @@
 #include "recipe/diagnostic.h"
 #include "recipe/enums.h"
 #include "util/json.h"
+#include "util/format.h"
 
 namespace recipebench {
 
@@ -84,7 +85,7 @@ class JsonFields {
   /// A short rendering of a value for a message: its JSON type and, for scalars, the value (60 characters at most).
   static std::string describe(const Json& v) {
     if (v.is_object()) return "an object";
-    if (v.is_array()) return "an array of " + std::to_string(v.size()) + " items";
+    if (v.is_array()) return "an array of " + counted(static_cast<int64_t>(v.size()), "item");
     if (v.is_null()) return "null";
     std::string text = v.dump();
     if (text.size() > 60) text = text.substr(0, 57) + "...";

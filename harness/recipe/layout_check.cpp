@@ -205,8 +205,8 @@ void check_microbatches(const Recipe& r, const SourceDoc& src, Diagnostics& out)
   const int64_t row_tokens = r.workload.row_tokens;
   const int64_t rows_mb = rows_per_microbatch(L.max_tokens_per_gpu, row_tokens);
   if (rows_mb < 1) {
-    out.push_back(src.at("/layout/max_tokens_per_gpu", std::to_string(L.max_tokens_per_gpu) + " tokens",
-                         "at least one row of " + std::to_string(row_tokens) + " tokens (workload.row_tokens)"));
+    out.push_back(src.at("/layout/max_tokens_per_gpu", counted(L.max_tokens_per_gpu, "token"),
+                         "at least one row of " + counted(row_tokens, "token") + " (workload.row_tokens)"));
     return;
   }
   if (L.rows_per_microbatch && *L.rows_per_microbatch != rows_mb) {

@@ -107,8 +107,8 @@ void check_window(const Recipe& r, const RecipeResult& res, const SourceDoc& src
     if (res.window_tokens_stated && wide != res.window_tokens) {  // derived when not stated (recipe.h)
       out.push_back(src.at("/result/window_tokens", with_commas(res.window_tokens),
                            with_commas(expected) + " = " + std::to_string(res.window.steps()) + " steps x " +
-                               std::to_string(r.workload.global_batch) + " rows x " +
-                               std::to_string(r.workload.row_tokens) + " tokens"));
+                               counted(r.workload.global_batch, "row") + " x " +
+                               counted(r.workload.row_tokens, "token")));
     }
   }
 }

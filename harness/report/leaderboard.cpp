@@ -173,7 +173,7 @@ void set_recipe_layers(LeaderboardEntry& e, const Recipe& r) {
 
 /// "proxy: 4 of 40 layers" first in a proxy run's highlights (replacing "4 of 40 layers" if the recipe says it).
 void mark_proxy(LeaderboardEntry& e) {
-  const std::string layers = std::to_string(e.layers) + " of " + std::to_string(e.layers_full) + " layers";
+  const std::string layers = std::to_string(e.layers) + " of " + counted(e.layers_full, "layer");
   if (e.layout_highlights.find(layers) != std::string::npos)  // the recipe already says it
     e.layout_highlights.replace(e.layout_highlights.find(layers), layers.size(), "proxy: " + layers);
   else

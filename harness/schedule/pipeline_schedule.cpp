@@ -1,4 +1,5 @@
 #include "schedule/pipeline_schedule.h"
+#include "util/format.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -61,7 +62,7 @@ std::vector<PipelineAction> pipeline_schedule(int pp, int vpp, int stage, int64_
 std::string pipeline_schedule_runs(int pp, int vpp, const std::vector<std::vector<PipelineAction>>& orders,
                                    int64_t microbatches) {
   const int64_t stages = int64_t{pp} * vpp;
-  if (static_cast<int64_t>(orders.size()) != pp) return "expected " + std::to_string(pp) + " orders";
+  if (static_cast<int64_t>(orders.size()) != pp) return "expected " + counted(pp, "order");
   // done[kind][microbatch * stages + global stage]
   std::vector<std::vector<bool>> done(2, std::vector<bool>(static_cast<size_t>(microbatches * stages), false));
   auto at = [&](int64_t m, int64_t g) { return static_cast<size_t>(m * stages + g); };
