@@ -57,9 +57,11 @@ std::string error_band(PredictionMode mode, double stack_factor, const std::stri
   const std::string unchecked_family =  // the family clause: where the mode was never checked on the model's family
       family.empty() || checked_on_family(bands, mode, calibrated, family) ? ""
                                                                            : "; never checked on a " + family + " model";
-  if (const ErrorBand* b = find_error_band(bands, mode, calibrated, from, to, family))
-    return "checked: " + error_band_text(*b) + calibrate_hint(bands, mode, calibrated, from, to, family) +
-           unchecked_family;
+  if (const ErrorBand* b = find_error_band(bands, mode, calibrated, from, to, family)) {
+    const bool other_family = !family.empty() && !b->family.empty() && b->family != family;
+    return (other_family ? "checked on " + to + " only on a " + b->family + " model: " : std::string("checked: ")) +
+           error_band_text(*b) + calibrate_hint(bands, mode, calibrated, from, to, family) + unchecked_family;
+  }
   std::string checked;
   for (const ErrorBand& b : bands)
     if (b.mode == mode && b.calibrated == calibrated)
