@@ -3,9 +3,9 @@
 // widths are known is timed, marked analytical. Pure arithmetic, no libtorch.
 #pragma once
 
-#include "catalog/hardware.h"
 #include <optional>
 
+#include "catalog/hardware.h"
 #include "layout/rank_map.h"
 #include "plan/compute_profile.h"
 #include "recipe/recipe.h"

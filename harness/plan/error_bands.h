@@ -34,8 +34,9 @@ struct ErrorBand {
 };
 
 /// The table of `text` (JSON, schema "recipebench-error-bands/1": {"bands": [{mode, calibrated, from, to, rows,
-/// mean_abs_error, max_abs_error, min_error, max_error, source, what, optional family}]}, mode one of profiled_same_gpu,
-/// profiled_other_gpu, analytical). Throws std::invalid_argument naming `name` and the field for a malformed table.
+/// mean_abs_error, max_abs_error, min_error, max_error, source, what, optional family}]}, mode one of
+/// profiled_same_gpu, profiled_other_gpu, analytical). Throws std::invalid_argument naming `name` and the field for a
+/// malformed table.
 std::vector<ErrorBand> read_error_bands(const std::string& text, const std::string& name);
 
 /// The embedded table (reports/bench/prediction-check-2026-12-05/error-bands.json), read once.

@@ -41,9 +41,12 @@ std::string calibrate_hint(const std::vector<ErrorBand>& bands, PredictionMode m
                            const std::string& from, const std::string& to, const std::string& family) {
   if (calibrated) return "";
   const ErrorBand* c = find_error_band(bands, mode, true, from, to, family);
-  return c == nullptr ? "" : fmt::format("; with a stack factor fitted on a measured run (--calibrate on the target "
-                                         "GPU, or another GPU's factor by --stack-factor) checked at {:.1f}% mean "
-                                         "absolute error over {} row(s)", 100 * c->mean_abs_error, c->rows);
+  return c == nullptr ? ""
+                      : fmt::format(
+                            "; with a stack factor fitted on a measured run (--calibrate on the target "
+                            "GPU, or another GPU's factor by --stack-factor) checked at {:.1f}% mean "
+                            "absolute error over {} row(s)",
+                            100 * c->mean_abs_error, c->rows);
 }
 
 /// The error the mode showed where it was checked (the validation's table, plan/error_bands.h), in words: the band
@@ -55,8 +58,9 @@ std::string error_band(PredictionMode mode, double stack_factor, const std::stri
   const bool calibrated = stack_factor != 1;
   const std::vector<ErrorBand>& bands = error_bands();
   const std::string unchecked_family =  // the family clause: where the mode was never checked on the model's family
-      family.empty() || checked_on_family(bands, mode, calibrated, family) ? ""
-                                                                           : "; never checked on a " + family + " model";
+      family.empty() || checked_on_family(bands, mode, calibrated, family)
+          ? ""
+          : "; never checked on a " + family + " model";
   if (const ErrorBand* b = find_error_band(bands, mode, calibrated, from, to, family)) {
     const bool other_family = !family.empty() && !b->family.empty() && b->family != family;
     return (other_family ? "checked on " + to + " only on a " + b->family + " model: " : std::string("checked: ")) +

@@ -368,8 +368,8 @@ std::optional<GpuScaling> scaling_to_recipe(const Recipe& recipe, const ModelCon
   return per_operation_scaling(hardware_catalog(), *from, *to, model, shape);
 }
 
-StepPrediction predict_step(const Recipe& recipe, const ModelConfig& model, const RankMap& map,
-                            const UnitCosts& given, const NetworkModel& network, const StepTimeOptions& options) {
+StepPrediction predict_step(const Recipe& recipe, const ModelConfig& model, const RankMap& map, const UnitCosts& given,
+                            const NetworkModel& network, const StepTimeOptions& options) {
   // The analytical mode's costs read at this layout's shape, the one rule predict and plan share.
   const std::optional<UnitCosts> at_layout = analytical_costs_at_layout(given, recipe, model, map);
   const UnitCosts& costs = at_layout ? *at_layout : given;
