@@ -276,6 +276,16 @@ int round_trip(const Recipe& r, const ModelConfig& m, bool check_changed_tp) {
   const LaunchCheck c = check_launch_command(r, run_doc(cmd));
   CHECK(c.stated.empty());
   CHECK(c.unstated.empty());
+  // predict reads a command recipe's priced switches back from the command (plan/megatron_command.h): the same.
+  Recipe as_command = r;
+  as_command.doc["run"] = cmd;
+  RunSettings back;
+  back.backend = "command";
+  command_switches(as_command, back);
+  CHECK(back.overlap_grad_reduce == r.bench.overlap_grad_reduce.value_or(false));
+  CHECK(back.overlap_param_gather == r.bench.overlap_param_gather.value_or(false));
+  CHECK(back.overlap_p2p_comm == r.bench.overlap_p2p_comm.value_or(false));
+  CHECK(back.overlap_tp_comm == r.bench.overlap_tp_comm.value_or(false));
   const std::map<std::string, std::string> f = flag_values(cmd);
   CHECK(f.at("--tensor-model-parallel-size") == std::to_string(l.tp));
   CHECK(f.at("--pipeline-model-parallel-size") == std::to_string(l.pp));
@@ -439,6 +449,29 @@ TEST_CASE("every proposal of six requests round-trips: Megatron-LM's and TorchTi
   CHECK(selective_or_block > 0);
   CHECK(torchtitan > 20);
   CHECK(commands > 500);
+}
+
+TEST_CASE("command switches: the priced switches of a recipe run by its own command are its command's flags",
+          "[plan][megatron]") {
+  Recipe r;
+  r.doc = Json{{"run", "torchrun --nproc-per-node 8 pretrain_gpt.py \\\n  --overlap-grad-reduce \\\n"
+                       "  --tensor-model-parallel-size 2 \\\n  --tp-comm-overlap\n"}};
+  RunSettings s;
+  s.backend = "command";
+  command_switches(r, s);
+  CHECK(s.overlap_grad_reduce);
+  CHECK(s.overlap_tp_comm);
+  CHECK_FALSE(s.overlap_param_gather);
+  CHECK_FALSE(s.overlap_p2p_comm);
+  RunSettings torch;  // the torch backend's switches are its bench block's: the command is not read
+  command_switches(r, torch);
+  CHECK_FALSE(torch.overlap_grad_reduce);
+  CHECK_FALSE(torch.overlap_tp_comm);
+  Recipe none;  // no run: command, nothing set
+  RunSettings c;
+  c.backend = "command";
+  command_switches(none, c);
+  CHECK_FALSE(c.overlap_grad_reduce);
 }
 
 TEST_CASE("the seed's three measured commands round-trip through the launch check with no warning",

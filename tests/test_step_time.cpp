@@ -497,7 +497,8 @@ TEST_CASE("step time: the seed's emulated ranks read back as profiles, and predi
   CHECK(b.scaling->single_ratio == Approx(989.4 / 2250).epsilon(1e-3));
   // The band of this pair, read from the validation's table (reports/bench/prediction-check-2026-12-05).
   CHECK_THAT(b.error_band, Catch::Contains("(+77.7% to +81.3%) over 3 row(s): the seed's three B200 rows"));
-  CHECK_THAT(b.error_band, Catch::Contains("fit --calibrate on a measured run of the target GPU (then 0.4% mean"));
+  CHECK_THAT(b.error_band, Catch::Contains("with a stack factor fitted on a measured run (--calibrate on the target "
+                                           "GPU, or another GPU's factor by --stack-factor) checked at 0.4% mean"));
   REQUIRE(b.measured);
   CHECK(b.measured->tokens_per_s_per_gpu == 1232.53);
   CHECK(b.measured->error == Approx(p.tokens_per_s_per_gpu / 1232.53 - 1));

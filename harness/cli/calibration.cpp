@@ -131,7 +131,7 @@ std::optional<PreparedRun> prepare(const MeasuredRun& m, const Recipe& target, c
   }
   const ChunkShape shape = chunk_shapes(*run.map, run.model.model, 0, m.recipe.workload.row_tokens).front();
   PredictSetup setup = prediction_setup(m.recipe, run.model.model, shape, loaded, 1);
-  setup.options.settings = run.settings();
+  setup.options.settings = predicted_settings(run, m.recipe);
   return PreparedRun{std::move(run), std::move(setup)};
 }
 

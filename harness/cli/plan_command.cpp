@@ -554,7 +554,9 @@ std::optional<LayoutSearch> plan_search(PlanArgs& args, const LayoutRequest& req
     for (const std::string& line : calibration_lines(*fitted)) std::cerr << "recipebench plan: " << line << "\n";
   }
   try {
-    ChunkShape shape;  // one row per microbatch, TP 1, EP 1: the shape the analytical mode's curves are read at
+    // One row per microbatch, TP 1, EP 1: the analytical mode's setup only; each layout's costs are read again at its
+    // own shape when it is timed (plan/analytical_costs.h analytical_costs_at_layout), as predict times its recipe.
+    ChunkShape shape;
     shape.tokens = shape.row_tokens = req.row_tokens;
     const PredictSetup setup = prediction_setup(base, req.model, shape, *loaded, args.stack_factor);
     return search_layouts(req, setup.costs, setup.network, setup.options, space);

@@ -170,9 +170,10 @@ int run_predict(const PredictArgs& args) {
     }
     const ChunkShape shape = chunk_shapes(map, model, 0, recipe.workload.row_tokens).front();
     PredictSetup setup = prediction_setup(recipe, model, shape, *loaded, stack_factor);
-    setup.options.settings = run->settings();  // the recipe's switches with the command line's over them
+    setup.options.settings = predicted_settings(*run, recipe);  // the recipe's switches, the command line's over them
     const StepPrediction p = predict_step(recipe, model, map, setup.costs, setup.network, setup.options);
-    PredictionBasis basis = prediction_basis(recipe, model, map, run->settings(), setup.costs, stack_factor, p);
+    PredictionBasis basis =
+        prediction_basis(recipe, model, map, setup.options.settings, setup.costs, stack_factor, p);
     if (calibration) basis.calibration = calibration_lines(*calibration);
     print_prediction(args, *run, setup, p, basis);
   } catch (const ProfileGap& e) {

@@ -10,6 +10,7 @@
 #include "catalog/hardware.h"
 #include "commands.h"
 #include "plan/analytical_costs.h"
+#include "plan/megatron_command.h"
 #include "plan/memory_plan.h"
 #include "recipe/diagnostic.h"
 #include "record/profile_source.h"
@@ -173,6 +174,12 @@ PredictSetup predict_setup(const Recipe& recipe, const LoadedProfiles& profiles,
                     "\"Scaling to another GPU\")",
                     from->name, to->name));
   }
+  return s;
+}
+
+RunSettings predicted_settings(const ResolvedRun& run, const Recipe& recipe) {
+  RunSettings s = run.settings();
+  command_switches(recipe, s);
   return s;
 }
 

@@ -11,6 +11,7 @@
 #include "plan/compute_profile.h"
 #include "plan/step_time.h"
 #include "recipe/recipe.h"
+#include "settings/resolved_run.h"
 
 namespace recipebench::cli {
 
@@ -36,6 +37,11 @@ struct PredictSetup {
 /// profile serves only a CPU recipe), takes the recipe's network and overlap switches. Throws
 /// std::invalid_argument when the GPUs cannot be scaled or the network is unknown.
 PredictSetup predict_setup(const Recipe& recipe, const LoadedProfiles& profiles, double stack_factor);
+
+/// The settings a recipe is predicted with: the resolved run's (the bench block with the command line's over it),
+/// and for a recipe run by its own command the priced switches its `run:` command sets (plan/megatron_command.h
+/// command_switches). predict and --calibrate both read them here.
+RunSettings predicted_settings(const ResolvedRun& run, const Recipe& recipe);
 
 /// The network, stack factor and switches of predict_setup, with no costs (a CPU recipe's stand-in link, else
 /// recipe_network). Throws std::invalid_argument as recipe_network does.

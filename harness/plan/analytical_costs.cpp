@@ -51,6 +51,7 @@ UnitCosts analytical_costs(const HardwareCatalog& catalog, const GpuSpec& gpu, c
   shape.dense_mlp_layers = every_component_layers(m);
   shape.embedding = shape.lm_head = true;
   UnitCosts u;
+  u.analytical = true;
   u.gpu = gpu.name;
   u.model = m.name;
   u.weight_stream_bytes_per_s = reached_rate(catalog, gpu, Operation::kOptimizer, 0, u.notes);
@@ -84,6 +85,17 @@ UnitCosts analytical_costs(const HardwareCatalog& catalog, const GpuSpec& gpu, c
       "kernels per layer of a fused stack (forward, twice that backward): {}",
       kSecondsPerKernelLaunch * 1e6, kernels));
   return u;
+}
+
+std::optional<UnitCosts> analytical_costs_at_layout(const UnitCosts& costs, const Recipe& recipe,
+                                                    const ModelConfig& model, const RankMap& map) {
+  if (!costs.analytical) return std::nullopt;
+  const GpuSpec* gpu = find_gpu(costs.gpu);
+  if (gpu == nullptr) throw std::invalid_argument("GPU " + costs.gpu + " is not in the catalog");
+  UnitCosts at = analytical_costs(hardware_catalog(), *gpu, model,
+                                  chunk_shapes(map, model, 0, recipe.workload.row_tokens).front());
+  at.notes = costs.notes;  // the notes the prediction was set up with (calibration, stand-ins) stay
+  return at;
 }
 
 }  // namespace recipebench

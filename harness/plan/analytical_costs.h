@@ -3,8 +3,12 @@
 // widths are known is timed, marked analytical. Pure arithmetic, no libtorch.
 #pragma once
 
+#include <optional>
+
 #include "catalog/hardware.h"
+#include "layout/rank_map.h"
 #include "plan/compute_profile.h"
+#include "recipe/recipe.h"
 
 namespace recipebench {
 
@@ -22,5 +26,14 @@ const EfficiencyCurve* efficiency_or_borrowed(const HardwareCatalog& catalog, co
 /// UnitCosts::notes says each curve used or borrowed. Throws std::invalid_argument when an operation the model runs
 /// has no curve on any GPU, or the GPU lacks a peak or bandwidth.
 UnitCosts analytical_costs(const HardwareCatalog& catalog, const GpuSpec& gpu, const ModelConfig& m, ChunkShape shape);
+
+/// The one rule by which a layout's compute is priced in the analytical mode (docs/step-time.md, "Analytical mode"),
+/// for predict and plan alike: `costs` made by analytical_costs are read again at `recipe`'s own shape, the first
+/// pipeline rank's first chunk of `map` (its tokens per microbatch, row tokens, TP and EP key the curves), on the
+/// catalog GPU `costs.gpu`; nullopt for costs of profiles (their GPU scaling is worked out per layout apart:
+/// plan/step_time.h scaling_to_recipe). Throws std::invalid_argument as analytical_costs does, or when costs.gpu is
+/// not in the catalog.
+std::optional<UnitCosts> analytical_costs_at_layout(const UnitCosts& costs, const Recipe& recipe,
+                                                    const ModelConfig& model, const RankMap& map);
 
 }  // namespace recipebench

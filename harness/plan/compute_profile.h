@@ -160,6 +160,9 @@ struct UnitCosts {
   std::string model;  ///< whose widths
   std::vector<std::string> sources;  ///< one per profile read (its file, and its calibration when it has one)
   std::vector<std::string> notes;    ///< how the costs were carried to the recipe (the GPU scaling); not profiles
+  /// Set by the analytical mode (plan/analytical_costs.h): its curves are keyed by the chunk's shape, so every
+  /// layout is timed with the costs read at its own shape (analytical_costs_at_layout), by predict and plan alike.
+  bool analytical = false;
 };
 
 /// Pools the ranks' measurements: the weights' streaming bandwidth from the optimizer steps; then for each pass

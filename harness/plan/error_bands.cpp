@@ -34,6 +34,7 @@ ErrorBand band_of(const Json& j, const std::string& where) {
     b.max_error = j.at("max_error").get<double>();
     b.source = j.at("source").get<std::string>();
     b.what = j.at("what").get<std::string>();
+    if (j.contains("family")) b.family = j.at("family").get<std::string>();
   } catch (const Json::exception& e) {
     throw std::invalid_argument(where + ": " + e.what());
   }
@@ -64,12 +65,22 @@ const std::vector<ErrorBand>& error_bands() {
 }
 
 const ErrorBand* find_error_band(const std::vector<ErrorBand>& bands, PredictionMode mode, bool calibrated,
-                                 const std::string& from, const std::string& to) {
+                                 const std::string& from, const std::string& to, const std::string& family) {
+  const ErrorBand* any = nullptr;
   for (const ErrorBand& b : bands)
     if (b.mode == mode && b.calibrated == calibrated && b.to == to &&
-        (mode == PredictionMode::kAnalytical || b.from == from))
-      return &b;
-  return nullptr;
+        (mode == PredictionMode::kAnalytical || b.from == from)) {
+      if (b.family == family) return &b;
+      if (any == nullptr) any = &b;
+    }
+  return any;
+}
+
+bool checked_on_family(const std::vector<ErrorBand>& bands, PredictionMode mode, bool calibrated,
+                       const std::string& family) {
+  for (const ErrorBand& b : bands)
+    if (b.mode == mode && b.calibrated == calibrated && b.family == family) return true;
+  return false;
 }
 
 std::string error_band_text(const ErrorBand& b) {

@@ -6,10 +6,26 @@
 #include <fmt/format.h>
 
 #include "plan/torchrun_text.h"
+#include "recipe/launch_check.h"
 
 namespace recipebench {
 
 namespace {
+
+/// A priced switch as the recipe's bench block, the run's settings and Megatron-LM's command say it.
+struct MegatronSwitch {
+  std::optional<bool> RecipeBench::*bench;
+  bool RunSettings::*settings;
+  const char* flag;
+};
+
+/// The one table of the priced switches' Megatron-LM flags (arguments.py), in the order megatron_command writes them.
+constexpr MegatronSwitch kMegatronSwitches[] = {
+    {&RecipeBench::overlap_grad_reduce, &RunSettings::overlap_grad_reduce, "--overlap-grad-reduce"},
+    {&RecipeBench::overlap_param_gather, &RunSettings::overlap_param_gather, "--overlap-param-gather"},
+    {&RecipeBench::overlap_p2p_comm, &RunSettings::overlap_p2p_comm, "--overlap-p2p-comm"},
+    {&RecipeBench::overlap_tp_comm, &RunSettings::overlap_tp_comm, "--tp-comm-overlap"},
+};
 
 /// The parallel sizes and the layer split (Megatron-LM's arguments.py names).
 void parallel_flags(const RecipeLayout& l, std::vector<std::string>& out) {
@@ -45,10 +61,8 @@ void step_flags(const Recipe& r, std::vector<std::string>& out) {
   if (r.optimizer.master_weights == MasterWeights::kBf16Remainder) out.push_back("--use-precision-aware-optimizer");
   if (r.optimizer.exp_avg_dtype == StateDtype::kBf16) out.push_back("--exp-avg-dtype bf16");
   if (r.optimizer.exp_avg_sq_dtype == StateDtype::kBf16) out.push_back("--exp-avg-sq-dtype bf16");
-  if (r.bench.overlap_grad_reduce.value_or(false)) out.push_back("--overlap-grad-reduce");
-  if (r.bench.overlap_param_gather.value_or(false)) out.push_back("--overlap-param-gather");
-  if (r.bench.overlap_p2p_comm.value_or(false)) out.push_back("--overlap-p2p-comm");
-  if (r.bench.overlap_tp_comm.value_or(false)) out.push_back("--tp-comm-overlap");
+  for (const MegatronSwitch& w : kMegatronSwitches)
+    if ((r.bench.*w.bench).value_or(false)) out.push_back(w.flag);
 }
 
 }  // namespace
@@ -64,6 +78,14 @@ std::string megatron_command(const Recipe& r) {
     out += "# flex with DeepEP: --moe-enable-deepep (Megatron-Core 0.13; later --moe-flex-dispatcher-backend deepep)\n";
   return torchrun_lines(out, r.gpu.count / r.gpu.per_node, r.gpu.per_node, "--nproc-per-node", "pretrain_gpt.py",
                         "${MODEL_ARGS[@]} ${DATA_ARGS[@]}", flags);
+}
+
+void command_switches(const Recipe& r, RunSettings& s) {
+  if (s.backend != "command" || !r.doc.is_object() || !r.doc.contains("run") || !r.doc["run"].is_string()) return;
+  const std::vector<LaunchFlag> flags = launch_flags(r.doc["run"].get<std::string>());
+  for (const MegatronSwitch& w : kMegatronSwitches)
+    for (const LaunchFlag& f : flags)
+      if (f.name == w.flag) s.*w.settings = true;
 }
 
 }  // namespace recipebench

@@ -35,24 +35,37 @@ PredictionMode mode_of(const UnitCosts& costs, const Recipe& recipe) {
   return costs.gpu == recipe.gpu.type ? PredictionMode::kProfiledSameGpu : PredictionMode::kProfiledOtherGpu;
 }
 
-/// ", fit --calibrate on a measured run of the target (then X% mean over N rows)" where the table holds the mode's
-/// calibrated band of the pair and the prediction is not calibrated.
+/// "; with a stack factor fitted on a measured run (...) checked at X% mean ... over N row(s)" where the table holds
+/// the mode's calibrated band of the pair (of the family where one is) and the prediction is not calibrated.
 std::string calibrate_hint(const std::vector<ErrorBand>& bands, PredictionMode mode, bool calibrated,
-                           const std::string& from, const std::string& to) {
+                           const std::string& from, const std::string& to, const std::string& family) {
   if (calibrated) return "";
-  const ErrorBand* c = find_error_band(bands, mode, true, from, to);
-  return c == nullptr ? "" : fmt::format("; fit --calibrate on a measured run of the target GPU (then {:.1f}% mean "
-                                         "absolute error over {} row(s))", 100 * c->mean_abs_error, c->rows);
+  const ErrorBand* c = find_error_band(bands, mode, true, from, to, family);
+  return c == nullptr ? ""
+                      : fmt::format(
+                            "; with a stack factor fitted on a measured run (--calibrate on the target "
+                            "GPU, or another GPU's factor by --stack-factor) checked at {:.1f}% mean "
+                            "absolute error over {} row(s)",
+                            100 * c->mean_abs_error, c->rows);
 }
 
 /// The error the mode showed where it was checked (the validation's table, plan/error_bands.h), in words: the band
-/// of this pair, else that it was never checked there and the bands of the mode that were.
-std::string error_band(PredictionMode mode, double stack_factor, const std::string& from, const std::string& to) {
+/// of this pair (of model family `family` where one is), else that it was never checked there and the bands of the
+/// mode that were; and where the mode was never checked on rows of `family` (not "": a model of stated counts), so.
+std::string error_band(PredictionMode mode, double stack_factor, const std::string& from, const std::string& to,
+                       const std::string& family) {
   if (mode == PredictionMode::kProfiledCpu) return "not checked against measurements (CPU development runs)";
   const bool calibrated = stack_factor != 1;
   const std::vector<ErrorBand>& bands = error_bands();
-  if (const ErrorBand* b = find_error_band(bands, mode, calibrated, from, to))
-    return "checked: " + error_band_text(*b) + calibrate_hint(bands, mode, calibrated, from, to);
+  const std::string unchecked_family =  // the family clause: where the mode was never checked on the model's family
+      family.empty() || checked_on_family(bands, mode, calibrated, family)
+          ? ""
+          : "; never checked on a " + family + " model";
+  if (const ErrorBand* b = find_error_band(bands, mode, calibrated, from, to, family)) {
+    const bool other_family = !family.empty() && !b->family.empty() && b->family != family;
+    return (other_family ? "checked on " + to + " only on a " + b->family + " model: " : std::string("checked: ")) +
+           error_band_text(*b) + calibrate_hint(bands, mode, calibrated, from, to, family) + unchecked_family;
+  }
   std::string checked;
   for (const ErrorBand& b : bands)
     if (b.mode == mode && b.calibrated == calibrated)
@@ -60,7 +73,7 @@ std::string error_band(PredictionMode mode, double stack_factor, const std::stri
                              b.from.empty() ? "" : b.from + " -> ", b.to, 100 * b.mean_abs_error, b.rows, b.source);
   const std::string pair = mode == PredictionMode::kAnalytical ? to : from + " -> " + to;
   return "never checked on " + pair +
-         (checked.empty() ? std::string(" (no check of this mode)") : "; checked only " + checked);
+         (checked.empty() ? std::string(" (no check of this mode)") : "; checked only " + checked) + unchecked_family;
 }
 
 /// The switches the step-time model does not price that the run sets away from their defaults.
@@ -160,7 +173,8 @@ PredictionBasis prediction_basis(const Recipe& recipe, const ModelConfig& model,
   b.target_gpu = recipe.gpu.type;
   if (p.gpu_scaling) b.scaling = *p.gpu_scaling;
   b.stack_factor = stack_factor;
-  b.error_band = error_band(b.mode, stack_factor, costs.gpu, recipe.gpu.type);
+  b.error_band = error_band(b.mode, stack_factor, costs.gpu, recipe.gpu.type,
+                            model.family == ModelFamily::kStated ? "" : family_label(model));
   if (b.mode != PredictionMode::kProfiledCpu) {
     const MemoryPlan plan = plan_memory(recipe, model, map, plan_options(settings, Device::kCuda));
     b.memory = PredictedMemory{plan.worst().peak, plan.gpu_memory, plan.largest_term(), plan.reserve};
@@ -178,8 +192,6 @@ PredictionBasis prediction_basis(const Recipe& recipe, const ModelConfig& model,
         (model.model_type == "mistral" || model.model_type == "gpt_oss"
              ? "; its sliding-window attention is timed as full causal attention"
              : ""));
-    if (b.mode == PredictionMode::kAnalytical && stack_factor == 1)
-      b.error_band += "; never checked on a " + family_label(model) + " model";
   }
   b.measured = measured_beside(recipe, p);
   return b;

@@ -10,6 +10,7 @@
 
 #include "layout/parallel_group.h"
 #include "metrics/metrics.h"
+#include "plan/analytical_costs.h"
 #include "plan/memory_plan.h"
 #include "plan/optimizer_traffic.h"
 #include "plan/pass_collectives.h"
@@ -367,8 +368,11 @@ std::optional<GpuScaling> scaling_to_recipe(const Recipe& recipe, const ModelCon
   return per_operation_scaling(hardware_catalog(), *from, *to, model, shape);
 }
 
-StepPrediction predict_step(const Recipe& recipe, const ModelConfig& model, const RankMap& map, const UnitCosts& costs,
+StepPrediction predict_step(const Recipe& recipe, const ModelConfig& model, const RankMap& map, const UnitCosts& given,
                             const NetworkModel& network, const StepTimeOptions& options) {
+  // The analytical mode's costs read at this layout's shape, the one rule predict and plan share.
+  const std::optional<UnitCosts> at_layout = analytical_costs_at_layout(given, recipe, model, map);
+  const UnitCosts& costs = at_layout ? *at_layout : given;
   const std::optional<GpuScaling> scaling = scaling_to_recipe(recipe, model, map, costs);
   const StepInputs in{recipe,  model,   map,     costs,
                       network, options, scaling, collective_sizes(recipe, options.settings.ep_dispatch)};
