@@ -1,4 +1,4 @@
-// `recipebench report PATH... --out DIR [--usd-per-gpu-hour X]`
+// `recipebench report PATH... --out DIR [--usd-per-gpu-hour X] [--token-budget TOKENS]`
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
@@ -97,6 +97,7 @@ struct ReportArgs {
   std::vector<std::string> paths;
   std::string out;
   std::optional<double> price;
+  double token_budget = kDefaultTokenBudget;  ///< tokens; the Pareto view's budget (docs/report.md)
 };
 
 /// What each YAML file among `files` is (report_inputs.h), and the files the recipes name. A YAML file that cannot
@@ -266,6 +267,7 @@ int run_report(const ReportArgs& a) {
   ReportOptions options;
   options.usd_per_gpu_hour = a.price;
   options.fold_repeated_runs = true;
+  options.token_budget = a.token_budget;
   LeaderboardBuilder builder(options);  // each input freed once added: the board holds what the files show
   const InputCounts inputs = read_inputs(files, builder);
   if (const size_t failed = inputs.refused) {
@@ -305,6 +307,9 @@ void add_report_command(CLI::App& app, std::function<int()>& run) {
       ->required();
   cmd->add_option("--out", a->out, "Folder for leaderboard.json, leaderboard.html and leaderboard.csv")->required();
   cmd->add_option("--usd-per-gpu-hour", a->price, "Price every entry at this $/GPU-hour instead of the catalog's")
+      ->check(finite_positive());
+  cmd->add_option("--token-budget", a->token_budget,
+                  "Tokens the Pareto view's time to train counts (default 1e9: 1B tokens)")
       ->check(finite_positive());
   cmd->callback([&run, a] { run = [a]() -> int { return run_report(*a); }; });
 }

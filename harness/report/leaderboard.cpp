@@ -17,6 +17,8 @@
 #include "catalog/models.h"
 #include "metrics/derive.h"
 #include "metrics/metrics.h"
+#include "record/run_record.h"
+#include "report/board_views.h"
 #include "recipe/result_check.h"
 #include "recipe/run_model.h"
 #include "settings/run_options.h"
@@ -40,7 +42,7 @@ std::string slug(const std::string& s) {
 
 Json details_of(const Recipe& r) {
   Json d = Json::object();
-  for (const char* key : {"stack", "env", "patches", "run", "correctness", "notes", "repository"})
+  for (const char* key : {"stack", "env", "patches", "run", "correctness", "notes", "repository", "generated"})
     if (r.doc.contains(key) && !r.doc[key].is_null()) d[key] = r.doc[key];
   if (r.doc["workload"].contains("dataset")) d["dataset"] = r.doc["workload"]["dataset"];
   if (r.doc.contains("result") && r.doc["result"].is_object()) {
@@ -226,6 +228,33 @@ Json what_is_measured(const Json& settings) {
   return out;
 }
 
+/// Where a run's recipe file is now: its recorded recipe_path as given (relative to where `report` runs), else
+/// beside the run record; set on `e` when its bytes have the recorded sha256 (the recipe the run was made from),
+/// else recipe_unavailable says why (LeaderboardEntry::recipe_file).
+void find_run_recipe(LeaderboardEntry& e, const RunRecord& rec, const std::string& record_file) {
+  namespace fs = std::filesystem;
+  const fs::path given(rec.recipe_path);
+  std::vector<fs::path> where{given};
+  if (given.is_relative()) where.push_back(fs::path(record_file).parent_path() / given);
+  for (const fs::path& p : where) {
+    std::error_code ec;
+    if (!fs::is_regular_file(p, ec)) continue;
+    try {
+      if (sha256_file(p.string()) == rec.recipe_sha256) {
+        e.recipe_file = p.string();
+        return;
+      }
+      e.recipe_unavailable = "not shown: " + p.string() + " has changed since the run (its sha256 is not the "
+                             "recorded " + rec.recipe_sha256.substr(0, 12) + "...)";
+      return;
+    } catch (const std::exception&) {
+      continue;  // unreadable: the next place, else the reason below
+    }
+  }
+  e.recipe_unavailable = "not shown: " + rec.recipe_path + " is not here (looked where report runs and beside the "
+                         "run record); the run record holds the recipe as validated";
+}
+
 /// A checked, complete run record as an entry: its recipe's facts, the record's measured figures (re-derived
 /// from its steps by check_run_record), priced and MFU'd for GPU runs only.
 LeaderboardEntry entry_from_run(const RunRecordInput& in, const ReportOptions& options) {
@@ -277,6 +306,8 @@ LeaderboardEntry entry_from_run(const RunRecordInput& in, const ReportOptions& o
   e.commit = rec.log.is_null() ? rec.environment.recipebench_commit
                                : stack_commit(rec.recipe.value("stack", Json::object()));
   e.started_at = rec.started_at;
+  e.recipe_of = rec.recipe_path;
+  find_run_recipe(e, rec, in.file);
   e.repeat_key = rec.recipe_path + '\n' + e.backend + '\n' + what_is_measured(e.details["measurement"]["settings"]).dump();
   return e;
 }
@@ -329,7 +360,7 @@ std::string window_text(const LeaderboardEntry& e) {
 }
 
 std::string recipe_copy_path(const LeaderboardEntry& e) {
-  return e.kind == "recipe" ? "leaderboard-recipes/" + e.id + ".yaml.txt" : "";
+  return e.recipe_file.empty() ? "" : "leaderboard-recipes/" + e.id + ".yaml.txt";
 }
 
 bool optimised_build(const std::string& build_type) {
@@ -367,6 +398,8 @@ LeaderboardEntry entry_of_recipe(const Recipe& r, const ReportOptions& options) 
   e.id = slug(std::filesystem::path(r.file).stem().string());
   e.kind = "recipe";
   e.file = r.file;
+  e.recipe_file = r.file;
+  e.recipe_of = r.file;
   set_rows(e, recipe_rows(r));
   set_recipe_layers(e, r);
   e.tokens_per_s_per_gpu = res.tokens_per_s_per_gpu;
@@ -597,6 +630,8 @@ Leaderboard LeaderboardBuilder::finish() {
     for (const LeaderboardGroup& g : board.groups)
       for (const LeaderboardEntry& e : g.entries)
         if (e.kind == "recipe" && !p.measured_file.empty() && e.file == p.measured_file) p.measured_id = e.id;
+  board.token_budget = options_.token_budget;
+  set_histories(board);  // after the predictions' links: a prediction's point joins its measured recipe's history
   Json inputs = Json::array();
   for (const auto* files : {&recipe_files_, &run_files_})
     for (const std::string& f : *files) inputs.push_back(f);
@@ -652,6 +687,21 @@ Json spread_json(const LeaderboardEntry& e) {
   return Json{{"runs", s->runs}, {"median", s->median}, {"cv_percent", s->cv_percent}};
 }
 
+/// An entry's history across commits and dates (set_histories), oldest first; null when its recipe has one point.
+Json history_json(const LeaderboardEntry& e) {
+  if (e.history.empty()) return nullptr;
+  Json points = Json::array();
+  for (const HistoryPoint& p : e.history)
+    points.push_back(Json{{"kind", p.kind == HistoryPoint::Kind::kPredicted ? "predicted" : "measured"},
+                          {"id", p.id},
+                          {"file", p.file},
+                          {"commit", p.commit.empty() ? Json(nullptr) : Json(p.commit)},
+                          {"date", p.date},
+                          {"tokens_per_s_per_gpu", p.tokens_per_s_per_gpu},
+                          {"self", p.self}});
+  return Json{{"recipe", e.recipe_of}, {"points", points}};
+}
+
 /// One entry of the leaderboard's JSON (schema/leaderboard.schema.json).
 Json entry_json(const LeaderboardEntry& e) {
   return Json{
@@ -684,14 +734,46 @@ Json entry_json(const LeaderboardEntry& e) {
       {"started_at", e.started_at.empty() ? Json(nullptr) : Json(e.started_at)},
       {"earlier_runs", earlier_runs_json(e)},
       {"trend", trend_json(e)},
+      {"history", history_json(e)},
+      {"recipe_copy", recipe_copy_path(e).empty() ? Json(nullptr) : Json(recipe_copy_path(e))},
       {"author", Json{{"name", e.author}, {"url", e.author_url}}},
       {"details", e.details},
   };
 }
 
+/// A group's Pareto view at `budget` tokens (pareto_view): its points in rank order.
+Json pareto_json(const LeaderboardGroup& g, double budget) {
+  Json points = Json::array();
+  for (const ParetoPoint& p : pareto_view(g, budget))
+    points.push_back(Json{{"id", p.id},
+                          {"gpus", p.gpus},
+                          {"hours_to_budget", p.hours},
+                          {"usd_per_million_tokens", p.usd_per_million_tokens},
+                          {"usd_for_budget", p.usd_for_budget},
+                          {"on_front", p.on_front}});
+  return points;
+}
+
+/// A group's best entry at each GPU count (best_by_gpu_count), fewest GPUs first; empty with one count.
+Json best_by_gpu_count_json(const LeaderboardGroup& g) {
+  Json out = Json::array();
+  for (const GpuCountBest& b : best_by_gpu_count(g)) {
+    const LeaderboardEntry& e = g.entries[b.best];
+    out.push_back(Json{{"gpus", b.gpus},
+                       {"entries", b.entries},
+                       {"id", e.id},
+                       {"rank", e.rank},
+                       {"layout", e.layout_label},
+                       {"tokens_per_s_per_gpu", e.tokens_per_s_per_gpu}});
+  }
+  return out;
+}
+
 /// One group of the leaderboard's JSON, its ranked entries in `entries`.
-Json group_json(const LeaderboardGroup& g, Json entries) {
+Json group_json(const LeaderboardGroup& g, Json entries, double budget) {
   return Json{{"id", g.id},
+              {"pareto", pareto_json(g, budget)},
+              {"best_by_gpu_count", best_by_gpu_count_json(g)},
               {"title", g.title},
               {"model", g.model},
               {"layers", g.layers > 0 ? Json(g.layers) : Json(nullptr)},
@@ -744,11 +826,12 @@ Json leaderboard_to_json(const Leaderboard& board) {
       entries.push_back(entry_json(e));
       share_blocks(entries.back(), first);
     }
-    groups.push_back(group_json(g, std::move(entries)));
+    groups.push_back(group_json(g, std::move(entries), board.token_budget));
   }
   return Json{
       {"schema", "recipebench-leaderboard/1"},
       {"context", board.context},
+      {"token_budget", board.token_budget},
       {"definitions",
        Json{{"kind", "recipe: figures the recipe reports (measured by its author); run: measured by recipebench"},
             {"tokens_per_s_per_gpu", "measured: window tokens / window seconds / GPUs (steps 5..19 by default)"},
@@ -756,6 +839,8 @@ Json leaderboard_to_json(const Leaderboard& board) {
             {"mfu", "computed: 6 x N_active x tokens/s/GPU / peak dense BF16 FLOP/s of the GPU (a fraction)"},
             {"step_time_cv_percent", "measured: 100 x sample standard deviation / mean of window step times"},
             {"gpu_hours", "measured: GPUs x (finish - start) / 3600, startup included"},
+            {"hours_to_budget", "computed: token_budget / (tokens/s/GPU x GPUs) / 3600 (the Pareto view)"},
+            {"usd_for_budget", "computed: $ per 1M tokens x token_budget / 1e6"},
             {"reference", "docs/metrics.md"}}},
       {"groups", groups},
       {"unranked", board.unranked},

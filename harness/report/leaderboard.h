@@ -34,6 +34,18 @@ struct EarlierRun {
   Json settings_differ;
 };
 
+/// One point of an entry's history across commits and dates (report/board_views.h, set_histories).
+struct HistoryPoint {
+  enum class Kind { kMeasured, kPredicted };
+  Kind kind = Kind::kMeasured;
+  std::string id;      ///< the entry's or earlier run's id; a prediction: its recipe file's stem
+  std::string file;    ///< the recipe or run record it comes from
+  std::string commit;  ///< the code that trained (LeaderboardEntry::commit) or predicted it; empty when unknown
+  std::string date;    ///< a run's started_at (UTC ISO 8601), a recipe's day measured, a prediction's day
+  double tokens_per_s_per_gpu = 0;  ///< measured or predicted
+  bool self = false;                ///< the point of the entry that shows the history
+};
+
 /// One ranked row and the facts its detail section shows.
 struct LeaderboardEntry {
   std::string id;    ///< HTML anchor and stable key: the file's stem
@@ -86,6 +98,16 @@ struct LeaderboardEntry {
   /// seed or the switches: docs/reports.md, "Repeated runs"); recipes: empty (never folded).
   std::string repeat_key;
   std::vector<EarlierRun> earlier_runs;  ///< the same recipe and settings run before, newest first
+  /// The recipe file whose YAML the card shows and `report` copies (recipe_copy_path): a recipe's own file; a run's
+  /// recorded recipe_path (as given, else beside the run record) when its bytes still have the recorded sha256;
+  /// else empty, and recipe_unavailable says why.
+  std::string recipe_file;
+  std::string recipe_unavailable;
+  /// The recipe a run was made from (its recorded recipe_path), a recipe's own file: the history's identity
+  /// (recipe_key in report/board_views.h).
+  std::string recipe_of;
+  /// Every point of this entry's recipe in its group, oldest first (set_histories); empty when it has one point.
+  std::vector<HistoryPoint> history;
 };
 
 /// Tokens/s/GPU of an entry's runs, oldest first, the entry's own (the latest) last: its trend.
@@ -111,9 +133,9 @@ std::string stack_commit(const Json& stack);
 /// unknown.
 std::string window_text(const LeaderboardEntry& e);
 
-/// Where `report` writes a copy of a recipe entry's file, byte for byte, relative to the page (the page's Download
+/// Where `report` writes a copy of an entry's recipe_file, byte for byte, relative to the page (the page's Download
 /// link): "leaderboard-recipes/<id>.yaml.txt", not .yaml, so that a later `report` over the folder does not read the
-/// copies as recipes; empty for run records.
+/// copies as recipes; empty for an entry without a recipe_file (a run whose recipe is gone or changed).
 std::string recipe_copy_path(const LeaderboardEntry& e);
 
 /// The first 7 characters of a commit hash ("25cb23d"); other text (e.g. "unknown") as it is.
@@ -135,8 +157,13 @@ struct LeaderboardGroup {
   std::vector<LeaderboardEntry> entries;  ///< ranked, best first
 };
 
+/// The token budget the Pareto view prices when `report --token-budget` gives none: 1e9 tokens (1B).
+constexpr double kDefaultTokenBudget = 1e9;
+
 struct Leaderboard {
   std::vector<LeaderboardGroup> groups;
+  /// Tokens the Pareto view's time to train counts (docs/report.md, "Pareto view"); `report --token-budget`.
+  double token_budget = kDefaultTokenBudget;
   std::vector<std::string> unranked;  ///< inputs with no result to rank (e.g. status proposed), with the reason
   /// Recipes with a `prediction` block (report/predictions.h): listed apart, never ranked with measured results.
   std::vector<PredictedEntry> predictions;
@@ -148,6 +175,7 @@ struct ReportOptions {
   /// Repeated runs as one entry, the latest, the earlier folded under it (`report`; docs/reports.md, "Repeated
   /// runs"); off, every run record is an entry of its own (`compare` of two runs of one recipe).
   bool fold_repeated_runs = false;
+  double token_budget = kDefaultTokenBudget;  ///< the Pareto view's budget, tokens (Leaderboard::token_budget)
 };
 
 /// A run record read from `file` and checked (check_run_record in record/run_record_check.h).

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <stdexcept>
 
+#include "report/board_views.h"
 #include "report/compare.h"
 #include "report/leaderboard.h"
 #include "report/leaderboard_template.h"
@@ -51,7 +52,8 @@ std::string humanize(const std::string& key) {
 }
 
 /// Number text for data-* sort keys: full precision, empty when unknown.
-std::string raw(const std::optional<double>& v) { return v ? shortest(*v) : std::string(); }
+/// Seven significant digits: enough to order any two entries a page tells apart (a board of 1,000 stays small).
+std::string raw(const std::optional<double>& v) { return v ? fmt::format("{:.7g}", *v) : std::string(); }
 
 /// A group's entries whose recipe YAML the page shows in full (recipe_block), as the seed's page shows its three;
 /// the others link their copy (a board of 500 stays under 2 MB: tests/browser/big_board.test.js).
@@ -162,6 +164,46 @@ void correctness_facts(const Json& c, mu::data& facts) {
                                           ". " + text(t.value("detail", Json())));
 }
 
+/// Facts and blocks (GPUs, layout, rows, cost and MFU basis, stack, env, command, ...) already shown in the group: a
+/// card does not print them again but names them in one line, "Same as #1 <id>: GPUs, Layout, Stack", which keeps
+/// big boards small (tests/browser/big_board.test.js) and shows at a glance what changed.
+class SeenBlocks {
+ public:
+  /// True (and `name` noted for the card's "Same as" line) when an earlier entry of the group showed `content` under
+  /// `name`; false, and this entry noted as the first to show it, otherwise.
+  bool repeat(const std::string& name, const std::string& content, const LeaderboardEntry& e) {
+    auto [it, inserted] = first_.emplace(name + '\0' + content, std::make_pair(e.rank, e.id));
+    if (!inserted) same_[it->second].push_back(name);
+    return !inserted;
+  }
+  /// The card's "Same as" lines (same_as: [{id, rank, names}]), best rank first, and forgets them for the next card.
+  void take_same_as(mu::data& a) {
+    if (same_.empty()) return;
+    mu::data lines{mu::data::type::list};
+    for (const auto& [who, names] : same_) {
+      mu::data line;
+      line.set("rank", std::to_string(who.first));
+      line.set("id", who.second);
+      std::string joined;
+      for (const std::string& n : names) joined += (joined.empty() ? "" : ", ") + n;
+      line.set("names", joined);
+      lines << line;
+    }
+    a.set("same_as", lines);
+    same_.clear();
+  }
+
+ private:
+  std::map<std::string, std::pair<int, std::string>> first_;                 // name and content -> (rank, id)
+  std::map<std::pair<int, std::string>, std::vector<std::string>> same_;  // this card's repeats, by whom
+};
+
+/// Adds fact `f` labelled `label` unless an earlier card of the group showed the same text (SeenBlocks).
+void shared_fact(const std::string& label, mu::data f, const std::string& content, const LeaderboardEntry& e,
+                 SeenBlocks& seen, mu::data& facts) {
+  if (!seen.repeat(label, content, e)) facts << f;
+}
+
 /// The tokens/s/GPU fact: the figure, its window, and its spread over the runs when there are several.
 mu::data speed_fact(const LeaderboardEntry& e) {
   std::string note = "measured";
@@ -172,53 +214,44 @@ mu::data speed_fact(const LeaderboardEntry& e) {
   return fact("Tokens/s per GPU", fixed(e.tokens_per_s_per_gpu, 2), note);
 }
 
-/// The MFU fact: the figure, and the formula with its N and its peak denominator named (docs/metrics.md, "MFU").
-mu::data mfu_fact(const LeaderboardEntry& e) {
-  return fact("MFU", pct(*e.mfu, 1) + " (N = " + with_commas(e.active_params) + " active parameters per token)",
-              "computed: 6 x N x tokens/s/GPU / " + fixed(e.peak_flops / 1e12, 0) +
-                  " TFLOP/s, the dense BF16 peak of one " + e.gpu_type);  // the footer: attention not counted
+/// The MFU facts: the figure, and its basis (the formula with its N and its peak denominator named; docs/metrics.md,
+/// "MFU"), the basis shared with earlier cards of the group (SeenBlocks).
+void mfu_facts(const LeaderboardEntry& e, SeenBlocks& seen, mu::data& facts) {
+  facts << fact("MFU", pct(*e.mfu, 1));
+  const std::string basis = "6 x N x tokens/s/GPU / " + fixed(e.peak_flops / 1e12, 0) +
+                            " TFLOP/s, the dense BF16 peak of one " + e.gpu_type + "; N = " +
+                            with_commas(e.active_params) + " active parameters per token";  // footer: no attention
+  shared_fact("MFU basis", fact("MFU basis", basis), basis, e, seen, facts);
 }
 
 /// MoE routing of an entry with experts (a layout with a dispatcher): as the recipe states it (layout.moe_routing),
 /// natural for recipebench's own runs (its router's top-k choices), else "not stated"; nothing for a dense model.
 /// Most published MoE figures are forced-balanced, which is faster: the footer says so (docs/report.md).
-void routing_fact(const LeaderboardEntry& e, mu::data& facts) {
+void routing_fact(const LeaderboardEntry& e, SeenBlocks& seen, mu::data& facts) {
   const Json& dispatcher = e.layout.value("dispatcher", Json());
   if (!dispatcher.is_string()) return;
   const Json& stated = e.layout.value("moe_routing", Json());
   const bool own_run = e.kind == "run" && !e.details["measurement"].contains("log");
   const std::string routing = stated.is_string() ? stated.get<std::string>() : own_run ? "natural" : "";
-  // Short: the footer says what each means and why it matters (a board of 500 stays under 2 MB).
-  facts << fact("MoE routing", routing == "forced_balanced" ? "forced balanced"
-                               : routing.empty()            ? "not stated"
-                                                            : routing);
+  // Short: the footer says what each means and why it matters (a board of 1,000 stays under 2 MiB).
+  const std::string said = routing == "forced_balanced" ? "forced balanced" : routing.empty() ? "not stated" : routing;
+  shared_fact("MoE routing", fact("MoE routing", said), said, e, seen, facts);
 }
 
-mu::data facts_of(const LeaderboardEntry& e) {
-  const Json& d = e.details;
-  mu::data facts{mu::data::type::list};
-  facts << author_fact(e);
-  if (!e.author_url.empty() && !is_http_url(e.author_url)) facts << fact("Author URL", e.author_url, "not a link");
-  std::string gpus = std::to_string(e.gpus) + " x " + e.gpu_type;
-  if (e.gpu_memory_gb > 0) gpus += " " + shortest(e.gpu_memory_gb) + " GB";
-  gpus +=
-      " (" + (e.instance.empty() ? std::string() : e.instance + ", ") + std::to_string(e.gpus_per_node) + " per node)";
-  facts << fact("GPUs", gpus);
-  facts << fact("Layout", e.layout_summary.empty() ? e.layout_label : e.layout_summary);
-  facts << speed_fact(e);
-  if (e.usd_per_million_tokens)
-    facts << fact("$ / 1M tokens", "$" + fixed(*e.usd_per_million_tokens, 2),
-                  "computed at $" + fixed(e.usd_per_gpu_hour, 4) + "/GPU-hour; cost basis: " + e.price_source);
-  else
+/// The $ / 1M tokens facts: the figure at its price, and its cost basis (where the price comes from), shared.
+void cost_facts(const LeaderboardEntry& e, SeenBlocks& seen, mu::data& facts) {
+  if (!e.usd_per_million_tokens) {
     facts << fact("$ / 1M tokens", "—", e.price_source);
-  if (d.contains("measurement")) measurement_facts(e, facts);
-  routing_fact(e, facts);
-  if (e.mfu) facts << mfu_fact(e);
-  if (d.contains("result_mfu_note")) facts << fact("MFU note", text(d["result_mfu_note"]), "the recipe's");
-  if (e.step_time_cv_percent) facts << fact("Step-time CV", fixed(*e.step_time_cv_percent, 2) + "%");
-  facts << fact("Measured", e.measured);
-  if (e.gpu_hours) facts << fact("GPU-hours", fixed(*e.gpu_hours, 2));
-  // The entry's own rows: their kind (what its group is split by), the recipe's words, the dataset.
+    return;
+  }
+  facts << fact("$ / 1M tokens", "$" + fixed(*e.usd_per_million_tokens, 2),
+                "computed at $" + fixed(e.usd_per_gpu_hour, 4) + "/GPU-hour");
+  shared_fact("Cost basis", fact("Cost basis", e.price_source), e.price_source, e, seen, facts);
+}
+
+/// The entry's own rows: their kind (what its group is split by), the recipe's words, the dataset.
+void rows_fact(const LeaderboardEntry& e, SeenBlocks& seen, mu::data& facts) {
+  const Json& d = e.details;
   std::string rows = e.rows_text;
   if (d.contains("dataset") && d["dataset"].is_object()) {
     const Json& ds = d["dataset"];
@@ -229,29 +262,38 @@ mu::data facts_of(const LeaderboardEntry& e) {
     rows += ": " + s;
   }
   const bool said = e.rows.empty() || rows.find(e.rows) != std::string::npos;
-  facts << fact("Rows", rows, said ? "" : "the recipe's workload.rows: " + e.rows);
+  const std::string note = said ? "" : "the recipe's workload.rows: " + e.rows;
+  shared_fact("Rows", fact("Rows", rows, note), rows + note, e, seen, facts);
+}
+
+mu::data facts_of(const LeaderboardEntry& e, SeenBlocks& seen) {
+  const Json& d = e.details;
+  mu::data facts{mu::data::type::list};
+  facts << author_fact(e);
+  if (!e.author_url.empty() && !is_http_url(e.author_url)) facts << fact("Author URL", e.author_url, "not a link");
+  if (d.contains("generated"))
+    shared_fact("Generated", fact("Generated", text(d["generated"]), "test data, not a measurement"),
+                text(d["generated"]), e, seen, facts);
+  std::string gpus = std::to_string(e.gpus) + " x " + e.gpu_type;
+  if (e.gpu_memory_gb > 0) gpus += " " + shortest(e.gpu_memory_gb) + " GB";
+  gpus +=
+      " (" + (e.instance.empty() ? std::string() : e.instance + ", ") + std::to_string(e.gpus_per_node) + " per node)";
+  shared_fact("GPUs", fact("GPUs", gpus), gpus, e, seen, facts);
+  const std::string layout = e.layout_summary.empty() ? e.layout_label : e.layout_summary;
+  shared_fact("Layout", fact("Layout", layout), layout, e, seen, facts);
+  facts << speed_fact(e);
+  cost_facts(e, seen, facts);
+  if (d.contains("measurement")) measurement_facts(e, facts);
+  routing_fact(e, seen, facts);
+  if (e.mfu) mfu_facts(e, seen, facts);
+  if (d.contains("result_mfu_note")) facts << fact("MFU note", text(d["result_mfu_note"]), "the recipe's");
+  if (e.step_time_cv_percent) facts << fact("Step-time CV", fixed(*e.step_time_cv_percent, 2) + "%");
+  facts << fact("Measured", e.measured);
+  if (e.gpu_hours) facts << fact("GPU-hours", fixed(*e.gpu_hours, 2));
+  rows_fact(e, seen, facts);
   if (e.kind == "run") facts << fact("Run record", e.file, "", "", true);
   return facts;
 }
-
-/// Blocks (stack, env, command, ...) already shown in the group: a repeat says "same as #k" instead of
-/// printing the text again, which keeps big boards small and shows at a glance what changed.
-class SeenBlocks {
- public:
-  /// Sets `<name>_same` on `a` and returns true when an earlier entry showed the same `content` under `name`.
-  bool repeat(const std::string& name, const std::string& content, const LeaderboardEntry& e, mu::data& a) {
-    auto [it, inserted] = first_.emplace(name + '\0' + content, std::make_pair(e.id, e.rank));
-    if (inserted) return false;
-    mu::data same;
-    same.set("id", it->second.first);
-    same.set("rank", std::to_string(it->second.second));
-    a.set(name + "_same", same);
-    return true;
-  }
-
- private:
-  std::map<std::string, std::pair<std::string, int>> first_;
-};
 
 /// The per-step charts of a run record: step times with the timed window shaded, and the loss curve.
 void step_charts(const LeaderboardEntry& e, mu::data& a) {
@@ -268,59 +310,68 @@ void step_charts(const LeaderboardEntry& e, mu::data& a) {
                                      "Training loss of " + e.id + " by step"));
 }
 
+/// The card's blocks (correctness, stack, environment, patches, how to run, notes), each shown once per group: a
+/// later card with the same block names it in its "Same as" line instead (the notes in their own box).
 void block_data(const LeaderboardEntry& e, SeenBlocks& seen, mu::data& a) {
   const Json& d = e.details;
-  if (d.contains("correctness") && d["correctness"].is_object()) {
+  if (d.contains("correctness") && d["correctness"].is_object() &&
+      !seen.repeat("Correctness", d["correctness"].dump(), e)) {
     mu::data facts{mu::data::type::list};
     correctness_facts(d["correctness"], facts);
     a.set("has_correctness", mu::data::type::bool_true);
-    if (!seen.repeat("correctness", d["correctness"].dump(), e, a)) a.set("correctness", facts);
+    a.set("correctness", facts);
   }
-  if (d.contains("stack") && d["stack"].is_object() && !d["stack"].empty()) {
+  if (d.contains("stack") && d["stack"].is_object() && !d["stack"].empty() &&
+      !seen.repeat("Stack", d["stack"].dump(), e)) {
     mu::data stack{mu::data::type::list};
     for (const auto& [k, v] : d["stack"].items()) stack << fact(humanize(k), text(v));
     a.set("has_stack", mu::data::type::bool_true);
-    if (!seen.repeat("stack", d["stack"].dump(), e, a)) a.set("stack", stack);
+    a.set("stack", stack);
   }
   if (d.contains("env") && d["env"].is_object() && !d["env"].empty()) {
     std::string env;
     for (const auto& [k, v] : d["env"].items()) env += k + "=" + text(v) + "\n";
-    a.set("env", env);
-    seen.repeat("env", env, e, a);
+    if (!seen.repeat("Environment", env, e)) a.set("env", env);
   }
-  if (d.contains("patches") && d["patches"].is_array() && !d["patches"].empty()) {
+  if (d.contains("patches") && d["patches"].is_array() && !d["patches"].empty() &&
+      !seen.repeat("Patches", d["patches"].dump(), e)) {
     mu::data patches{mu::data::type::list};
     for (const auto& p : d["patches"]) patches << mu::data(text(p));
     a.set("has_patches", mu::data::type::bool_true);
-    if (!seen.repeat("patches", d["patches"].dump(), e, a)) a.set("patches", patches);
+    a.set("patches", patches);
   }
-  if (d.contains("run") && d["run"].is_string() && !d["run"].get<std::string>().empty()) {
+  if (d.contains("run") && d["run"].is_string() && !d["run"].get<std::string>().empty() &&
+      !seen.repeat("How to run", text(d["run"]), e))
     a.set("run", text(d["run"]));
-    seen.repeat("run", text(d["run"]), e, a);
-  }
-  if (d.contains("notes") && !text(d["notes"]).empty()) {
+  if (d.contains("notes") && !text(d["notes"]).empty() && !seen.repeat("Notes", text(d["notes"]), e))
     a.set("notes", unwrapped(text(d["notes"])));
-    seen.repeat("notes", text(d["notes"]), e, a);
-  }
+  seen.take_same_as(a);
 }
 
-/// The recipe section of a recipe entry: its file, its Download link, the repository link the recipe names, and its
-/// YAML, byte for byte, for the group's first kInlineYamlRanks entries: their Download is a data: URI of the bytes
-/// (Chromium downloads it from a page opened as a file too); the others' is the copy `report` writes beside the page
-/// (recipe_copy_path), so that a board of thousands stays small.
+/// The recipe section of an entry: the recipe's file (a run's: the recipe it was made from), its Download link, the
+/// repository link the recipe names, and its YAML, byte for byte, for the group's first kInlineYamlRanks entries:
+/// their Download is a data: URI of the bytes (Chromium downloads it from a page opened as a file too); the others'
+/// is the copy `report` writes beside the page (recipe_copy_path), so that a board of thousands stays small. A run
+/// whose recipe file is gone or changed says so (LeaderboardEntry::recipe_unavailable).
 void recipe_block(const LeaderboardEntry& e, mu::data& a) {
-  if (e.kind != "recipe") return;
   mu::data r;
-  r.set("file", e.file);
+  if (e.kind == "run") r.set("made_from", mu::data::type::bool_true);
+  if (e.recipe_file.empty()) {
+    r.set("file", e.recipe_of);
+    r.set("yaml_elsewhere", e.recipe_unavailable);
+    a.set("recipe", r);
+    return;
+  }
+  r.set("file", e.recipe_file);
   r.set("download", recipe_copy_path(e));
-  r.set("download_name", std::filesystem::path(e.file).filename().string());
+  r.set("download_name", std::filesystem::path(e.recipe_file).filename().string());
   if (e.details.contains("repository")) {
     const std::string url = text(e.details["repository"]);
     r.set(is_http_url(url) ? "repository" : "repository_not_link", url);
   }
   if (e.rank <= kInlineYamlRanks) {
     try {
-      const std::string yaml = read_input_file(e.file);
+      const std::string yaml = read_input_file(e.recipe_file);
       const auto lines = std::count(yaml.begin(), yaml.end(), '\n');
       r.set("download", data_uri("application/yaml", yaml));  // a file:// page's link to a file is no download
       r.set("yaml", yaml);
@@ -330,6 +381,53 @@ void recipe_block(const LeaderboardEntry& e, mu::data& a) {
     }
   }
   a.set("recipe", r);
+}
+
+/// "1B tokens", "500M tokens", "2.5T tokens", "12,345 tokens": a token budget in words.
+std::string budget_text(double tokens) {
+  const std::pair<double, const char*> units[] = {{1e12, "T"}, {1e9, "B"}, {1e6, "M"}};
+  for (const auto& [size, unit] : units)
+    if (tokens >= size) return shortest(std::round(tokens / size * 1000) / 1000) + unit + " tokens";
+  return with_commas(static_cast<int64_t>(std::llround(tokens))) + " tokens";
+}
+
+/// Hours in words: "3.2 h", or "51.0 h (2.1 days)" from two days on.
+std::string hours_text(double h) {
+  return fixed(h, 1) + " h" + (h >= 48 ? " (" + fixed(h / 24, 1) + " days)" : "");
+}
+
+/// The history of an entry's recipe (LeaderboardEntry::history): its chart and one table row per point, oldest
+/// first, each with its date, commit, figure and whether measured or predicted.
+void history_data(const LeaderboardEntry& e, mu::data& a) {
+  if (e.history.empty()) return;
+  std::vector<svg::HistoryMark> marks;
+  mu::data rows{mu::data::type::list};
+  size_t measured = 0;
+  for (const HistoryPoint& p : e.history) {
+    const bool predicted = p.kind == HistoryPoint::Kind::kPredicted;
+    measured += predicted ? 0 : 1;
+    const std::string commit = p.commit.empty() ? "commit unknown" : "commit " + short_commit(p.commit);
+    const std::string kind = predicted ? "predicted" : "measured";
+    marks.push_back({p.tokens_per_s_per_gpu, predicted, p.self, p.date.substr(0, 10),
+                     p.date + " · " + commit + " · " + fixed(p.tokens_per_s_per_gpu, 1) + " tokens/s/GPU · " + kind +
+                         " · " + p.id});
+    mu::data row;
+    row.set("date", p.date.size() > 16 ? p.date.substr(0, 16) + "Z" : p.date);
+    row.set("commit", p.commit.empty() ? "—" : short_commit(p.commit));
+    if (!p.commit.empty()) row.set("commit_full", p.commit);
+    row.set("tps", fixed(p.tokens_per_s_per_gpu, 1));
+    row.set("kind", kind);
+    row.set("id", p.id);
+    if (p.self) row.set("self", mu::data::type::bool_true);
+    rows << row;
+  }
+  mu::data h;
+  h.set("summary", counted(static_cast<int64_t>(e.history.size()), "point") + " of " + e.recipe_of + ": " +
+                       std::to_string(measured) + " measured, " + std::to_string(e.history.size() - measured) +
+                       " predicted");
+  h.set("svg", svg::history_svg(marks, "history-" + e.id, "Tokens/s per GPU of " + e.recipe_of + " by date"));
+  h.set("rows", rows);
+  a.set("history", h);
 }
 
 /// The predictions of an entry's layout (PredictedEntry::measured_id), by entry id: its card links them.
@@ -353,6 +451,7 @@ mu::data article_data(const LeaderboardEntry& e, SeenBlocks& seen, const Predict
   a.set("id", e.id);
   a.set("rank", std::to_string(e.rank));
   a.set("tag", e.kind == "run" ? "run · " + e.backend : "recipe · " + e.status);
+  if (e.details.contains("generated")) a.set("generated", mu::data::type::bool_true);
   a.set("tps", fixed(e.tokens_per_s_per_gpu, 1));
   a.set("layout_label", e.layout_label);
   if (!e.layout_highlights.empty()) a.set("layout_hl", e.layout_highlights);
@@ -360,10 +459,11 @@ mu::data article_data(const LeaderboardEntry& e, SeenBlocks& seen, const Predict
   a.set("gpu_type", e.gpu_type);
   a.set("backend", e.backend.empty() ? "recipe" : e.backend);
   step_charts(e, a);
-  mu::data facts = facts_of(e);
+  mu::data facts = facts_of(e, seen);
   prediction_facts(e, predicted, facts);
   a.set("facts", facts);
   block_data(e, seen, a);
+  history_data(e, a);
   recipe_block(e, a);
   return a;
 }
@@ -448,7 +548,7 @@ mu::data row_data(const LeaderboardEntry& e) {
   r.set("status", e.status);
   r.set("gpu_type", e.gpu_type);
   r.set("backend", e.backend.empty() ? "recipe" : e.backend);
-  r.set("link_word", e.kind == "run" ? "Run" : "Recipe");
+  if (e.details.contains("generated")) r.set("generated", mu::data::type::bool_true);
   earlier_runs_data(e, r);
   return r;
 }
@@ -547,7 +647,52 @@ void set_shown_columns(const LeaderboardGroup& g, mu::data& gd) {
   for (const auto& [key, on] : shown) gd.set(key, on ? mu::data::type::bool_true : mu::data::type::bool_false);
 }
 
-mu::data group_data(const LeaderboardGroup& g, const PredictionsOf& predicted) {
+/// The group's Pareto view (pareto_view): $ / 1M tokens against hours to train the budget, its front marked.
+void pareto_data(const LeaderboardGroup& g, double budget, mu::data& gd) {
+  const std::vector<ParetoPoint> view = pareto_view(g, budget);
+  if (view.empty()) return;
+  std::vector<svg::ParetoMark> marks;
+  for (const ParetoPoint& p : view)
+    marks.push_back({p.id, p.label, p.rank, p.hours, p.usd_per_million_tokens, p.run, p.on_front,
+                     // Short: one per entry (a board of 1,000 stays small); the view's text says the rest.
+                     "#" + std::to_string(p.rank) + ", " + std::to_string(p.gpus) + " GPUs: " + hours_text(p.hours) +
+                         ", $" + fixed(p.usd_per_million_tokens, 2) + "/1M ($" +
+                         with_commas(static_cast<int64_t>(std::llround(p.usd_for_budget))) + ")" +
+                         (p.on_front ? ", front" : "")});
+  gd.set("pareto_svg", svg::pareto_svg(marks, "pareto-" + g.id,
+                                       "$ per 1M tokens against hours to train " + budget_text(budget) + ": " +
+                                           g.model + " on " + g.gpu_type,
+                                       "hours to train " + budget_text(budget) + " (computed)"));
+}
+
+/// The group's best entry at each GPU count (best_by_gpu_count), when it has several counts.
+void gpu_count_data(const LeaderboardGroup& g, double budget, mu::data& gd) {
+  const std::vector<GpuCountBest> best = best_by_gpu_count(g);
+  if (best.empty()) return;
+  mu::data rows{mu::data::type::list};
+  for (const GpuCountBest& b : best) {
+    const LeaderboardEntry& e = g.entries[b.best];
+    mu::data r;
+    r.set("gpus", std::to_string(b.gpus));
+    r.set("entries", std::to_string(b.entries));
+    r.set("id", e.id);
+    r.set("rank", std::to_string(e.rank));
+    r.set("layout_label", e.layout_label);
+    if (!e.layout_highlights.empty()) r.set("layout_hl", e.layout_highlights);
+    r.set("tps", fixed(e.tokens_per_s_per_gpu, 1));
+    r.set("usd", e.usd_per_million_tokens ? "$" + fixed(*e.usd_per_million_tokens, 2) : "—");
+    r.set("hours", hours_text(hours_to_train(budget, e.tokens_per_s_per_gpu, e.gpus)));
+    rows << r;
+  }
+  gd.set("gpu_counts", rows);
+  gd.set("budget", budget_text(budget));
+}
+
+/// How the page shows a group: `collapsed` (a board of more than kOpenEntries entries: every group but the first
+/// folded under its heading, so its table, charts and cards are laid out only when opened).
+constexpr size_t kOpenEntries = 100;
+
+mu::data group_data(const LeaderboardGroup& g, const PredictionsOf& predicted, double budget) {
   mu::data gd;
   gd.set("id", g.id);
   gd.set("model", g.model);
@@ -571,6 +716,8 @@ mu::data group_data(const LeaderboardGroup& g, const PredictionsOf& predicted) {
     gd.set("scatter_svg",
            svg::scatter_svg(pts, "cost-" + g.id,
                             "$ per 1M tokens against tokens/s per GPU: " + g.model + " on " + g.gpu_type));
+  pareto_data(g, budget, gd);
+  gpu_count_data(g, budget, gd);
   mu::data rows{mu::data::type::list};
   std::string articles;
   SeenBlocks seen;
@@ -591,7 +738,7 @@ std::string dump(const Json& v) { return v.dump(-1, ' ', false, Json::error_hand
 
 /// The fields and figures of every entry for the page's comparison script, with keys and values stored once:
 /// {"keys": [[section, name, markable]], "values": [text], "figures": [label],
-///  "entries": {id: {"fields": [[key index, value index]], "shown": [text], "raw": [number|null]}}}.
+///  "entries": {id: {"v": [value index of key 0, of key 1, ...; -1 for none], "shown": [text], "raw": [number|null]}}}.
 /// Written by parts (the entries' object as text): one lookup per entry would be linear in the entries already
 /// there (Json's objects keep insertion order in a vector), quadratic in all.
 std::string compare_json(const Leaderboard& board) {
@@ -601,23 +748,26 @@ std::string compare_json(const Leaderboard& board) {
   std::string entries = "{";
   for (const auto& g : board.groups)
     for (const auto& e : g.entries) {
-      Json fields = Json::array(), shown = Json::array(), rawv = Json::array();
+      Json shown = Json::array(), rawv = Json::array();
+      std::vector<int64_t> by_key;  // the value index of each key, -1 where the entry has no such field
       for (const EntryField& f : entry_fields(e)) {
         auto k = key_index.emplace(std::make_pair(f.section, f.name), keys.size());
         if (k.second)
           keys.push_back(Json::array({f.section, f.name, f.section == "source" && f.name == "file" ? 0 : 1}));
         auto v = value_index.emplace(f.value, values.size());
         if (v.second) values.push_back(f.value);
-        fields.push_back(Json::array({k.first->second, v.first->second}));
+        if (by_key.size() <= k.first->second) by_key.resize(k.first->second + 1, -1);
+        by_key[k.first->second] = static_cast<int64_t>(v.first->second);
       }
       const std::vector<EntryFigure> figs = entry_figures(e);
       for (const EntryFigure& f : figs) {
         if (figures.size() < figs.size()) figures.push_back(f.label);
         shown.push_back(format_figure(f.key, f.value));
-        rawv.push_back(f.value ? Json(*f.value) : Json(nullptr));
+        // Seven significant digits: the page's ratios show two decimals (a board of 1,000 stays small).
+        rawv.push_back(f.value ? Json(std::stod(fmt::format("{:.7g}", *f.value))) : Json(nullptr));
       }
       if (entries.size() > 1) entries += ',';
-      entries += dump(Json(e.id)) + ':' + dump(Json{{"fields", fields}, {"shown", shown}, {"raw", rawv}});
+      entries += dump(Json(e.id)) + ':' + dump(Json{{"v", by_key}, {"shown", shown}, {"raw", rawv}});
     }
   entries += '}';
   return script_text("{\"keys\":" + dump(keys) + ",\"values\":" + dump(values) + ",\"figures\":" + dump(figures) +
@@ -687,6 +837,16 @@ std::string leaderboard_to_html(const Leaderboard& board) {
   PredictionsOf predicted;
   for (const PredictedEntry& p : board.predictions)
     if (!p.measured_id.empty() && p.measured_file != p.file) predicted.emplace(p.measured_id, &p);
+  size_t total = 0, generated = 0;
+  for (const auto& g : board.groups)
+    for (const auto& e : g.entries) {
+      ++total;
+      generated += e.details.contains("generated") ? 1 : 0;
+    }
+  if (generated > 0)
+    page.set("generated", std::to_string(generated) + " of " + std::to_string(total) +
+                              (total == 1 ? " entry is" : " entries are") +
+                              " generated test data (the recipes' generated field), not measurements");
   mu::data index{mu::data::type::list};
   std::string groups;  // each group rendered on its own: its template data is freed before the next is made
   for (const auto& g : board.groups) {
@@ -696,7 +856,11 @@ std::string leaderboard_to_html(const Leaderboard& board) {
       gpu_types.insert(e.gpu_type);
       backends.insert(e.backend.empty() ? "recipe" : e.backend);
     }
-    const mu::data gd = group_data(g, predicted);
+    mu::data gd = group_data(g, predicted, board.token_budget);
+    if (total > kOpenEntries) {
+      gd.set("collapsible", mu::data::type::bool_true);
+      if (&g == &board.groups.front()) gd.set("open", mu::data::type::bool_true);
+    }
     mu::data line;
     for (const char* key : {"id", "title", "entry_count", "best"}) line.set(key, *gd.get(key));
     index << line;

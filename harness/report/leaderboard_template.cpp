@@ -65,6 +65,18 @@ div.notes { border-left: 4px solid #d9a400; background: #fff8e1; padding: 6px 12
 div.notes p { margin: 0; white-space: pre-line; }
 div.notes h4 { margin: 0 0 2px; font-size: 13px; color: var(--muted); }
 details.yaml summary { cursor: pointer; }
+.tag.gen { background: #fde8d8; color: #8a3b00; }
+p.generated-banner { border-left: 4px solid #c25400; background: #fff1e6; padding: 6px 12px; margin: 12px 0 0; }
+details.group-body > summary { cursor: pointer; font-size: 14px; color: var(--muted); margin-top: 6px; }
+.view { margin-top: 14px; }
+.view h3 { font-size: 17px; margin: 0 0 2px; }
+.view p.muted { margin: 0 0 6px; font-size: 13px; }
+table.gpu-counts, table.history { border-collapse: collapse; font-size: 13px; font-variant-numeric: tabular-nums; }
+table.gpu-counts th, table.gpu-counts td, table.history th, table.history td { padding: 3px 10px; border-bottom: 1px solid var(--line); text-align: left; }
+table.gpu-counts td.num, table.gpu-counts th.num, table.history td.num, table.history th.num { text-align: right; }
+table.history tr.predicted td { font-style: italic; }
+table.history tr.self td { font-weight: 700; }
+p.same { font-size: 13px; margin: 6px 0 0; }
 article.entry h4 + p code { overflow-wrap: anywhere; }
 @media print { .js-only, .controls { display: none !important; } article.entry { break-inside: avoid; } }
 )CSS";
@@ -91,9 +103,15 @@ const char* const kLeaderboardScript = R"JS(
             : (th.dataset.dir === 'desc' ? 'descending' : 'ascending');
     all('th[aria-sort]', table).forEach(function (h) { h.removeAttribute('aria-sort'); });
     th.setAttribute('aria-sort', dir);
-    var sign = dir === 'ascending' ? 1 : -1, body = table.tBodies[0], rows = all('tr', body);
+    var sign = dir === 'ascending' ? 1 : -1, body = table.tBodies[0], rows = all('tr', body), col = th.cellIndex;
+    // A row's sort value: its data-<key> (a figure at full precision), else its cell's text (commas dropped from a number).
+    function value(r) {
+      if (r.dataset[key] !== undefined) return r.dataset[key];
+      var cell = r.cells[col], label = cell.querySelector('.layout-label'), t = (label || cell).textContent.trim();
+      return numeric ? t.replace(/,/g, '') : t;
+    }
     rows.sort(function (a, b) {
-      var x = a.dataset[key], y = b.dataset[key];
+      var x = value(a), y = value(b);
       var ex = x === undefined || x === '', ey = y === undefined || y === '';
       if (ex || ey) { if (ex !== ey) return ex ? 1 : -1; }
       else if (numeric && +x !== +y) return (+x - +y) * sign;
@@ -115,10 +133,14 @@ const char* const kLeaderboardScript = R"JS(
   function applyFilters() {
     var want = {}, shown = 0, total = 0;
     Object.keys(filters).forEach(function (k) { want[k] = document.getElementById(filters[k]).value; });
-    all('[data-id][data-status]').forEach(function (e) {
-      var ok = Object.keys(want).every(function (k) { return !want[k] || e.dataset[k] === want[k]; });
-      e.hidden = !ok;
-      if (e.tagName === 'TR') { total++; if (ok) shown++; }
+    // A row decides for its entry's card too (the card has the row's id; it carries no data-* of its own).
+    all('table.board tbody tr[data-status]').forEach(function (row) {
+      var ok = Object.keys(want).every(function (k) { return !want[k] || row.dataset[k] === want[k]; });
+      var card = document.getElementById(row.dataset.id);
+      row.hidden = !ok;
+      if (card) card.hidden = !ok;
+      total++;
+      if (ok) shown++;
     });
     all('section.group:not(.unranked)').forEach(function (g) { g.hidden = !g.querySelector('table.board tbody tr:not([hidden])'); });
     document.getElementById('f-count').textContent = shown + ' of ' + total + ' entries shown';
@@ -143,8 +165,8 @@ const char* const kLeaderboardScript = R"JS(
   }
   function fieldTable(a, b, A, B) {
     var order = [], va = {}, vb = {};
-    A.fields.forEach(function (f) { va[f[0]] = data.values[f[1]]; order.push(f[0]); });
-    B.fields.forEach(function (f) { vb[f[0]] = data.values[f[1]]; if (!(f[0] in va)) order.push(f[0]); });
+    A.v.forEach(function (vi, k) { if (vi >= 0) { va[k] = data.values[vi]; order.push(k); } });
+    B.v.forEach(function (vi, k) { if (vi >= 0) { vb[k] = data.values[vi]; if (!(k in va)) order.push(k); } });
     var t = el('table', undefined, 'cmp fields'), head = t.createTHead().insertRow(), diffs = 0;
     ['', 'section', 'field', 'A: ' + a, 'B: ' + b].forEach(function (h) { head.appendChild(el('th', h)); });
     var body = t.createTBody();
@@ -212,6 +234,7 @@ const char* const kLeaderboardTemplate = R"TPL(<!DOCTYPE html>
 <label>Backend <select id="f-backend"><option value="">all</option>{{#backends}}<option>{{.}}</option>{{/backends}}</select></label>
 <span id="f-count" class="muted"></span>
 </form>
+{{#generated}}<p class="generated-banner" role="note"><strong>Generated test data.</strong> {{generated}}: each is marked "generated" in its table row and card.</p>{{/generated}}
 {{^has_groups}}<p>No recipe or run with a result to rank.</p>{{/has_groups}}
 {{{groups_html}}}{{#has_predictions}}<section class="group unranked predictions" id="predicted"><h2>Predicted, not measured</h2>
 <p class="muted">The step-time model's figures (recipebench plan / predict, docs/step-time.md) from measured profiles: never ranked with the measured entries above. Measured: the recipe's own result, else that of a measured recipe above of the same model, GPU type and count, workload (row tokens, global batch, precision) and layout (TP, PP, VPP, CP, EP, ETP, DP, layer split, max tokens per GPU, recompute), linked, with what else differs. Error: predicted / measured tokens/s/GPU - 1, as a signed percentage (+84.2%: the prediction is 84.2% above the measurement).</p>
@@ -233,42 +256,53 @@ const char* const kLeaderboardTemplate = R"TPL(<!DOCTYPE html>
 const char* const kGroupTemplate = R"TPL(<section class="group" id="{{id}}">
 <h2>{{title}}</h2>
 <p class="subtitle">Ranked by tokens/s per GPU · {{rows_text}} · global batch {{global_batch}} · {{precision}}</p>
-<table class="board">
-<thead><tr><th data-key="rank" data-dir="asc">#</th><th class="num" data-key="tps" data-dir="desc">Tokens/s per GPU</th>{{#show_usd}}<th class="num" data-key="usd" data-dir="asc">$ / 1M tokens</th>{{/show_usd}}<th class="num" data-key="gpus" data-dir="asc">GPUs</th><th data-key="layout" data-type="text" data-dir="asc">Layout</th>{{#show_mfu}}<th class="num" data-key="mfu" data-dir="desc">MFU</th>{{/show_mfu}}{{#show_cv}}<th class="num" data-key="cv" data-dir="asc">Step-time CV</th>{{/show_cv}}<th data-key="measured" data-type="text" data-dir="desc">Measured</th>{{#show_commit}}<th>Commit</th>{{/show_commit}}{{#show_runs}}<th>Earlier runs</th>{{/show_runs}}<th data-key="author" data-type="text" data-dir="asc">Author</th><th></th><th class="js-only">Compare</th></tr></thead>
+{{#collapsible}}<details class="group-body"{{#open}} open{{/open}}><summary>{{entry_count}}: table, charts and cards</summary>
+{{/collapsible}}<table class="board">
+<thead><tr><th data-key="rank" data-dir="asc">#</th><th class="num" data-key="tps" data-dir="desc">Tokens/s per GPU</th>{{#show_usd}}<th class="num" data-key="usd" data-dir="asc">$ / 1M tokens</th>{{/show_usd}}<th class="num" data-key="gpus" data-dir="asc">GPUs</th><th data-key="layout" data-type="text" data-dir="asc">Layout</th>{{#show_mfu}}<th class="num" data-key="mfu" data-dir="desc">MFU</th>{{/show_mfu}}{{#show_cv}}<th class="num" data-key="cv" data-dir="asc">Step-time CV</th>{{/show_cv}}<th data-key="measured" data-type="text" data-dir="desc">Measured</th>{{#show_commit}}<th>Commit</th>{{/show_commit}}{{#show_runs}}<th>Earlier runs</th>{{/show_runs}}<th data-key="author" data-type="text" data-dir="asc">Author</th><th class="js-only">Compare</th></tr></thead>
 <tbody>
-{{#rows}}<tr id="row-{{id}}" data-id="{{id}}" data-rank="{{rank}}" data-tps="{{tps_raw}}" data-usd="{{usd_raw}}" data-gpus="{{gpus}}" data-layout="{{layout_label}}" data-mfu="{{mfu_raw}}" data-cv="{{cv_raw}}" data-measured="{{measured}}" data-author="{{author}}" data-status="{{status}}" data-gpu="{{gpu_type}}" data-backend="{{backend}}"><td class="rank">#{{rank}}</td><td class="num">{{tps}}</td>{{#show_usd}}<td class="num">{{usd}}</td>{{/show_usd}}<td class="num">{{gpus}}</td><td><span class="layout-label">{{layout_label}}</span>{{#layout_hl}}<span class="layout-hl">{{layout_hl}}</span>{{/layout_hl}}</td>{{#show_mfu}}<td class="num">{{mfu}}</td>{{/show_mfu}}{{#show_cv}}<td class="num">{{cv}}</td>{{/show_cv}}<td class="date">{{measured}}</td>{{#show_commit}}<td class="commit">{{#commit_full}}<code title="{{commit_full}}">{{commit}}</code>{{/commit_full}}{{^commit_full}}{{commit}}{{/commit_full}}</td>{{/show_commit}}{{#show_runs}}<td class="fold">{{#fold}}<details class="runs"><summary>{{{spark_svg}}} {{summary}}<span class="trend">{{change}}</span><span class="trend spread">{{spread}}</span></summary><ol class="runs">{{#runs}}<li title="{{file}}">{{measured}} · <code title="{{commit_full}}">{{commit}}</code> · {{tps}}{{#differ}} <span class="differ" title="{{differ_full}}">({{differ}})</span>{{/differ}}</li>{{/runs}}</ol></details>{{/fold}}{{^fold}}<span class="muted">—</span>{{/fold}}</td>{{/show_runs}}<td>{{author}}</td><td class="link"><a href="#{{id}}">{{link_word}} ›</a></td><td class="js-only"><input type="checkbox" class="pick" value="{{id}}" aria-label="compare {{id}}"></td></tr>
+{{#rows}}<tr id="row-{{id}}" data-id="{{id}}" data-rank="{{rank}}" data-tps="{{tps_raw}}" data-usd="{{usd_raw}}" data-mfu="{{mfu_raw}}" data-cv="{{cv_raw}}" data-status="{{status}}" data-gpu="{{gpu_type}}" data-backend="{{backend}}"><td class="rank"><a href="#{{id}}">#{{rank}}</a>{{#generated}} <span class="tag gen">generated</span>{{/generated}}</td><td class="num">{{tps}}</td>{{#show_usd}}<td class="num">{{usd}}</td>{{/show_usd}}<td class="num">{{gpus}}</td><td><span class="layout-label">{{layout_label}}</span>{{#layout_hl}}<span class="layout-hl">{{layout_hl}}</span>{{/layout_hl}}</td>{{#show_mfu}}<td class="num">{{mfu}}</td>{{/show_mfu}}{{#show_cv}}<td class="num">{{cv}}</td>{{/show_cv}}<td class="date">{{measured}}</td>{{#show_commit}}<td class="commit">{{#commit_full}}<code title="{{commit_full}}">{{commit}}</code>{{/commit_full}}{{^commit_full}}{{commit}}{{/commit_full}}</td>{{/show_commit}}{{#show_runs}}<td class="fold">{{#fold}}<details class="runs"><summary>{{{spark_svg}}} {{summary}}<span class="trend">{{change}}</span><span class="trend spread">{{spread}}</span></summary><ol class="runs">{{#runs}}<li title="{{file}}">{{measured}} · <code title="{{commit_full}}">{{commit}}</code> · {{tps}}{{#differ}} <span class="differ" title="{{differ_full}}">({{differ}})</span>{{/differ}}</li>{{/runs}}</ol></details>{{/fold}}{{^fold}}<span class="muted">—</span>{{/fold}}</td>{{/show_runs}}<td>{{author}}</td><td class="js-only"><input type="checkbox" class="pick" value="{{id}}" aria-label="compare {{id}}"></td></tr>
 {{/rows}}</tbody>
 </table>
 <div class="charts">{{{bar_svg}}}{{{scatter_svg}}}</div>
+{{#pareto_svg}}<div class="view pareto"><h3>Cost against time to train</h3><p class="muted">$ per 1M tokens against the hours to train the stated budget on the entry's own GPUs (budget / (tokens/s/GPU x GPUs)). On the Pareto front (filled, joined): no other entry is both faster and cheaper. Each point links to its card.</p>{{{pareto_svg}}}</div>
+{{/pareto_svg}}{{#budget}}<div class="view gpu-counts"><h3>Best layout by GPU count</h3><p class="muted">The best entry (highest tokens/s per GPU, the group's rank key) at each GPU count; hours to train {{budget}}.</p>
+<table class="gpu-counts"><thead><tr><th class="num">GPUs</th><th>Best entry</th><th>Layout</th><th class="num">Tokens/s per GPU</th><th class="num">$ / 1M tokens</th><th class="num">Hours</th><th class="num">Entries at this count</th></tr></thead><tbody>
+{{#gpu_counts}}<tr data-gpus="{{gpus}}" data-id="{{id}}"><td class="num">{{gpus}}</td><td><a href="#{{id}}">#{{rank}} {{id}}</a></td><td><span class="layout-label">{{layout_label}}</span>{{#layout_hl}}<span class="layout-hl">{{layout_hl}}</span>{{/layout_hl}}</td><td class="num">{{tps}}</td><td class="num">{{usd}}</td><td class="num">{{hours}}</td><td class="num">{{entries}}</td></tr>
+{{/gpu_counts}}</tbody></table></div>
+{{/budget}}
 {{#default_compare}}<details class="compare-default"><summary>#1 and #2 side by side ({{differences}} of {{field_count}} fields differ)</summary>
 <table class="cmp figures"><thead><tr><th>figure</th><th>A: {{a_id}}</th><th>B: {{b_id}}</th><th>B / A</th></tr></thead><tbody>{{#figures}}<tr><td>{{label}}</td><td>{{a}}</td><td>{{b}}</td><td>{{ratio}}</td></tr>{{/figures}}</tbody></table>
 <table class="cmp fields"><thead><tr><th></th><th>section</th><th>field</th><th>A: {{a_id}}</th><th>B: {{b_id}}</th></tr></thead><tbody>{{#fields}}<tr{{#differs}} class="diff"{{/differs}}><td class="mark"></td><td>{{section}}</td><td>{{name}}</td><td>{{a}}</td><td>{{b}}</td></tr>{{/fields}}</tbody></table>
 </details>{{/default_compare}}
 <h3>{{entries_word}}</h3>
-{{{articles_html}}}</section>
+{{{articles_html}}}{{#collapsible}}</details>{{/collapsible}}</section>
 )TPL";
 
 // One entry's detail section, rendered entry by entry into the page's {{{articles_html}}} (leaderboard_html.cpp,
 // article_data), so a big board never holds every entry's template data at once.
-const char* const kArticleTemplate = R"TPL(<article class="entry" id="{{id}}" data-id="{{id}}" data-status="{{status}}" data-gpu="{{gpu_type}}" data-backend="{{backend}}">
-<h3>#{{rank}} {{id}} <span class="tag">{{tag}}</span></h3>
+const char* const kArticleTemplate = R"TPL(<article class="entry" id="{{id}}">
+<h3>#{{rank}} {{id}} <span class="tag">{{tag}}</span>{{#generated}} <span class="tag gen">generated test data</span>{{/generated}}</h3>
 <p><strong>{{tps}} tokens/s/GPU</strong> · {{layout_label}}{{#layout_hl}} · {{layout_hl}}{{/layout_hl}}</p>
-{{#notes}}<div class="notes"><h4>Notes</h4>{{#notes_same}}<p class="muted same">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>.</p>{{/notes_same}}{{^notes_same}}<p>{{notes}}</p>{{/notes_same}}</div>
+{{#notes}}<div class="notes"><h4>Notes</h4><p>{{notes}}</p></div>
 {{/notes}}<dl class="facts">
 {{#facts}}<dt>{{label}}</dt><dd>{{#href_local}}<a href="{{href_local}}">{{text}}</a>{{/href_local}}{{^href_local}}{{#href}}<a href="{{href}}" rel="noopener noreferrer">{{text}}</a>{{/href}}{{^href}}{{#code}}<code>{{text}}</code>{{/code}}{{^code}}{{text}}{{/code}}{{/href}}{{/href_local}}{{#cite}} <a class="cite" href="{{cite}}" rel="noopener noreferrer">(cite)</a>{{/cite}}{{#note}} <span class="muted">({{note}})</span>{{/note}}</dd>
 {{/facts}}</dl>
-{{#has_charts}}<div class="charts">{{{step_svg}}}{{{loss_svg}}}</div>{{/has_charts}}
+{{#same_as}}<p class="same muted">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>: {{names}}.</p>
+{{/same_as}}{{#has_charts}}<div class="charts">{{{step_svg}}}{{{loss_svg}}}</div>{{/has_charts}}
 {{#has_correctness}}<h4>Correctness</h4>
-{{#correctness_same}}<p class="muted same">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>.</p>{{/correctness_same}}{{^correctness_same}}<dl class="facts">{{#correctness}}<dt>{{label}}</dt><dd>{{text}}</dd>{{/correctness}}</dl>{{/correctness_same}}
+<dl class="facts">{{#correctness}}<dt>{{label}}</dt><dd>{{text}}</dd>{{/correctness}}</dl>
 {{/has_correctness}}{{#has_stack}}<h4>Stack</h4>
-{{#stack_same}}<p class="muted same">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>.</p>{{/stack_same}}{{^stack_same}}<dl class="facts">{{#stack}}<dt>{{label}}</dt><dd>{{text}}</dd>{{/stack}}</dl>{{/stack_same}}
+<dl class="facts">{{#stack}}<dt>{{label}}</dt><dd>{{text}}</dd>{{/stack}}</dl>
 {{/has_stack}}{{#env}}<h4>Environment</h4>
-{{#env_same}}<p class="muted same">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>.</p>{{/env_same}}{{^env_same}}<pre>{{env}}</pre>{{/env_same}}
+<pre>{{env}}</pre>
 {{/env}}{{#has_patches}}<h4>Patches</h4>
-{{#patches_same}}<p class="muted same">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>.</p>{{/patches_same}}{{^patches_same}}<ul>{{#patches}}<li><code>{{.}}</code></li>{{/patches}}</ul>{{/patches_same}}
+<ul>{{#patches}}<li><code>{{.}}</code></li>{{/patches}}</ul>
 {{/has_patches}}{{#run}}<h4>How to run</h4>
-{{#run_same}}<p class="muted same">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>.</p>{{/run_same}}{{^run_same}}<pre>{{run}}</pre>{{/run_same}}
-{{/run}}{{#recipe}}<h4>Recipe</h4>
+<pre>{{run}}</pre>
+{{/run}}{{#history}}<h4>History</h4>
+<div class="history"><p class="muted">{{summary}}; oldest first, the rank key (tokens/s per GPU) at each commit and date, this entry ringed.</p>{{{svg}}}
+<table class="history"><thead><tr><th>Date</th><th>Commit</th><th class="num">Tokens/s per GPU</th><th>Kind</th><th>Of</th></tr></thead><tbody>{{#rows}}<tr class="{{kind}}{{#self}} self{{/self}}"><td>{{date}}</td><td>{{#commit_full}}<code title="{{commit_full}}">{{commit}}</code>{{/commit_full}}{{^commit_full}}{{commit}}{{/commit_full}}</td><td class="num">{{tps}}</td><td>{{kind}}</td><td>{{id}}</td></tr>{{/rows}}</tbody></table></div>
+{{/history}}{{#recipe}}<h4>{{#made_from}}Recipe it was made from{{/made_from}}{{^made_from}}Recipe{{/made_from}}</h4>
 <p><code>{{file}}</code>{{#download}} · <a class="download" href="{{download}}" download="{{download_name}}">Download</a>{{/download}}{{#repository}} · <a class="repository" href="{{repository}}" rel="noopener noreferrer">Repository</a>{{/repository}}{{#repository_not_link}} · <span class="muted">repository {{repository_not_link}} (not a link)</span>{{/repository_not_link}}</p>
 {{#yaml}}<details class="yaml"><summary>The recipe's YAML ({{yaml_lines}})</summary><pre class="yaml">{{yaml}}</pre></details>{{/yaml}}{{#yaml_elsewhere}}<p class="muted">{{yaml_elsewhere}}</p>{{/yaml_elsewhere}}
 {{/recipe}}</article>

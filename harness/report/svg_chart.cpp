@@ -423,4 +423,131 @@ std::string steps_svg(const std::vector<double>& values, int window_first, int w
   return o.str();
 }
 
+ScatterLayout layout_pareto(const std::vector<ParetoMark>& marks, double width, double height) {
+  std::vector<ScatterPoint> pts;
+  for (const ParetoMark& m : marks) pts.push_back({m.id, m.label, m.rank, m.x, m.y, m.run});
+  ScatterLayout L = layout_scatter(pts, width, height);
+  L.corner = Rect{};  // no median corner: the front says what is worth having
+  return L;
+}
+
+namespace {
+
+/// A point's marker: a square for a run, a circle for a recipe; filled when on the front, else hollow.
+std::string pareto_marker(const Point& p, const ParetoMark& m) {
+  std::ostringstream o;
+  const std::string fill = m.front ? kDark : "#fff";
+  if (m.run)
+    o << "<rect x=\"" << num(p.x - 5) << "\" y=\"" << num(p.y - 5) << "\" width=\"10\" height=\"10\" fill=\"" << fill
+      << "\" stroke=\"" << kDark << "\" stroke-width=\"2\"/>";
+  else
+    o << "<circle cx=\"" << num(p.x) << "\" cy=\"" << num(p.y) << "\" r=\"5\" fill=\"" << fill << "\" stroke=\""
+      << kDark << "\" stroke-width=\"2\"/>";
+  return o.str();
+}
+
+/// The front as a dashed step line through its points, fastest first: each step says "no cheaper without slower".
+std::string front_line(const std::vector<ParetoMark>& marks, const ScatterLayout& L) {
+  std::vector<size_t> on;
+  for (size_t i = 0; i < marks.size(); ++i)
+    if (marks[i].front) on.push_back(i);
+  std::sort(on.begin(), on.end(), [&marks](size_t a, size_t b) { return marks[a].x < marks[b].x; });
+  if (on.size() < 2) return "";
+  std::ostringstream o;
+  o << "<polyline class=\"front\" fill=\"none\" stroke=\"" << kDark << "\" stroke-width=\"1.5\" "
+    << "stroke-dasharray=\"5 3\" points=\"";
+  for (size_t k = 0; k < on.size(); ++k) {
+    const Point& p = L.points[on[k]];
+    if (k > 0) o << " " << num(p.x) << "," << num(L.points[on[k - 1]].y);  // across, then down
+    o << (k ? " " : "") << num(p.x) << "," << num(p.y);
+  }
+  o << "\"/>";
+  return o.str();
+}
+
+}  // namespace
+
+std::string pareto_svg(const std::vector<ParetoMark>& marks, const std::string& chart_id, const std::string& title,
+                       const std::string& x_title) {
+  const ScatterLayout L = layout_pareto(marks, 520, 320);
+  std::ostringstream o;
+  o << open_svg(chart_id, title, L.frame.width, L.frame.height);
+  o << x_axis(L.frame, L.x, L.x_ticks, x_title);
+  o << y_axis(L.frame, L.y, L.y_ticks, "$ per 1M tokens (computed)");
+  o << front_line(marks, L);
+  o << "<g class=\"points\">";
+  for (size_t i = 0; i < marks.size(); ++i)
+    o << "<a href=\"#" << escape_xml(marks[i].id) << "\" data-front=\"" << (marks[i].front ? 1 : 0) << "\"><title>"
+      << escape_xml(marks[i].tip) << "</title>"
+      << pareto_marker(L.points[i], marks[i]) << "</a>";
+  o << "</g>";
+  std::vector<ScatterPoint> pts;
+  for (const ParetoMark& m : marks) pts.push_back({m.id, m.label, m.rank, m.x, m.y, m.run});
+  const LabelPlacement placed = place_labels(pts, L, kLabelFont);
+  o << "<g class=\"labels\" font-size=\"" << num(kLabelFont) << "\" fill=\"" << kInk << "\">";
+  for (size_t i = 0; i < marks.size(); ++i) {
+    const Rect& b = placed.labels[i];
+    if (b.width <= 0) continue;
+    o << text(b.x + 1, b.y + kLabelFont, "#" + std::to_string(marks[i].rank), "start",
+              marks[i].front ? " class=\"point-label\" font-weight=\"700\"" : " class=\"point-label\"");
+  }
+  o << "</g>"
+    << text(L.frame.x1() - 4, L.frame.y0() + 12, "filled, joined: the Pareto front", "end",
+            " class=\"front-label\" font-size=\"11\" font-weight=\"600\"")
+    << "</svg>";
+  return o.str();
+}
+
+PlotLayout layout_history(const std::vector<HistoryMark>& marks, double width, double height) {
+  PlotLayout L;
+  L.frame = Frame{width, height, 64, 20, 12, 44};
+  const double n = static_cast<double>(marks.size());
+  L.x = Scale{-0.5, std::max(0.5, n - 0.5), L.frame.x0(), L.frame.x1()};
+  std::vector<double> ys;
+  for (const HistoryMark& m : marks) ys.push_back(m.value);
+  L.y_ticks = nice_ticks(0, max_of(ys));
+  L.y = Scale{0, L.y_ticks.back(), L.frame.y1(), L.frame.y0()};
+  for (size_t i = 0; i < marks.size(); ++i) L.points.push_back(Point{L.x(static_cast<double>(i)), L.y(marks[i].value)});
+  return L;
+}
+
+std::string history_svg(const std::vector<HistoryMark>& marks, const std::string& chart_id, const std::string& title) {
+  const PlotLayout L = layout_history(marks, 420, 220);
+  std::ostringstream o;
+  o << open_svg(chart_id, title, L.frame.width, L.frame.height);
+  o << y_axis(L.frame, L.y, L.y_ticks, "tokens/s per GPU");
+  const size_t every = std::max<size_t>(1, (marks.size() + 5) / 6);  // at most about 6 day labels
+  o << "<g class=\"axis x\" font-size=\"10\" fill=\"" << kInk << "\">";
+  for (size_t i = 0; i < marks.size(); i += every) o << text(L.points[i].x, L.frame.y1() + 14, marks[i].tick, "middle");
+  o << "<line x1=\"" << num(L.frame.x0()) << "\" y1=\"" << num(L.frame.y1()) << "\" x2=\"" << num(L.frame.x1())
+    << "\" y2=\"" << num(L.frame.y1()) << "\" stroke=\"" << kInk << "\"/>"
+    << text((L.frame.x0() + L.frame.x1()) / 2, L.frame.height - 6, "date (oldest left)", "middle",
+            " class=\"axis-title\" font-size=\"12\"")
+    << "</g><polyline class=\"measured-line\" fill=\"none\" stroke=\"" << kDark << "\" stroke-width=\"2\" points=\"";
+  bool first = true;
+  for (size_t i = 0; i < marks.size(); ++i)
+    if (!marks[i].predicted) {
+      o << (first ? "" : " ") << num(L.points[i].x) << "," << num(L.points[i].y);
+      first = false;
+    }
+  o << "\"/><g class=\"points\">";
+  for (size_t i = 0; i < marks.size(); ++i) {
+    const Point& p = L.points[i];
+    o << "<g class=\"hpoint\" data-kind=\"" << (marks[i].predicted ? "predicted" : "measured") << "\"><title>"
+      << escape_xml(marks[i].tip) << "</title>";
+    if (marks[i].predicted)  // a hollow diamond
+      o << "<path d=\"M" << num(p.x) << " " << num(p.y - 6) << " L" << num(p.x + 6) << " " << num(p.y) << " L"
+        << num(p.x) << " " << num(p.y + 6) << " L" << num(p.x - 6) << " " << num(p.y) << " Z\" fill=\"#fff\" stroke=\""
+        << kDark << "\" stroke-width=\"2\"/>";
+    else
+      o << "<circle cx=\"" << num(p.x) << "\" cy=\"" << num(p.y) << "\" r=\"4\" fill=\"" << kDark << "\"/>";
+    if (marks[i].self)
+      o << "<circle class=\"self\" cx=\"" << num(p.x) << "\" cy=\"" << num(p.y) << "\" r=\"8\" fill=\"none\" stroke=\""
+        << kInk << "\" stroke-width=\"1.5\"/>";
+    o << "</g>";
+  }
+  o << "</g></svg>";
+  return o.str();
+}
+
 }  // namespace recipebench::svg

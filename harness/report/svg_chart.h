@@ -113,6 +113,38 @@ LabelPlacement place_labels(const std::vector<ScatterPoint>& pts, const ScatterL
 bool intersects(const Rect& a, const Rect& b);
 std::string scatter_svg(const std::vector<ScatterPoint>& pts, const std::string& chart_id, const std::string& title);
 
+// ---- $ / 1M tokens against hours to train a token budget: the Pareto view ----
+
+struct ParetoMark {
+  std::string id, label;  ///< the entry's id (the point links to its card, #id) and layout label
+  int rank = 0;
+  double x = 0, y = 0;    ///< hours to train the budget, $ per 1M tokens
+  bool run = false;       ///< a run record: a square; a recipe: a circle
+  bool front = false;     ///< on the Pareto front: filled and joined by the front's line; else hollow
+  std::string tip;        ///< the point's tooltip
+};
+
+/// The Pareto view's points on axes from 0 (layout_scatter's axes, without its median corner): x hours, y $.
+ScatterLayout layout_pareto(const std::vector<ParetoMark>& marks, double width, double height);
+/// The SVG of the Pareto view: each point a link to its card, the front's points filled and joined (a dashed step
+/// line, fastest to cheapest), rank labels placed as the scatter's (place_labels). `x_title` names the budget.
+std::string pareto_svg(const std::vector<ParetoMark>& marks, const std::string& chart_id, const std::string& title,
+                       const std::string& x_title);
+
+// ---- an entry's history: the rank key over its runs and predictions ----
+
+struct HistoryMark {
+  double value = 0;       ///< tokens/s/GPU
+  bool predicted = false;  ///< a prediction: a hollow diamond, not joined; measured: filled circles joined
+  bool self = false;       ///< the card's own entry: ringed
+  std::string tick;        ///< the x label (the day)
+  std::string tip;         ///< the tooltip: date, commit, figure, measured or predicted
+};
+
+/// Points evenly spaced in date order (x: index) on a y axis of tokens/s/GPU from 0.
+PlotLayout layout_history(const std::vector<HistoryMark>& marks, double width, double height);
+std::string history_svg(const std::vector<HistoryMark>& marks, const std::string& chart_id, const std::string& title);
+
 /// Median of `v` (mean of the middle two for an even count); 0 for an empty vector.
 double median(std::vector<double> v);
 
