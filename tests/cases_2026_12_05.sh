@@ -197,7 +197,8 @@ layout-pricing)
 seed-page)
   # leaderboard-vs-seed-page: report of the seed's three recipes and an imported Megatron-LM log (its recipe's stack
   # names commit 5f2e1c9a): copies of the recipes byte for byte beside the page; "(cite)", "How to run" and the YAML
-  # per recipe; the imported entry's commit is its stack's, recipebench "Recorded by"; its window its own; a later
+  # per recipe, and the YAML of the recipe the imported run was made from; the imported entry's commit is its stack's,
+  # recipebench "Recorded by"; its window its own; a later
   # report over the output folder reads no copy as a recipe.
   d=$cases/leaderboard-vs-seed-page
   "$rb" import "$d/megatron-mixtral.log" --recipe "$d/mixtral-stack-commit.yaml" --out "$work/in" --steps 30 \
@@ -208,9 +209,12 @@ seed-page)
   for f in "$work"/in/attune-*.yaml; do
     cmp -s "$f" "$work/board/leaderboard-recipes/$(basename "$f").txt" || fail "no byte-for-byte copy of $f"
   done
-  for what in '(cite)' '<h4>How to run</h4>' 'schema_version: 1' '<div class="notes">'; do
+  for what in '(cite)' '<h4>How to run</h4>' '<div class="notes">'; do
     [ "$(grep -o -- "$what" "$h" | wc -l)" = 3 ] || fail "$what: $(grep -c -- "$what" "$h") lines, expected 3 entries"
   done
+  # The YAML of the three recipes and of the recipe the imported run was made from (issue 46 item 5).
+  [ "$(grep -o -- 'schema_version: 1' "$h" | wc -l)" = 4 ] || fail "YAML: $(grep -o -- 'schema_version: 1' "$h" | wc -l) shown, expected 4"
+  grep -q '<h4>Recipe it was made from</h4>' "$h" || fail "the imported run's recipe"
   grep -q '<dt>Trained by</dt><dd>Megatron-LM core_r0.12.0, commit 5f2e1c9a' "$h" || fail "Trained by"
   grep -q '<dt>Recorded by</dt><dd>recipebench ' "$h" || fail "Recorded by"
   grep -q '<code title="5f2e1c9a">5f2e1c9</code>' "$h" || fail "the imported entry's Commit cell"

@@ -166,7 +166,8 @@ void correctness_facts(const Json& c, mu::data& facts) {
 
 /// Facts and blocks (GPUs, layout, rows, cost and MFU basis, stack, env, command, ...) already shown in the group: a
 /// card does not print them again but names them in one line, "Same as #1 <id>: GPUs, Layout, Stack", which keeps
-/// big boards small (tests/browser/big_board.test.js) and shows at a glance what changed.
+/// big boards small (tests/browser/big_board.test.js) and shows at a glance what changed. The notes keep their own
+/// box, saying "Same as #k".
 class SeenBlocks {
  public:
   /// True (and `name` noted for the card's "Same as" line) when an earlier entry of the group showed `content` under
@@ -175,6 +176,17 @@ class SeenBlocks {
     auto [it, inserted] = first_.emplace(name + '\0' + content, std::make_pair(e.rank, e.id));
     if (!inserted) same_[it->second].push_back(name);
     return !inserted;
+  }
+  /// Sets `<name>_same` {id, rank} on `a` (the notes box's own "Same as", not the card's line) when `content` was
+  /// shown before.
+  bool repeat_marked(const std::string& name, const std::string& content, const LeaderboardEntry& e, mu::data& a) {
+    auto [it, inserted] = first_.emplace(name + '\0' + content, std::make_pair(e.rank, e.id));
+    if (inserted) return false;
+    mu::data same;
+    same.set("id", it->second.second);
+    same.set("rank", std::to_string(it->second.first));
+    a.set(name + "_same", same);
+    return true;
   }
   /// The card's "Same as" lines (same_as: [{id, rank, names}]), best rank first, and forgets them for the next card.
   void take_same_as(mu::data& a) {
@@ -343,8 +355,12 @@ void block_data(const LeaderboardEntry& e, SeenBlocks& seen, mu::data& a) {
   if (d.contains("run") && d["run"].is_string() && !d["run"].get<std::string>().empty() &&
       !seen.repeat("How to run", text(d["run"]), e))
     a.set("run", text(d["run"]));
-  if (d.contains("notes") && !text(d["notes"]).empty() && !seen.repeat("Notes", text(d["notes"]), e))
+  // The notes keep their box on every card, first (they carry run-critical warnings, e.g. the seed's B200 patch): a
+  // repeat says where they are.
+  if (d.contains("notes") && !text(d["notes"]).empty()) {
     a.set("notes", unwrapped(text(d["notes"])));
+    seen.repeat_marked("notes", text(d["notes"]), e, a);
+  }
   seen.take_same_as(a);
 }
 

@@ -283,7 +283,7 @@ const char* const kGroupTemplate = R"TPL(<section class="group" id="{{id}}">
 const char* const kArticleTemplate = R"TPL(<article class="entry" id="{{id}}">
 <h3>#{{rank}} {{id}} <span class="tag">{{tag}}</span>{{#generated}} <span class="tag gen">generated test data</span>{{/generated}}</h3>
 <p><strong>{{tps}} tokens/s/GPU</strong> · {{layout_label}}{{#layout_hl}} · {{layout_hl}}{{/layout_hl}}</p>
-{{#notes}}<div class="notes"><h4>Notes</h4><p>{{notes}}</p></div>
+{{#notes}}<div class="notes"><h4>Notes</h4>{{#notes_same}}<p class="muted same">Same as <a href="#{{id}}">#{{rank}} {{id}}</a>.</p>{{/notes_same}}{{^notes_same}}<p>{{notes}}</p>{{/notes_same}}</div>
 {{/notes}}<dl class="facts">
 {{#facts}}<dt>{{label}}</dt><dd>{{#href_local}}<a href="{{href_local}}">{{text}}</a>{{/href_local}}{{^href_local}}{{#href}}<a href="{{href}}" rel="noopener noreferrer">{{text}}</a>{{/href}}{{^href}}{{#code}}<code>{{text}}</code>{{/code}}{{^code}}{{text}}{{/code}}{{/href}}{{/href_local}}{{#cite}} <a class="cite" href="{{cite}}" rel="noopener noreferrer">(cite)</a>{{/cite}}{{#note}} <span class="muted">({{note}})</span>{{/note}}</dd>
 {{/facts}}</dl>

@@ -11,13 +11,13 @@ const { generate } = require('./generate_board');
 const COUNT = 1000, MAX_BYTES = 3 * 1024 * 1024, MAX_MS = 2000;
 
 /** Main-thread CPU time of loading the page (parse, style, layout, script: CDP Performance ThreadTime), which the
- *  load of a shared machine does not inflate as it does the wall time (printed too); the best of three loads. */
+ *  load of a shared machine does not inflate as it does the wall time (printed too); the better of two loads. */
 async function loadTimes(s, html) {
   const cdp = await s.context.newCDPSession(s.page);
   await cdp.send('Performance.enable');
   const threadTime = async () => (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'ThreadTime').value;
   const cpu = [], wall = [];
-  for (let i = 0; i < 3; i++) {
+  for (let i = 0; i < 2; i++) {
     await s.page.goto('about:blank');
     const before = await threadTime();
     await s.page.goto(fileUrl(html), { waitUntil: 'load' });

@@ -10,7 +10,7 @@ flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --dis
        --disable-component-update --disable-sync --user-data-dir="$out/profile")
 # The DOM as the browser parsed it (after layout): the table's text, row by row.
 timeout 90 "$chromium" "${flags[@]}" --dump-dom "file://$out/leaderboard.html" 2>/dev/null > "$out/dom.html"
-rows=$(grep -o '<td class="rank">#[0-9]*</td><td class="num">[0-9,.]*</td><td class="num">\$[0-9.]*</td><td class="num">[0-9]*</td>' "$out/dom.html" \
+rows=$(grep -o '<td class="rank"><a href="#[^"]*">#[0-9]*</a></td><td class="num">[0-9,.]*</td><td class="num">\$[0-9.]*</td><td class="num">[0-9]*</td>' "$out/dom.html" \
        | sed -E 's/<[^>]+>/ /g; s/ +/ /g; s/^ //; s/ $//')
 expected=$'#1 1,232.5 $3.21 64\n#2 1,130.7 $3.50 64\n#3 1,075.5 $3.68 48'
 if [ "$rows" != "$expected" ]; then
