@@ -4,6 +4,8 @@
 // prediction of the case predicted-vs-measured-not-linked, and the imported Megatron-LM run of the case
 // leaderboard-vs-seed-page. The browser side: tests/browser/board_views.test.js.
 #include <catch2/catch.hpp>
+#include <rapidjson/document.h>
+#include <rapidjson/schema.h>
 
 #include <filesystem>
 #include <stdexcept>
@@ -44,6 +46,27 @@ RunRecordInput imported() {
   CheckedRunRecord checked = check_run_record(read_json_file(files[0]), files[0]);
   REQUIRE(checked.ok());
   return RunRecordInput{files[0], *checked.record};
+}
+
+/// Whether `j` follows schema/leaderboard.schema.json; the failing keyword in `why`.
+bool follows_leaderboard_schema(const Json& j, std::string& why) {
+  rapidjson::Document sd;
+  sd.Parse(recipebench::test::read_file(source_path("schema/leaderboard.schema.json")).c_str());
+  REQUIRE_FALSE(sd.HasParseError());
+  const rapidjson::SchemaDocument schema(sd);
+  rapidjson::Document d;
+  d.Parse(j.dump().c_str());
+  rapidjson::SchemaValidator validator(schema);
+  const bool ok = d.Accept(validator);
+  why = ok ? "" : validator.GetInvalidSchemaKeyword();
+  return ok;
+}
+
+/// The number of times `what` occurs in `text`.
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
 }
 
 /// A copy of `run` as another run of the same recipe: started at `at`, its stack at `commit`, `tps` tokens/s/GPU,
@@ -101,6 +124,15 @@ TEST_CASE("the seed's Pareto view at 1B tokens: the 16k layout is both fastest a
   CHECK(view[2].hours == Approx(1e9 / (1075.50 * 48) / 3600));                // 5.3809 h
   CHECK(view[0].usd_for_budget == Approx(view[0].usd_per_million_tokens * 1000));
   CHECK((view[0].on_front && !view[1].on_front && !view[2].on_front));
+  // The page draws it: three points, each a link to its card, one on the front; the budget named.
+  const std::string html = leaderboard_to_html(board);
+  const size_t at = html.find("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" id=\"pareto-");
+  REQUIRE(at != std::string::npos);
+  const std::string svg = html.substr(at, html.find("</svg>", at) - at);
+  CHECK(occurrences(svg, "<a href=\"#") == 3);
+  CHECK(occurrences(svg, "data-front=\"1\"") == 1);
+  CHECK(svg.find("<a href=\"#attune-tp2-pp8-ep8-vpp2-mt16k\" data-front=\"1\">") != std::string::npos);
+  CHECK(svg.find("hours to train 1B tokens") != std::string::npos);
   // A larger budget scales the hours, not the front.
   const std::vector<ParetoPoint> ten = pareto_view(board.groups[0], 1e10);
   CHECK(ten[2].hours == Approx(10 * view[2].hours));
@@ -149,6 +181,16 @@ TEST_CASE("history: a measured recipe and the prediction of its layout, in date 
   CHECK(j["groups"][0]["entries"][0]["history"]["points"].size() == 2);
   CHECK(j["groups"][0]["entries"][0]["history"]["points"][1]["kind"] == "predicted");
   CHECK(j["groups"][0]["entries"][1]["history"].is_null());
+  CHECK(j["token_budget"] == 1e9);
+  CHECK(j["groups"][0]["pareto"].size() == 3);
+  CHECK(j["groups"][0]["best_by_gpu_count"][0]["id"] == "attune-48gpu-tp2-pp6-ep8");
+  std::string why;
+  const bool follows = follows_leaderboard_schema(j, why);
+  INFO("failed keyword: " << why);
+  CHECK(follows);
+  Json broken = j;  // negative control: a point of another kind
+  broken["groups"][0]["entries"][0]["history"]["points"][1]["kind"] = "guessed";
+  CHECK_FALSE(follows_leaderboard_schema(broken, why));
 }
 
 TEST_CASE("history: runs of one recipe at three commits, folded or not, oldest first", "[report][views]") {

@@ -124,6 +124,12 @@ HistoryPoint predicted_point(const PredictedEntry& p) {
                       false};
 }
 
+/// The recipe an entry's history is of: where its recipe file was found (a run's recipe beside its record), else
+/// the path it names.
+std::string history_key(const LeaderboardEntry& e) {
+  return recipe_key(e.recipe_file.empty() ? e.recipe_of : e.recipe_file);
+}
+
 }  // namespace
 
 void set_histories(Leaderboard& board) {
@@ -132,14 +138,14 @@ void set_histories(Leaderboard& board) {
     if (!p.measured_file.empty() && p.measured_file != p.file) predicted.emplace(recipe_key(p.measured_file), &p);
   for (LeaderboardGroup& g : board.groups) {
     std::map<std::string, std::vector<HistoryPoint>> of_recipe;  // recipe_key -> its points in this group
-    for (const LeaderboardEntry& e : g.entries) measured_points(e, of_recipe[recipe_key(e.recipe_of)]);
+    for (const LeaderboardEntry& e : g.entries) measured_points(e, of_recipe[history_key(e)]);
     for (auto& [key, points] : of_recipe) {
       const auto [from, to] = predicted.equal_range(key);
       for (auto it = from; it != to; ++it) points.push_back(predicted_point(*it->second));
       sort_history(points);
     }
     for (LeaderboardEntry& e : g.entries) {
-      const std::vector<HistoryPoint>& points = of_recipe[recipe_key(e.recipe_of)];
+      const std::vector<HistoryPoint>& points = of_recipe[history_key(e)];
       if (points.size() < 2) continue;
       e.history = points;
       for (HistoryPoint& p : e.history) p.self = p.kind == HistoryPoint::Kind::kMeasured && p.id == e.id;

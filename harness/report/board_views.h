@@ -53,7 +53,8 @@ std::vector<GpuCountBest> best_by_gpu_count(const LeaderboardGroup& g);
 std::string recipe_key(const std::string& file);
 
 /// The history of every entry of `board` (LeaderboardEntry::history): the measured points of its recipe in its
-/// group (every entry made from the same recipe_key, and their earlier runs) and the predictions linked to that
+/// group (every entry made from the same recipe_key: of its recipe_file where one was found, else of the path it
+/// names; and their earlier runs) and the predictions linked to that
 /// recipe (PredictedEntry::measured_file), each with its commit and date, oldest first; left empty for an entry whose
 /// recipe has one point only.
 void set_histories(Leaderboard& board);

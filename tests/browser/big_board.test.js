@@ -62,6 +62,10 @@ main('big_board', async () => {
     const open = await bodies.evaluateAll((d) => d.map((x) => x.open));
     check(JSON.stringify(open) === '[true,false,false]', 'the first group open, the others collapsed: ' + open);
     await s.page.screenshot({ path: path.join(dir, 'big-board.png') });
+    // A link to a card in a folded group opens the group (Chromium expands a <details> on fragment navigation).
+    const far = board.groups[2].entries[5].id;
+    await s.page.goto(fileUrl(html) + '#' + far);
+    check(await s.page.locator(`article[id="${far}"]`).isVisible(), `#${far} opens its folded group`);
     const measured = await checkFilter(s.page, board);
     await s.page.locator('th[data-key="usd"]').first().click();  // sorting a group of hundreds
     checkClean(s);
