@@ -195,11 +195,12 @@ TEST_CASE("history: a measured recipe and the prediction of its layout, in date 
 
 TEST_CASE("history: runs of one recipe at three commits, folded or not, oldest first", "[report][views]") {
   const RunRecordInput run = imported();
-  // Two repeats (one window: folded, the later ranked) and a run with another window (an entry of its own).
+  // Two repeats (one window: folded, the later ranked) and a run with another window (an entry of its own). The
+  // folded one and the other share a file name in two folders: an earlier run's id is not unique, its file is.
   const std::vector<RunRecordInput> runs = {
-      rerun(run, "c.json", "2026-12-03T09:00:00Z", "cccc333", 900, 7),
-      rerun(run, "b.json", "2026-12-02T09:00:00Z", "bbbb222", 1000, 5),
-      rerun(run, "a.json", "2026-12-01T09:00:00Z", "aaaa111", 950, 5)};
+      rerun(run, "2/run.json", "2026-12-03T09:00:00Z", "cccc333", 900, 7),
+      rerun(run, "1/run-b.json", "2026-12-02T09:00:00Z", "bbbb222", 1000, 5),
+      rerun(run, "0/run.json", "2026-12-01T09:00:00Z", "aaaa111", 950, 5)};
   ReportOptions options;
   options.fold_repeated_runs = true;
   const Leaderboard board = build_leaderboard({}, options, runs);
@@ -218,8 +219,11 @@ TEST_CASE("history: runs of one recipe at three commits, folded or not, oldest f
     for (const HistoryPoint& p : e.history) self += p.self ? 1 : 0;
     CHECK(self == 1);
   }
-  CHECK(g.entries[0].id == "b");  // 1,000 tokens/s/GPU over c's 900
+  CHECK(g.entries[0].id == "run-b");  // 1,000 tokens/s/GPU over the other's 900
   CHECK(g.entries[0].history[1].self);
+  CHECK(g.entries[1].id == "run");  // as the folded earlier run's id: only its own point is marked
+  CHECK(g.entries[1].history[2].self);
+  CHECK_FALSE(g.entries[1].history[0].self);
 }
 
 TEST_CASE("sort_history: by date text (a day before the times of that day), measured before predicted, then file",

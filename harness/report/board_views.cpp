@@ -148,7 +148,7 @@ void set_histories(Leaderboard& board) {
       const std::vector<HistoryPoint>& points = of_recipe[history_key(e)];
       if (points.size() < 2) continue;
       e.history = points;
-      for (HistoryPoint& p : e.history) p.self = p.kind == HistoryPoint::Kind::kMeasured && p.id == e.id;
+      for (HistoryPoint& p : e.history) p.self = p.kind == HistoryPoint::Kind::kMeasured && p.file == e.file;
     }
   }
 }

@@ -43,7 +43,7 @@ struct HistoryPoint {
   std::string commit;  ///< the code that trained (LeaderboardEntry::commit) or predicted it; empty when unknown
   std::string date;    ///< a run's started_at (UTC ISO 8601), a recipe's day measured, a prediction's day
   double tokens_per_s_per_gpu = 0;  ///< measured or predicted
-  bool self = false;                ///< the point of the entry that shows the history
+  bool self = false;                ///< the point of the entry that shows the history (the same file)
 };
 
 /// One ranked row and the facts its detail section shows.
