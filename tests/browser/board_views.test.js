@@ -1,10 +1,13 @@
 // The views across entries (issue 46) in Chromium, each checked against leaderboard.json by a computation of this
 // test's own: the Pareto view's front (hours to train the budget given with --token-budget, $ per 1M tokens), the
-// best layout at each GPU count, the history of a recipe with N runs (N points in its chart and table), and a run
+// best layout at each GPU count, the history of a recipe with N runs (N points in its chart and table; a measured
+// recipe and the prediction of its layout told apart), and a run
 // entry's YAML (equal to the recipe it was made from; said changed for a run whose recipe file changed since).
-// Inputs: the seed's three B200 recipes, 30 generated recipes (tests/browser/generate_board.js) and three imports of
+// Inputs: the seed's three B200 recipes, the prediction of the case predicted-vs-measured-not-linked, 30 generated
+// recipes (tests/browser/generate_board.js) and three imports of
 // the Mixtral log of the case leaderboard-vs-seed-page at three stack commits (two repeats and one other window).
-// Screenshots: pareto.png, gpu-counts.png, history.png (the committed ones: reports/screenshots/).
+// Screenshots: pareto.png, gpu-counts.png, history.png, history-predicted.png (the committed ones:
+// reports/screenshots/).
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -98,8 +101,23 @@ async function checkHistory(page, board, shots) {
     check(JSON.stringify(commits) === JSON.stringify(COMMITS), `${e.id}: the table's commits ${commits}`);
     check(await card.locator('table.history tr.self').count() === 1, 'its own point marked once');
   }
-  const seedFirst = board.groups[0].entries.find((e) => e.id === 'attune-tp2-pp8-ep8-vpp2-mt16k');
-  check(seedFirst.history === null, 'a recipe of one point has no history');
+  // The measured recipe the prediction is linked to (the seed's #1's layout: the seed's or a generated copy of it,
+  // predictions.h says which) and the prediction: one measured and one predicted point, told apart.
+  const linked = board.predictions[0].measured_id;
+  const seedFirst = board.groups[0].entries.find((e) => e.id === linked);
+  check(seedFirst && seedFirst.history.points.map((p) => p.kind).join() === 'measured,predicted',
+        `${linked}: measured, then predicted`);
+  const seedCard = page.locator(`article[id="${seedFirst.id}"]`);
+  check(await seedCard.locator('svg g.hpoint[data-kind="predicted"]').count() === 1 &&
+        await seedCard.locator('svg g.hpoint[data-kind="measured"]').count() === 1, 'drawn apart by kind');
+  check(await seedCard.locator('table.history tr.predicted td:nth-child(2)').textContent() === '088a0e2',
+        'the prediction\'s commit is the one its `by` names');
+  const mt8k = board.groups[0].entries.find((e) => e.id === 'attune-tp2-pp8-ep8-vpp2-mt8k');
+  check(mt8k.history === null, 'a recipe of one point has no history');
+  const both = seedCard.locator('div.history');
+  await both.scrollIntoViewIfNeeded();
+  await page.waitForTimeout(100);
+  await both.screenshot({ path: path.join(shots, 'history-predicted.png') });
   const shown = page.locator(`article[id="${mixtral.entries[0].id}"] div.history`);
   await shown.scrollIntoViewIfNeeded();
   await page.waitForTimeout(100);  // a card off screen is painted once scrolled to (content-visibility: auto)
@@ -126,6 +144,8 @@ main('board_views', async () => {
   generate(sourceDir, path.join(dir, 'generated'), 30);
   const seedFiles = ['attune-tp2-pp8-ep8-vpp2-mt16k.yaml', 'attune-tp2-pp8-ep8-vpp2-mt8k.yaml',
                      'attune-48gpu-tp2-pp6-ep8.yaml'].map((f) => path.join(SEED, f));
+  seedFiles.push(path.join(sourceDir, 'tests/data/cases/predicted-vs-measured-not-linked',
+                           'plan-tp2-pp8-vpp2-ep8-dp4-split6-mt16k-recompute.yaml'));  // predicts the seed #1's layout
   const out = path.join(dir, 'report');
   recipebench('report', ...seedFiles, path.join(dir, 'generated'), path.join(dir, 'runs'), '--out', out,
               '--token-budget', String(BUDGET));
