@@ -697,7 +697,9 @@ void gpu_count_data(const LeaderboardGroup& g, double budget, mu::data& gd) {
     if (!e.layout_highlights.empty()) r.set("layout_hl", e.layout_highlights);
     r.set("tps", fixed(e.tokens_per_s_per_gpu, 1));
     r.set("usd", e.usd_per_million_tokens ? "$" + fixed(*e.usd_per_million_tokens, 2) : "—");
-    r.set("hours", hours_text(hours_to_train(budget, e.tokens_per_s_per_gpu, e.gpus)));
+    r.set("hours", e.tokens_per_s_per_gpu > 0 && e.gpus > 0
+                       ? hours_text(hours_to_train(budget, e.tokens_per_s_per_gpu, e.gpus))
+                       : "—");
     rows << r;
   }
   gd.set("gpu_counts", rows);
@@ -838,6 +840,22 @@ void set_predictions(const Leaderboard& board, mu::data& page) {
   page.set("predictions", rows);
 }
 
+/// The page's banner of generated test data (`generated`), when any entry's recipe has the field; returns the number
+/// of entries.
+size_t set_generated(const Leaderboard& board, mu::data& page) {
+  size_t total = 0, generated = 0;
+  for (const auto& g : board.groups)
+    for (const auto& e : g.entries) {
+      ++total;
+      generated += e.details.contains("generated") ? 1 : 0;
+    }
+  if (generated > 0)
+    page.set("generated", std::to_string(generated) + " of " + std::to_string(total) +
+                              (total == 1 ? " entry is" : " entries are") +
+                              " generated test data (the recipes' generated field), not measurements");
+  return total;
+}
+
 }  // namespace
 
 std::string leaderboard_to_html(const Leaderboard& board) {
@@ -853,16 +871,7 @@ std::string leaderboard_to_html(const Leaderboard& board) {
   PredictionsOf predicted;
   for (const PredictedEntry& p : board.predictions)
     if (!p.measured_id.empty() && p.measured_file != p.file) predicted.emplace(p.measured_id, &p);
-  size_t total = 0, generated = 0;
-  for (const auto& g : board.groups)
-    for (const auto& e : g.entries) {
-      ++total;
-      generated += e.details.contains("generated") ? 1 : 0;
-    }
-  if (generated > 0)
-    page.set("generated", std::to_string(generated) + " of " + std::to_string(total) +
-                              (total == 1 ? " entry is" : " entries are") +
-                              " generated test data (the recipes' generated field), not measurements");
+  const size_t total = set_generated(board, page);
   mu::data index{mu::data::type::list};
   std::string groups;  // each group rendered on its own: its template data is freed before the next is made
   for (const auto& g : board.groups) {
