@@ -257,3 +257,19 @@ TEST_CASE("a run entry's recipe: shown when its file still has the recorded sha2
   CHECK(board.groups[0].entries[0].recipe_unavailable.find("has changed since the run") != std::string::npos);
   CHECK(recipe_copy_path(board.groups[0].entries[0]).empty());
 }
+
+TEST_CASE("a prediction is linked to a measurement of its layout before generated test data of it", "[report][views]") {
+  Recipe copy = views_recipe(source_path("recipes/qwen3.5-397b-a17b/b200/attune-tp2-pp8-ep8-vpp2-mt16k.yaml"));
+  copy.file = "/!/generated-copy.yaml";  // first by path (! before any folder name), measured the same day
+  copy.doc["generated"] = "tests/browser/generate_board.js";
+  std::vector<Recipe> recipes = seed_three();
+  recipes.insert(recipes.begin(), copy);
+  recipes.push_back(
+      views_recipe(case_path("predicted-vs-measured-not-linked/plan-tp2-pp8-vpp2-ep8-dp4-split6-mt16k-recompute.yaml")));
+  const Leaderboard board = build_leaderboard(recipes, {});
+  REQUIRE(board.predictions.size() == 1);
+  CHECK(board.predictions[0].measured_id == "attune-tp2-pp8-ep8-vpp2-mt16k");
+  copy.doc.erase("generated");  // a real measurement of the same day: then the first by file, as before
+  recipes.front() = copy;
+  CHECK(build_leaderboard(recipes, {}).predictions[0].measured_file == "/!/generated-copy.yaml");
+}

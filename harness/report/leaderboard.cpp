@@ -605,6 +605,7 @@ void LeaderboardBuilder::add(const Recipe& r) {
   if (r.result) {
     Recipe kept = r;
     kept.doc = r.doc.contains("bench") ? Json{{"bench", r.doc["bench"]}} : Json::object();
+    if (r.doc.contains("generated")) kept.doc["generated"] = r.doc["generated"];  // linked after real measurements
     measured_.push_back(std::move(kept));
   }
 }

@@ -35,13 +35,17 @@ void add_difference(const std::string& field, const std::string& a, const std::s
   if (a != b) out.push_back(field + ": " + a + " / " + b);
 }
 
-/// The measured recipe of `measured` that `p` predicts the layout of: the latest result.measured, then by file;
-/// nullptr when none matches.
+/// Whether `r` is generated test data (the recipe field `generated`, docs/recipe-format.md).
+bool is_generated_test_data(const Recipe& r) { return r.doc.is_object() && r.doc.contains("generated"); }
+
+/// The measured recipe of `measured` that `p` predicts the layout of: a measurement before generated test data, then
+/// the latest result.measured, then by file; nullptr when none matches.
 const Recipe* measured_match(const Recipe& p, const std::vector<Recipe>& measured) {
   const Recipe* best = nullptr;
   for (const Recipe& m : measured) {
     if (!m.result || !same_measured_layout(p, m)) continue;
-    if (best == nullptr || std::tie(m.result->measured, best->file) > std::tie(best->result->measured, m.file))
+    if (best == nullptr || std::make_tuple(!is_generated_test_data(m), m.result->measured, best->file) >
+                               std::make_tuple(!is_generated_test_data(*best), best->result->measured, m.file))
       best = &m;
   }
   return best;

@@ -47,8 +47,9 @@ std::vector<std::string> setup_differences(const Recipe& p, const Recipe& m);
 
 /// The predictions of `recipes` (those with a `prediction` block; recipes are schema-valid, so its required fields
 /// are there), by model, GPU type, then predicted tokens/s/GPU, fastest first. Each is linked to its own result, else
-/// to the measured recipe of `measured` (those with a result) of the same layout (same_measured_layout; the latest
-/// result.measured first, then by file), whose tokens/s/GPU and differences it takes.
+/// to the measured recipe of `measured` (those with a result) of the same layout (same_measured_layout; a measurement
+/// before generated test data, then the latest result.measured, then by file), whose tokens/s/GPU and differences it
+/// takes.
 std::vector<PredictedEntry> predicted_entries(const std::vector<Recipe>& recipes,
                                               const std::vector<Recipe>& measured = {});
 

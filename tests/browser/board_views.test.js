@@ -101,9 +101,10 @@ async function checkHistory(page, board, shots) {
     check(JSON.stringify(commits) === JSON.stringify(COMMITS), `${e.id}: the table's commits ${commits}`);
     check(await card.locator('table.history tr.self').count() === 1, 'its own point marked once');
   }
-  // The measured recipe the prediction is linked to (the seed's #1's layout: the seed's or a generated copy of it,
-  // predictions.h says which) and the prediction: one measured and one predicted point, told apart.
+  // The measured recipe the prediction is linked to (the seed's #1, not a generated copy of its layout:
+  // predictions.h) and the prediction: one measured and one predicted point, told apart.
   const linked = board.predictions[0].measured_id;
+  check(linked === 'attune-tp2-pp8-ep8-vpp2-mt16k', 'the prediction linked to the seed, not to generated data: ' + linked);
   const seedFirst = board.groups[0].entries.find((e) => e.id === linked);
   check(seedFirst && seedFirst.history.points.map((p) => p.kind).join() === 'measured,predicted',
         `${linked}: measured, then predicted`);
