@@ -1390,17 +1390,46 @@ void check_scale_failure(const std::string& name, const std::string& kind, int f
   CHECK(message.find(says) != std::string::npos);
 }
 
+/// Relative L2 difference of the parameter dumps (float64 bytes, RECIPEBENCH_DUMP_PARAMS) `a` and `b` of two runs,
+/// -1 when either is missing or their sizes differ.
+double dump_difference(const fs::path& a, const fs::path& b) {
+  if (!fs::exists(a) || !fs::exists(b)) return -1;
+  const std::string x = read_all(a), y = read_all(b);
+  if (x.size() != y.size() || x.empty()) return -1;
+  std::vector<double> u(x.size() / sizeof(double)), v(u.size());
+  std::memcpy(u.data(), x.data(), u.size() * sizeof(double));
+  std::memcpy(v.data(), y.data(), v.size() * sizeof(double));
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < u.size(); ++i) {
+    diff += (u[i] - v[i]) * (u[i] - v[i]);
+    norm += u[i] * u[i];
+  }
+  return std::sqrt(diff / norm);
+}
+
 }  // namespace
 
 TEST_CASE(
     "the seed's layout at its world size: TP2 PP8 VPP2 EP8 DP4 (first and last stage 6 of 60 layers) on 64 CPU ranks "
     "reproduces the one-rank run in float64",
     "[.][scale]") {
-  const Result one = run("scale/one-rank", "../scale/tiny-dp1-batch64.yaml", 0, "", "--layers 60", kScaleTimeout);
-  const Result many = run("scale/seed-layout-64", kSeedLayout, 64, "", "--oversubscribe", kScaleTimeout);
+  // Both runs also dump the parameters after each step (params.bin.step<S>): the difference step by step, which
+  // docs/determinism.md ("How far float64 runs agree") reads.
+  const std::string each_step = "RECIPEBENCH_DUMP_STEP_PARAMS=1";
+  const Result one =
+      run("scale/one-rank", "../scale/tiny-dp1-batch64.yaml", 0, each_step, "--layers 60", kScaleTimeout);
+  const Result many = run("scale/seed-layout-64", kSeedLayout, 64, each_step, "--oversubscribe", kScaleTimeout);
   std::printf("scale: one rank %.1f s wall (%.1f CPU s); 64 ranks %.1f s wall (%.1f CPU s)\n", one.seconds,
               one.cpu_seconds, many.seconds, many.cpu_seconds);
   check_runs_agree(one, many, 64, "seed-layout-64", kFp64Bounds);
+  const fs::path out(RECIPEBENCH_TEST_OUT);
+  for (int s = 0; s < 5; ++s) {
+    const std::string dump = "params.bin.step" + std::to_string(s);
+    const double d = dump_difference(out / "scale/one-rank" / dump, out / "scale/seed-layout-64" / dump);
+    std::printf("parity seed-layout-64 step %d: parameters after the step relative L2 %.3g\n", s, d);
+    CHECK(d >= 0);
+    CHECK(d < kFp64Bounds.params);
+  }
 }
 
 TEST_CASE("the seed's layout on 64 ranks: a rank killed mid-step stops every rank within 60 s, the record names it",

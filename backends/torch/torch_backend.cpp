@@ -145,6 +145,10 @@ void run_steps(train::RunContext& ctx, const Recipe& recipe, train::RankModel& m
     const train::StepChecks checks{&host_sync, o.hooks.inject_sync_step == step, injected(o, step, FailKind::kKill),
                                    injected(o, step, FailKind::kNanLoss)};
     const train::StepResult r = train::train_step(ctx, model, optimizer, batch, lr, step, s.profile, checks);
+    if (o.hooks.dump_step_params && !o.hooks.dump_params_path.empty()) {
+      optimizer.finish_param_gather();  // bench.overlap_param_gather: the step's update reaches the parameters
+      train::dump_parameters(o.hooks.dump_params_path + ".step" + std::to_string(step), model, ctx);
+    }
     tail = r.end;
     std::optional<dist::WaitSecondsByKind> waits;
     if (comm_clock) waits = comm_clock->collect();  // the step ended with a device synchronisation

@@ -49,6 +49,7 @@ void apply_environment_hooks(RunOptions& o) {
   if (const char* dump = std::getenv("RECIPEBENCH_DUMP_PARAMS"); dump && *dump) o.hooks.dump_params_path = dump;
   if (const char* dump = std::getenv("RECIPEBENCH_DUMP_INIT_PARAMS"); dump && *dump)
     o.hooks.dump_init_params_path = dump;
+  if (const auto d = env_int("RECIPEBENCH_DUMP_STEP_PARAMS")) o.hooks.dump_step_params = *d != 0;
   if (const auto s = env_int("RECIPEBENCH_INJECT_SYNC_STEP")) o.hooks.inject_sync_step = *s;
   if (const char* dump = std::getenv("RECIPEBENCH_DUMP_TRAFFIC"); dump && *dump) o.hooks.dump_traffic_path = dump;
 }
@@ -85,6 +86,7 @@ Json RunOptions::to_json(bool per_rank_backend) const {
     if (hooks.fail_rank || hooks.fail_step) h["fail_kind"] = fail_kind_name(hooks.fail_kind);
     if (!hooks.dump_params_path.empty()) h["dump_params"] = hooks.dump_params_path;
     if (!hooks.dump_init_params_path.empty()) h["dump_init_params"] = hooks.dump_init_params_path;
+    if (hooks.dump_step_params) h["dump_step_params"] = true;
     if (hooks.inject_sync_step) h["inject_sync_step"] = *hooks.inject_sync_step;
     if (!hooks.dump_traffic_path.empty()) h["dump_traffic"] = hooks.dump_traffic_path;
     j["hooks"] = h;

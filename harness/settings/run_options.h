@@ -92,6 +92,9 @@ struct RunHooks {
   std::string dump_params_path;             ///< rank 0 writes the final parameters here (float64, the one-rank
                                             ///< model's parameters() order); empty: no dump
   std::string dump_init_params_path;        ///< the same for the initial parameters, right after the model is built
+  /// With dump_params_path: rank 0 also writes the parameters after each step S to <dump_params_path>.step<S> (the
+  /// same format): where two runs part, step by step (docs/determinism.md, "How far float64 runs agree").
+  bool dump_step_params = false;
   /// Every rank reads a value of a CUDA tensor on the host (.item(), a synchronising call) inside the step's
   /// no-synchronisation region at this step: the negative control of the bench.fail_on_sync test. Nothing happens
   /// on the CPU (no synchronisation to catch).
@@ -100,7 +103,8 @@ struct RunHooks {
   /// (operation, shape, bytes) to <path>.rank<R>.json at the end of the run: the emulation parity test.
   std::string dump_traffic_path;
   bool any() const {
-    return fail_rank || fail_step || !dump_params_path.empty() || !dump_init_params_path.empty() || inject_sync_step ||
+    return fail_rank || fail_step || !dump_params_path.empty() || !dump_init_params_path.empty() || dump_step_params ||
+           inject_sync_step ||
            !dump_traffic_path.empty();
   }
 };
