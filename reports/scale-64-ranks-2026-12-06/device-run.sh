@@ -6,7 +6,8 @@
 #      after every step), then compare.py on its two runs;
 #   3. the same 64-rank run with each injected bug (RB_INJECT=sp_grads, adam_decay), compared with the same one-rank run;
 #   4. the two fault cases (a rank killed mid-step, a rank's NaN loss), last (they passed on 2026-12-05, unchanged).
-# Usage: reports/scale-64-ranks-2026-12-06/device-run.sh OUTDIR. Everything small lands in OUTDIR (no parameter dump).
+# Usage: reports/scale-64-ranks-2026-12-06/device-run.sh OUTDIR. Everything small lands in OUTDIR (no parameter dump);
+# the device tool brings back at most 8 files of $OUT, so give it a scratch folder and pack that into $OUT (README.md).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:?usage: device-run.sh OUTDIR}
@@ -23,7 +24,7 @@ injected_build=$!
 scripts/gpu-scale-tests "$out" none >"$out/build.txt" 2>&1
 wait "$injected_build"
 stamp "both builds done"
-tail -3 "$out/build.txt" "$out/injected-build.txt"
+cat "$out/build.txt" "$out/injected-build.txt"
 t=build-gpu/tests/test_distributed
 runs=build-gpu/tests/distributed/scale
 timeout 420 "$t" "the seed's layout at its world size*" >"$out/parity.log" 2>&1
