@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -17,6 +18,7 @@
 #include "layout/rank_map.h"
 #include "recipe/validate.h"
 #include "run/run_driver.h"
+#include "settings/run_options.h"
 #include "test_util.h"
 #include "util/exit_code.h"
 
@@ -302,4 +304,25 @@ TEST_CASE("run driver: a backend the memory plan models gets its plan printed af
         "message building the model (Qwen3.5-tiny, 4 layers) on the CPU; the steps follow once it is "
         "built");  // a long build is not silence (cpu-run-exceeds-host-memory, 2026-12-02)
   CHECK(rec.calls[3] == "step 0 on 2");
+}
+
+TEST_CASE("run hooks: RECIPEBENCH_DUMP_STEP_PARAMS=1 dumps each step's parameters and the record's hooks say so",
+          "[run_driver]") {
+  RunOptions off;
+  ::unsetenv("RECIPEBENCH_DUMP_STEP_PARAMS");
+  apply_environment_hooks(off);
+  CHECK_FALSE(off.hooks.dump_step_params);
+  CHECK_FALSE(off.hooks.any());
+  CHECK_FALSE(off.to_json(false).contains("hooks"));
+  RunOptions on;
+  ::setenv("RECIPEBENCH_DUMP_STEP_PARAMS", "1", 1);
+  apply_environment_hooks(on);
+  ::unsetenv("RECIPEBENCH_DUMP_STEP_PARAMS");
+  CHECK(on.hooks.dump_step_params);
+  CHECK(on.to_json(false)["hooks"] == nlohmann::json({{"dump_step_params", true}}));
+  RunOptions zero;
+  ::setenv("RECIPEBENCH_DUMP_STEP_PARAMS", "0", 1);
+  apply_environment_hooks(zero);
+  ::unsetenv("RECIPEBENCH_DUMP_STEP_PARAMS");
+  CHECK_FALSE(zero.hooks.dump_step_params);
 }
