@@ -188,3 +188,78 @@ TEST_CASE("the analytical memory plan shards DeepSeek-V3's routed experts over E
   CHECK(ep8.ranks.front().expert_params == 58LL * 32 * 3 * 7168 * 2048);
   CHECK(ep8.ranks.front().dense_params == one.ranks.front().dense_params);
 }
+
+TEST_CASE("a Megatron-Core MoE layer keeps no per-slot expert output; layernorm and moe_act recompute free the MoE "
+          "input and each slot's activation output (gpt-oss-120b, by hand)",
+          "[any-model][memory]") {
+  const ModelConfig m = hf_model("gpt-oss-120b.json");
+  MicrobatchShape s;
+  s.tokens = 4096;  // TP 1, BF16
+  // Per token: norms 2 x 2 x 2,880 = 11,520; GQA 2 x 2,880 + 2 x (4,096 + 2 x 512) + 2 x 4,096 + 4 x 64 = 24,448;
+  // MoE 2 x 2,880 + 4 x 128 + 4 x (2 x 2,880 + 3 x 2 x 2,880) = 98,432 (the old per-slot output, 4 x 2 x 2,880 =
+  // 23,040 more, is gone: the probabilities are applied inside the activation). 134,400 bytes.
+  CHECK(layer_activation_bytes(m, 0, s) == 134400.0 * 4096);
+  // layernorm: the pre-MLP norm's output 2 x 2,880; moe_act: 4 slots x 2 x 2,880 = 23,040. 28,800 bytes.
+  CHECK(selective_recompute_freed_bytes(m, 0, s, {RecomputeModule::kLayernorm, RecomputeModule::kMoeAct}) ==
+        28800.0 * 4096);
+  // core_attn (Megatron-Core's default): the core's output 2 x 4,096 and its FP32 log-sum-exp 4 x 64 = 8,448 bytes.
+  CHECK(selective_recompute_freed_bytes(m, 0, s, {RecomputeModule::kCoreAttn}) == 8448.0 * 4096);
+  CHECK(selective_recompute_freed_bytes(m, 0, s, {RecomputeModule::kMlp}) == 0);
+  CHECK(recompute_module_priced(ModelFamily::kTransformer, RecomputeModule::kMoeAct));
+  CHECK_FALSE(recompute_module_priced(ModelFamily::kQwen35, RecomputeModule::kLayernorm));
+  CHECK_FALSE(recompute_module_priced(ModelFamily::kTransformer, RecomputeModule::kSharedExperts));
+}
+
+TEST_CASE("the public GPT OSS 120B B200 row fits its 180 GB: BF16 gradient buffer, Megatron-Core's distributed "
+          "optimizer, selective recompute of layernorm and moe_act (by hand)",
+          "[any-model][memory]") {
+  const ValidatedRecipe v = validate_recipe_file(
+      test::source_path("reports/bench/public-rows-2026-12-06/recipes/gpt-oss-120b-b200-26.04.01-bf16.yaml"));
+  REQUIRE(v.ok());
+  CHECK(v.recipe->optimizer.grad_reduce_dtype == StateDtype::kBf16);
+  CHECK(v.recipe->layout.recompute.recomputes(RecomputeModule::kMoeAct));
+  CHECK_FALSE(v.recipe->layout.recompute.recomputes(RecomputeModule::kCoreAttn));
+  const std::optional<RunModel> ran = run_model(*v.recipe);
+  REQUIRE(ran);
+  const ModelConfig& m = ran->model;
+  const MemoryPlan plan = plan_memory(*v.recipe, m, build_rank_map(*v.recipe, m));
+  const RankMemory& r = plan.ranks.front();
+  const double n = static_cast<double>(r.dense_params + r.expert_params);
+  // One BF16 gradient buffer of every parameter (no FP32 accumulators, no reduce-scatter shard): 2 bytes each.
+  CHECK(r.grads == Approx(2 * n));
+  CHECK(plan.grad_term == "gradients (BF16)");
+  // FP32 masters and both moments, 12 bytes, of 1 / EDP (8) of the experts and 1 / DP (64) of the dense parameters;
+  // no all-gather buffer (gathered into the parameters' own buffer).
+  CHECK(r.optimizer == Approx(12.0 * static_cast<double>(r.expert_params) / 8 + 12.0 * static_cast<double>(r.dense_params) / 64));
+  // 36 layers of (134,400 - 28,800) bytes per token, 16,384 tokens: 62.28 GB (+ the final norm's input).
+  CHECK(r.activations_per_microbatch >= 105600.0 * 16384 * 36);
+  CHECK(r.activations_per_microbatch < 105600.0 * 16384 * 36 + 0.5e9);
+  CHECK(plan.fits());
+  CHECK(plan.spare_bytes() > 15e9);
+  CHECK(plan.not_modelled.empty());
+}
+
+TEST_CASE("recompute modules and a BF16 gradient reduce the plan cannot price are named not modelled", "[memory]") {
+  const ValidatedRecipe v = validate_recipe_file(
+      test::source_path("reports/bench/public-rows-2026-12-06/recipes/gpt-oss-120b-h100-26.04.01-bf16.yaml"));
+  REQUIRE(v.ok());
+  Recipe r = *v.recipe;
+  r.layout.recompute.modules = {RecomputeModule::kLayernorm, RecomputeModule::kMlp};
+  const ModelConfig m = run_model(r)->model;
+  const MemoryPlan plan = plan_memory(r, m, build_rank_map(r, m));
+  REQUIRE(plan.not_modelled.size() == 1);
+  CHECK(plan.not_modelled[0] == "layout.recompute.modules mlp (its activations are planned as kept)");
+  CHECK(format_memory_plan(plan).find("  not modelled: layout.recompute.modules mlp") != std::string::npos);
+  // The torch backend's plan (Qwen3.5) keeps its FP32 gradients and names a BF16 reduce not modelled.
+  const ValidatedRecipe seed =
+      validate_recipe_file(test::source_path("recipes/qwen3.5-397b-a17b/b200/attune-48gpu-tp2-pp6-ep8.yaml"));
+  REQUIRE(seed.ok());
+  Recipe q = *seed.recipe;
+  const ModelConfig qm = run_model(q)->model;
+  const double fp32_grads = plan_memory(q, qm, build_rank_map(q, qm)).worst().grads;
+  q.optimizer.grad_reduce_dtype = StateDtype::kBf16;
+  const MemoryPlan qp = plan_memory(q, qm, build_rank_map(q, qm));
+  CHECK(qp.worst().grads == fp32_grads);
+  REQUIRE(qp.not_modelled.size() == 1);
+  CHECK(qp.not_modelled[0].rfind("optimizer.grad_reduce_dtype bf16", 0) == 0);
+}

@@ -93,7 +93,7 @@ double transformer_layer_activation_bytes(const ModelConfig& m, int64_t layer, c
   if (layer < m.dense_layers || m.num_experts == 0)
     per_token += p * h + 3 * p * m.intermediate_size;
   else
-    per_token += p * h + kF32 * m.num_experts + m.top_k * (2 * p * h + 3 * p * m.expert_ffn) +
+    per_token += p * h + kF32 * m.num_experts + m.top_k * (p * h + 3 * p * m.expert_ffn) +
                  3 * p * m.shared_expert_ffn;
   return per_token * shard_tokens(s);
 }
@@ -110,6 +110,24 @@ double attention_core_activation_bytes(const ModelConfig& m, int64_t layer, cons
   double per_token = 4 * p * heads * static_cast<double>(m.head_dim);
   if (!s.sdpa) per_token += (kF32 + p) * heads * T;
   return per_token * T;
+}
+
+bool recompute_module_priced(ModelFamily family, RecomputeModule r) {
+  if (r == RecomputeModule::kCoreAttn) return true;
+  return family == ModelFamily::kTransformer && (r == RecomputeModule::kLayernorm || r == RecomputeModule::kMoeAct);
+}
+
+double selective_recompute_freed_bytes(const ModelConfig& m, int64_t layer, const MicrobatchShape& s,
+                                       const std::vector<RecomputeModule>& modules) {
+  const bool moe_layer = m.family == ModelFamily::kTransformer && m.num_experts > 0 && layer >= m.dense_layers;
+  const double p = s.param_bytes, h = static_cast<double>(m.hidden_size);
+  double freed = 0;
+  for (RecomputeModule r : modules) {
+    if (r == RecomputeModule::kCoreAttn) freed += attention_core_activation_bytes(m, layer, s);
+    if (r == RecomputeModule::kLayernorm && moe_layer) freed += p * h * shard_tokens(s);
+    if (r == RecomputeModule::kMoeAct && moe_layer) freed += m.top_k * p * m.expert_ffn * shard_tokens(s);
+  }
+  return freed;
 }
 
 double layer_activation_bytes(const ModelConfig& m, int64_t layer, const MicrobatchShape& s) {

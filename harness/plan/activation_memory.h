@@ -5,7 +5,10 @@
 #include <cstdint>
 #include <string>
 
+#include <vector>
+
 #include "catalog/models.h"
+#include "recipe/enums.h"
 
 namespace recipebench {
 
@@ -88,6 +91,23 @@ double layer_activation_bytes(const ModelConfig& m, int64_t layer, const Microba
 /// and its log-sum-exp (a config.json transformer), plus the explicit [seq, seq] softmax where no fused attention
 /// runs. 0 for a Gated DeltaNet layer (no attention core). Bytes; docs/memory-plan.md, "Recompute".
 double attention_core_activation_bytes(const ModelConfig& m, int64_t layer, const MicrobatchShape& s);
+/// Bytes of layer `layer`'s activations that selective recompute of `modules` (layout.recompute.modules,
+/// Megatron-Core's --recompute-modules) frees, each freed tensor coming back in the backward pass
+/// (docs/memory-plan.md, "Analytical plan"):
+///   core_attn  attention_core_activation_bytes (every family);
+///   layernorm  a config.json family's MoE layer: the pre-MLP norm's output, the MoE block's input (p h per token /
+///              TP): Megatron-Core checkpoints the norms that are separate modules and frees their outputs; the
+///              attention's norm and a dense MLP's are fused into the following linear (Transformer Engine's
+///              LayerNormLinear) and keep theirs;
+///   moe_act    a config.json family's MoE layer: each routed slot's activation output, fc2's input (k p F per token
+///              / TP; Megatron-Core's experts.py, activation_recompute).
+/// Other modules free nothing here (the plan names them not modelled), and layernorm / moe_act free nothing on the
+/// torch backend's Qwen3.5, which does not run them.
+double selective_recompute_freed_bytes(const ModelConfig& m, int64_t layer, const MicrobatchShape& s,
+                                       const std::vector<RecomputeModule>& modules);
+/// True when selective_recompute_freed_bytes prices module `r` for a model of `family` (core_attn always;
+/// layernorm and moe_act for a config.json family).
+bool recompute_module_priced(ModelFamily family, RecomputeModule r);
 /// A config.json family's decoder layer (ModelFamily::kTransformer), which no recipebench backend runs: the
 /// standard per-layer count of Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer
 /// Models" (arXiv 2205.05198, section 4: 34 s b h + 5 a s^2 b bytes per layer, / t with tensor and sequence
@@ -98,8 +118,11 @@ double attention_core_activation_bytes(const ModelConfig& m, int64_t layer, cons
 ///   MLA        p h + 2 p q_lora + p (2 kv_lora + rope) + p Hq (2 d_qk + 2 d_v) + 4 Hq (the input, the latent q and
 ///              its norm, the latent kv with its rope part and norm, Q K V, the output, the log-sum-exp)
 ///   dense MLP  p h + 3 p I (the input, the gate and up outputs, their product = down_proj's input)
-///   MoE        p h + 4 E + k (2 p h + 3 p F) + 3 p Fs (the input, the FP32 router probabilities, per routed slot
-///              the dispatched row, its SwiGLU's three and its output; the shared expert's three)
+///   MoE        p h + 4 E + k (p h + 3 p F) + 3 p Fs (the input, the FP32 router probabilities, per routed slot
+///              the dispatched row = fc1's input, fc1's gate and up outputs and the activation's output = fc2's
+///              input; the shared expert's three). No per-slot output: Megatron-Core (since 0.13) multiplies the
+///              routing probabilities inside the experts' activation, so the combine keeps no expert output
+///              (docs/memory-plan.md, "Analytical plan")
 /// Assumed: no dropout (Korthikanti's 1-byte masks and the 5 a s / h score terms are gone with fused attention),
 /// balanced routing (each rank's experts receive k x its tokens), every layer kept (no recompute; the plan's
 /// recompute settings apply on top as for the torch backend).

@@ -27,6 +27,23 @@ constexpr MegatronSwitch kMegatronSwitches[] = {
     {&RecipeBench::overlap_tp_comm, &RunSettings::overlap_tp_comm, "--tp-comm-overlap"},
 };
 
+/// The one table of the recipe fields that Megatron-LM states by a flag with a value list or a dtype switch
+/// (arguments.py): selective recompute's modules, and the gradient buffers' dtype: with --bf16 Megatron-LM
+/// accumulates and reduces the gradients in FP32 (optimizer.grad_reduce_dtype fp32, no flag) unless
+/// --grad-reduce-in-bf16 says bf16 (Megatron-Bridge's ddp.grad_reduce_in_fp32 false; docs/memory-plan.md,
+/// "Analytical plan").
+constexpr const char* kRecomputeModulesFlag = "--recompute-modules";
+constexpr const char* kGradReduceBf16Flag = "--grad-reduce-in-bf16";
+
+/// "--recompute-modules layernorm moe_act" for a selective recompute whose modules are not the default core_attn
+/// alone; empty otherwise.
+std::string recompute_modules_flag(const RecipeRecompute& rc) {
+  if (rc.granularity != "selective" || rc.modules == std::vector<RecomputeModule>{RecomputeModule::kCoreAttn}) return "";
+  std::string out = kRecomputeModulesFlag;
+  for (RecomputeModule m : rc.modules) out += std::string(" ") + to_string(m);
+  return out;
+}
+
 /// The parallel sizes and the layer split (Megatron-LM's arguments.py names).
 void parallel_flags(const RecipeLayout& l, std::vector<std::string>& out) {
   out.push_back(fmt::format("--tensor-model-parallel-size {}", l.tp));
@@ -40,6 +57,7 @@ void parallel_flags(const RecipeLayout& l, std::vector<std::string>& out) {
   if (l.sequence_parallel) out.push_back("--sequence-parallel");
   if (l.recompute.granularity != "none") {
     out.push_back("--recompute-granularity " + l.recompute.granularity);
+    if (const std::string modules = recompute_modules_flag(l.recompute); !modules.empty()) out.push_back(modules);
     if (l.recompute.granularity == "full") {
       out.push_back("--recompute-method " + l.recompute.method);
       out.push_back(fmt::format("--recompute-num-layers {}", l.recompute.num_layers));
@@ -61,6 +79,7 @@ void step_flags(const Recipe& r, std::vector<std::string>& out) {
   if (r.optimizer.master_weights == MasterWeights::kBf16Remainder) out.push_back("--use-precision-aware-optimizer");
   if (r.optimizer.exp_avg_dtype == StateDtype::kBf16) out.push_back("--exp-avg-dtype bf16");
   if (r.optimizer.exp_avg_sq_dtype == StateDtype::kBf16) out.push_back("--exp-avg-sq-dtype bf16");
+  if (r.optimizer.grad_reduce_dtype == StateDtype::kBf16) out.push_back(kGradReduceBf16Flag);
   for (const MegatronSwitch& w : kMegatronSwitches)
     if ((r.bench.*w.bench).value_or(false)) out.push_back(w.flag);
 }

@@ -87,9 +87,25 @@ StageParams stage_params(const ModelConfig& m, const RankPlacement& q, const Ran
 /// step only).
 /// `work`: the bytes of the dtype the optimizer computes and keeps its gradients in, 4 (FP32), 8 for FP64 parameters
 /// (workload.precision fp64: float64 end to end, docs/determinism.md "Precision").
+/// `stack`: the analytical plan of the recipe's own stack (Megatron-Core's distributed optimizer,
+/// add_megatron_distributed); `grad`: the bytes of its gradient buffer (optimizer.grad_reduce_dtype).
 struct StateBytes {
   double master = 0, moments = 0, step_copies = 0, work = kF32;
+  bool stack = false;
+  double grad = kF32;
 };
+
+/// Gradients and optimizer state of Megatron-Core's distributed optimizer over a group of `shards` ranks for `n`
+/// parameters (docs/memory-plan.md, "Analytical plan"): one contiguous gradient buffer of all `n` in the
+/// optimizer.grad_reduce_dtype (b.grad bytes; the reduce-scatter writes each rank's shard in place, no second
+/// buffer: Megatron-Core's distributed/param_and_grad_buffer.py); the FP32 masters and moments of the rank's shard
+/// (n / shards); no all-gather buffer and no kept shard (the updated shard is gathered in place into the
+/// parameters' own buffer). Returns the step's transient bytes: the FP32 working copies of the state stored in BF16.
+double add_megatron_distributed(double n, double shards, const StateBytes& b, RankMemory& r) {
+  r.grads += b.grad * n;
+  r.optimizer += (b.master + b.moments) * n / shards;  // no master for parameters in the optimizer's own dtype
+  return b.step_copies * n / shards;
+}
 
 StateBytes state_bytes(const RecipeOptimizer& o, double p) {
   StateBytes b;
@@ -112,6 +128,7 @@ StateBytes state_bytes(const RecipeOptimizer& o, double p) {
 /// bytes: the FP32 working copies of the shard (state_bytes) and, with remainders, the shard's BF16 half read from
 /// the all-gather buffer.
 double add_distributed(double n, double shards, double p, bool kept_shard, const StateBytes& b, RankMemory& r) {
+  if (b.stack) return add_megatron_distributed(n, shards, b, r);
   r.grads += b.work * n * (1 + 1 / shards);
   const double master = p == b.work ? b.work : b.master;
   r.optimizer +=
@@ -123,6 +140,7 @@ double add_distributed(double n, double shards, double p, bool kept_shard, const
 /// accumulators, master weights and Adam moments (state_bytes). Returns the step's transient bytes: the FP32
 /// working copies of the largest tensor (`largest` parameters) on libtorch's path, none with the fused kernels.
 double add_replicated(double n, double largest, const StateBytes& b, bool fused, RankMemory& r) {
+  if (b.stack) return add_megatron_distributed(n, 1, b, r);
   r.grads += b.work * n;
   r.optimizer += (b.master + b.moments) * n;
   return fused ? 0 : b.step_copies * largest;
@@ -134,8 +152,11 @@ double add_replicated(double n, double largest, const StateBytes& b, bool fused,
 /// `kept_shard`: bench.overlap_param_gather (add_distributed); `fused`: the MixedPrecisionAdams run the fused CUDA
 /// kernels. Returns the largest transient of the optimizer step (the optimizers step one after another).
 double add_states(const StageParams& s, const RankMap& map, double p, bool experts_apart, bool kept_shard,
-                  const RecipeOptimizer& o, bool fused, RankMemory& r) {
-  const StateBytes b = state_bytes(o, p);
+                  const RecipeOptimizer& o, bool fused, bool stack, RankMemory& r) {
+  StateBytes b = state_bytes(o, p);
+  b.stack = stack;
+  // The stack's gradient buffer: the parameters' dtype with grad_reduce_dtype bf16 (never narrower than them).
+  if (stack && o.grad_reduce_dtype == StateDtype::kBf16) b.grad = std::min(b.work, std::max(2.0, p));
   r.params = p * (s.dense() + s.experts);
   if (map.world == 1) return add_replicated(s.dense() + s.experts, s.largest, b, fused, r);
   // The dense state is sharded over DP x CP (Megatron-LM's distributed optimizer; CP 1 on the torch backend).
@@ -166,7 +187,7 @@ ChunkActivations chunk_activations(const ModelConfig& m, const LayerRange& lr, c
   double unit = 0;
   for (int64_t j = 0; j < lr.count; ++j) {
     const double layer = layer_activation_bytes(m, lr.first + j, s) -
-                         (selective ? attention_core_activation_bytes(m, lr.first + j, s) : 0);
+                         (selective ? selective_recompute_freed_bytes(m, lr.first + j, s, rc.modules) : 0);
     if (!full || (block && j >= n)) {
       a.kept += layer;
       continue;
@@ -245,7 +266,9 @@ RankMemory rank_memory(const Recipe& recipe, const ModelConfig& m, const RankMap
   r.dense_params = static_cast<int64_t>(s.dense());
   r.expert_params = static_cast<int64_t>(s.experts);
   const bool fused_adam = shape.cuda_kernels();  // MixedPrecisionAdam on the fused kernels (optim/adam.h)
-  const double step = add_states(s, map, shape.param_bytes, experts_apart, kept_shard, recipe.optimizer, fused_adam, r);
+  const bool stack = m.family != ModelFamily::kQwen35;  // the analytical plan of the recipe's own stack
+  const double step =
+      add_states(s, map, shape.param_bytes, experts_apart, kept_shard, recipe.optimizer, fused_adam, stack, r);
 
   std::vector<double> chunk_kept;
   double largest_unit = 0;
@@ -268,7 +291,9 @@ RankMemory rank_memory(const Recipe& recipe, const ModelConfig& m, const RankMap
     buffers = sends * recompute_input_bytes(m, shape);
   }
   const Phase ph = peak_phase(in_flight, buffers, largest_unit, r.output_layer, loss_memory(m, shape),
-                              shape.param_bytes * (s.dense() + s.experts),
+                              // the stack's weight-gradient GEMMs add into its gradient buffer (Megatron-Core's
+                              // gradient_accumulation_fusion): no gradient tensors in the parameters' dtype
+                              stack ? 0 : shape.param_bytes * (s.dense() + s.experts),
                               shape.impl == TorchMemoryImpl::kFullLogits ? kF32 * s.largest : 0, step);
   r.activations_in_flight = ph.activations;
   r.transient = ph.transient;
@@ -288,6 +313,21 @@ std::string optimizer_row_label(const RecipeOptimizer& o) {
   return "optimizer (" + masters + ", " + moments + ")";
 }
 
+/// The recipe's fields that change its stack's memory and that the plan does not price (docs/memory-plan.md, "Not
+/// modelled"): recompute modules other than those selective_recompute_freed_bytes prices for `family`, and on the
+/// torch backend's plan (Qwen3.5) a BF16 gradient reduce, which the backend does not run.
+std::vector<std::string> plan_not_modelled(const Recipe& recipe, ModelFamily family) {
+  std::vector<std::string> out;
+  const RecipeRecompute& rc = recipe.layout.recompute;
+  if (rc.granularity == "selective")
+    for (RecomputeModule r : rc.modules)
+      if (!recompute_module_priced(family, r))
+        out.push_back(std::string("layout.recompute.modules ") + to_string(r) + " (its activations are planned as kept)");
+  if (family == ModelFamily::kQwen35 && recipe.optimizer.grad_reduce_dtype == StateDtype::kBf16)
+    out.push_back("optimizer.grad_reduce_dtype bf16 (the torch backend keeps FP32 gradients; planned as such)");
+  return out;
+}
+
 }  // namespace
 
 const RankMemory& MemoryPlan::worst() const {
@@ -300,7 +340,7 @@ std::string MemoryPlan::largest_term() const {
   const RankMemory& w = worst();
   const std::vector<std::pair<double, std::string>> terms = {
       {w.params, "parameters"},
-      {w.grads, "FP32 gradients"},
+      {w.grads, grad_term},
       {w.optimizer, "optimizer state (" + optimizer_state + ")"},
       {w.activations_in_flight, "activations of " + std::to_string(w.microbatches_in_flight) +
                                     (w.microbatches_in_flight == 1 ? " microbatch" : " microbatches") + " in flight"},
@@ -373,6 +413,10 @@ MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const Ran
   plan.optimizer_state = optimizer_state_label(recipe.optimizer);
   plan.optimizer_row = optimizer_row_label(recipe.optimizer);
   plan.analytical = model.family != ModelFamily::kQwen35;
+  plan.not_modelled = plan_not_modelled(recipe, model.family);
+  if (plan.analytical && recipe.optimizer.grad_reduce_dtype == StateDtype::kBf16 &&
+      torch_compute_bytes(recipe.workload.precision, o.device == Device::kCuda) == 2)
+    plan.grad_term = "gradients (BF16)";
   MicrobatchShape shape;
   shape.rows = map.rows_per_microbatch;
   // CP > 1: each CP rank holds 1 / CP of every row (Megatron-LM's context parallelism; CP 1 on the torch backend).

@@ -76,8 +76,15 @@ struct MemoryPlan {
   std::string optimizer_row = "optimizer state (FP32 masters, moments)";
   /// The model is not one the torch backend builds (a config.json family): the plan is the analytical plan of the
   /// recipe's own stack (parameters from the exact counts, activations by transformer_layer_activation_bytes:
-  /// Korthikanti et al. 2022), its optimizer, loss and reserve terms read as the torch backend holds them.
+  /// Korthikanti et al. 2022, gradients and optimizer state as Megatron-Core's distributed optimizer holds them),
+  /// its loss and reserve terms read as the torch backend holds them.
   bool analytical = false;
+  /// The gradients' row label and largest-term name: "gradients (FP32)", or "gradients (BF16)" for the analytical
+  /// plan of a recipe whose optimizer.grad_reduce_dtype is bf16 with BF16 parameters.
+  std::string grad_term = "gradients (FP32)";
+  /// The recipe's fields that change the memory and that the plan does not price, each e.g. "layout.recompute.modules
+  /// mlp (its activations are planned as kept)"; printed as "not modelled: ...".
+  std::vector<std::string> not_modelled;
   std::vector<RankMemory> ranks;  ///< one per pipeline rank, in pipeline order
   std::vector<size_t> kinds;      ///< indices of ranks shown: first, the middle rank with the largest peak, last
 

@@ -41,7 +41,8 @@ std::string format_memory_plan(const MemoryPlan& plan) {
       plan.analytical
           ? "memory plan per GPU (GB; analytical: the recipe's stack, not recipebench's torch backend, which does not "
             "build this model; parameters from the exact counts, activations by Korthikanti et al. 2022's per-layer "
-            "formula for each layer kind, optimizer, loss and reserve as the torch backend holds them; "
+            "formula for each layer kind, gradients and optimizer state as Megatron-Core's distributed optimizer "
+            "holds them, loss and reserve as the torch backend's; "
             "docs/memory-plan.md, \"Analytical plan\"):\n"
           : "memory plan per GPU (GB; torch backend; docs/memory-plan.md):\n";
   out += row("", cells([](const RankMemory& r) { return r.kind + " " + std::to_string(r.pp_rank); }));
@@ -54,7 +55,7 @@ std::string format_memory_plan(const MemoryPlan& plan) {
                return gigabytes_text(static_cast<double>(r.dense_params)) + " + " + gigabytes_text(static_cast<double>(r.expert_params));
              }));
   out += row("parameters", cells([](const RankMemory& r) { return gigabytes_text(r.params); }));
-  out += row("gradients (FP32)", cells([](const RankMemory& r) { return gigabytes_text(r.grads); }));
+  out += row(plan.grad_term, cells([](const RankMemory& r) { return gigabytes_text(r.grads); }));
   out += row(plan.optimizer_row, cells([](const RankMemory& r) { return gigabytes_text(r.optimizer); }));
   out += row("activations per microbatch", cells([](const RankMemory& r) { return gigabytes_text(r.activations_per_microbatch); }));
   out += row("microbatches (VPP: chunk passes) in flight",
@@ -77,6 +78,11 @@ std::string format_memory_plan(const MemoryPlan& plan) {
   else if (plan.expert_state_shards > 1)
     out += "  (experts' optimizer state sharded over EDP = " + std::to_string(plan.expert_state_shards) +
            " ranks; dense over DP)\n";
+  if (!plan.not_modelled.empty()) {
+    out += "  not modelled:";
+    for (size_t i = 0; i < plan.not_modelled.size(); ++i) out += (i ? "; " : " ") + plan.not_modelled[i];
+    out += "\n";
+  }
   if (plan.ep_capacity_rows > 0)
     out += "  (bench.ep_dispatch fixed_capacity: each MoE layer's experts run on and keep " +
            std::to_string(plan.ep_capacity_rows) +

@@ -30,6 +30,10 @@ enum class MasterWeights { kFp32, kBf16Remainder };
 /// optimizer.exp_avg_dtype / exp_avg_sq_dtype: the dtype the Adam moments are stored in (Megatron-LM's
 /// --exp-avg-dtype / --exp-avg-sq-dtype); the update computes in FP32 either way.
 enum class StateDtype { kFp32, kBf16 };
+/// layout.recompute.modules: what Megatron-Core's selective recompute re-runs in the backward pass
+/// (--recompute-modules; its default is core_attn alone). docs/memory-plan.md, "Analytical plan" says which of them
+/// the plan prices.
+enum class RecomputeModule { kCoreAttn, kLayernorm, kMoeAct, kMlp, kMoe, kSharedExperts, kMlaUpProj };
 
 /// result.mfu_convention: the FLOPs per token a recipe's result.mfu counts (docs/metrics.md, "MFU conventions"): 6N
 /// (recipebench's own), or 6N plus the attention score and value products, 12·L·H·Q·T (PaLM appendix B; TorchTitan's
@@ -71,6 +75,11 @@ struct EnumNames<MasterWeights> {
 template <>
 struct EnumNames<StateDtype> {
   static constexpr std::array<const char*, 2> names{"fp32", "bf16"};
+};
+template <>
+struct EnumNames<RecomputeModule> {
+  static constexpr std::array<const char*, 7> names{"core_attn", "layernorm",      "moe_act",    "mlp",
+                                                    "moe",       "shared_experts", "mla_up_proj"};
 };
 template <>
 struct EnumNames<MfuConvention> {

@@ -110,6 +110,12 @@ RecipeLayout layout_from_json(const Json& doc) {
     L.recompute.granularity = rc.at("granularity").get<std::string>();
     L.recompute.method = str(rc, "method");
     L.recompute.num_layers = opt<int>(rc, "num_layers").value_or(0);
+    if (rc.contains("modules")) {
+      L.recompute.modules.clear();
+      for (size_t i = 0; i < rc["modules"].size(); ++i)
+        L.recompute.modules.push_back(
+            enum_at<RecomputeModule>(doc, "/layout/recompute/modules/" + std::to_string(i)));
+    }
   }
   L.offload = str(l, "offload");
   L.dispatcher_stated = l.contains("dispatcher") && !l["dispatcher"].is_null();
@@ -134,6 +140,8 @@ RecipeOptimizer optimizer_from_json(const Json& doc) {
   if (o.contains("master_weights")) O.master_weights = enum_at<MasterWeights>(doc, "/optimizer/master_weights");
   if (o.contains("exp_avg_dtype")) O.exp_avg_dtype = enum_at<StateDtype>(doc, "/optimizer/exp_avg_dtype");
   if (o.contains("exp_avg_sq_dtype")) O.exp_avg_sq_dtype = enum_at<StateDtype>(doc, "/optimizer/exp_avg_sq_dtype");
+  if (o.contains("grad_reduce_dtype"))
+    O.grad_reduce_dtype = enum_at<StateDtype>(doc, "/optimizer/grad_reduce_dtype");
   return O;
 }
 

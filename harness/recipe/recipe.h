@@ -1,6 +1,7 @@
 // The typed recipe: what the checks, backends and reports read. Built only from schema-valid documents.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -36,6 +37,12 @@ struct RecipeRecompute {
   std::string granularity = "none";  ///< full, selective, none
   std::string method;                ///< uniform, block
   int num_layers = 0;
+  /// layout.recompute.modules with granularity selective (absent: core_attn alone, Megatron-Core's default).
+  std::vector<RecomputeModule> modules{RecomputeModule::kCoreAttn};
+  /// True when selective recompute re-runs module `m`.
+  bool recomputes(RecomputeModule m) const {
+    return granularity == "selective" && std::find(modules.begin(), modules.end(), m) != modules.end();
+  }
 };
 
 /// Parallel layout. Degrees are >= 1; etp defaults to tp (docs/layout-arithmetic.md).
@@ -87,6 +94,9 @@ struct RecipeOptimizer {
   /// parameter, with the FP32 gradient).
   MasterWeights master_weights = MasterWeights::kFp32;
   StateDtype exp_avg_dtype = StateDtype::kFp32, exp_avg_sq_dtype = StateDtype::kFp32;
+  /// optimizer.grad_reduce_dtype: the dtype of the gradient buffers that are accumulated and reduced over DP
+  /// (Megatron-LM's --accumulate-allreduce-grads-in-fp32, Megatron-Bridge's ddp.grad_reduce_in_fp32); absent: FP32.
+  StateDtype grad_reduce_dtype = StateDtype::kFp32;
 };
 
 /// bench.data: where a benchmark run's rows come from (unset fields take RunOptions' defaults).
