@@ -497,3 +497,30 @@ TEST_CASE("the seed's three measured commands round-trip through the launch chec
     CHECK(f.count("--use-precision-aware-optimizer") == 1);
   }
 }
+
+TEST_CASE("Megatron-LM's command states the public row's recompute modules and BF16 gradient reduce, and the launch "
+          "check reads --grad-reduce-in-bf16 against optimizer.grad_reduce_dtype",
+          "[megatron]") {
+  const ValidatedRecipe v = validate_recipe_file(
+      test::source_path("reports/bench/public-rows-2026-12-06/recipes/gpt-oss-120b-b200-26.04.01-bf16.yaml"));
+  REQUIRE(v.ok());
+  const std::string cmd = megatron_command(*v.recipe);
+  INFO(cmd);
+  CHECK(cmd.find("--recompute-granularity selective \\\n") != std::string::npos);
+  CHECK(cmd.find("--recompute-modules layernorm moe_act \\\n") != std::string::npos);
+  CHECK(cmd.find("--grad-reduce-in-bf16") != std::string::npos);
+  const LaunchCheck agree = check_launch_command(*v.recipe, run_doc(cmd));
+  CHECK(agree.stated.empty());
+  CHECK(agree.unstated.empty());
+  // The same command against the recipe with FP32 gradients (the field's default): one disagreement, at the field.
+  Recipe fp32 = *v.recipe;
+  fp32.optimizer.grad_reduce_dtype = StateDtype::kFp32;
+  const LaunchCheck disagree = check_launch_command(fp32, run_doc(cmd));
+  REQUIRE(disagree.stated.size() + disagree.unstated.size() == 1);
+  const Diagnostic& d = disagree.stated.empty() ? disagree.unstated.front() : disagree.stated.front();
+  CHECK(d.path == "optimizer.grad_reduce_dtype");
+  INFO(d.to_string());
+  CHECK(d.to_string().find("--grad-reduce-in-bf16") != std::string::npos);
+  // The seed's default (FP32, Megatron-LM's own with --bf16) writes neither switch.
+  CHECK(megatron_command(fp32).find("--grad-reduce-in-bf16") == std::string::npos);
+}

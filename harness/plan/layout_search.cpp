@@ -136,7 +136,8 @@ std::vector<std::string> left_out_dimensions() {
           "ETP other than 1 and TP",
           "recompute uniform over several layers per unit: full block over the fewest layers that fit saves the "
           "same memory with less recompute",
-          "selective recompute of modules other than core_attn (--recompute-modules): not in the memory plan",
+          "selective recompute of modules other than core_attn (--recompute-modules): not searched (the memory plan prices "
+          "layernorm and moe_act where a recipe states them, layout.recompute.modules)",
           "FP32 masters with BF16 moments: BF16 + remainder masters hold the same FP32 value in less memory"};
 }
 

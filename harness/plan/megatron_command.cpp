@@ -31,9 +31,8 @@ constexpr MegatronSwitch kMegatronSwitches[] = {
 /// (arguments.py): selective recompute's modules, and the gradient buffers' dtype: with --bf16 Megatron-LM
 /// accumulates and reduces the gradients in FP32 (optimizer.grad_reduce_dtype fp32, no flag) unless
 /// --grad-reduce-in-bf16 says bf16 (Megatron-Bridge's ddp.grad_reduce_in_fp32 false; docs/memory-plan.md,
-/// "Analytical plan").
+/// "Analytical plan"); the flag's name is the launch check's (recipe/launch_check.h kGradReduceBf16Flag).
 constexpr const char* kRecomputeModulesFlag = "--recompute-modules";
-constexpr const char* kGradReduceBf16Flag = "--grad-reduce-in-bf16";
 
 /// "--recompute-modules layernorm moe_act" for a selective recompute whose modules are not the default core_attn
 /// alone; empty otherwise.

@@ -100,6 +100,17 @@ const FieldFlag kFieldFlags[] = {
      [](const Recipe& r) { return to_string(r.optimizer.exp_avg_dtype); }},
     {"--exp-avg-sq-dtype", "/optimizer/exp_avg_sq_dtype", FlagKind::kWord,
      [](const Recipe& r) { return to_string(r.optimizer.exp_avg_sq_dtype); }},
+    // A switch that states a dtype: "true" when the recipe's dtype is the switch's, else the dtype (shown).
+    {kGradReduceBf16Flag, "/optimizer/grad_reduce_dtype", FlagKind::kSwitch,
+     [](const Recipe& r) {
+       return r.optimizer.grad_reduce_dtype == StateDtype::kBf16 ? std::string("true")
+                                                                 : to_string(r.optimizer.grad_reduce_dtype);
+     }},
+    {kGradReduceFp32Flag, "/optimizer/grad_reduce_dtype", FlagKind::kSwitch,
+     [](const Recipe& r) {
+       return r.optimizer.grad_reduce_dtype == StateDtype::kFp32 ? std::string("true")
+                                                                 : to_string(r.optimizer.grad_reduce_dtype);
+     }},
     {"--actor-num-gpus-per-node", "/gpu/per_node", FlagKind::kInt,
      [](const Recipe& r) { return std::to_string(r.gpu.per_node); }},
     {"--nproc-per-node", "/gpu/per_node", FlagKind::kInt,

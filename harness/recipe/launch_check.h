@@ -36,6 +36,12 @@ struct LaunchFlag {
 /// with -c (`srun ... bash -c "torchrun ..."`) is read as commands too, its flags located where they are written.
 std::vector<LaunchFlag> launch_flags(const std::string& command);
 
+/// Megatron-LM's switch for optimizer.grad_reduce_dtype bf16 (with --bf16 it reduces in FP32 unless given): the
+/// launch check's row (kFieldFlags) and the Megatron emitter (plan/megatron_command.h) both read this name.
+inline constexpr const char* kGradReduceBf16Flag = "--grad-reduce-in-bf16";
+/// Megatron-LM's switch for optimizer.grad_reduce_dtype fp32 (its default with --bf16).
+inline constexpr const char* kGradReduceFp32Flag = "--accumulate-allreduce-grads-in-fp32";
+
 /// The run command's disagreements with the recipe, each a diagnostic of severity "warning".
 struct LaunchCheck {
   Diagnostics stated;    ///< with a field the recipe writes: the recipe contradicts itself (validate --strict fails)
