@@ -189,7 +189,7 @@ TEST_CASE("the analytical memory plan shards DeepSeek-V3's routed experts over E
   CHECK(ep8.ranks.front().dense_params == one.ranks.front().dense_params);
 }
 
-TEST_CASE("a Megatron-Core MoE layer keeps no per-slot expert output; layernorm and moe_act recompute free the MoE "
+TEST_CASE("a Megatron-Core MoE layer keeps no per-slot expert output, and layernorm and moe_act recompute free the MoE "
           "input and each slot's activation output (gpt-oss-120b, by hand)",
           "[any-model][memory]") {
   const ModelConfig m = hf_model("gpt-oss-120b.json");
