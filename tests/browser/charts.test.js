@@ -4,7 +4,7 @@
 // scripts off (the server-side ranking and every chart still there).
 'use strict';
 const path = require('path');
-const { sourceDir, outDir, check, freshDir, report, openBrowser, checkClean, fileUrl, main } = require('./lib');
+const { sourceDir, outDir, check, freshDir, committedRuns, report, openBrowser, checkClean, fileUrl, main } = require('./lib');
 
 async function checkCharts(page, board, shots) {
   let charts = 0;
@@ -49,7 +49,7 @@ async function checkCharts(page, board, shots) {
 main('charts', async () => {
   const dir = path.join(outDir, 'charts');
   const shots = freshDir(path.join(dir, 'screenshots'));
-  const board = report([path.join(sourceDir, 'recipes'), path.join(sourceDir, 'reports/runs')], path.join(dir, 'report'));
+  const board = report([path.join(sourceDir, 'recipes'), committedRuns(dir)], path.join(dir, 'report'));
   const url = fileUrl(path.join(dir, 'report', 'leaderboard.html'));
   const s = await openBrowser();
   let charts;

@@ -5,7 +5,7 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const { sourceDir, outDir, check, freshDir, report, openBrowser, checkClean, fileUrl, main } = require('./lib');
+const { sourceDir, outDir, check, freshDir, committedRuns, report, openBrowser, checkClean, fileUrl, main } = require('./lib');
 
 const PAYLOADS = [
   '<script>window.__pwned = "script"</script>',
@@ -48,7 +48,7 @@ function hostileInputs(dir, keep) {
     .replace(/^notes: \|\n(  .*\n)+/m, 'notes: |\n  <img src=x onerror="window.__pwned=\'notes\'"> & <i>italic</i> </p><script>window.__pwned=2</script>\n');
   check(recipe !== seed, 'the recipe was changed');
   fs.writeFileSync(path.join(dir, 'hostile-recipe.yaml'), recipe);
-  const runs = path.join(sourceDir, 'reports/runs');
+  const runs = committedRuns(path.dirname(dir));  // beside the inputs, not among them
   const record = JSON.parse(fs.readFileSync(path.join(runs, fs.readdirSync(runs).sort()[0]), 'utf8'));
   const counter = { n: 0 };
   const hostile = poison(record, '', counter);

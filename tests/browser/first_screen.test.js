@@ -4,7 +4,7 @@
 // them. Screenshots: first-screen.png, fold-open.png, scatter.png (the committed ones: reports/screenshots/).
 'use strict';
 const path = require('path');
-const { sourceDir, outDir, check, freshDir, report, openBrowser, checkClean, fileUrl, main } = require('./lib');
+const { sourceDir, outDir, check, freshDir, committedRuns, report, openBrowser, checkClean, fileUrl, main } = require('./lib');
 
 /** The page box of `locator`'s first element (document coordinates). */
 async function box(locator) {
@@ -66,7 +66,7 @@ async function overlappingLabels(page) {
 main('first_screen', async () => {
   const dir = path.join(outDir, 'first_screen');
   const shots = freshDir(path.join(dir, 'screenshots'));
-  const board = report([path.join(sourceDir, 'recipes'), path.join(sourceDir, 'reports/runs')], path.join(dir, 'report'));
+  const board = report([path.join(sourceDir, 'recipes'), committedRuns(dir)], path.join(dir, 'report'));
   const s = await openBrowser();
   try {
     await s.page.goto(fileUrl(path.join(dir, 'report', 'leaderboard.html')));

@@ -27,6 +27,25 @@ function recipebench(...args) {
   return execFileSync(bin, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
+/**
+ * A fresh folder under `dir` holding copies of the committed run records of reports/runs (`git ls-files`): a test's
+ * board must not change with the runs a user's own `scripts/main` or `run` wrote there (git-ignored; one such run,
+ * a group without a $ column, failed browser.sort_filter). Without git (not a checkout): every record there.
+ */
+function committedRuns(dir) {
+  const runs = path.join(sourceDir, 'reports/runs');
+  let names;
+  try {
+    names = execFileSync('git', ['-C', sourceDir, 'ls-files', 'reports/runs'], { encoding: 'utf8' })
+      .split('\n').filter((f) => f.endsWith('.json')).map((f) => path.basename(f));
+  } catch (e) {
+    names = fs.readdirSync(runs).filter((f) => f.endsWith('.json'));
+  }
+  const out = freshDir(path.join(dir, 'committed-runs'));
+  for (const f of names) fs.copyFileSync(path.join(runs, f), path.join(out, f));
+  return out;
+}
+
 /** `recipebench report INPUTS --out DIR`; returns the parsed leaderboard.json. */
 function report(inputs, dir) {
   freshDir(dir);
@@ -70,5 +89,5 @@ function main(name, body) {
               (e) => { console.error(name + ': ' + (e && e.stack || e)); process.exit(1); });
 }
 
-module.exports = { bin, chromiumPath, sourceDir, outDir, check, freshDir, recipebench, report, openBrowser,
+module.exports = { bin, chromiumPath, sourceDir, outDir, check, freshDir, committedRuns, recipebench, report, openBrowser,
                    checkClean, fileUrl, main };

@@ -4,7 +4,7 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const { sourceDir, outDir, check, freshDir, report, openBrowser, checkClean, fileUrl, main } = require('./lib');
+const { sourceDir, outDir, check, freshDir, committedRuns, report, openBrowser, checkClean, fileUrl, main } = require('./lib');
 
 function inputs(dir) {
   const seeds = freshDir(path.join(dir, 'recipes'));
@@ -15,7 +15,7 @@ function inputs(dir) {
       text = text.replace(/^gpu:\n/m, 'gpu:\n  usd_per_gpu_hour: 20\n').replace(/^  usd_per_million_tokens: .*\n/m, '');
     fs.writeFileSync(path.join(seeds, f), text);
   }
-  return [seeds, path.join(sourceDir, 'reports/runs')];
+  return [seeds, committedRuns(dir)];
 }
 
 /** Row ids of a group's table as shown. */
