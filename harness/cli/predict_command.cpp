@@ -122,20 +122,15 @@ std::string profile_gap_diagnostic(const PredictArgs& args, const std::string& w
       .to_string();
 }
 
-/// Validate -> resolve -> load the profiles -> predict -> print.
-int run_predict(const PredictArgs& args) {
-  ValidatedRecipe v = validate_recipe_file(args.recipe);
-  for (const auto& d : v.errors) std::cerr << d.to_string() << "\n";
-  if (!v.ok()) return kFailed;
-  const Recipe& recipe = *v.recipe;
-  const std::optional<ResolvedRun> run = resolve_predicted_run(args, recipe);
-  if (!run) return kFailed;
-  const ModelConfig& model = run->model.model;
-  const RankMap& map = *run->map;
-  std::optional<LoadedProfiles> loaded = load_profiles(args.profiles, run->model.full.name);
-  if (!loaded) return kFailed;
+/// Which answer the profiles given allow, said before the figures: torch-backend profiles for a model outside its
+/// family are refused (kUsage); a model no backend profiles, or a family model without a profile, is answered by
+/// the analytical mode (said on stderr), except on the CPU, which only a profile times (kUsage). nullopt: go on.
+std::optional<int> check_profile_mode(const PredictArgs& args, const Recipe& recipe, const ResolvedRun& run,
+                                      const LoadedProfiles& loaded) {
+  const ModelConfig& model = run.model.model;
   const bool torch_family = model.family == ModelFamily::kQwen35;  // only its passes can be profiled
-  if (!torch_family && (!loaded->ranks.empty() || !loaded->family_ranks.empty())) {
+  const bool none_given = loaded.ranks.empty() && loaded.family_ranks.empty();
+  if (!torch_family && !none_given) {
     std::cerr << Diagnostic{"<command line>", 0, 0, "--profile", "profiles of the torch backend's models",
                             "none: " + model.name + " " + family_clause(model) +
                                 " (no backend of recipebench profiles it; the analytical mode times it)"}
@@ -148,34 +143,39 @@ int run_predict(const PredictArgs& args) {
               << ": recipebench's torch backend builds Qwen3.5 MoE / Qwen3-Next only): the analytical mode "
                  "(catalog efficiencies, nothing measured) answers; calibrate it with --calibrate on a measured "
                  "run of the recipe's stack\n";
-  if (torch_family && loaded->ranks.empty() && loaded->family_ranks.empty()) {
-    const bool cpu = recipe.gpu.type == "CPU";  // no catalog efficiencies for CPU cores: only a profile times them
-    if (cpu || args.format != "json")
-      std::cerr << "recipebench predict: no profile of " << run->model.full.name << " among the "
-                << args.profiles.size() << " given"
-                << (cpu ? "" : ": the analytical mode (catalog efficiencies, nothing measured) answers")
-                << "; for a measured answer, profile one rank of each kind of this layout "
-                << (recipe_device(recipe) == Device::kCpu ? "on this host's CPU (the recipe's device)" : "on one GPU")
-                << " (--profile RECORD):\n"
-                << emulation_commands(args.recipe, recipe, model, map);
-    if (cpu) return kUsage;
-  }
+  if (!torch_family || !none_given) return std::nullopt;
+  const bool cpu = recipe.gpu.type == "CPU";  // no catalog efficiencies for CPU cores: only a profile times them
+  if (cpu || args.format != "json")
+    std::cerr << "recipebench predict: no profile of " << run.model.full.name << " among the " << args.profiles.size()
+              << " given" << (cpu ? "" : ": the analytical mode (catalog efficiencies, nothing measured) answers")
+              << "; for a measured answer, profile one rank of each kind of this layout "
+              << (recipe_device(recipe) == Device::kCpu ? "on this host's CPU (the recipe's device)" : "on one GPU")
+              << " (--profile RECORD):\n"
+              << emulation_commands(args.recipe, recipe, model, *run.map);
+  return cpu ? std::optional<int>(kUsage) : std::nullopt;
+}
+
+/// Fit the calibration (when asked) -> set up the costs -> predict -> print; each refusal at its place.
+int predict_and_print(const PredictArgs& args, const Recipe& recipe, const ResolvedRun& run,
+                      const LoadedProfiles& loaded) {
+  const ModelConfig& model = run.model.model;
+  const RankMap& map = *run.map;
   try {
     double stack_factor = args.stack_factor;
     std::optional<Calibration> calibration;
     if (!args.calibrate.empty()) {
-      calibration = fit_calibration(args.calibrate, recipe, model, *loaded);
+      calibration = fit_calibration(args.calibrate, recipe, model, loaded);
       if (!calibration) return kUsage;
       stack_factor = calibration->stack_factor;
     }
     const ChunkShape shape = chunk_shapes(map, model, 0, recipe.workload.row_tokens).front();
-    PredictSetup setup = prediction_setup(recipe, model, shape, *loaded, stack_factor);
-    setup.options.settings = predicted_settings(*run, recipe);  // the recipe's switches, the command line's over them
+    PredictSetup setup = prediction_setup(recipe, model, shape, loaded, stack_factor);
+    setup.options.settings = predicted_settings(run, recipe);  // the recipe's switches, the command line's over them
     const StepPrediction p = predict_step(recipe, model, map, setup.costs, setup.network, setup.options);
     PredictionBasis basis =
         prediction_basis(recipe, model, map, setup.options.settings, setup.costs, stack_factor, p);
     if (calibration) basis.calibration = calibration_lines(*calibration);
-    print_prediction(args, *run, setup, p, basis);
+    print_prediction(args, run, setup, p, basis);
   } catch (const ProfileGap& e) {
     std::cerr << profile_gap_diagnostic(args, e.what()) << "\n";
     return kFailed;
@@ -187,6 +187,20 @@ int run_predict(const PredictArgs& args) {
     return kFailed;
   }
   return kOk;
+}
+
+/// Validate -> resolve -> load the profiles -> say the mode -> predict -> print.
+int run_predict(const PredictArgs& args) {
+  ValidatedRecipe v = validate_recipe_file(args.recipe);
+  for (const auto& d : v.errors) std::cerr << d.to_string() << "\n";
+  if (!v.ok()) return kFailed;
+  const Recipe& recipe = *v.recipe;
+  const std::optional<ResolvedRun> run = resolve_predicted_run(args, recipe);
+  if (!run) return kFailed;
+  const std::optional<LoadedProfiles> loaded = load_profiles(args.profiles, run->model.full.name);
+  if (!loaded) return kFailed;
+  if (const std::optional<int> refused = check_profile_mode(args, recipe, *run, *loaded)) return *refused;
+  return predict_and_print(args, recipe, *run, *loaded);
 }
 
 }  // namespace

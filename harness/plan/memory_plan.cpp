@@ -404,6 +404,66 @@ PlanOptions plan_options(const RunSettings& s, Device device) {
   return p;
 }
 
+namespace {
+
+/// One microbatch's shape on a rank of `map` as the plan sizes it: rows, tokens per CP rank, TP, element bytes,
+/// kernels, and the fixed_capacity dispatch's rows (bench.ep_dispatch fixed_capacity: P blocks of C =
+/// max_tokens_per_gpu / TP x top_k rows per MoE layer).
+MicrobatchShape microbatch_shape(const Recipe& recipe, const ModelConfig& model, const RankMap& map,
+                                 const PlanOptions& o) {
+  MicrobatchShape shape;
+  shape.rows = map.rows_per_microbatch;
+  // CP > 1: each CP rank holds 1 / CP of every row (Megatron-LM's context parallelism; CP 1 on the torch backend).
+  shape.tokens = map.rows_per_microbatch * recipe.workload.row_tokens / std::max(1, map.cp);
+  shape.tp = map.tp;
+  const bool cuda = o.device == Device::kCuda;
+  shape.param_bytes = torch_compute_bytes(recipe.workload.precision, cuda);
+  if (shape.param_bytes == 0) shape.param_bytes = 4;  // a precision the backend refuses: planned as FP32
+  shape.sdpa = cuda;
+  shape.impl = o.impl;
+  shape.fused_kernels = o.fused_kernels;
+  if (o.ep_dispatch.value_or(recipe.bench.ep_dispatch.value_or(EpDispatch::kHostSplits)) ==
+          EpDispatch::kFixedCapacity &&
+      map.ep > 1)
+    shape.ep_capacity_rows = static_cast<int64_t>(map.ep) * (recipe.layout.max_tokens_per_gpu / map.tp) * model.top_k;
+  return shape;
+}
+
+/// The first rank of each pipeline rank: from the map's index when it has one (a plan of 65,536 GPUs: `plan`'s
+/// search), else in one pass over its ranks. A stage's index must hold a rank of that stage. Throws
+/// std::logic_error for a pipeline rank without a rank.
+std::vector<const RankPlacement*> stage_first_ranks(const RankMap& map) {
+  std::vector<const RankPlacement*> first(static_cast<size_t>(map.pp), nullptr);
+  if (map.stage_first_rank.size() == first.size()) {
+    for (size_t p = 0; p < first.size(); ++p)
+      if (map.stage_first_rank[p] < map.ranks.size() && map.ranks[map.stage_first_rank[p]].pp == static_cast<int>(p))
+        first[p] = &map.ranks[map.stage_first_rank[p]];
+  } else {
+    for (const auto& r : map.ranks)
+      if (r.pp >= 0 && r.pp < map.pp && first[static_cast<size_t>(r.pp)] == nullptr)
+        first[static_cast<size_t>(r.pp)] = &r;
+  }
+  for (size_t p = 0; p < first.size(); ++p)
+    if (!first[p]) throw std::logic_error("rank map without pipeline rank " + std::to_string(p));
+  return first;
+}
+
+/// The pipeline ranks that stand for each kind of stage: the first, the middle one with the highest peak (PP > 2),
+/// the last (PP > 1).
+std::vector<size_t> stage_kinds(const std::vector<RankMemory>& ranks) {
+  std::vector<size_t> kinds{0};
+  if (ranks.size() > 2) {
+    size_t mid = 1;
+    for (size_t i = 2; i + 1 < ranks.size(); ++i)
+      if (ranks[i].peak > ranks[mid].peak) mid = i;
+    kinds.push_back(mid);
+  }
+  if (ranks.size() > 1) kinds.push_back(ranks.size() - 1);
+  return kinds;
+}
+
+}  // namespace
+
 MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const RankMap& map, const PlanOptions& o) {
   MemoryPlan plan;
   plan.gpu = recipe.gpu.type;
@@ -417,53 +477,15 @@ MemoryPlan plan_memory(const Recipe& recipe, const ModelConfig& model, const Ran
   if (plan.analytical && recipe.optimizer.grad_reduce_dtype == StateDtype::kBf16 &&
       torch_compute_bytes(recipe.workload.precision, o.device == Device::kCuda) == 2)
     plan.grad_term = "gradients (BF16)";
-  MicrobatchShape shape;
-  shape.rows = map.rows_per_microbatch;
-  // CP > 1: each CP rank holds 1 / CP of every row (Megatron-LM's context parallelism; CP 1 on the torch backend).
-  shape.tokens = map.rows_per_microbatch * recipe.workload.row_tokens / std::max(1, map.cp);
-  shape.tp = map.tp;
-  const bool cuda = o.device == Device::kCuda;
-  shape.param_bytes = torch_compute_bytes(recipe.workload.precision, cuda);
-  if (shape.param_bytes == 0) shape.param_bytes = 4;  // a precision the backend refuses: planned as FP32
-  shape.sdpa = cuda;
-  shape.impl = o.impl;
-  shape.fused_kernels = o.fused_kernels;
-  // bench.ep_dispatch fixed_capacity: P blocks of C = max_tokens_per_gpu / TP x top_k rows per MoE layer.
-  if (o.ep_dispatch.value_or(recipe.bench.ep_dispatch.value_or(EpDispatch::kHostSplits)) ==
-          EpDispatch::kFixedCapacity &&
-      map.ep > 1)
-    shape.ep_capacity_rows = static_cast<int64_t>(map.ep) * (recipe.layout.max_tokens_per_gpu / map.tp) * model.top_k;
+  const MicrobatchShape shape = microbatch_shape(recipe, model, map, o);
   plan.ep_capacity_rows = shape.ep_capacity_rows;
   const bool experts_apart = map.ep > 1 || map.tp > 1;
   plan.experts_in_distributed_optimizer = !experts_apart && map.world > 1 && model.num_experts > 0;
   plan.expert_state_shards = experts_apart && map.world > 1 ? map.edp : 1;
   const bool kept_shard = o.overlap_param_gather.value_or(recipe.bench.overlap_param_gather.value_or(false));
-  // The first rank of each pipeline rank: from the map's index when it has one (a plan of 65,536 GPUs: `plan`'s
-  // search), else in one pass over its ranks. A stage's index must hold a rank of that stage.
-  std::vector<const RankPlacement*> first(static_cast<size_t>(map.pp), nullptr);
-  if (map.stage_first_rank.size() == first.size()) {
-    for (size_t p = 0; p < first.size(); ++p)
-      if (map.stage_first_rank[p] < map.ranks.size() &&
-          map.ranks[map.stage_first_rank[p]].pp == static_cast<int>(p))
-        first[p] = &map.ranks[map.stage_first_rank[p]];
-  } else {
-    for (const auto& r : map.ranks)
-      if (r.pp >= 0 && r.pp < map.pp && first[static_cast<size_t>(r.pp)] == nullptr)
-        first[static_cast<size_t>(r.pp)] = &r;
-  }
-  for (int p = 0; p < map.pp; ++p) {
-    const RankPlacement* q = first[static_cast<size_t>(p)];
-    if (!q) throw std::logic_error("rank map without pipeline rank " + std::to_string(p));
+  for (const RankPlacement* q : stage_first_ranks(map))
     plan.ranks.push_back(rank_memory(recipe, model, map, *q, shape, experts_apart, kept_shard));
-  }
-  plan.kinds.push_back(0);
-  if (map.pp > 2) {
-    size_t mid = 1;
-    for (size_t i = 2; i + 1 < plan.ranks.size(); ++i)
-      if (plan.ranks[i].peak > plan.ranks[mid].peak) mid = i;
-    plan.kinds.push_back(mid);
-  }
-  if (map.pp > 1) plan.kinds.push_back(plan.ranks.size() - 1);
+  plan.kinds = stage_kinds(plan.ranks);
   return plan;
 }
 

@@ -27,9 +27,8 @@ std::string row(const std::string& label, const std::vector<std::string>& cells)
   return out + "\n";
 }
 
-}  // namespace
-
-std::string format_memory_plan(const MemoryPlan& plan) {
+/// The plan's header and its table: one column per kind of pipeline rank (plan.kinds), one row per term.
+std::string plan_table(const MemoryPlan& plan) {
   std::vector<const RankMemory*> k;
   for (size_t i : plan.kinds) k.push_back(&plan.ranks[i]);
   auto cells = [&](auto f) {
@@ -63,6 +62,13 @@ std::string format_memory_plan(const MemoryPlan& plan) {
   out += row("activations at the peak", cells([](const RankMemory& r) { return gigabytes_text(r.activations_in_flight); }));
   out += row("transient at the peak", cells([](const RankMemory& r) { return gigabytes_text(r.transient); }));
   out += row("peak", cells([](const RankMemory& r) { return gigabytes_text(r.peak); }));
+  return out;
+}
+
+/// The lines under the table: where the peak is and whether it fits, the reserve, how the experts' state is
+/// sharded, what is not modelled and the fixed_capacity dispatch's rows.
+std::string plan_verdict(const MemoryPlan& plan) {
+  std::string out;
   const RankMemory& w = plan.worst();
   char line[512];
   const std::string verdict = plan.fits()             ? "fits"
@@ -89,6 +95,10 @@ std::string format_memory_plan(const MemoryPlan& plan) {
            " received rows, padding included: EP x max_tokens_per_gpu / TP x top_k)\n";
   return out;
 }
+
+}  // namespace
+
+std::string format_memory_plan(const MemoryPlan& plan) { return plan_table(plan) + plan_verdict(plan); }
 
 std::string memory_overflow_message(const MemoryPlan& plan) {
   if (plan.fits()) return "";
