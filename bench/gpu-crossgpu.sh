@@ -12,7 +12,8 @@
 #              stage (ranks 0 and 8) emulated with --profile at PUBLISHED_LAYERS of the stage's 20 layers, and rank 0
 #              plainly (the profile's calibration twin);
 #   seed       the seed's mt16k and 48-GPU layouts, a first, middle and last rank each emulated with --profile at
-#              SEED_LAYERS layers (the H200's profiles of the same ranks are committed);
+#              SEED_LAYERS layers (the H200's profiles of the same ranks are committed); SEED_KINDS (default
+#              "first middle last") picks the ranks;
 #   tests      ctest -L cuda.
 set -uo pipefail
 [ -n "${RECIPEBENCH_GIT_COMMIT:-}" ] || echo "note: RECIPEBENCH_GIT_COMMIT is not set: the records name the copy's HEAD"
@@ -66,6 +67,7 @@ fi
 if [[ " $parts " == *" seed "* ]]; then
   echo "== seed: first, middle and last ranks of the mt16k and 48-GPU layouts at ${SEED_LAYERS:-2} layers"
   while read -r file rank kind; do
+    [[ " ${SEED_KINDS:-first middle last} " == *" $kind "* ]] || continue
     run "seed-$file-$kind" "recipes/qwen3.5-397b-a17b/b200/$file.yaml" --emulate-rank "$rank" \
       --layers "${SEED_LAYERS:-2}" --profile --steps 3 --window 1:2
   done <<'LIST'

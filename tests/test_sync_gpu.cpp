@@ -1,14 +1,15 @@
 // bench.fail_on_sync on one GPU (docs/distributed.md, "Host synchronisation"): the one-GPU step of the 35B-A3B proxy
-// recipe (its 4 layers: Gated DeltaNet, gated attention, sparse MoE with grouped-GEMM experts, the chunked LM loss)
-// runs with libtorch's CUDA synchronisation-debug mode at error from its first forward pass to the optimizer's
-// gradient norm, and completes: nothing there makes the host wait for the GPU. The negative control injects a
-// .item() on a CUDA tensor into that region at step 1 (RECIPEBENCH_INJECT_SYNC_STEP): with the check the run fails
-// there, its record naming the operator and the step; without it the same run completes (so the failure is the
-// check's). [sync] runs libtorch operations (bench.kernels ops); [sync-fused] the fused CUDA kernels. [sync-ep2]: the
-// 2-GPU EP2 proxy with bench.ep_dispatch fixed_capacity runs under the check and completes, and with host_splits
-// (which reads the all-to-all's split sizes on the host) the run is refused before it starts. Without a GPU
-// (nvidia-smi finds none), or with fewer than 2 for [sync-ep2], it exits 77, which CTest reports as skipped, never
-// passed.
+// recipe (its 4 layers: Gated DeltaNet, gated attention, sparse MoE with grouped-GEMM experts, the chunked LM loss;
+// built from tests/data/gpu/qwen3.5-35b-a3b-4-layers-64-experts.json, the 35B-A3B widths with 64 of its 256 experts, so
+// that the run fits an 80 GB GPU: the memory plan's peak 50.0 GB, against 93.5 GB at 256 experts) runs with libtorch's
+// CUDA synchronisation-debug mode at error from its first forward pass to the optimizer's gradient norm, and completes:
+// nothing there makes the host wait for the GPU. The negative control injects a .item() on a CUDA tensor into that
+// region at step 1 (RECIPEBENCH_INJECT_SYNC_STEP): with the check the run fails there, its record naming the operator
+// and the step; without it the same run completes (so the failure is the check's). [sync] runs libtorch operations
+// (bench.kernels ops); [sync-fused] the fused CUDA kernels. [sync-ep2]: the 2-GPU EP2 proxy with bench.ep_dispatch
+// fixed_capacity runs under the check and completes, and with host_splits (which reads the all-to-all's split sizes on
+// the host) the run is refused before it starts. Without a GPU (nvidia-smi finds none), or with fewer than 2 for
+// [sync-ep2], it exits 77, which CTest reports as skipped, never passed.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
@@ -37,7 +38,12 @@ struct GpuRun {
   RunRecord record;
 };
 
-/// One 3-step run of the proxy recipe `recipe` (under recipes/qwen3.5-35b-a3b/h200/) on the GPU into kOut/name with
+/// The proxy's model: the 35B-A3B widths at 4 layers and 64 experts (fits an H100's 80 GB as an H200's 141 GB).
+const std::string kProxyConfig =
+    std::string(RECIPEBENCH_SOURCE_DIR) + "/tests/data/gpu/qwen3.5-35b-a3b-4-layers-64-experts.json";
+
+/// One 3-step run of the proxy recipe `recipe` (under recipes/qwen3.5-35b-a3b/h200/, built from kProxyConfig) on the
+/// GPU into kOut/name with
 /// `extra` arguments and `env` assignments (prefixed to the command); returns its exit code and its record (the only
 /// .json in the folder; with `want_record` false none is looked for). `log`: set to the command's output.
 GpuRun run_proxy(const std::string& name, const std::string& extra, const std::string& env = "",
@@ -46,7 +52,8 @@ GpuRun run_proxy(const std::string& name, const std::string& extra, const std::s
   const fs::path dir = kOut / name;
   fs::remove_all(dir);
   const std::string cmd = env + " " + RECIPEBENCH_BINARY + " run " + RECIPEBENCH_SOURCE_DIR +
-                          "/recipes/qwen3.5-35b-a3b/h200/" + recipe + " --device cuda --steps 3 --window 1:2 " + extra +
+                          "/recipes/qwen3.5-35b-a3b/h200/" + recipe + " --model-config " + kProxyConfig +
+                          " --device cuda --steps 3 --window 1:2 " + extra +
                           " --out " + dir.string() + " > " + dir.string() + ".log 2>&1";
   INFO(cmd << "\n(output: " << dir.string() << ".log)");
   const int status = std::system(cmd.c_str());
