@@ -145,7 +145,7 @@ std::vector<LayoutFix> layout_fixes(const Recipe& recipe, const ModelConfig& mod
 
 namespace {
 
-/// The warning that the plan is not made: it models the torch backend's Qwen3.5 / Qwen3-Next family only.
+/// The warning that the plan is not made: a model known by its stated counts only has no widths to plan.
 Diagnostic not_planned(const Recipe& recipe, const RunModel& ran, const std::string& file) {
   Diagnostic d;
   try {
@@ -158,8 +158,8 @@ Diagnostic not_planned(const Recipe& recipe, const RunModel& ran, const std::str
   d.found =
       "the memory plan is not checked: " + recipe.model + " " + family_clause(ran.model) + " (" + ran.counts_note + ")";
   d.expected =
-      "a model of the Qwen3.5 / Qwen3-Next family for the plan, which models recipebench's torch backend "
-      "(docs/memory-plan.md); check the memory with the recipe's own stack";
+      "model_params.config (a config.json: its widths give the analytical plan of the recipe's own stack) or a model "
+      "of the registry (docs/memory-plan.md); else check the memory with the recipe's own stack";
   d.severity = "warning";
   return d;
 }
@@ -170,7 +170,7 @@ std::optional<Diagnostic> check_memory_fits(const Recipe& recipe, const std::str
                                             const std::optional<MemoryReserve>& reserve) {
   const std::optional<RunModel> ran = run_model(recipe);
   if (!ran) return std::nullopt;
-  if (ran->model.family != ModelFamily::kQwen35) return not_planned(recipe, *ran, file);
+  if (ran->model.family == ModelFamily::kStated) return not_planned(recipe, *ran, file);
   const ModelConfig& model = ran->model;
   // The run `run` would make of the recipe as it stands (no command line): its settings and rank map.
   const ResolvedRun run = resolve_run(recipe, merged_options(recipe, RecipeBench{}), *ran);
@@ -197,7 +197,8 @@ std::optional<Diagnostic> check_memory_fits(const Recipe& recipe, const std::str
     if (!fixes.empty()) expected += ")";
   }
   expected += " (recipebench run " + file + " --dry-run shows the plan)";
-  const std::string reason = plan_not_modelled_reason(recipe);
+  // The analytical plan is the recipe's own stack's (Megatron-Core's distributed optimizer): no other stack to name.
+  const std::string reason = plan.analytical ? "" : plan_not_modelled_reason(recipe);
   if (!reason.empty())
     expected += "; the plan is recipebench's torch backend's and " + reason +
                 ", whose memory it does not model: a warning, also with --strict";
@@ -210,7 +211,10 @@ std::optional<Diagnostic> check_memory_fits(const Recipe& recipe, const std::str
     d.file = file;
   }
   d.path = field;
-  d.found = "the memory plan of recipebench's torch backend does not fit: " + memory_overflow_message(plan);
+  d.found = std::string(plan.analytical ? "the analytical memory plan of the recipe's own stack (Megatron-Core's "
+                                           "distributed optimizer, docs/memory-plan.md) does not fit: "
+                                         : "the memory plan of recipebench's torch backend does not fit: ") +
+            memory_overflow_message(plan);
   d.expected = expected;
   d.severity = strict && reason.empty() ? "error" : "warning";
   return d;
