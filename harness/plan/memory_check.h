@@ -43,9 +43,9 @@ std::vector<LayoutFix> layout_fixes(const Recipe& recipe, const ModelConfig& mod
 /// (else at layout); nullopt when it fits or when the model is not in the registry or the layout has no rank map
 /// (validate reports those itself). A model of another config.json family gets the analytical plan of the recipe's own
 /// stack (MemoryPlan::analytical); a model known by its stated counts only has no widths and is not planned: a warning
-/// at model saying so. Its severity is "error" only when `strict` and the plan is the recipe's stack's: the analytical
-/// plan, or the torch backend's plan of a recipe meant for it (plan_not_modelled_reason empty); otherwise "warning",
-/// saying whose plan it is. The peak fits with `reserve` beside it (nullopt: measured_reserve of the recipe's device;
+/// at model saying so. Its severity is "error" only when `strict` and the plan is the torch backend's of a recipe meant
+/// for it (plan_not_modelled_reason empty); otherwise "warning", saying whose plan it is (the analytical plan: formulas
+/// never held against a measured peak, so a warning also with --strict). The peak fits with `reserve` beside it (nullopt: measured_reserve of the recipe's device;
 /// plan/memory_plan.h fits_with_reserve, the rule plan and run apply). Reads `file` again for the location.
 std::optional<Diagnostic> check_memory_fits(const Recipe& recipe, const std::string& file, bool strict = false,
                                             const std::optional<MemoryReserve>& reserve = std::nullopt);
