@@ -191,7 +191,8 @@ TEST_CASE("cosmetic-output: validate's note on a config.json model says how it i
   const std::string file = case_path("cosmetic-output/llama31-8b-a100-tp1-dp8.yaml");
   const ValidatedRecipe v = validate_recipe_file(file);
   REQUIRE(v.ok());
-  const auto d = check_memory_fits(*v.recipe, file, false);  // a Llama: its analytical plan does not fit, and says how counted
+  // A Llama: its analytical plan does not fit, and the warning says how the model is counted.
+  const auto d = check_memory_fits(*v.recipe, file, false);
   REQUIRE(d);
   CHECK_THAT(d->found, Catch::Contains("(counted by the llama formula from " +
                                        case_path("cosmetic-output/llama31-8b-config.json") + ")"));
