@@ -139,7 +139,8 @@ SplitGpu recompute_split_gpu(const std::string& profile_gpu, const std::string& 
   return {c, c.gpus.front()};
 }
 
-std::string selective_recompute_assumption(const RecipeRecompute& r, const ModelConfig& m) {
+std::string selective_recompute_assumption(const RecipeRecompute& r, const ModelConfig& m,
+                                           const std::string& split_gpu) {
   if (r.granularity != "selective") return "";
   std::vector<std::string> priced, idle;
   for (RecomputeModule mod : r.modules) {
@@ -173,9 +174,9 @@ std::string selective_recompute_assumption(const RecipeRecompute& r, const Model
   }
   std::string out = fmt::format(
       "selective recompute: {} run again in each backward pass, timed as their forward's seconds under recompute "
-      "(shares of a component at the catalog's efficiencies on the profiles' GPU; docs/step-time.md, \"Selective "
+      "(a component's shares split at the catalog's efficiencies on {}; docs/step-time.md, \"Selective "
       "recompute\")",
-      priced.empty() ? std::string("no module") : fmt::format("{}", fmt::join(priced, ", ")));
+      priced.empty() ? std::string("no module") : fmt::format("{}", fmt::join(priced, ", ")), split_gpu);
   if (!idle.empty())
     out += fmt::format("; {}: nothing to run again in this model (no multi-latent attention)", fmt::join(idle, ", "));
   return out;

@@ -63,8 +63,10 @@ RecomputedCollectives recomputed_collectives(const RecipeRecompute& r, const Mod
 /// std::invalid_argument for an empty catalog.
 SplitGpu recompute_split_gpu(const std::string& profile_gpu, const std::string& recipe_gpu);
 
-/// The assumption line of selective recompute for `m`: the modules priced and the seconds basis of each, those that
-/// re-run nothing in this model; empty for another granularity.
-std::string selective_recompute_assumption(const RecipeRecompute& r, const ModelConfig& m);
+/// The assumption line of selective recompute for `m`: the modules priced and the seconds basis of each, the GPU
+/// whose efficiencies split them (`split_gpu`, recompute_split_gpu's), those that re-run nothing in this model; empty
+/// for another granularity.
+std::string selective_recompute_assumption(const RecipeRecompute& r, const ModelConfig& m,
+                                           const std::string& split_gpu);
 
 }  // namespace recipebench

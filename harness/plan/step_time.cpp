@@ -343,7 +343,8 @@ std::vector<std::string> assumptions(const StepInputs& in) {
                   "activations and parameters, {:g}-byte gradients ({})",
                   in.sizes.wire.activation, in.sizes.wire.gradient, in.recipe.workload.precision));
   if (in.recipe.layout.recompute.granularity == "selective")
-    a.push_back(selective_recompute_assumption(in.recipe.layout.recompute, in.model));
+    a.push_back(selective_recompute_assumption(in.recipe.layout.recompute, in.model,
+                                               recompute_split_gpu(in.costs.gpu, in.recipe.gpu.type).gpu.name));
   a.push_back("network: " + in.network.source +
               "; collectives ring / alpha-beta with nccl-tests' bus factors (plan/collective_time.h), a group on its "
               "slowest link");
