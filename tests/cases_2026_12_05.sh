@@ -116,8 +116,9 @@ predict-memory-measured)
   # predict-cross-gpu-no-caveat: the seed's B200 recipe predicted from H200 profiles says how (scaled operation by
   # operation), what the pair was checked to give, and the recipe's own measured figures beside the prediction.
   # predict-no-memory-check: the seed's 48-GPU layout as a proposal with recompute full / none / selective: predict
-  # runs validate's memory plan (fits at 163.5 GB; 310.5 and 307.3 GB do not fit, said beside the figures) and names the
-  # selective recompute it times as none.
+  # runs validate's memory plan (fits at 163.5 GB; 310.5 and 307.3 GB do not fit, said beside the figures) and prices
+  # the selective recompute's core_attn (docs/step-time.md, "Selective recompute"): a recompute time above 0 s, a
+  # step between no recompute's and full recompute's, the module named in the assumptions.
   e=$src/reports/bench/h200-2026-12-02-emulate-profile/attune-tp2-pp8-ep8-vpp2-mt16k
   f=$src/reports/bench/h200-2026-12-03-predict/call2/seed-attune-48gpu-tp2-pp6-ep8
   p=""; for k in first middle last; do p="$p --profile $(ls "$e-$k-profile"/*.json) --profile $(ls "$f-$k"/*.json)"; done
@@ -143,8 +144,16 @@ predict-memory-measured)
     grep -q "^  memory (the torch backend.s plan, docs/memory-plan.md): peak $2 GB .*: DOES NOT FIT; the figures below are of a run that would run out of memory$" \
       "$work/$1.txt" || fail "$1: $(grep memory "$work/$1.txt")"
   done
-  grep -q '^  not modelled: layout.recompute.granularity: selective (timed as no recompute' "$work/48gpu-selective.txt" ||
-    fail "selective: $(cat "$work/48gpu-selective.txt")"
+  grep '^  not modelled:' "$work/48gpu-selective.txt" | grep -q selective &&
+    fail "selective named not modelled: $(grep '^  not modelled:' "$work/48gpu-selective.txt")"
+  grep -qE 'of which recompute (0\.0*[1-9]|[1-9])' "$work/48gpu-selective.txt" ||
+    fail "selective: no recompute time: $(grep 'of which' "$work/48gpu-selective.txt")"
+  grep -q '^    - selective recompute: core_attn (the attention core.s share of attention' "$work/48gpu-selective.txt" ||
+    fail "selective: its modules not named: $(cat "$work/48gpu-selective.txt")"
+  tps() { sed -n 's/^  tokens\/s\/GPU  *\([0-9,.]*\)$/\1/p' "$work/$1.txt" | tr -d ,; }
+  awk -v n="$(tps 48gpu-no-recompute)" -v s="$(tps 48gpu-selective)" -v f="$(tps 48gpu-full-recompute)" \
+    'BEGIN { exit !(f < s && s < n) }' ||
+    fail "selective not between full and none: $(tps 48gpu-full-recompute) $(tps 48gpu-selective) $(tps 48gpu-no-recompute)"
   ;;
 cosmetic)
   # cosmetic-output: $ and GPU-hours below two decimals keep two significant digits; MI300X's link is Infinity Fabric.

@@ -26,4 +26,28 @@ for count in 64 48; do
 done
 [ -f "$work/p64/plan-tp2-pp8-vpp2-ep8-dp4-split6-mt16k-recompute.yaml" ] || fail "the seed's mt16k layout not proposed: $(ls "$work/p64")"
 [ "$n" -ge 8 ] || fail "$n proposals compared, expected 8"
-echo "$n proposals: plan's figure is predict's"
+# Selective recompute's module sets (docs/step-time.md, "Selective recompute"): the public GPT OSS 120B model on 64
+# B200 (the public row's request) proposes core_attn+layernorm+moe_act, layernorm+moe_act and moe_act among its first
+# 64; each such proposal, given the model's config.json (a proposal names the model only), is predicted to the same
+# figure and carries its modules and Megatron-LM's --recompute-modules.
+pub=$src/reports/bench/public-rows-2026-12-06
+"$rb" plan --model-config "$pub/gpt-oss-120b-null-tokenizer-32000.json" --gpu B200 --count 64 --global-batch 1280 \
+  --row-tokens 4096 --top 64 --out "$work/oss" >"$work/oss.txt" 2>&1 || fail "plan gpt-oss: $(cat "$work/oss.txt")"
+s=0
+for f in "$work/oss"/*-selective*.yaml; do
+  [ -f "$f" ] || break
+  g=$work/with-config.yaml
+  sed "s|^model: .*|model: gpt-oss-120b\nmodel_params:\n  config: $pub/gpt-oss-120b-null-tokenizer-32000.json|" "$f" >"$g"
+  want=$(sed -n 's/^  tokens_per_s_per_gpu: //p' "$f" | head -n 1)
+  got=$("$rb" predict "$g" --format json 2>"$work/e.txt" | tokens)
+  [ -n "$want" ] && [ -n "$got" ] || fail "$f: plan ${want:-none}, predict ${got:-none} ($(cat "$work/e.txt"))"
+  awk -v g="$got" -v w="$want" 'BEGIN { d = g / w - 1; if (d < 0) d = -d; exit !(d < 1e-9) }' ||
+    fail "$f: plan $want tokens/s/GPU, predict $got"
+  grep -q '^    modules: \[' "$f" || fail "$f: no layout.recompute.modules"
+  grep -q -- '--recompute-modules ' "$f" || fail "$f: no --recompute-modules in its command"
+  s=$((s + 1))
+done
+for m in core_attn-layernorm-moe_act layernorm-moe_act moe_act; do
+  ls "$work/oss"/*-selective-$m.yaml >/dev/null 2>&1 || fail "no selective $m proposal: $(ls "$work/oss")"
+done
+echo "$n proposals and $s selective ones: plan's figure is predict's"

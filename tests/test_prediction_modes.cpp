@@ -198,7 +198,7 @@ TEST_CASE("analytical launches: a pass pays kernels x 15.7 us per layer, a recom
   const int other = static_cast<int>(ProfileComponent::kOther);
   const double work = component_work(ProfileComponent::kOther, m, s);
   PassCostOptions o;
-  o.recompute_fraction = 1;
+  o.recompute = kUnitCells;  // full recompute of every layer
   const PhaseCells fwd = pass_cells(u, m, s, false, o), bwd = pass_cells(u, m, s, true, o);
   // other: 4 layers x 4 kernels forward, 8 backward; its bytes 20 h t at 2 TB/s (GA's 0.5 of GB's 4 TB/s).
   const double launch = 0.345e-3 / 22, bytes_s = 20.0 * 2048 * 4096 * 4 / 2e12;

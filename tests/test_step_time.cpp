@@ -144,7 +144,7 @@ TEST_CASE("step time: a fitted profile predicts its own shape, and scales with t
   CHECK(pass_cells(u, proxy, shorter, false)[kF][att] == Approx(fwd[kF][att] * (lin + core / 2) / (lin + core)));
   // Recompute from a profile without: the decoder components' forward again, never the embedding or the LM head.
   PassCostOptions o;
-  o.recompute_fraction = 1;
+  o.recompute = kUnitCells;  // full recompute of every layer
   const PhaseCells rec = pass_cells(u, proxy, s, true, o);
   for (int c = 0; c < kProfileComponents; ++c) {
     const bool decoder = comp(c) != ProfileComponent::kEmbedding && comp(c) != ProfileComponent::kLmHeadLoss;

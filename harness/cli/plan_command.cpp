@@ -64,14 +64,49 @@ void usage_error(const std::string& field, const std::string& found, const std::
   std::cerr << Diagnostic{"<command line>", 0, 0, field, found, expected}.to_string() << "\n";
 }
 
-/// layout.recompute as the recipe writes it: the granularity, and for full its method and layers.
+/// "core_attn", "layernorm+moe_act": selective recompute's modules joined by `sep`.
+std::string modules_text(const RecipeRecompute& rc, const char* sep) {
+  std::string s;
+  for (RecomputeModule m : rc.modules) s += (s.empty() ? "" : sep) + to_string(m);
+  return s;
+}
+
+/// layout.recompute as the recipe writes it: the granularity, for selective its modules, for full its method and
+/// layers.
 Json recompute_json(const RecipeRecompute& rc) {
+  if (rc.granularity == "selective") {
+    Json modules = Json::array();
+    for (RecomputeModule m : rc.modules) modules.push_back(to_string(m));
+    return Json{{"granularity", rc.granularity}, {"modules", modules}};
+  }
   if (rc.granularity != "full") return Json{{"granularity", rc.granularity}};
   return Json{{"granularity", rc.granularity}, {"method", rc.method}, {"num_layers", rc.num_layers}};
 }
 
-/// "none", "selective", "full" (uniform 1 layer: every layer) or "full block 3" / "full uniform 2".
+/// The table's short name of a selective recompute module: attn (core_attn), ln (layernorm), act (moe_act), else its
+/// recipe name.
+std::string module_short(RecomputeModule m) {
+  switch (m) {
+    case RecomputeModule::kCoreAttn:
+      return "attn";
+    case RecomputeModule::kLayernorm:
+      return "ln";
+    case RecomputeModule::kMoeAct:
+      return "act";
+    default:
+      return to_string(m);
+  }
+}
+
+/// The plan table's recompute column (13 characters): "none", "selective" (core_attn, Megatron-Core's default),
+/// "s:attn+ln+act" / "s:ln+act" / "s:act" (other selective module sets, docs/step-time.md "Planning layouts"),
+/// "full" (uniform 1 layer: every layer) or "full block 3" / "full uniform 2".
 std::string recompute_text(const RecipeRecompute& rc) {
+  if (rc.granularity == "selective" && rc.modules != std::vector<RecomputeModule>{RecomputeModule::kCoreAttn}) {
+    std::string s;
+    for (RecomputeModule m : rc.modules) s += (s.empty() ? "s:" : "+") + module_short(m);
+    return s;
+  }
   if (rc.granularity != "full" || (rc.method == "uniform" && rc.num_layers == 1)) return rc.granularity;
   return fmt::format("full {} {}", rc.method, rc.num_layers);
 }
@@ -162,7 +197,9 @@ std::string file_name(const Recipe& r) {
   if (r.layout.first_stage_layers) name += fmt::format("-split{}", *r.layout.first_stage_layers);
   name += "-mt" + tokens_label(r.layout.max_tokens_per_gpu);
   const RecipeRecompute& rc = r.layout.recompute;
-  if (rc.granularity == "selective") name += "-selective";
+  if (rc.granularity == "selective")  // the default core_attn alone: "-selective"
+    name += rc.modules == std::vector<RecomputeModule>{RecomputeModule::kCoreAttn} ? "-selective"
+                                                                                   : "-selective-" + modules_text(rc, "-");
   if (rc.granularity == "full")
     name += rc.method == "block" ? fmt::format("-recompute-block{}", rc.num_layers) : "-recompute";
   if (r.optimizer.master_weights == MasterWeights::kBf16Remainder)

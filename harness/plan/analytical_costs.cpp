@@ -45,6 +45,18 @@ const EfficiencyCurve* efficiency_or_borrowed(const HardwareCatalog& catalog, co
   return nullptr;
 }
 
+CatalogSeconds catalog_component_seconds(const HardwareCatalog& catalog, const GpuSpec& gpu, ProfileComponent c,
+                                           const ModelConfig& m, const ChunkShape& s, std::vector<std::string>& notes) {
+  CatalogSeconds out;
+  // The bytes its memory-bound kernels really move (plan/analytical_work.h): the whole of a memory-bound
+  // component, beside the FLOP of a matrix one.
+  out.memory = analytical_memory_bytes(c, m, s) / reached_rate(catalog, gpu, Operation::kMemoryBound, 0, notes);
+  const bool matrix = work_kind(c) == WorkKind::kMatrix;
+  for (const OperationWork& w : component_operations(c, m, s))
+    out.operations.push_back(matrix && w.work > 0 ? w.work / reached_rate(catalog, gpu, w.operation, w.key, notes) : 0);
+  return out;
+}
+
 UnitCosts analytical_costs(const HardwareCatalog& catalog, const GpuSpec& gpu, const ModelConfig& m, ChunkShape shape) {
   shape.gdn_layers = std::max<int64_t>(shape.gdn_layers, 1);
   shape.attention_layers = std::max<int64_t>(shape.attention_layers, 1);
@@ -56,18 +68,12 @@ UnitCosts analytical_costs(const HardwareCatalog& catalog, const GpuSpec& gpu, c
   u.model = m.name;
   u.weight_stream_bytes_per_s = reached_rate(catalog, gpu, Operation::kOptimizer, 0, u.notes);
   std::string kernels;  // "embedding 1, gdn 14, ...": the forward kernels of each component the model runs
-  const double memory_rate = reached_rate(catalog, gpu, Operation::kMemoryBound, 0, u.notes);
+  reached_rate(catalog, gpu, Operation::kMemoryBound, 0, u.notes);  // its note before the matrix curves'
   for (int c = 0; c < kProfileComponents; ++c) {
     const ProfileComponent comp = static_cast<ProfileComponent>(c);
     const double total = component_work(comp, m, shape);
     if (!(total > 0)) continue;
-    // The bytes its memory-bound kernels really move (plan/analytical_work.h): the whole of a memory-bound
-    // component, beside the FLOP of a matrix one.
-    double seconds = analytical_memory_bytes(comp, m, shape) / memory_rate;
-    if (work_kind(comp) == WorkKind::kMatrix)
-      for (const OperationWork& w : component_operations(comp, m, shape))
-        if (w.work > 0) seconds += w.work / reached_rate(catalog, gpu, w.operation, w.key, u.notes);
-    const double per_unit = seconds / total;
+    const double per_unit = catalog_component_seconds(catalog, gpu, comp, m, shape, u.notes).total() / total;
     kernels += fmt::format("{}{} {}", kernels.empty() ? "" : ", ", to_string(comp), forward_kernels(comp, m));
     u.forward_pass[kForwardIndex][c] = per_unit;
     u.backward_pass[kBackwardIndex][c] = 2 * per_unit;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "catalog/hardware.h"
 #include "layout/rank_map.h"
@@ -16,6 +18,25 @@ namespace recipebench {
 /// names that GPU: the same fraction of the target's peak is assumed); nullptr when no GPU has one.
 const EfficiencyCurve* efficiency_or_borrowed(const HardwareCatalog& catalog, const GpuSpec& gpu, Operation op,
                                               std::string& borrowed_from);
+
+/// One forward pass's seconds of a component at the catalog's efficiencies, by part: its memory-bound kernels'
+/// bytes (plan/analytical_work.h analytical_memory_bytes) at the memory-bound curve, and for a matrix component each
+/// of its operations (plan/gpu_scaling.h component_operations, in that order; 0 for one without work) at its own
+/// curve. total() is what analytical_costs prices the component at.
+struct CatalogSeconds {
+  double memory = 0;
+  std::vector<double> operations;
+  double total() const {
+    double s = memory;
+    for (double o : operations) s += o;
+    return s;
+  }
+};
+
+/// CatalogSeconds of component `c` of chunk `s` of `m` on `gpu` (curves as efficiency_or_borrowed finds them; each
+/// curve's note appended to `notes` once). Throws std::invalid_argument as analytical_costs does.
+CatalogSeconds catalog_component_seconds(const HardwareCatalog& catalog, const GpuSpec& gpu, ProfileComponent c,
+                                           const ModelConfig& m, const ChunkShape& s, std::vector<std::string>& notes);
 
 /// Unit costs of model `m` on `gpu` with no profile, at the chunk shape `shape` (its tokens, row tokens, TP and EP
 /// key the curves; layer counts do not matter): per component, seconds per unit of forward work = sum over its

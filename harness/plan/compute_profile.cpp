@@ -314,11 +314,11 @@ PhaseCells pass_cells(const UnitCosts& costs, const ModelConfig& m, const ChunkS
     out[kBackwardIndex][c] = (stream + costs.backward_pass[kBackwardIndex][c] * w) * o.scale[c];
     if (comp == ProfileComponent::kOther)
       out[kBackwardIndex][c] += costs.between_seconds_per_param * chunk_params(m, s) * o.scale[c];
-    if (o.recompute_fraction > 0 && recomputed(comp)) {
+    if (o.recompute[c] > 0 && recomputed(comp)) {
       const double per_unit =
           costs.measured_backward[kRecomputeIndex][c] ? costs.backward_pass[kRecomputeIndex][c] : costs.forward_pass[kForwardIndex][c];
       out[kRecomputeIndex][c] =
-          (per_unit * w + costs.launch_seconds_per_run[0][c] * runs) * o.scale[c] * o.recompute_fraction;
+          (per_unit * w + costs.launch_seconds_per_run[0][c] * runs) * o.scale[c] * o.recompute[c];
     }
   }
   return out;

@@ -182,9 +182,10 @@ std::array<ComponentCells, 2> achieved_flops(const UnitCosts& costs);
 
 /// What a target pass of a chunk costs beside its shape.
 struct PassCostOptions {
-  /// Fraction of the chunk's decoder layers recomputed in its backward pass (full recompute: 1; block: the
-  /// recomputed layers over the chunk's; none: 0).
-  double recompute_fraction = 0;
+  /// Per component, the fraction of its forward seconds run again in the chunk's backward pass (plan/
+  /// selective_recompute.h recomputed_shares: full recompute the recomputed layers' fraction of the chunk, 1 with
+  /// `uniform`, in every decoder component; selective the recomputed modules' share of each component; none 0).
+  ComponentCells recompute{};
   /// Per component: target seconds = profile seconds x this (GPU scaling x any stack factor); 1 = the profile's GPU.
   ComponentCells scale = kUnitCells;
 };
@@ -201,7 +202,7 @@ struct ProfileGap : std::invalid_argument {
 /// costs.launch_seconds_per_run per run) plus its work at the fitted seconds per unit; a backward pass's `other` also carries the seconds between passes for the
 /// chunk's weights. A backward pass's recompute phase is the decoder components' recompute cost (the profile's
 /// recompute seconds per unit where it measured them, else its forward's: the chunk's forward run again) x
-/// recompute_fraction. Throws ProfileGap when the shape has work in a cell the profile never measured (e.g. an LM
+/// o.recompute of the component (the embedding and the LM head never). Throws ProfileGap when the shape has work in a cell the profile never measured (e.g. an LM
 /// head from a profile of middle stages only), naming the component.
 PhaseCells pass_cells(const UnitCosts& costs, const ModelConfig& m, const ChunkShape& s, bool backward,
                       const PassCostOptions& o = {});

@@ -8,6 +8,7 @@
 
 #include "catalog/hardware.h"
 #include "layout/rank_map.h"
+#include "plan/activation_memory.h"
 #include "plan/topology.h"
 #include "recipe/layout_check.h"
 #include "settings/switches.h"
@@ -81,6 +82,39 @@ std::string joined(const std::vector<T>& values) {
 
 }  // namespace
 
+const std::vector<std::vector<RecomputeModule>>& selective_module_sets() {
+  using R = RecomputeModule;
+  static const std::vector<std::vector<RecomputeModule>> sets{
+      {R::kCoreAttn}, {R::kCoreAttn, R::kLayernorm, R::kMoeAct}, {R::kMoeAct}, {R::kLayernorm, R::kMoeAct}};
+  return sets;
+}
+
+std::vector<std::vector<RecomputeModule>> searched_selective_modules(const ModelConfig& m) {
+  std::vector<std::vector<RecomputeModule>> out;
+  for (const std::vector<RecomputeModule>& set : selective_module_sets()) {
+    bool priced = true;
+    for (RecomputeModule r : set)
+      priced = priced && recompute_module_priced(m.family, r) && (r != RecomputeModule::kMoeAct || m.num_experts > 0);
+    if (priced) out.push_back(set);
+  }
+  return out;
+}
+
+namespace {
+
+/// "core_attn; core_attn+layernorm+moe_act; ...": the sets of selective_module_sets.
+std::string selective_sets_text() {
+  std::string s;
+  for (const std::vector<RecomputeModule>& set : selective_module_sets()) {
+    std::string one;
+    for (RecomputeModule r : set) one += (one.empty() ? "" : "+") + to_string(r);
+    s += (s.empty() ? "" : "; ") + one;
+  }
+  return s;
+}
+
+}  // namespace
+
 std::vector<std::string> searched_dimensions(const LayoutSpace& space, int nvlink_gpus) {
   std::vector<std::string> forms, dispatchers;
   for (OptimizerForm f : space.optimizer_forms) forms.push_back(to_string(f));
@@ -96,9 +130,11 @@ std::vector<std::string> searched_dimensions(const LayoutSpace& space, int nvlin
       "EP: divisors of the stage's GPUs / ETP and of the experts; DP = GPUs / (TP CP PP)",
       "dispatcher " + joined(dispatchers) + " (EP > 1)",
       fmt::format("rows per microbatch {} (max tokens per GPU = rows x row tokens)", joined(space.rows_per_microbatch)),
-      space.try_recompute ? "recompute none, selective (Megatron-LM's core_attn), full block (the fewest layers per "
-                            "stage that fit), full uniform 1 layer"
-                          : "recompute none",
+      space.try_recompute ? "recompute none, selective (" + selective_sets_text() +
+                                "; each set only where the memory plan prices all its modules for the model, and "
+                                "moe_act only with experts), full block (the fewest layers per stage that fit), full "
+                                "uniform 1 layer"
+                          : std::string("recompute none"),
       "optimizer state " + joined(forms) + " (the first that fits, per layout)",
       "the priced overlap switches on where they apply (overlap_param_gather also off where it costs the fit)"};
 }
@@ -122,7 +158,7 @@ std::vector<std::string> pruning_rules(const LayoutSpace& space, int64_t row_tok
     out.push_back(
         "recompute only where no recompute does not fit (recompute costs time); there full uniform 1 layer first "
         "(the least memory: where it does not fit, no recompute does), then with its optimizer-state form selective "
-        "(where it fits) and full block over the fewest layers per virtual stage that fit (bisected)");
+        "of each module set (where it fits) and full block over the fewest layers per virtual stage that fit (bisected)");
   out.push_back("optimizer state: per layout, the first form that fits (without recompute, else with full recompute); "
                 "the others are less precise or no faster");
   out.push_back("ETP = TP only for TP > 1 (ETP 1 is TP folded into EP)");
@@ -136,8 +172,8 @@ std::vector<std::string> left_out_dimensions() {
           "ETP other than 1 and TP",
           "recompute uniform over several layers per unit: full block over the fewest layers that fit saves the "
           "same memory with less recompute",
-          "selective recompute of modules other than core_attn (--recompute-modules): not searched (the memory plan prices "
-          "layernorm and moe_act where a recipe states them, layout.recompute.modules)",
+          "selective recompute of mlp, moe, shared_experts or mla_up_proj (--recompute-modules): not searched (the "
+          "memory plan does not price their activations; docs/memory-plan.md)",
           "FP32 masters with BF16 moments: BF16 + remainder masters hold the same FP32 value in less memory"};
 }
 
@@ -386,10 +422,12 @@ void consider(Recipe rec, SearchState& st) {
       for (const Variant& v : vs)
         if (v.form == pf.variant.form) same_form.push_back(v);
       std::vector<std::pair<Recipe, Planned>> tries;
-      Recipe sel = rec;
-      sel.layout.recompute = RecipeRecompute{"selective", "", 0};
-      Planned ps = plan_variants(sel, st.r.model, *map, same_form, out.reserve);
-      if (ps.memory.fits()) tries.push_back({sel, ps});
+      for (const std::vector<RecomputeModule>& modules : searched_selective_modules(st.r.model)) {
+        Recipe sel = rec;
+        sel.layout.recompute = RecipeRecompute{"selective", "", 0, modules};
+        Planned ps = plan_variants(sel, st.r.model, *map, same_form, out.reserve);
+        if (ps.memory.fits()) tries.push_back({sel, ps});
+      }
       if (auto block = fewest_block_layers(st, rec, *map, same_form)) tries.push_back(std::move(*block));
       tries.push_back({full, pf});
       any = true;

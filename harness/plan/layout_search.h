@@ -44,6 +44,15 @@ struct LayoutRequest {
   std::optional<MemoryReserve> reserve;
 };
 
+/// The module sets of selective recompute the search tries, as Megatron-LM users set --recompute-modules for
+/// memory: core_attn (Megatron-Core's default); core_attn, layernorm, moe_act; moe_act; layernorm, moe_act.
+const std::vector<std::vector<RecomputeModule>>& selective_module_sets();
+
+/// Those of selective_module_sets whose every module the memory plan prices for `m`'s family
+/// (recompute_module_priced, plan/activation_memory.h), without moe_act for a model without experts (it frees
+/// nothing there): Qwen3.5 core_attn alone, a config.json family all four (a dense one core_attn).
+std::vector<std::vector<RecomputeModule>> searched_selective_modules(const ModelConfig& m);
+
 /// The space searched (docs/step-time.md, "Planning layouts"), with its pruning rules, each stated in plan's output
 /// (pruning_rules): TP (1, 2, 4, 8 up to the NVLink domain, sequence parallel when > 1); CP (powers of two) only
 /// where a row has at least `cp_from_row_tokens` tokens, each CP rank keeping `cp_min_rank_tokens` or more, with one
@@ -53,7 +62,7 @@ struct LayoutRequest {
 /// (divisors of the stage's GPUs / ETP and of the experts); the dispatcher (EP > 1: alltoall; allgather where ETP x
 /// EP stays within the NVLink domain; flex, priced as alltoall, where it spans more than one); DP = GPUs / (TP CP PP);
 /// rows per microbatch (max tokens per GPU = rows x row tokens); recompute none, and only where none does not fit:
-/// selective, full block with the fewest layers per stage that fit, full uniform 1 layer; the optimizer-state forms
+/// selective of each module set of searched_selective_modules, full block with the fewest layers per stage that fit, full uniform 1 layer; the optimizer-state forms
 /// (the first of `optimizer_forms` whose plan fits, with the reserve beside the peak). Every switch the step-time model
 /// prices is on where its own no-effect rule says it has an effect on the layout (settings/switches.h
 /// engage_priced_switches), as `run` would apply it.

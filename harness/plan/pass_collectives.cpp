@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "plan/memory_plan.h"
+#include "plan/selective_recompute.h"
 #include "plan/step_time.h"
 
 namespace recipebench {
@@ -59,7 +60,7 @@ CollectiveSizes collective_sizes(const Recipe& recipe, EpDispatch dispatch) {
 namespace {
 
 /// TP's collectives of one pass (see pass_collectives).
-void add_tp(const ModelConfig& m, const ChunkShape& s, bool backward, double recompute_fraction,
+void add_tp(const ModelConfig& m, const ChunkShape& s, bool backward, const RecomputedCollectives& rc,
             const CollectiveSizes& sizes, std::vector<CollectiveUse>& out) {
   if (s.tp <= 1) return;
   const double full = static_cast<double>(s.tokens) * static_cast<double>(m.hidden_size) * sizes.wire.activation;
@@ -68,10 +69,11 @@ void add_tp(const ModelConfig& m, const ChunkShape& s, bool backward, double rec
   const auto add = [&](Collective op, CollectiveRole role, double calls) {
     if (calls > 0) out.push_back({GroupKind::kTp, op, role, s.tp, calls, full});
   };
-  // The forward-kind phases: the forward itself, or the backward's recompute.
-  const double forward_phases = backward ? recompute_fraction : 1.0;
-  add(gather, CollectiveRole::kLayerEntry, forward_phases * layers * 2);
-  add(scatter, CollectiveRole::kLayerExit, forward_phases * layers * 2);
+  // The forward-kind phases' pairs (mixer and feed-forward): the forward itself, or the backward's recompute (full
+  // recompute: (f + f) x layers, the same figure as f x layers x 2).
+  const double pairs = backward ? (rc.mixer_tp + rc.feed_forward_tp) * layers : layers * 2;
+  add(gather, CollectiveRole::kLayerEntry, pairs);
+  add(scatter, CollectiveRole::kLayerExit, pairs);
   if (backward) {
     add(scatter, CollectiveRole::kLayerEntry, layers * 2);
     add(gather, CollectiveRole::kLayerExit, layers * 2);
@@ -170,12 +172,17 @@ void add_pipeline(const RankMap& map, const ModelConfig& m, int64_t row_tokens, 
 }  // namespace
 
 std::vector<CollectiveUse> pass_collectives(const ModelConfig& m, const ChunkShape& s, bool backward,
-                                            double recompute_fraction, const CollectiveSizes& sizes) {
+                                            const RecomputedCollectives& recompute, const CollectiveSizes& sizes) {
   std::vector<CollectiveUse> out;
-  add_tp(m, s, backward, recompute_fraction, sizes, out);
-  add_ep(m, s, backward, recompute_fraction, sizes, out);
-  add_cp(m, s, backward, recompute_fraction, sizes, out);
+  add_tp(m, s, backward, recompute, sizes, out);
+  add_ep(m, s, backward, recompute.ep, sizes, out);
+  add_cp(m, s, backward, recompute.cp, sizes, out);
   return out;
+}
+
+std::vector<CollectiveUse> pass_collectives(const ModelConfig& m, const ChunkShape& s, bool backward,
+                                            double recompute_fraction, const CollectiveSizes& sizes) {
+  return pass_collectives(m, s, backward, RecomputedCollectives::all(recompute_fraction), sizes);
 }
 
 double context_exchange_bytes(const ModelConfig& m, const ChunkShape& s, const WireBytes& wire) {
@@ -205,9 +212,8 @@ std::vector<CollectiveUse> step_collectives(const Recipe& recipe, const ModelCon
   std::vector<CollectiveUse> out;
   const double mb = static_cast<double>(map.microbatches);
   for (const ChunkShape& s : chunk_shapes(map, m, pp, recipe.workload.row_tokens)) {
-    const double rf = recompute_fraction(recipe.layout.recompute, s.layers());
     add_times(pass_collectives(m, s, false, 0, sizes), mb, out);
-    add_times(pass_collectives(m, s, true, rf, sizes), mb, out);
+    add_times(pass_collectives(m, s, true, recomputed_collectives(recipe.layout.recompute, m, s), sizes), mb, out);
   }
   add_pipeline(map, m, recipe.workload.row_tokens, pp, sizes.wire, out);
   const std::vector<CollectiveUse> optimizer = optimizer_collectives(optimizer_shards(memory, map, pp), sizes.wire);

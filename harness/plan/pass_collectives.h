@@ -76,9 +76,20 @@ struct CollectiveSizes {
 /// effective bench.ep_dispatch) with ep_capacity_tokens. Throws as wire_bytes.
 CollectiveSizes collective_sizes(const Recipe& recipe, EpDispatch dispatch);
 
+/// What a backward pass's recompute phase issues again, each as a fraction of the chunk's layers that hold it
+/// (docs/step-time.md, "Selective recompute"): full recompute re-runs every one in its recomputed layers' fraction
+/// (all(fraction)); selective recompute only those inside its modules (plan/selective_recompute.h).
+struct RecomputedCollectives {
+  double mixer_tp = 0;         ///< of the chunk's layers: the mixer's TP entry gather and exit scatter
+  double feed_forward_tp = 0;  ///< of the chunk's layers: the feed-forward's (MoE block or dense MLP) TP pair
+  double ep = 0;               ///< of its MoE layers: EP's dispatch, combine and routing counts / map
+  double cp = 0;               ///< of its attention layers: CP's ring exchange of keys and values
+  static RecomputedCollectives all(double fraction) { return {fraction, fraction, fraction, fraction}; }
+};
+
 /// The collectives of one microbatch's pass through chunk `s` of a rank of `m` (calls per pass), T the chunk's tokens
 /// and h the hidden size:
-///   TP > 1, per decoder layer and forward-kind phase (forward; backward's recompute x `recompute_fraction`):
+///   TP > 1, per decoder layer and forward-kind phase (forward; backward's recompute x its fraction `recompute`):
 ///     two sequence-parallel all-gathers of [T, h] (entries) and two reduce-scatters of [T, h] (exits), one pair for
 ///     the mixer (GDN, gated attention, GQA or MLA) and one for the feed-forward (MoE block or dense MLP); a backward
 ///     phase the mirror (two reduce-scatters at the entries, two all-gathers at the exits); the embedding's
@@ -100,6 +111,9 @@ CollectiveSizes collective_sizes(const Recipe& recipe, EpDispatch dispatch);
 ///     gradients). Gated DeltaNet layers' state passing between CP ranks is not listed (not modelled).
 /// TP and alltoall EP as the torch backend issues them (docs/step-time.md, "Collectives"; held to a run's traffic by
 /// tests/test_emulation.cpp); the allgather dispatcher and CP by the formulas above (the torch backend runs neither).
+std::vector<CollectiveUse> pass_collectives(const ModelConfig& m, const ChunkShape& s, bool backward,
+                                            const RecomputedCollectives& recompute, const CollectiveSizes& sizes);
+/// The same with full recompute of `recompute_fraction` of the chunk's layers (RecomputedCollectives::all).
 std::vector<CollectiveUse> pass_collectives(const ModelConfig& m, const ChunkShape& s, bool backward,
                                             double recompute_fraction, const CollectiveSizes& sizes);
 

@@ -7,6 +7,7 @@
 #include "catalog/hardware.h"
 #include "plan/error_bands.h"
 #include "plan/memory_plan.h"
+#include "plan/selective_recompute.h"
 #include "recipe/enums.h"
 #include "settings/switches.h"
 #include "util/format.h"
@@ -89,7 +90,7 @@ void unpriced_switches(const RunSettings& s, std::vector<std::string>& out) {
 }
 
 /// Every field of the recipe the step-time model does not price, with what it does instead.
-std::vector<std::string> not_modelled(const Recipe& recipe, const RunSettings& s) {
+std::vector<std::string> not_modelled(const Recipe& recipe, const ModelConfig& model, const RunSettings& s) {
   const RecipeLayout& l = recipe.layout;
   std::vector<std::string> out;
   if (l.cp > 1)
@@ -112,10 +113,10 @@ std::vector<std::string> not_modelled(const Recipe& recipe, const RunSettings& s
     out.push_back("layout.dispatcher: " + to_string(l.dispatcher) +
                   " (not modelled apart: priced as alltoall, the all-to-alls of the routed rows; DeepEP's fused "
                   "dispatch and combine have no formula here)");
-  if (l.recompute.granularity == "selective")
-    out.push_back(
-        "layout.recompute.granularity: selective (timed as no recompute: its attention core's recompute "
-        "is not modelled apart)");
+  for (RecomputeModule r : l.recompute.modules)  // the others are priced (plan/selective_recompute.h)
+    if (l.recompute.granularity == "selective" && !recompute_module_timed(model, r))
+      out.push_back("layout.recompute.modules: " + to_string(r) +
+                    " (the model has no multi-latent attention: nothing timed as run again)");
   if (!l.offload.empty() && l.offload != "none")
     out.push_back("layout.offload: " + l.offload + " (host offload traffic is not priced)");
   const std::string& precision = recipe.workload.precision;
@@ -180,7 +181,7 @@ PredictionBasis prediction_basis(const Recipe& recipe, const ModelConfig& model,
     b.memory = PredictedMemory{plan.worst().peak, plan.gpu_memory, plan.largest_term(), plan.reserve};
     b.memory_analytical = plan.analytical;
   }
-  b.not_modelled = not_modelled(recipe, settings);
+  b.not_modelled = not_modelled(recipe, model, settings);
   if (model.family == ModelFamily::kTransformer) {
     b.not_modelled.push_back(
         "model: " + model.name + " " + family_clause(model) +

@@ -14,6 +14,7 @@
 #include "plan/memory_plan.h"
 #include "plan/optimizer_traffic.h"
 #include "plan/pass_collectives.h"
+#include "plan/selective_recompute.h"
 #include "plan/topology.h"
 #include "recipe/result_check.h"
 #include "schedule/pipeline_timing.h"
@@ -158,10 +159,10 @@ struct PassLinks {
 /// and a receive at once: the sends' seconds) run beside the attention layers' compute, as ring attention overlaps
 /// each step's exchange with the previous chunk's attention: exposed beyond the pass's attention seconds.
 PassComm pass_comm(const StepInputs& in, const ChunkShape& s, const PhaseCells& cells, bool backward,
-                   double recompute_fraction, const PassLinks& links) {
+                   const RecomputedCollectives& recompute, const PassLinks& links) {
   PassComm out;
   double entry_scatters = 0;
-  for (const CollectiveUse& u : pass_collectives(in.model, s, backward, recompute_fraction, in.sizes)) {
+  for (const CollectiveUse& u : pass_collectives(in.model, s, backward, recompute, in.sizes)) {
     if (u.op == Collective::kRecv) continue;  // a ring step's receive runs beside its send
     const double seconds = u.calls * collective_seconds(u.op, u.bytes, u.ranks, links.of(u.group));
     (u.group == GroupKind::kTp ? out.tp : u.group == GroupKind::kCp ? out.cp : out.ep) += seconds;
@@ -192,15 +193,17 @@ void time_stage_passes(const StepInputs& in, int p, PassDurations& durations, Ra
   PassCostOptions o;
   for (int c = 0; c < kProfileComponents; ++c) o.scale[c] = in.scale(c);
   const double mb = static_cast<double>(map.microbatches);
+  const RecipeRecompute& recompute = in.recipe.layout.recompute;
+  const SplitGpu split_gpu = recompute_split_gpu(in.costs.gpu, in.recipe.gpu.type);
   const std::vector<ChunkShape> shapes = chunk_shapes(map, in.model, p, in.recipe.workload.row_tokens);
   rt.pp_rank = p;
   for (int v = 0; v < map.vpp; ++v) {
     const ChunkShape& s = shapes[static_cast<size_t>(v)];
-    o.recompute_fraction = recompute_fraction(in.recipe.layout.recompute, s.layers());
+    o.recompute = recomputed_shares(recompute, in.model, s, split_gpu);  // plan/selective_recompute.h
     const PhaseCells fwd = pass_cells(in.costs, in.model, s, false, o);
     const PhaseCells bwd = pass_cells(in.costs, in.model, s, true, o);
-    const PassComm fc = pass_comm(in, s, fwd, false, 0, links);
-    const PassComm bc = pass_comm(in, s, bwd, true, o.recompute_fraction, links);
+    const PassComm fc = pass_comm(in, s, fwd, false, RecomputedCollectives{}, links);
+    const PassComm bc = pass_comm(in, s, bwd, true, recomputed_collectives(recompute, in.model, s), links);
     durations.forward[p][v] = cells_seconds(fwd) + fc.tp + fc.ep + fc.cp;
     durations.backward[p][v] = cells_seconds(bwd) + bc.tp + bc.ep + bc.cp;
     for (int c = 0; c < kProfileComponents; ++c) {
@@ -340,7 +343,8 @@ std::vector<std::string> assumptions(const StepInputs& in) {
                   "activations and parameters, {:g}-byte gradients ({})",
                   in.sizes.wire.activation, in.sizes.wire.gradient, in.recipe.workload.precision));
   if (in.recipe.layout.recompute.granularity == "selective")
-    a.push_back("selective recompute not modelled apart: no recompute cost counted");
+    a.push_back(selective_recompute_assumption(in.recipe.layout.recompute, in.model,
+                                               recompute_split_gpu(in.costs.gpu, in.recipe.gpu.type).gpu.name));
   a.push_back("network: " + in.network.source +
               "; collectives ring / alpha-beta with nccl-tests' bus factors (plan/collective_time.h), a group on its "
               "slowest link");

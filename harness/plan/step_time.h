@@ -115,9 +115,9 @@ struct OptimizerShards {
 };
 OptimizerShards optimizer_shards(const MemoryPlan& plan, const RankMap& map, int pp);
 
-/// The fraction of a chunk's decoder layers recomputed in its backward pass: full/uniform 1; full/block
-/// min(num_layers, chunk layers) / chunk layers; selective 0 (its attention core is not modelled apart: listed as an
-/// assumption); none 0.
+/// The fraction of a chunk's decoder layers recomputed whole in its backward pass: full/uniform 1; full/block
+/// min(num_layers, chunk layers) / chunk layers; selective 0 (no layer whole: its modules are priced apart, plan/
+/// selective_recompute.h); none 0.
 double recompute_fraction(const RecipeRecompute& r, int64_t chunk_layers);
 
 }  // namespace recipebench
