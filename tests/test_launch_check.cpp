@@ -205,6 +205,49 @@ TEST_CASE("launch check: the optimizer's numbers, the precision-aware state and 
   CHECK(nodes[0].found == "64 GPUs (8 per node), but the run command passes --actor-num-nodes 4 (line 153)");
 }
 
+namespace {
+
+/// The seed recipe with selective recompute of `modules` (YAML flow list, or "" for the field left out) and a run
+/// command passing `--recompute-granularity selective` and `flag` in place of the full-recompute flags.
+std::string seed_selective(const std::string& modules, const std::string& flag) {
+  const std::string listed = modules.empty() ? "" : "    modules: " + modules + "\n";
+  std::string text =
+      seed_with("    granularity: full\n    method: uniform\n    num_layers: 1\n", "    granularity: selective\n" + listed);
+  const std::string from = "--recompute-granularity full \\\n    --recompute-method uniform \\\n"
+                           "    --recompute-num-layers 1 \\\n";
+  const size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), "--recompute-granularity selective \\\n    " + flag + " \\\n");
+}
+
+}  // namespace
+
+TEST_CASE("launch check: --recompute-modules, several values, against layout.recompute.modules as a set",
+          "[launch]") {
+  // The same set in another order, and Megatron-LM's default (core_attn) on both sides, agree.
+  CHECK(errors_of(seed_selective("[core_attn, layernorm]", "--recompute-modules layernorm core_attn")).empty());
+  CHECK(warnings_of(seed_selective("", "--recompute-modules core_attn")).empty());
+  const Diagnostics e = errors_of(seed_selective("[core_attn, layernorm]", "--recompute-modules core_attn moe_act"));
+  REQUIRE(e.size() == 1);
+  CHECK(e[0].path == "layout.recompute.modules");
+  CHECK(e[0].found ==
+        "[core_attn, layernorm], but the run command passes --recompute-modules core_attn moe_act (line 177)");
+  // Left out of the recipe: its default core_attn against the command's set, a warning of the default.
+  const Diagnostics w = warnings_of(seed_selective("", "--recompute-modules moe_act layernorm"));
+  REQUIRE(w.size() == 1);
+  CHECK(w[0].path == "layout.recompute.modules");
+  CHECK_THAT(w[0].found, Catch::StartsWith("[core_attn] (not stated: the default), but the run command passes "
+                                           "--recompute-modules moe_act layernorm"));
+  // A value the shell expands is not compared, and said.
+  const Diagnostics v = warnings_of(seed_selective("[core_attn]", "--recompute-modules $MODULES"));
+  REQUIRE(v.size() == 1);
+  CHECK_THAT(v[0].found, Catch::StartsWith("not compared: the run command passes --recompute-modules $MODULES"));
+  // Full recompute: Megatron-LM reads no modules, so none are compared.
+  CHECK(errors_of(seed_with("--recompute-granularity full \\\n", "--recompute-granularity full \\\n"
+                                                                 "    --recompute-modules moe_act \\\n"))
+            .empty());
+}
+
 TEST_CASE("launch check: a field the recipe leaves out, a switch, and values the shell would expand", "[launch]") {
   // The layer split absent from the recipe while the command splits the first and last stages: the recipe does not
   // contradict itself, it leaves the field out: a warning, also under --strict.

@@ -261,6 +261,28 @@ void check_precision_aware(const Recipe& r, const SourceDoc& src, const std::vec
 void unresolved_flag(const SourceDoc& src, const std::string& pointer, const LaunchFlag& f,
                      const std::vector<SourceMark>& marks, LaunchCheck& out);
 
+/// Megatron-LM's --recompute-modules (nargs='*', read with --recompute-granularity selective only; its default
+/// core_attn) against layout.recompute.modules: the same set, in any order.
+void check_recompute_modules(const Recipe& r, const SourceDoc& src, const std::vector<LaunchFlag>& flags,
+                             const std::vector<SourceMark>& marks, LaunchCheck& out) {
+  if (r.layout.recompute.granularity != "selective") return;
+  const auto f = std::find_if(flags.begin(), flags.end(),
+                              [](const LaunchFlag& x) { return x.name == "--recompute-modules"; });
+  if (f == flags.end()) return;
+  if (!f->literal || !f->more_literal) return unresolved_flag(src, "/layout/recompute/modules", *f, marks, out);
+  std::set<std::string> passed(f->more_values.begin(), f->more_values.end()), recipe;
+  if (!f->value.empty()) passed.insert(f->value);
+  std::string recipe_text;
+  for (RecomputeModule m : r.layout.recompute.modules) {
+    recipe.insert(to_string(m));
+    recipe_text += (recipe_text.empty() ? "" : ", ") + to_string(m);
+  }
+  if (passed == recipe) return;
+  std::string written = f->name + (f->value.empty() ? "" : " " + shown(*f));
+  for (const std::string& v : f->more_values) written += " " + v;
+  disagreement(src, "/layout/recompute/modules", "[" + recipe_text + "]", *f, written, marks, out);
+}
+
 /// slime's --actor-num-nodes and torchrun's --nnodes: nodes x GPUs per node = gpu.count. torchrun's elastic
 /// MIN:MAX is compared by its MAX (the nodes it runs on when all join).
 void check_nodes(const Recipe& r, const SourceDoc& src, const LaunchFlag& f, const std::vector<SourceMark>& marks,
@@ -406,6 +428,10 @@ void command_flags(const ShellCommand& c, int index, const Scope& vars, std::vec
       f.name = w[i].text;
       f.literal = !w[i].expanded;
       if (i + 1 < w.size() && !is_flag(w[i + 1])) set_value(f, w[++i], 0, vars);
+      for (; i + 1 < w.size() && !is_flag(w[i + 1]) && !f.value.empty(); ++i) {  // nargs='*': the further values
+        f.more_values.push_back(w[i + 1].text);
+        f.more_literal = f.more_literal && !w[i + 1].expanded;
+      }
     }
     out.push_back(std::move(f));
   }
@@ -654,6 +680,7 @@ LaunchCheck check_launch_command(const Recipe& r, const SourceDoc& src, const Mo
     }
   }
   check_precision_aware(r, src, flags, marks, out);
+  check_recompute_modules(r, src, flags, marks, out);
   check_vpp_layers(r, model, src, flags, marks, out);
   check_absent_switches(r, src, flags, facts, out);
   return out;

@@ -24,6 +24,10 @@ struct LaunchFlag {
   int line = 1;         ///< line of the command (1-based) where the flag is written
   size_t offset = 0;    ///< byte offset of the flag's word in the command
   int command = 0;      ///< which simple command of the command text (0-based) it is an argument of
+  /// The words after the value up to the next flag, as written: the further values of a flag that takes several
+  /// (argparse's nargs='*', e.g. Megatron-LM's --recompute-modules core_attn moe_act). Only such flags read them.
+  std::vector<std::string> more_values;
+  bool more_literal = true;  ///< false when one of more_values holds a shell expansion
 };
 
 /// The flags of a shell command as the shell hands them to the programs it runs (recipe/shell_words.h): the words
