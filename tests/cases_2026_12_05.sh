@@ -181,8 +181,8 @@ mfu-printed)
   ;;
 layout-pricing)
   # predict-unmodelled-layout-fields: validate warns at a label that contradicts the fields; predict's header shows
-  # the layout the fields say, CP's exchange in the assumptions, flex named as priced as alltoall (analytical mode:
-  # no profile needed for the collectives).
+  # the layout the fields say, CP's exchange in the assumptions, flex priced by DeepEP's kernels' traffic and what
+  # of it is not priced named (analytical mode: no profile needed for the collectives).
   d=$cases/predict-unmodelled-layout-fields
   "$rb" validate "$d/cp2-dp2.yaml" >"$work/v.txt" 2>&1 || fail "validate: $(cat "$work/v.txt")"
   grep -q 'cp2-dp2.yaml:56:10: warning: layout.label: "TP2 PP6 EP8 DP4": DP4 (layout.dp 2), no CP (layout.cp 2)' \
@@ -192,8 +192,11 @@ layout-pricing)
     "$work/p.txt" || fail "header: $(cat "$work/p.txt")"
   grep -q "CP 2: ring attention's exchange of keys and values" "$work/p.txt" || fail "CP assumption: $(cat "$work/p.txt")"
   "$rb" predict "$d/flex-deepep.yaml" >"$work/f.txt" 2>&1 || fail "predict flex: $(cat "$work/f.txt")"
-  grep -q '^  not modelled: layout.dispatcher: flex (not modelled apart: priced as alltoall' "$work/f.txt" ||
-    fail "flex: $(cat "$work/f.txt")"
+  grep -q "EP dispatcher flex (Megatron-Core's MoEFlexTokenDispatcher with DeepEP's normal kernels" "$work/f.txt" ||
+    fail "flex assumption: $(cat "$work/f.txt")"
+  grep -q "^  not modelled: layout.dispatcher: flex (DeepEP's dispatch and combine are priced, see the assumptions" \
+    "$work/f.txt" || fail "flex: $(cat "$work/f.txt")"
+  ! grep -q "priced as alltoall" "$work/f.txt" || fail "flex priced as alltoall: $(cat "$work/f.txt")"
   # predicted-vs-measured-not-linked: compare takes plan's proposal beside the measured seed of the same layout.
   p=$cases/predicted-vs-measured-not-linked/plan-tp2-pp8-vpp2-ep8-dp4-split6-mt16k-recompute.yaml
   "$rb" compare "$src/recipes/qwen3.5-397b-a17b/b200/attune-tp2-pp8-ep8-vpp2-mt16k.yaml" "$p" >"$work/c.txt" 2>&1 ||

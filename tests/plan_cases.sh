@@ -19,9 +19,10 @@ case $part in
 optimizer-state)
   # plan-ignores-optimizer-state-options: the seed's measured 48 x B200 layout is proposed with its bf16_remainder
   # state (163.5 GB), written with its optimizer block, and validate --strict accepts what plan writes.
-  # (#19 of the wider search of issue 44: block recompute, BF16 moments and allgather rank above it.) Every file
-  # written, torch recipes and Megatron-LM ones (bench.backend command), passes validate --strict.
-  "$rb" plan --model Qwen3.5-397B-A17B --gpu B200 --count 48 --global-batch 128 --row-tokens 8192 $p397 --top 20 \
+  # (#56 since the flex dispatcher and ETP are priced: flex across two nodes leads; #19 before, in the wider search
+  # of issue 44.) Every file written, torch recipes and Megatron-LM ones (bench.backend command), passes validate
+  # --strict.
+  "$rb" plan --model Qwen3.5-397B-A17B --gpu B200 --count 48 --global-batch 128 --row-tokens 8192 $p397 --top 60 \
     --out "$work/p48" >"$work/o.txt" 2>&1 || fail "plan 48: $(cat "$work/o.txt")"
   grep -qE '^ +[0-9]+  TP2 PP6 EP8 DP4 +8k +full  alltoall  bf16_remainder +163\.5 ' "$work/o.txt" || fail "48: $(cat "$work/o.txt")"
   grep -q '^  backend: "command"' "$work"/p48/*-allgather-*.yaml || fail "allgather: not the command backend's"

@@ -160,12 +160,13 @@ TEST_CASE("pass collectives: the allgather dispatcher gathers every EP rank's to
   REQUIRE(a2a.size() == 1);
   CHECK(a2a[0].op == Collective::kAllToAll);
   CHECK(a2a[0].bytes == 4096.0 * 10 * 4096 * 2);
-  // flex (DeepEP) is priced as alltoall.
+  // flex (DeepEP) sends each token once per destination rank: 5.92 of EP 8 for top-10 of 512, not 10 slots.
   sizes.dispatcher = Dispatcher::kFlex;
   const auto flex = of_role(pass_collectives(m, s, false, 0, sizes), CollectiveRole::kDispatch);
   REQUIRE(flex.size() == 1);
   CHECK(flex[0].op == Collective::kAllToAll);
-  CHECK(flex[0].bytes == a2a[0].bytes);
+  CHECK(flex[0].bytes == Approx(4096.0 * 5.922006244814218 * 4096 * 2).epsilon(1e-12));
+  CHECK(flex[0].bytes < a2a[0].bytes);
   // A backward with full recompute: the recompute's gather and scatter, then the mirror.
   sizes.dispatcher = Dispatcher::kAllgather;
   const auto bwd = of_role(pass_collectives(m, s, true, 1, sizes), CollectiveRole::kDispatch);
@@ -197,10 +198,23 @@ TEST_CASE("predict-unmodelled-layout-fields: the dispatcher and CP change the pr
   CHECK(allgather.p.tokens_per_s_per_gpu != Approx(base.p.tokens_per_s_per_gpu).epsilon(1e-4));
   CHECK(any_contains(allgather.p.assumptions, "EP dispatcher allgather (Megatron-LM's MoEAllGatherTokenDispatcher)"));
   CHECK_FALSE(any_contains(allgather.basis.not_modelled, "layout.dispatcher"));
-  // flex: the same figures as alltoall, and said so.
-  CHECK(flex.p.tokens_per_s_per_gpu == base.p.tokens_per_s_per_gpu);
-  CHECK(any_contains(flex.basis.not_modelled, "layout.dispatcher: flex (not modelled apart: priced as alltoall"));
-  CHECK(any_contains(flex.p.assumptions, "EP dispatcher flex (DeepEP's fused dispatch) not modelled apart"));
+  // flex: DeepEP's dispatch and combine priced (each token once per destination rank, within the node here), and
+  // the sender's permutation fused into its kernel: less exposed EP, less dispatch and combine, a faster step; said
+  // in the assumptions, and what of it is not priced named.
+  const RankStepTime& f = flex.p.ranks.at(static_cast<size_t>(flex.p.critical_pp_rank));
+  CHECK(f.ep_exposed < b.ep_exposed);
+  CHECK(f.compute[static_cast<int>(ProfileComponent::kMoeDispatch)] <
+        b.compute[static_cast<int>(ProfileComponent::kMoeDispatch)]);
+  CHECK(f.compute[static_cast<int>(ProfileComponent::kMoeExperts)] ==
+        b.compute[static_cast<int>(ProfileComponent::kMoeExperts)]);
+  CHECK(flex.p.tokens_per_s_per_gpu > base.p.tokens_per_s_per_gpu);
+  CHECK(any_contains(flex.p.assumptions, "EP dispatcher flex (Megatron-Core's MoEFlexTokenDispatcher with DeepEP's "
+                                         "normal kernels, over the ETP x EP group of 8 ranks): each token sent once "
+                                         "per destination rank, 5.92 of them a token"));
+  CHECK(any_contains(flex.p.assumptions, "within one node: one all-to-all on NVLink"));
+  CHECK(any_contains(flex.basis.not_modelled, "layout.dispatcher: flex (DeepEP's dispatch and combine are priced"));
+  CHECK_FALSE(any_contains(flex.basis.not_modelled, "priced as alltoall"));
+  CHECK_FALSE(any_contains(flex.p.assumptions, "priced as alltoall"));
   CHECK(base.basis.not_modelled.empty());
   // CP 2: the ring exchange is priced on the CP group's link (exposed beyond the attention layers' compute; at
   // least 0), the assumption gives the formula, and what stays unpriced is named.

@@ -20,6 +20,10 @@ const char* to_string(GroupKind kind) {
       return "pp";
     case GroupKind::kCp:
       return "cp";
+    case GroupKind::kEtp:
+      return "etp";
+    case GroupKind::kEtpEp:
+      return "etp_ep";
   }
   return "?";
 }
@@ -47,6 +51,10 @@ bool same_group(const RankPlacement& q, const RankPlacement& me, GroupKind kind)
       return q.tp == me.tp && q.cp == me.cp && q.dp == me.dp;
     case GroupKind::kCp:
       return q.tp == me.tp && q.dp == me.dp && q.pp == me.pp;
+    case GroupKind::kEtp:
+      return q.ep == me.ep && q.edp == me.edp && q.pp == me.pp;
+    case GroupKind::kEtpEp:
+      return q.edp == me.edp && q.pp == me.pp;
   }
   return false;
 }
@@ -74,6 +82,12 @@ std::vector<int> grid_members(const RankMap& map, const RankPlacement& me, Group
       break;
     case GroupKind::kCp:
       stride = map.tp, first -= me.cp * stride, size = map.cp;
+      break;
+    case GroupKind::kEtp:
+      first -= me.etp, stride = 1, size = map.etp;
+      break;
+    case GroupKind::kEtpEp:
+      first -= me.etp + map.etp * me.ep, stride = 1, size = map.etp * map.ep;
       break;
   }
   std::vector<int> members;

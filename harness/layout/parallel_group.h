@@ -19,12 +19,16 @@ enum class GroupKind {
   kPp,   ///< same (tp, cp, dp): one pipeline
   kCp,   ///< same (tp, dp, pp): one context-parallel group (the step-time model's ring exchange of keys and values;
          ///< the torch backend makes none: it runs CP 1)
+  kEtp,  ///< same (ep, edp, pp): the experts' tensor-parallel group (Megatron-Core's expt_tp; the step-time model's
+         ///< all-gather and reduce-scatter of the dispatched rows with ETP > 1; the torch backend runs ETP 1)
+  kEtpEp,  ///< same (edp, pp): the ETP x EP ranks of one expert grid (Megatron-Core's tp_ep group: the flex and
+           ///< allgather dispatchers' group; the torch backend makes none)
 };
 
-/// "tp", "dp", "ep", "edp", "pp", "cp" (also the prefix of the torch backend's subgroup store names).
+/// "tp", "dp", "ep", "edp", "pp", "cp", "etp", "etp_ep" (also the prefix of the torch backend's subgroup store names).
 const char* to_string(GroupKind kind);
 /// The GroupKind of a recorded group spelled `s` (tp, dp, ep, edp, pp); throws std::invalid_argument for another
-/// spelling, "cp" included (the torch backend records no CP groups: it runs CP 1).
+/// spelling, "cp", "etp" and "etp_ep" included (the torch backend records none of them: it runs CP 1 and ETP 1).
 GroupKind parse_group_kind(const std::string& s);
 
 /// The members (run ranks, ascending) of `rank`'s group of `kind` in `map`. Throws std::invalid_argument for a rank

@@ -75,6 +75,14 @@ double collective_seconds(CollectiveKind kind, double bytes, int group_size, con
          bytes * bus_factor(kind, group_size) / link.bandwidth_bytes_per_s;
 }
 
+double deepep_seconds(double rank_bytes, double node_bytes, int ranks_per_node, int nodes, const Link& nvlink,
+                      const Link& network) {
+  if (nodes < 1) throw std::invalid_argument("deepep: " + std::to_string(nodes) + " nodes, expected >= 1");
+  const double within = collective_seconds(Collective::kAllToAll, rank_bytes, ranks_per_node, nvlink);
+  if (nodes == 1) return within;
+  return std::max(within, collective_seconds(Collective::kAllToAll, node_bytes, nodes, network));
+}
+
 std::string scale_up_name(const GpuSpec& gpu) {
   const std::string name = gpu.scale_up.substr(0, gpu.scale_up.find(" ("));
   return name.empty() ? "scale-up link" : name;

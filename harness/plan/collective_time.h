@@ -44,6 +44,20 @@ int latency_steps(CollectiveKind kind, int n);
 /// value, for negative (or NaN) bytes, group_size < 1, bandwidth <= 0 (or NaN), negative latency.
 double collective_seconds(CollectiveKind kind, double bytes, int group_size, const Link& link);
 
+/// Seconds of one DeepEP normal-mode dispatch or combine (Megatron-Core's flex dispatcher) over a group spanning
+/// `nodes` nodes (NVLink domains) with at most `ranks_per_node` of its ranks on one: the kernel forwards each token
+/// once per destination node over the inter-node network (RDMA) and from there once per destination rank over
+/// NVLink, the two legs pipelined through its channels, so the slower leg is the call's time (deepseek-ai/DeepEP's README, "Normal
+/// kernels with NVLink and RDMA forwarding"; docs/step-time.md, "flex and ETP"):
+///   seconds = max(collective_seconds(all-to-all, rank_bytes, ranks_per_node, nvlink),
+///                 collective_seconds(all-to-all, node_bytes, nodes, network))
+/// rank_bytes the rank's tokens once per destination rank, node_bytes once per destination node (nccl-tests' all-to-all
+/// sizes, the rank's own share included); `network` the per-GPU share group_link gives a group across nodes. One node:
+/// the NVLink leg alone (DeepEP's intranode kernels). Throws as collective_seconds (ranks_per_node < 1 included),
+/// and std::invalid_argument for nodes < 1.
+double deepep_seconds(double rank_bytes, double node_bytes, int ranks_per_node, int nodes, const Link& nvlink,
+                      const Link& network);
+
 /// NVLink of `gpu` as a Link: bandwidth one direction = GpuSpec::nvlink_bandwidth / 2 (the catalog's figure counts
 /// both directions: 900 GB/s -> 450e9 bytes/s on H100 / H200), latency kNvlinkStepLatencySeconds.
 Link nvlink_link(const GpuSpec& gpu);

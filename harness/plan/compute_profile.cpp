@@ -135,7 +135,7 @@ double component_params(ProfileComponent c, const ModelConfig& m, const ChunkSha
     case ProfileComponent::kMoeSharedExpert:
       return moe_layers(m, s) * 3 * h * m.shared_expert_ffn / s.tp;
     case ProfileComponent::kMoeExperts:
-      return moe_layers(m, s) * static_cast<double>(m.num_experts) / s.ep * 3 * h * m.expert_ffn;
+      return moe_layers(m, s) * static_cast<double>(m.num_experts) / s.ep * 3 * h * m.expert_ffn / s.etp;
     case ProfileComponent::kDenseMlp:
       return s.dense_mlp_layers * static_cast<double>(p.dense_mlp_layer) / s.tp;
     case ProfileComponent::kLmHeadLoss:
@@ -354,6 +354,7 @@ std::vector<ChunkShape> chunk_shapes(const RankMap& map, const ModelConfig& m, i
     s.row_tokens = row_tokens;
     s.tp = map.tp;
     s.ep = map.ep;
+    s.etp = map.etp;
     s.cp = map.cp;
     out.push_back(s);
   }

@@ -43,7 +43,8 @@ struct ChunkShape {
   int64_t tokens = 0;            ///< tokens of the microbatch (rows x row tokens / CP), padding included
   int64_t row_tokens = 0;        ///< tokens of one row: the causal attention's sequence length
   int tp = 1;                    ///< TP; with sequence parallel the MoE block, norms and sends see tokens / TP
-  int ep = 1;                    ///< EP: the chunk holds experts / EP of each MoE layer (ETP 1)
+  int ep = 1;                    ///< EP: the chunk holds experts / EP of each MoE layer
+  int etp = 1;                   ///< ETP: each of those experts split over ETP ranks (fc1 by columns, fc2 by rows)
   int cp = 1;                    ///< CP: the row's tokens over CP ranks (tokens is already divided by it)
   /// Decoder layers of the chunk whose feed-forward is a dense SwiGLU MLP (a config.json family's dense layers:
   /// all of Llama's, DeepSeek-V3's first_k_dense_replace); the others' is the MoE block. 0 for Qwen3.5.
@@ -64,7 +65,8 @@ int64_t every_component_layers(const ModelConfig& m);
 ///   gdn        G (2 P_gdn + Hv 4 dk dv) T / TP        (projections; the delta rule's state update and read-out)
 ///   attention  A (2 P_attn + S Hq (d_qk + d_v)) T / TP (projections; causal QK^T and AV over S / 2 keys on average)
 ///   moe_router M 2 h E T / TP;   moe_shared_expert M 6 h Fs T / TP;   moe_experts M 6 h F k T / TP (balanced
-///              routing: a rank's experts receive its own tokens' k slots over the EP group, whatever EP and ETP)
+///              routing: a rank's experts receive its own tokens' k slots over the EP group, whatever EP and ETP:
+///              with ETP > 1 the ETP ranks' rows gathered, ETP x as many rows at F / ETP wide)
 ///   dense_mlp  D 6 h I T / TP (a dense SwiGLU's gate, up and down GEMMs)
 ///   lm_head_loss 2 h V T / TP (vocab-parallel)                                           [FLOP]
 ///   embedding h 2 T / TP;  moe_dispatch and moe_combine M k h 2 T / TP;  moe_rest M h 2 T / TP;
@@ -83,7 +85,7 @@ double component_work(ProfileComponent c, const ModelConfig& m, const ChunkShape
 double component_runs(ProfileComponent c, const ModelConfig& m, const ChunkShape& s);
 
 /// The weights of component `c` in the chunk on one rank (elements): a mixer's projections / TP, the router, the
-/// shared expert / TP, the chunk's experts / EP, a dense MLP / TP, the output layer and the embedding / TP
+/// shared expert / TP, the chunk's experts / (EP x ETP), a dense MLP / TP, the output layer and the embedding / TP
 /// (vocab-parallel); 0 for
 /// the memory-bound parts without weights.
 double component_params(ProfileComponent c, const ModelConfig& m, const ChunkShape& s);

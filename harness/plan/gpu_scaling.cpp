@@ -31,7 +31,8 @@ std::vector<OperationWork> component_operations(ProfileComponent c, const ModelC
     case ProfileComponent::kDenseMlp:
       return {{Operation::kDenseGemm, total, std::min(tokens, static_cast<double>(m.intermediate_size))}};
     case ProfileComponent::kMoeExperts: {
-      const double per_expert = m.num_experts > 0 ? tokens * m.top_k * s.ep / m.num_experts : 0;
+      // ETP > 1: the ETP ranks' rows gathered (x ETP rows per expert, each GEMM F / ETP wide).
+      const double per_expert = m.num_experts > 0 ? tokens * m.top_k * s.ep / m.num_experts * s.etp : 0;
       return {{Operation::kGroupedGemm, total, per_expert}};
     }
     case ProfileComponent::kLmHeadLoss:

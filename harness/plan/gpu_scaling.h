@@ -26,7 +26,7 @@ struct OperationWork {
 ///   gdn          dense GEMM 2 P_gdn T/TP (key min(T/TP, h)) + gated delta rule Hv 4 dk dv T/TP (key S)
 ///   attention    dense GEMM 2 P_attn T/TP (key min(T/TP, h)) + attention 2 S Hq d T/TP (key S)
 ///   moe_router   dense GEMM (key min(T/TP, E));  moe_shared_expert dense GEMM (key min(T/TP, Fs));
-///   moe_experts  grouped GEMM (key T/TP x k x EP / E: a rank's tokens per local expert, balanced routing);
+///   moe_experts  grouped GEMM (key T/TP x k x EP x ETP / E: a rank's rows per local expert, balanced routing);
 ///   lm_head_loss dense GEMM (key min(T/TP, h));  embedding, moe_dispatch, moe_combine, moe_rest, other: memory-bound
 /// with T the chunk's tokens, S the row's, h hidden, E experts, k top-k, Fs the shared expert's width.
 std::vector<OperationWork> component_operations(ProfileComponent c, const ModelConfig& m, const ChunkShape& s);

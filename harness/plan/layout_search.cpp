@@ -118,7 +118,7 @@ std::string selective_sets_text() {
 std::vector<std::string> searched_dimensions(const LayoutSpace& space, int nvlink_gpus) {
   std::vector<std::string> forms, dispatchers;
   for (OptimizerForm f : space.optimizer_forms) forms.push_back(to_string(f));
-  for (Dispatcher d : space.dispatchers) dispatchers.push_back(to_string(d) + (d == Dispatcher::kFlex ? " (priced as alltoall)" : ""));
+  for (Dispatcher d : space.dispatchers) dispatchers.push_back(to_string(d) + (d == Dispatcher::kFlex ? " (DeepEP)" : ""));
   return {
       fmt::format("TP {} (within one scale-up domain: {} GPUs; sequence parallel when > 1)", joined(space.tp),
                   nvlink_gpus),
@@ -153,7 +153,8 @@ std::vector<std::string> pruning_rules(const LayoutSpace& space, int64_t row_tok
   out.push_back(
       "dispatcher: EP 1 has none to choose (alltoall written); allgather only where ETP x EP stays within the scale-up "
       "domain (it gathers every EP rank's tokens), flex (DeepEP) only where ETP x EP spans more than one (its "
-      "use; priced as alltoall, so it would tie there)");
+      "internode kernels' use; within one domain it is priced but not searched, so that the layouts the torch "
+      "backend runs keep their places)");
   if (space.try_recompute)
     out.push_back(
         "recompute only where no recompute does not fit (recompute costs time); there full uniform 1 layer first "

@@ -60,7 +60,7 @@ std::vector<std::vector<RecomputeModule>> searched_selective_modules(const Model
 /// stages lighter by whole layers where the rest splits evenly); VPP (every degree up to `max_vpp`, 0: no bound,
 /// where every stage's layers divide: up to one layer per virtual stage); ETP 1 and, with TP > 1, ETP = TP; EP
 /// (divisors of the stage's GPUs / ETP and of the experts); the dispatcher (EP > 1: alltoall; allgather where ETP x
-/// EP stays within the NVLink domain; flex, priced as alltoall, where it spans more than one); DP = GPUs / (TP CP PP);
+/// EP stays within the NVLink domain; flex (DeepEP) where it spans more than one); DP = GPUs / (TP CP PP);
 /// rows per microbatch (max tokens per GPU = rows x row tokens); recompute none, and only where none does not fit:
 /// selective of each module set of searched_selective_modules, full block with the fewest layers per stage that fit, full uniform 1 layer; the optimizer-state forms
 /// (the first of `optimizer_forms` whose plan fits, with the reserve beside the peak). Every switch the step-time model

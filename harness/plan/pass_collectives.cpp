@@ -57,6 +57,43 @@ CollectiveSizes collective_sizes(const Recipe& recipe, EpDispatch dispatch) {
   return s;
 }
 
+double expected_destinations(int64_t experts, int64_t top_k, int64_t destinations) {
+  if (experts < 1 || top_k < 1 || destinations < 1 || top_k > experts)
+    throw std::invalid_argument("expected destinations: " + std::to_string(experts) + " experts, top-" +
+                                std::to_string(top_k) + ", " + std::to_string(destinations) +
+                                " destinations, expected each >= 1 and top-k <= experts");
+  if (destinations == 1) return 1;
+  const double e = static_cast<double>(experts), elsewhere = e - e / static_cast<double>(destinations);
+  double none = 1;  // the chance that a given destination holds none of the token's experts
+  for (int64_t i = 0; i < top_k && none > 0; ++i)
+    none *= std::max(0.0, (elsewhere - static_cast<double>(i)) / (e - static_cast<double>(i)));
+  return static_cast<double>(destinations) * (1 - none);
+}
+
+FlexFanout flex_fanout(const ModelConfig& m, const ChunkShape& s, int nodes) {
+  FlexFanout f;
+  f.ranks = s.etp * expected_destinations(m.num_experts, m.top_k, s.ep);
+  f.nodes = nodes > 1 ? expected_destinations(m.num_experts, m.top_k, nodes) : 1.0;
+  return f;
+}
+
+DispatchWork dispatch_work(const ModelConfig& m, const ChunkShape& s, Dispatcher dispatcher, const FlexFanout& fanout) {
+  DispatchWork w;
+  const bool flex = dispatcher == Dispatcher::kFlex || dispatcher == Dispatcher::kDeepep;
+  if (dispatcher == Dispatcher::kAllgather || (!flex && s.etp == 1)) return w;  // alltoall at ETP 1: exactly 1, 1
+  const double k = static_cast<double>(m.top_k), etp = s.etp;
+  const double a2a_dispatch = 8 * k, a2a_combine = 6 * k + 2;  // bytes per token over h (analytical_work.h)
+  if (flex) {
+    const double received = 2 * k + 2 * (fanout.ranks / etp);  // D = fanout.ranks / ETP tokens read or written
+    w.dispatch = etp * received / a2a_dispatch;
+    w.combine = etp * received / a2a_combine;
+  } else {
+    w.dispatch = (4 * k + 4 * k * etp) / a2a_dispatch;
+    w.combine = (4 * k * etp + 2 * k + 2) / a2a_combine;
+  }
+  return w;
+}
+
 namespace {
 
 /// TP's collectives of one pass (see pass_collectives).
@@ -82,7 +119,24 @@ void add_tp(const ModelConfig& m, const ChunkShape& s, bool backward, const Reco
   if (s.lm_head) add(backward ? scatter : gather, CollectiveRole::kOutputLayer, 1);
 }
 
-/// EP's collectives of one pass with the alltoall dispatcher (see pass_collectives).
+/// ETP's all-gather of the rows a rank received (after the dispatch) and reduce-scatter of the experts' partial
+/// outputs (before the combine), of the gathered buffer's `bytes`, with the alltoall dispatcher (see
+/// pass_collectives); a backward phase the mirror.
+void add_etp(const ChunkShape& s, bool backward, double recompute_fraction, double bytes,
+             std::vector<CollectiveUse>& out) {
+  const double layers_forward = backward ? recompute_fraction : 1.0;
+  const auto add = [&](Collective op, CollectiveRole role, double calls) {
+    if (calls > 0) out.push_back({GroupKind::kEtp, op, role, s.etp, calls, bytes});
+  };
+  add(Collective::kAllGather, CollectiveRole::kDispatch, layers_forward);
+  add(Collective::kReduceScatter, CollectiveRole::kCombine, layers_forward);
+  if (backward) {
+    add(Collective::kReduceScatter, CollectiveRole::kDispatch, 1);
+    add(Collective::kAllGather, CollectiveRole::kCombine, 1);
+  }
+}
+
+/// EP's collectives of one pass with the alltoall dispatcher (see pass_collectives), and ETP's where ETP > 1.
 void add_ep_alltoall(const ModelConfig& m, const ChunkShape& s, bool backward, double recompute_fraction,
                      const CollectiveSizes& sizes, std::vector<CollectiveUse>& out) {
   const double layers = moe_layers(m, s);
@@ -93,25 +147,53 @@ void add_ep_alltoall(const ModelConfig& m, const ChunkShape& s, bool backward, d
   const double counts_bytes = static_cast<double>(m.num_experts) * 8;  // EP x local experts int64 values
   const double forward_phases = backward ? recompute_fraction : 1.0;
   const double phases = backward ? 1.0 + recompute_fraction : 1.0;
-  if (forward_phases * layers > 0)
-    out.push_back({GroupKind::kEp, Collective::kAllToAll, CollectiveRole::kRoutingCounts, s.ep, forward_phases * layers,
-                   counts_bytes});
-  out.push_back({GroupKind::kEp, Collective::kAllToAll, CollectiveRole::kDispatch, s.ep, phases * layers, row_bytes});
-  out.push_back({GroupKind::kEp, Collective::kAllToAll, CollectiveRole::kCombine, s.ep, phases * layers, row_bytes});
+  if (s.ep > 1) {
+    if (forward_phases * layers > 0)
+      out.push_back({GroupKind::kEp, Collective::kAllToAll, CollectiveRole::kRoutingCounts, s.ep,
+                     forward_phases * layers, counts_bytes});
+    out.push_back({GroupKind::kEp, Collective::kAllToAll, CollectiveRole::kDispatch, s.ep, phases * layers, row_bytes});
+    out.push_back({GroupKind::kEp, Collective::kAllToAll, CollectiveRole::kCombine, s.ep, phases * layers, row_bytes});
+  }
+  if (s.etp <= 1) return;
+  std::vector<CollectiveUse> etp;  // per layer, then times the layers
+  add_etp(s, backward, recompute_fraction, s.etp * row_bytes, etp);
+  for (CollectiveUse& u : etp) {
+    u.calls *= layers;
+    out.push_back(u);
+  }
+}
+
+/// EP's collectives of one pass with the flex dispatcher (see pass_collectives): DeepEP's fused dispatch and
+/// combine over the ETP x EP group, each token once per destination rank (and node).
+void add_ep_flex(const ModelConfig& m, const ChunkShape& s, bool backward, double recompute_fraction,
+                 const CollectiveSizes& sizes, std::vector<CollectiveUse>& out) {
+  const double layers = moe_layers(m, s);
+  const FlexFanout fan = flex_fanout(m, s, sizes.flex_nodes);
+  const double token_bytes =
+      static_cast<double>(s.tokens) / s.tp * static_cast<double>(m.hidden_size) * sizes.wire.activation;
+  const double phases = backward ? 1.0 + recompute_fraction : 1.0;
+  const double node_bytes = sizes.flex_nodes > 1 ? token_bytes * fan.nodes : 0.0;
+  const int ranks = s.etp * s.ep;
+  for (CollectiveRole role : {CollectiveRole::kDispatch, CollectiveRole::kCombine})
+    out.push_back(
+        {GroupKind::kEtpEp, Collective::kAllToAll, role, ranks, phases * layers, token_bytes * fan.ranks, node_bytes});
 }
 
 /// EP's collectives of one pass with the allgather dispatcher (see pass_collectives): the gathered buffer holds every
-/// EP rank's T / TP tokens once (not top-k times).
+/// rank's T / TP tokens of the ETP x EP group once (not top-k times).
 void add_ep_allgather(const ModelConfig& m, const ChunkShape& s, bool backward, double recompute_fraction,
                       const CollectiveSizes& sizes, std::vector<CollectiveUse>& out) {
   const double layers = moe_layers(m, s);
-  const double gathered = static_cast<double>(s.ep) * static_cast<double>(s.tokens) / s.tp;  // tokens of the group
+  const int ranks = s.etp * s.ep;
+  const GroupKind group = s.etp > 1 ? GroupKind::kEtpEp : GroupKind::kEp;  // the same ranks at ETP 1
+  const double gathered = static_cast<double>(ranks) * static_cast<double>(s.tokens) / s.tp;  // tokens of the group
+
   const double token_bytes = gathered * static_cast<double>(m.hidden_size) * sizes.wire.activation;
   const double map_bytes = gathered * static_cast<double>(m.num_experts) * 5;  // FP32 probability + bool per expert
   const double forward_phases = backward ? recompute_fraction : 1.0;
   const Collective gather = Collective::kAllGather, scatter = Collective::kReduceScatter;
   const auto add = [&](Collective op, CollectiveRole role, double calls, double bytes) {
-    if (calls > 0) out.push_back({GroupKind::kEp, op, role, s.ep, calls, bytes});
+    if (calls > 0) out.push_back({group, op, role, ranks, calls, bytes});
   };
   add(gather, CollectiveRole::kRoutingMap, forward_phases * layers, map_bytes);
   add(gather, CollectiveRole::kDispatch, forward_phases * layers, token_bytes);
@@ -122,12 +204,14 @@ void add_ep_allgather(const ModelConfig& m, const ChunkShape& s, bool backward, 
   }
 }
 
-/// EP's collectives of one pass (see pass_collectives): flex (DeepEP) is priced as alltoall.
+/// EP's (and ETP's) collectives of one pass by the dispatcher (see pass_collectives).
 void add_ep(const ModelConfig& m, const ChunkShape& s, bool backward, double recompute_fraction,
             const CollectiveSizes& sizes, std::vector<CollectiveUse>& out) {
-  if (s.ep <= 1 || !(moe_layers(m, s) > 0)) return;  // a dense layer's MLP issues none
+  if (s.ep * s.etp <= 1 || !(moe_layers(m, s) > 0)) return;  // a dense layer's MLP issues none
   if (sizes.dispatcher == Dispatcher::kAllgather)
     add_ep_allgather(m, s, backward, recompute_fraction, sizes, out);
+  else if (sizes.dispatcher == Dispatcher::kFlex || sizes.dispatcher == Dispatcher::kDeepep)
+    add_ep_flex(m, s, backward, recompute_fraction, sizes, out);
   else
     add_ep_alltoall(m, s, backward, recompute_fraction, sizes, out);
 }

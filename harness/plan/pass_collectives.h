@@ -62,15 +62,55 @@ struct CollectiveUse {
   int ranks = 1;     ///< the group's size
   double calls = 0;  ///< per pass (pass_collectives) or per step (step_collectives)
   double bytes = 0;  ///< of one call
+  /// flex (DeepEP's internode kernels) only: of `bytes`' tokens, what one call sends once per destination node over
+  /// the inter-node network (nccl-tests' all-to-all size over the group's nodes); 0 within one node.
+  double node_bytes = 0;
 };
 
 /// What the collectives' sizes depend on beyond a chunk's shape.
 struct CollectiveSizes {
   WireBytes wire;
   EpDispatch dispatch = EpDispatch::kHostSplits;    ///< the torch backend's all-to-all sizing (bench.ep_dispatch)
-  Dispatcher dispatcher = Dispatcher::kAlltoall;    ///< layout.dispatcher (flex is priced as alltoall)
+  Dispatcher dispatcher = Dispatcher::kAlltoall;    ///< layout.dispatcher (deepep is flex: Megatron's flex runs DeepEP)
   int64_t capacity_tokens = 0;  ///< fixed_capacity: tokens per rank sizing each peer's block (ep_capacity_tokens)
+  /// flex: the nodes (NVLink domains) the ETP x EP group spans, from the rank map's placement (1 = DeepEP's intranode
+  /// kernels); the step-time model sets it per pipeline rank.
+  int flex_nodes = 1;
 };
+
+/// The expected number of distinct destinations that one token's `top_k` experts fall on, the `experts` spread
+/// evenly over `destinations` (EP ranks, or nodes) and the token's experts drawn uniformly without repetition
+/// (balanced routing, no group-limited routing): n (1 - C(E - E / n, k) / C(E, k)), the product
+/// prod_{i < k} (E - E / n - i) / (E - i) for the chance that a destination gets none. 1 for one destination; k when
+/// every expert has its own destination (E = n). Throws std::invalid_argument for experts, top_k or destinations < 1,
+/// or top_k > experts.
+double expected_destinations(int64_t experts, int64_t top_k, int64_t destinations);
+
+/// Where one token of a rank goes with the flex dispatcher (Megatron-Core's MoEFlexTokenDispatcher with DeepEP's
+/// normal kernels over the ETP x EP group): its destination ranks, ETP x expected_destinations(E, k, EP) (each EP
+/// rank that holds one of its experts, and every ETP rank of it), and its destination nodes, expected_destinations(E,
+/// k, nodes) (1 for one node).
+struct FlexFanout {
+  double ranks = 1, nodes = 1;
+};
+FlexFanout flex_fanout(const ModelConfig& m, const ChunkShape& s, int nodes);
+
+/// What the dispatcher's permutations move beside the communication, as factors of alltoall's at ETP 1 (the
+/// moe_dispatch and moe_combine components' seconds are multiplied by them: docs/step-time.md, "flex and ETP"), by
+/// the bytes per token of the analytical count (analytical_work.h: alltoall's dispatch 8 k h, combine 6 k h + 2 h):
+///   alltoall:  dispatch 4 k h + 4 k h ETP (the permutation before the all-to-all; the sort by local expert of the
+///              ETP ranks' gathered rows), combine 4 k h ETP + 2 k h + 2 h (sorted back; the k slots weighted, summed);
+///   flex:      dispatch ETP (2 D h + 2 k h) (the sender's permutation is DeepEP's kernel reading the token rows: its
+///              bytes are the communication's; the receiver reads its received tokens, D = fanout.ranks / ETP a token
+///              of the sender's, and writes their ETP x k rows in its experts' order), combine ETP (2 k h + 2 D h)
+///              (the rows weighted and summed back into the received tokens; the copies' sum is DeepEP's combine
+///              kernel);
+///   allgather: 1 and 1 (its own pricing: not changed here).
+/// Exactly 1 and 1 for alltoall at ETP 1.
+struct DispatchWork {
+  double dispatch = 1, combine = 1;
+};
+DispatchWork dispatch_work(const ModelConfig& m, const ChunkShape& s, Dispatcher dispatcher, const FlexFanout& fanout);
 
 /// The sizes of `recipe`'s collectives: wire_bytes(workload.precision), layout.dispatcher, and `dispatch` (the run's
 /// effective bench.ep_dispatch) with ep_capacity_tokens. Throws as wire_bytes.
@@ -95,22 +135,32 @@ struct RecomputedCollectives {
 ///     phase the mirror (two reduce-scatters at the entries, two all-gathers at the exits); the embedding's
 ///     reduce-scatter (forward) and all-gather (backward); the output layer's all-gather (forward) and
 ///     reduce-scatter (backward).
-///   EP > 1, per MoE layer (moe_layers: none for a dense MLP layer) and phase, by layout.dispatcher:
-///     alltoall (and flex, DeepEP's fused kernels, priced as alltoall: no formula of its own): the dispatch's and
-///     the combine's all-to-all of the rank's routed rows (host_splits: T / TP x top-k rows, balanced routing;
-///     fixed_capacity: EP blocks of capacity_tokens x top-k rows, padding included), and per forward-kind phase the
-///     routing counts' all-to-all (EP x local experts int64 values);
-///     allgather (Megatron-LM's MoEAllGatherTokenDispatcher): the dispatch an all-gather of every EP rank's T / TP
-///     tokens (each token once, EP x T / TP x h values: nccl-tests' size of the gathered buffer), the combine a
-///     reduce-scatter of the same buffer back; a backward phase the mirror (reduce-scatter at the dispatch,
-///     all-gather at the combine); per forward-kind phase the all-gather of the routing map and probabilities
-///     (EP x T / TP x E x 5 bytes: an FP32 probability and a bool per expert).
+///   EP > 1 (or ETP > 1), per MoE layer (moe_layers: none for a dense MLP layer) and phase, by layout.dispatcher:
+///     alltoall: the dispatch's and the combine's all-to-all over EP of the rank's routed rows (host_splits: T / TP x
+///     top-k rows, balanced routing; fixed_capacity: EP blocks of capacity_tokens x top-k rows, padding included),
+///     and per forward-kind phase the routing counts' all-to-all (EP x local experts int64 values); with ETP > 1
+///     (Megatron-Core's MoEAlltoAllTokenDispatcher: dispatch_postprocess, combine_preprocess) per forward-kind phase
+///     an all-gather over the ETP group of the rows received (ETP x those rows: the gathered buffer) after the
+///     dispatch and a reduce-scatter of the same buffer before the combine (the row-parallel fc2's partial sums), a
+///     backward phase the mirror;
+///     flex / deepep (Megatron-Core's MoEFlexTokenDispatcher with DeepEP's normal kernels, one group of ETP x EP
+///     ranks): the dispatch's and the combine's fused all-to-all of the rank's T / TP tokens, each sent once per
+///     destination rank (flex_fanout(m, s, sizes.flex_nodes).ranks of them: T / TP x ranks x h values over ETP x EP
+///     ranks, group kEtpEp), across nodes each once per destination node as well (node_bytes: T / TP x nodes x h);
+///     no routing counts' exchange of its own (DeepEP's layout is in its kernels), no ETP gather (the ETP ranks are
+///     destinations of the group); bench.ep_dispatch does not size it;
+///     allgather (Megatron-LM's MoEAllGatherTokenDispatcher, over the ETP x EP group): the dispatch an all-gather of
+///     every rank's T / TP tokens (each token once, ETP x EP x T / TP x h values: nccl-tests' size of the gathered
+///     buffer), the combine a reduce-scatter of the same buffer back; a backward phase the mirror (reduce-scatter at
+///     the dispatch, all-gather at the combine); per forward-kind phase the all-gather of the routing map and
+///     probabilities (ETP x EP x T / TP x E x 5 bytes: an FP32 probability and a bool per expert).
 ///   CP > 1, per attention layer (Megatron-LM / Transformer Engine's ring attention, the P2P exchange): per
 ///     forward-kind phase CP - 1 ring steps, each a send and a receive of the rank's keys and values (2 x T x
 ///     num_kv_heads x head_dim / TP values); per backward phase 2 (CP - 1) (the keys and values again, and their
 ///     gradients). Gated DeltaNet layers' state passing between CP ranks is not listed (not modelled).
 /// TP and alltoall EP as the torch backend issues them (docs/step-time.md, "Collectives"; held to a run's traffic by
-/// tests/test_emulation.cpp); the allgather dispatcher and CP by the formulas above (the torch backend runs neither).
+/// tests/test_emulation.cpp); ETP > 1, the flex and allgather dispatchers and CP by the formulas above (the torch
+/// backend runs none of them).
 std::vector<CollectiveUse> pass_collectives(const ModelConfig& m, const ChunkShape& s, bool backward,
                                             const RecomputedCollectives& recompute, const CollectiveSizes& sizes);
 /// The same with full recompute of `recompute_fraction` of the chunk's layers (RecomputedCollectives::all).

@@ -106,13 +106,16 @@ std::vector<std::string> not_modelled(const Recipe& recipe, const ModelConfig& m
                     l.tp));
   if (l.effective_etp() > 1)
     out.push_back(
-        fmt::format("layout.etp: {} (the experts' tensor-parallel collectives are not priced: experts timed "
-                    "as with ETP 1)",
+        fmt::format("layout.etp: {} (the experts' split over ETP ranks and the dispatcher's collectives of it are "
+                    "priced, see the assumptions; not priced: the routing probabilities gathered beside the rows, a "
+                    "reduce-scatter in FP32 where Megatron-LM's moe_router_dtype is fp32, and the grouped GEMMs' "
+                    "rate at 1 / ETP of the width: priced at the rows' rate)",
                     l.effective_etp()));
   if (l.dispatcher == Dispatcher::kFlex || l.dispatcher == Dispatcher::kDeepep)
     out.push_back("layout.dispatcher: " + to_string(l.dispatcher) +
-                  " (not modelled apart: priced as alltoall, the all-to-alls of the routed rows; DeepEP's fused "
-                  "dispatch and combine have no formula here)");
+                  " (DeepEP's dispatch and combine are priced, see the assumptions; not priced: the SMs its kernels "
+                  "hold while compute runs, the host's wait for the receive counts, the routing indices and weights "
+                  "sent with each row, and routing other than uniform: skewed, or group-limited to fewer nodes)");
   for (RecomputeModule r : l.recompute.modules)  // the others are priced (plan/selective_recompute.h)
     if (l.recompute.granularity == "selective" && !recompute_module_timed(model, r))
       out.push_back("layout.recompute.modules: " + to_string(r) +

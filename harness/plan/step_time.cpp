@@ -146,11 +146,37 @@ struct PassComm {
   double tp = 0, ep = 0, cp = 0;
 };
 
-/// The links of a pipeline rank's TP, EP and CP groups (of its first rank).
+/// The links of a pipeline rank's TP, EP, CP, ETP and ETP x EP groups (of its first rank), and for the flex
+/// dispatcher the ETP x EP group's placement: its nodes, the most of its ranks on one, the network share across them.
 struct PassLinks {
-  Link tp, ep, cp;
-  const Link& of(GroupKind g) const { return g == GroupKind::kTp ? tp : g == GroupKind::kCp ? cp : ep; }
+  Link tp, ep, cp, etp, etp_ep;  ///< each group's slowest link (group_link)
+  Link nvlink;                    ///< flex's NVLink leg
+  int flex_nodes = 1, flex_ranks_per_node = 1;
+  const Link& of(GroupKind g) const {
+    switch (g) {
+      case GroupKind::kTp:
+        return tp;
+      case GroupKind::kCp:
+        return cp;
+      case GroupKind::kEtp:
+        return etp;
+      case GroupKind::kEtpEp:
+        return etp_ep;
+      default:
+        return ep;
+    }
+  }
 };
+
+/// The seconds of one call of `u` on its group's link: a flex dispatch or combine (group kEtpEp, an all-to-all) by
+/// deepep_seconds on the group's NVLink and network legs, any other by collective_seconds.
+double use_seconds(const CollectiveUse& u, const CollectiveSizes& sizes, const PassLinks& links) {
+  const bool flex = sizes.dispatcher == Dispatcher::kFlex || sizes.dispatcher == Dispatcher::kDeepep;
+  if (flex && u.group == GroupKind::kEtpEp && u.op == Collective::kAllToAll)
+    return deepep_seconds(u.bytes, u.node_bytes, links.flex_ranks_per_node, links.flex_nodes, links.nvlink,
+                          links.etp_ep);
+  return collective_seconds(u.op, u.bytes, u.ranks, links.of(u.group));
+}
 
 /// The seconds of one pass's collectives (pass_collectives: TP's sequence-parallel gathers and scatters, EP's
 /// dispatch and combine, CP's ring exchange) on their groups' links. With overlap_tp_comm a backward pass's
@@ -159,12 +185,12 @@ struct PassLinks {
 /// and a receive at once: the sends' seconds) run beside the attention layers' compute, as ring attention overlaps
 /// each step's exchange with the previous chunk's attention: exposed beyond the pass's attention seconds.
 PassComm pass_comm(const StepInputs& in, const ChunkShape& s, const PhaseCells& cells, bool backward,
-                   const RecomputedCollectives& recompute, const PassLinks& links) {
+                   const RecomputedCollectives& recompute, const PassLinks& links, const CollectiveSizes& sizes) {
   PassComm out;
   double entry_scatters = 0;
-  for (const CollectiveUse& u : pass_collectives(in.model, s, backward, recompute, in.sizes)) {
+  for (const CollectiveUse& u : pass_collectives(in.model, s, backward, recompute, sizes)) {
     if (u.op == Collective::kRecv) continue;  // a ring step's receive runs beside its send
-    const double seconds = u.calls * collective_seconds(u.op, u.bytes, u.ranks, links.of(u.group));
+    const double seconds = u.calls * use_seconds(u, sizes, links);
     (u.group == GroupKind::kTp ? out.tp : u.group == GroupKind::kCp ? out.cp : out.ep) += seconds;
     if (u.group == GroupKind::kTp && u.role == CollectiveRole::kLayerEntry && u.op == Collective::kReduceScatter)
       entry_scatters += seconds;
@@ -182,16 +208,41 @@ PassComm pass_comm(const StepInputs& in, const ChunkShape& s, const PhaseCells& 
   return out;
 }
 
-/// Pipeline rank `p`'s passes: each chunk's forward and backward durations (compute + exposed TP, EP and CP), and the
-/// rank's compute by component, recompute, exposed TP, EP and CP per step and mean passes into `rt`.
-void time_stage_passes(const StepInputs& in, int p, PassDurations& durations, RankStepTime& rt) {
+/// The links of pipeline rank `p`'s groups (its first rank's), with the ETP x EP group's placement for flex.
+PassLinks stage_links(const StepInputs& in, int p) {
   const RankMap& map = in.map;
   const RankPlacement& q = first_rank_of_stage(map, p);
-  const PassLinks links{in.link_of(group_members(map, q.rank, GroupKind::kTp)),
-                        map.ep > 1 ? in.link_of(group_members(map, q.rank, GroupKind::kEp)) : in.network.nvlink,
-                        map.cp > 1 ? in.link_of(group_members(map, q.rank, GroupKind::kCp)) : in.network.nvlink};
+  const auto link = [&](GroupKind g, bool used) {
+    return used ? in.link_of(group_members(map, q.rank, g)) : in.network.nvlink;
+  };
+  PassLinks links{link(GroupKind::kTp, true),       link(GroupKind::kEp, map.ep > 1),
+                  link(GroupKind::kCp, map.cp > 1), link(GroupKind::kEtp, map.etp > 1),
+                  link(GroupKind::kEtpEp, map.ep * map.etp > 1), in.network.nvlink};
+  if (map.ep * map.etp > 1) {  // the nodes the ETP x EP group spans and the most of its ranks on one
+    std::vector<int> per_node;
+    int last_node = -1;
+    for (int r : group_members(map, q.rank, GroupKind::kEtpEp)) {  // ascending: a node's ranks together
+      const int node = r / std::max(1, in.network.gpus_per_node);
+      if (node != last_node) per_node.push_back(0), last_node = node;
+      ++per_node.back();
+    }
+    links.flex_nodes = static_cast<int>(per_node.size());
+    links.flex_ranks_per_node = *std::max_element(per_node.begin(), per_node.end());
+  }
+  return links;
+}
+
+/// Pipeline rank `p`'s passes: each chunk's forward and backward durations (compute + exposed TP, EP and CP), and the
+/// rank's compute by component, recompute, exposed TP, EP and CP per step and mean passes into `rt`. The flex
+/// dispatcher and ETP > 1 scale the moe_dispatch and moe_combine seconds by dispatch_work (plan/pass_collectives.h).
+void time_stage_passes(const StepInputs& in, int p, PassDurations& durations, RankStepTime& rt) {
+  const RankMap& map = in.map;
+  const PassLinks links = stage_links(in, p);
+  CollectiveSizes sizes = in.sizes;
+  sizes.flex_nodes = links.flex_nodes;
   PassCostOptions o;
   for (int c = 0; c < kProfileComponents; ++c) o.scale[c] = in.scale(c);
+  const ComponentCells scale = o.scale;
   const double mb = static_cast<double>(map.microbatches);
   const RecipeRecompute& recompute = in.recipe.layout.recompute;
   const SplitGpu split_gpu = recompute_split_gpu(in.costs.gpu, in.recipe.gpu.type);
@@ -200,10 +251,18 @@ void time_stage_passes(const StepInputs& in, int p, PassDurations& durations, Ra
   for (int v = 0; v < map.vpp; ++v) {
     const ChunkShape& s = shapes[static_cast<size_t>(v)];
     o.recompute = recomputed_shares(recompute, in.model, s, split_gpu);  // plan/selective_recompute.h
+    if (moe_layers(in.model, s) > 0) {  // the dispatcher's permutations (1 and 1: alltoall at ETP 1)
+      const DispatchWork work =
+          dispatch_work(in.model, s, sizes.dispatcher, flex_fanout(in.model, s, links.flex_nodes));
+      o.scale[static_cast<int>(ProfileComponent::kMoeDispatch)] =
+          scale[static_cast<int>(ProfileComponent::kMoeDispatch)] * work.dispatch;
+      o.scale[static_cast<int>(ProfileComponent::kMoeCombine)] =
+          scale[static_cast<int>(ProfileComponent::kMoeCombine)] * work.combine;
+    }
     const PhaseCells fwd = pass_cells(in.costs, in.model, s, false, o);
     const PhaseCells bwd = pass_cells(in.costs, in.model, s, true, o);
-    const PassComm fc = pass_comm(in, s, fwd, false, RecomputedCollectives{}, links);
-    const PassComm bc = pass_comm(in, s, bwd, true, recomputed_collectives(recompute, in.model, s), links);
+    const PassComm fc = pass_comm(in, s, fwd, false, RecomputedCollectives{}, links, sizes);
+    const PassComm bc = pass_comm(in, s, bwd, true, recomputed_collectives(recompute, in.model, s), links, sizes);
     durations.forward[p][v] = cells_seconds(fwd) + fc.tp + fc.ep + fc.cp;
     durations.backward[p][v] = cells_seconds(bwd) + bc.tp + bc.ep + bc.cp;
     for (int c = 0; c < kProfileComponents; ++c) {
@@ -287,23 +346,67 @@ void add_figures(const StepInputs& in, StepPrediction& out) {
         *out.mfu * 100, recipe.gpu.type, timing_inputs_text(in)));
 }
 
-/// The assumption line of EP's dispatch: the dispatcher's collectives (flex priced as alltoall) and their sizing.
+/// The flex dispatcher's assumption line (docs/step-time.md, "flex and ETP"): its group, each token's fanout on the
+/// first pipeline rank's first chunk, the legs it is timed on and the permutations' factors.
+std::string flex_assumption(const StepInputs& in) {
+  const PassLinks links = stage_links(in, 0);
+  const ChunkShape s = chunk_shapes(in.map, in.model, 0, in.recipe.workload.row_tokens).front();
+  const FlexFanout fan = flex_fanout(in.model, s, links.flex_nodes);
+  const DispatchWork work = dispatch_work(in.model, s, in.sizes.dispatcher, fan);
+  const std::string legs =
+      links.flex_nodes > 1
+          ? fmt::format("across {} nodes each token also once per destination node ({:.2f} of them), the slower of "
+                        "the network leg (the nodes' all-to-all at the network's per-GPU share) and the {} leg ({} "
+                        "ranks a node)",
+                        links.flex_nodes, fan.nodes, links.nvlink.name, links.flex_ranks_per_node)
+          : "within one node: one all-to-all on " + links.nvlink.name;
+  return fmt::format(
+      "EP dispatcher {} (Megatron-Core's MoEFlexTokenDispatcher with DeepEP's normal kernels, over the ETP x EP group "
+      "of {} ranks): each token sent once per destination rank, {:.2f} of them a token (ETP x the EP ranks its top-{} "
+      "experts fall on, uniform routing: {} x {:.2f}) where alltoall sends {} rows; {}; at the link model's bandwidth "
+      "(DeepEP's README measured its normal kernels within an H800 node at 153-158 GB/s of its ~160 GB/s and across "
+      "nodes at 43-58 GB/s of a 50 GB/s CX7 RDMA NIC); the sender's permutation fused into the kernel: moe_dispatch x {:.3f}, moe_combine x "
+      "{:.3f} of alltoall's permutation bytes{}",
+      to_string(in.sizes.dispatcher), in.map.etp * in.map.ep, fan.ranks, in.model.top_k, in.map.etp,
+      fan.ranks / in.map.etp, in.model.top_k, legs, work.dispatch, work.combine,
+      in.map.etp > 1 ? "; no ETP all-gather: the ETP ranks are destinations, the combine sums their partial outputs"
+                     : "");
+}
+
+/// The ETP > 1 assumption line of the alltoall dispatcher (docs/step-time.md, "flex and ETP").
+std::string etp_assumption(const StepInputs& in) {
+  const ChunkShape s = chunk_shapes(in.map, in.model, 0, in.recipe.workload.row_tokens).front();
+  const DispatchWork work = dispatch_work(in.model, s, in.sizes.dispatcher, FlexFanout{});
+  return fmt::format(
+      "ETP {} (Megatron-Core's expert tensor parallelism, MoEAlltoAllTokenDispatcher): per MoE layer an all-gather "
+      "over the ETP group of the rows each rank received after the dispatch (ETP x its rows) and a reduce-scatter of "
+      "the experts' partial outputs before the combine, a backward the mirror, on the ETP group's link; the experts' "
+      "FLOP per rank unchanged (ETP x the rows at 1 / ETP of the width: fc1 by columns, fc2 by rows), their weights "
+      "/ ETP, the grouped GEMMs at ETP x the rows per expert; the sort by local expert over the gathered rows: "
+      "moe_dispatch x {:.3f}, moe_combine x {:.3f} of ETP 1's permutation bytes",
+      in.map.etp, work.dispatch, work.combine);
+}
+
+/// The assumption line of EP's dispatch: the dispatcher's collectives and their sizing.
 std::string ep_assumption(const StepInputs& in) {
   const Dispatcher d = in.sizes.dispatcher;
+  if (d == Dispatcher::kFlex || d == Dispatcher::kDeepep) return flex_assumption(in);
   if (d == Dispatcher::kAllgather)
-    return "EP dispatcher allgather (Megatron-LM's MoEAllGatherTokenDispatcher): every EP rank's tokens all-gathered "
-           "with the routing map and probabilities, the experts' outputs reduce-scattered back (EP x the tokens of a "
-           "rank, each once)";
-  const std::string flex =
-      d == Dispatcher::kAlltoall ? ""
-                                 : "EP dispatcher " + to_string(d) +
-                                       " (DeepEP's fused dispatch) not modelled apart: priced as alltoall; ";
-  return flex + (in.sizes.dispatch == EpDispatch::kFixedCapacity
-                     ? fmt::format("EP dispatch fixed_capacity: each all-to-all sends EP blocks of {} tokens x top-k "
-                                   "rows, padding included (layout.max_tokens_per_gpu / TP)",
-                                   in.sizes.capacity_tokens)
-                     : std::string("EP dispatch host_splits, routing balanced: each rank's experts get its own "
-                                   "tokens' top-k slots over the EP group"));
+    return std::string("EP dispatcher allgather (Megatron-LM's MoEAllGatherTokenDispatcher): every EP rank's tokens "
+                       "all-gathered with the routing map and probabilities, the experts' outputs reduce-scattered "
+                       "back (EP x the tokens of a rank, each once)") +
+           (in.map.etp > 1 ? fmt::format("; over the ETP x EP group of {} ranks (ETP {}): ETP x EP x the tokens of a "
+                                         "rank, the reduce-scatter summing the ETP ranks' partial outputs",
+                                         in.map.etp * in.map.ep, in.map.etp)
+                           : "");
+  const std::string sizing =
+      in.sizes.dispatch == EpDispatch::kFixedCapacity
+          ? fmt::format("EP dispatch fixed_capacity: each all-to-all sends EP blocks of {} tokens x top-k "
+                        "rows, padding included (layout.max_tokens_per_gpu / TP)",
+                        in.sizes.capacity_tokens)
+          : std::string("EP dispatch host_splits, routing balanced: each rank's experts get its own "
+                        "tokens' top-k slots over the EP group");
+  return in.map.etp > 1 ? sizing + "; " + etp_assumption(in) : sizing;
 }
 
 std::vector<std::string> assumptions(const StepInputs& in) {
@@ -330,7 +433,7 @@ std::vector<std::string> assumptions(const StepInputs& in) {
       optimizer_step_bytes_per_param(in.recipe.optimizer, in.costs.kernels), optimizer_state_label(in.recipe.optimizer),
       in.costs.weight_stream_bytes_per_s / 1e12, in.costs.sources.empty() ? "the catalog's" : "the profiles'"));
   if (o.stack_factor != 1) a.push_back(fmt::format("stack factor {:.3f} on every compute second", o.stack_factor));
-  if (in.map.ep > 1) a.push_back(ep_assumption(in));
+  if (in.map.ep > 1 || (in.map.etp > 1 && in.model.num_experts > 0)) a.push_back(ep_assumption(in));
   if (in.map.cp > 1)
     a.push_back(fmt::format(
         "CP {}: ring attention's exchange of keys and values, {} ring step(s) per attention layer per forward, twice "

@@ -52,7 +52,7 @@ struct RankStepTime {
   ComponentCells compute{};  ///< every pass's compute by component (all phases)
   double recompute = 0;      ///< of compute, the recompute phase's
   double tp_exposed = 0;     ///< TP all-gathers / reduce-scatters on the passes' critical path
-  double ep_exposed = 0;     ///< EP dispatch and combine (all-to-alls, or the allgather dispatcher's)
+  double ep_exposed = 0;     ///< EP dispatch and combine (all-to-alls, the allgather or flex dispatcher's; ETP's)
   double cp_exposed = 0;     ///< CP's ring exchange of keys and values not hidden behind the attention layers
   double pipeline_idle = 0;  ///< waiting for a neighbour: bubble and exposed transfers
   double p2p_wait = 0;       ///< of pipeline_idle, waits for transfers after the input was sent
