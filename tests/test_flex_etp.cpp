@@ -107,11 +107,21 @@ TEST_CASE("flex: DeepEP's dispatch of one layer within a node and across two, by
   CHECK(internode == Approx(std::max(nvlink_leg, network_leg)).epsilon(1e-12));
   CHECK(internode == Approx(network_leg).epsilon(1e-12));
   CHECK(internode > intranode);
-  // The alltoall dispatcher's all-to-all of the same rank across the two nodes: 10 slots a token at the network's
-  // share for the whole group (15 / 16): 9.5 times flex's.
-  const double a2a = collective_seconds(Collective::kAllToAll, 4096.0 * 10 * 4096 * 2, 16, kNetShare);
-  CHECK(a2a == Approx(15 * 14e-6 + 4096.0 * 10 * 8192 * 15 / 16 / 50e9).epsilon(1e-12));
-  CHECK(a2a / internode == Approx(9.498).epsilon(1e-3));
+  // The alltoall dispatcher's all-to-all of the same rank across the two nodes, as NCCL sends it: 10 slots a token,
+  // 7 / 16 of them to the node's peers over NVLink, 8 / 16 over the network at the GPU's share, the slower leg:
+  // 4.9 times flex's (the whole group on the network, the rule before 2026-12-06, was 9.5 times).
+  const double bytes = 4096.0 * 10 * 4096 * 2;
+  const double a2a = split_all_to_all_seconds(bytes, 8, 2, kNvlink, kNetShare);
+  const double a2a_nvlink = 7 * 3.4e-6 + bytes * 8 / 16 * 7 / 8 / 450e9, a2a_network = 1 * 14e-6 + bytes / 2 / 50e9;
+  CHECK(a2a == Approx(std::max(a2a_nvlink, a2a_network)).epsilon(1e-12));
+  CHECK(a2a == Approx(a2a_network).epsilon(1e-12));
+  CHECK(a2a / internode == Approx(4.923).epsilon(1e-3));
+  const double whole = collective_seconds(Collective::kAllToAll, bytes, 16, kNetShare);
+  CHECK(whole == Approx(15 * 14e-6 + bytes * 15 / 16 / 50e9).epsilon(1e-12));
+  CHECK(whole / internode == Approx(9.498).epsilon(1e-3));
+  // On one node the split all-to-all is the NVLink all-to-all itself.
+  CHECK(split_all_to_all_seconds(bytes, 8, 1, kNvlink, kNetShare) ==
+        Approx(collective_seconds(Collective::kAllToAll, bytes, 8, kNvlink)).epsilon(1e-15));
   CHECK_THROWS_AS(deepep_seconds(1, 1, 8, 0, kNvlink, kNetShare), std::invalid_argument);
 }
 

@@ -286,7 +286,7 @@ TEST_CASE("analytical costs read at each layout's shape: the figure does not dep
   // mt16k layout gets one figure whichever shape the costs came from (before: plan 930.9 against predict 1,232.5
   // tokens/s/GPU calibrated, the grouped GEMM read at 160 tokens per expert instead of 1,280).
   const ValidatedRecipe v =
-      validate_recipe_file(source_path("recipes/qwen3.5-397b-a17b/b200/attune-tp2-pp8-ep8-vpp2-mt16k.yaml"));
+      validate_recipe_file(test::source_path("recipes/qwen3.5-397b-a17b/b200/attune-tp2-pp8-ep8-vpp2-mt16k.yaml"));
   REQUIRE(v.ok());
   const Recipe& seed = *v.recipe;
   const ModelConfig& m = *find_model(seed.model);

@@ -83,6 +83,12 @@ double deepep_seconds(double rank_bytes, double node_bytes, int ranks_per_node, 
   return std::max(within, collective_seconds(Collective::kAllToAll, node_bytes, nodes, network));
 }
 
+double split_all_to_all_seconds(double bytes, int ranks_per_node, int nodes, const Link& nvlink, const Link& network) {
+  check_group_size(ranks_per_node);
+  const double group = static_cast<double>(ranks_per_node) * std::max(1, nodes);
+  return deepep_seconds(bytes * ranks_per_node / group, bytes, ranks_per_node, nodes, nvlink, network);
+}
+
 std::string scale_up_name(const GpuSpec& gpu) {
   const std::string name = gpu.scale_up.substr(0, gpu.scale_up.find(" ("));
   return name.empty() ? "scale-up link" : name;

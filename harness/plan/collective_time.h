@@ -58,6 +58,17 @@ double collective_seconds(CollectiveKind kind, double bytes, int group_size, con
 double deepep_seconds(double rank_bytes, double node_bytes, int ranks_per_node, int nodes, const Link& nvlink,
                       const Link& network);
 
+/// Seconds of one NCCL all-to-all of `bytes` (what one rank sends to all ranks, its own share included) on a group
+/// of `nodes` x `ranks_per_node` ranks spanning several nodes (NVLink domains): NCCL runs it as concurrent sends and
+/// receives to every peer (nccl-tests src/alltoall.cu: ncclSend / ncclRecv in one group), the peers on the rank's
+/// node over NVLink and the others over the network, so the slower leg is the call's time:
+///   seconds = max(collective_seconds(all-to-all, bytes x ranks_per_node / G, ranks_per_node, nvlink),
+///                 collective_seconds(all-to-all, bytes, nodes, network)),   G = nodes x ranks_per_node,
+/// i.e. (ranks_per_node - 1) / G of the bytes on NVLink and (G - ranks_per_node) / G on the network (`network`: the
+/// per-GPU share group_link gives a group across nodes). One node: the NVLink all-to-all alone. Throws as
+/// deepep_seconds.
+double split_all_to_all_seconds(double bytes, int ranks_per_node, int nodes, const Link& nvlink, const Link& network);
+
 /// NVLink of `gpu` as a Link: bandwidth one direction = GpuSpec::nvlink_bandwidth / 2 (the catalog's figure counts
 /// both directions: 900 GB/s -> 450e9 bytes/s on H100 / H200), latency kNvlinkStepLatencySeconds.
 Link nvlink_link(const GpuSpec& gpu);

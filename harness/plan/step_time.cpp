@@ -4,6 +4,7 @@
 #include <cmath>
 #include <regex>
 #include <stdexcept>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -150,8 +151,9 @@ struct PassComm {
 /// dispatcher the ETP x EP group's placement: its nodes, the most of its ranks on one, the network share across them.
 struct PassLinks {
   Link tp, ep, cp, etp, etp_ep;  ///< each group's slowest link (group_link)
-  Link nvlink;                    ///< flex's NVLink leg
+  Link nvlink;                    ///< flex's NVLink leg, and the alltoall dispatcher's across nodes
   int flex_nodes = 1, flex_ranks_per_node = 1;
+  int ep_nodes = 1, ep_ranks_per_node = 1;  ///< the EP group's nodes and the most of its ranks on one
   const Link& of(GroupKind g) const {
     switch (g) {
       case GroupKind::kTp:
@@ -169,12 +171,15 @@ struct PassLinks {
 };
 
 /// The seconds of one call of `u` on its group's link: a flex dispatch or combine (group kEtpEp, an all-to-all) by
-/// deepep_seconds on the group's NVLink and network legs, any other by collective_seconds.
+/// deepep_seconds on the group's NVLink and network legs, an EP all-to-all across nodes by split_all_to_all_seconds
+/// (its on-node peers over NVLink, the rest over the network), any other by collective_seconds.
 double use_seconds(const CollectiveUse& u, const CollectiveSizes& sizes, const PassLinks& links) {
   const bool flex = sizes.dispatcher == Dispatcher::kFlex || sizes.dispatcher == Dispatcher::kDeepep;
   if (flex && u.group == GroupKind::kEtpEp && u.op == Collective::kAllToAll)
     return deepep_seconds(u.bytes, u.node_bytes, links.flex_ranks_per_node, links.flex_nodes, links.nvlink,
                           links.etp_ep);
+  if (u.group == GroupKind::kEp && u.op == Collective::kAllToAll && links.ep_nodes > 1)
+    return split_all_to_all_seconds(u.bytes, links.ep_ranks_per_node, links.ep_nodes, links.nvlink, links.ep);
   return collective_seconds(u.op, u.bytes, u.ranks, links.of(u.group));
 }
 
@@ -208,7 +213,21 @@ PassComm pass_comm(const StepInputs& in, const ChunkShape& s, const PhaseCells& 
   return out;
 }
 
-/// The links of pipeline rank `p`'s groups (its first rank's), with the ETP x EP group's placement for flex.
+/// The nodes a group's `members` (ascending) span, and the most of them on one node (rank r on node r / gpus_per_node).
+std::pair<int, int> group_nodes(const std::vector<int>& members, int gpus_per_node) {
+  std::vector<int> per_node;
+  int last_node = -1;
+  for (int r : members) {  // ascending: a node's ranks together
+    const int node = r / std::max(1, gpus_per_node);
+    if (node != last_node) per_node.push_back(0), last_node = node;
+    ++per_node.back();
+  }
+  if (per_node.empty()) return {1, 1};
+  return {static_cast<int>(per_node.size()), *std::max_element(per_node.begin(), per_node.end())};
+}
+
+/// The links of pipeline rank `p`'s groups (its first rank's), with the ETP x EP group's placement for flex and the
+/// EP group's for the alltoall dispatcher's all-to-alls across nodes.
 PassLinks stage_links(const StepInputs& in, int p) {
   const RankMap& map = in.map;
   const RankPlacement& q = first_rank_of_stage(map, p);
@@ -218,17 +237,12 @@ PassLinks stage_links(const StepInputs& in, int p) {
   PassLinks links{link(GroupKind::kTp, true),       link(GroupKind::kEp, map.ep > 1),
                   link(GroupKind::kCp, map.cp > 1), link(GroupKind::kEtp, map.etp > 1),
                   link(GroupKind::kEtpEp, map.ep * map.etp > 1), in.network.nvlink};
-  if (map.ep * map.etp > 1) {  // the nodes the ETP x EP group spans and the most of its ranks on one
-    std::vector<int> per_node;
-    int last_node = -1;
-    for (int r : group_members(map, q.rank, GroupKind::kEtpEp)) {  // ascending: a node's ranks together
-      const int node = r / std::max(1, in.network.gpus_per_node);
-      if (node != last_node) per_node.push_back(0), last_node = node;
-      ++per_node.back();
-    }
-    links.flex_nodes = static_cast<int>(per_node.size());
-    links.flex_ranks_per_node = *std::max_element(per_node.begin(), per_node.end());
-  }
+  if (map.ep * map.etp > 1)
+    std::tie(links.flex_nodes, links.flex_ranks_per_node) =
+        group_nodes(group_members(map, q.rank, GroupKind::kEtpEp), in.network.gpus_per_node);
+  if (map.ep > 1)
+    std::tie(links.ep_nodes, links.ep_ranks_per_node) =
+        group_nodes(group_members(map, q.rank, GroupKind::kEp), in.network.gpus_per_node);
   return links;
 }
 
