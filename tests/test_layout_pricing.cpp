@@ -17,6 +17,7 @@
 #include "recipe/validate.h"
 #include "record/profile_source.h"
 #include "record/run_record.h"
+#include "record/run_record_check.h"
 #include "report/leaderboard.h"
 #include "report/predictions.h"
 #include "settings/switches.h"
