@@ -36,16 +36,17 @@ agree "$seed"
 [ "$n" -ge 9 ] || fail "$n proposals compared, expected 9"
 # Selective recompute's module sets (docs/step-time.md, "Selective recompute"): the public GPT OSS 120B model on 64
 # B200 (the public row's request) proposes core_attn+layernorm+moe_act, layernorm+moe_act and moe_act among its first
-# 64; each such proposal, given the model's config.json (a proposal names the model only), is predicted to the same
-# figure and carries its modules and Megatron-LM's --recompute-modules.
+# 64; each such proposal names the config.json its model came from (model_params.config), passes validate --strict,
+# is predicted to the same figure as it stands and carries its modules and Megatron-LM's --recompute-modules.
 pub=$src/reports/bench/public-rows-2026-12-06
 "$rb" plan --model-config "$pub/gpt-oss-120b-null-tokenizer-32000.json" --gpu B200 --count 64 --global-batch 1280 \
   --row-tokens 4096 --top 64 --out "$work/oss" >"$work/oss.txt" 2>&1 || fail "plan gpt-oss: $(cat "$work/oss.txt")"
 s=0
 for f in "$work/oss"/*-selective*.yaml; do
   [ -f "$f" ] || break
-  g=$work/with-config.yaml
-  sed "s|^model: .*|model: gpt-oss-120b\nmodel_params:\n  config: $pub/gpt-oss-120b-null-tokenizer-32000.json|" "$f" >"$g"
+  g=$f
+  grep -q "^  config: \"$pub/gpt-oss-120b-null-tokenizer-32000.json\"" "$f" || fail "$f: no model_params.config"
+  "$rb" validate --strict "$f" >"$work/v.txt" 2>&1 || fail "$f: validate --strict: $(cat "$work/v.txt")"
   want=$(sed -n 's/^  tokens_per_s_per_gpu: //p' "$f" | head -n 1)
   got=$("$rb" predict "$g" --format json 2>"$work/e.txt" | tokens)
   [ -n "$want" ] && [ -n "$got" ] || fail "$f: plan ${want:-none}, predict ${got:-none} ($(cat "$work/e.txt"))"

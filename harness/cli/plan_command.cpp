@@ -446,6 +446,8 @@ std::optional<LayoutRequest> plan_request(const PlanArgs& args) {
   req.global_batch = args.global_batch;
   req.row_tokens = args.row_tokens;
   req.instance = args.instance;
+  if (!args.model_config.empty())
+    req.model_config = std::filesystem::absolute(args.model_config).lexically_normal().string();
   if (args.memory_reserve_gb) req.reserve = stated_reserve(*args.memory_reserve_gb);
   return req;
 }
@@ -617,10 +619,6 @@ int run_plan(PlanArgs args) {
   } catch (const std::invalid_argument& e) {
     usage_error("--instance", args.instance, e.what());
     return kUsage;
-  }
-  if (!args.model_config.empty()) {  // the written recipes name the config.json their counts come from
-    base.model_params.emplace();
-    base.model_params->config = std::filesystem::absolute(args.model_config).lexically_normal().string();
   }
   LayoutSpace space;
   space.optimizer_forms.clear();

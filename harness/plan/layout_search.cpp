@@ -186,6 +186,10 @@ Recipe base_recipe(const LayoutRequest& r) {
   Recipe base;
   base.file = "<plan>";
   base.model = r.model.name;
+  if (!r.model_config.empty()) {  // the proposals name the config.json their counts come from
+    base.model_params.emplace();
+    base.model_params->config = r.model_config;
+  }
   base.gpu.type = gpu->name;
   base.gpu.memory_gb = gpu->memory_bytes / 1e9;
   base.gpu.count = r.count;

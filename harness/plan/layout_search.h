@@ -40,6 +40,9 @@ struct LayoutRequest {
   int64_t global_batch = 0;  ///< rows per optimizer step
   int64_t row_tokens = 0;    ///< tokens per row
   std::string instance;      ///< catalog instance ("AWS p6-b200.48xlarge"); empty: the GPU's default
+  /// The config.json the model was read from (plan --model-config; an absolute path), written into each proposal
+  /// as model_params.config so that validate and predict find the model again; empty for a registry model.
+  std::string model_config;
   /// Held back beside each layout's planned peak (plan/memory_plan.h); nullopt: measured_reserve(CUDA).
   std::optional<MemoryReserve> reserve;
 };
