@@ -54,6 +54,7 @@ for f in "$work/oss"/*-selective*.yaml; do
     fail "$f: plan $want tokens/s/GPU, predict $got"
   grep -q '^    modules: \[' "$f" || fail "$f: no layout.recompute.modules"
   grep -q -- '--recompute-modules ' "$f" || fail "$f: no --recompute-modules in its command"
+  grep -q '^  summary: ".*, recompute selective ([a-z_, ]*),' "$f" || fail "$f: its summary does not name its modules"
   s=$((s + 1))
 done
 for m in core_attn-layernorm-moe_act layernorm-moe_act moe_act; do

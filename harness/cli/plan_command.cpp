@@ -11,6 +11,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "backends/torch/torch_backend_registration.h"
 #include "catalog/hardware.h"
@@ -128,11 +129,17 @@ Json planned_doc(const PlannedLayout& p, const std::vector<std::string>& profile
   const RecipeLayout& l = r.layout;
   Json gpu{{"type", r.gpu.type}, {"memory_gb", r.gpu.memory_gb}, {"count", r.gpu.count}, {"per_node", r.gpu.per_node}};
   if (!r.gpu.instance.empty()) gpu["instance"] = r.gpu.instance;
+  std::string recompute = l.recompute.granularity;
+  if (recompute == "selective") {  // its modules, as --recompute-modules names them
+    std::vector<std::string> modules;
+    for (RecomputeModule each : l.recompute.modules) modules.push_back(to_string(each));
+    recompute += " (" + fmt::format("{}", fmt::join(modules, ", ")) + ")";
+  }
   Json layout{
       {"label", l.label},
       {"summary", fmt::format("proposed by recipebench plan: {}, {} row(s) of {} tokens per microbatch, "
                               "recompute {}, optimizer state {}",
-                              l.label, *l.rows_per_microbatch, r.workload.row_tokens, l.recompute.granularity,
+                              l.label, *l.rows_per_microbatch, r.workload.row_tokens, recompute,
                               optimizer_state_label(r.optimizer))},
   };
   layout.update(layout_degrees_json(l));
