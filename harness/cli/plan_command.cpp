@@ -11,7 +11,6 @@
 #include <set>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "backends/torch/torch_backend_registration.h"
 #include "catalog/hardware.h"
@@ -121,44 +120,31 @@ Json layout_degrees_json(const RecipeLayout& l) {
               {"dp", l.dp},   {"sequence_parallel", l.sequence_parallel}};
 }
 
-/// The recipe document of a planned layout: the fields validate reads, the layout, the bench switches the
-/// prediction assumed, and the prediction block.
-Json planned_doc(const PlannedLayout& p, const std::vector<std::string>& profiles, double stack_factor, bool torch,
-                 const ModelConfig& m) {
-  const Recipe& r = p.recipe;
+/// A planned layout's layout block: label, summary (selective recompute with its modules), the degrees, layer split,
+/// max tokens, rows per microbatch, recompute and dispatcher.
+Json planned_layout_json(const Recipe& r) {
   const RecipeLayout& l = r.layout;
-  Json gpu{{"type", r.gpu.type}, {"memory_gb", r.gpu.memory_gb}, {"count", r.gpu.count}, {"per_node", r.gpu.per_node}};
-  if (!r.gpu.instance.empty()) gpu["instance"] = r.gpu.instance;
   std::string recompute = l.recompute.granularity;
-  if (recompute == "selective") {  // its modules, as --recompute-modules names them
-    std::vector<std::string> modules;
-    for (RecomputeModule each : l.recompute.modules) modules.push_back(to_string(each));
-    recompute += " (" + fmt::format("{}", fmt::join(modules, ", ")) + ")";
-  }
+  if (recompute == "selective") recompute += " (" + modules_text(l.recompute, ", ") + ")";
   Json layout{
       {"label", l.label},
       {"summary", fmt::format("proposed by recipebench plan: {}, {} row(s) of {} tokens per microbatch, "
-                              "recompute {}, optimizer state {}",
+                              "recompute {}, optimizer state {}, dispatcher {}",
                               l.label, *l.rows_per_microbatch, r.workload.row_tokens, recompute,
-                              optimizer_state_label(r.optimizer))},
+                              optimizer_state_label(r.optimizer), to_string(l.dispatcher))},
   };
   layout.update(layout_degrees_json(l));
-  layout["summary"] = layout["summary"].get<std::string>() + ", dispatcher " + to_string(l.dispatcher);
   if (l.first_stage_layers)
     layout["layer_split"] = Json{{"first", *l.first_stage_layers}, {"last", *l.last_stage_layers}};
   layout["max_tokens_per_gpu"] = l.max_tokens_per_gpu;
   layout["rows_per_microbatch"] = *l.rows_per_microbatch;
   layout["recompute"] = recompute_json(l.recompute);
   layout["dispatcher"] = to_string(l.dispatcher);
-  // A layout the torch backend runs is a torch recipe with the switches predicted; another is the command
-  // backend's, its Megatron-LM command in `run` (the switches are that command's flags).
-  Json bench{{"backend", torch ? "torch" : "command"}};
-  if (torch) bench.update(bench_switches_json(r.bench));
-  Json optimizer = Json::object();  // the state form planned; absent fields are the FP32 defaults
-  if (r.optimizer.master_weights == MasterWeights::kBf16Remainder) optimizer["master_weights"] = "bf16_remainder";
-  if (r.optimizer.exp_avg_dtype == StateDtype::kBf16) optimizer["exp_avg_dtype"] = "bf16";
-  if (r.optimizer.exp_avg_sq_dtype == StateDtype::kBf16)
-    optimizer["exp_avg_sq_dtype"] = "bf16";  // the switches the prediction priced, as the table writes them
+  return layout;
+}
+
+/// A planned layout's prediction block: the figures, when and by what, the profiles and any stack factor.
+Json planned_prediction_json(const PlannedLayout& p, const std::vector<std::string>& profiles, double stack_factor) {
   Json prediction{{"tokens_per_s_per_gpu", p.prediction.tokens_per_s_per_gpu},
                   {"step_seconds", p.prediction.step_seconds}};
   if (p.prediction.mfu) prediction["mfu"] = *p.prediction.mfu;
@@ -168,6 +154,25 @@ Json planned_doc(const PlannedLayout& p, const std::vector<std::string>& profile
   prediction["by"] = "recipebench " RECIPEBENCH_VERSION " (commit " RECIPEBENCH_GIT_COMMIT ") plan";
   prediction["profiles"] = profiles;
   if (stack_factor != 1) prediction["stack_factor"] = stack_factor;
+  return prediction;
+}
+
+/// The recipe document of a planned layout: the fields validate reads, the layout, the bench switches the
+/// prediction assumed, and the prediction block.
+Json planned_doc(const PlannedLayout& p, const std::vector<std::string>& profiles, double stack_factor, bool torch,
+                 const ModelConfig& m) {
+  const Recipe& r = p.recipe;
+  Json gpu{{"type", r.gpu.type}, {"memory_gb", r.gpu.memory_gb}, {"count", r.gpu.count}, {"per_node", r.gpu.per_node}};
+  if (!r.gpu.instance.empty()) gpu["instance"] = r.gpu.instance;
+  // A layout the torch backend runs is a torch recipe with the switches predicted; another is the command
+  // backend's, its Megatron-LM command in `run` (the switches are that command's flags).
+  Json bench{{"backend", torch ? "torch" : "command"}};
+  if (torch) bench.update(bench_switches_json(r.bench));
+  Json optimizer = Json::object();  // the state form planned; absent fields are the FP32 defaults
+  if (r.optimizer.master_weights == MasterWeights::kBf16Remainder) optimizer["master_weights"] = "bf16_remainder";
+  if (r.optimizer.exp_avg_dtype == StateDtype::kBf16) optimizer["exp_avg_dtype"] = "bf16";
+  if (r.optimizer.exp_avg_sq_dtype == StateDtype::kBf16)
+    optimizer["exp_avg_sq_dtype"] = "bf16";  // the switches the prediction priced, as the table writes them
   Json doc{{"schema_version", 1},
            {"model", r.model},
            {"gpu", gpu},
@@ -177,13 +182,13 @@ Json planned_doc(const PlannedLayout& p, const std::vector<std::string>& profile
                              {"rows", r.workload.rows},
                              {"global_batch", r.workload.global_batch},
                              {"precision", r.workload.precision}}},
-           {"layout", layout}};
+           {"layout", planned_layout_json(r)}};
   if (r.model_params && r.model_params->config) doc["model_params"] = Json{{"config", *r.model_params->config}};
   if (!optimizer.empty()) doc["optimizer"] = optimizer;
   doc["run"] = megatron_command(r);  // the layout for Megatron-LM; validate's launch check holds it to the fields
   if (torchtitan_refusals(r, m).empty()) doc["x-torchtitan-run"] = torchtitan_command(r, m);
   doc["bench"] = bench;
-  doc["prediction"] = prediction;
+  doc["prediction"] = planned_prediction_json(p, profiles, stack_factor);
   return doc;
 }
 
